@@ -1,1 +1,5 @@
-//! git-ralph
+//! git-ralph drives an AI coding agent through the stories of a change until
+//! each one is verifiably done, checkpointing every finished story as a
+//! commit on `ralph/<change>`.
+
+pub mod git;

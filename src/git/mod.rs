@@ -1,0 +1,32 @@
+//! The checkpoint engine: every change git-ralph makes to a repository goes
+//! through this module, and it goes through gix in-process. The git binary is
+//! never spawned here.
+//!
+//! An agent rewrites the user's worktree many times an hour; after each
+//! attempt this module either commits the work ([`Repo::checkpoint`]) or
+//! preserves it under a ref and throws it away ([`Repo::preserve`],
+//! [`Repo::revert`]). It must be exactly as correct as git, so every operation
+//! is specified by the git command it mirrors and tested against that command.
+//!
+//! This module knows nothing of stories, agents, the terminal or clap.
+
+mod error;
+pub mod hex;
+mod lock;
+mod name;
+mod open;
+mod refs;
+mod reset;
+mod session;
+mod snapshot;
+mod tree;
+
+pub use error::{GitFailure, LockedError, OpError};
+pub use name::{ChangeName, NameError, ref_component};
+pub use open::{HeadState, OpenError, Repo};
+pub use reset::RevertStats;
+pub use session::{Begin, BeginError, Original};
+pub use snapshot::Checkpoint;
+
+/// An object id, as this module hands it out.
+pub type ObjectId = gix::ObjectId;

@@ -1,0 +1,151 @@
+//! Ref edits with the reflog lines git would write. gix writes no HEAD reflog
+//! line when HEAD changes symbolically (or when old and new ids are equal),
+//! yet `git checkout -` and `@{-1}` read exactly that line, so it is appended
+//! here by hand.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+use super::ObjectId;
+use super::error::{Context, GitFailure, OpError};
+use super::open::{HeadState, Repo};
+
+impl Repo {
+    pub(crate) fn edit_refs(&self, edits: Vec<RefEdit>) -> Result<(), GitFailure> {
+        let names: Vec<String> = edits.iter().map(|edit| edit.name.as_bstr().to_string()).collect();
+        self.repo
+            .edit_references(edits)
+            .ctx(|| format!("could not update {}", names.join(", ")))?;
+        Ok(())
+    }
+
+    /// Point `name` at `id`, whatever it held before.
+    pub(crate) fn set_ref(&self, name: &str, id: ObjectId, message: &str) -> Result<(), GitFailure> {
+        self.edit_refs(vec![update(name, id, PreviousValue::Any, message)?])
+    }
+
+    /// The `ref: …` line of every other worktree's HEAD that points at
+    /// `branch`, as the path of that worktree.
+    pub(crate) fn checked_out_elsewhere(&self, branch: &str) -> Result<Option<PathBuf>, GitFailure> {
+        let own = gix::path::realpath(self.git_dir()).unwrap_or_else(|_| self.git_dir().to_owned());
+        let mut git_dirs = vec![(self.repo.common_dir().to_owned(), self.repo.common_dir().parent().map(ToOwned::to_owned))];
+        for proxy in self.repo.worktrees().ctx(|| "could not list worktrees".into())? {
+            git_dirs.push((proxy.git_dir().to_owned(), proxy.base().ok()));
+        }
+        for (git_dir, base) in git_dirs {
+            let real = gix::path::realpath(&git_dir).unwrap_or_else(|_| git_dir.clone());
+            if real == own {
+                continue;
+            }
+            let Ok(head) = std::fs::read(git_dir.join("HEAD")) else { continue };
+            if head.trim() == format!("ref: {branch}").as_bytes() {
+                return Ok(Some(base.unwrap_or(git_dir)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Append `checkout: moving from <from> to <to>` to HEAD's reflog, unless
+    /// gix already wrote a line for this switch.
+    pub(crate) fn log_head_switch(
+        &self,
+        log_len_before: u64,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
+        from: &str,
+        to: &str,
+    ) -> Result<(), OpError> {
+        let (Some(old), Some(new)) = (old, new) else {
+            // Git writes no line for an unborn side either.
+            return Ok(());
+        };
+        let path = self.head_log_path();
+        if self.head_log_len() != log_len_before {
+            return Ok(());
+        }
+        let signature = self
+            .repo
+            .committer()
+            .ok_or(OpError::NoIdentity)?
+            .ctx(|| "could not read the configured identity".into())?;
+        let mut line = format!("{old} {new} ").into_bytes();
+        signature
+            .write_to(&mut line)
+            .ctx(|| "could not format a reflog line".into())?;
+        line.extend_from_slice(format!("\tcheckout: moving from {from} to {to}\n").as_bytes());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ctx(|| format!("could not create {}", dir.display()))?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .ctx(|| format!("could not open {}", path.display()))?;
+        file.write_all(&line)
+            .ctx(|| format!("could not append to {}", path.display()))?;
+        Ok(())
+    }
+
+    pub(crate) fn head_log_len(&self) -> u64 {
+        std::fs::metadata(self.head_log_path()).map(|m| m.len()).unwrap_or(0)
+    }
+
+    fn head_log_path(&self) -> PathBuf {
+        self.git_dir().join("logs").join("HEAD")
+    }
+}
+
+pub(crate) fn update(name: &str, id: ObjectId, expected: PreviousValue, message: &str) -> Result<RefEdit, GitFailure> {
+    Ok(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            },
+            expected,
+            new: gix::refs::Target::Object(id),
+        },
+        name: name.try_into().ctx(|| format!("'{name}' is not a valid ref name"))?,
+        deref: false,
+    })
+}
+
+pub(crate) fn delete(name: &str, expected: ObjectId) -> Result<RefEdit, GitFailure> {
+    Ok(RefEdit {
+        change: Change::Delete {
+            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected)),
+            log: RefLog::AndReference,
+        },
+        name: name.try_into().ctx(|| format!("'{name}' is not a valid ref name"))?,
+        deref: false,
+    })
+}
+
+/// Point HEAD at `target`: symbolically at a branch, or detached at a commit.
+pub(crate) fn move_head(target: &HeadState, message: &str) -> Result<RefEdit, GitFailure> {
+    let new = match target {
+        HeadState::Branch { name, .. } | HeadState::Unborn { name } => gix::refs::Target::Symbolic(
+            name.as_str()
+                .try_into()
+                .ctx(|| format!("'{name}' is not a valid ref name"))?,
+        ),
+        HeadState::Detached { commit } => gix::refs::Target::Object(*commit),
+    };
+    Ok(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            },
+            expected: PreviousValue::MustExist,
+            new,
+        },
+        name: "HEAD".try_into().ctx(|| "HEAD is not a valid ref name".into())?,
+        deref: false,
+    })
+}

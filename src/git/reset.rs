@@ -1,0 +1,285 @@
+//! Tree → worktree: the `git reset --hard && git clean -fd` that gix lacks.
+//!
+//! Only what differs is touched, so untouched files keep their mtimes and
+//! incremental builds stay warm: the target index inherits stat data from the
+//! current one where content matches, status then names the entries that
+//! differ, and only those are checked out. Untracked files go one by one, and
+//! only directories that end up empty are removed, so ignored files survive
+//! anywhere, even inside untracked directories. Nested repositories and
+//! worktrees are never deleted.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use gix::bstr::{BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stat};
+use gix::status::index_worktree::Item;
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+use serde::{Deserialize, Serialize};
+
+use super::ObjectId;
+use super::error::{Context, GitFailure, OpError};
+use super::lock::IndexLock;
+use super::open::Repo;
+
+/// What a revert did, for the record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertStats {
+    /// Tracked files written back.
+    pub restored: usize,
+    /// Untracked files and directories removed, plus tracked files that the
+    /// target tree does not have.
+    pub removed: usize,
+}
+
+impl Repo {
+    /// `git reset --hard HEAD && git clean -fd`.
+    pub fn revert(&mut self) -> Result<RevertStats, OpError> {
+        let lock = IndexLock::acquire(self)?;
+        let current = self.read_index()?;
+        let head = self.head()?;
+        let tree = match head.commit() {
+            Some(commit) => self.commit_tree(commit)?,
+            None => self.repo.empty_tree().id,
+        };
+        let (mut index, stats) = self.reset_worktree(tree, &current)?;
+        lock.commit(&mut index)?;
+        Ok(stats)
+    }
+
+    /// Make the worktree equal `tree` (ignored files aside) and return the
+    /// index that describes it. The index on disk is not written.
+    pub(crate) fn reset_worktree(
+        &self,
+        tree: ObjectId,
+        current: &gix::index::File,
+    ) -> Result<(gix::index::File, RevertStats), GitFailure> {
+        let mut target = self.index_for_tree(tree, current)?;
+        let mut stats = RevertStats::default();
+
+        // Tracked now but absent from the target: `git reset --hard` deletes
+        // these even when they are ignored (force-added).
+        let stale: Vec<BString> = current
+            .entries()
+            .iter()
+            .map(|entry| entry.path(current))
+            .filter(|path| target.entry_by_path(path).is_none())
+            .map(ToOwned::to_owned)
+            .collect();
+
+        let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
+            .ctx(|| "the system clock is before 1970".into())?;
+        let mut checkout = HashSet::new();
+        let mut untracked = Vec::new();
+        for item in self.reset_status(&target)? {
+            match item {
+                Item::Modification {
+                    entry_index, status, ..
+                } => match status {
+                    EntryStatus::Change(Change::SubmoduleModification(_)) => {}
+                    EntryStatus::Change(_) | EntryStatus::IntentToAdd | EntryStatus::Conflict { .. } => {
+                        checkout.insert(entry_index);
+                    }
+                    EntryStatus::NeedsUpdate(stat) => {
+                        if (stat.mtime.secs, stat.mtime.nsecs) < (started.secs, started.nsecs) {
+                            target.entries_mut()[entry_index].stat = stat;
+                        }
+                    }
+                },
+                Item::DirectoryContents { entry, .. } => {
+                    use gix::dir::entry::{Kind, Status};
+                    if entry.status == Status::Untracked && entry.disk_kind != Some(Kind::Repository) {
+                        untracked.push(entry.rela_path);
+                    }
+                }
+                Item::Rewrite { .. } => {}
+            }
+        }
+
+        let workdir = self.workdir();
+        let mut emptied_dirs = Vec::new();
+        for path in stale.iter().chain(untracked.iter()) {
+            let full = workdir.join(
+                gix::path::from_bstr(path.as_bstr()).ctx(|| format!("'{}' is not a valid path here", path))?,
+            );
+            if remove_path(&full).ctx(|| format!("could not remove '{}'", full.display()))? {
+                stats.removed += 1;
+                if let Some(parent) = full.parent() {
+                    emptied_dirs.push(parent.to_owned());
+                }
+            }
+        }
+        remove_empty_dirs(workdir, emptied_dirs);
+
+        stats.restored = checkout.len();
+        if !checkout.is_empty() {
+            self.checkout_only(&mut target, &checkout)?;
+        }
+        Ok((target, stats))
+    }
+
+    /// The index `git read-tree <tree>` would write, with stat data carried
+    /// over from `current` wherever path, mode and content agree.
+    pub(crate) fn index_for_tree(
+        &self,
+        tree: ObjectId,
+        current: &gix::index::File,
+    ) -> Result<gix::index::File, GitFailure> {
+        let state = self
+            .repo
+            .index_from_tree(&tree)
+            .ctx(|| format!("could not read tree {tree}"))?;
+        let mut target = gix::index::File::from_state(state.into(), self.repo.index_path());
+        let current_written = current.timestamp();
+        let written = (current_written.unix_seconds(), current_written.nanoseconds());
+        let (entries, paths) = target.entries_mut_and_pathbacking();
+        for entry in entries.iter_mut() {
+            let path = entry.path_in(paths);
+            if let Some(old) = current.entry_by_path(path)
+                && old.id == entry.id
+                && old.mode == entry.mode
+                && (i64::from(old.stat.mtime.secs), old.stat.mtime.nsecs) < written
+            {
+                entry.stat = old.stat;
+            }
+        }
+        Ok(target)
+    }
+
+    /// Status of the worktree against the target index, with every untracked
+    /// file and empty directory listed one by one (nothing collapsed, nothing
+    /// ignored), so deleting them can never reach an ignored file.
+    fn reset_status(&self, target: &gix::index::File) -> Result<Vec<Item>, GitFailure> {
+        let status = self
+            .repo
+            .status(gix::progress::Discard)
+            .ctx(|| "could not prepare a status".into())?
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(target.clone()))
+            .index_worktree_submodules(None)
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .dirwalk_options(|options| {
+                options
+                    .emit_ignored(None)
+                    .emit_tracked(false)
+                    .emit_empty_directories(true)
+                    .recurse_repositories(false)
+                    .for_deletion(Some(Default::default()))
+            })
+            .into_index_worktree_iter(Vec::<BString>::new())
+            .ctx(|| "could not compare the worktree with the target tree".into())?;
+        let mut items = Vec::new();
+        for item in status {
+            items.push(item.ctx(|| "could not compare the worktree with the target tree".into())?);
+        }
+        Ok(items)
+    }
+
+    /// Check out the entries at `positions`, overwriting what is there, and
+    /// leave every other file alone.
+    fn checkout_only(&self, index: &mut gix::index::File, positions: &HashSet<usize>) -> Result<(), GitFailure> {
+        let skipped: Vec<bool> = index
+            .entries()
+            .iter()
+            .map(|entry| entry.flags.contains(Flags::SKIP_WORKTREE))
+            .collect();
+        for (at, entry) in index.entries_mut().iter_mut().enumerate() {
+            if !positions.contains(&at) || entry.mode == Mode::COMMIT {
+                entry.flags.insert(Flags::SKIP_WORKTREE);
+            }
+        }
+        let mut options = self
+            .repo
+            .checkout_options(gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree)
+            .ctx(|| "could not configure checkout".into())?;
+        options.overwrite_existing = true;
+        options.destination_is_initially_empty = false;
+        let objects = self
+            .repo
+            .objects
+            .clone()
+            .into_arc()
+            .ctx(|| "could not share the object database".into())?;
+        let outcome = gix::worktree::state::checkout(
+            index,
+            self.workdir(),
+            objects,
+            &gix::progress::Discard,
+            &gix::progress::Discard,
+            &AtomicBool::new(false),
+            options,
+        )
+        .ctx(|| "could not check out files".into());
+        for (entry, was_skipped) in index.entries_mut().iter_mut().zip(skipped) {
+            if !was_skipped {
+                entry.flags.remove(Flags::SKIP_WORKTREE);
+            }
+        }
+        let outcome = outcome?;
+        if let Some(error) = outcome.errors.first() {
+            return Err(GitFailure::new(
+                format!("could not check out '{}'", error.path.to_str_lossy()),
+                format!("{}", error.error),
+            ));
+        }
+        if let Some(collision) = outcome.collisions.first() {
+            return Err(GitFailure::new(
+                format!("could not check out '{}'", collision.path.to_str_lossy()),
+                "another path collides with it",
+            ));
+        }
+        // Entries written just now are racy by definition; leave their stat
+        // empty so the next status re-hashes them rather than trust it.
+        for at in positions {
+            if let Some(entry) = index.entries_mut().get_mut(*at)
+                && entry.mode != Mode::COMMIT
+            {
+                entry.stat = racy_safe(entry.stat);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Keep stat data only when its mtime is safely before now.
+fn racy_safe(stat: Stat) -> Stat {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    if u64::from(stat.mtime.secs) + 1 < now {
+        stat
+    } else {
+        Stat::default()
+    }
+}
+
+/// Remove a file, a symlink or an (empty) directory entry; `false` when it
+/// was already gone. A directory that still holds something is left alone.
+fn remove_path(path: &Path) -> std::io::Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(err),
+        Ok(metadata) if metadata.is_dir() => match std::fs::remove_dir(path) {
+            Ok(()) => Ok(true),
+            Err(_) => Ok(false),
+        },
+        Ok(_) => std::fs::remove_file(path).map(|()| true),
+    }
+}
+
+/// Remove directories left empty by deletions, bottom-up, never the worktree
+/// root and never a directory that still holds anything (an ignored file).
+fn remove_empty_dirs(workdir: &Path, mut dirs: Vec<std::path::PathBuf>) {
+    dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
+    dirs.dedup();
+    for dir in dirs {
+        let mut current = Some(dir.as_path());
+        while let Some(dir) = current {
+            if dir == workdir || !dir.starts_with(workdir) || std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+            current = dir.parent();
+        }
+    }
+}

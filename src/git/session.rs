@@ -1,0 +1,210 @@
+//! The life of a run's branch: begin moves the user onto `ralph/<change>` and
+//! captures their uncommitted work; finish and abort bring them back. Before
+//! anything moves, what abort needs is written both to the returned
+//! [`Original`] and to refs under `refs/ralph/<change>/`, so the pre-start
+//! state can be recovered from git alone.
+
+use gix::refs::transaction::PreviousValue;
+use serde::{Deserialize, Serialize};
+
+use super::ObjectId;
+use super::error::{GitFailure, OpError};
+use super::lock::IndexLock;
+use super::name::ChangeName;
+use super::open::{HeadState, Repo};
+use super::refs::{delete, move_head, update};
+use super::snapshot::{Checkpoint, Snapshot};
+use super::tree::write_tree;
+
+/// What abort needs to restore the exact pre-start state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Original {
+    /// The branch (or detached commit) the user was on.
+    pub head: HeadState,
+    /// The user's index as a tree, as `git stash` keeps it, so that staged
+    /// and unstaged changes stay apart.
+    #[serde(with = "super::hex")]
+    pub index_tree: ObjectId,
+}
+
+/// The result of [`Repo::begin`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Begin {
+    pub original: Original,
+    /// The "initial state" commit: the user's uncommitted, staged and
+    /// untracked work.
+    pub initial: Checkpoint,
+    /// The tip `ralph/<change>` had before it was reset, kept under
+    /// `refs/ralph/<change>/replaced`.
+    #[serde(with = "super::hex::option")]
+    pub replaced: Option<ObjectId>,
+}
+
+/// Why a run could not begin.
+#[derive(Debug, thiserror::Error)]
+pub enum BeginError {
+    #[error("branch '{branch}' is checked out in the worktree at {}", worktree.display())]
+    CheckedOutElsewhere { branch: String, worktree: std::path::PathBuf },
+    #[error("HEAD is already on '{branch}'")]
+    AlreadyOnBranch { branch: String },
+    #[error(transparent)]
+    Op(#[from] OpError),
+}
+
+impl From<GitFailure> for BeginError {
+    fn from(err: GitFailure) -> Self {
+        BeginError::Op(err.into())
+    }
+}
+
+impl BeginError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            BeginError::CheckedOutElsewhere { worktree, .. } => Some(format!(
+                "run git-ralph in that worktree ({}), or switch it to another branch first",
+                worktree.display()
+            )),
+            BeginError::AlreadyOnBranch { .. } => Some(
+                "switch back to the branch you want to work from, or 'git ralph start' to resume the existing run"
+                    .into(),
+            ),
+            BeginError::Op(err) => err.hint(),
+        }
+    }
+}
+
+impl Repo {
+    /// Move onto `ralph/<change>` (`git checkout -B` semantics, with the
+    /// reflog lines `git checkout -` needs) and commit the user's uncommitted
+    /// work as the "initial state".
+    pub fn begin(&mut self, change: &ChangeName) -> Result<Begin, BeginError> {
+        let branch = change.branch_ref();
+        if let Some(worktree) = self.checked_out_elsewhere(&branch)? {
+            return Err(BeginError::CheckedOutElsewhere {
+                branch: change.branch_short(),
+                worktree,
+            });
+        }
+        let head = self.head()?;
+        if matches!(&head, HeadState::Branch { name, .. } | HeadState::Unborn { name } if *name == branch) {
+            return Err(BeginError::AlreadyOnBranch {
+                branch: change.branch_short(),
+            });
+        }
+        // Fail on a missing identity before anything moves.
+        self.signature(false)?;
+        self.signature(true)?;
+
+        let lock = IndexLock::acquire(self)?;
+        let index = self.read_index()?;
+        let index_tree = write_tree(&self.repo, &index)?;
+        let namespace = change.ref_namespace();
+        let original = Original {
+            head: head.clone(),
+            index_tree,
+        };
+        let keep = self.write_commit(
+            &format!("ralph({change}): index before start\n\nThe tree is the index as it was when the run began."),
+            index_tree,
+            &head.commit().into_iter().collect::<Vec<_>>(),
+        )?;
+        self.set_ref(&format!("{namespace}/original"), keep, "ralph: record the pre-start index")?;
+
+        let replaced = self.resolve_ref(&branch)?;
+        if let Some(tip) = replaced {
+            self.set_ref(&format!("{namespace}/replaced"), tip, "ralph: keep the branch tip before reset")?;
+        }
+
+        let log_len = self.head_log_len();
+        let mut edits = Vec::new();
+        if let Some(commit) = head.commit() {
+            let message = if replaced.is_some() {
+                "branch: Reset to HEAD"
+            } else {
+                "branch: Created from HEAD"
+            };
+            edits.push(update(&branch, commit, PreviousValue::Any, message)?);
+        }
+        let target = HeadState::Unborn { name: branch.clone() };
+        let to = change.branch_short();
+        let message = format!("checkout: moving from {} to {to}", head.reflog_name());
+        edits.push(move_head(&target, &message)?);
+        self.edit_refs(edits)?;
+        self.log_head_switch(log_len, head.commit(), head.commit(), &head.reflog_name(), &to)?;
+
+        let Snapshot { tree, mut index } = self.snapshot(index)?;
+        let initial = self.commit_on_head(&format!("ralph({change}): initial state"), tree)?;
+        lock.commit(&mut index)?;
+        Ok(Begin {
+            original,
+            initial,
+            replaced,
+        })
+    }
+
+    /// Squash to uncommitted: HEAD goes back to the original branch, the
+    /// worktree keeps the final state, the index goes back to the original
+    /// index, and `ralph/<change>` is deleted, its tip kept at
+    /// `refs/ralph/<change>/finished`.
+    pub fn finish_cleanup(&mut self, change: &ChangeName, original: &Original) -> Result<ObjectId, OpError> {
+        let tip = self.ensure_on_branch(change)?;
+        let lock = IndexLock::acquire(self)?;
+        let current = self.read_index()?;
+        let mut index = self.index_for_tree(original.index_tree, &current)?;
+        self.leave_branch(change, original, tip, "finished")?;
+        lock.commit(&mut index)?;
+        Ok(tip)
+    }
+
+    /// Leave everything on `ralph/<change>`: nothing to do in git, and kept as
+    /// an operation so the loop never has to know that.
+    pub fn finish_keep(&mut self, change: &ChangeName) -> Result<ObjectId, OpError> {
+        self.ensure_on_branch(change)
+    }
+
+    /// Restore the pre-start state exactly: branch and HEAD, the original
+    /// index, and a worktree equal to the initial-state snapshot. The branch
+    /// is deleted; its tip stays at `refs/ralph/<change>/aborted`.
+    pub fn abort(&mut self, change: &ChangeName, original: &Original, initial: ObjectId) -> Result<ObjectId, OpError> {
+        let tip = self.ensure_on_branch(change)?;
+        let lock = IndexLock::acquire(self)?;
+        let current = self.read_index()?;
+        let initial_tree = self.commit_tree(initial)?;
+        let (restored, _) = self.reset_worktree(initial_tree, &current)?;
+        let mut index = self.index_for_tree(original.index_tree, &restored)?;
+        self.leave_branch(change, original, tip, "aborted")?;
+        lock.commit(&mut index)?;
+        Ok(tip)
+    }
+
+    /// HEAD must be on `ralph/<change>`; returns its tip.
+    fn ensure_on_branch(&self, change: &ChangeName) -> Result<ObjectId, OpError> {
+        let head = self.head()?;
+        match &head {
+            HeadState::Branch { name, commit } if *name == change.branch_ref() => Ok(*commit),
+            other => Err(OpError::UnexpectedHead {
+                expected: change.branch_short(),
+                found: other.describe(),
+            }),
+        }
+    }
+
+    /// Move HEAD back to `original.head`, delete the branch and keep its tip
+    /// under `refs/ralph/<change>/<keep_as>`.
+    fn leave_branch(&self, change: &ChangeName, original: &Original, tip: ObjectId, keep_as: &str) -> Result<(), OpError> {
+        let from = change.branch_short();
+        let to = original.head.reflog_name();
+        let message = format!("checkout: moving from {from} to {to}");
+        let log_len = self.head_log_len();
+        let keep_ref = format!("{}/{keep_as}", change.ref_namespace());
+        self.edit_refs(vec![
+            move_head(&original.head, &message)?,
+            update(&keep_ref, tip, PreviousValue::Any, &format!("ralph: keep the tip of {from}"))?,
+        ])?;
+        self.edit_refs(vec![delete(&change.branch_ref(), tip)?])?;
+        // HEAD goes back to where the original branch is now.
+        let new = self.head()?.commit();
+        self.log_head_switch(log_len, Some(tip), new, &from, &to)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,400 @@
+//! Worktree → index → tree: the `git add -A` that gix lacks, composed from
+//! gix's status (which uses the index stat cache, so unchanged files are never
+//! re-hashed), its filter pipeline (clean filters, eol, symlinks) and our tree
+//! writer. Checkpoint, preserve, fingerprint and begin all snapshot through
+//! here, so they agree on what "the worktree's state" is.
+
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stat};
+use gix::objs::tree::EntryKind;
+use gix::status::index_worktree::Item;
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+use serde::{Deserialize, Serialize};
+
+use super::ObjectId;
+use super::error::{Context, GitFailure, OpError};
+use super::lock::IndexLock;
+use super::open::Repo;
+use super::tree::write_tree;
+
+/// The result of [`Repo::checkpoint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    #[serde(with = "super::hex")]
+    pub commit: ObjectId,
+    #[serde(with = "super::hex")]
+    pub tree: ObjectId,
+    /// Whether the tree differs from the parent's: `false` means the agent
+    /// changed nothing (the no-progress fingerprint).
+    pub changed: bool,
+}
+
+/// The index updated to match the worktree, and its tree.
+pub(crate) struct Snapshot {
+    pub tree: ObjectId,
+    pub index: gix::index::File,
+}
+
+/// One change `git add -A` would make to the index.
+enum Edit {
+    Remove(usize),
+    Update { at: usize, blob: Blob },
+    Refresh { at: usize, stat: Stat },
+    Add { path: BString, blob: Blob },
+}
+
+struct Blob {
+    id: ObjectId,
+    mode: Mode,
+    stat: Stat,
+}
+
+impl Repo {
+    /// `git add -A && git commit --allow-empty -m <message>`.
+    pub fn checkpoint(&mut self, message: &str) -> Result<Checkpoint, OpError> {
+        let lock = IndexLock::acquire(self)?;
+        let index = self.read_index()?;
+        let Snapshot { tree, mut index } = self.snapshot(index)?;
+        let checkpoint = self.commit_on_head(message, tree)?;
+        lock.commit(&mut index)?;
+        Ok(checkpoint)
+    }
+
+    /// Commit the worktree's state to `refname` without moving HEAD or the
+    /// branch, and without touching the index or the worktree.
+    pub fn preserve(&mut self, refname: &str, message: &str) -> Result<ObjectId, OpError> {
+        let index = self.read_index()?;
+        let Snapshot { tree, .. } = self.snapshot(index)?;
+        let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
+        let commit = self.write_commit(message, tree, &parents)?;
+        self.set_ref(refname, commit, message)?;
+        Ok(commit)
+    }
+
+    /// The tree [`Repo::checkpoint`] would write now, without committing or
+    /// touching the index.
+    pub fn fingerprint(&self) -> Result<ObjectId, OpError> {
+        let index = self.read_index()?;
+        Ok(self.snapshot(index)?.tree)
+    }
+
+    /// The index as it is on disk, or an empty one in a fresh repository.
+    pub(crate) fn read_index(&self) -> Result<gix::index::File, GitFailure> {
+        let path = self.repo.index_path();
+        if path.exists() {
+            self.repo.open_index().ctx(|| format!("could not read {}", path.display()))
+        } else {
+            Ok(gix::index::File::from_state(
+                gix::index::State::new(self.repo.object_hash()),
+                path,
+            ))
+        }
+    }
+
+    /// Bring `index` in line with the worktree as `git add -A` would, and
+    /// write the blobs and trees that takes.
+    pub(crate) fn snapshot(&self, mut index: gix::index::File) -> Result<Snapshot, OpError> {
+        let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
+            .ctx(|| "the system clock is before 1970".into())?;
+        let items = self.changed_paths(&index)?;
+        let edits = self.hash_changes(&index, items, started)?;
+        let edits = self.update_gitlinks(&index, edits)?;
+        apply(&mut index, edits);
+        let tree = write_tree(&self.repo, &index)?;
+        Ok(Snapshot { tree, index })
+    }
+
+    /// Run status between `index` and the worktree: modified, removed and
+    /// type-changed entries, stat-only changes, and every untracked
+    /// (not ignored) file.
+    fn changed_paths(&self, index: &gix::index::File) -> Result<Vec<Item>, GitFailure> {
+        let status = self
+            .repo
+            .status(gix::progress::Discard)
+            .ctx(|| "could not prepare a status".into())?
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index.clone()))
+            .index_worktree_submodules(None)
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .dirwalk_options(|options| {
+                options
+                    .emit_ignored(None)
+                    .emit_tracked(false)
+                    .emit_empty_directories(false)
+                    .recurse_repositories(false)
+            })
+            .into_index_worktree_iter(Vec::<BString>::new())
+            .ctx(|| "could not compare the worktree with the index".into())?;
+        let mut items = Vec::new();
+        for item in status {
+            items.push(item.ctx(|| "could not compare the worktree with the index".into())?);
+        }
+        Ok(items)
+    }
+
+    fn hash_changes(
+        &self,
+        index: &gix::index::File,
+        items: Vec<Item>,
+        started: gix::index::entry::stat::Time,
+    ) -> Result<Vec<Edit>, GitFailure> {
+        let caps = self
+            .repo
+            .filesystem_options()
+            .ctx(|| "could not read core.fileMode and core.symlinks".into())?;
+        let (mut pipeline, _) = self
+            .repo
+            .filter_pipeline(None)
+            .ctx(|| "could not set up the filter pipeline".into())?;
+        let mut hash = |path: &BStr, old_mode: Option<Mode>| -> Result<Option<Blob>, GitFailure> {
+            let found = pipeline
+                .worktree_file_to_object(path, index)
+                .ctx(|| format!("could not hash '{}'", path.to_str_lossy()))?;
+            let Some((id, kind, metadata)) = found else {
+                return Ok(None);
+            };
+            let mode = mode_for(kind, old_mode, caps.executable_bit, caps.symlink);
+            let stat = stat_unless_racy(metadata, started);
+            Ok(Some(Blob { id, mode, stat }))
+        };
+
+        let mut edits = Vec::new();
+        for item in items {
+            match item {
+                Item::Modification {
+                    entry,
+                    entry_index,
+                    rela_path,
+                    status,
+                } => match status {
+                    EntryStatus::Change(Change::Removed) => edits.push(Edit::Remove(entry_index)),
+                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                        match hash(rela_path.as_ref(), Some(entry.mode))? {
+                            Some(blob) => edits.push(Edit::Update { at: entry_index, blob }),
+                            None => edits.push(Edit::Remove(entry_index)),
+                        }
+                    }
+                    EntryStatus::NeedsUpdate(stat) => {
+                        if !is_racy(&stat, started) {
+                            edits.push(Edit::Refresh { at: entry_index, stat });
+                        }
+                    }
+                    EntryStatus::Conflict { .. } => {
+                        return Err(GitFailure::new(
+                            format!("'{}' is conflicted", rela_path.to_str_lossy()),
+                            "resolve the conflict first",
+                        ));
+                    }
+                },
+                Item::DirectoryContents { entry, .. } => {
+                    if entry.status != gix::dir::entry::Status::Untracked {
+                        continue;
+                    }
+                    use gix::dir::entry::Kind;
+                    if !matches!(entry.disk_kind, Some(Kind::File | Kind::Symlink | Kind::Repository)) {
+                        continue;
+                    }
+                    if let Some(blob) = hash(entry.rela_path.as_ref(), None)? {
+                        edits.push(Edit::Add {
+                            path: entry.rela_path,
+                            blob,
+                        });
+                    }
+                }
+                Item::Rewrite { .. } => {
+                    return Err(GitFailure::new(
+                        "status reported a rename",
+                        "rename tracking is off, so this cannot happen",
+                    ));
+                }
+            }
+        }
+        Ok(edits)
+    }
+
+    /// `git add -A` records the commit a submodule has checked out; status
+    /// with submodule checks off does not look, so look here.
+    fn update_gitlinks(&self, index: &gix::index::File, mut edits: Vec<Edit>) -> Result<Vec<Edit>, GitFailure> {
+        let touched: std::collections::HashSet<usize> = edits
+            .iter()
+            .filter_map(|edit| match edit {
+                Edit::Remove(at) | Edit::Update { at, .. } => Some(*at),
+                _ => None,
+            })
+            .collect();
+        for (at, entry) in index.entries().iter().enumerate() {
+            if entry.mode != Mode::COMMIT || touched.contains(&at) {
+                continue;
+            }
+            let Ok(path) = gix::path::from_bstr(entry.path(index)) else { continue };
+            let Ok(sub) = gix::open(self.workdir().join(path)) else { continue };
+            let Ok(head) = sub.head_id() else { continue };
+            if head.detach() != entry.id {
+                edits.push(Edit::Update {
+                    at,
+                    blob: Blob {
+                        id: head.detach(),
+                        mode: Mode::COMMIT,
+                        stat: Stat::default(),
+                    },
+                });
+            }
+        }
+        Ok(edits)
+    }
+
+    /// Write a commit with the configured identity; no ref moves.
+    pub(crate) fn write_commit(&self, message: &str, tree: ObjectId, parents: &[ObjectId]) -> Result<ObjectId, OpError> {
+        let committer = self.signature(false)?;
+        let author = self.signature(true)?;
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author,
+            committer,
+            encoding: None,
+            parents: parents.iter().copied().collect(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .ctx(|| "could not write a commit".into())?
+            .detach())
+    }
+
+    /// Commit `tree` on HEAD (through to its branch), with git's reflog lines.
+    pub(crate) fn commit_on_head(&self, message: &str, tree: ObjectId) -> Result<Checkpoint, OpError> {
+        let parent = self.head()?.commit();
+        let parent_tree = match parent {
+            Some(parent) => self.commit_tree(parent)?,
+            None => self.repo.empty_tree().id,
+        };
+        let commit = self.write_commit(message, tree, &parent.into_iter().collect::<Vec<_>>())?;
+        let previous = match parent {
+            Some(parent) => gix::refs::transaction::PreviousValue::MustExistAndMatch(parent.into()),
+            None => gix::refs::transaction::PreviousValue::MustNotExist,
+        };
+        let log_message = gix::reference::log::message("commit", message.into(), usize::from(parent.is_some()));
+        self.edit_refs(vec![gix::refs::transaction::RefEdit {
+            change: gix::refs::transaction::Change::Update {
+                log: gix::refs::transaction::LogChange {
+                    mode: gix::refs::transaction::RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: log_message,
+                },
+                expected: previous,
+                new: gix::refs::Target::Object(commit),
+            },
+            name: "HEAD".try_into().ctx(|| "HEAD is not a valid ref name".into())?,
+            deref: true,
+        }])?;
+        Ok(Checkpoint {
+            commit,
+            tree,
+            changed: tree != parent_tree,
+        })
+    }
+
+    pub(crate) fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId, GitFailure> {
+        Ok(self
+            .repo
+            .find_commit(commit)
+            .ctx(|| format!("could not read commit {commit}"))?
+            .tree_id()
+            .ctx(|| format!("could not read the tree of {commit}"))?
+            .detach())
+    }
+
+    pub(crate) fn signature(&self, author: bool) -> Result<gix::actor::Signature, OpError> {
+        let found = if author { self.repo.author() } else { self.repo.committer() };
+        let signature = found
+            .ok_or(OpError::NoIdentity)?
+            .ctx(|| "could not read the configured identity".into())?;
+        signature
+            .to_owned()
+            .ctx(|| "could not read the configured identity".into())
+            .map_err(Into::into)
+    }
+}
+
+/// The mode git would record, honouring `core.fileMode=false` (keep the
+/// index's executable bit) and `core.symlinks=false` (a symlink checked out
+/// as a plain file stays a symlink).
+fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: bool) -> Mode {
+    let new = match kind {
+        EntryKind::Blob => Mode::FILE,
+        EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
+        EntryKind::Link => Mode::SYMLINK,
+        EntryKind::Commit => Mode::COMMIT,
+        EntryKind::Tree => Mode::DIR,
+    };
+    match (old, new) {
+        (Some(old @ (Mode::FILE | Mode::FILE_EXECUTABLE)), Mode::FILE | Mode::FILE_EXECUTABLE) if !executable_bit => old,
+        (None, Mode::FILE_EXECUTABLE) if !executable_bit => Mode::FILE,
+        (Some(Mode::SYMLINK), Mode::FILE | Mode::FILE_EXECUTABLE) if !symlinks => Mode::SYMLINK,
+        _ => new,
+    }
+}
+
+/// Stat data taken before hashing; a file modified since the snapshot began
+/// gets none, so the next status hashes it again.
+fn stat_unless_racy(metadata: std::fs::Metadata, started: gix::index::entry::stat::Time) -> Stat {
+    let stat = stat_of(&metadata);
+    if is_racy(&stat, started) { Stat::default() } else { stat }
+}
+
+/// Index stat data from `lstat` results, truncated to 32 bits as git does.
+fn stat_of(metadata: &std::fs::Metadata) -> Stat {
+    use gix::index::entry::stat::Time;
+    use std::os::unix::fs::MetadataExt;
+    let time = |secs: i64, nsecs: i64| Time {
+        secs: secs as u32,
+        nsecs: nsecs as u32,
+    };
+    Stat {
+        mtime: time(metadata.mtime(), metadata.mtime_nsec()),
+        ctime: time(metadata.ctime(), metadata.ctime_nsec()),
+        dev: metadata.dev() as u32,
+        ino: metadata.ino() as u32,
+        uid: metadata.uid(),
+        gid: metadata.gid(),
+        size: metadata.size() as u32,
+    }
+}
+
+fn is_racy(stat: &Stat, started: gix::index::entry::stat::Time) -> bool {
+    (stat.mtime.secs, stat.mtime.nsecs) >= (started.secs, started.nsecs)
+}
+
+fn apply(index: &mut gix::index::File, edits: Vec<Edit>) {
+    let mut removed = std::collections::HashSet::new();
+    let mut added = Vec::new();
+    {
+        let entries = index.entries_mut();
+        for edit in edits {
+            match edit {
+                Edit::Remove(at) => {
+                    removed.insert(at);
+                }
+                Edit::Update { at, blob } => {
+                    let entry = &mut entries[at];
+                    entry.id = blob.id;
+                    entry.mode = blob.mode;
+                    entry.stat = blob.stat;
+                    entry.flags.remove(Flags::INTENT_TO_ADD);
+                }
+                Edit::Refresh { at, stat } => entries[at].stat = stat,
+                Edit::Add { path, blob } => added.push((path, blob)),
+            }
+        }
+    }
+    if !removed.is_empty() {
+        index.remove_entries(|at, _, _| removed.contains(&at));
+    }
+    if !added.is_empty() {
+        for (path, blob) in added {
+            index.dangerously_push_entry(blob.stat, blob.id, Flags::empty(), blob.mode, path.as_ref());
+        }
+        index.sort_entries();
+    }
+}

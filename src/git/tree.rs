@@ -1,0 +1,94 @@
+//! Index → tree, the `git write-tree` that gix lacks. Trees are built bottom-up
+//! from the sorted index entries in one pass; a tree object is written only
+//! when the object database does not have it yet, so an unchanged directory
+//! costs a hash and a lookup, never a write.
+
+use gix::bstr::{BStr, ByteSlice};
+use gix::index::entry::Mode;
+use gix::objs::tree::{Entry, EntryKind};
+
+use super::ObjectId;
+use super::error::{Context, GitFailure};
+
+/// Build (and store) the tree of `index`, as `git write-tree` would.
+pub(crate) fn write_tree(repo: &gix::Repository, index: &gix::index::State) -> Result<ObjectId, GitFailure> {
+    let entries: Vec<(&BStr, EntryKind, ObjectId)> = index
+        .entries()
+        .iter()
+        .filter(|entry| entry.stage_raw() == 0 && !entry.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD))
+        .filter_map(|entry| Some((entry.path(index), entry_kind(entry.mode)?, entry.id)))
+        .collect();
+    let mut writer = TreeWriter {
+        repo,
+        buf: Vec::with_capacity(4096),
+    };
+    writer.build(&entries, 0)
+}
+
+fn entry_kind(mode: Mode) -> Option<EntryKind> {
+    Some(match mode {
+        Mode::FILE => EntryKind::Blob,
+        Mode::FILE_EXECUTABLE => EntryKind::BlobExecutable,
+        Mode::SYMLINK => EntryKind::Link,
+        Mode::COMMIT => EntryKind::Commit,
+        Mode::DIR => EntryKind::Tree,
+        _ => return None,
+    })
+}
+
+struct TreeWriter<'a> {
+    repo: &'a gix::Repository,
+    buf: Vec<u8>,
+}
+
+impl TreeWriter<'_> {
+    /// `entries` all share the directory prefix of length `base` (including
+    /// its trailing slash), and are sorted by full path.
+    fn build(&mut self, entries: &[(&BStr, EntryKind, ObjectId)], base: usize) -> Result<ObjectId, GitFailure> {
+        let mut tree = gix::objs::Tree::empty();
+        let mut i = 0;
+        while i < entries.len() {
+            let (path, kind, id) = entries[i];
+            let rest = &path[base..];
+            match rest.find_byte(b'/') {
+                None => {
+                    tree.entries.push(Entry {
+                        mode: kind.into(),
+                        filename: rest.into(),
+                        oid: id,
+                    });
+                    i += 1;
+                }
+                Some(slash) => {
+                    let dir = &rest[..=slash];
+                    // Paths under `dir/` are contiguous in index order.
+                    let end = i + entries[i..].partition_point(|(p, _, _)| p[base..].starts_with(dir));
+                    let sub = self.build(&entries[i..end], base + slash + 1)?;
+                    tree.entries.push(Entry {
+                        mode: EntryKind::Tree.into(),
+                        filename: rest[..slash].into(),
+                        oid: sub,
+                    });
+                    i = end;
+                }
+            }
+        }
+        // Git orders tree entries as if directory names ended in '/'.
+        tree.entries.sort();
+        self.store(&tree)
+    }
+
+    fn store(&mut self, tree: &gix::objs::Tree) -> Result<ObjectId, GitFailure> {
+        use gix::objs::WriteTo;
+        self.buf.clear();
+        tree.write_to(&mut self.buf).ctx(|| "could not encode a tree".into())?;
+        let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Tree, &self.buf)
+            .ctx(|| "could not hash a tree".into())?;
+        if !self.repo.has_object(id) {
+            self.repo
+                .write_object(tree)
+                .ctx(|| "could not write a tree object".into())?;
+        }
+        Ok(id)
+    }
+}
