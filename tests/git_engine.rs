@@ -26,7 +26,11 @@ fn checkpoint_matches_git_add_all() {
     assert_eq!(checkpoint.tree.to_string(), expected);
     assert!(checkpoint.changed);
     assert_eq!(fx.git(&["rev-parse", "HEAD^{tree}"]), expected);
-    assert_eq!(fx.status(), "", "the index must match the worktree after a checkpoint");
+    assert_eq!(
+        fx.status(),
+        "",
+        "the index must match the worktree after a checkpoint"
+    );
     assert_eq!(fx.git(&["log", "-1", "--format=%s"]), "ralph(x): story 1");
     assert_eq!(fx.reflog(1), vec!["commit: ralph(x): story 1"]);
     fx.assert_fsck_clean();
@@ -41,7 +45,10 @@ fn checkpoint_without_changes_is_an_empty_commit() {
     let checkpoint = repo.checkpoint("nothing").unwrap();
     assert!(!checkpoint.changed);
     assert_eq!(fx.git(&["rev-parse", "HEAD^"]), before);
-    assert_eq!(fx.git(&["rev-parse", "HEAD^{tree}"]), fx.git(&["rev-parse", "HEAD^^{tree}"]));
+    assert_eq!(
+        fx.git(&["rev-parse", "HEAD^{tree}"]),
+        fx.git(&["rev-parse", "HEAD^^{tree}"])
+    );
     assert_eq!(fx.status(), "");
 }
 
@@ -72,11 +79,21 @@ fn revert_matches_reset_hard_and_clean() {
     assert_eq!(fx.readlink("link"), "src/a.txt");
     assert!(!fx.path("untracked.txt").exists());
     assert!(!fx.path("fresh/deep/file.txt").exists());
-    assert_eq!(fx.read("fresh/deep/debug.log"), "ignored inside an untracked dir\n");
+    assert_eq!(
+        fx.read("fresh/deep/debug.log"),
+        "ignored inside an untracked dir\n"
+    );
     assert!(fx.path("build.log").exists());
     assert!(fx.path("target/out.bin").exists());
-    assert!(fx.path("vendor/nested/.git").exists(), "nested repositories are never deleted");
-    assert_eq!(fx.mtime("docs/keep.txt"), untouched_mtime, "untouched files are not rewritten");
+    assert!(
+        fx.path("vendor/nested/.git").exists(),
+        "nested repositories are never deleted"
+    );
+    assert_eq!(
+        fx.mtime("docs/keep.txt"),
+        untouched_mtime,
+        "untouched files are not rewritten"
+    );
     fx.assert_fsck_clean();
 }
 
@@ -91,10 +108,18 @@ fn preserve_touches_neither_head_index_nor_worktree() {
     let status = fx.status();
 
     let mut repo = Repo::open(&fx.root).unwrap();
-    let commit = repo.preserve("refs/ralph/x/attempts/1/1", "attempt 1").unwrap();
+    let commit = repo
+        .preserve("refs/ralph/x/attempts/1/1", "attempt 1")
+        .unwrap();
 
-    assert_eq!(fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1"]), commit.to_string());
-    assert_eq!(fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1^{tree}"]), expected);
+    assert_eq!(
+        fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1"]),
+        commit.to_string()
+    );
+    assert_eq!(
+        fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1^{tree}"]),
+        expected
+    );
     assert_eq!(fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1^"]), head);
     assert_eq!(fx.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(fx.index_bytes(), index);
@@ -125,10 +150,19 @@ fn begin_captures_uncommitted_work_and_abort_restores_it() {
     assert_eq!(begin.original.index_tree.to_string(), index_tree_before);
     assert_eq!(begin.initial.tree.to_string(), worktree_tree);
     assert_eq!(fx.git(&["rev-parse", "HEAD^"]), head_before);
-    assert_eq!(fx.git(&["log", "-1", "--format=%s"]), "ralph(demo): initial state");
+    assert_eq!(
+        fx.git(&["log", "-1", "--format=%s"]),
+        "ralph(demo): initial state"
+    );
     assert_eq!(fx.status(), "");
     let reflog = fx.reflog(2);
-    assert_eq!(reflog, vec!["commit: ralph(demo): initial state", "checkout: moving from main to ralph/demo"]);
+    assert_eq!(
+        reflog,
+        vec![
+            "commit: ralph(demo): initial state",
+            "checkout: moving from main to ralph/demo"
+        ]
+    );
     assert_eq!(fx.git(&["rev-parse", "--abbrev-ref", "@{-1}"]), "main");
 
     // The agent works; a checkpoint lands, more work is left uncommitted.
@@ -137,7 +171,8 @@ fn begin_captures_uncommitted_work_and_abort_restores_it() {
     fx.write("half-done.txt", "x\n");
     fx.write("src/a.txt", "agent scribbles\n");
 
-    repo.abort(&change, &begin.original, begin.initial.commit).unwrap();
+    repo.abort(&change, &begin.original, begin.initial.commit)
+        .unwrap();
 
     assert_eq!(fx.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
     assert_eq!(fx.git(&["rev-parse", "HEAD"]), head_before);
@@ -150,7 +185,10 @@ fn begin_captures_uncommitted_work_and_abort_restores_it() {
     assert!(fx.path("build.log").exists());
     assert!(!fx.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/ralph/demo"]));
     assert!(fx.git_ok(&["rev-parse", "--verify", "-q", "refs/ralph/demo/aborted"]));
-    assert_eq!(fx.reflog(1), vec!["checkout: moving from ralph/demo to main"]);
+    assert_eq!(
+        fx.reflog(1),
+        vec!["checkout: moving from ralph/demo to main"]
+    );
     fx.assert_fsck_clean();
 }
 
@@ -177,9 +215,16 @@ fn finish_cleanup_leaves_all_work_uncommitted_on_the_original_branch() {
     repo.finish_cleanup(&change, &begin.original).unwrap();
 
     assert_eq!(fx.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
-    assert_eq!(fx.oracle_tree(), checkpoint.tree.to_string(), "the worktree keeps the final state");
+    assert_eq!(
+        fx.oracle_tree(),
+        checkpoint.tree.to_string(),
+        "the worktree keeps the final state"
+    );
     assert_eq!(fx.status(), " M src/a.txt\n?? mine.txt\n?? new/file.txt");
-    assert_eq!(fx.git(&["rev-parse", "refs/ralph/sq/finished"]), checkpoint.commit.to_string());
+    assert_eq!(
+        fx.git(&["rev-parse", "refs/ralph/sq/finished"]),
+        checkpoint.commit.to_string()
+    );
     assert!(!fx.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/ralph/sq"]));
     assert_eq!(fx.reflog(1), vec!["checkout: moving from ralph/sq to main"]);
     fx.assert_fsck_clean();
@@ -193,9 +238,18 @@ fn detached_head_round_trip() {
     let change = ChangeName::parse("det").unwrap();
     let mut repo = Repo::open(&fx.root).unwrap();
     let begin = repo.begin(&change).unwrap();
-    assert_eq!(begin.original.head, HeadState::Detached { commit: head.parse().unwrap() });
-    assert_eq!(fx.reflog(2)[1], format!("checkout: moving from {head} to ralph/det"));
-    repo.abort(&change, &begin.original, begin.initial.commit).unwrap();
+    assert_eq!(
+        begin.original.head,
+        HeadState::Detached {
+            commit: head.parse().unwrap()
+        }
+    );
+    assert_eq!(
+        fx.reflog(2)[1],
+        format!("checkout: moving from {head} to ralph/det")
+    );
+    repo.abort(&change, &begin.original, begin.initial.commit)
+        .unwrap();
     assert!(!fx.git_ok(&["symbolic-ref", "-q", "HEAD"]));
     assert_eq!(fx.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(fx.status(), "");
@@ -214,9 +268,223 @@ fn unborn_head_round_trip() {
     let begin = repo.begin(&change).unwrap();
     assert!(matches!(begin.original.head, HeadState::Unborn { .. }));
     assert_eq!(fx.git(&["rev-list", "--count", "HEAD"]), "1");
-    repo.abort(&change, &begin.original, begin.initial.commit).unwrap();
+    repo.abort(&change, &begin.original, begin.initial.commit)
+        .unwrap();
     assert_eq!(fx.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
     assert!(!fx.git_ok(&["rev-parse", "--verify", "-q", "HEAD"]));
     assert_eq!(fx.status(), status_before);
     fx.assert_fsck_clean();
+}
+
+#[test]
+fn file_mode_false_keeps_the_recorded_executable_bit() {
+    let fx = Fixture::new();
+    fx.git(&["config", "core.fileMode", "false"]);
+    fx.chmod_x("run.sh", false);
+    fx.write("new.sh", "#!/bin/sh\n");
+    fx.chmod_x("new.sh", true);
+    fx.write("src/a.txt", "changed\n");
+    let expected = fx.oracle_tree();
+    let checkpoint = Repo::open(&fx.root).unwrap().checkpoint("mode").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(
+        fx.git(&["ls-tree", "HEAD", "run.sh"]).split(' ').next(),
+        Some("100755")
+    );
+    assert_eq!(
+        fx.git(&["ls-tree", "HEAD", "new.sh"]).split(' ').next(),
+        Some("100644")
+    );
+    assert_eq!(fx.status(), "");
+}
+
+#[test]
+fn eol_attributes_are_applied_when_hashing() {
+    let fx = Fixture::new();
+    fx.write(".gitattributes", "*.txt text eol=crlf\n*.bin binary\n");
+    fx.git(&["add", ".gitattributes"]);
+    fx.git(&["commit", "-q", "-m", "attributes"]);
+    fx.write("crlf.txt", "one\r\ntwo\r\n");
+    fx.write("lf.txt", "one\ntwo\n");
+    fx.write("data.bin", "a\r\nb\0\r\n");
+    let expected = fx.oracle_tree();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    let checkpoint = repo.checkpoint("eol").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.git(&["cat-file", "-p", "HEAD:crlf.txt"]), "one\ntwo");
+    assert_eq!(fx.status(), "");
+
+    // A revert writes the worktree form back.
+    std::fs::remove_file(fx.path("crlf.txt")).unwrap();
+    repo.revert().unwrap();
+    assert_eq!(fx.read("crlf.txt"), "one\r\ntwo\r\n");
+    assert_eq!(fx.status(), "");
+}
+
+#[test]
+fn file_and_directory_swaps_round_trip() {
+    let fx = Fixture::new();
+    fx.remove("docs");
+    fx.write("docs", "now a file\n");
+    fx.remove("run.sh");
+    fx.write("run.sh/inside.txt", "now a dir\n");
+    let expected = fx.oracle_tree();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    assert_eq!(repo.fingerprint().unwrap().to_string(), expected);
+    let checkpoint = repo.checkpoint("swap").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.status(), "");
+
+    fx.remove("docs");
+    fx.write("docs/keep.txt", "back to a dir\n");
+    fx.remove("run.sh");
+    fx.write("run.sh", "back to a file\n");
+    repo.revert().unwrap();
+    assert_eq!(fx.read("docs"), "now a file\n");
+    assert_eq!(fx.read("run.sh/inside.txt"), "now a dir\n");
+    assert_eq!(fx.status(), "");
+    fx.assert_fsck_clean();
+}
+
+#[test]
+fn linked_worktree_keeps_state_in_its_own_git_dir() {
+    let fx = Fixture::new();
+    let linked = fx.root.parent().unwrap().join("linked");
+    fx.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "side",
+        linked.to_str().unwrap(),
+    ]);
+    std::fs::write(linked.join("side.txt"), "side work\n").unwrap();
+
+    let change = ChangeName::parse("wt").unwrap();
+    let mut repo = Repo::open(&linked).unwrap();
+    assert!(repo.ralph_dir().starts_with(fx.path(".git/worktrees")));
+    repo.begin(&change).unwrap();
+    let git = |args: &[&str]| run_git(fx.home(), &linked, args);
+    assert_eq!(git(&["symbolic-ref", "HEAD"]), "refs/heads/ralph/wt");
+    assert_eq!(git(&["show", "HEAD:side.txt"]), "side work");
+    assert_eq!(
+        fx.git(&["symbolic-ref", "HEAD"]),
+        "refs/heads/main",
+        "the main worktree is untouched"
+    );
+
+    // The branch is now checked out there: the main worktree may not take it.
+    let before = fx.disk_snapshot();
+    let err = Repo::open(&fx.root).unwrap().begin(&change).unwrap_err();
+    assert!(err.to_string().contains("checked out"), "{err}");
+    assert!(err.hint().unwrap().contains("linked"), "{:?}", err.hint());
+    assert_eq!(fx.disk_snapshot(), before);
+}
+
+#[test]
+fn a_submodule_survives_checkpoint_and_revert() {
+    let fx = Fixture::new();
+    let upstream = fx.root.parent().unwrap().join("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    run_git(fx.home(), &upstream, &["init", "-q", "-b", "main"]);
+    std::fs::write(upstream.join("lib.txt"), "lib\n").unwrap();
+    run_git(fx.home(), &upstream, &["add", "-A"]);
+    run_git(fx.home(), &upstream, &["commit", "-q", "-m", "lib"]);
+    fx.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        upstream.to_str().unwrap(),
+        "sub",
+    ]);
+    fx.git(&["commit", "-q", "-m", "add submodule"]);
+
+    fx.write("src/a.txt", "changed\n");
+    fx.write("sub/scratch.txt", "inside the submodule\n");
+    let expected = fx.oracle_tree();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    let checkpoint = repo.checkpoint("with submodule").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+
+    fx.write("src/a.txt", "agent\n");
+    repo.revert().unwrap();
+    assert_eq!(fx.read("src/a.txt"), "changed\n");
+    assert_eq!(
+        fx.read("sub/lib.txt"),
+        "lib\n",
+        "the submodule's worktree is left alone"
+    );
+    assert_eq!(fx.read("sub/scratch.txt"), "inside the submodule\n");
+    fx.assert_fsck_clean();
+}
+
+mod refusals {
+    use super::*;
+
+    #[test]
+    fn outside_a_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Repo::open(dir.path()).err().unwrap();
+        assert!(err.to_string().contains("not a git repository"), "{err}");
+        assert!(err.hint().is_some());
+    }
+
+    #[test]
+    fn a_bare_repository() {
+        let fx = Fixture::new();
+        let bare = fx.root.parent().unwrap().join("bare.git");
+        fx.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
+        let err = Repo::open(&bare).err().unwrap();
+        assert!(err.to_string().contains("bare"), "{err}");
+    }
+
+    #[test]
+    fn a_merge_in_progress_and_a_conflicted_index() {
+        let fx = Fixture::new();
+        fx.git(&["checkout", "-q", "-b", "other"]);
+        fx.write("src/a.txt", "other side\n");
+        fx.git(&["commit", "-q", "-am", "other"]);
+        fx.git(&["checkout", "-q", "main"]);
+        fx.write("src/a.txt", "main side\n");
+        fx.git(&["commit", "-q", "-am", "main"]);
+        assert!(!fx.git_ok(&["merge", "-q", "other"]));
+        let before = fx.disk_snapshot();
+
+        let err = Repo::open(&fx.root).err().unwrap();
+        assert!(err.to_string().contains("merge is in progress"), "{err}");
+        assert!(err.hint().unwrap().contains("git merge --abort"));
+
+        std::fs::remove_file(fx.path(".git/MERGE_HEAD")).unwrap();
+        let err = Repo::open(&fx.root).err().unwrap();
+        assert!(err.to_string().contains("conflicts in src/a.txt"), "{err}");
+        std::fs::write(
+            fx.path(".git/MERGE_HEAD"),
+            before[std::path::Path::new(".git/MERGE_HEAD")].1.clone(),
+        )
+        .unwrap();
+        assert_eq!(fx.disk_snapshot(), before);
+    }
+
+    #[test]
+    fn a_held_index_lock_is_waited_on_then_reported() {
+        let fx = Fixture::new();
+        fx.write("src/a.txt", "changed\n");
+        std::fs::write(fx.path(".git/index.lock"), "").unwrap();
+        let before = fx.disk_snapshot();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        let err = repo.checkpoint("blocked").unwrap_err();
+        assert!(err.to_string().contains("index.lock"), "{err}");
+        assert!(err.hint().unwrap().contains("remove"));
+        let err = repo
+            .begin(&ChangeName::parse("blocked").unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("index.lock"), "{err}");
+        assert_eq!(
+            fx.disk_snapshot(),
+            before,
+            "a refusal leaves the disk as it was"
+        );
+    }
 }

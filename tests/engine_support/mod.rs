@@ -37,7 +37,10 @@ pub fn git_command(home: &Path, cwd: &Path) -> Command {
 }
 
 pub fn run_git(home: &Path, cwd: &Path, args: &[&str]) -> String {
-    let out = git_command(home, cwd).args(args).output().expect("git runs");
+    let out = git_command(home, cwd)
+        .args(args)
+        .output()
+        .expect("git runs");
     assert!(
         out.status.success(),
         "git {args:?} failed:\n{}",
@@ -71,7 +74,11 @@ impl Fixture {
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(home.join("gitconfig"), "").unwrap();
-        let fx = Fixture { _dir: dir, root, home };
+        let fx = Fixture {
+            _dir: dir,
+            root,
+            home,
+        };
         fx.git(&["init", "-q", "-b", "main"]);
         // gix reads identity from config, not from the test's environment.
         fx.git(&["config", "user.name", "Test Committer"]);
@@ -127,7 +134,12 @@ impl Fixture {
 
     pub fn is_executable(&self, rel: &str) -> bool {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(self.path(rel)).unwrap().permissions().mode() & 0o111 != 0
+        std::fs::metadata(self.path(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111
+            != 0
     }
 
     pub fn symlink(&self, target: &str, rel: &str) {
@@ -137,11 +149,17 @@ impl Fixture {
     }
 
     pub fn readlink(&self, rel: &str) -> String {
-        std::fs::read_link(self.path(rel)).unwrap().to_string_lossy().into_owned()
+        std::fs::read_link(self.path(rel))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
 
     pub fn mtime(&self, rel: &str) -> std::time::SystemTime {
-        std::fs::metadata(self.path(rel)).unwrap().modified().unwrap()
+        std::fs::metadata(self.path(rel))
+            .unwrap()
+            .modified()
+            .unwrap()
     }
 
     /// A repository with one commit inside this worktree.
@@ -196,5 +214,39 @@ impl Fixture {
         assert!(status.success());
         run_git(&self.home, copy.path(), &["add", "-A"]);
         run_git(&self.home, copy.path(), &["write-tree"])
+    }
+}
+
+impl Fixture {
+    /// Every file under the repository root, `.git` included: path, mode and
+    /// content. Two equal snapshots mean the disk is byte-identical.
+    pub fn disk_snapshot(&self) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut out = std::collections::BTreeMap::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let entry = entry.unwrap();
+                let path = entry.path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let rel = path.strip_prefix(&self.root).unwrap().to_owned();
+                if meta.is_dir() {
+                    out.insert(rel, (meta.permissions().mode(), Vec::new()));
+                    stack.push(path);
+                } else if meta.is_symlink() {
+                    let target = std::fs::read_link(&path).unwrap();
+                    out.insert(
+                        rel,
+                        (0o120000, target.to_string_lossy().as_bytes().to_vec()),
+                    );
+                } else {
+                    out.insert(
+                        rel,
+                        (meta.permissions().mode(), std::fs::read(&path).unwrap()),
+                    );
+                }
+            }
+        }
+        out
     }
 }
