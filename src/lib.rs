@@ -3,3 +3,6 @@
 //! commit on `ralph/<change>`.
 
 pub mod git;
+pub mod prompt;
+pub mod state;
+pub mod stories;

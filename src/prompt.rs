@@ -1,0 +1,786 @@
+//! The prompt one agent process gets for one attempt at one story.
+//!
+//! Each attempt starts a fresh agent with no memory, so everything it needs
+//! — the change's context files, the story, how to record progress, why the
+//! last attempt failed, and how to say it is finished — has to be in this
+//! text. Templates use `{{name}}` placeholders (see [`VARIABLES`]); the
+//! default is [`DEFAULT_TEMPLATE`].
+//!
+//! Rules for templates:
+//! - `{{` always opens a placeholder; an unknown name or a missing `}}` is
+//!   an error, so a typo cannot silently reach the agent.
+//! - Values are inserted as they are and never scanned again, so a context
+//!   file containing `{{` is harmless.
+//! - A line holding nothing but a placeholder whose value is empty is left
+//!   out, so optional sections (`{{retry}}`, `{{acceptance_criteria}}`…) leave
+//!   no gap. Section values carry their own heading and end with a newline.
+//!
+//! The completion signal is a promise tag in the agent's final message. An
+//! agent that merely echoes its prompt must not look finished, so the
+//! rendered prompt never has a line that is only a promise tag (such lines,
+//! e.g. from a context file, are wrapped in backticks) and never ends with a
+//! promise tag.
+
+use crate::stories::{ContextFile, Story, StorySource};
+
+/// The prompt used when the project configures none.
+pub const DEFAULT_TEMPLATE: &str = include_str!("prompt_template.md");
+
+/// The tag name of the completion signal: `<promise>COMPLETE</promise>`.
+pub const DEFAULT_PROMISE_TOKEN: &str = "promise";
+
+/// Every placeholder a template may use, with what it stands for.
+pub const VARIABLES: &[(&str, &str)] = &[
+    ("change", "name of the change being worked through"),
+    (
+        "source_kind",
+        "where the stories come from: openspec, prd or markdown",
+    ),
+    ("story_id", "id of the story, e.g. `2` or `US-003`"),
+    ("story_title", "title of the story"),
+    (
+        "story_index",
+        "1-based position of the story among all stories",
+    ),
+    ("story_total", "number of stories in the change"),
+    ("attempt", "1-based number of this attempt at the story"),
+    (
+        "description",
+        "the story's description and a blank line, or nothing",
+    ),
+    (
+        "tasks",
+        "the story's checklist with done marks and line numbers, or nothing",
+    ),
+    (
+        "acceptance_criteria",
+        "the story's acceptance criteria as a list, or nothing",
+    ),
+    (
+        "context",
+        "a `## Context` section with each context file's path and content, or nothing",
+    ),
+    (
+        "tracking_file",
+        "repository-relative path of the file the agent updates",
+    ),
+    (
+        "done_instruction",
+        "how to mark progress on this story, as an imperative clause",
+    ),
+    (
+        "retry",
+        "a `## Previous attempt` section saying why the last attempt failed, or nothing",
+    ),
+    (
+        "promise_complete",
+        "the completion signal, `<promise>COMPLETE</promise>`",
+    ),
+    (
+        "promise_failed",
+        "the failure signal, `<promise>FAILED: <reason></promise>`",
+    ),
+];
+
+/// Why the previous attempt at a story did not succeed, when the next
+/// attempt should know. An attempt that ended without any signal needs no
+/// explanation and has no variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryContext {
+    /// The agent said `FAILED: <reason>`.
+    FailedReason(String),
+    TimedOut,
+    /// Checks that failed after the agent claimed completion, as
+    /// `(name, tail of their output)`.
+    ChecksFailed(Vec<(String, String)>),
+}
+
+/// Everything one prompt is made from.
+pub struct PromptInput<'a> {
+    pub change: &'a str,
+    pub story: &'a Story,
+    /// 1-based.
+    pub story_index: usize,
+    pub story_total: usize,
+    /// 1-based.
+    pub attempt: u32,
+    pub source: &'a dyn StorySource,
+    pub context_files: &'a [ContextFile],
+    pub retry: Option<RetryContext>,
+    /// Tag name of the promise, normally [`DEFAULT_PROMISE_TOKEN`].
+    pub promise_token: &'a str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("line {line} of the prompt template uses unknown placeholder {{{{{name}}}}}")]
+    UnknownPlaceholder { name: String, line: usize },
+
+    #[error(
+        "line {line} of the prompt template opens a placeholder with `{{{{` and never closes it"
+    )]
+    UnclosedPlaceholder { line: usize },
+
+    #[error("promise token {token:?} cannot be used as a tag name")]
+    InvalidPromiseToken { token: String },
+}
+
+impl PromptError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PromptError::UnknownPlaceholder { .. } => Some(format!(
+                "known placeholders: {}",
+                VARIABLES
+                    .iter()
+                    .map(|(name, _)| format!("{{{{{name}}}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            PromptError::UnclosedPlaceholder { .. } => {
+                Some("close it with `}}`; `{{` cannot be written literally".to_owned())
+            }
+            PromptError::InvalidPromiseToken { .. } => {
+                Some("use letters, digits, `-` or `_` only".to_owned())
+            }
+        }
+    }
+}
+
+/// Fills `template` for one attempt.
+pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptError> {
+    let token = input.promise_token;
+    if token.is_empty()
+        || !token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(PromptError::InvalidPromiseToken {
+            token: token.to_owned(),
+        });
+    }
+    let text = substitute(template, |name, line| value(name, line, input))?;
+    Ok(guard_promises(text, token))
+}
+
+/// Checks that `template` only uses known placeholders, without rendering
+/// it, so a bad template is reported before any agent starts.
+pub fn validate(template: &str) -> Result<(), PromptError> {
+    substitute(template, |name, line| {
+        known(name, line).map(|()| "x".to_owned())
+    })
+    .map(drop)
+}
+
+fn known(name: &str, line: usize) -> Result<(), PromptError> {
+    if VARIABLES.iter().any(|(known, _)| *known == name) {
+        Ok(())
+    } else {
+        Err(PromptError::UnknownPlaceholder {
+            name: name.to_owned(),
+            line,
+        })
+    }
+}
+
+/// The name of the placeholder if `line` holds nothing else.
+fn standalone(line: &str) -> Option<&str> {
+    let inner = line.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    (!inner.contains("{{") && !inner.contains("}}")).then(|| inner.trim())
+}
+
+fn substitute(
+    template: &str,
+    mut lookup: impl FnMut(&str, usize) -> Result<String, PromptError>,
+) -> Result<String, PromptError> {
+    let mut out = String::with_capacity(template.len() * 2);
+    for (index, line) in template.split_inclusive('\n').enumerate() {
+        let number = index + 1;
+        let body = line.trim_end_matches(['\n', '\r']);
+        if let Some(name) = standalone(body) {
+            let value = lookup(name, number)?;
+            if !value.is_empty() {
+                let start = body.find("{{").unwrap_or(0);
+                let end = body.rfind("}}").map_or(body.len(), |end| end + 2);
+                out.push_str(&body[..start]);
+                out.push_str(&value);
+                out.push_str(&line[end..]);
+            }
+            continue;
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find("{{") {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 2..];
+            let close = after
+                .find("}}")
+                .ok_or(PromptError::UnclosedPlaceholder { line: number })?;
+            out.push_str(&lookup(after[..close].trim(), number)?);
+            rest = &after[close + 2..];
+        }
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
+fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, PromptError> {
+    known(name, line)?;
+    let story = input.story;
+    let token = input.promise_token;
+    Ok(match name {
+        "change" => input.change.to_owned(),
+        "source_kind" => input.source.kind().to_string(),
+        "story_id" => story.id.clone(),
+        "story_title" => story.title.clone(),
+        "story_index" => input.story_index.to_string(),
+        "story_total" => input.story_total.to_string(),
+        "attempt" => input.attempt.to_string(),
+        "description" => section_text(story.description.as_deref()),
+        "tasks" => tasks(story),
+        "acceptance_criteria" => acceptance_criteria(story),
+        "context" => context(input.context_files),
+        "tracking_file" => slash(input.source.tracking_file()),
+        "done_instruction" => input.source.done_instruction(story),
+        "retry" => retry(input.retry.as_ref()),
+        "promise_complete" => format!("<{token}>COMPLETE</{token}>"),
+        "promise_failed" => format!("<{token}>FAILED: <reason></{token}>"),
+        _ => {
+            return Err(PromptError::UnknownPlaceholder {
+                name: name.to_owned(),
+                line,
+            });
+        }
+    })
+}
+
+fn slash(path: &std::path::Path) -> String {
+    path.components()
+        .map(|component| component.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn section_text(text: Option<&str>) -> String {
+    match text.map(str::trim) {
+        Some(text) if !text.is_empty() => format!("{text}\n"),
+        _ => String::new(),
+    }
+}
+
+fn tasks(story: &Story) -> String {
+    if story.tasks.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Tasks (`[x]` = already done):\n\n");
+    for task in &story.tasks {
+        let mark = if task.done { 'x' } else { ' ' };
+        out.push_str(&format!("- [{mark}] {} (line {})\n", task.text, task.line));
+    }
+    out
+}
+
+fn acceptance_criteria(story: &Story) -> String {
+    if story.acceptance_criteria.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Acceptance criteria:\n\n");
+    for criterion in &story.acceptance_criteria {
+        out.push_str(&format!("- {criterion}\n"));
+    }
+    out
+}
+
+fn context(files: &[ContextFile]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Context\n\nRead these files of the change first.\n");
+    for file in files {
+        out.push_str(&format!("\n### {}\n\n{}", file.path, fenced(&file.content)));
+    }
+    out
+}
+
+/// Wraps `text` in a code fence longer than any backtick run inside it.
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}\n{text}{newline}{fence}\n")
+}
+
+fn retry(retry: Option<&RetryContext>) -> String {
+    let Some(retry) = retry else {
+        return String::new();
+    };
+    let set_aside = "Its changes were set aside, so start from the files as they are now.";
+    let mut out = String::from("## Previous attempt\n\n");
+    match retry {
+        RetryContext::FailedReason(reason) => {
+            out.push_str("The previous attempt at this story gave up, saying:\n\n");
+            for line in reason.trim().lines() {
+                out.push_str(&format!("> {line}\n"));
+            }
+            out.push_str(&format!(
+                "\n{set_aside} Deal with that reason if you can; if it still blocks you, say so again.\n"
+            ));
+        }
+        RetryContext::TimedOut => {
+            out.push_str(&format!(
+                "The previous attempt at this story timed out before it finished. {set_aside} Work in smaller steps and record progress as you go.\n"
+            ));
+        }
+        RetryContext::ChecksFailed(checks) => {
+            out.push_str(&format!(
+                "The previous attempt at this story said it was complete, but these checks failed on its result. {set_aside} Make them pass.\n"
+            ));
+            for (name, output) in checks {
+                out.push_str(&format!("\n### {name}\n\n{}", fenced(output)));
+            }
+        }
+    }
+    out
+}
+
+/// Keeps an echoed prompt from passing for a finished attempt: a line that
+/// is only a promise tag gets wrapped in backticks, and a prompt that would
+/// end in a promise tag gets a closing line.
+fn guard_promises(text: String, token: &str) -> String {
+    let open = format!("<{}>", token.to_ascii_lowercase());
+    let close = format!("</{}>", token.to_ascii_lowercase());
+    let is_tag_only = |line: &str| {
+        let lower = line.trim().to_ascii_lowercase();
+        lower.starts_with(&open) && lower.ends_with(&close)
+    };
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        if is_tag_only(body) {
+            let indent = &body[..body.len() - body.trim_start().len()];
+            out.push_str(&format!("{indent}`{}`{}", body.trim(), &line[body.len()..]));
+        } else {
+            out.push_str(line);
+        }
+    }
+    if out.trim_end().to_ascii_lowercase().ends_with(&close) {
+        out.push_str("\n\nEnd of instructions.\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stories::{SourceKind, StoriesError, Task};
+    use std::path::{Path, PathBuf};
+
+    /// A source that only answers the questions the prompt asks.
+    struct Fixed {
+        kind: SourceKind,
+        file: PathBuf,
+    }
+
+    impl StorySource for Fixed {
+        fn kind(&self) -> SourceKind {
+            self.kind
+        }
+        fn load(&self) -> Result<Vec<Story>, StoriesError> {
+            Ok(Vec::new())
+        }
+        fn tracking_file(&self) -> &Path {
+            &self.file
+        }
+        fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError> {
+            Ok(Vec::new())
+        }
+        fn done_instruction(&self, story: &Story) -> String {
+            format!(
+                "tick each box of story {} in {}",
+                story.id,
+                self.file.display()
+            )
+        }
+    }
+
+    fn openspec_source() -> Fixed {
+        Fixed {
+            kind: SourceKind::OpenSpec,
+            file: PathBuf::from("openspec/changes/add-greeting/tasks.md"),
+        }
+    }
+
+    fn greeting_story() -> Story {
+        Story::from_tasks(
+            "1",
+            "Greeting",
+            vec![
+                Task {
+                    text: "1.1 Create hello.txt containing a greeting".into(),
+                    done: true,
+                    line: 3,
+                },
+                Task {
+                    text: "1.2 Add a test that checks hello.txt is not empty".into(),
+                    done: false,
+                    line: 4,
+                },
+            ],
+        )
+    }
+
+    fn context_files() -> Vec<ContextFile> {
+        vec![
+            ContextFile {
+                path: "openspec/changes/add-greeting/proposal.md".into(),
+                content: "## Why\nVisitors are not greeted.\n".into(),
+            },
+            ContextFile {
+                path: "openspec/changes/add-greeting/design.md".into(),
+                content: "Use ```text``` blocks {{not a placeholder}}".into(),
+            },
+        ]
+    }
+
+    fn render_default(
+        story: &Story,
+        source: &dyn StorySource,
+        files: &[ContextFile],
+        retry: Option<RetryContext>,
+    ) -> String {
+        let input = PromptInput {
+            change: "add-greeting",
+            story,
+            story_index: 1,
+            story_total: 3,
+            attempt: if retry.is_some() { 2 } else { 1 },
+            source,
+            context_files: files,
+            retry,
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        };
+        render(DEFAULT_TEMPLATE, &input).expect("default template renders")
+    }
+
+    fn assert_echo_safe(prompt: &str) {
+        for line in prompt.lines() {
+            assert_ne!(
+                line.trim(),
+                "<promise>COMPLETE</promise>",
+                "bare promise line"
+            );
+        }
+        let end = prompt.trim_end();
+        assert!(
+            !end.ends_with("</promise>"),
+            "prompt ends with a promise tag"
+        );
+        let last = end.lines().last().unwrap_or_default();
+        assert!(!last.trim().starts_with("<promise>"), "last line: {last}");
+    }
+
+    #[test]
+    fn default_prompt_has_everything_a_fresh_agent_needs() {
+        let source = openspec_source();
+        let files = context_files();
+        let prompt = render_default(&greeting_story(), &source, &files, None);
+        for expected in [
+            "change `add-greeting`: story 1 of 3, attempt 1",
+            "### openspec/changes/add-greeting/proposal.md",
+            "Visitors are not greeted.",
+            "### openspec/changes/add-greeting/design.md",
+            "````\nUse ```text``` blocks {{not a placeholder}}\n````",
+            "## Story 1: Greeting",
+            "- [x] 1.1 Create hello.txt containing a greeting (line 3)",
+            "- [ ] 1.2 Add a test that checks hello.txt is not empty (line 4)",
+            "tick each box of story 1 in openspec/changes/add-greeting/tasks.md",
+            "`openspec/changes/add-greeting/tasks.md`",
+            "Do not commit, switch branches or rewrite history; git-ralph checkpoints for you.",
+            "end your final message with <promise>COMPLETE</promise>",
+            "end your final message with <promise>FAILED: <reason></promise>",
+        ] {
+            assert!(
+                prompt.contains(expected),
+                "missing {expected:?} in:\n{prompt}"
+            );
+        }
+        for absent in ["Acceptance criteria", "Previous attempt", "\n\n\n"] {
+            assert!(
+                !prompt.contains(absent),
+                "unexpected {absent:?} in:\n{prompt}"
+            );
+        }
+        // The only braces left are the context file's own.
+        assert_eq!(prompt.matches("{{").count(), 1, "{prompt}");
+        assert_echo_safe(&prompt);
+    }
+
+    #[test]
+    fn prd_story_shows_description_and_acceptance_criteria() {
+        let source = Fixed {
+            kind: SourceKind::Prd,
+            file: PathBuf::from("prd.json"),
+        };
+        let mut story = Story::from_tasks("US-2", "Farewell", Vec::new());
+        story.description = Some("As a visitor I am bid farewell.".into());
+        story.acceptance_criteria = vec!["bye.txt exists".into(), "README mentions it".into()];
+        story.passes = Some(false);
+        let prompt = render_default(&story, &source, &[], None);
+        for expected in [
+            "## Story US-2: Farewell\n\nAs a visitor I am bid farewell.\n\nAcceptance criteria:\n\n- bye.txt exists\n- README mentions it\n\n## How to work",
+            "tick each box of story US-2 in prd.json",
+        ] {
+            assert!(
+                prompt.contains(expected),
+                "missing {expected:?} in:\n{prompt}"
+            );
+        }
+        for absent in ["Tasks (", "## Context", "\n\n\n"] {
+            assert!(
+                !prompt.contains(absent),
+                "unexpected {absent:?} in:\n{prompt}"
+            );
+        }
+        assert_echo_safe(&prompt);
+    }
+
+    #[test]
+    fn retry_after_failed_quotes_the_reason() {
+        let source = openspec_source();
+        let prompt = render_default(
+            &greeting_story(),
+            &source,
+            &[],
+            Some(RetryContext::FailedReason(
+                "tests need a running database\nand a cache".into(),
+            )),
+        );
+        assert!(prompt.contains("attempt 2"));
+        assert!(prompt.contains("## Previous attempt"));
+        assert!(prompt.contains("> tests need a running database\n> and a cache\n"));
+        assert!(!prompt.contains("timed out"));
+        assert_echo_safe(&prompt);
+    }
+
+    #[test]
+    fn retry_after_timeout_says_so() {
+        let source = openspec_source();
+        let prompt = render_default(
+            &greeting_story(),
+            &source,
+            &[],
+            Some(RetryContext::TimedOut),
+        );
+        assert!(prompt.contains("The previous attempt at this story timed out"));
+        assert!(!prompt.contains("gave up"));
+    }
+
+    #[test]
+    fn retry_after_failed_checks_lists_them() {
+        let source = openspec_source();
+        let prompt = render_default(
+            &greeting_story(),
+            &source,
+            &[],
+            Some(RetryContext::ChecksFailed(vec![
+                ("cargo test".into(), "test greeting ... FAILED\n".into()),
+                ("cargo clippy".into(), "error: unused variable".into()),
+            ])),
+        );
+        for expected in [
+            "these checks failed",
+            "### cargo test\n\n```\ntest greeting ... FAILED\n```",
+            "### cargo clippy\n\n```\nerror: unused variable\n```",
+        ] {
+            assert!(
+                prompt.contains(expected),
+                "missing {expected:?} in:\n{prompt}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_signal_retry_adds_nothing() {
+        let source = openspec_source();
+        let first = render_default(&greeting_story(), &source, &[], None);
+        assert!(!first.contains("previous attempt"));
+        assert!(!first.contains("Previous attempt"));
+    }
+
+    #[test]
+    fn promise_lines_from_content_are_defused() {
+        let source = openspec_source();
+        let files = vec![ContextFile {
+            path: "README.md".into(),
+            content: "The agent ends with\n  <promise>COMPLETE</promise>\n".into(),
+        }];
+        let prompt = render_default(
+            &greeting_story(),
+            &source,
+            &files,
+            Some(RetryContext::FailedReason(
+                "<promise>COMPLETE</promise>".into(),
+            )),
+        );
+        assert!(
+            prompt.contains("  `<promise>COMPLETE</promise>`\n"),
+            "{prompt}"
+        );
+        assert_echo_safe(&prompt);
+    }
+
+    #[test]
+    fn custom_template_cannot_end_with_or_isolate_a_promise() {
+        let source = openspec_source();
+        let story = greeting_story();
+        let input = PromptInput {
+            change: "c",
+            story: &story,
+            story_index: 1,
+            story_total: 1,
+            attempt: 1,
+            source: &source,
+            context_files: &[],
+            retry: None,
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        };
+        let prompt = render(
+            "Do {{story_title}}, then say\n{{promise_complete}}\n",
+            &input,
+        )
+        .expect("render");
+        assert_eq!(
+            prompt,
+            "Do Greeting, then say\n`<promise>COMPLETE</promise>`\n"
+        );
+        let prompt = render("Finish with {{ promise_complete }}", &input).expect("render");
+        assert!(prompt.starts_with("Finish with <promise>COMPLETE</promise>"));
+        assert_echo_safe(&prompt);
+    }
+
+    #[test]
+    fn promise_token_names_the_tag() {
+        let source = openspec_source();
+        let story = greeting_story();
+        let mut input = PromptInput {
+            change: "c",
+            story: &story,
+            story_index: 1,
+            story_total: 1,
+            attempt: 1,
+            source: &source,
+            context_files: &[],
+            retry: None,
+            promise_token: "done-7f3a",
+        };
+        assert_eq!(
+            render("{{promise_complete}} / {{promise_failed}}.", &input).expect("render"),
+            "<done-7f3a>COMPLETE</done-7f3a> / <done-7f3a>FAILED: <reason></done-7f3a>."
+        );
+        for bad in ["", "a b", "x>y"] {
+            input.promise_token = bad;
+            assert!(matches!(
+                render("x", &input),
+                Err(PromptError::InvalidPromiseToken { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn unknown_and_unclosed_placeholders_are_errors() {
+        let source = openspec_source();
+        let story = greeting_story();
+        let input = PromptInput {
+            change: "c",
+            story: &story,
+            story_index: 1,
+            story_total: 1,
+            attempt: 1,
+            source: &source,
+            context_files: &[],
+            retry: None,
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        };
+        let error = render("ok\nuse {{story_name}} here", &input).expect_err("unknown");
+        assert!(
+            matches!(&error, PromptError::UnknownPlaceholder { name, line: 2 } if name == "story_name"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("{{story_name}}"), "{error}");
+        assert!(error.hint().expect("hint").contains("{{story_title}}"));
+
+        let error = render("{{retry}}\n{{bogus}}\n", &input).expect_err("unknown standalone");
+        assert!(matches!(
+            error,
+            PromptError::UnknownPlaceholder { line: 2, .. }
+        ));
+
+        let error = render("a {{change", &input).expect_err("unclosed");
+        assert!(
+            matches!(error, PromptError::UnclosedPlaceholder { line: 1 }),
+            "{error}"
+        );
+        assert!(validate("{{change}} {{nope}}").is_err());
+        assert!(validate("a {{change").is_err());
+    }
+
+    #[test]
+    fn every_variable_renders_and_the_default_uses_only_known_ones() {
+        validate(DEFAULT_TEMPLATE).expect("default template is valid");
+        let source = openspec_source();
+        let mut story = greeting_story();
+        story.description = Some("Say hello.".into());
+        story.acceptance_criteria = vec!["hello.txt exists".into()];
+        let files = context_files();
+        let input = PromptInput {
+            change: "add-greeting",
+            story: &story,
+            story_index: 2,
+            story_total: 5,
+            attempt: 3,
+            source: &source,
+            context_files: &files,
+            retry: Some(RetryContext::TimedOut),
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        };
+        for (name, description) in VARIABLES {
+            assert!(!description.is_empty());
+            let rendered = render(&format!("[{{{{{name}}}}}]"), &input)
+                .unwrap_or_else(|error| panic!("{name}: {error}"));
+            assert!(rendered.len() > 2, "{name} rendered empty");
+        }
+        assert_eq!(
+            render(
+                "{{story_index}}/{{story_total}} #{{attempt}} {{source_kind}}",
+                &input
+            )
+            .expect("render"),
+            "2/5 #3 openspec"
+        );
+    }
+
+    #[test]
+    fn standalone_empty_placeholders_leave_no_line() {
+        let source = openspec_source();
+        let story = greeting_story();
+        let input = PromptInput {
+            change: "c",
+            story: &story,
+            story_index: 1,
+            story_total: 1,
+            attempt: 1,
+            source: &source,
+            context_files: &[],
+            retry: None,
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        };
+        assert_eq!(
+            render("a\n  {{ retry }}  \r\n{{context}}\nb {{retry}}.\n", &input).expect("render"),
+            "a\nb .\n"
+        );
+    }
+
+    #[test]
+    fn fences_outgrow_the_content() {
+        assert_eq!(fenced("plain"), "```\nplain\n```\n");
+        assert_eq!(fenced("a ```` b\n"), "`````\na ```` b\n`````\n");
+    }
+}

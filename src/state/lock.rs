@@ -1,0 +1,142 @@
+//! One loop per repository: `<git-dir>/ralph/lock` holds the PID and change
+//! of the running loop. A lock whose PID is dead is taken over (the caller
+//! warns); `abort` from another terminal finds the loop through it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
+
+/// The lock, held until dropped.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+    /// The dead holder whose lock was taken over, if any.
+    pub took_over_from: Option<(u32, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("a git-ralph loop for '{change}' is already running (pid {pid})")]
+    Held { pid: u32, change: String },
+    #[error("could not create {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl LockError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            LockError::Held { change, .. } => Some(format!(
+                "watch it with 'git ralph status {change}', or stop it with 'git ralph abort {change}'"
+            )),
+            LockError::Io { .. } => None,
+        }
+    }
+}
+
+/// Is `pid` a live process?
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    match kill(Pid::from_raw(raw), None) {
+        Ok(()) => true,
+        Err(nix::errno::Errno::EPERM) => true,
+        Err(_) => false,
+    }
+}
+
+/// The live holder of the lock at `path`: PID and change.
+pub fn lock_holder(path: &Path) -> Option<(u32, String)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (pid, change) = parse(&text)?;
+    process_alive(pid).then_some((pid, change))
+}
+
+fn parse(text: &str) -> Option<(u32, String)> {
+    let mut lines = text.lines();
+    let pid = lines.next()?.trim().parse().ok()?;
+    let change = lines.next().unwrap_or_default().trim().to_owned();
+    Some((pid, change))
+}
+
+impl RunLock {
+    pub fn acquire(path: &Path, change: &str) -> Result<RunLock, LockError> {
+        let io = |source| LockError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut took_over_from = None;
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(mut file) => {
+                    write!(file, "{}\n{change}\n", std::process::id()).map_err(io)?;
+                    return Ok(RunLock {
+                        path: path.to_owned(),
+                        took_over_from,
+                    });
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
+                    match parse(&text) {
+                        Some((pid, change)) if process_alive(pid) && pid != std::process::id() => {
+                            return Err(LockError::Held { pid, change });
+                        }
+                        holder => {
+                            took_over_from = holder;
+                            let _ = std::fs::remove_file(path);
+                        }
+                    }
+                }
+                Err(err) => return Err(io(err)),
+            }
+        }
+        Err(io(std::io::Error::other("the lock kept reappearing")))
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Only remove the lock if it is still ours.
+        if let Some((pid, _)) = std::fs::read_to_string(&self.path)
+            .ok()
+            .as_deref()
+            .and_then(parse)
+            && pid == std::process::id()
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_is_refused_and_a_dead_one_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let first = RunLock::acquire(&path, "one").unwrap();
+        assert_eq!(lock_holder(&path), Some((std::process::id(), "one".into())));
+        drop(first);
+        assert!(!path.exists());
+
+        // A PID that cannot be alive.
+        std::fs::write(&path, format!("{}\nold\n", i32::MAX)).unwrap();
+        let lock = RunLock::acquire(&path, "new").unwrap();
+        assert_eq!(lock.took_over_from, Some((i32::MAX as u32, "old".into())));
+    }
+}

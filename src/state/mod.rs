@@ -1,0 +1,117 @@
+//! The files under `<git-dir>/ralph/`: one directory per change holding
+//! `state.json` (the run, rewritten atomically so a reader never sees a torn
+//! file), `events.jsonl` (every event, appended) and `attempts/` (each
+//! attempt's raw agent output), plus the repository-wide `lock` that keeps
+//! two loops from running at once. Nothing here knows about agents' formats
+//! or the terminal.
+
+mod atomic;
+mod events_log;
+mod lock;
+mod run;
+
+pub use atomic::write_atomically;
+pub use events_log::EventsLog;
+pub use lock::{LockError, RunLock, lock_holder, process_alive};
+pub use run::{
+    AttemptOutcome, AttemptRecord, RunState, RunStatus, Settings, StopReason, StoryRecord, Totals,
+    now,
+};
+
+use std::path::{Path, PathBuf};
+
+/// Where a change's files live.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub dir: PathBuf,
+}
+
+/// Why a state file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("could not read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a valid run state", path.display())]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("could not write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RunDir {
+    /// `<ralph-dir>/<change>`; `change` must already be validated.
+    pub fn new(ralph_dir: &Path, change: &str) -> RunDir {
+        RunDir {
+            dir: ralph_dir.join(change),
+        }
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+
+    pub fn events_path(&self) -> PathBuf {
+        self.dir.join("events.jsonl")
+    }
+
+    /// `attempts/<story>-<n>.jsonl`: the agent's raw output.
+    pub fn attempt_log(&self, story: &str, attempt: u32) -> PathBuf {
+        self.dir
+            .join("attempts")
+            .join(format!("{story}-{attempt}.jsonl"))
+    }
+
+    /// The prompt of the attempt as a file, for `RALPH_PROMPT_FILE`.
+    pub fn attempt_prompt(&self, story: &str, attempt: u32) -> PathBuf {
+        self.dir
+            .join("attempts")
+            .join(format!("{story}-{attempt}.prompt.md"))
+    }
+
+    pub fn exists(&self) -> bool {
+        self.state_path().exists()
+    }
+
+    pub fn load(&self) -> Result<RunState, StateError> {
+        let path = self.state_path();
+        let bytes = std::fs::read(&path).map_err(|source| StateError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt { path, source })
+    }
+
+    pub fn save(&self, state: &RunState) -> Result<(), StateError> {
+        let path = self.state_path();
+        let bytes = serde_json::to_vec_pretty(state).map_err(|source| StateError::Corrupt {
+            path: path.clone(),
+            source,
+        })?;
+        write_atomically(&path, &bytes).map_err(|source| StateError::Write { path, source })
+    }
+}
+
+/// The names of all runs recorded under `ralph_dir`, sorted.
+pub fn list_runs(ralph_dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(ralph_dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("state.json").is_file())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,223 @@
+//! The run as recorded in `state.json`: enough for `status` to report it from
+//! any terminal, for `start` to resume it, and for `abort` to restore the
+//! pre-start state even after a crash.
+
+use serde::{Deserialize, Serialize};
+
+use crate::git::{Original, hex};
+
+/// Why a run ended. Every run ends with exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every story is verifiably done.
+    Completed,
+    /// A story failed more often than `--max-retries` allows.
+    MaxRetries,
+    /// The run used up `--max-iterations` attempts.
+    MaxIters,
+    /// Too many attempts in a row changed nothing.
+    NoProgress,
+    /// `--max-runtime` passed.
+    Timeout,
+    /// `--max-cost` or `--max-tokens` was reached.
+    Budget,
+    /// The user stopped it.
+    Stopped,
+    /// git-ralph itself failed.
+    Error,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::MaxRetries => "max_retries",
+            StopReason::MaxIters => "max_iters",
+            StopReason::NoProgress => "no_progress",
+            StopReason::Timeout => "timeout",
+            StopReason::Budget => "budget",
+            StopReason::Stopped => "stopped",
+            StopReason::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// A loop process is driving it (see the lock for its PID).
+    Running,
+    /// The loop ended (a reason is recorded) or was stopped; `start` resumes
+    /// it and `finish` closes it.
+    Stopped,
+    /// Finished with keep or cleanup.
+    Finished,
+    /// Aborted: the pre-start state was restored.
+    Aborted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Finished => "finished",
+            RunStatus::Aborted => "aborted",
+        }
+    }
+}
+
+/// How one attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Verified done and checkpointed.
+    Complete,
+    /// The agent said FAILED, or claimed COMPLETE without the work being
+    /// verifiably done.
+    Failed,
+    /// The agent ended without a promise.
+    NoSignal,
+    /// The agent reported an error, crashed, or exited non-zero.
+    AgentError,
+    /// The agent ran past `--agent-timeout`.
+    TimedOut,
+    /// The user stopped the run during the attempt.
+    Interrupted,
+    /// Still running.
+    Running,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub attempt: u32,
+    pub outcome: AttemptOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `refs/ralph/<change>/attempts/<story>/<n>` for a failed attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preserved: Option<String>,
+    /// The checkpoint commit of a completed attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    pub started_at: u64,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cost_usd: f64,
+    /// The agent's raw output, relative to the run's directory.
+    pub log: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoryRecord {
+    pub id: String,
+    pub title: String,
+    pub done: bool,
+    pub tasks_done: usize,
+    pub tasks_total: usize,
+    #[serde(default)]
+    pub attempts: Vec<AttemptRecord>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub attempts: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl Totals {
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_creation_tokens
+    }
+}
+
+/// The settings a run was started with, kept so a resume behaves the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The agent preset name, or `command` for `--agent-command`.
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub max_retries: u32,
+    pub command_timeout_secs: u64,
+    pub agent_timeout_secs: u64,
+    pub on_finish: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_template: Option<String>,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prd_file: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub version: u32,
+    pub change: String,
+    pub branch: String,
+    pub status: RunStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<StopReason>,
+    pub original: Original,
+    #[serde(with = "hex")]
+    pub initial_commit: gix::ObjectId,
+    /// The last checkpoint: HEAD must be here before each spawn.
+    #[serde(with = "hex")]
+    pub checkpoint: gix::ObjectId,
+    pub stories: Vec<StoryRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_story: Option<String>,
+    #[serde(default)]
+    pub current_attempt: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
+    #[serde(default)]
+    pub totals: Totals,
+    pub settings: Settings,
+    pub started_at: u64,
+    pub updated_at: u64,
+    /// The PID of the loop driving the run, while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// `keep` or `cleanup`, once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_with: Option<String>,
+}
+
+impl RunState {
+    pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {
+        self.stories.iter_mut().find(|story| story.id == id)
+    }
+
+    pub fn stories_done(&self) -> usize {
+        self.stories.iter().filter(|story| story.done).count()
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

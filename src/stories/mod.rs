@@ -1,0 +1,908 @@
+//! Where the stories of a change come from.
+//!
+//! A change is worked through story by story, and each story has to be read
+//! from a file the agent itself updates as it goes: an OpenSpec `tasks.md`, a
+//! `prd.json` in the Ralph style, or any markdown checklist. This module gives
+//! those three formats one shape ([`Story`], [`Task`]) behind one trait
+//! ([`StorySource`]), picks the right source for a run ([`detect`]), and
+//! re-reads the file from disk on every call, because the file on disk — not
+//! what the agent says — is what decides whether a story is done.
+
+pub mod checklist;
+pub mod markdown;
+pub mod openspec;
+pub mod openspec_cli;
+pub mod prd;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use checklist::Checklist;
+pub use markdown::MarkdownSource;
+pub use openspec::OpenSpecSource;
+pub use prd::PrdSource;
+
+/// One checkbox of a checklist story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    pub text: String,
+    pub done: bool,
+    /// 1-based line number in the file the task was read from.
+    pub line: usize,
+}
+
+/// One unit of work the agent is given per attempt.
+///
+/// Checklist sources fill `tasks` and leave `passes` at `None`; `prd.json`
+/// fills `passes`, `description`, `acceptance_criteria`, `priority` and
+/// `depends_on` and has no tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Story {
+    pub id: String,
+    pub title: String,
+    pub tasks: Vec<Task>,
+    pub description: Option<String>,
+    pub acceptance_criteria: Vec<String>,
+    pub depends_on: Vec<String>,
+    pub priority: Option<i64>,
+    pub passes: Option<bool>,
+}
+
+impl Story {
+    /// A story whose progress is a list of checkboxes.
+    pub fn from_tasks(id: impl Into<String>, title: impl Into<String>, tasks: Vec<Task>) -> Self {
+        Story {
+            id: id.into(),
+            title: title.into(),
+            tasks,
+            description: None,
+            acceptance_criteria: Vec::new(),
+            depends_on: Vec::new(),
+            priority: None,
+            passes: None,
+        }
+    }
+
+    /// A story with an explicit `passes` flag is done when the flag is set;
+    /// otherwise it is done when it has tasks and every one is ticked. A
+    /// story without tasks and without a flag is never done, so an empty
+    /// story cannot slip through as finished.
+    pub fn is_complete(&self) -> bool {
+        match self.passes {
+            Some(passes) => passes,
+            None => !self.tasks.is_empty() && self.tasks.iter().all(|task| task.done),
+        }
+    }
+}
+
+/// The file formats stories can be read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// `openspec/changes/<change>/tasks.md`. Serialized as `openspec`, the
+    /// name users type, rather than the mechanical `open_spec`.
+    #[serde(rename = "openspec")]
+    OpenSpec,
+    Prd,
+    Markdown,
+}
+
+impl SourceKind {
+    pub const ALL: [SourceKind; 3] = [SourceKind::OpenSpec, SourceKind::Prd, SourceKind::Markdown];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::OpenSpec => "openspec",
+            SourceKind::Prd => "prd",
+            SourceKind::Markdown => "markdown",
+        }
+    }
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SourceKind {
+    type Err = StoriesError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SourceKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| StoriesError::UnknownSourceKind { name: s.to_owned() })
+    }
+}
+
+/// A file given to the agent as background for the change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextFile {
+    /// Repository-relative, with `/` separators.
+    pub path: String,
+    /// The file's text, possibly cut short with a `[truncated…]` marker.
+    pub content: String,
+}
+
+/// A format of stories, bound to one change in one worktree.
+pub trait StorySource: Send + Sync {
+    fn kind(&self) -> SourceKind;
+
+    /// Reads the stories from disk; every call re-reads, so the result
+    /// reflects what the agent has ticked so far.
+    fn load(&self) -> Result<Vec<Story>, StoriesError>;
+
+    /// The story to work on next: by default the first incomplete one in
+    /// file order.
+    fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
+        stories.iter().find(|story| !story.is_complete())
+    }
+
+    /// The repository-relative file the agent updates to record progress.
+    fn tracking_file(&self) -> &Path;
+
+    /// Background files for the agent, read fresh, capped in size.
+    fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError>;
+
+    /// How the agent marks progress on `story`, as an imperative clause.
+    fn done_instruction(&self, story: &Story) -> String;
+
+    /// How many checkboxes [`load`](Self::load) skipped because they sit in
+    /// code fences (see [`checklist`]); the OpenSpec CLI counts them, so a
+    /// cross-check needs the number.
+    fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
+        Ok(0)
+    }
+}
+
+/// Everything that can go wrong reading stories.
+#[derive(Debug, thiserror::Error)]
+pub enum StoriesError {
+    #[error("invalid change name {name:?}: {reason}")]
+    InvalidChangeName { name: String, reason: &'static str },
+
+    #[error("unknown story source {name:?} (expected openspec, prd or markdown)")]
+    UnknownSourceKind { name: String },
+
+    #[error("no OpenSpec change named {change:?} in {}", changes_dir.display())]
+    ChangeNotFound {
+        change: String,
+        changes_dir: PathBuf,
+        existing: Vec<String>,
+    },
+
+    #[error("OpenSpec change {change:?} has no tasks file: {} does not exist", path.display())]
+    TasksFileMissing { change: String, path: PathBuf },
+
+    #[error("{} does not exist", path.display())]
+    FileNotFound { path: PathBuf },
+
+    #[error("{} has no checkbox (`- [ ] task`) outside code fences{}", path.display(), fenced_note(*.fenced))]
+    NoCheckboxes { path: PathBuf, fenced: usize },
+
+    #[error("{} lists no user stories", path.display())]
+    NoStories { path: PathBuf },
+
+    #[error("{}:{line}:{column}: malformed prd.json: {message}", path.display())]
+    MalformedPrd {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("{}: story #{index} has an empty id", path.display())]
+    EmptyId { path: PathBuf, index: usize },
+
+    #[error("{}: story id {id:?} is used more than once", path.display())]
+    DuplicateId { path: PathBuf, id: String },
+
+    #[error("{}: story {story:?} depends on {dependency:?}, which is not a story in the file", path.display())]
+    UnknownDependency {
+        path: PathBuf,
+        story: String,
+        dependency: String,
+    },
+
+    #[error("{}: dependency cycle {}", path.display(), cycle.join(" -> "))]
+    DependencyCycle { path: PathBuf, cycle: Vec<String> },
+
+    #[error("no stories found for change {change:?}: looked for {}", looked_for.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "))]
+    NoSource {
+        change: String,
+        looked_for: Vec<PathBuf>,
+    },
+
+    #[error("the markdown source needs a checklist file, and none was given")]
+    MissingTasksPath,
+
+    #[error("the story source was set to {kind}, but {flag} was also given")]
+    ConflictingSource {
+        kind: SourceKind,
+        flag: &'static str,
+    },
+
+    #[error("{} is outside the repository at {}", path.display(), workdir.display())]
+    OutsideRepository { path: PathBuf, workdir: PathBuf },
+
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn fenced_note(fenced: usize) -> String {
+    match fenced {
+        0 => String::new(),
+        n => format!(" ({n} inside code fences do not count)"),
+    }
+}
+
+impl StoriesError {
+    /// What the user can do about the error, when there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StoriesError::InvalidChangeName { .. } => Some(
+                "use the directory name of the change under openspec/changes/, e.g. `add-login`"
+                    .to_owned(),
+            ),
+            StoriesError::UnknownSourceKind { .. } => {
+                Some("pass one of: openspec, prd, markdown".to_owned())
+            }
+            StoriesError::ChangeNotFound { existing, .. } if existing.is_empty() => Some(
+                "there are no changes yet; create one with `openspec new change <name>`, or pass --prd / --tasks".to_owned(),
+            ),
+            StoriesError::ChangeNotFound { existing, .. } => {
+                Some(format!("existing changes: {}", existing.join(", ")))
+            }
+            StoriesError::TasksFileMissing { change, .. } => Some(format!(
+                "write the task list first, e.g. `openspec instructions tasks --change {change}`"
+            )),
+            StoriesError::FileNotFound { .. } => Some("check the path you passed".to_owned()),
+            StoriesError::NoCheckboxes { .. } => Some(
+                "write each task as a markdown checkbox line, e.g. `- [ ] 1.1 Add the parser`"
+                    .to_owned(),
+            ),
+            StoriesError::NoStories { .. } => {
+                Some("add at least one entry to \"userStories\"".to_owned())
+            }
+            StoriesError::MalformedPrd { .. } => Some(
+                "expected {\"userStories\": [{\"id\": \"US-1\", \"title\": \"...\", \"passes\": false}]}"
+                    .to_owned(),
+            ),
+            StoriesError::EmptyId { .. } => Some("give every story a non-empty \"id\"".to_owned()),
+            StoriesError::DuplicateId { .. } => {
+                Some("give every story (or `## N.` heading) a distinct id".to_owned())
+            }
+            StoriesError::UnknownDependency { .. } => {
+                Some("fix the id in \"dependsOn\" or add the missing story".to_owned())
+            }
+            StoriesError::DependencyCycle { .. } => {
+                Some("remove one of the \"dependsOn\" entries in the cycle".to_owned())
+            }
+            StoriesError::NoSource { .. } => Some(
+                "create the OpenSpec change, or pass --prd <file> for a prd.json or --tasks <file> for a markdown checklist".to_owned(),
+            ),
+            StoriesError::MissingTasksPath => Some("pass --tasks <file>".to_owned()),
+            StoriesError::ConflictingSource { .. } => {
+                Some("pass either the source kind or the file flag that matches it".to_owned())
+            }
+            StoriesError::OutsideRepository { .. } => Some(
+                "the agent's progress is checkpointed with the repository, so keep the file inside it"
+                    .to_owned(),
+            ),
+            StoriesError::Io { .. } => None,
+        }
+    }
+}
+
+/// Checks a change name before it is joined into a path, so a name can never
+/// reach outside `openspec/changes/`.
+pub fn validate_change_name(name: &str) -> Result<(), StoriesError> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains('/') || name.contains('\\') {
+        Some("it contains a path separator")
+    } else if name.contains("..") {
+        Some("it contains `..`")
+    } else if name.starts_with('.') {
+        Some("it starts with `.`")
+    } else if name.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(StoriesError::InvalidChangeName {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Picks the source of stories for a run.
+///
+/// An explicit `kind` wins; then `--tasks` (markdown), then `--prd`; then
+/// `openspec/changes/<change>/tasks.md`, then `prd.json` at the root. OpenSpec
+/// is preferred over a root `prd.json` because the change name names it.
+/// Relative `prd` and `tasks` paths are taken relative to `workdir`.
+pub fn detect(
+    workdir: &Path,
+    change: &str,
+    explicit: Option<SourceKind>,
+    prd: Option<&Path>,
+    tasks: Option<&Path>,
+) -> Result<Box<dyn StorySource>, StoriesError> {
+    match explicit {
+        Some(SourceKind::OpenSpec) => {
+            if prd.is_some() {
+                return Err(conflict(SourceKind::OpenSpec, "--prd"));
+            }
+            if tasks.is_some() {
+                return Err(conflict(SourceKind::OpenSpec, "--tasks"));
+            }
+            Ok(Box::new(OpenSpecSource::new(workdir, change)?))
+        }
+        Some(SourceKind::Prd) => {
+            if tasks.is_some() {
+                return Err(conflict(SourceKind::Prd, "--tasks"));
+            }
+            Ok(Box::new(PrdSource::new(workdir, prd)?))
+        }
+        Some(SourceKind::Markdown) => {
+            if prd.is_some() {
+                return Err(conflict(SourceKind::Markdown, "--prd"));
+            }
+            let tasks = tasks.ok_or(StoriesError::MissingTasksPath)?;
+            Ok(Box::new(MarkdownSource::new(workdir, tasks)?))
+        }
+        None => detect_implicit(workdir, change, prd, tasks),
+    }
+}
+
+fn conflict(kind: SourceKind, flag: &'static str) -> StoriesError {
+    StoriesError::ConflictingSource { kind, flag }
+}
+
+fn detect_implicit(
+    workdir: &Path,
+    change: &str,
+    prd: Option<&Path>,
+    tasks: Option<&Path>,
+) -> Result<Box<dyn StorySource>, StoriesError> {
+    if let Some(tasks) = tasks {
+        return Ok(Box::new(MarkdownSource::new(workdir, tasks)?));
+    }
+    if let Some(prd) = prd {
+        return Ok(Box::new(PrdSource::new(workdir, Some(prd))?));
+    }
+    validate_change_name(change)?;
+    let change_dir = openspec::change_dir(change);
+    let tasks_file = change_dir.join(openspec::TASKS_FILE);
+    if workdir.join(&tasks_file).is_file() {
+        return Ok(Box::new(OpenSpecSource::new(workdir, change)?));
+    }
+    let prd_file = Path::new(prd::DEFAULT_FILE);
+    if workdir.join(prd_file).is_file() {
+        return Ok(Box::new(PrdSource::new(workdir, None)?));
+    }
+    // Neither exists: say the most specific thing we can.
+    if workdir.join(&change_dir).is_dir() {
+        return Err(StoriesError::TasksFileMissing {
+            change: change.to_owned(),
+            path: tasks_file,
+        });
+    }
+    if workdir.join(openspec::CHANGES_DIR).is_dir() {
+        return Err(openspec::change_not_found(workdir, change));
+    }
+    Err(StoriesError::NoSource {
+        change: change.to_owned(),
+        looked_for: vec![tasks_file, prd_file.to_path_buf()],
+    })
+}
+
+/// Turns a user-given path into one relative to `workdir`, refusing paths
+/// that leave the repository, and checks that it names a file.
+pub(crate) fn repo_relative_file(workdir: &Path, path: &Path) -> Result<PathBuf, StoriesError> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        workdir.join(path)
+    };
+    let relative = normalize(&joined)
+        .strip_prefix(normalize(workdir))
+        .map(Path::to_path_buf)
+        .ok()
+        .or_else(|| {
+            // `workdir` or `path` may go through a symlink (e.g. /tmp on macOS).
+            let real_workdir = workdir.canonicalize().ok()?;
+            let real_path = joined.canonicalize().ok()?;
+            real_path
+                .strip_prefix(real_workdir)
+                .map(Path::to_path_buf)
+                .ok()
+        })
+        .ok_or_else(|| StoriesError::OutsideRepository {
+            path: path.to_path_buf(),
+            workdir: workdir.to_path_buf(),
+        })?;
+    if relative.as_os_str().is_empty() || !workdir.join(&relative).is_file() {
+        return Err(StoriesError::FileNotFound { path: joined });
+    }
+    Ok(relative)
+}
+
+/// Resolves `.` and `..` without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A repository-relative path spelled with `/`, whatever the platform.
+pub(crate) fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|component| component.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
+    std::fs::read_to_string(path).map_err(|source| StoriesError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Reads a checklist file and turns it into stories, rejecting files the
+/// agent could never finish (no checkbox) or that name two stories alike.
+pub(crate) fn load_checklist(
+    workdir: &Path,
+    relative: &Path,
+) -> Result<(Vec<Story>, usize), StoriesError> {
+    let text = read_text(&workdir.join(relative))?;
+    let parsed = checklist::parse(&text);
+    if parsed.stories.is_empty() {
+        return Err(StoriesError::NoCheckboxes {
+            path: relative.to_path_buf(),
+            fenced: parsed.fenced_checkboxes,
+        });
+    }
+    check_unique_ids(relative, &parsed.stories)?;
+    Ok((parsed.stories, parsed.fenced_checkboxes))
+}
+
+pub(crate) fn check_unique_ids(path: &Path, stories: &[Story]) -> Result<(), StoriesError> {
+    let mut seen = HashSet::new();
+    for story in stories {
+        if !seen.insert(story.id.as_str()) {
+            return Err(StoriesError::DuplicateId {
+                path: path.to_path_buf(),
+                id: story.id.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The same wording for every checklist-backed source.
+pub(crate) fn checklist_done_instruction(tracking_file: &Path, story: &Story) -> String {
+    format!(
+        "tick each box of story {} (\"{}\") in {} (`[ ]` -> `[x]`) as you finish it",
+        story.id,
+        story.title,
+        slash_path(tracking_file)
+    )
+}
+
+/// Largest share of the prompt one context file may take.
+pub const CONTEXT_FILE_LIMIT: usize = 64 * 1024;
+/// Largest share of the prompt all context files together may take.
+pub const CONTEXT_TOTAL_LIMIT: usize = 256 * 1024;
+
+/// Reads context files in order, skipping those that do not exist and
+/// cutting the rest down to the per-file and total budgets, so one huge spec
+/// cannot push the story itself out of the agent's view.
+pub(crate) fn read_context_files(
+    workdir: &Path,
+    relatives: &[PathBuf],
+) -> Result<Vec<ContextFile>, StoriesError> {
+    let mut files = Vec::new();
+    let mut used = 0;
+    for relative in relatives {
+        let path = workdir.join(relative);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(StoriesError::Io { path, source }),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let limit = CONTEXT_FILE_LIMIT.min(CONTEXT_TOTAL_LIMIT - used);
+        let content = truncate(&text, limit);
+        used += content.len().min(limit);
+        files.push(ContextFile {
+            path: slash_path(relative),
+            content,
+        });
+    }
+    Ok(files)
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    if limit == 0 {
+        return "[truncated: the context budget is used up; read this file yourself]".to_owned();
+    }
+    let mut cut = limit;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}\n[truncated: {} of {} bytes shown; read the file for the rest]",
+        &text[..cut],
+        cut,
+        text.len()
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::fs;
+
+    /// Builds the OpenSpec fixture tree in a temporary directory, from files
+    /// compiled into the test binary so no test reads outside its own crate.
+    pub(crate) fn openspec_fixture_repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files: &[(&str, &str)] = &[
+            (
+                "openspec/config.yaml",
+                include_str!("../../tests/fixtures/openspec/repo/openspec/config.yaml"),
+            ),
+            ("openspec/specs/.gitkeep", ""),
+            ("openspec/changes/archive/.gitkeep", ""),
+            (
+                "openspec/changes/add-greeting/.openspec.yaml",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/add-greeting/.openspec.yaml"
+                ),
+            ),
+            (
+                "openspec/changes/add-greeting/proposal.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/add-greeting/proposal.md"
+                ),
+            ),
+            (
+                "openspec/changes/add-greeting/design.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/add-greeting/design.md"
+                ),
+            ),
+            (
+                "openspec/changes/add-greeting/tasks.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/add-greeting/tasks.md"
+                ),
+            ),
+            (
+                "openspec/changes/add-greeting/specs/greeting/spec.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/add-greeting/specs/greeting/spec.md"
+                ),
+            ),
+            (
+                "openspec/changes/tidy-docs/.openspec.yaml",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/tidy-docs/.openspec.yaml"
+                ),
+            ),
+            (
+                "openspec/changes/tidy-docs/proposal.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/tidy-docs/proposal.md"
+                ),
+            ),
+            (
+                "openspec/changes/tidy-docs/tasks.md",
+                include_str!(
+                    "../../tests/fixtures/openspec/repo/openspec/changes/tidy-docs/tasks.md"
+                ),
+            ),
+        ];
+        for (relative, content) in files {
+            write(dir.path(), relative, content);
+        }
+        dir
+    }
+
+    pub(crate) fn write(root: &Path, relative: &str, content: &str) {
+        let path = root.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create parent dirs");
+        }
+        fs::write(path, content).expect("write fixture file");
+    }
+
+    const PRD: &str = r#"{"userStories": [{"id": "US-1", "title": "One", "passes": false}]}"#;
+
+    #[test]
+    fn detect_prefers_openspec_change_over_root_prd() {
+        let repo = openspec_fixture_repo();
+        write(repo.path(), "prd.json", PRD);
+        let source = detect(repo.path(), "add-greeting", None, None, None).expect("detect");
+        assert_eq!(source.kind(), SourceKind::OpenSpec);
+        assert_eq!(
+            source.tracking_file(),
+            Path::new("openspec/changes/add-greeting/tasks.md")
+        );
+    }
+
+    #[test]
+    fn detect_falls_back_to_root_prd() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        write(repo.path(), "prd.json", PRD);
+        let source = detect(repo.path(), "anything", None, None, None).expect("detect");
+        assert_eq!(source.kind(), SourceKind::Prd);
+        assert_eq!(source.tracking_file(), Path::new("prd.json"));
+    }
+
+    #[test]
+    fn detect_uses_flags_before_files() {
+        let repo = openspec_fixture_repo();
+        write(repo.path(), "TODO.md", "- [ ] a\n");
+        write(repo.path(), "plan/prd.json", PRD);
+        let by_tasks = detect(
+            repo.path(),
+            "add-greeting",
+            None,
+            Some(Path::new("plan/prd.json")),
+            Some(Path::new("TODO.md")),
+        )
+        .expect("detect");
+        assert_eq!(by_tasks.kind(), SourceKind::Markdown);
+        assert_eq!(by_tasks.tracking_file(), Path::new("TODO.md"));
+
+        let by_prd = detect(
+            repo.path(),
+            "add-greeting",
+            None,
+            Some(&repo.path().join("plan/prd.json")),
+            None,
+        )
+        .expect("detect");
+        assert_eq!(by_prd.kind(), SourceKind::Prd);
+        assert_eq!(by_prd.tracking_file(), Path::new("plan/prd.json"));
+    }
+
+    #[test]
+    fn detect_honours_explicit_kind() {
+        let repo = openspec_fixture_repo();
+        write(repo.path(), "prd.json", PRD);
+        let source = detect(
+            repo.path(),
+            "add-greeting",
+            Some(SourceKind::Prd),
+            None,
+            None,
+        )
+        .expect("prd");
+        assert_eq!(source.kind(), SourceKind::Prd);
+
+        let error = detect(repo.path(), "x", Some(SourceKind::Markdown), None, None)
+            .err()
+            .expect("markdown without a file");
+        assert!(matches!(error, StoriesError::MissingTasksPath));
+        assert!(error.hint().expect("hint").contains("--tasks"));
+
+        let error = detect(
+            repo.path(),
+            "add-greeting",
+            Some(SourceKind::OpenSpec),
+            Some(Path::new("prd.json")),
+            None,
+        )
+        .err()
+        .expect("conflict");
+        assert!(matches!(
+            error,
+            StoriesError::ConflictingSource {
+                kind: SourceKind::OpenSpec,
+                flag: "--prd"
+            }
+        ));
+    }
+
+    #[test]
+    fn detect_without_any_source_says_what_it_looked_for() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let error = detect(repo.path(), "add-login", None, None, None)
+            .err()
+            .expect("nothing to find");
+        let message = error.to_string();
+        assert!(
+            message.contains("openspec/changes/add-login/tasks.md"),
+            "{message}"
+        );
+        assert!(message.contains("prd.json"), "{message}");
+        let hint = error.hint().expect("hint");
+        assert!(hint.contains("--prd") && hint.contains("--tasks"), "{hint}");
+    }
+
+    #[test]
+    fn detect_lists_existing_changes_when_the_change_is_missing() {
+        let repo = openspec_fixture_repo();
+        let error = detect(repo.path(), "add-login", None, None, None)
+            .err()
+            .expect("missing change");
+        match &error {
+            StoriesError::ChangeNotFound { existing, .. } => {
+                assert_eq!(existing, &["add-greeting", "tidy-docs"]);
+            }
+            other => panic!("unexpected error: {other}"),
+        }
+        let hint = error.hint().expect("hint");
+        assert!(hint.contains("add-greeting, tidy-docs"), "{hint}");
+        assert!(!hint.contains("archive"), "{hint}");
+    }
+
+    #[test]
+    fn detect_reports_a_change_without_tasks() {
+        let repo = openspec_fixture_repo();
+        write(
+            repo.path(),
+            "openspec/changes/draft/proposal.md",
+            "## Why\n",
+        );
+        let error = detect(repo.path(), "draft", None, None, None)
+            .err()
+            .expect("no tasks.md");
+        assert!(
+            matches!(error, StoriesError::TasksFileMissing { .. }),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("openspec/changes/draft/tasks.md")
+        );
+    }
+
+    #[test]
+    fn change_names_that_could_escape_are_rejected() {
+        for name in ["", "a/b", "a\\b", "..", "../x", "a..b", ".hidden", "a\nb"] {
+            let error = validate_change_name(name).err();
+            assert!(
+                matches!(error, Some(StoriesError::InvalidChangeName { .. })),
+                "{name:?} was accepted"
+            );
+        }
+        for name in ["add-greeting", "v2_cleanup", "fix.parser"] {
+            assert!(validate_change_name(name).is_ok(), "{name:?} was rejected");
+        }
+        let repo = openspec_fixture_repo();
+        let error = detect(repo.path(), "../../etc", None, None, None)
+            .err()
+            .expect("rejected");
+        assert!(matches!(error, StoriesError::InvalidChangeName { .. }));
+    }
+
+    #[test]
+    fn files_outside_the_repository_are_refused() {
+        let outer = tempfile::tempdir().expect("temp dir");
+        write(outer.path(), "TODO.md", "- [ ] a\n");
+        let repo = outer.path().join("repo");
+        fs::create_dir_all(&repo).expect("repo dir");
+        let error = detect(&repo, "x", None, None, Some(Path::new("../TODO.md")))
+            .err()
+            .expect("outside");
+        assert!(
+            matches!(error, StoriesError::OutsideRepository { .. }),
+            "{error}"
+        );
+        let error = detect(&repo, "x", None, None, Some(&outer.path().join("TODO.md")))
+            .err()
+            .expect("outside, absolute");
+        assert!(
+            matches!(error, StoriesError::OutsideRepository { .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn missing_flag_files_are_reported_by_path() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let error = detect(repo.path(), "x", None, Some(Path::new("plan.json")), None)
+            .err()
+            .expect("missing");
+        assert!(
+            matches!(error, StoriesError::FileNotFound { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("plan.json"));
+    }
+
+    #[test]
+    fn completion_follows_the_flag_or_the_boxes() {
+        let task = |done| Task {
+            text: "t".into(),
+            done,
+            line: 1,
+        };
+        assert!(Story::from_tasks("1", "a", vec![task(true), task(true)]).is_complete());
+        assert!(!Story::from_tasks("1", "a", vec![task(true), task(false)]).is_complete());
+        assert!(!Story::from_tasks("1", "a", vec![]).is_complete());
+        let mut story = Story::from_tasks("US-1", "a", vec![]);
+        story.passes = Some(true);
+        assert!(story.is_complete());
+        story.passes = Some(false);
+        assert!(!story.is_complete());
+    }
+
+    #[test]
+    fn source_kind_round_trips_through_text_and_serde() {
+        for kind in SourceKind::ALL {
+            assert_eq!(kind.to_string().parse::<SourceKind>().expect("parse"), kind);
+            let json = serde_json::to_string(&kind).expect("serialize");
+            assert_eq!(json, format!("\"{kind}\""));
+            assert_eq!(
+                serde_json::from_str::<SourceKind>(&json).expect("deserialize"),
+                kind
+            );
+        }
+        assert!("jira".parse::<SourceKind>().is_err());
+    }
+
+    #[test]
+    fn context_files_are_capped() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let big = "é".repeat(CONTEXT_FILE_LIMIT); // two bytes per char
+        for name in ["a.md", "b.md", "c.md", "d.md", "e.md"] {
+            write(repo.path(), name, &big);
+        }
+        write(repo.path(), "small.md", "tiny");
+        let relatives: Vec<PathBuf> = [
+            "a.md",
+            "missing.md",
+            "b.md",
+            "c.md",
+            "d.md",
+            "e.md",
+            "small.md",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let files = read_context_files(repo.path(), &relatives).expect("read");
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.md", "b.md", "c.md", "d.md", "e.md", "small.md"]);
+        for file in &files[..4] {
+            assert!(file.content.contains("[truncated: "), "{}", file.path);
+            assert!(file.content.len() < CONTEXT_FILE_LIMIT + 100);
+        }
+        assert!(files[4].content.starts_with("[truncated"));
+        assert!(files[5].content.starts_with("[truncated"));
+    }
+}

@@ -1,0 +1,515 @@
+//! Stories from a Ralph-style `prd.json`.
+//!
+//! The file holds `{"userStories": [{"id", "title", "description",
+//! "acceptanceCriteria", "priority", "passes", "notes", "dependsOn"}]}`; other
+//! keys (`project`, `branchName`, a top-level `description`, anything newer)
+//! are ignored so files written for other Ralph loops load unchanged. A story
+//! is done when the agent sets `"passes": true`. Order of work is by
+//! `priority` (lowest number first, unnumbered last, ties in file order),
+//! among stories whose `dependsOn` are all done. The file is validated on
+//! every load — unique ids, known dependencies, no cycles — because a broken
+//! graph would otherwise stall the run with no story ever eligible.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use super::{
+    ContextFile, SourceKind, StoriesError, Story, StorySource, check_unique_ids,
+    read_context_files, read_text, repo_relative_file, slash_path,
+};
+
+/// The file looked for at the repository root when no `--prd` is given.
+pub const DEFAULT_FILE: &str = "prd.json";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PrdFile {
+    user_stories: Vec<PrdStory>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PrdStory {
+    #[serde(deserialize_with = "string_or_number")]
+    id: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    priority: Option<i64>,
+    #[serde(default)]
+    passes: Option<bool>,
+    #[serde(default)]
+    depends_on: Vec<String>,
+}
+
+/// Ids are strings (`"US-001"`), but hand-written files often number them.
+fn string_or_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(serde_json::Number),
+    }
+    Ok(match Id::deserialize(deserializer)? {
+        Id::Text(text) => text,
+        Id::Number(number) => number.to_string(),
+    })
+}
+
+/// The stories of one `prd.json` inside the repository.
+#[derive(Debug, Clone)]
+pub struct PrdSource {
+    workdir: PathBuf,
+    file: PathBuf,
+}
+
+impl PrdSource {
+    /// Binds to `file` (relative to `workdir` or absolute inside it), or to
+    /// `prd.json` at the root when `file` is `None`.
+    pub fn new(workdir: &Path, file: Option<&Path>) -> Result<Self, StoriesError> {
+        let file = file.unwrap_or(Path::new(DEFAULT_FILE));
+        Ok(PrdSource {
+            workdir: workdir.to_path_buf(),
+            file: repo_relative_file(workdir, file)?,
+        })
+    }
+}
+
+/// Parses and validates the text of a `prd.json`; `path` is only for errors.
+pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
+    let file: PrdFile = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
+    if file.user_stories.is_empty() {
+        return Err(StoriesError::NoStories {
+            path: path.to_path_buf(),
+        });
+    }
+    let stories: Vec<Story> = file.user_stories.into_iter().map(to_story).collect();
+    if let Some(index) = stories.iter().position(|s| s.id.trim().is_empty()) {
+        return Err(StoriesError::EmptyId {
+            path: path.to_path_buf(),
+            index: index + 1,
+        });
+    }
+    check_unique_ids(path, &stories)?;
+    check_dependencies(path, &stories)?;
+    Ok(stories)
+}
+
+fn to_story(raw: PrdStory) -> Story {
+    Story {
+        title: raw.title.unwrap_or_else(|| raw.id.clone()),
+        id: raw.id,
+        tasks: Vec::new(),
+        description: raw.description,
+        acceptance_criteria: raw.acceptance_criteria,
+        depends_on: raw.depends_on,
+        priority: raw.priority,
+        // A missing flag means not done yet; `Some` marks the story as one
+        // whose completion is the flag, not its (absent) tasks.
+        passes: Some(raw.passes.unwrap_or(false)),
+    }
+}
+
+fn malformed(path: &Path, error: &serde_json::Error) -> StoriesError {
+    let full = error.to_string();
+    // serde_json appends " at line L column C"; the error carries both apart.
+    let message = match full.rfind(" at line ") {
+        Some(index) if error.line() > 0 => full[..index].to_owned(),
+        _ => full,
+    };
+    StoriesError::MalformedPrd {
+        path: path.to_path_buf(),
+        line: error.line(),
+        column: error.column(),
+        message,
+    }
+}
+
+fn check_dependencies(path: &Path, stories: &[Story]) -> Result<(), StoriesError> {
+    let index: HashMap<&str, usize> = stories
+        .iter()
+        .enumerate()
+        .map(|(i, story)| (story.id.as_str(), i))
+        .collect();
+    let mut edges = Vec::with_capacity(stories.len());
+    for story in stories {
+        let mut targets = Vec::with_capacity(story.depends_on.len());
+        for dependency in &story.depends_on {
+            let target =
+                index
+                    .get(dependency.as_str())
+                    .ok_or_else(|| StoriesError::UnknownDependency {
+                        path: path.to_path_buf(),
+                        story: story.id.clone(),
+                        dependency: dependency.clone(),
+                    })?;
+            targets.push(*target);
+        }
+        edges.push(targets);
+    }
+    match find_cycle(&edges) {
+        Some(cycle) => Err(StoriesError::DependencyCycle {
+            path: path.to_path_buf(),
+            cycle: cycle.into_iter().map(|i| stories[i].id.clone()).collect(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Depth-first search for a cycle; returns it closed (`[a, b, a]`). Written
+/// iteratively so a long dependency chain cannot overflow the stack.
+fn find_cycle(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Unvisited,
+        OnPath,
+        Finished,
+    }
+    let mut marks = vec![Mark::Unvisited; edges.len()];
+    for start in 0..edges.len() {
+        if marks[start] != Mark::Unvisited {
+            continue;
+        }
+        // (node, index of the next edge to follow)
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::OnPath;
+        while let Some(top) = path.last_mut() {
+            let node = top.0;
+            let target = edges[node].get(top.1).copied();
+            top.1 += 1;
+            match target {
+                Some(target) => match marks[target] {
+                    Mark::Unvisited => {
+                        marks[target] = Mark::OnPath;
+                        path.push((target, 0));
+                    }
+                    Mark::OnPath => {
+                        let from = path.iter().position(|(n, _)| *n == target)?;
+                        let mut cycle: Vec<usize> = path[from..].iter().map(|(n, _)| *n).collect();
+                        cycle.push(target);
+                        return Some(cycle);
+                    }
+                    Mark::Finished => {}
+                },
+                None => {
+                    marks[node] = Mark::Finished;
+                    path.pop();
+                }
+            }
+        }
+    }
+    None
+}
+
+impl StorySource for PrdSource {
+    fn kind(&self) -> SourceKind {
+        SourceKind::Prd
+    }
+
+    fn load(&self) -> Result<Vec<Story>, StoriesError> {
+        let text = read_text(&self.workdir.join(&self.file))?;
+        parse(&self.file, &text)
+    }
+
+    /// The incomplete story with the lowest priority number whose
+    /// dependencies are all complete; ties go to the earlier story.
+    fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
+        let complete: HashMap<&str, bool> = stories
+            .iter()
+            .map(|story| (story.id.as_str(), story.is_complete()))
+            .collect();
+        stories
+            .iter()
+            .filter(|story| !story.is_complete())
+            .filter(|story| {
+                story
+                    .depends_on
+                    .iter()
+                    .all(|dependency| complete.get(dependency.as_str()).copied().unwrap_or(false))
+            })
+            // min_by_key keeps the first of equal keys, i.e. file order.
+            .min_by_key(|story| story.priority.unwrap_or(i64::MAX))
+    }
+
+    fn tracking_file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The prd.json itself: it carries the project description and the
+    /// stories around this one.
+    fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError> {
+        read_context_files(&self.workdir, std::slice::from_ref(&self.file))
+    }
+
+    fn done_instruction(&self, story: &Story) -> String {
+        format!(
+            "set \"passes\": true for story {} in {} once all of its acceptance criteria hold, and change nothing else about the story there",
+            story.id,
+            slash_path(&self.file)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stories::tests::write;
+
+    fn parse_ok(text: &str) -> Vec<Story> {
+        parse(Path::new("prd.json"), text).expect("valid prd.json")
+    }
+
+    fn parse_err(text: &str) -> StoriesError {
+        parse(Path::new("prd.json"), text).expect_err("invalid prd.json")
+    }
+
+    const FULL: &str = r#"{
+  "project": "Greeter",
+  "branchName": "ralph/greeting",
+  "description": "Say hello",
+  "somethingNew": {"nested": true},
+  "userStories": [
+    {
+      "id": "US-1",
+      "title": "Greeting file",
+      "description": "As a visitor I am greeted",
+      "acceptanceCriteria": ["hello.txt exists", "it is not empty"],
+      "priority": 2,
+      "passes": false,
+      "notes": "keep it short",
+      "dependsOn": []
+    },
+    {"id": "US-2", "title": "Farewell", "priority": 1, "passes": false, "dependsOn": ["US-1"]},
+    {"id": "US-3", "title": "Docs", "priority": 2, "passes": false},
+    {"id": 4, "priority": 1, "passes": true}
+  ]
+}"#;
+
+    #[test]
+    fn reads_every_field_and_ignores_unknown_keys() {
+        let stories = parse_ok(FULL);
+        assert_eq!(stories.len(), 4);
+        let first = &stories[0];
+        assert_eq!(first.id, "US-1");
+        assert_eq!(first.title, "Greeting file");
+        assert_eq!(
+            first.description.as_deref(),
+            Some("As a visitor I am greeted")
+        );
+        assert_eq!(
+            first.acceptance_criteria,
+            ["hello.txt exists", "it is not empty"]
+        );
+        assert_eq!(first.priority, Some(2));
+        assert_eq!(first.passes, Some(false));
+        assert!(first.tasks.is_empty());
+        assert_eq!(stories[1].depends_on, ["US-1"]);
+        assert_eq!(
+            (stories[3].id.as_str(), stories[3].title.as_str()),
+            ("4", "4")
+        );
+        assert!(stories[3].is_complete());
+    }
+
+    #[test]
+    fn missing_passes_means_not_done() {
+        let stories = parse_ok(r#"{"userStories": [{"id": "A", "title": "a"}]}"#);
+        assert_eq!(stories[0].passes, Some(false));
+        assert!(!stories[0].is_complete());
+    }
+
+    fn source_in(dir: &Path, text: &str) -> PrdSource {
+        write(dir, "prd.json", text);
+        PrdSource::new(dir, None).expect("source")
+    }
+
+    #[test]
+    fn next_story_by_priority_then_file_order_with_dependencies_done() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let source = source_in(repo.path(), FULL);
+        let mut stories = source.load().expect("load");
+        // US-2 has the best priority but waits for US-1; US-1 and US-3 tie.
+        assert_eq!(
+            source.next_story(&stories).map(|s| s.id.as_str()),
+            Some("US-1")
+        );
+        stories[0].passes = Some(true);
+        assert_eq!(
+            source.next_story(&stories).map(|s| s.id.as_str()),
+            Some("US-2")
+        );
+        stories[1].passes = Some(true);
+        assert_eq!(
+            source.next_story(&stories).map(|s| s.id.as_str()),
+            Some("US-3")
+        );
+        stories[2].passes = Some(true);
+        assert_eq!(source.next_story(&stories), None);
+    }
+
+    #[test]
+    fn stories_without_priority_come_last() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let source = source_in(
+            repo.path(),
+            r#"{"userStories": [{"id": "A"}, {"id": "B", "priority": 9}]}"#,
+        );
+        let stories = source.load().expect("load");
+        assert_eq!(
+            source.next_story(&stories).map(|s| s.id.as_str()),
+            Some("B")
+        );
+    }
+
+    #[test]
+    fn load_rereads_and_reports_the_agents_progress() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let source = source_in(
+            repo.path(),
+            r#"{"userStories": [{"id": "A", "passes": false}]}"#,
+        );
+        assert!(!source.load().expect("load")[0].is_complete());
+        write(
+            repo.path(),
+            "prd.json",
+            r#"{"userStories": [{"id": "A", "passes": true}]}"#,
+        );
+        assert!(source.load().expect("reload")[0].is_complete());
+    }
+
+    #[test]
+    fn tracking_context_and_done_instruction() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let source = source_in(repo.path(), FULL);
+        assert_eq!(source.kind(), SourceKind::Prd);
+        assert_eq!(source.tracking_file(), Path::new("prd.json"));
+        let files = source.context_files().expect("context");
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "prd.json");
+        assert_eq!(files[0].content, FULL);
+        let stories = source.load().expect("load");
+        let instruction = source.done_instruction(&stories[0]);
+        assert!(
+            instruction.starts_with("set \"passes\": true for story US-1 in prd.json"),
+            "{instruction}"
+        );
+    }
+
+    #[test]
+    fn malformed_json_reports_line_and_column() {
+        let error = parse_err("{\n  \"userStories\": [\n    {\"id\": \"A\",}\n  ]\n}");
+        match &error {
+            StoriesError::MalformedPrd {
+                line,
+                column,
+                message,
+                ..
+            } => {
+                assert_eq!(*line, 3);
+                assert!(*column > 0);
+                assert!(!message.contains(" at line "), "{message}");
+            }
+            other => panic!("unexpected error: {other}"),
+        }
+        assert!(error.to_string().starts_with("prd.json:3:"), "{error}");
+        assert!(error.hint().is_some());
+    }
+
+    #[test]
+    fn wrong_shapes_are_malformed() {
+        for text in [
+            "[]",
+            r#"{"stories": []}"#,
+            r#"{"userStories": [{"title": "no id"}]}"#,
+            r#"{"userStories": [{"id": "A", "passes": "yes"}]}"#,
+            r#"{"userStories": [{"id": "A", "priority": 1.5}]}"#,
+            "",
+        ] {
+            assert!(
+                matches!(parse_err(text), StoriesError::MalformedPrd { .. }),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_story_list_is_an_error() {
+        assert!(matches!(
+            parse_err(r#"{"userStories": []}"#),
+            StoriesError::NoStories { .. }
+        ));
+    }
+
+    #[test]
+    fn empty_id_is_an_error() {
+        let error = parse_err(r#"{"userStories": [{"id": "A"}, {"id": " "}]}"#);
+        assert!(
+            matches!(error, StoriesError::EmptyId { index: 2, .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn duplicate_id_is_an_error() {
+        let error = parse_err(r#"{"userStories": [{"id": "A"}, {"id": "B"}, {"id": "A"}]}"#);
+        assert!(
+            matches!(&error, StoriesError::DuplicateId { id, .. } if id == "A"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("\"A\""));
+    }
+
+    #[test]
+    fn unknown_dependency_is_an_error() {
+        let error = parse_err(r#"{"userStories": [{"id": "A", "dependsOn": ["Z"]}]}"#);
+        assert!(
+            matches!(&error, StoriesError::UnknownDependency { story, dependency, .. }
+                if story == "A" && dependency == "Z"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn dependency_cycle_is_named() {
+        let error = parse_err(
+            r#"{"userStories": [
+                {"id": "A"},
+                {"id": "B", "dependsOn": ["A", "D"]},
+                {"id": "C", "dependsOn": ["B"]},
+                {"id": "D", "dependsOn": ["C"]}
+            ]}"#,
+        );
+        match &error {
+            StoriesError::DependencyCycle { cycle, .. } => assert_eq!(cycle, &["B", "D", "C", "B"]),
+            other => panic!("unexpected error: {other}"),
+        }
+        assert!(error.to_string().contains("B -> D -> C -> B"), "{error}");
+    }
+
+    #[test]
+    fn self_dependency_is_a_cycle() {
+        let error = parse_err(r#"{"userStories": [{"id": "A", "dependsOn": ["A"]}]}"#);
+        assert!(
+            matches!(&error, StoriesError::DependencyCycle { cycle, .. } if cycle == &["A", "A"]),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn long_chains_are_not_cycles() {
+        let stories: Vec<String> = (0..5000)
+            .map(|i| match i {
+                0 => r#"{"id": "S0"}"#.to_owned(),
+                _ => format!(r#"{{"id": "S{i}", "dependsOn": ["S{}"]}}"#, i - 1),
+            })
+            .collect();
+        let text = format!(r#"{{"userStories": [{}]}}"#, stories.join(","));
+        assert_eq!(parse_ok(&text).len(), 5000);
+    }
+}
