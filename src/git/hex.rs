@@ -17,14 +17,19 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectI
 pub mod option {
     use super::*;
 
-    pub fn serialize<S: Serializer>(id: &Option<ObjectId>, serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(
+        id: &Option<ObjectId>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         match id {
             Some(id) => serializer.collect_str(id),
             None => serializer.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<ObjectId>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<ObjectId>, D::Error> {
         Option::<String>::deserialize(deserializer)?
             .map(|hex| ObjectId::from_hex(hex.as_bytes()).map_err(serde::de::Error::custom))
             .transpose()

@@ -31,7 +31,9 @@ impl IndexLock {
                 path: path.with_extension("lock"),
             }
             .into()),
-            Err(err) => Err(GitFailure::new(format!("could not lock {}", path.display()), err).into()),
+            Err(err) => {
+                Err(GitFailure::new(format!("could not lock {}", path.display()), err).into())
+            }
         }
     }
 

@@ -25,7 +25,7 @@ pub use error::{GitFailure, LockedError, OpError};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;
-pub use session::{Begin, BeginError, Original};
+pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
 
 /// An object id, as this module hands it out.

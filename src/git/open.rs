@@ -56,7 +56,9 @@ impl HeadState {
         match self {
             HeadState::Branch { .. } => format!("branch '{}'", self.reflog_name()),
             HeadState::Unborn { .. } => format!("unborn branch '{}'", self.reflog_name()),
-            HeadState::Detached { commit } => format!("detached HEAD at {}", commit.to_hex_with_len(12)),
+            HeadState::Detached { commit } => {
+                format!("detached HEAD at {}", commit.to_hex_with_len(12))
+            }
         }
     }
 }
@@ -120,11 +122,12 @@ impl Repo {
     /// conflicts, so that `status`, `abort` and `finish` can still clean up
     /// after an agent that left one behind.
     pub fn open_for_recovery(dir: &Path) -> Result<Repo, OpenError> {
-        let mut repo =
-            gix::discover_with_environment_overrides(dir).map_err(|source| OpenError::NotARepository {
+        let mut repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
+            OpenError::NotARepository {
                 dir: dir.to_owned(),
                 source: Box::new(source),
-            })?;
+            }
+        })?;
         if repo.is_bare() || repo.workdir().is_none() {
             return Err(OpenError::Bare {
                 git_dir: repo.git_dir().to_owned(),
@@ -150,7 +153,10 @@ impl Repo {
             };
             return Err(OpenError::InProgress { operation });
         }
-        let index = self.repo.index_or_empty().ctx(|| "could not read the index".into())?;
+        let index = self
+            .repo
+            .index_or_empty()
+            .ctx(|| "could not read the index".into())?;
         let mut paths: Vec<String> = index
             .entries()
             .iter()
@@ -189,7 +195,9 @@ impl Repo {
                     .target
                     .try_id()
                     .map(ToOwned::to_owned)
-                    .ok_or_else(|| GitFailure::new("HEAD's branch is itself symbolic", "unsupported HEAD"))?,
+                    .ok_or_else(|| {
+                        GitFailure::new("HEAD's branch is itself symbolic", "unsupported HEAD")
+                    })?,
             },
             gix::head::Kind::Unborn(name) => HeadState::Unborn {
                 name: name.as_bstr().to_str_lossy().into_owned(),
@@ -220,17 +228,27 @@ impl Repo {
     /// Read an integer config value; a malformed value is an error, never a
     /// silent default.
     pub fn config_integer(&self, key: &str) -> Result<Option<i64>, String> {
-        self.repo.config_snapshot().try_integer(key).map_err(|err| err.to_string())
+        self.repo
+            .config_snapshot()
+            .try_integer(key)
+            .map_err(|err| err.to_string())
     }
 
     /// Read a boolean config value; malformed is an error.
     pub fn config_boolean(&self, key: &str) -> Result<Option<bool>, String> {
-        self.repo.config_snapshot().try_boolean(key).map_err(|err| err.to_string())
+        self.repo
+            .config_snapshot()
+            .try_boolean(key)
+            .map_err(|err| err.to_string())
     }
 
     /// Does `name` (a full ref name) exist, and where does it point?
     pub fn resolve_ref(&self, name: &str) -> Result<Option<ObjectId>, GitFailure> {
-        match self.repo.try_find_reference(name).ctx(|| format!("could not read {name}"))? {
+        match self
+            .repo
+            .try_find_reference(name)
+            .ctx(|| format!("could not read {name}"))?
+        {
             None => Ok(None),
             Some(mut reference) => Ok(Some(
                 reference
@@ -243,12 +261,22 @@ impl Repo {
 
     /// All refs under `prefix` (e.g. `refs/ralph/<change>/`), sorted by name.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, GitFailure> {
-        let platform = self.repo.references().ctx(|| "could not list refs".into())?;
+        let platform = self
+            .repo
+            .references()
+            .ctx(|| "could not list refs".into())?;
         let mut out = Vec::new();
-        for reference in platform.prefixed(prefix).ctx(|| format!("could not list {prefix}"))? {
-            let mut reference = reference.map_err(|err| GitFailure::new(format!("could not list {prefix}"), err))?;
+        for reference in platform
+            .prefixed(prefix)
+            .ctx(|| format!("could not list {prefix}"))?
+        {
+            let mut reference = reference
+                .map_err(|err| GitFailure::new(format!("could not list {prefix}"), err))?;
             let name = reference.name().as_bstr().to_str_lossy().into_owned();
-            let id = reference.peel_to_id().ctx(|| format!("could not resolve {name}"))?.detach();
+            let id = reference
+                .peel_to_id()
+                .ctx(|| format!("could not resolve {name}"))?
+                .detach();
             out.push((name, id));
         }
         out.sort();

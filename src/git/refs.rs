@@ -15,7 +15,10 @@ use super::open::{HeadState, Repo};
 
 impl Repo {
     pub(crate) fn edit_refs(&self, edits: Vec<RefEdit>) -> Result<(), GitFailure> {
-        let names: Vec<String> = edits.iter().map(|edit| edit.name.as_bstr().to_string()).collect();
+        let names: Vec<String> = edits
+            .iter()
+            .map(|edit| edit.name.as_bstr().to_string())
+            .collect();
         self.repo
             .edit_references(edits)
             .ctx(|| format!("could not update {}", names.join(", ")))?;
@@ -23,16 +26,31 @@ impl Repo {
     }
 
     /// Point `name` at `id`, whatever it held before.
-    pub(crate) fn set_ref(&self, name: &str, id: ObjectId, message: &str) -> Result<(), GitFailure> {
+    pub(crate) fn set_ref(
+        &self,
+        name: &str,
+        id: ObjectId,
+        message: &str,
+    ) -> Result<(), GitFailure> {
         self.edit_refs(vec![update(name, id, PreviousValue::Any, message)?])
     }
 
     /// The `ref: …` line of every other worktree's HEAD that points at
     /// `branch`, as the path of that worktree.
-    pub(crate) fn checked_out_elsewhere(&self, branch: &str) -> Result<Option<PathBuf>, GitFailure> {
+    pub(crate) fn checked_out_elsewhere(
+        &self,
+        branch: &str,
+    ) -> Result<Option<PathBuf>, GitFailure> {
         let own = gix::path::realpath(self.git_dir()).unwrap_or_else(|_| self.git_dir().to_owned());
-        let mut git_dirs = vec![(self.repo.common_dir().to_owned(), self.repo.common_dir().parent().map(ToOwned::to_owned))];
-        for proxy in self.repo.worktrees().ctx(|| "could not list worktrees".into())? {
+        let mut git_dirs = vec![(
+            self.repo.common_dir().to_owned(),
+            self.repo.common_dir().parent().map(ToOwned::to_owned),
+        )];
+        for proxy in self
+            .repo
+            .worktrees()
+            .ctx(|| "could not list worktrees".into())?
+        {
             git_dirs.push((proxy.git_dir().to_owned(), proxy.base().ok()));
         }
         for (git_dir, base) in git_dirs {
@@ -40,7 +58,9 @@ impl Repo {
             if real == own {
                 continue;
             }
-            let Ok(head) = std::fs::read(git_dir.join("HEAD")) else { continue };
+            let Ok(head) = std::fs::read(git_dir.join("HEAD")) else {
+                continue;
+            };
             if head.trim() == format!("ref: {branch}").as_bytes() {
                 return Ok(Some(base.unwrap_or(git_dir)));
             }
@@ -90,7 +110,9 @@ impl Repo {
     }
 
     pub(crate) fn head_log_len(&self) -> u64 {
-        std::fs::metadata(self.head_log_path()).map(|m| m.len()).unwrap_or(0)
+        std::fs::metadata(self.head_log_path())
+            .map(|m| m.len())
+            .unwrap_or(0)
     }
 
     fn head_log_path(&self) -> PathBuf {
@@ -98,7 +120,12 @@ impl Repo {
     }
 }
 
-pub(crate) fn update(name: &str, id: ObjectId, expected: PreviousValue, message: &str) -> Result<RefEdit, GitFailure> {
+pub(crate) fn update(
+    name: &str,
+    id: ObjectId,
+    expected: PreviousValue,
+    message: &str,
+) -> Result<RefEdit, GitFailure> {
     Ok(RefEdit {
         change: Change::Update {
             log: LogChange {
@@ -109,7 +136,9 @@ pub(crate) fn update(name: &str, id: ObjectId, expected: PreviousValue, message:
             expected,
             new: gix::refs::Target::Object(id),
         },
-        name: name.try_into().ctx(|| format!("'{name}' is not a valid ref name"))?,
+        name: name
+            .try_into()
+            .ctx(|| format!("'{name}' is not a valid ref name"))?,
         deref: false,
     })
 }
@@ -120,7 +149,9 @@ pub(crate) fn delete(name: &str, expected: ObjectId) -> Result<RefEdit, GitFailu
             expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected)),
             log: RefLog::AndReference,
         },
-        name: name.try_into().ctx(|| format!("'{name}' is not a valid ref name"))?,
+        name: name
+            .try_into()
+            .ctx(|| format!("'{name}' is not a valid ref name"))?,
         deref: false,
     })
 }
@@ -145,7 +176,9 @@ pub(crate) fn move_head(target: &HeadState, message: &str) -> Result<RefEdit, Gi
             expected: PreviousValue::MustExist,
             new,
         },
-        name: "HEAD".try_into().ctx(|| "HEAD is not a valid ref name".into())?,
+        name: "HEAD"
+            .try_into()
+            .ctx(|| "HEAD is not a valid ref name".into())?,
         deref: false,
     })
 }

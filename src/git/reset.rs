@@ -75,10 +75,14 @@ impl Repo {
         for item in self.reset_status(&target)? {
             match item {
                 Item::Modification {
-                    entry_index, status, ..
+                    entry_index,
+                    status,
+                    ..
                 } => match status {
                     EntryStatus::Change(Change::SubmoduleModification(_)) => {}
-                    EntryStatus::Change(_) | EntryStatus::IntentToAdd | EntryStatus::Conflict { .. } => {
+                    EntryStatus::Change(_)
+                    | EntryStatus::IntentToAdd
+                    | EntryStatus::Conflict { .. } => {
                         checkout.insert(entry_index);
                     }
                     EntryStatus::NeedsUpdate(stat) => {
@@ -89,7 +93,9 @@ impl Repo {
                 },
                 Item::DirectoryContents { entry, .. } => {
                     use gix::dir::entry::{Kind, Status};
-                    if entry.status == Status::Untracked && entry.disk_kind != Some(Kind::Repository) {
+                    if entry.status == Status::Untracked
+                        && entry.disk_kind != Some(Kind::Repository)
+                    {
                         untracked.push(entry.rela_path);
                     }
                 }
@@ -101,7 +107,8 @@ impl Repo {
         let mut emptied_dirs = Vec::new();
         for path in stale.iter().chain(untracked.iter()) {
             let full = workdir.join(
-                gix::path::from_bstr(path.as_bstr()).ctx(|| format!("'{}' is not a valid path here", path))?,
+                gix::path::from_bstr(path.as_bstr())
+                    .ctx(|| format!("'{}' is not a valid path here", path))?,
             );
             if remove_path(&full).ctx(|| format!("could not remove '{}'", full.display()))? {
                 stats.removed += 1;
@@ -132,7 +139,10 @@ impl Repo {
             .ctx(|| format!("could not read tree {tree}"))?;
         let mut target = gix::index::File::from_state(state.into(), self.repo.index_path());
         let current_written = current.timestamp();
-        let written = (current_written.unix_seconds(), current_written.nanoseconds());
+        let written = (
+            current_written.unix_seconds(),
+            current_written.nanoseconds(),
+        );
         let (entries, paths) = target.entries_mut_and_pathbacking();
         for entry in entries.iter_mut() {
             let path = entry.path_in(paths);
@@ -155,7 +165,9 @@ impl Repo {
             .repo
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
-            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(target.clone()))
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
+                target.clone(),
+            ))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
             .dirwalk_options(|options| {
@@ -177,7 +189,11 @@ impl Repo {
 
     /// Check out the entries at `positions`, overwriting what is there, and
     /// leave every other file alone.
-    fn checkout_only(&self, index: &mut gix::index::File, positions: &HashSet<usize>) -> Result<(), GitFailure> {
+    fn checkout_only(
+        &self,
+        index: &mut gix::index::File,
+        positions: &HashSet<usize>,
+    ) -> Result<(), GitFailure> {
         let skipped: Vec<bool> = index
             .entries()
             .iter()
@@ -190,7 +206,9 @@ impl Repo {
         }
         let mut options = self
             .repo
-            .checkout_options(gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree)
+            .checkout_options(
+                gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
+            )
             .ctx(|| "could not configure checkout".into())?;
         options.overwrite_existing = true;
         options.destination_is_initially_empty = false;

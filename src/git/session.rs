@@ -44,7 +44,10 @@ pub struct Begin {
 #[derive(Debug, thiserror::Error)]
 pub enum BeginError {
     #[error("branch '{branch}' is checked out in the worktree at {}", worktree.display())]
-    CheckedOutElsewhere { branch: String, worktree: std::path::PathBuf },
+    CheckedOutElsewhere {
+        branch: String,
+        worktree: std::path::PathBuf,
+    },
     #[error("HEAD is already on '{branch}'")]
     AlreadyOnBranch { branch: String },
     #[error(transparent)]
@@ -86,7 +89,8 @@ impl Repo {
             });
         }
         let head = self.head()?;
-        if matches!(&head, HeadState::Branch { name, .. } | HeadState::Unborn { name } if *name == branch) {
+        if matches!(&head, HeadState::Branch { name, .. } | HeadState::Unborn { name } if *name == branch)
+        {
             return Err(BeginError::AlreadyOnBranch {
                 branch: change.branch_short(),
             });
@@ -108,11 +112,19 @@ impl Repo {
             index_tree,
             &head.commit().into_iter().collect::<Vec<_>>(),
         )?;
-        self.set_ref(&format!("{namespace}/original"), keep, "ralph: record the pre-start index")?;
+        self.set_ref(
+            &format!("{namespace}/original"),
+            keep,
+            "ralph: record the pre-start index",
+        )?;
 
         let replaced = self.resolve_ref(&branch)?;
         if let Some(tip) = replaced {
-            self.set_ref(&format!("{namespace}/replaced"), tip, "ralph: keep the branch tip before reset")?;
+            self.set_ref(
+                &format!("{namespace}/replaced"),
+                tip,
+                "ralph: keep the branch tip before reset",
+            )?;
         }
 
         let log_len = self.head_log_len();
@@ -125,12 +137,20 @@ impl Repo {
             };
             edits.push(update(&branch, commit, PreviousValue::Any, message)?);
         }
-        let target = HeadState::Unborn { name: branch.clone() };
+        let target = HeadState::Unborn {
+            name: branch.clone(),
+        };
         let to = change.branch_short();
         let message = format!("checkout: moving from {} to {to}", head.reflog_name());
         edits.push(move_head(&target, &message)?);
         self.edit_refs(edits)?;
-        self.log_head_switch(log_len, head.commit(), head.commit(), &head.reflog_name(), &to)?;
+        self.log_head_switch(
+            log_len,
+            head.commit(),
+            head.commit(),
+            &head.reflog_name(),
+            &to,
+        )?;
 
         let Snapshot { tree, mut index } = self.snapshot(index)?;
         let initial = self.commit_on_head(&format!("ralph({change}): initial state"), tree)?;
@@ -146,7 +166,11 @@ impl Repo {
     /// worktree keeps the final state, the index goes back to the original
     /// index, and `ralph/<change>` is deleted, its tip kept at
     /// `refs/ralph/<change>/finished`.
-    pub fn finish_cleanup(&mut self, change: &ChangeName, original: &Original) -> Result<ObjectId, OpError> {
+    pub fn finish_cleanup(
+        &mut self,
+        change: &ChangeName,
+        original: &Original,
+    ) -> Result<ObjectId, OpError> {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
         let current = self.read_index()?;
@@ -165,7 +189,12 @@ impl Repo {
     /// Restore the pre-start state exactly: branch and HEAD, the original
     /// index, and a worktree equal to the initial-state snapshot. The branch
     /// is deleted; its tip stays at `refs/ralph/<change>/aborted`.
-    pub fn abort(&mut self, change: &ChangeName, original: &Original, initial: ObjectId) -> Result<ObjectId, OpError> {
+    pub fn abort(
+        &mut self,
+        change: &ChangeName,
+        original: &Original,
+        initial: ObjectId,
+    ) -> Result<ObjectId, OpError> {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
         let current = self.read_index()?;
@@ -191,7 +220,13 @@ impl Repo {
 
     /// Move HEAD back to `original.head`, delete the branch and keep its tip
     /// under `refs/ralph/<change>/<keep_as>`.
-    fn leave_branch(&self, change: &ChangeName, original: &Original, tip: ObjectId, keep_as: &str) -> Result<(), OpError> {
+    fn leave_branch(
+        &self,
+        change: &ChangeName,
+        original: &Original,
+        tip: ObjectId,
+        keep_as: &str,
+    ) -> Result<(), OpError> {
         let from = change.branch_short();
         let to = original.head.reflog_name();
         let message = format!("checkout: moving from {from} to {to}");
@@ -199,12 +234,103 @@ impl Repo {
         let keep_ref = format!("{}/{keep_as}", change.ref_namespace());
         self.edit_refs(vec![
             move_head(&original.head, &message)?,
-            update(&keep_ref, tip, PreviousValue::Any, &format!("ralph: keep the tip of {from}"))?,
+            update(
+                &keep_ref,
+                tip,
+                PreviousValue::Any,
+                &format!("ralph: keep the tip of {from}"),
+            )?,
         ])?;
         self.edit_refs(vec![delete(&change.branch_ref(), tip)?])?;
         // HEAD goes back to where the original branch is now.
         let new = self.head()?.commit();
         self.log_head_switch(log_len, Some(tip), new, &from, &to)?;
         Ok(())
+    }
+}
+
+/// What [`Repo::reattach`] found and undid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reattached {
+    /// Where HEAD was: another branch, a detached commit, or the run's branch
+    /// moved past the checkpoint by commits of the agent.
+    pub found: String,
+    /// The ref that now keeps what the agent committed.
+    pub kept_at: Option<String>,
+}
+
+impl Repo {
+    /// Put HEAD back on `ralph/<change>` at `checkpoint` if the agent
+    /// committed, switched branch or detached HEAD. The worktree is left
+    /// alone, so the agent's work stays in it as uncommitted changes and the
+    /// next checkpoint or preserve captures it; whatever the agent committed
+    /// stays reachable under `keep_ref`.
+    pub fn reattach(
+        &mut self,
+        change: &ChangeName,
+        checkpoint: ObjectId,
+        keep_ref: &str,
+    ) -> Result<Option<Reattached>, OpError> {
+        let branch = change.branch_ref();
+        let head = self.head()?;
+        let found = match &head {
+            HeadState::Branch { name, commit } if *name == branch && *commit == checkpoint => {
+                return Ok(None);
+            }
+            HeadState::Branch { name, commit } if *name == branch => {
+                format!(
+                    "{} moved to {}",
+                    change.branch_short(),
+                    commit.to_hex_with_len(12)
+                )
+            }
+            other => other.describe(),
+        };
+        let lock = IndexLock::acquire(self)?;
+        let mut kept_at = None;
+        let mut edits = Vec::new();
+        if let Some(commit) = head.commit()
+            && commit != checkpoint
+        {
+            edits.push(update(
+                keep_ref,
+                commit,
+                PreviousValue::Any,
+                "ralph: keep commits made during an attempt",
+            )?);
+            kept_at = Some(keep_ref.to_owned());
+        }
+        edits.push(update(
+            &branch,
+            checkpoint,
+            PreviousValue::Any,
+            "ralph: back to the last checkpoint",
+        )?);
+        let log_len = self.head_log_len();
+        let to = change.branch_short();
+        let message = format!("checkout: moving from {} to {to}", head.reflog_name());
+        if !matches!(&head, HeadState::Branch { name, .. } if *name == branch) {
+            edits.push(move_head(
+                &HeadState::Unborn {
+                    name: branch.clone(),
+                },
+                &message,
+            )?);
+        }
+        self.edit_refs(edits)?;
+        if !matches!(&head, HeadState::Branch { name, .. } if *name == branch) {
+            self.log_head_switch(
+                log_len,
+                head.commit(),
+                Some(checkpoint),
+                &head.reflog_name(),
+                &to,
+            )?;
+        }
+        // The index may describe the agent's commit; keep it as a stat
+        // cache only. Nothing is checked out.
+        let mut index = self.read_index()?;
+        lock.commit(&mut index)?;
+        Ok(Some(Reattached { found, kept_at }))
     }
 }

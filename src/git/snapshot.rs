@@ -82,7 +82,9 @@ impl Repo {
     pub(crate) fn read_index(&self) -> Result<gix::index::File, GitFailure> {
         let path = self.repo.index_path();
         if path.exists() {
-            self.repo.open_index().ctx(|| format!("could not read {}", path.display()))
+            self.repo
+                .open_index()
+                .ctx(|| format!("could not read {}", path.display()))
         } else {
             Ok(gix::index::File::from_state(
                 gix::index::State::new(self.repo.object_hash()),
@@ -112,7 +114,9 @@ impl Repo {
             .repo
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
-            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index.clone()))
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
+                index.clone(),
+            ))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
             .dirwalk_options(|options| {
@@ -169,13 +173,19 @@ impl Repo {
                     EntryStatus::Change(Change::Removed) => edits.push(Edit::Remove(entry_index)),
                     EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
                         match hash(rela_path.as_ref(), Some(entry.mode))? {
-                            Some(blob) => edits.push(Edit::Update { at: entry_index, blob }),
+                            Some(blob) => edits.push(Edit::Update {
+                                at: entry_index,
+                                blob,
+                            }),
                             None => edits.push(Edit::Remove(entry_index)),
                         }
                     }
                     EntryStatus::NeedsUpdate(stat) => {
                         if !is_racy(&stat, started) {
-                            edits.push(Edit::Refresh { at: entry_index, stat });
+                            edits.push(Edit::Refresh {
+                                at: entry_index,
+                                stat,
+                            });
                         }
                     }
                     EntryStatus::Conflict { .. } => {
@@ -190,7 +200,10 @@ impl Repo {
                         continue;
                     }
                     use gix::dir::entry::Kind;
-                    if !matches!(entry.disk_kind, Some(Kind::File | Kind::Symlink | Kind::Repository)) {
+                    if !matches!(
+                        entry.disk_kind,
+                        Some(Kind::File | Kind::Symlink | Kind::Repository)
+                    ) {
                         continue;
                     }
                     if let Some(blob) = hash(entry.rela_path.as_ref(), None)? {
@@ -213,7 +226,11 @@ impl Repo {
 
     /// `git add -A` records the commit a submodule has checked out; status
     /// with submodule checks off does not look, so look here.
-    fn update_gitlinks(&self, index: &gix::index::File, mut edits: Vec<Edit>) -> Result<Vec<Edit>, GitFailure> {
+    fn update_gitlinks(
+        &self,
+        index: &gix::index::File,
+        mut edits: Vec<Edit>,
+    ) -> Result<Vec<Edit>, GitFailure> {
         let touched: std::collections::HashSet<usize> = edits
             .iter()
             .filter_map(|edit| match edit {
@@ -225,8 +242,12 @@ impl Repo {
             if entry.mode != Mode::COMMIT || touched.contains(&at) {
                 continue;
             }
-            let Ok(path) = gix::path::from_bstr(entry.path(index)) else { continue };
-            let Ok(sub) = gix::open(self.workdir().join(path)) else { continue };
+            let Ok(path) = gix::path::from_bstr(entry.path(index)) else {
+                continue;
+            };
+            let Ok(sub) = gix::open(self.workdir().join(path)) else {
+                continue;
+            };
             let Ok(head) = sub.head_id() else { continue };
             if head.detach() != entry.id {
                 edits.push(Edit::Update {
@@ -243,7 +264,12 @@ impl Repo {
     }
 
     /// Write a commit with the configured identity; no ref moves.
-    pub(crate) fn write_commit(&self, message: &str, tree: ObjectId, parents: &[ObjectId]) -> Result<ObjectId, OpError> {
+    pub(crate) fn write_commit(
+        &self,
+        message: &str,
+        tree: ObjectId,
+        parents: &[ObjectId],
+    ) -> Result<ObjectId, OpError> {
         let committer = self.signature(false)?;
         let author = self.signature(true)?;
         let commit = gix::objs::Commit {
@@ -263,7 +289,11 @@ impl Repo {
     }
 
     /// Commit `tree` on HEAD (through to its branch), with git's reflog lines.
-    pub(crate) fn commit_on_head(&self, message: &str, tree: ObjectId) -> Result<Checkpoint, OpError> {
+    pub(crate) fn commit_on_head(
+        &self,
+        message: &str,
+        tree: ObjectId,
+    ) -> Result<Checkpoint, OpError> {
         let parent = self.head()?.commit();
         let parent_tree = match parent {
             Some(parent) => self.commit_tree(parent)?,
@@ -274,7 +304,8 @@ impl Repo {
             Some(parent) => gix::refs::transaction::PreviousValue::MustExistAndMatch(parent.into()),
             None => gix::refs::transaction::PreviousValue::MustNotExist,
         };
-        let log_message = gix::reference::log::message("commit", message.into(), usize::from(parent.is_some()));
+        let log_message =
+            gix::reference::log::message("commit", message.into(), usize::from(parent.is_some()));
         self.edit_refs(vec![gix::refs::transaction::RefEdit {
             change: gix::refs::transaction::Change::Update {
                 log: gix::refs::transaction::LogChange {
@@ -285,7 +316,9 @@ impl Repo {
                 expected: previous,
                 new: gix::refs::Target::Object(commit),
             },
-            name: "HEAD".try_into().ctx(|| "HEAD is not a valid ref name".into())?,
+            name: "HEAD"
+                .try_into()
+                .ctx(|| "HEAD is not a valid ref name".into())?,
             deref: true,
         }])?;
         Ok(Checkpoint {
@@ -306,7 +339,11 @@ impl Repo {
     }
 
     pub(crate) fn signature(&self, author: bool) -> Result<gix::actor::Signature, OpError> {
-        let found = if author { self.repo.author() } else { self.repo.committer() };
+        let found = if author {
+            self.repo.author()
+        } else {
+            self.repo.committer()
+        };
         let signature = found
             .ok_or(OpError::NoIdentity)?
             .ctx(|| "could not read the configured identity".into())?;
@@ -329,7 +366,11 @@ fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: 
         EntryKind::Tree => Mode::DIR,
     };
     match (old, new) {
-        (Some(old @ (Mode::FILE | Mode::FILE_EXECUTABLE)), Mode::FILE | Mode::FILE_EXECUTABLE) if !executable_bit => old,
+        (Some(old @ (Mode::FILE | Mode::FILE_EXECUTABLE)), Mode::FILE | Mode::FILE_EXECUTABLE)
+            if !executable_bit =>
+        {
+            old
+        }
         (None, Mode::FILE_EXECUTABLE) if !executable_bit => Mode::FILE,
         (Some(Mode::SYMLINK), Mode::FILE | Mode::FILE_EXECUTABLE) if !symlinks => Mode::SYMLINK,
         _ => new,
@@ -340,7 +381,11 @@ fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: 
 /// gets none, so the next status hashes it again.
 fn stat_unless_racy(metadata: std::fs::Metadata, started: gix::index::entry::stat::Time) -> Stat {
     let stat = stat_of(&metadata);
-    if is_racy(&stat, started) { Stat::default() } else { stat }
+    if is_racy(&stat, started) {
+        Stat::default()
+    } else {
+        stat
+    }
 }
 
 /// Index stat data from `lstat` results, truncated to 32 bits as git does.
@@ -393,8 +438,25 @@ fn apply(index: &mut gix::index::File, edits: Vec<Edit>) {
     }
     if !added.is_empty() {
         for (path, blob) in added {
-            index.dangerously_push_entry(blob.stat, blob.id, Flags::empty(), blob.mode, path.as_ref());
+            index.dangerously_push_entry(
+                blob.stat,
+                blob.id,
+                Flags::empty(),
+                blob.mode,
+                path.as_ref(),
+            );
         }
         index.sort_entries();
+    }
+}
+
+impl Repo {
+    /// The tree of `commit` and the worktree's fingerprint: equal when the
+    /// worktree holds nothing beyond that commit.
+    pub fn checkpoint_tree_and_fingerprint(
+        &self,
+        commit: ObjectId,
+    ) -> Result<(ObjectId, ObjectId), OpError> {
+        Ok((self.commit_tree(commit)?, self.fingerprint()?))
     }
 }

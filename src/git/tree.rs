@@ -11,11 +11,19 @@ use super::ObjectId;
 use super::error::{Context, GitFailure};
 
 /// Build (and store) the tree of `index`, as `git write-tree` would.
-pub(crate) fn write_tree(repo: &gix::Repository, index: &gix::index::State) -> Result<ObjectId, GitFailure> {
+pub(crate) fn write_tree(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<ObjectId, GitFailure> {
     let entries: Vec<(&BStr, EntryKind, ObjectId)> = index
         .entries()
         .iter()
-        .filter(|entry| entry.stage_raw() == 0 && !entry.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD))
+        .filter(|entry| {
+            entry.stage_raw() == 0
+                && !entry
+                    .flags
+                    .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+        })
         .filter_map(|entry| Some((entry.path(index), entry_kind(entry.mode)?, entry.id)))
         .collect();
     let mut writer = TreeWriter {
@@ -44,7 +52,11 @@ struct TreeWriter<'a> {
 impl TreeWriter<'_> {
     /// `entries` all share the directory prefix of length `base` (including
     /// its trailing slash), and are sorted by full path.
-    fn build(&mut self, entries: &[(&BStr, EntryKind, ObjectId)], base: usize) -> Result<ObjectId, GitFailure> {
+    fn build(
+        &mut self,
+        entries: &[(&BStr, EntryKind, ObjectId)],
+        base: usize,
+    ) -> Result<ObjectId, GitFailure> {
         let mut tree = gix::objs::Tree::empty();
         let mut i = 0;
         while i < entries.len() {
@@ -62,7 +74,8 @@ impl TreeWriter<'_> {
                 Some(slash) => {
                     let dir = &rest[..=slash];
                     // Paths under `dir/` are contiguous in index order.
-                    let end = i + entries[i..].partition_point(|(p, _, _)| p[base..].starts_with(dir));
+                    let end =
+                        i + entries[i..].partition_point(|(p, _, _)| p[base..].starts_with(dir));
                     let sub = self.build(&entries[i..end], base + slash + 1)?;
                     tree.entries.push(Entry {
                         mode: EntryKind::Tree.into(),
@@ -81,7 +94,8 @@ impl TreeWriter<'_> {
     fn store(&mut self, tree: &gix::objs::Tree) -> Result<ObjectId, GitFailure> {
         use gix::objs::WriteTo;
         self.buf.clear();
-        tree.write_to(&mut self.buf).ctx(|| "could not encode a tree".into())?;
+        tree.write_to(&mut self.buf)
+            .ctx(|| "could not encode a tree".into())?;
         let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Tree, &self.buf)
             .ctx(|| "could not hash a tree".into())?;
         if !self.repo.has_object(id) {

@@ -1,0 +1,229 @@
+//! Running one agent attempt and deciding what it amounted to.
+//!
+//! git-ralph drives agent CLIs it does not control, each with its own output
+//! format. This module runs one agent process ([`run`]), turns whatever it
+//! prints into agent-neutral [`AgentEvent`]s (one [`StreamParser`] per
+//! format), and reduces the run to a [`Conclusion`] through the promise
+//! protocol ([`parse_promise`], [`conclude`]). It neither prints nor knows
+//! about the command line: callers receive events and typed results.
+
+mod claude;
+mod codex;
+mod events;
+mod gemini;
+mod plain;
+mod promise;
+mod runner;
+
+use serde::{Deserialize, Serialize};
+
+pub use events::{AgentEvent, Done, ExitStatusKind, RateLimit, ToolUse, Usage};
+pub use promise::{
+    Conclusion, DEFAULT_TOKEN, PromiseScope, Signal, conclude, parse_promise,
+    parse_promise_on_last_line,
+};
+pub use runner::{AgentRun, Invocation, RunnerError, StdinSource, run, signal_group};
+
+/// Turns an agent's output, line by line, into [`AgentEvent`]s.
+///
+/// Parsers never fail: a line they do not understand is skipped, because
+/// agent CLIs add event types and print stray warnings. They keep only what
+/// the final message needs, so memory stays bounded however much the agent
+/// prints.
+pub trait StreamParser: Send {
+    /// Consumes one line (without its newline) and returns the messages and
+    /// tool results it holds. Never returns [`AgentEvent::Done`].
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent>;
+
+    /// Ends the stream: the agent's closing report if it gave one, otherwise
+    /// what could be gathered from the stream, or `None` if nothing was seen.
+    fn finish(&mut self) -> Option<Done>;
+
+    /// Where in [`Done::final_text`] a promise may be read from.
+    fn promise_scope(&self) -> PromiseScope {
+        PromiseScope::FinalMessage
+    }
+}
+
+/// The output format an agent CLI is run with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamFormat {
+    /// `claude -p --output-format stream-json --verbose`.
+    Claude,
+    /// `codex exec --json`.
+    Codex,
+    /// `gemini --output-format stream-json`.
+    Gemini,
+    /// Unstructured text.
+    Plain,
+    /// Decided from the first non-empty line.
+    #[default]
+    Auto,
+}
+
+/// A fresh parser for `format`.
+pub fn parser_for(format: StreamFormat) -> Box<dyn StreamParser> {
+    match format {
+        StreamFormat::Claude => Box::new(claude::ClaudeParser::new()),
+        StreamFormat::Codex => Box::new(codex::CodexParser::new()),
+        StreamFormat::Gemini => Box::new(gemini::GeminiParser::new()),
+        StreamFormat::Plain => Box::new(plain::PlainParser::new()),
+        StreamFormat::Auto => Box::new(SniffingParser { chosen: None }),
+    }
+}
+
+/// The format a stream's first non-empty line reveals.
+///
+/// Claude Code's stream-json is recognised by its event types. Codex and
+/// Gemini are recognised by the event each of them always starts with, so
+/// that their JSON is never mistaken for plain text; anything else is plain.
+fn sniff_format(first_line: &str) -> StreamFormat {
+    let Ok(serde_json::Value::Object(event)) = serde_json::from_str(first_line) else {
+        return StreamFormat::Plain;
+    };
+    match event.get("type").and_then(serde_json::Value::as_str) {
+        Some(kind) if claude::CLAUDE_EVENT_TYPES.contains(&kind) => StreamFormat::Claude,
+        Some("thread.started") => StreamFormat::Codex,
+        Some("init") if event.contains_key("session_id") => StreamFormat::Gemini,
+        _ => StreamFormat::Plain,
+    }
+}
+
+/// Waits for the first non-empty line, then hands everything to the parser
+/// for the format that line reveals.
+struct SniffingParser {
+    chosen: Option<Box<dyn StreamParser>>,
+}
+
+impl StreamParser for SniffingParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        if self.chosen.is_none() && line.trim().is_empty() {
+            return Vec::new();
+        }
+        self.chosen
+            .get_or_insert_with(|| parser_for(sniff_format(line)))
+            .feed_line(line)
+    }
+
+    fn finish(&mut self) -> Option<Done> {
+        self.chosen.as_mut().and_then(|parser| parser.finish())
+    }
+
+    fn promise_scope(&self) -> PromiseScope {
+        match &self.chosen {
+            Some(parser) => parser.promise_scope(),
+            None => PromiseScope::LastLine,
+        }
+    }
+}
+
+/// Whether a provider error message means "rate or quota limited".
+fn mentions_rate_limit(message: &str) -> bool {
+    let message = message.to_lowercase();
+    [
+        "429",
+        "rate limit",
+        "rate_limit",
+        "usage limit",
+        "too many requests",
+        "resource_exhausted",
+        "quota",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conclude_with(format: StreamFormat, transcript: &str, exit: i32) -> Conclusion {
+        let mut parser = parser_for(format);
+        for line in transcript.lines() {
+            parser.feed_line(line);
+        }
+        let done = parser.finish();
+        conclude(
+            done.as_ref(),
+            ExitStatusKind::Exited(exit),
+            DEFAULT_TOKEN,
+            parser.promise_scope(),
+        )
+    }
+
+    #[test]
+    fn sniffing_recognises_each_format() {
+        let claude = include_str!("../../tests/fixtures/claude-code/complete.jsonl");
+        let codex = include_str!("../../tests/fixtures/codex/complete.jsonl");
+        let gemini = include_str!("../../tests/fixtures/gemini/complete.jsonl");
+        let first = |text: &str| text.lines().next().unwrap_or_default().to_owned();
+        assert_eq!(sniff_format(&first(claude)), StreamFormat::Claude);
+        assert_eq!(sniff_format(&first(codex)), StreamFormat::Codex);
+        assert_eq!(sniff_format(&first(gemini)), StreamFormat::Gemini);
+        assert_eq!(sniff_format("Hello there"), StreamFormat::Plain);
+        assert_eq!(
+            sniff_format(r#"{"type":"unheard_of"}"#),
+            StreamFormat::Plain
+        );
+        assert_eq!(sniff_format(r#"["type"]"#), StreamFormat::Plain);
+    }
+
+    #[test]
+    fn auto_reaches_the_same_conclusions_as_the_explicit_formats() {
+        let cases = [
+            (
+                include_str!("../../tests/fixtures/claude-code/failed.jsonl"),
+                Conclusion::Failed {
+                    reason: "tests need a running database".into(),
+                },
+            ),
+            (
+                include_str!("../../tests/fixtures/claude-code/echoed-promise.jsonl"),
+                Conclusion::NoSignal,
+            ),
+            (
+                include_str!("../../tests/fixtures/codex/multi-message.jsonl"),
+                Conclusion::Complete,
+            ),
+            (
+                include_str!("../../tests/fixtures/gemini/intermediate-promise.jsonl"),
+                Conclusion::NoSignal,
+            ),
+        ];
+        for (transcript, expected) in cases {
+            let padded = format!("\n  \n{transcript}");
+            assert_eq!(conclude_with(StreamFormat::Auto, &padded, 0), expected);
+        }
+    }
+
+    #[test]
+    fn auto_falls_back_to_plain_text_rules() {
+        let transcript = "Prompt: finish with <promise>COMPLETE</promise>\nthinking\n";
+        assert_eq!(
+            conclude_with(StreamFormat::Auto, transcript, 0),
+            Conclusion::NoSignal
+        );
+        let transcript =
+            "Prompt: finish with <promise>COMPLETE</promise>\n<promise>COMPLETE</promise>\n";
+        assert_eq!(
+            conclude_with(StreamFormat::Auto, transcript, 0),
+            Conclusion::Complete
+        );
+    }
+
+    #[test]
+    fn auto_with_no_output_has_no_done() {
+        let mut parser = parser_for(StreamFormat::Auto);
+        parser.feed_line("");
+        assert_eq!(parser.finish(), None);
+    }
+
+    #[test]
+    fn formats_serialise_as_snake_case_names() {
+        let json = serde_json::to_string(&StreamFormat::Claude).expect("serialisable");
+        assert_eq!(json, "\"claude\"");
+        let back: StreamFormat = serde_json::from_str("\"auto\"").expect("parsable");
+        assert_eq!(back, StreamFormat::Auto);
+    }
+}

@@ -1,0 +1,1092 @@
+//! Running one agent process to its end, whatever it does.
+//!
+//! Agents are long-running, chatty and occasionally stuck, so the runner
+//! treats them as untrusted: the agent runs in its own process group so that
+//! everything it started can be signalled at once; its output streams
+//! straight to a log file and through a parser in bounded pieces, so a
+//! runaway agent printing gigabytes costs disk, not memory; and a timeout or
+//! a stop request ends it with SIGTERM, then SIGKILL after a grace period.
+//!
+//! Stdout goes to the log file given to [`run`], byte for byte, so a
+//! stream-json log stays valid JSONL. Stderr goes to a sibling file named
+//! after it with `.stderr` appended (created only if the agent writes to
+//! stderr), and its tail is kept for error messages. When the run ends, any
+//! process still left in the agent's group (a dev server it started in the
+//! background, say) is killed, so nothing outlives the attempt and touches
+//! the worktree afterwards.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal as UnixSignal, killpg};
+use nix::unistd::{Pid, getpgrp};
+use serde::{Deserialize, Serialize};
+use tokio::fs::{File, OpenOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until};
+
+use super::events::{AgentEvent, Done, ExitStatusKind};
+use super::promise::{Conclusion, conclude};
+use super::{StreamFormat, parser_for};
+
+/// How much of the output is read at once.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// The longest line a parser is shown; the rest of a longer line only goes to the log.
+const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// How much of stderr is kept for error messages.
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How long an agent gets to exit after SIGTERM before it is killed.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// How long output is still read after the agent exited, in case something
+/// it started keeps the pipes open.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Where the agent's stdin comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StdinSource {
+    /// Written to the agent's stdin, which is then closed.
+    Prompt(String),
+    /// The agent reads end-of-file at once.
+    Null,
+}
+
+/// Everything needed to start one agent attempt.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Added to the inherited environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub stdin: StdinSource,
+    pub format: StreamFormat,
+    /// The word that means completion in `<promise>…</promise>`.
+    pub promise_token: String,
+}
+
+/// How an attempt ended and what it amounted to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRun {
+    pub exit: ExitStatusKind,
+    /// The agent's closing report, if its output had one or yielded one.
+    pub done: Option<Done>,
+    pub conclusion: Conclusion,
+    /// Bytes of stdout written to the log.
+    pub log_bytes: u64,
+    /// The last few KiB of stderr, lossily decoded.
+    pub stderr_tail: String,
+}
+
+/// Why an agent could not be run or supervised.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("could not start the agent `{program}`: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error("the agent's working directory {} is not a directory", path.display())]
+    Workdir { path: PathBuf },
+    #[error("could not write the agent log {}: {source}", path.display())]
+    Log { path: PathBuf, source: io::Error },
+    #[error("could not read the agent's output: {0}")]
+    Read(#[source] io::Error),
+    #[error("could not wait for the agent process: {0}")]
+    Wait(#[source] io::Error),
+    #[error("could not send {signal} to the agent's process group {pgid}: {source}")]
+    Signal {
+        pgid: u32,
+        signal: UnixSignal,
+        source: Errno,
+    },
+    #[error("refusing to signal process group {0}: it is not an agent's group")]
+    NotAnAgentGroup(u32),
+}
+
+impl RunnerError {
+    /// What the user can do about the error, when there is something to do.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RunnerError::Spawn { program, source } if source.kind() == io::ErrorKind::NotFound => {
+                Some(format!(
+                    "install `{program}` or configure the agent command to one that is on PATH"
+                ))
+            }
+            RunnerError::Spawn { program, source }
+                if source.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                Some(format!("make `{program}` executable"))
+            }
+            RunnerError::Workdir { path } => Some(format!(
+                "create {} or run git-ralph from the repository it belongs to",
+                path.display()
+            )),
+            RunnerError::Log { path, .. } => Some(format!(
+                "check that {} is writable and the disk is not full",
+                path.display()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Sends `signal` to the process group led by `pid`, as started by [`run`].
+///
+/// A group that no longer exists is not an error. Refuses pid 0 and 1 and
+/// git-ralph's own group, which would otherwise be signalled instead.
+pub fn signal_group(pid: u32, signal: UnixSignal) -> Result<(), RunnerError> {
+    let raw = i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 1 && Pid::from_raw(raw) != getpgrp())
+        .ok_or(RunnerError::NotAnAgentGroup(pid))?;
+    match killpg(Pid::from_raw(raw), signal) {
+        Ok(()) | Err(Errno::ESRCH) => Ok(()),
+        Err(source) => Err(RunnerError::Signal {
+            pgid: pid,
+            signal,
+            source,
+        }),
+    }
+}
+
+/// Runs the agent described by `inv` until it exits, `timeout` passes or
+/// `stop` turns true, reporting each event to `on_event` as it is parsed.
+///
+/// Stdout is appended to `log_path` (parent directories are created) and
+/// stderr to the same path with `.stderr` appended. The final
+/// [`AgentEvent::Done`], if any, is reported last.
+pub async fn run(
+    inv: &Invocation,
+    log_path: &Path,
+    timeout: Duration,
+    mut stop: watch::Receiver<bool>,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Result<AgentRun, RunnerError> {
+    // Checked first: spawning in a missing directory fails with the same
+    // "not found" as a missing program, which would mislead.
+    let workdir_ok = tokio::fs::metadata(&inv.cwd)
+        .await
+        .is_ok_and(|meta| meta.is_dir());
+    if !workdir_ok {
+        return Err(RunnerError::Workdir {
+            path: inv.cwd.clone(),
+        });
+    }
+    let mut log = open_log(log_path).await?;
+    let mut stderr_sink = StderrSink::new(stderr_path(log_path));
+
+    let mut command = Command::new(&inv.program);
+    command
+        .args(&inv.args)
+        .envs(inv.env.iter().map(|(key, value)| (key, value)))
+        .current_dir(&inv.cwd)
+        .stdin(match inv.stdin {
+            StdinSource::Prompt(_) => Stdio::piped(),
+            StdinSource::Null => Stdio::null(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(|source| RunnerError::Spawn {
+        program: inv.program.clone(),
+        source,
+    })?;
+    let group = GroupGuard { pgid: child.id() };
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(RunnerError::Read(io::Error::other(
+            "the agent's output pipes were not set up",
+        )));
+    };
+
+    // Written concurrently: an agent that does not read its stdin must not
+    // block the reading of its output.
+    let stdin_writer = match (&inv.stdin, child.stdin.take()) {
+        (StdinSource::Prompt(prompt), Some(mut stdin)) => {
+            let prompt = prompt.clone();
+            Some(tokio::spawn(async move {
+                // The agent may exit without reading its stdin (EPIPE); what
+                // it did instead shows in its output and exit status.
+                let _ = stdin.write_all(prompt.as_bytes()).await;
+                let _ = stdin.shutdown().await;
+            }))
+        }
+        _ => None,
+    };
+
+    let mut parser = parser_for(inv.format);
+    let mut lines = LineSplitter::new(MAX_LINE_BYTES);
+    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut log_bytes: u64 = 0;
+    let mut emit = |line: &[u8]| {
+        let line = String::from_utf8_lossy(line);
+        let line: &str = &line;
+        for event in parser.feed_line(line.strip_suffix('\r').unwrap_or(line)) {
+            on_event(event);
+        }
+    };
+
+    // A timeout too large to represent means "no timeout".
+    let deadline = Instant::now()
+        .checked_add(timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
+    let mut stdout_open = true;
+    let mut stderr_open = true;
+    let mut stop_connected = true;
+    let mut status: Option<ExitStatus> = None;
+    let mut ending: Option<Ending> = None;
+    let mut drain_until: Option<Instant> = None;
+    if *stop.borrow_and_update() {
+        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+    }
+
+    let status = loop {
+        if let Some(status) = status
+            && !stdout_open
+            && !stderr_open
+        {
+            break status;
+        }
+        let running = status.is_none();
+        let kill_at = ending.as_ref().map_or(deadline, |ending| ending.kill_at);
+        tokio::select! {
+            read = stdout.read(&mut out_buf), if stdout_open => {
+                let n = read.map_err(RunnerError::Read)?;
+                if n == 0 {
+                    stdout_open = false;
+                } else {
+                    let chunk = &out_buf[..n];
+                    log.write_all(chunk).await.map_err(|source| RunnerError::Log {
+                        path: log_path.to_owned(),
+                        source,
+                    })?;
+                    log_bytes += n as u64;
+                    lines.push(chunk, &mut emit);
+                }
+            }
+            read = stderr.read(&mut err_buf), if stderr_open => {
+                let n = read.map_err(RunnerError::Read)?;
+                if n == 0 {
+                    stderr_open = false;
+                } else {
+                    stderr_sink.write(&err_buf[..n]).await?;
+                }
+            }
+            exited = child.wait(), if running => {
+                status = Some(exited.map_err(RunnerError::Wait)?);
+                drain_until = Some(Instant::now() + DRAIN_GRACE);
+            }
+            _ = sleep_until(deadline), if running && ending.is_none() => {
+                ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
+            }
+            changed = stop.changed(), if running && ending.is_none() && stop_connected => {
+                match changed {
+                    Ok(()) if *stop.borrow_and_update() => {
+                        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+                    }
+                    Ok(()) => {}
+                    // Nobody can ask for a stop any more.
+                    Err(_) => stop_connected = false,
+                }
+            }
+            _ = sleep_until(kill_at), if running && ending.as_ref().is_some_and(|e| !e.killed) => {
+                group.signal(UnixSignal::SIGKILL)?;
+                if let Some(ending) = ending.as_mut() {
+                    ending.killed = true;
+                }
+            }
+            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
+                // Something the agent started holds its output open: end it.
+                // Best effort, as the agent itself is done.
+                let _ = group.signal(UnixSignal::SIGKILL);
+                stdout_open = false;
+                stderr_open = false;
+            }
+        }
+    };
+
+    lines.finish(&mut emit);
+    if let Some(writer) = stdin_writer {
+        writer.abort();
+    }
+    // Best effort: the agent has ended, leftovers only get a parting shot.
+    let _ = group.signal(UnixSignal::SIGKILL);
+    log.flush().await.map_err(|source| RunnerError::Log {
+        path: log_path.to_owned(),
+        source,
+    })?;
+    stderr_sink.flush().await?;
+
+    let exit = match ending {
+        Some(ending) => ending.kind,
+        None => exit_kind(status),
+    };
+    let done = parser.finish();
+    if let Some(done) = &done {
+        on_event(AgentEvent::Done(done.clone()));
+    }
+    let stderr_tail = stderr_sink.tail();
+    let mut conclusion = conclude(
+        done.as_ref(),
+        exit,
+        &inv.promise_token,
+        parser.promise_scope(),
+    );
+    // The agent's own error report is the better explanation; without one,
+    // its last words on stderr usually say what went wrong.
+    if let Conclusion::AgentError { message } = &mut conclusion
+        && done.as_ref().is_none_or(|done| done.error.is_none())
+        && let Some(last) = stderr_tail.lines().rev().find(|l| !l.trim().is_empty())
+    {
+        message.push_str(": ");
+        message.push_str(last.trim());
+    }
+
+    Ok(AgentRun {
+        exit,
+        done,
+        conclusion,
+        log_bytes,
+        stderr_tail,
+    })
+}
+
+fn exit_kind(status: ExitStatus) -> ExitStatusKind {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatusKind::Exited(code),
+        (None, Some(signal)) => ExitStatusKind::Signaled(signal),
+        // Neither code nor signal does not happen for a reaped child on Unix.
+        (None, None) => ExitStatusKind::Exited(-1),
+    }
+}
+
+/// The agent's process group; whatever is left of it dies with the guard,
+/// also when the run is abandoned half-way.
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn signal(&self, signal: UnixSignal) -> Result<(), RunnerError> {
+        match self.pgid {
+            Some(pgid) => signal_group(pgid, signal),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // Best effort: there is no one left to report a failure to.
+        let _ = self.signal(UnixSignal::SIGKILL);
+    }
+}
+
+/// A termination git-ralph started: why, and when SIGTERM turns into SIGKILL.
+struct Ending {
+    kind: ExitStatusKind,
+    kill_at: Instant,
+    killed: bool,
+}
+
+impl Ending {
+    fn begin(group: &GroupGuard, kind: ExitStatusKind) -> Result<Ending, RunnerError> {
+        group.signal(UnixSignal::SIGTERM)?;
+        Ok(Ending {
+            kind,
+            kill_at: Instant::now() + TERMINATE_GRACE,
+            killed: false,
+        })
+    }
+}
+
+async fn open_log(path: &Path) -> Result<File, RunnerError> {
+    let log_error = |source| RunnerError::Log {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        tokio::fs::create_dir_all(parent).await.map_err(log_error)?;
+    }
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .await
+        .map_err(log_error)
+}
+
+fn stderr_path(log_path: &Path) -> PathBuf {
+    let mut name = OsString::from(log_path.as_os_str());
+    name.push(".stderr");
+    PathBuf::from(name)
+}
+
+/// Stderr's file, opened on first use, and its tail.
+struct StderrSink {
+    path: PathBuf,
+    file: Option<File>,
+    tail: Vec<u8>,
+}
+
+impl StderrSink {
+    fn new(path: PathBuf) -> Self {
+        StderrSink {
+            path,
+            file: None,
+            tail: Vec::new(),
+        }
+    }
+
+    async fn write(&mut self, chunk: &[u8]) -> Result<(), RunnerError> {
+        self.tail.extend_from_slice(chunk);
+        if self.tail.len() > 2 * STDERR_TAIL_BYTES {
+            let excess = self.tail.len() - STDERR_TAIL_BYTES;
+            self.tail.drain(..excess);
+        }
+        if self.file.is_none() {
+            self.file = Some(open_log(&self.path).await?);
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        file.write_all(chunk)
+            .await
+            .map_err(|source| RunnerError::Log {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    async fn flush(&mut self) -> Result<(), RunnerError> {
+        match &mut self.file {
+            Some(file) => file.flush().await.map_err(|source| RunnerError::Log {
+                path: self.path.clone(),
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn tail(&self) -> String {
+        let start = self.tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        String::from_utf8_lossy(&self.tail[start..]).into_owned()
+    }
+}
+
+/// Splits a byte stream into lines without ever holding more than `max`
+/// bytes of one line: the rest of an overlong line is dropped, so the
+/// parser sees a truncated view (which a JSON parser simply skips).
+struct LineSplitter {
+    pending: Vec<u8>,
+    max: usize,
+}
+
+impl LineSplitter {
+    fn new(max: usize) -> Self {
+        LineSplitter {
+            pending: Vec::new(),
+            max,
+        }
+    }
+
+    fn push(&mut self, mut chunk: &[u8], emit: &mut impl FnMut(&[u8])) {
+        while let Some(newline) = chunk.iter().position(|&b| b == b'\n') {
+            let (line, rest) = (&chunk[..newline], &chunk[newline + 1..]);
+            if self.pending.is_empty() {
+                emit(&line[..line.len().min(self.max)]);
+            } else {
+                self.append(line);
+                emit(&self.pending);
+                self.pending.clear();
+            }
+            chunk = rest;
+        }
+        self.append(chunk);
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        let room = self.max.saturating_sub(self.pending.len());
+        self.pending
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Emits a last line that had no newline.
+    fn finish(&mut self, emit: &mut impl FnMut(&[u8])) {
+        if !self.pending.is_empty() {
+            emit(&self.pending);
+            self.pending.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::promise::DEFAULT_TOKEN;
+    use std::time::Instant as StdInstant;
+
+    fn sh(script: &str, format: StreamFormat, stdin: StdinSource) -> Invocation {
+        Invocation {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+            cwd: std::env::temp_dir(),
+            stdin,
+            format,
+            promise_token: DEFAULT_TOKEN.into(),
+        }
+    }
+
+    struct Outcome {
+        run: AgentRun,
+        events: Vec<AgentEvent>,
+        log: String,
+        dir: tempfile::TempDir,
+    }
+
+    async fn run_with(inv: Invocation, timeout: Duration, stop: watch::Receiver<bool>) -> Outcome {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log_path = dir.path().join("attempts/1/agent.log");
+        let mut events = Vec::new();
+        let mut on_event = |event: AgentEvent| events.push(event);
+        let run = run(&inv, &log_path, timeout, stop, &mut on_event)
+            .await
+            .expect("the agent runs");
+        let log =
+            String::from_utf8_lossy(&std::fs::read(&log_path).expect("log exists")).into_owned();
+        Outcome {
+            run,
+            events,
+            log,
+            dir,
+        }
+    }
+
+    async fn run_sh(script: &str, format: StreamFormat) -> Outcome {
+        let (_keep, stop) = watch::channel(false);
+        run_with(
+            sh(script, format, StdinSource::Null),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn an_echoed_promise_completes_and_lands_in_the_log() {
+        let outcome = run_sh(
+            "echo working; echo '<promise>COMPLETE</promise>'",
+            StreamFormat::Plain,
+        )
+        .await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+        assert_eq!(outcome.log, "working\n<promise>COMPLETE</promise>\n");
+        assert_eq!(outcome.run.log_bytes, outcome.log.len() as u64);
+        assert!(matches!(outcome.events.last(), Some(AgentEvent::Done(_))));
+        assert_eq!(outcome.events.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_non_zero_exit_is_an_agent_error() {
+        let outcome = run_sh("echo partial; exit 3", StreamFormat::Plain).await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Exited(3));
+        assert_eq!(
+            outcome.run.conclusion,
+            Conclusion::AgentError {
+                message: "the agent exited with code 3".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn stderr_goes_to_its_own_file_and_explains_errors() {
+        let outcome = run_sh(
+            "echo out; echo 'fatal: no credentials' >&2; exit 1",
+            StreamFormat::Auto,
+        )
+        .await;
+        assert_eq!(outcome.log, "out\n");
+        assert_eq!(outcome.run.stderr_tail, "fatal: no credentials\n");
+        assert_eq!(
+            outcome.run.conclusion,
+            Conclusion::AgentError {
+                message: "the agent exited with code 1: fatal: no credentials".into()
+            }
+        );
+        let stderr_file = outcome.dir.path().join("attempts/1/agent.log.stderr");
+        let stderr = std::fs::read_to_string(stderr_file).expect("stderr file");
+        assert_eq!(stderr, "fatal: no credentials\n");
+    }
+
+    #[tokio::test]
+    async fn no_stderr_file_without_stderr_output() {
+        let outcome = run_sh("echo quiet", StreamFormat::Plain).await;
+        assert!(
+            !outcome
+                .dir
+                .path()
+                .join("attempts/1/agent.log.stderr")
+                .exists()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_killing_signal_is_reported() {
+        let outcome = run_sh("kill -KILL $$", StreamFormat::Plain).await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Signaled(9));
+        assert!(matches!(
+            outcome.run.conclusion,
+            Conclusion::AgentError { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_prompt_reaches_stdin() {
+        let prompt = "Do the story.\n<promise>COMPLETE</promise>\n".to_owned();
+        let (_keep, stop) = watch::channel(false);
+        let outcome = run_with(
+            sh(
+                "cat",
+                StreamFormat::Plain,
+                StdinSource::Prompt(prompt.clone()),
+            ),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await;
+        assert_eq!(outcome.log, prompt);
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    }
+
+    #[tokio::test]
+    async fn an_agent_ignoring_a_large_prompt_does_not_block() {
+        let prompt = "x".repeat(4 * 1024 * 1024);
+        let (_keep, stop) = watch::channel(false);
+        let outcome = run_with(
+            sh(
+                "echo '<promise>COMPLETE</promise>'",
+                StreamFormat::Plain,
+                StdinSource::Prompt(prompt),
+            ),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    }
+
+    #[tokio::test]
+    async fn null_stdin_reads_as_empty() {
+        let outcome = run_sh("cat; echo after", StreamFormat::Plain).await;
+        assert_eq!(outcome.log, "after\n");
+    }
+
+    #[tokio::test]
+    async fn env_and_cwd_are_applied() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut inv = sh(
+            "echo \"$RALPH_TEST_VALUE\"; pwd",
+            StreamFormat::Plain,
+            StdinSource::Null,
+        );
+        inv.env = vec![("RALPH_TEST_VALUE".into(), "from-env".into())];
+        inv.cwd = dir.path().to_owned();
+        let (_keep, stop) = watch::channel(false);
+        let outcome = run_with(inv, Duration::from_secs(30), stop).await;
+        let canonical = dir.path().canonicalize().expect("canonical");
+        assert_eq!(outcome.log, format!("from-env\n{}\n", canonical.display()));
+    }
+
+    #[tokio::test]
+    async fn the_log_is_appended_to() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log_path = dir.path().join("agent.log");
+        for word in ["one", "two"] {
+            let (_keep, stop) = watch::channel(false);
+            let inv = sh(
+                &format!("echo {word}"),
+                StreamFormat::Plain,
+                StdinSource::Null,
+            );
+            run(
+                &inv,
+                &log_path,
+                Duration::from_secs(30),
+                stop,
+                &mut |_: AgentEvent| {},
+            )
+            .await
+            .expect("runs");
+        }
+        let log = std::fs::read_to_string(&log_path).expect("log");
+        assert_eq!(log, "one\ntwo\n");
+    }
+
+    #[tokio::test]
+    async fn a_slow_agent_times_out() {
+        let started = StdInstant::now();
+        let (_keep, stop) = watch::channel(false);
+        let outcome = run_with(
+            sh(
+                "echo begun; sleep 30",
+                StreamFormat::Plain,
+                StdinSource::Null,
+            ),
+            Duration::from_secs(1),
+            stop,
+        )
+        .await;
+        let elapsed = started.elapsed();
+        assert_eq!(outcome.run.exit, ExitStatusKind::TimedOut);
+        assert_eq!(
+            outcome.run.conclusion,
+            Conclusion::AgentError {
+                message: "the agent timed out".into()
+            }
+        );
+        assert_eq!(outcome.log, "begun\n");
+        assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn an_agent_ignoring_sigterm_is_killed() {
+        let started = StdInstant::now();
+        let (_keep, stop) = watch::channel(false);
+        let outcome = run_with(
+            sh(
+                "trap '' TERM; while :; do sleep 0.1; done",
+                StreamFormat::Plain,
+                StdinSource::Null,
+            ),
+            Duration::from_millis(300),
+            stop,
+        )
+        .await;
+        let elapsed = started.elapsed();
+        assert_eq!(outcome.run.exit, ExitStatusKind::TimedOut);
+        assert!(elapsed >= TERMINATE_GRACE, "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn a_stop_request_ends_the_agent() {
+        let (stop_tx, stop) = watch::channel(false);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let _ = stop_tx.send(true);
+            // Keep the sender alive until the run has seen the request.
+            tokio::time::sleep(Duration::from_secs(10)).await;
+        });
+        let started = StdInstant::now();
+        let outcome = run_with(
+            sh("sleep 30", StreamFormat::Plain, StdinSource::Null),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Stopped);
+        assert_eq!(
+            outcome.run.conclusion,
+            Conclusion::AgentError {
+                message: "the agent was stopped".into()
+            }
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn an_early_stop_request_is_honoured() {
+        let (_keep, stop) = watch::channel(true);
+        let started = StdInstant::now();
+        let outcome = run_with(
+            sh("sleep 30", StreamFormat::Plain, StdinSource::Null),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Stopped);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_stop_sender_does_not_stop_the_agent() {
+        let (stop_tx, stop) = watch::channel(false);
+        drop(stop_tx);
+        let outcome = run_with(
+            sh(
+                "sleep 0.2; echo '<promise>COMPLETE</promise>'",
+                StreamFormat::Plain,
+                StdinSource::Null,
+            ),
+            Duration::from_secs(30),
+            stop,
+        )
+        .await;
+        assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    }
+
+    #[tokio::test]
+    async fn background_processes_do_not_outlive_the_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let marker = dir.path().join("late");
+        // The background job keeps stdout open and would write after the run.
+        let script = format!(
+            "(sleep 4; touch '{}') & echo '<promise>COMPLETE</promise>'",
+            marker.display()
+        );
+        let started = StdInstant::now();
+        let outcome = run_sh(&script, StreamFormat::Plain).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!marker.exists(), "the background job was killed");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error_with_a_hint() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let inv = Invocation {
+            program: "/nonexistent/agent-cli".into(),
+            ..sh("", StreamFormat::Plain, StdinSource::Null)
+        };
+        let (_keep, stop) = watch::channel(false);
+        let error = run(
+            &inv,
+            &dir.path().join("log"),
+            Duration::from_secs(5),
+            stop,
+            &mut |_: AgentEvent| {},
+        )
+        .await
+        .expect_err("cannot spawn");
+        assert!(matches!(error, RunnerError::Spawn { .. }), "{error:?}");
+        let hint = error.hint().expect("a hint");
+        assert!(hint.contains("/nonexistent/agent-cli"), "{hint}");
+    }
+
+    #[test]
+    fn a_run_can_be_spawned_onto_another_task() {
+        fn assert_send<T: Send>(_: &T) {}
+        let inv = sh("true", StreamFormat::Plain, StdinSource::Null);
+        let (_keep, stop) = watch::channel(false);
+        let mut on_event = |_: AgentEvent| {};
+        let pending = run(
+            &inv,
+            Path::new("unused.log"),
+            Duration::ZERO,
+            stop,
+            &mut on_event,
+        );
+        assert_send(&pending);
+    }
+
+    #[tokio::test]
+    async fn a_missing_working_directory_is_reported_as_such() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut inv = sh("echo hi", StreamFormat::Plain, StdinSource::Null);
+        inv.cwd = dir.path().join("gone");
+        let (_keep, stop) = watch::channel(false);
+        let log_path = dir.path().join("log");
+        let error = run(
+            &inv,
+            &log_path,
+            Duration::from_secs(5),
+            stop,
+            &mut |_: AgentEvent| {},
+        )
+        .await
+        .expect_err("no such directory");
+        assert!(matches!(error, RunnerError::Workdir { .. }), "{error:?}");
+        assert!(!log_path.exists(), "nothing was started, nothing logged");
+    }
+
+    #[test]
+    fn signal_group_refuses_special_groups() {
+        for pid in [0, 1, u32::MAX] {
+            assert!(matches!(
+                signal_group(pid, UnixSignal::SIGTERM),
+                Err(RunnerError::NotAnAgentGroup(_))
+            ));
+        }
+        let own = u32::try_from(getpgrp().as_raw()).expect("positive pgid");
+        assert!(matches!(
+            signal_group(own, UnixSignal::SIGTERM),
+            Err(RunnerError::NotAnAgentGroup(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn every_fixture_concludes_the_same_through_a_real_process() {
+        macro_rules! case {
+            ($dir:literal, $name:literal, $format:expr) => {
+                (
+                    $format,
+                    concat!($dir, "/", $name),
+                    include_str!(concat!("../../tests/fixtures/", $dir, "/", $name, ".jsonl")),
+                    include_str!(concat!("../../tests/fixtures/", $dir, "/", $name, ".exit")),
+                )
+            };
+        }
+        let claude = StreamFormat::Claude;
+        let codex = StreamFormat::Codex;
+        let gemini = StreamFormat::Gemini;
+        let cases = [
+            (case!("claude-code", "complete", claude), "complete"),
+            (case!("claude-code", "failed", claude), "failed"),
+            (case!("claude-code", "no-promise", claude), "none"),
+            (case!("claude-code", "echoed-promise", claude), "none"),
+            (case!("claude-code", "intermediate-promise", claude), "none"),
+            (case!("claude-code", "multi-message", claude), "complete"),
+            (case!("claude-code", "api-error", claude), "error"),
+            (case!("claude-code", "max-turns", claude), "error"),
+            (case!("codex", "complete", codex), "complete"),
+            (case!("codex", "failed", codex), "failed"),
+            (case!("codex", "no-promise", codex), "none"),
+            (case!("codex", "echoed-promise", codex), "none"),
+            (case!("codex", "intermediate-promise", codex), "none"),
+            (case!("codex", "multi-message", codex), "complete"),
+            (case!("codex", "api-error", codex), "error"),
+            (case!("gemini", "complete", gemini), "complete"),
+            (case!("gemini", "failed", gemini), "failed"),
+            (case!("gemini", "no-promise", gemini), "none"),
+            (case!("gemini", "echoed-promise", gemini), "none"),
+            (case!("gemini", "intermediate-promise", gemini), "none"),
+            (case!("gemini", "multi-message", gemini), "complete"),
+            (case!("gemini", "api-error", gemini), "error"),
+        ];
+        for ((explicit, name, transcript, exit), expected) in cases {
+            let code: i32 = exit.trim().parse().expect("exit code");
+            for format in [explicit, StreamFormat::Auto] {
+                let (_keep, stop) = watch::channel(false);
+                let outcome = run_with(
+                    sh(
+                        &format!("cat; exit {code}"),
+                        format,
+                        StdinSource::Prompt(transcript.to_owned()),
+                    ),
+                    Duration::from_secs(30),
+                    stop,
+                )
+                .await;
+                assert_eq!(outcome.run.exit, ExitStatusKind::Exited(code), "{name}");
+                assert_eq!(outcome.log, transcript, "{name}");
+                let got = match &outcome.run.conclusion {
+                    Conclusion::Complete => "complete",
+                    Conclusion::Failed { reason } => {
+                        assert_eq!(reason, "tests need a running database", "{name}");
+                        "failed"
+                    }
+                    Conclusion::NoSignal => "none",
+                    Conclusion::AgentError { .. } => "error",
+                };
+                assert_eq!(got, expected, "{name} as {format:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lines_split_across_chunks_are_joined() {
+        let mut splitter = LineSplitter::new(100);
+        let mut lines = Vec::new();
+        let mut emit = |line: &[u8]| lines.push(String::from_utf8_lossy(line).into_owned());
+        splitter.push(b"ab", &mut emit);
+        splitter.push(b"c\nde", &mut emit);
+        splitter.push(b"f\n\ng", &mut emit);
+        splitter.finish(&mut emit);
+        assert_eq!(lines, ["abc", "def", "", "g"]);
+    }
+
+    #[test]
+    fn overlong_lines_are_truncated_not_held() {
+        let mut splitter = LineSplitter::new(4);
+        let mut lines = Vec::new();
+        let mut emit = |line: &[u8]| lines.push(String::from_utf8_lossy(line).into_owned());
+        splitter.push(b"abcdefgh", &mut emit);
+        assert!(splitter.pending.len() <= 4);
+        splitter.push(b"ijk\n123456789\nok\n", &mut emit);
+        splitter.finish(&mut emit);
+        assert_eq!(lines, ["abcd", "1234", "ok"]);
+    }
+
+    #[tokio::test]
+    async fn carriage_returns_do_not_hide_a_promise() {
+        let outcome = run_sh(
+            "printf 'done\\r\\n<promise>COMPLETE</promise>\\r\\n'",
+            StreamFormat::Plain,
+        )
+        .await;
+        assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    }
+
+    fn peak_rss_kib() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_of_output_does_not_accumulate_in_memory() {
+        const LINES_BYTES: u64 = 150 * 1024 * 1024;
+        const LONG_LINE_BYTES: u64 = 50 * 1024 * 1024;
+        let script = format!(
+            "yes 'a line of agent output that goes on for a while, over and over' | head -c {LINES_BYTES}; \
+             head -c {LONG_LINE_BYTES} /dev/zero | tr '\\0' x; echo; \
+             echo '<promise>COMPLETE</promise>'"
+        );
+        let before = peak_rss_kib();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log_path = dir.path().join("flood.log");
+        let inv = sh(&script, StreamFormat::Auto, StdinSource::Null);
+        let (_keep, stop) = watch::channel(false);
+        let mut messages = 0u64;
+        let mut longest = 0usize;
+        let mut on_event = |event: AgentEvent| {
+            if let AgentEvent::Message { text, .. } = event {
+                messages += 1;
+                longest = longest.max(text.len());
+            }
+        };
+        let run = run(
+            &inv,
+            &log_path,
+            Duration::from_secs(300),
+            stop,
+            &mut on_event,
+        )
+        .await
+        .expect("runs");
+        let after = peak_rss_kib();
+
+        let expected_bytes =
+            LINES_BYTES + LONG_LINE_BYTES + 1 + "<promise>COMPLETE</promise>\n".len() as u64;
+        assert_eq!(run.log_bytes, expected_bytes);
+        let on_disk = std::fs::metadata(&log_path).expect("log").len();
+        assert_eq!(on_disk, expected_bytes);
+        assert_eq!(run.exit, ExitStatusKind::Exited(0));
+        assert_eq!(run.conclusion, Conclusion::Complete);
+        assert_eq!(
+            longest, MAX_LINE_BYTES,
+            "the long line reached the parser truncated"
+        );
+        assert!(messages > 1_000_000, "{messages} messages");
+        if let (Some(before), Some(after)) = (before, after) {
+            let growth_mib = after.saturating_sub(before) / 1024;
+            assert!(growth_mib < 64, "peak RSS grew by {growth_mib} MiB");
+        }
+    }
+}

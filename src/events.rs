@@ -1,0 +1,84 @@
+//! What a run reports as it goes. The loop emits these typed events; the ui
+//! module alone renders them (console for people, JSON lines for programs),
+//! and every one is appended to `<git-dir>/ralph/<change>/events.jsonl`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::AgentEvent;
+use crate::state::{AttemptOutcome, StopReason, Totals};
+
+/// One event with when and for which change it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Milliseconds since the epoch.
+    pub ts_ms: u64,
+    pub change: String,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The loop started or resumed.
+    RunStarted {
+        branch: String,
+        source: String,
+        stories_total: usize,
+        stories_done: usize,
+        resumed: bool,
+    },
+    /// Work on a story begins (or continues with a new attempt).
+    StoryProgress {
+        story_id: String,
+        title: String,
+        /// 1-based position among all stories.
+        index: usize,
+        total: usize,
+        attempt: u32,
+        max_attempts: u32,
+    },
+    /// Something the agent did, untruncated.
+    StoryEvent {
+        story_id: String,
+        attempt: u32,
+        event: AgentEvent,
+    },
+    /// How an attempt ended.
+    AttemptFinished {
+        story_id: String,
+        attempt: u32,
+        outcome: AttemptOutcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The ref keeping a failed attempt's work.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preserved: Option<String>,
+        /// The checkpoint commit of a completed story.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<String>,
+    },
+    /// Something worth knowing that does not stop the run.
+    Warning { message: String },
+    /// The run ended unfinished.
+    Error {
+        reason: StopReason,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story_id: Option<String>,
+        totals: Totals,
+    },
+    /// Every story is verifiably done.
+    Complete {
+        reason: StopReason,
+        stories_total: usize,
+        totals: Totals,
+    },
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
