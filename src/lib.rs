@@ -1,12 +1,45 @@
 //! git-ralph drives an AI coding agent through the stories of a change until
 //! each one is verifiably done, checkpointing every finished story as a
 //! commit on `ralph/<change>`.
+//!
+//! Domain modules (`git`, `stories`, `agent`, `story_loop`, `state`) know
+//! neither clap nor the terminal; `commands` glue them to the command line
+//! and `ui` alone renders.
 
 pub mod agent;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod demo;
 pub mod events;
+pub mod exit;
 pub mod git;
 pub mod presets;
 pub mod prompt;
 pub mod state;
 pub mod stories;
 pub mod story_loop;
+pub mod ui;
+
+use std::process::ExitCode;
+
+use cli::{Cli, Command};
+
+/// Run a parsed command line and map the outcome to an exit status.
+pub fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Start(args) => commands::start::run(args),
+        Command::Status(args) => commands::status::run(args),
+        Command::Abort(args) => commands::abort::run(args),
+        Command::Finish(args) => commands::finish::run(args),
+        Command::Demo(args) => commands::demo::run(args),
+        Command::DemoAgent { pace } => commands::demo::run_agent(pace),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            ui::print_error(&err);
+            err.exit().code()
+        }
+    }
+}

@@ -1,0 +1,901 @@
+//! How the checkpoint engine compares with the git CLI on a large repository.
+//!
+//! The loop checkpoints or reverts after every attempt, and squashes once at
+//! the end, so these three operations must never cost more than running git
+//! itself would. This benchmark builds a 100,000-file repository, applies an
+//! attempt-sized change and times each operation against the git commands it
+//! mirrors, in the same run and from the same starting state, with
+//! `git status` as the floor nothing that looks at every file can beat.
+//!
+//! Both sides run in a sealed environment: the benchmark re-executes itself
+//! with no system or global git config (and a `HOME` of its own, since the
+//! engine reads `~/.gitconfig` whatever `GIT_CONFIG_GLOBAL` says), so a
+//! developer's settings (fsmonitor, untracked cache, hooks) cannot favour
+//! either side.
+//!
+//! Environment: `RALPH_BENCH_FILES` (default 100000), `RALPH_BENCH_REPS`
+//! (default 7, at least 5), `RALPH_BENCH_KEEP=1` keeps the generated
+//! repository, `RALPH_BENCH_REUSE=<repo>` times a kept one instead of
+//! building a new one.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use git_ralph::git::{ChangeName, Original, Repo};
+
+/// Set in the re-executed process to the sealed directory it runs in.
+const SEALED: &str = "RALPH_BENCH_SEALED";
+const NAME: &str = "Ralph Bench";
+const EMAIL: &str = "bench@example.invalid";
+const BRANCH: &str = "main";
+/// The commit every repetition starts from.
+const BASE_TAG: &str = "refs/tags/bench-base";
+/// Where a kept repository remembers how many files it was built with.
+const FILES_KEY: &str = "bench.files";
+const FILES_PER_DIR: usize = 100;
+const SYMLINKS: usize = 20;
+const IGNORED_FILES: usize = 2_000;
+const CHANGE: &str = "bench";
+
+fn main() {
+    match std::env::var_os(SEALED) {
+        None => std::process::exit(run_sealed()),
+        Some(dir) => run(Path::new(&dir)),
+    }
+}
+
+/// Re-execute this benchmark in a locked-down environment, then clean up.
+fn run_sealed() -> i32 {
+    let started = Instant::now();
+    let dir = tempfile::Builder::new()
+        .prefix("ralph-bench-")
+        .tempdir_in("/tmp")
+        .expect("could not create a temporary directory under /tmp");
+    let home = dir.path().join("home");
+    fs::create_dir_all(&home).expect("could not create the sealed HOME");
+    let global = dir.path().join("gitconfig");
+    fs::write(&global, "").expect("could not create the empty global config");
+
+    let mut command =
+        Command::new(std::env::current_exe().expect("could not find the benchmark executable"));
+    command.args(std::env::args_os().skip(1)).env_clear();
+    for passed in [
+        "PATH",
+        "RALPH_BENCH_FILES",
+        "RALPH_BENCH_REPS",
+        "RALPH_BENCH_REUSE",
+        "RALPH_BENCH_KEEP",
+    ] {
+        if let Some(value) = std::env::var_os(passed) {
+            command.env(passed, value);
+        }
+    }
+    command
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", &global)
+        .env("LC_ALL", "C")
+        .env("GIT_AUTHOR_NAME", NAME)
+        .env("GIT_AUTHOR_EMAIL", EMAIL)
+        .env("GIT_COMMITTER_NAME", NAME)
+        .env("GIT_COMMITTER_EMAIL", EMAIL)
+        .env(SEALED, dir.path());
+    let status = command.status().expect("could not re-run the benchmark");
+
+    if std::env::var_os("RALPH_BENCH_KEEP").is_some_and(|v| v == "1") {
+        let kept = dir.keep();
+        eprintln!(
+            "kept the repository: RALPH_BENCH_REUSE={}",
+            kept.join("repo").display()
+        );
+    } else {
+        eprintln!("removing {}", dir.path().display());
+        drop(dir);
+    }
+    eprintln!("bench took {:.1}s", started.elapsed().as_secs_f64());
+    status.code().unwrap_or(1)
+}
+
+fn run(sealed: &Path) {
+    let reps = env_number("RALPH_BENCH_REPS", 7);
+    let reps = if reps < 5 {
+        eprintln!("RALPH_BENCH_REPS={reps} is too few for a median; using 5");
+        5
+    } else {
+        reps
+    };
+    let dir = match std::env::var_os("RALPH_BENCH_REUSE") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let files = env_number("RALPH_BENCH_FILES", 100_000);
+            assert!(files >= 1_000, "RALPH_BENCH_FILES must be at least 1000");
+            let dir = sealed.join("repo");
+            build_repo(&dir, files);
+            dir
+        }
+    };
+    let files: usize = git_output(&dir, &["config", FILES_KEY])
+        .parse()
+        .expect("the repository does not say how many files it was built with");
+    let mut bench = Bench {
+        layout: Layout { files },
+        dir,
+        change: ChangeName::parse(CHANGE).expect("the change name is valid"),
+        seed: 0,
+    };
+    // The first open in a process does one-time setup that no later open
+    // repeats; keep it out of the first repetition.
+    Repo::open(&bench.dir).expect("could not open the benchmark repository");
+
+    if std::env::var_os("RALPH_BENCH_PROFILE").is_some() {
+        bench.profile(reps);
+        return;
+    }
+    let mut checkpoint = Sides::default();
+    let mut revert = Sides::default();
+    let mut squash = Sides::default();
+    let mut opens = Vec::new();
+    let mut floor = Vec::new();
+    for rep in 0..reps {
+        eprintln!("repetition {}/{reps}", rep + 1);
+        // Alternate which side goes first, so neither always inherits the
+        // other's warm caches.
+        let ours_first = rep % 2 == 0;
+        for ours in [ours_first, !ours_first] {
+            if ours {
+                let (open, total) = bench.ours_checkpoint();
+                opens.push(open);
+                checkpoint.ours.push(total);
+                let (open, total) = bench.ours_revert();
+                opens.push(open);
+                revert.ours.push(total);
+                let (open, total) = bench.ours_squash();
+                opens.push(open);
+                squash.ours.push(total);
+            } else {
+                checkpoint.git.push(bench.git_checkpoint());
+                revert.git.push(bench.git_revert());
+                squash.git.push(bench.git_squash());
+            }
+        }
+        floor.push(bench.git_status_floor());
+    }
+    bench.verify();
+
+    let floor = median(&mut floor);
+    let ours_checkpoint = median(&mut checkpoint.ours);
+    println!("{}", checkpoint.line("checkpoint"));
+    println!("{}", revert.line("revert"));
+    println!("{}", squash.line("squash"));
+    println!("status-floor git={}", ms(floor));
+    println!(
+        "checkpoint-vs-status ratio={:.2}",
+        ours_checkpoint.as_secs_f64() / floor.as_secs_f64()
+    );
+    println!(
+        "open ours={} (included in every ours= above)",
+        ms(median(&mut opens))
+    );
+    println!("peak_rss_mib={}", peak_rss_mib());
+    println!("files={files} reps={reps}");
+    println!("verified=yes");
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={value} is not a whole number")),
+        Err(_) => default,
+    }
+}
+
+/// The timings of one operation, ours and git's.
+#[derive(Default)]
+struct Sides {
+    ours: Vec<Duration>,
+    git: Vec<Duration>,
+}
+
+impl Sides {
+    fn line(&mut self, op: &str) -> String {
+        let ours = median(&mut self.ours);
+        let git = median(&mut self.git);
+        format!(
+            "{op} ours={} git={} ratio={:.2}",
+            ms(ours),
+            ms(git),
+            ours.as_secs_f64() / git.as_secs_f64()
+        )
+    }
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    assert!(!samples.is_empty(), "no samples to take a median of");
+    samples.sort();
+    let mid = samples.len() / 2;
+    if samples.len() % 2 == 1 {
+        samples[mid]
+    } else {
+        (samples[mid - 1] + samples[mid]) / 2
+    }
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.1}", duration.as_secs_f64() * 1000.0)
+}
+
+/// The high-water mark of this process's resident set.
+fn peak_rss_mib() -> u64 {
+    let status = fs::read_to_string("/proc/self/status").expect("could not read /proc/self/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("/proc/self/status has no VmHWM line");
+    kib.div_ceil(1024)
+}
+
+/// A xorshift generator: deterministic content without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        // splitmix64, so that nearby seeds give unrelated streams and the
+        // state is never zero.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Rng((z ^ (z >> 31)) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    /// A size between 200 B and 16 KiB.
+    fn file_size(&mut self) -> usize {
+        200 + self.below(16 * 1024 - 200 + 1) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "fn",
+    "let",
+    "mut",
+    "match",
+    "impl",
+    "struct",
+    "return",
+    "Some(value)",
+    "None",
+    "Ok(())",
+    "Err(err)",
+    "=>",
+    "{",
+    "}",
+    "self.index",
+    "entry.path",
+    "tree",
+    "commit",
+    "if",
+    "else",
+    "for",
+    "in",
+    "while",
+    "&mut",
+    "0",
+    "42",
+    "usize",
+    "String",
+    "Vec::new()",
+    "// why",
+    "?;",
+    "+",
+    "==",
+    "!=",
+    "as",
+    "pub",
+    "use",
+    "mod",
+];
+
+/// Source-like text of exactly `size` bytes, ending in a newline.
+fn text(rng: &mut Rng, size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + 16);
+    let mut line = 0;
+    while out.len() < size {
+        if line == 0 {
+            let indent = 4 * rng.below(4) as usize;
+            out.resize(out.len() + indent, b' ');
+        }
+        let word = WORDS[rng.below(WORDS.len() as u64) as usize].as_bytes();
+        out.extend_from_slice(word);
+        line += word.len() + 1;
+        if line > 72 {
+            out.push(b'\n');
+            line = 0;
+        } else {
+            out.push(b' ');
+        }
+    }
+    out.truncate(size);
+    if let Some(last) = out.last_mut() {
+        *last = b'\n';
+    }
+    out
+}
+
+/// Random bytes of exactly `size`, with NULs so that git sees binary data.
+fn binary(rng: &mut Rng, size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + 8);
+    while out.len() < size {
+        out.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    out.truncate(size);
+    for byte in out.iter_mut().step_by(61) {
+        *byte = 0;
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Binary,
+    Executable,
+}
+
+/// Where the generated files live: `dA/dB/dC/fNN.ext`, a hundred to a
+/// directory, ten directories to a level.
+struct Layout {
+    files: usize,
+}
+
+impl Layout {
+    fn kind(&self, k: usize) -> Kind {
+        if k % 50 == 7 {
+            Kind::Binary
+        } else if k % 100 == 3 {
+            Kind::Executable
+        } else {
+            Kind::Text
+        }
+    }
+
+    fn dir(&self, leaf: usize) -> String {
+        format!("d{}/d{}/d{}", leaf / 100, (leaf / 10) % 10, leaf % 10)
+    }
+
+    fn path(&self, k: usize) -> String {
+        let ext = match self.kind(k) {
+            Kind::Text => "rs",
+            Kind::Binary => "bin",
+            Kind::Executable => "sh",
+        };
+        format!(
+            "{}/f{:02}.{ext}",
+            self.dir(k / FILES_PER_DIR),
+            k % FILES_PER_DIR
+        )
+    }
+
+    fn leaves(&self) -> usize {
+        self.files.div_ceil(FILES_PER_DIR)
+    }
+
+    /// The first text file at or after `k`.
+    fn text_at(&self, mut k: usize) -> usize {
+        while self.kind(k) != Kind::Text {
+            k += 1;
+        }
+        assert!(k < self.files, "no text file at or after {k}");
+        k
+    }
+
+    fn symlink_target(&self, i: usize) -> usize {
+        i * self.files / SYMLINKS + FILES_PER_DIR / 2
+    }
+
+    fn modified(&self) -> Vec<usize> {
+        (0..10)
+            .map(|i| self.text_at(i * self.files / 10 + 11))
+            .collect()
+    }
+
+    fn deleted(&self) -> Vec<usize> {
+        (0..2)
+            .map(|i| self.text_at(i * self.files / 2 + self.files / 4 + 21))
+            .collect()
+    }
+}
+
+/// Write the repository and commit it once.
+fn build_repo(dir: &Path, files: usize) {
+    let started = Instant::now();
+    let layout = Layout { files };
+    fs::create_dir_all(dir).expect("could not create the repository directory");
+    eprintln!("building a {files}-file repository in {}", dir.display());
+
+    let written = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let (layout, written) = (&layout, &written);
+            scope.spawn(move || {
+                for leaf in (worker..layout.leaves()).step_by(workers) {
+                    write_leaf(dir, layout, leaf);
+                    let done = written.fetch_add(1, Ordering::Relaxed) + 1;
+                    if done % (10_000 / FILES_PER_DIR) == 0 {
+                        eprintln!("  wrote {} files", done * FILES_PER_DIR);
+                    }
+                }
+            });
+        }
+    });
+    for i in 0..SYMLINKS {
+        let link = dir.join(format!("links/l{i:02}"));
+        fs::create_dir_all(dir.join("links")).expect("could not create links/");
+        let target = format!("../{}", layout.path(layout.symlink_target(i)));
+        std::os::unix::fs::symlink(target, &link).expect("could not create a symlink");
+    }
+    fs::write(dir.join(".gitignore"), "/target/\n*.log\n").expect("could not write .gitignore");
+    for i in 0..IGNORED_FILES {
+        let sub = dir.join(format!("target/debug/deps/u{:02}", i % 20));
+        fs::create_dir_all(&sub).expect("could not create target/");
+        let mut rng = Rng::new(1_000_000 + i as u64);
+        let size = 1024 + rng.below(3 * 1024) as usize;
+        fs::write(sub.join(format!("o{i:04}.o")), binary(&mut rng, size))
+            .expect("could not write under target/");
+    }
+    eprintln!("  files written in {:.1}s", started.elapsed().as_secs_f64());
+
+    git(dir, &["init", "-q", "-b", BRANCH]);
+    for (key, value) in [
+        ("user.name", NAME),
+        ("user.email", EMAIL),
+        // Background repacks would land in whichever repetition triggers them.
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+        (FILES_KEY, &files.to_string()),
+    ] {
+        git(dir, &["config", key, value]);
+    }
+    eprintln!("  git add -A (the longest step)");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["update-ref", BASE_TAG, "HEAD"]);
+    eprintln!("  built in {:.1}s", started.elapsed().as_secs_f64());
+}
+
+fn write_leaf(root: &Path, layout: &Layout, leaf: usize) {
+    let dir = root.join(layout.dir(leaf));
+    fs::create_dir_all(&dir).expect("could not create a directory");
+    let first = leaf * FILES_PER_DIR;
+    for k in first..(first + FILES_PER_DIR).min(layout.files) {
+        let mut rng = Rng::new(k as u64);
+        let size = rng.file_size();
+        let path = root.join(layout.path(k));
+        let content = match layout.kind(k) {
+            Kind::Binary => binary(&mut rng, size),
+            Kind::Text | Kind::Executable => text(&mut rng, size),
+        };
+        fs::write(&path, content)
+            .unwrap_or_else(|err| panic!("could not write {}: {err}", path.display()));
+        if layout.kind(k) == Kind::Executable {
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+                .unwrap_or_else(|err| panic!("could not chmod {}: {err}", path.display()));
+        }
+    }
+}
+
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir).args(args).stdin(Stdio::null());
+    command
+}
+
+/// Run git, discarding its output; panic if it fails.
+fn git(dir: &Path, args: &[&str]) {
+    let status = git_command(dir, args)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
+    assert!(status.success(), "git {args:?} failed: {status}");
+}
+
+/// Run git and return its trimmed standard output; panic if it fails.
+fn git_output(dir: &Path, args: &[&str]) -> String {
+    let output = git_command(dir, args)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        output.status
+    );
+    String::from_utf8(output.stdout)
+        .expect("git printed something that is not UTF-8")
+        .trim()
+        .to_owned()
+}
+
+/// Time a sequence of git commands run one after the other.
+fn time_git(dir: &Path, commands: &[&[&str]]) -> Duration {
+    let started = Instant::now();
+    for args in commands {
+        git(dir, args);
+    }
+    started.elapsed()
+}
+
+struct Bench {
+    dir: PathBuf,
+    layout: Layout,
+    change: ChangeName,
+    /// Every applied change gets fresh content, so no side finds its blobs
+    /// already written by the other.
+    seed: u64,
+}
+
+impl Bench {
+    /// Back to the base commit on `main` with a clean worktree, no ignored
+    /// `build.log` and no run refs. Untimed.
+    fn reset_to_start(&self) {
+        let dir = &self.dir;
+        git(
+            dir,
+            &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")],
+        );
+        git(dir, &["reset", "-q", "--hard", BASE_TAG]);
+        git(dir, &["clean", "-fdq"]);
+        match fs::remove_file(dir.join("build.log")) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                panic!("could not remove build.log: {err}")
+            }
+            _ => {}
+        }
+        let refs = git_output(
+            dir,
+            &[
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/ralph/",
+                &self.change.branch_ref(),
+            ],
+        );
+        for name in refs.lines() {
+            git(dir, &["update-ref", "-d", name]);
+        }
+    }
+
+    /// The attempt: 10 files rewritten, 5 added in a new directory, 2
+    /// deleted, and an ignored build log.
+    fn apply_change(&mut self, seed: u64) {
+        let dir = &self.dir;
+        for (i, k) in self.layout.modified().into_iter().enumerate() {
+            let mut rng = Rng::new(seed << 8 | i as u64);
+            let size = rng.file_size();
+            write(&dir.join(self.layout.path(k)), &text(&mut rng, size));
+        }
+        let added = dir.join("feature");
+        fs::create_dir_all(&added).expect("could not create feature/");
+        for i in 0..5 {
+            let mut rng = Rng::new(seed << 8 | (100 + i));
+            let size = rng.file_size();
+            write(&added.join(format!("new{i}.rs")), &text(&mut rng, size));
+        }
+        for k in self.layout.deleted() {
+            let path = dir.join(self.layout.path(k));
+            fs::remove_file(&path)
+                .unwrap_or_else(|err| panic!("could not delete {}: {err}", path.display()));
+        }
+        let mut log = Rng::new(seed << 8 | 200);
+        write(&dir.join("build.log"), &text(&mut log, 4096));
+    }
+
+    fn next_seed(&mut self) -> u64 {
+        self.seed += 1;
+        self.seed
+    }
+
+    /// Refresh the index's stat cache the way git does before any command,
+    /// so neither side pays for the other's writes.
+    fn warm(&self) {
+        git(&self.dir, &["status", "--porcelain"]);
+    }
+
+    /// Start state plus a fresh change.
+    fn prepare_change(&mut self) {
+        self.reset_to_start();
+        let seed = self.next_seed();
+        self.apply_change(seed);
+    }
+
+    /// Start state, then (as the engine) `begin` and one checkpointed
+    /// story: the state a run is squashed from. Returns what `begin` kept.
+    fn prepare_squash(&mut self, seed: u64) -> Original {
+        self.reset_to_start();
+        let mut repo = self.open();
+        let begin = repo.begin(&self.change).expect("begin failed");
+        self.apply_change(seed);
+        repo.checkpoint("story")
+            .expect("the story checkpoint failed");
+        begin.original
+    }
+
+    fn open(&self) -> Repo {
+        Repo::open(&self.dir).expect("could not open the benchmark repository")
+    }
+
+    // Ours opens the repository inside the timed region, every repetition:
+    // git's numbers include each process finding and configuring the
+    // repository too. The open alone is reported on its own line.
+
+    fn ours_checkpoint(&mut self) -> (Duration, Duration) {
+        self.prepare_change();
+        self.warm();
+        let started = Instant::now();
+        let mut repo = self.open();
+        let opened = started.elapsed();
+        let checkpoint = repo
+            .checkpoint("bench: checkpoint")
+            .expect("checkpoint failed");
+        let total = started.elapsed();
+        assert!(checkpoint.changed, "the checkpoint did not see the change");
+        (opened, total)
+    }
+
+    fn git_checkpoint(&mut self) -> Duration {
+        self.prepare_change();
+        self.warm();
+        time_git(
+            &self.dir,
+            &[&["add", "-A"], &["commit", "-q", "-m", "bench: checkpoint"]],
+        )
+    }
+
+    fn ours_revert(&mut self) -> (Duration, Duration) {
+        self.prepare_change();
+        self.warm();
+        let started = Instant::now();
+        let mut repo = self.open();
+        let opened = started.elapsed();
+        let stats = repo.revert().expect("revert failed");
+        let total = started.elapsed();
+        assert_eq!(
+            stats.restored, 12,
+            "revert should restore 10 modified and 2 deleted files"
+        );
+        (opened, total)
+    }
+
+    fn git_revert(&mut self) -> Duration {
+        self.prepare_change();
+        self.warm();
+        time_git(&self.dir, &[&["reset", "-q", "--hard"], &["clean", "-fdq"]])
+    }
+
+    fn ours_squash(&mut self) -> (Duration, Duration) {
+        let seed = self.next_seed();
+        let original = self.prepare_squash(seed);
+        self.warm();
+        let started = Instant::now();
+        let mut repo = self.open();
+        let opened = started.elapsed();
+        repo.finish_cleanup(&self.change, &original)
+            .expect("finish failed");
+        (opened, started.elapsed())
+    }
+
+    /// git has no single squash-to-uncommitted command. `git checkout main`
+    /// refuses (or tries to merge) with the run's work in the worktree, and
+    /// `git reset --soft main` would leave HEAD on the run's branch. The
+    /// fairest equivalent does the same three things ours does: point HEAD
+    /// back at the original branch without touching files, rewrite the index
+    /// to that branch's tree (a mixed reset, which also refreshes the stat
+    /// cache of the whole worktree) and delete the run's branch.
+    fn git_squash(&mut self) -> Duration {
+        let seed = self.next_seed();
+        self.prepare_squash(seed);
+        self.warm();
+        let head = format!("refs/heads/{BRANCH}");
+        let branch = self.change.branch_short();
+        time_git(
+            &self.dir,
+            &[
+                &["symbolic-ref", "HEAD", &head],
+                &["reset", "-q"],
+                &["branch", "-q", "-D", &branch],
+            ],
+        )
+    }
+
+    fn git_status_floor(&mut self) -> Duration {
+        self.prepare_change();
+        self.warm();
+        time_git(&self.dir, &[&["status", "--porcelain", "-uall"]])
+    }
+
+    /// Check once, on identical states, that ours does what git does.
+    fn verify(&mut self) {
+        eprintln!("verifying");
+        let dir = self.dir.clone();
+        let status = |dir: &Path| git_output(dir, &["status", "--porcelain", "-uall"]);
+
+        // Checkpoint: the tree git would write for `git add -A`, and an
+        // index that leaves nothing to add afterwards.
+        self.prepare_change();
+        git(&dir, &["add", "-A"]);
+        let expected = git_output(&dir, &["write-tree"]);
+        git(&dir, &["reset", "-q"]);
+        let checkpoint = self
+            .open()
+            .checkpoint("bench: verify")
+            .expect("checkpoint failed");
+        assert_eq!(
+            checkpoint.tree.to_string(),
+            expected,
+            "our checkpoint tree differs from git's"
+        );
+        assert_eq!(git_output(&dir, &["rev-parse", "HEAD^{tree}"]), expected);
+        assert_eq!(
+            status(&dir),
+            "",
+            "the worktree is not clean after our checkpoint"
+        );
+
+        // Revert: back to the base tree, the ignored log untouched.
+        self.prepare_change();
+        self.open().revert().expect("revert failed");
+        assert_eq!(
+            status(&dir),
+            "",
+            "the worktree is not clean after our revert"
+        );
+        assert!(
+            dir.join("build.log").exists(),
+            "our revert removed an ignored file"
+        );
+        assert!(dir.join("target").exists(), "our revert removed target/");
+        assert_eq!(
+            git_output(&dir, &["rev-parse", "HEAD"]),
+            git_output(&dir, &["rev-parse", BASE_TAG])
+        );
+
+        // Squash: same HEAD, index, worktree status and branches as git's
+        // equivalent, from the same change.
+        let seed = self.next_seed();
+        let original = self.prepare_squash(seed);
+        self.open()
+            .finish_cleanup(&self.change, &original)
+            .expect("finish failed");
+        let ours = self.squash_outcome();
+        self.prepare_squash(seed);
+        git(
+            &dir,
+            &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")],
+        );
+        git(&dir, &["reset", "-q"]);
+        git(&dir, &["branch", "-q", "-D", &self.change.branch_short()]);
+        let theirs = self.squash_outcome();
+        assert_eq!(ours, theirs, "our squash left a different state than git's");
+        assert!(
+            ours.contains("?? feature/new0.rs"),
+            "the squash lost the run's work"
+        );
+        self.reset_to_start();
+    }
+
+    fn profile(&mut self, reps: usize) {
+        let mut rows: std::collections::BTreeMap<&str, Vec<Duration>> = Default::default();
+        let dir = self.dir.clone();
+        for _ in 0..reps {
+            self.prepare_change();
+            self.warm();
+            let t = Instant::now();
+            let repo = self.open();
+            rows.entry("a ours open").or_default().push(t.elapsed());
+            let t = Instant::now();
+            let g = gix::open(&dir).unwrap();
+            rows.entry("b gix::open").or_default().push(t.elapsed());
+            let t = Instant::now();
+            let index = g.open_index().unwrap();
+            rows.entry("c open_index").or_default().push(t.elapsed());
+            let t = Instant::now();
+            let c = index.clone();
+            rows.entry("d index clone").or_default().push(t.elapsed());
+            drop(c);
+            let t = Instant::now();
+            let status = g
+                .status(gix::progress::Discard)
+                .unwrap()
+                .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index.clone()))
+                .index_worktree_submodules(None)
+                .untracked_files(gix::status::UntrackedFiles::Files)
+                .dirwalk_options(|options| {
+                    options
+                        .emit_ignored(None)
+                        .emit_tracked(false)
+                        .emit_empty_directories(false)
+                        .recurse_repositories(false)
+                })
+                .into_index_worktree_iter(Vec::<gix::bstr::BString>::new())
+                .unwrap();
+            let n = status.count();
+            rows.entry("e gix status").or_default().push(t.elapsed());
+            assert!(n >= 17, "{n}");
+            let t = Instant::now();
+            let mut buf = Vec::new();
+            index.write_to(&mut buf, gix::index::write::Options::default()).unwrap();
+            rows.entry("f index write to vec").or_default().push(t.elapsed());
+            let t = Instant::now();
+            repo.fingerprint().unwrap();
+            rows.entry("g fingerprint").or_default().push(t.elapsed());
+            let t = Instant::now();
+            let mut repo = self.open();
+            repo.checkpoint("x").unwrap();
+            rows.entry("h open+checkpoint").or_default().push(t.elapsed());
+
+            self.prepare_change();
+            self.warm();
+            rows.entry("i git add").or_default().push(time_git(&dir, &[&["add", "-A"]]));
+            rows.entry("j git commit").or_default().push(time_git(&dir, &[&["commit", "-q", "-m", "x"]]));
+            self.prepare_change();
+            self.warm();
+            rows.entry("k git status").or_default().push(time_git(&dir, &[&["status", "--porcelain", "-uall"]]));
+            rows.entry("k2 git status -uno").or_default().push(time_git(&dir, &[&["status", "--porcelain", "-uno"]]));
+            rows.entry("k3 git ls-files -o").or_default().push(time_git(&dir, &[&["ls-files", "-o", "--exclude-standard"]]));
+            rows.entry("k4 git update-index --refresh").or_default().push(time_git(&dir, &[&["update-index", "-q", "--refresh"]]));
+            rows.entry("k5 git rev-parse").or_default().push(time_git(&dir, &[&["rev-parse", "HEAD"]]));
+
+            self.prepare_change();
+            self.warm();
+            let t = Instant::now();
+            let mut repo = self.open();
+            repo.revert().unwrap();
+            rows.entry("l open+revert").or_default().push(t.elapsed());
+            self.prepare_change();
+            self.warm();
+            rows.entry("m git reset --hard").or_default().push(time_git(&dir, &[&["reset", "-q", "--hard"]]));
+            rows.entry("n git clean").or_default().push(time_git(&dir, &[&["clean", "-fdq"]]));
+        }
+        for (name, mut samples) in rows {
+            eprintln!("{name:32} {}", ms(median(&mut samples)));
+        }
+    }
+
+    fn squash_outcome(&self) -> String {
+        let dir = &self.dir;
+        [
+            git_output(dir, &["symbolic-ref", "HEAD"]),
+            git_output(dir, &["write-tree"]),
+            git_output(dir, &["branch", "--list"]),
+            git_output(dir, &["status", "--porcelain", "-uall"]),
+        ]
+        .join("\n")
+    }
+}
+
+fn write(path: &Path, content: &[u8]) {
+    fs::write(path, content)
+        .unwrap_or_else(|err| panic!("could not write {}: {err}", path.display()));
+}

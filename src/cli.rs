@@ -1,0 +1,43 @@
+//! The command line, as clap types only. Each subcommand's arguments live
+//! with its command in `commands/`.
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+/// Drive an AI coding agent through the stories of a change until each one is verifiably done.
+#[derive(Parser, Debug)]
+#[command(
+    name = "git-ralph",
+    bin_name = "git-ralph",
+    version,
+    propagate_version = true,
+    long_about = "git-ralph runs a coding agent again and again, a fresh process per attempt, through the \
+stories of a change. A story is done only when the agent promises COMPLETE and the story is marked \
+done; then it becomes a checkpoint commit on ralph/<change>. A failed attempt is preserved under \
+refs/ralph/<change>/attempts/ and the worktree is reverted before the retry."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Start a run on a change, or resume a stopped one.
+    Start(commands::start::Args),
+    /// Report a run, from any terminal.
+    Status(commands::status::Args),
+    /// Stop a run and restore the exact pre-start state.
+    Abort(commands::abort::Args),
+    /// Finish a stopped run: keep its branch, or clean up to uncommitted changes.
+    Finish(commands::finish::Args),
+    /// Watch a real loop work on a throwaway repository, offline.
+    Demo(commands::demo::Args),
+    /// The scripted agent of the demo.
+    #[command(name = "__demo-agent", hide = true)]
+    DemoAgent {
+        #[arg(long, default_value_t = 300)]
+        pace: u64,
+    },
+}

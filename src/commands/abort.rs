@@ -1,0 +1,90 @@
+//! `git ralph abort [<change>]`: stop a running loop (through the lock's PID)
+//! and restore the exact pre-start state: the original branch and HEAD, the
+//! original index, and the user's uncommitted and untracked work.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::exit::{CommandError, Exit};
+use crate::git::Repo;
+use crate::state::{RunLock, RunStatus, lock_holder, now};
+use crate::ui;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The change whose run to abort; may be omitted when there is one run.
+    #[arg(value_name = "CHANGE")]
+    pub change: Option<String>,
+}
+
+/// How long a running loop gets to stop gracefully.
+const STOP_PATIENCE: Duration = Duration::from_secs(15);
+
+pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    let mut repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let change = super::pick_change(&repo, args.change.as_deref())?;
+    let run_dir = super::existing_run(&repo, &change)?;
+    let lock_path = super::lock_path(&repo);
+    if let Some((pid, running)) = lock_holder(&lock_path)
+        && running == change.as_str()
+    {
+        ui::note(&format!("stopping the running loop (pid {pid})…"));
+        stop_loop(pid)?;
+    }
+    let _lock = RunLock::acquire(&lock_path, change.as_str())?;
+    let mut state = run_dir.load()?;
+    match state.status {
+        RunStatus::Aborted => {
+            return Err(CommandError::user(format!(
+                "the run '{change}' is already aborted"
+            )));
+        }
+        RunStatus::Finished => {
+            return Err(CommandError::user(format!(
+                "the run '{change}' is finished ({}); there is nothing to abort",
+                state.finished_with.as_deref().unwrap_or("keep")
+            ))
+            .hint(format!(
+                "its work stays reachable under {}/",
+                change.ref_namespace()
+            )));
+        }
+        RunStatus::Running | RunStatus::Stopped => {}
+    }
+    let tip = repo.abort(&change, &state.original, state.initial_commit)?;
+    state.status = RunStatus::Aborted;
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(&state)?;
+    ui::note(&format!(
+        "aborted: back on {} exactly as before the run; {} was deleted (its tip {} is kept at {}/aborted).",
+        state.original.head.reflog_name(),
+        state.branch,
+        tip.to_hex_with_len(10),
+        change.ref_namespace()
+    ));
+    Ok(Exit::Success.code())
+}
+
+/// SIGTERM the loop and wait for it to let go of the lock.
+fn stop_loop(pid: u32) -> Result<(), CommandError> {
+    let target = Pid::from_raw(pid as i32);
+    let _ = kill(target, Signal::SIGTERM);
+    let deadline = Instant::now() + STOP_PATIENCE;
+    while Instant::now() < deadline {
+        if kill(target, None).is_err() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(CommandError::user(format!(
+        "the loop (pid {pid}) did not stop within {}s",
+        STOP_PATIENCE.as_secs()
+    ))
+    .hint(format!(
+        "stop it by hand ('kill {pid}'), then run 'git ralph abort' again"
+    )))
+}

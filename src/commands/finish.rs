@@ -1,0 +1,130 @@
+//! `git ralph finish [<change>] (--keep | --cleanup)`: close a stopped or
+//! finished loop. Keep stays on `ralph/<change>`; cleanup goes back to the
+//! original branch with all the work as uncommitted changes.
+
+use std::process::ExitCode;
+
+use crate::exit::{CommandError, Exit};
+use crate::git::{ChangeName, Repo};
+use crate::state::{RunDir, RunLock, RunState, RunStatus, lock_holder, now};
+use crate::ui::{self, FinishChoice};
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(group = clap::ArgGroup::new("how").required(true).args(["keep", "cleanup"]))]
+pub struct Args {
+    /// The change whose run to finish; may be omitted when there is one run.
+    #[arg(value_name = "CHANGE")]
+    pub change: Option<String>,
+    /// Stay on ralph/<change>, one commit per story.
+    #[arg(long)]
+    pub keep: bool,
+    /// Back to the original branch with all the work uncommitted; the
+    /// branch is deleted, its tip kept at refs/ralph/<change>/finished.
+    #[arg(long)]
+    pub cleanup: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    let mut repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let change = super::pick_change(&repo, args.change.as_deref())?;
+    let run_dir = super::existing_run(&repo, &change)?;
+    let lock_path = super::lock_path(&repo);
+    if let Some((pid, running)) = lock_holder(&lock_path)
+        && running == change.as_str()
+    {
+        return Err(CommandError::user(format!(
+            "the loop for '{change}' is still running (pid {pid})"
+        ))
+        .hint(format!(
+            "stop it first (Ctrl-C or q in its terminal), or 'git ralph abort {change}'"
+        )));
+    }
+    let _lock = RunLock::acquire(&lock_path, change.as_str())?;
+    let mut state = run_dir.load()?;
+    match state.status {
+        RunStatus::Finished => {
+            return Err(CommandError::user(format!(
+                "the run '{change}' is already finished ({})",
+                state.finished_with.as_deref().unwrap_or("keep")
+            )));
+        }
+        RunStatus::Aborted => {
+            return Err(CommandError::user(format!(
+                "the run '{change}' was aborted"
+            )));
+        }
+        RunStatus::Running | RunStatus::Stopped => {}
+    }
+    let choice = if args.cleanup {
+        FinishChoice::Cleanup
+    } else {
+        FinishChoice::Keep
+    };
+    apply(&mut repo, &change, &run_dir, &mut state, choice)?;
+    Ok(Exit::Success.code())
+}
+
+/// Keep or clean up, and record it. A half-done attempt is never left
+/// behind: the worktree must be at the last checkpoint.
+pub fn apply(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    choice: FinishChoice,
+) -> Result<(), CommandError> {
+    set_aside_unfinished_work(repo, change, state)?;
+    match choice {
+        FinishChoice::Keep => {
+            repo.finish_keep(change)?;
+            ui::note(&format!(
+                "kept: {} holds one commit per finished story ({} of {} done).",
+                state.branch,
+                state.stories_done(),
+                state.stories.len()
+            ));
+        }
+        FinishChoice::Cleanup => {
+            let tip = repo.finish_cleanup(change, &state.original)?;
+            ui::note(&format!(
+                "cleaned up: back on {} with all the work as uncommitted changes; {} was deleted (its tip {} is kept at {}/finished).",
+                state.original.head.reflog_name(),
+                state.branch,
+                tip.to_hex_with_len(10),
+                change.ref_namespace()
+            ));
+        }
+    }
+    state.status = RunStatus::Finished;
+    state.finished_with = Some(match choice {
+        FinishChoice::Keep => "keep".into(),
+        FinishChoice::Cleanup => "cleanup".into(),
+    });
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(state)?;
+    Ok(())
+}
+
+/// Work in the worktree beyond the last checkpoint (a loop killed
+/// mid-attempt) is preserved and reverted before finishing.
+fn set_aside_unfinished_work(
+    repo: &mut Repo,
+    change: &ChangeName,
+    state: &RunState,
+) -> Result<(), CommandError> {
+    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
+    if checkpoint_tree == worktree {
+        return Ok(());
+    }
+    let refname = format!("{}/interrupted/{}", change.ref_namespace(), now());
+    repo.preserve(
+        &refname,
+        &format!("ralph({change}): unfinished work set aside at finish"),
+    )?;
+    repo.revert()?;
+    ui::warn(&format!(
+        "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
+    ));
+    Ok(())
+}

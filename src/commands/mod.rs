@@ -1,0 +1,75 @@
+//! One file per subcommand, each with its clap `Args` and one `run`. They
+//! glue the domain modules to the ui; the decisions live in the domain.
+
+pub mod abort;
+pub mod demo;
+pub mod finish;
+pub mod start;
+pub mod status;
+
+use std::path::Path;
+
+use crate::exit::CommandError;
+use crate::git::{ChangeName, Repo};
+use crate::state::{RunDir, list_runs};
+
+/// The change a command is about: the one named, or the only run there is.
+pub fn pick_change(repo: &Repo, named: Option<&str>) -> Result<ChangeName, CommandError> {
+    if let Some(name) = named {
+        return Ok(ChangeName::parse(name)?);
+    }
+    let runs = list_runs(&repo.ralph_dir());
+    match runs.as_slice() {
+        [only] => Ok(ChangeName::parse(only)?),
+        [] => Err(
+            CommandError::user("there is no git-ralph run in this repository")
+                .hint("start one with 'git ralph start <change>'"),
+        ),
+        many => Err(CommandError::usage(format!(
+            "there are {} runs ({}); name the change",
+            many.len(),
+            many.join(", ")
+        ))
+        .hint(format!("e.g. 'git ralph status {}'", many[0]))),
+    }
+}
+
+/// The run directory of `change`, which must exist.
+pub fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandError> {
+    let dir = RunDir::new(&repo.ralph_dir(), change.as_str());
+    if !dir.exists() {
+        return Err(
+            CommandError::user(format!("there is no git-ralph run for '{change}'"))
+                .hint(format!("start one with 'git ralph start {change}'")),
+        );
+    }
+    Ok(dir)
+}
+
+/// The lock shared by every run of this repository.
+pub fn lock_path(repo: &Repo) -> std::path::PathBuf {
+    repo.ralph_dir().join("lock")
+}
+
+pub fn current_dir() -> Result<std::path::PathBuf, CommandError> {
+    std::env::current_dir().map_err(|err| {
+        CommandError::user(format!("cannot read the current directory: {err}"))
+            .hint("cd into your repository and try again")
+    })
+}
+
+/// Is `program` runnable: a path that exists, or found on PATH?
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let candidate = dir.join(program);
+            candidate.is_file()
+                && std::fs::metadata(&candidate)
+                    .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+                    .unwrap_or(false)
+        })
+    })
+}

@@ -1,0 +1,209 @@
+//! The console view of a run: one line per milestone (story started, attempt
+//! finished, warnings), and on a terminal a live status line with the current
+//! story n/N, the attempt, elapsed time, the last agent message, tokens and
+//! cost.
+
+use std::time::Instant;
+
+use console::Term;
+
+use super::{Styles, out};
+use crate::agent::AgentEvent;
+use crate::events::{Event, Record};
+use crate::state::AttemptOutcome;
+
+pub struct ConsoleView {
+    term: Term,
+    styles: Styles,
+    live: bool,
+    shown: bool,
+    story: Option<(String, usize, usize, u32, u32)>,
+    started: Instant,
+    attempt_started: Instant,
+    last_message: String,
+    tokens: u64,
+    cost: f64,
+}
+
+impl Default for ConsoleView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ConsoleView {
+    pub fn new() -> ConsoleView {
+        let term = Term::stdout();
+        ConsoleView {
+            live: term.is_term(),
+            styles: Styles::for_term(&term),
+            term,
+            shown: false,
+            story: None,
+            started: Instant::now(),
+            attempt_started: Instant::now(),
+            last_message: String::new(),
+            tokens: 0,
+            cost: 0.0,
+        }
+    }
+
+    pub fn render(&mut self, record: &Record) {
+        let s = &self.styles;
+        let line = match &record.event {
+            Event::RunStarted {
+                branch,
+                source,
+                stories_total,
+                stories_done,
+                resumed,
+            } => Some(format!(
+                "{} {} on {} ({source}: {stories_done}/{stories_total} stories done)",
+                s.bold
+                    .apply_to(if *resumed { "Resuming" } else { "Starting" }),
+                record.change,
+                s.bold.apply_to(branch),
+            )),
+            Event::StoryProgress {
+                story_id,
+                title,
+                index,
+                total,
+                attempt,
+                max_attempts,
+            } => {
+                self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
+                self.attempt_started = Instant::now();
+                self.last_message.clear();
+                Some(format!(
+                    "{} story {index}/{total} · {story_id}. {title} · attempt {attempt}/{max_attempts}",
+                    s.bold.apply_to("▶")
+                ))
+            }
+            Event::StoryEvent { event, .. } => {
+                match event {
+                    AgentEvent::Message { text, tool_uses } => {
+                        let text = text.trim();
+                        if !text.is_empty() {
+                            self.last_message = text.lines().last().unwrap_or_default().to_owned();
+                        } else if let Some(tool) = tool_uses.last() {
+                            self.last_message = format!("[{}]", tool.name);
+                        }
+                    }
+                    AgentEvent::Done(done) => {
+                        self.tokens += done.usage.total();
+                        self.cost += done.cost_usd.unwrap_or(0.0);
+                    }
+                    AgentEvent::ToolResult { .. } => {}
+                }
+                None
+            }
+            Event::AttemptFinished {
+                story_id,
+                attempt,
+                outcome,
+                reason,
+                preserved,
+                checkpoint,
+            } => {
+                let elapsed = self.attempt_started.elapsed().as_secs_f64();
+                Some(match outcome {
+                    AttemptOutcome::Complete => format!(
+                        "  {} story {story_id} done in {elapsed:.1}s · checkpoint {}",
+                        s.good.apply_to("✓"),
+                        checkpoint.as_deref().map(short).unwrap_or_default()
+                    ),
+                    _ => format!(
+                        "  {} attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
+                        s.bad.apply_to("✗"),
+                        outcome_word(*outcome),
+                        reason.as_deref().unwrap_or("no reason given"),
+                        preserved.as_deref().unwrap_or("-"),
+                    ),
+                })
+            }
+            Event::Warning { message } => {
+                Some(format!("{} {message}", s.warn.apply_to("warning:")))
+            }
+            Event::Error {
+                reason,
+                message,
+                totals,
+                ..
+            } => Some(format!(
+                "{} run ended ({reason}): {message}\n  {} attempts · {} tokens · ${:.2}",
+                s.bad.apply_to("✗"),
+                totals.attempts,
+                totals.tokens(),
+                totals.cost_usd
+            )),
+            Event::Complete {
+                stories_total,
+                totals,
+                ..
+            } => Some(format!(
+                "{} all {stories_total} stories done in {} · {} attempts · {} tokens · ${:.2}",
+                s.good.apply_to("✓"),
+                clock(self.started.elapsed().as_secs()),
+                totals.attempts,
+                totals.tokens(),
+                totals.cost_usd
+            )),
+        };
+        if let Some(line) = line {
+            self.clear();
+            out(&line);
+        }
+        self.tick();
+    }
+
+    /// Redraw the live status line (terminals only).
+    pub fn tick(&mut self) {
+        if !self.live {
+            return;
+        }
+        let Some((id, index, total, attempt, max)) = &self.story else {
+            return;
+        };
+        let width = usize::from(self.term.size().1).max(40);
+        let status = format!(
+            "  story {index}/{total} ({id}) · attempt {attempt}/{max} · {} · {} tok · ${:.2} · {}",
+            clock(self.attempt_started.elapsed().as_secs()),
+            self.tokens,
+            self.cost,
+            self.last_message
+        );
+        let status = console::truncate_str(&status, width - 1, "…").into_owned();
+        let _ = self.term.clear_line();
+        let _ = self
+            .term
+            .write_str(&self.styles.dim.apply_to(status).to_string());
+        self.shown = true;
+    }
+
+    pub fn clear(&mut self) {
+        if self.shown {
+            let _ = self.term.clear_line();
+            self.shown = false;
+        }
+    }
+}
+
+fn outcome_word(outcome: AttemptOutcome) -> &'static str {
+    match outcome {
+        AttemptOutcome::Failed => "failed",
+        AttemptOutcome::NoSignal => "ended without a promise",
+        AttemptOutcome::AgentError => "hit an agent error",
+        AttemptOutcome::TimedOut => "timed out",
+        AttemptOutcome::Interrupted => "was interrupted",
+        AttemptOutcome::Complete | AttemptOutcome::Running => "ended",
+    }
+}
+
+fn short(id: &str) -> String {
+    id.chars().take(10).collect()
+}
+
+fn clock(secs: u64) -> String {
+    format!("{:02}:{:02}", secs / 60, secs % 60)
+}

@@ -1,0 +1,135 @@
+//! The only module that writes to the terminal. It renders the loop's typed
+//! events for people (the console crate: colour only on a terminal, honouring
+//! `NO_COLOR`) or as JSON lines for programs, and prints errors as
+//! `error: …` / `caused by: …` / `hint: …` on stderr. A closed stdout (a
+//! broken pipe) silences output instead of failing the command.
+
+mod console_view;
+mod finish_menu;
+mod keys;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use console::{Style, Term};
+
+pub use console_view::ConsoleView;
+pub use finish_menu::{FinishChoice, ask_finish};
+pub use keys::KeyListener;
+
+use crate::events::Record;
+use crate::exit::CommandError;
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Write a line to stdout; a broken pipe makes later writes no-ops.
+pub fn out(line: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether colour may be used on `term`.
+pub fn colors_enabled(term: &Term) -> bool {
+    term.is_term() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+pub struct Styles {
+    pub bold: Style,
+    pub dim: Style,
+    pub good: Style,
+    pub bad: Style,
+    pub warn: Style,
+}
+
+impl Styles {
+    pub fn for_term(term: &Term) -> Styles {
+        let on = colors_enabled(term);
+        let style = |s: Style| s.force_styling(on);
+        Styles {
+            bold: style(Style::new().bold()),
+            dim: style(Style::new().dim()),
+            good: style(Style::new().green()),
+            bad: style(Style::new().red().bold()),
+            warn: style(Style::new().yellow()),
+        }
+    }
+}
+
+/// Print a command error to stderr.
+pub fn print_error(err: &CommandError) {
+    let term = Term::stderr();
+    let styles = Styles::for_term(&term);
+    let mut text = format!("{} {}\n", styles.bad.apply_to("error:"), err.message);
+    for cause in &err.causes {
+        text.push_str(&format!("caused by: {cause}\n"));
+    }
+    for hint in &err.hints {
+        text.push_str(&format!("{} {hint}\n", styles.warn.apply_to("hint:")));
+    }
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// A warning on stderr.
+pub fn warn(message: &str) {
+    let term = Term::stderr();
+    let styles = Styles::for_term(&term);
+    let _ = writeln!(
+        std::io::stderr(),
+        "{} {message}",
+        styles.warn.apply_to("warning:")
+    );
+}
+
+/// A note for people on stderr (so that stdout stays clean for `--json`).
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "{message}");
+}
+
+/// How events are shown.
+pub enum Renderer {
+    Console(Box<ConsoleView>),
+    Json,
+}
+
+impl Renderer {
+    pub fn new(json: bool) -> Renderer {
+        if json {
+            Renderer::Json
+        } else {
+            Renderer::Console(Box::default())
+        }
+    }
+
+    pub fn render(&mut self, record: &Record) {
+        match self {
+            Renderer::Json => {
+                if let Ok(line) = serde_json::to_string(record) {
+                    out(&line);
+                }
+            }
+            Renderer::Console(view) => view.render(record),
+        }
+    }
+
+    /// Called about once a second to refresh the live line.
+    pub fn tick(&mut self) {
+        if let Renderer::Console(view) = self {
+            view.tick();
+        }
+    }
+
+    /// Clear the live line before something else is printed.
+    pub fn clear(&mut self) {
+        if let Renderer::Console(view) = self {
+            view.clear();
+        }
+    }
+}
