@@ -10,6 +10,7 @@ pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod contract;
 pub mod demo;
 pub mod events;
 pub mod exit;

@@ -26,8 +26,11 @@ use crate::stories::{ContextFile, Story, StorySource};
 /// The prompt used when the project configures none.
 pub const DEFAULT_TEMPLATE: &str = include_str!("prompt_template.md");
 
-/// The tag name of the completion signal: `<promise>COMPLETE</promise>`.
-pub const DEFAULT_PROMISE_TOKEN: &str = "promise";
+/// The word that means completion: `<promise>COMPLETE</promise>`.
+pub const DEFAULT_PROMISE_TOKEN: &str = "COMPLETE";
+
+/// The tag every promise is written in.
+const PROMISE_TAG: &str = "promise";
 
 /// Every placeholder a template may use, with what it stands for.
 pub const VARIABLES: &[(&str, &str)] = &[
@@ -121,7 +124,7 @@ pub enum PromptError {
     )]
     UnclosedPlaceholder { line: usize },
 
-    #[error("promise token {token:?} cannot be used as a tag name")]
+    #[error("promise token {token:?} must be letters, digits, - and _")]
     InvalidPromiseToken { token: String },
 }
 
@@ -159,7 +162,7 @@ pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptE
         });
     }
     let text = substitute(template, |name, line| value(name, line, input))?;
-    Ok(guard_promises(text, token))
+    Ok(guard_promises(text, PROMISE_TAG))
 }
 
 /// Checks that `template` only uses known placeholders, without rendering
@@ -241,8 +244,8 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
         "tracking_file" => slash(input.source.tracking_file()),
         "done_instruction" => input.source.done_instruction(story),
         "retry" => retry(input.retry.as_ref()),
-        "promise_complete" => format!("<{token}>COMPLETE</{token}>"),
-        "promise_failed" => format!("<{token}>FAILED: <reason></{token}>"),
+        "promise_complete" => format!("<{PROMISE_TAG}>{token}</{PROMISE_TAG}>"),
+        "promise_failed" => format!("<{PROMISE_TAG}>FAILED: <reason></{PROMISE_TAG}>"),
         _ => {
             return Err(PromptError::UnknownPlaceholder {
                 name: name.to_owned(),
@@ -344,9 +347,9 @@ fn retry(retry: Option<&RetryContext>) -> String {
 /// Keeps an echoed prompt from passing for a finished attempt: a line that
 /// is only a promise tag gets wrapped in backticks, and a prompt that would
 /// end in a promise tag gets a closing line.
-fn guard_promises(text: String, token: &str) -> String {
-    let open = format!("<{}>", token.to_ascii_lowercase());
-    let close = format!("</{}>", token.to_ascii_lowercase());
+fn guard_promises(text: String, tag: &str) -> String {
+    let open = format!("<{}>", tag.to_ascii_lowercase());
+    let close = format!("</{}>", tag.to_ascii_lowercase());
     let is_tag_only = |line: &str| {
         let lower = line.trim().to_ascii_lowercase();
         lower.starts_with(&open) && lower.ends_with(&close)
@@ -657,7 +660,7 @@ mod tests {
     }
 
     #[test]
-    fn promise_token_names_the_tag() {
+    fn promise_token_is_the_completion_word() {
         let source = openspec_source();
         let story = greeting_story();
         let mut input = PromptInput {
@@ -669,11 +672,11 @@ mod tests {
             source: &source,
             context_files: &[],
             retry: None,
-            promise_token: "done-7f3a",
+            promise_token: "AUTH_IMPLEMENTED",
         };
         assert_eq!(
             render("{{promise_complete}} / {{promise_failed}}.", &input).expect("render"),
-            "<done-7f3a>COMPLETE</done-7f3a> / <done-7f3a>FAILED: <reason></done-7f3a>."
+            "<promise>AUTH_IMPLEMENTED</promise> / <promise>FAILED: <reason></promise>."
         );
         for bad in ["", "a b", "x>y"] {
             input.promise_token = bad;

@@ -10,6 +10,7 @@
 //!
 //! This module knows nothing of stories, agents, the terminal or clap.
 
+mod diff;
 mod error;
 pub mod hex;
 mod lock;
@@ -21,6 +22,7 @@ mod session;
 mod snapshot;
 mod tree;
 
+pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};

@@ -1,0 +1,250 @@
+//! Objective checks: commands run through `sh -c` in the worktree, each in
+//! its own process group and under its own timeout. Exit status and output
+//! decide; the agent's word does not.
+
+use std::path::{Component, Path};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
+
+use super::CheckSpec;
+
+/// How much output is kept for matching and for the next prompt.
+const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+/// How much of the output's end goes into reports and prompts.
+const TAIL: usize = 2000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckOutcome {
+    pub name: String,
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Why it failed, in a few words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The end of its output (stdout and stderr interleaved).
+    pub output_tail: String,
+}
+
+/// Run every check in order; all of them run, so a report names every
+/// failure at once.
+pub async fn run_checks(
+    specs: &[CheckSpec],
+    workdir: &Path,
+    default_timeout: Duration,
+) -> Vec<CheckOutcome> {
+    let mut outcomes = Vec::with_capacity(specs.len());
+    for spec in specs {
+        outcomes.push(run_check(spec, workdir, default_timeout).await);
+    }
+    outcomes
+}
+
+pub async fn run_check(
+    spec: &CheckSpec,
+    workdir: &Path,
+    default_timeout: Duration,
+) -> CheckOutcome {
+    let name = spec.label();
+    let fail = |why: String| CheckOutcome {
+        name: name.clone(),
+        passed: false,
+        exit_code: None,
+        timed_out: false,
+        why: Some(why),
+        output_tail: String::new(),
+    };
+    let dir = match &spec.working_dir {
+        None => workdir.to_owned(),
+        Some(rel) => {
+            let rel = Path::new(rel);
+            if rel.is_absolute() || rel.components().any(|c| c == Component::ParentDir) {
+                return fail(format!(
+                    "working_dir '{}' must stay inside the worktree",
+                    rel.display()
+                ));
+            }
+            workdir.join(rel)
+        }
+    };
+    let timeout = spec
+        .timeout
+        .map(Duration::from_secs)
+        .unwrap_or(default_timeout);
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return fail(format!("could not start: {err}")),
+    };
+    let pid = child.id();
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return fail("its output could not be read".into());
+    };
+    let collect = async {
+        let mut output = Vec::new();
+        let (mut out_buf, mut err_buf) = ([0u8; 8192], [0u8; 8192]);
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            tokio::select! {
+                read = stdout.read(&mut out_buf), if out_open => match read {
+                    Ok(0) | Err(_) => out_open = false,
+                    Ok(n) => keep(&mut output, &out_buf[..n]),
+                },
+                read = stderr.read(&mut err_buf), if err_open => match read {
+                    Ok(0) | Err(_) => err_open = false,
+                    Ok(n) => keep(&mut output, &err_buf[..n]),
+                },
+            }
+        }
+        let status = child.wait().await;
+        (output, status)
+    };
+    let (output, status) = match tokio::time::timeout(timeout, collect).await {
+        Ok(done) => done,
+        Err(_) => {
+            if let Some(pid) = pid {
+                let _ = crate::agent::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+            return CheckOutcome {
+                timed_out: true,
+                why: Some(format!("timed out after {}s", timeout.as_secs())),
+                ..fail(String::new())
+            };
+        }
+    };
+    let output = String::from_utf8_lossy(&output).into_owned();
+    let exit_code = status.ok().and_then(|s| s.code());
+    let expected = spec.success_exit_code.unwrap_or(0);
+    let why = if exit_code != Some(expected) {
+        Some(match exit_code {
+            Some(code) => format!("exited with {code}, expected {expected}"),
+            None => "was killed by a signal".to_owned(),
+        })
+    } else if let Some(needle) = spec
+        .output_contains
+        .as_deref()
+        .filter(|n| !output.contains(*n))
+    {
+        Some(format!("its output does not contain '{needle}'"))
+    } else {
+        spec.output_not_contains
+            .as_deref()
+            .filter(|n| output.contains(*n))
+            .map(|needle| format!("its output contains '{needle}'"))
+    };
+    CheckOutcome {
+        name,
+        passed: why.is_none(),
+        exit_code,
+        timed_out: false,
+        why,
+        output_tail: tail(&output),
+    }
+}
+
+fn keep(output: &mut Vec<u8>, chunk: &[u8]) {
+    output.extend_from_slice(chunk);
+    if output.len() > OUTPUT_LIMIT {
+        let cut = output.len() - OUTPUT_LIMIT;
+        output.drain(..cut);
+    }
+}
+
+fn tail(output: &str) -> String {
+    let trimmed = output.trim_end();
+    if trimmed.len() <= TAIL {
+        return trimmed.to_owned();
+    }
+    let mut start = trimmed.len() - TAIL;
+    while !trimmed.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &trimmed[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(command: &str) -> CheckSpec {
+        CheckSpec::from_command(command)
+    }
+
+    #[tokio::test]
+    async fn exit_code_and_output_decide() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = run_check(&spec("echo all good"), dir.path(), Duration::from_secs(5)).await;
+        assert!(ok.passed, "{ok:?}");
+        let bad = run_check(
+            &spec("echo broken >&2; exit 3"),
+            dir.path(),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert!(!bad.passed);
+        assert_eq!(bad.exit_code, Some(3));
+        assert_eq!(bad.output_tail, "broken");
+        let contains = CheckSpec {
+            output_contains: Some("ok".into()),
+            output_not_contains: Some("FAILED".into()),
+            ..spec("echo 'test result: ok'; echo '1 FAILED'")
+        };
+        let outcome = run_check(&contains, dir.path(), Duration::from_secs(5)).await;
+        assert_eq!(outcome.why.as_deref(), Some("its output contains 'FAILED'"));
+        let custom = CheckSpec {
+            success_exit_code: Some(2),
+            ..spec("exit 2")
+        };
+        assert!(
+            run_check(&custom, dir.path(), Duration::from_secs(5))
+                .await
+                .passed
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hanging_check_times_out_and_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
+        let outcome = run_check(&spec("sleep 30"), dir.path(), Duration::from_secs(1)).await;
+        assert!(outcome.timed_out && !outcome.passed);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn working_dir_is_relative_and_confined() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let inside = CheckSpec {
+            working_dir: Some("sub".into()),
+            ..spec("test \"$(basename \"$PWD\")\" = sub")
+        };
+        assert!(
+            run_check(&inside, dir.path(), Duration::from_secs(5))
+                .await
+                .passed
+        );
+        let outside = CheckSpec {
+            working_dir: Some("../".into()),
+            ..spec("true")
+        };
+        assert!(
+            !run_check(&outside, dir.path(), Duration::from_secs(5))
+                .await
+                .passed
+        );
+    }
+}

@@ -1,0 +1,556 @@
+//! The completion contract: what must hold before a story counts as done.
+//!
+//! Objective checks are authoritative. A contract is assembled from git
+//! config (`ralph.check`), `--check` flags and two optional TOML files —
+//! `ralph.toml` at the repository root and `<change dir>/ralph.toml` — with
+//! per-story sections. It is snapshotted into the run's directory at start,
+//! so an agent that edits the files cannot change the rules it is judged by;
+//! an attempt that touches a contract file or a protected path is refused.
+//!
+//! File format (every key optional):
+//!
+//! ```toml
+//! promise = "COMPLETE"            # the string_match token; "none" turns it off
+//! protected = ["tests/**"]        # paths an attempt may not change
+//! max_cost = 5.0                  # USD for the whole run
+//! max_tokens = 2000000            # tokens for the whole run
+//!
+//! [[check]]                       # objective checks, all must pass
+//! name = "tests"
+//! command = "cargo test"
+//! success_exit_code = 0
+//! output_contains = "test result: ok"
+//! output_not_contains = "FAILED"
+//! timeout = 600                   # seconds; default --command-timeout
+//! working_dir = "."               # relative to the worktree
+//!
+//! [verify]                        # the verification method (default: string_match)
+//! method = "multi_stage"
+//! require_all = true
+//! [[verify.stages]]
+//! method = "external"
+//! command = "cargo clippy -- -D warnings"
+//! [[verify.stages]]
+//! method = "semantic"
+//! required = false
+//! negative_patterns = ["TODO", "FIXME"]
+//! criteria = ["the greeting is friendly"]
+//! agent = "claude"                # or: command = "my-verifier"
+//!
+//! [story."2"]                     # per-story additions
+//! outcome = "bye.txt says goodbye"
+//! acceptance_criteria = ["..."]
+//! max_cost = 1.0
+//! max_tokens = 300000
+//! [[story."2".check]]
+//! command = "test -s bye.txt"
+//! ```
+
+mod checks;
+mod verify;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+use serde::{Deserialize, Serialize};
+
+pub use checks::{CheckOutcome, run_check, run_checks};
+pub use verify::{Verdict, VerifyContext, verify};
+
+/// The token that turns string matching off.
+pub const NO_PROMISE: &str = "none";
+
+/// One objective check: a command run through `sh -c` in the worktree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_contains: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_not_contains: Option<String>,
+    /// Seconds; the run's command timeout when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+}
+
+impl CheckSpec {
+    pub fn from_command(command: &str) -> CheckSpec {
+        CheckSpec {
+            name: None,
+            command: command.to_owned(),
+            success_exit_code: None,
+            output_contains: None,
+            output_not_contains: None,
+            timeout: None,
+            working_dir: None,
+        }
+    }
+
+    /// The name shown in reports: the given one, or the command.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.command.clone())
+    }
+}
+
+/// A verification method.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Method {
+    /// The promise token in the agent's final message.
+    StringMatch {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// A command's exit code and output.
+    External {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        success_exit_code: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_contains: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_not_contains: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        working_dir: Option<String>,
+    },
+    /// Negative patterns on the attempt's diff, then a verifier agent.
+    Semantic {
+        #[serde(default)]
+        criteria: Vec<String>,
+        #[serde(default)]
+        negative_patterns: Vec<String>,
+        /// An agent preset to verify with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        /// Or any command, prompt on stdin.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<u64>,
+    },
+    /// Ordered stages.
+    MultiStage {
+        stages: Vec<Stage>,
+        #[serde(default = "yes")]
+        require_all: bool,
+    },
+}
+
+/// One stage of a multi-stage verification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    #[serde(flatten)]
+    pub method: Method,
+    /// A failing optional stage only warns.
+    #[serde(default = "yes")]
+    pub required: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Method {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::StringMatch { .. } => "string_match",
+            Method::External { .. } => "external",
+            Method::Semantic { .. } => "semantic",
+            Method::MultiStage { .. } => "multi_stage",
+        }
+    }
+}
+
+/// Per-story additions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoryContract {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default, rename = "check", skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Method>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+/// A contract file, or the merged contract of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contract {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
+    #[serde(default, rename = "check", skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Method>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub story: BTreeMap<String, StoryContract>,
+    /// The contract files this contract was read from, repo-relative; an
+    /// attempt may not edit them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+/// Why a contract could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    #[error("could not read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a valid contract: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("could not save the contract snapshot to {}", path.display())]
+    Snapshot {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ContractError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ContractError::Invalid { .. } => Some(
+                "see CONTRACT FILES in 'man git-ralph-start' for the keys and their types".into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The contract for one story, with everything merged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoryRules {
+    /// `None` when string matching is off.
+    pub promise: Option<String>,
+    pub checks: Vec<CheckSpec>,
+    /// The verification method; `None` means string_match on `promise`.
+    pub verify: Option<Method>,
+    pub protected: Vec<String>,
+    pub acceptance_criteria: Vec<String>,
+    pub outcome: Option<String>,
+    pub max_cost: Option<f64>,
+    pub max_tokens: Option<u64>,
+}
+
+impl Contract {
+    /// Parse one contract file; errors carry line and column and say which
+    /// key has which wrong type.
+    pub fn parse(path: &Path, text: &str) -> Result<Contract, ContractError> {
+        toml::from_str(text).map_err(|err| ContractError::Invalid {
+            path: path.to_owned(),
+            message: err.to_string().trim_end().to_owned(),
+        })
+    }
+
+    /// Read the contract files of a run (`ralph.toml` at the root, then the
+    /// change's `ralph.toml` when `change_dir` is given) and add checks from
+    /// git config and flags, and the `--promise` token.
+    pub fn assemble(
+        workdir: &Path,
+        change_dir: Option<&Path>,
+        config_checks: &[String],
+        flag_checks: &[String],
+        flag_promise: Option<&str>,
+    ) -> Result<Contract, ContractError> {
+        let mut contract = Contract {
+            checks: config_checks
+                .iter()
+                .map(|c| CheckSpec::from_command(c))
+                .collect(),
+            ..Contract::default()
+        };
+        let mut paths = vec![workdir.join("ralph.toml")];
+        if let Some(dir) = change_dir {
+            paths.push(dir.join("ralph.toml"));
+        }
+        for path in paths {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(ContractError::Read { path, source }),
+            };
+            let file = Contract::parse(&path, &text)?;
+            let relative = path.strip_prefix(workdir).unwrap_or(&path);
+            contract
+                .files
+                .push(relative.to_string_lossy().replace('\\', "/"));
+            contract.merge(file);
+        }
+        contract
+            .checks
+            .extend(flag_checks.iter().map(|c| CheckSpec::from_command(c)));
+        if let Some(token) = flag_promise {
+            contract.promise = Some(token.to_owned());
+        }
+        Ok(contract)
+    }
+
+    /// Later files refine earlier ones: lists are appended, values replaced.
+    fn merge(&mut self, other: Contract) {
+        if other.promise.is_some() {
+            self.promise = other.promise;
+        }
+        self.protected.extend(other.protected);
+        self.checks.extend(other.checks);
+        if other.verify.is_some() {
+            self.verify = other.verify;
+        }
+        if other.max_cost.is_some() {
+            self.max_cost = other.max_cost;
+        }
+        if other.max_tokens.is_some() {
+            self.max_tokens = other.max_tokens;
+        }
+        for (id, story) in other.story {
+            let entry = self.story.entry(id).or_default();
+            if story.outcome.is_some() {
+                entry.outcome = story.outcome;
+            }
+            entry.acceptance_criteria.extend(story.acceptance_criteria);
+            entry.checks.extend(story.checks);
+            entry.protected.extend(story.protected);
+            if story.verify.is_some() {
+                entry.verify = story.verify;
+            }
+            if story.max_cost.is_some() {
+                entry.max_cost = story.max_cost;
+            }
+            if story.max_tokens.is_some() {
+                entry.max_tokens = story.max_tokens;
+            }
+        }
+    }
+
+    /// The rules for `story` (with criteria from the story source, e.g. a
+    /// prd.json's `acceptanceCriteria`).
+    pub fn rules_for(&self, story: &str, source_criteria: &[String]) -> StoryRules {
+        let extra = self.story.get(story).cloned().unwrap_or_default();
+        let promise = match self.promise.as_deref() {
+            Some(token) if token.eq_ignore_ascii_case(NO_PROMISE) => None,
+            Some(token) => Some(token.to_owned()),
+            None => Some(crate::agent::DEFAULT_TOKEN.to_owned()),
+        };
+        let mut criteria = source_criteria.to_vec();
+        criteria.extend(extra.acceptance_criteria.iter().cloned());
+        let mut checks = self.checks.clone();
+        checks.extend(extra.checks);
+        let mut protected = self.protected.clone();
+        protected.extend(extra.protected);
+        StoryRules {
+            promise,
+            checks,
+            verify: extra.verify.or_else(|| self.verify.clone()),
+            protected,
+            acceptance_criteria: criteria,
+            outcome: extra.outcome,
+            max_cost: extra.max_cost,
+            max_tokens: extra.max_tokens,
+        }
+    }
+
+    /// Save the contract (and copies of its files) into the run directory.
+    pub fn snapshot(&self, workdir: &Path, run_dir: &Path) -> Result<(), ContractError> {
+        let target = run_dir.join("contract.json");
+        let json = serde_json::to_vec_pretty(self).map_err(|err| ContractError::Snapshot {
+            path: target.clone(),
+            source: std::io::Error::other(err),
+        })?;
+        crate::state::write_atomically(&target, &json).map_err(|source| {
+            ContractError::Snapshot {
+                path: target.clone(),
+                source,
+            }
+        })?;
+        for file in &self.files {
+            let copy = run_dir.join("contract").join(file);
+            if let Some(dir) = copy.parent() {
+                std::fs::create_dir_all(dir).map_err(|source| ContractError::Snapshot {
+                    path: dir.to_owned(),
+                    source,
+                })?;
+            }
+            std::fs::copy(workdir.join(file), &copy)
+                .map_err(|source| ContractError::Snapshot { path: copy, source })?;
+        }
+        Ok(())
+    }
+
+    /// The snapshot taken at start, if any.
+    pub fn load_snapshot(run_dir: &Path) -> Result<Option<Contract>, ContractError> {
+        let path = run_dir.join("contract.json");
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|err| ContractError::Invalid {
+                        path,
+                        message: err.to_string(),
+                    })
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ContractError::Read { path, source }),
+        }
+    }
+
+    /// The first changed path an attempt may not touch, with why.
+    pub fn violation(&self, rules: &StoryRules, changed: &[String]) -> Option<String> {
+        for path in changed {
+            if self.files.iter().any(|file| file == path) {
+                return Some(format!("the attempt edited the contract file {path}"));
+            }
+            if let Some(pattern) = rules
+                .protected
+                .iter()
+                .find(|pattern| protects(pattern, path))
+            {
+                return Some(format!(
+                    "the attempt changed {path}, which the contract protects ({pattern})"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Does `pattern` (a glob, or a directory prefix) cover `path`?
+pub fn protects(pattern: &str, path: &str) -> bool {
+    let pattern = pattern.trim_start_matches("./");
+    let dir = pattern.trim_end_matches('/');
+    if !dir.is_empty() && (path == dir || path.starts_with(&format!("{dir}/"))) {
+        return true;
+    }
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        path.as_bytes().as_bstr(),
+        gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_contract_parses_and_merges_per_story() {
+        let text = r#"
+promise = "AUTH_IMPLEMENTED"
+protected = ["tests/**"]
+max_cost = 2.5
+[[check]]
+name = "unit"
+command = "true"
+[verify]
+method = "multi_stage"
+[[verify.stages]]
+method = "external"
+command = "true"
+[[verify.stages]]
+method = "semantic"
+required = false
+negative_patterns = ["TODO"]
+[story."2"]
+acceptance_criteria = ["says bye"]
+max_tokens = 10
+[[story."2".check]]
+command = "test -s bye.txt"
+"#;
+        let contract = Contract::parse(Path::new("ralph.toml"), text).unwrap();
+        let rules = contract.rules_for("2", &["from prd".into()]);
+        assert_eq!(rules.promise.as_deref(), Some("AUTH_IMPLEMENTED"));
+        assert_eq!(rules.checks.len(), 2);
+        assert_eq!(rules.acceptance_criteria, vec!["from prd", "says bye"]);
+        assert_eq!(rules.max_tokens, Some(10));
+        let Some(Method::MultiStage {
+            stages,
+            require_all,
+        }) = &rules.verify
+        else {
+            panic!("multi_stage expected");
+        };
+        assert!(require_all);
+        assert!(stages[0].required && !stages[1].required);
+        assert_eq!(contract.rules_for("1", &[]).checks.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_the_line_the_key_and_the_expected_type() {
+        let err = Contract::parse(
+            Path::new("ralph.toml"),
+            "max_cost = 1.0\n[[check]]\ncommand = \"x\"\ntimeout = \"soon\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("line 4"), "{err}");
+        assert!(
+            err.contains("timeout") || err.contains("u64") || err.contains("integer"),
+            "{err}"
+        );
+        let err = Contract::parse(Path::new("ralph.toml"), "promis = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("promis"), "{err}");
+    }
+
+    #[test]
+    fn promise_none_turns_string_matching_off() {
+        let contract = Contract {
+            promise: Some("none".into()),
+            ..Contract::default()
+        };
+        assert_eq!(contract.rules_for("1", &[]).promise, None);
+        assert_eq!(
+            Contract::default().rules_for("1", &[]).promise.as_deref(),
+            Some("COMPLETE")
+        );
+    }
+
+    #[test]
+    fn protected_paths_and_contract_files_are_violations() {
+        let contract = Contract {
+            protected: vec!["tests/**".into(), "Cargo.lock".into(), "spec/".into()],
+            files: vec!["ralph.toml".into()],
+            ..Contract::default()
+        };
+        let rules = contract.rules_for("1", &[]);
+        assert!(contract.violation(&rules, &["src/a.rs".into()]).is_none());
+        assert!(
+            contract
+                .violation(&rules, &["tests/unit/a.rs".into()])
+                .is_some()
+        );
+        assert!(contract.violation(&rules, &["Cargo.lock".into()]).is_some());
+        assert!(contract.violation(&rules, &["spec/x.md".into()]).is_some());
+        let why = contract.violation(&rules, &["ralph.toml".into()]).unwrap();
+        assert!(why.contains("contract file"), "{why}");
+    }
+}
