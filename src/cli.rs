@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Start a run on a change, or resume a stopped one.
-    Start(commands::start::Args),
+    Start(Box<commands::start::Args>),
     /// Report a run, from any terminal.
     Status(commands::status::Args),
     /// Stop a run and restore the exact pre-start state.
@@ -34,6 +34,10 @@ pub enum Command {
     Finish(commands::finish::Args),
     /// Watch a real loop work on a throwaway repository, offline.
     Demo(commands::demo::Args),
+    /// List the agent presets, which are on PATH, and the command each runs.
+    Agents(commands::agents::Args),
+    /// Hooks for agent CLIs, e.g. the Claude Code Stop hook.
+    Hook(commands::hook::Args),
     /// The scripted agent of the demo.
     #[command(name = "__demo-agent", hide = true)]
     DemoAgent {

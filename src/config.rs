@@ -41,6 +41,9 @@ pub const DEFAULT_AGENT: &str = "claude";
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 pub const DEFAULT_COMMAND_TIMEOUT: u64 = 30;
 pub const DEFAULT_AGENT_TIMEOUT: u64 = 3600;
+pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
+/// Six hours: long enough for a five-hour usage window to reset.
+pub const DEFAULT_MAX_RATE_LIMIT_WAIT: u64 = 6 * 3600;
 
 /// Every git config key git-ralph reads, with what it sets.
 pub const KEYS: &[(&str, &str)] = &[
@@ -69,7 +72,91 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.<agent>.args",
         "extra arguments for that preset, split on whitespace",
     ),
+    (
+        "ralph.check",
+        "a check every story must pass (multi-valued); --check",
+    ),
+    (
+        "ralph.promise",
+        "the promise token, or none (default: COMPLETE); --promise",
+    ),
+    (
+        "ralph.maxIterations",
+        "attempts across the whole run (default: no limit); --max-iterations",
+    ),
+    (
+        "ralph.noProgressLimit",
+        "attempts in a row that change nothing (default: 3, 0 = off); --no-progress-limit",
+    ),
+    (
+        "ralph.maxRuntime",
+        "total run time, e.g. 2h (default: no limit); --max-runtime",
+    ),
+    (
+        "ralph.maxCost",
+        "USD the agents may spend (default: no limit); --max-cost",
+    ),
+    (
+        "ralph.maxTokens",
+        "tokens the agents may use (default: no limit); --max-tokens",
+    ),
+    (
+        "ralph.maxRateLimitWait",
+        "total wait for usage limits (default: 6h); --max-rate-limit-wait",
+    ),
 ];
+
+/// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(secs);
+    }
+    let invalid = || format!("'{text}' is not a duration (try 90s, 15m, 2h or 1h30m)");
+    let mut total: u64 = 0;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86400,
+            _ => return Err(invalid()),
+        };
+        let value: u64 = number.parse().map_err(|_| invalid())?;
+        total = total.saturating_add(value.saturating_mul(unit));
+        number.clear();
+    }
+    if !number.is_empty() || text.is_empty() {
+        return Err(invalid());
+    }
+    Ok(total)
+}
+
+/// A duration from git config, or an error naming the key.
+pub fn duration(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
+    match repo.config_string(key) {
+        None => Ok(None),
+        Some(value) => parse_duration(&value)
+            .map(Some)
+            .map_err(|_| bad_value(key, &value, "a duration such as 90m or 2h")),
+    }
+}
+
+/// An amount of money (USD) from git config, or an error naming the key.
+pub fn money(repo: &Repo, key: &str) -> Result<Option<f64>, CommandError> {
+    match repo.config_string(key) {
+        None => Ok(None),
+        Some(value) => match value.trim().trim_start_matches('$').parse::<f64>() {
+            Ok(amount) if amount >= 0.0 && amount.is_finite() => Ok(Some(amount)),
+            _ => Err(bad_value(key, &value, "an amount in USD such as 5 or 2.50")),
+        },
+    }
+}
 
 /// A positive integer from git config, or an error naming the key.
 pub fn integer(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
@@ -110,4 +197,22 @@ fn bad_value(key: &str, value: &str, expected: &str) -> CommandError {
     .hint(format!(
         "fix it with 'git config {key} <value>' or remove it with 'git config --unset {key}'"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_in_every_unit() {
+        assert_eq!(parse_duration("90"), Ok(90));
+        assert_eq!(parse_duration("45s"), Ok(45));
+        assert_eq!(parse_duration("15m"), Ok(900));
+        assert_eq!(parse_duration("2h"), Ok(7200));
+        assert_eq!(parse_duration("1h30m"), Ok(5400));
+        assert_eq!(parse_duration("1d"), Ok(86400));
+        for bad in ["", "h", "2x", "1h30", "-5m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

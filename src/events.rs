@@ -60,6 +60,20 @@ pub enum Event {
     },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },
+    /// The agent hit a usage or rate limit; the loop waits, spending no
+    /// retry, until `until_unix`.
+    Paused {
+        story_id: String,
+        until_unix: u64,
+        message: String,
+    },
+    /// Verification results worth seeing: checks that ran, and how.
+    Checks {
+        story_id: String,
+        attempt: u32,
+        passed: Vec<String>,
+        failed: Vec<String>,
+    },
     /// The run ended unfinished.
     Error {
         reason: StopReason,

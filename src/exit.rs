@@ -182,6 +182,7 @@ user_error_with_hint!(
     crate::stories::StoriesError,
     crate::prompt::PromptError,
     crate::state::LockError,
+    crate::contract::ContractError,
 );
 
 impl From<crate::git::NameError> for CommandError {

@@ -29,11 +29,13 @@ use cli::{Cli, Command};
 /// Run a parsed command line and map the outcome to an exit status.
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Command::Start(args) => commands::start::run(args),
+        Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Agents(args) => commands::agents::run(args),
+        Command::Hook(args) => commands::hook::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
     };
     match result {

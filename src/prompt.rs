@@ -96,6 +96,10 @@ pub enum RetryContext {
     /// Checks that failed after the agent claimed completion, as
     /// `(name, tail of their output)`.
     ChecksFailed(Vec<(String, String)>),
+    /// The agent claimed completion, but git-ralph did not accept it (the
+    /// story was not marked done, a verifier said no, a protected file was
+    /// changed…), with the reason.
+    Rejected(String),
 }
 
 /// Everything one prompt is made from.
@@ -163,6 +167,36 @@ pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptE
     }
     let text = substitute(template, |name, line| value(name, line, input))?;
     Ok(guard_promises(text, PROMISE_TAG))
+}
+
+/// Prompt mode: the user's prompt as it is, then what the previous attempt
+/// left to fix, then the promise protocol (`token` is `None` when string
+/// matching is off).
+pub fn render_classic(
+    content: &str,
+    retry_context: Option<&RetryContext>,
+    token: Option<&str>,
+) -> String {
+    let mut out = content.trim_end().to_owned();
+    out.push_str("\n\n");
+    let previous = retry(retry_context);
+    if !previous.is_empty() {
+        out.push_str(&previous);
+        out.push('\n');
+    }
+    out.push_str(
+        "Do not commit, switch branches or rewrite history; git-ralph checkpoints for you. ",
+    );
+    match token {
+        Some(token) => out.push_str(&format!(
+            "When the work is done and checked, end your final message with <{PROMISE_TAG}>{token}</{PROMISE_TAG}>; \
+if you cannot do it, end it with <{PROMISE_TAG}>FAILED: <reason></{PROMISE_TAG}> instead.\n"
+        )),
+        None => out.push_str(&format!(
+            "If you cannot do the work, end your final message with <{PROMISE_TAG}>FAILED: <reason></{PROMISE_TAG}>.\n"
+        )),
+    }
+    guard_promises(out, PROMISE_TAG)
 }
 
 /// Checks that `template` only uses known placeholders, without rendering
@@ -330,6 +364,17 @@ fn retry(retry: Option<&RetryContext>) -> String {
         RetryContext::TimedOut => {
             out.push_str(&format!(
                 "The previous attempt at this story timed out before it finished. {set_aside} Work in smaller steps and record progress as you go.\n"
+            ));
+        }
+        RetryContext::Rejected(reason) => {
+            out.push_str(
+                "The previous attempt at this story ended, but its result was not accepted:\n\n",
+            );
+            for line in reason.trim().lines() {
+                out.push_str(&format!("> {line}\n"));
+            }
+            out.push_str(&format!(
+                "\n{set_aside} Fix that before you say the story is done.\n"
             ));
         }
         RetryContext::ChecksFailed(checks) => {

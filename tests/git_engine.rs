@@ -488,3 +488,39 @@ mod refusals {
         );
     }
 }
+
+/// Racy git: a same-size change made in the same second as the index was
+/// written must still be seen by checkpoint and undone by revert.
+#[test]
+fn same_second_same_size_changes_are_not_missed() {
+    let fx = Fixture::new();
+    fx.write("tasks.md", "- [ ] one\n");
+    fx.git(&["add", "-A"]);
+    fx.git(&["commit", "-q", "-m", "tasks"]);
+    let change = ChangeName::parse("racy").unwrap();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    repo.begin(&change).unwrap();
+    fx.write("tasks.md", "- [x] one\n");
+    // The revert happens in a later second than the index write and the
+    // change, so only the stat data can tell the change apart.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    std::thread::sleep(
+        std::time::Duration::from_nanos(1_000_000_000 - u64::from(now.subsec_nanos()))
+            + std::time::Duration::from_millis(50),
+    );
+    repo.preserve("refs/ralph/racy/attempts/1/1", "attempt")
+        .unwrap();
+    repo.revert().unwrap();
+    assert_eq!(fx.read("tasks.md"), "- [ ] one\n");
+    assert_eq!(
+        fx.git(&["show", "refs/ralph/racy/attempts/1/1:tasks.md"]),
+        "- [x] one"
+    );
+
+    fx.write("tasks.md", "- [x] one\n");
+    let checkpoint = repo.checkpoint("ticked").unwrap();
+    assert!(checkpoint.changed, "the tick must be committed");
+    assert_eq!(fx.git(&["show", "HEAD:tasks.md"]), "- [x] one");
+}

@@ -2,8 +2,10 @@
 //! glue the domain modules to the ui; the decisions live in the domain.
 
 pub mod abort;
+pub mod agents;
 pub mod demo;
 pub mod finish;
+pub mod hook;
 pub mod start;
 pub mod status;
 

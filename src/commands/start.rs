@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{self, OnFinish};
+use crate::contract::Contract;
 use crate::exit::{CommandError, ErrorKind, Exit};
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::presets::{self, AgentSpec};
@@ -61,6 +62,40 @@ pub struct Args {
     /// A markdown checklist file (implies --source markdown).
     #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
+    /// Prompt mode: repeat this prompt, a fresh agent each time, until the
+    /// contract passes; no stories.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks"])]
+    pub prompt: Option<PathBuf>,
+    /// One attempt per story, no checks, no retries: the plain flow.
+    #[arg(long)]
+    pub once: bool,
+    /// A check every story must pass: a command run through `sh -c` in the
+    /// worktree (repeatable) [config: ralph.check].
+    #[arg(long = "check", value_name = "CMD")]
+    pub checks: Vec<String>,
+    /// The promise token for string matching, or `none` to rely on checks
+    /// alone [default: COMPLETE; config: ralph.promise].
+    #[arg(long, value_name = "TOKEN")]
+    pub promise: Option<String>,
+    /// Attempts across the whole run [config: ralph.maxIterations].
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Consecutive attempts that change nothing before the run stops; 0 is
+    /// no limit [default: 3; config: ralph.noProgressLimit].
+    #[arg(long, value_name = "N")]
+    pub no_progress_limit: Option<u32>,
+    /// Total time the run may take, e.g. 90m, 2h, 1h30m [config: ralph.maxRuntime].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub max_runtime: Option<u64>,
+    /// Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost].
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Tokens the agents may use, summed from their reports [config: ralph.maxTokens].
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub max_rate_limit_wait: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -121,7 +156,7 @@ pub fn run_in(mut repo: Repo, args: Args, overrides: Overrides) -> Result<ExitCo
             )
         }
     };
-    let settings = loop_settings(&repo, &change, &state.settings, &args, overrides)?;
+    let settings = loop_settings(&repo, &change, &run_dir, &state.settings, overrides)?;
     let source = source_for(&repo, &change, &state.settings)?;
     let on_finish = OnFinish::parse(&state.settings.on_finish).unwrap_or(OnFinish::Ask);
     let json = args.json;
@@ -224,6 +259,7 @@ fn begin_fresh(
         .hint("untick a box, or add a story, to give the agent work"));
     }
     prompt::validate(&template_text(repo, &settings)?)?;
+    let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
     if overrides.agent.is_none() {
         check_agent_installed(&agent_spec(repo, &settings)?)?;
     }
@@ -248,8 +284,15 @@ fn begin_fresh(
         updated_at: now(),
         pid: Some(std::process::id()),
         finished_with: None,
+        no_progress_streak: 0,
+        runtime_ms: 0,
+        paused_until: None,
+        pause_reason: None,
+        rate_limit_wait_secs: 0,
+        rate_limit_pauses: 0,
     };
     run_dir.save(&state)?;
+    contract.snapshot(repo.workdir(), &run_dir.dir)?;
     Ok(state)
 }
 
@@ -336,7 +379,47 @@ fn resolve_settings(
         (None, None) => "auto".to_owned(),
     };
     let path_arg = |path: &Option<PathBuf>| path.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let guardrails = resolve_guardrails(repo, args, stored.map(|s| &s.guardrails))?;
+    let promise = args
+        .promise
+        .clone()
+        .or_else(|| stored.and_then(|s| s.promise.clone()))
+        .or_else(|| {
+            if stored.is_none() {
+                repo.config_string("ralph.promise")
+            } else {
+                None
+            }
+        });
+    if let Some(token) = &promise
+        && !token.eq_ignore_ascii_case(crate::contract::NO_PROMISE)
+        && (token.is_empty()
+            || !token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    {
+        return Err(CommandError::usage(format!(
+            "the promise token '{token}' must be letters, digits, '-' and '_'"
+        ))
+        .hint("e.g. --promise AUTH_IMPLEMENTED, or --promise none to rely on checks alone"));
+    }
+    let mut checks = stored.map(|s| s.checks.clone()).unwrap_or_default();
+    checks.extend(args.checks.iter().cloned());
+    let source = if args.prompt.is_some() {
+        "prompt".to_owned()
+    } else {
+        source
+    };
     Ok(Settings {
+        guardrails,
+        once: args.once || stored.is_some_and(|s| s.once),
+        prompt_file: args
+            .prompt
+            .as_ref()
+            .map(|p| absolute(p).to_string_lossy().into_owned())
+            .or_else(|| stored.and_then(|s| s.prompt_file.clone())),
+        checks,
+        promise,
         agent,
         agent_command,
         model: args
@@ -358,6 +441,81 @@ fn resolve_settings(
     })
 }
 
+/// Guardrails: flag > the run's own (on resume) > git config > default.
+fn resolve_guardrails(
+    repo: &Repo,
+    args: &Args,
+    stored: Option<&crate::state::Guardrails>,
+) -> Result<crate::state::Guardrails, CommandError> {
+    let fresh = stored.is_none();
+    let from_config = |key: &str| -> Result<Option<u64>, CommandError> {
+        if fresh {
+            config::integer(repo, key)
+        } else {
+            Ok(None)
+        }
+    };
+    let duration_config = |key: &str| -> Result<Option<u64>, CommandError> {
+        if fresh {
+            config::duration(repo, key)
+        } else {
+            Ok(None)
+        }
+    };
+    let money_config = |key: &str| -> Result<Option<f64>, CommandError> {
+        if fresh {
+            config::money(repo, key)
+        } else {
+            Ok(None)
+        }
+    };
+    let stored = stored.cloned().unwrap_or_default();
+    let max_iterations = match args.max_iterations {
+        Some(n) => Some(n),
+        None => match from_config("ralph.maxIterations")? {
+            Some(n) => Some(
+                u32::try_from(n)
+                    .map_err(|_| CommandError::user("ralph.maxIterations is too large"))?,
+            ),
+            None => stored.max_iterations,
+        },
+    };
+    let no_progress_limit = match args.no_progress_limit {
+        Some(n) => n,
+        None => match from_config("ralph.noProgressLimit")? {
+            Some(n) => u32::try_from(n)
+                .map_err(|_| CommandError::user("ralph.noProgressLimit is too large"))?,
+            None if fresh => config::DEFAULT_NO_PROGRESS_LIMIT,
+            None => stored.no_progress_limit,
+        },
+    };
+    let max_rate_limit_wait_secs = match args.max_rate_limit_wait {
+        Some(n) => n,
+        None => match duration_config("ralph.maxRateLimitWait")? {
+            Some(n) => n,
+            None if fresh => config::DEFAULT_MAX_RATE_LIMIT_WAIT,
+            None => stored.max_rate_limit_wait_secs,
+        },
+    };
+    Ok(crate::state::Guardrails {
+        max_iterations,
+        no_progress_limit,
+        max_runtime_secs: args
+            .max_runtime
+            .or(duration_config("ralph.maxRuntime")?)
+            .or(stored.max_runtime_secs),
+        max_cost: args
+            .max_cost
+            .or(money_config("ralph.maxCost")?)
+            .or(stored.max_cost),
+        max_tokens: args
+            .max_tokens
+            .or(from_config("ralph.maxTokens")?)
+            .or(stored.max_tokens),
+        max_rate_limit_wait_secs,
+    })
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir()
         .map(|cwd| cwd.join(path))
@@ -369,6 +527,13 @@ fn source_for(
     change: &ChangeName,
     settings: &Settings,
 ) -> Result<Box<dyn StorySource>, CommandError> {
+    if let Some(file) = &settings.prompt_file {
+        return Ok(Box::new(stories::PromptFileSource::new(
+            repo.workdir(),
+            Path::new(file),
+            change.as_str(),
+        )?));
+    }
     let explicit = match settings.source.as_str() {
         "auto" => None,
         other => Some(other.parse::<SourceKind>()?),
@@ -428,8 +593,8 @@ fn template_text(repo: &Repo, settings: &Settings) -> Result<String, CommandErro
 fn loop_settings(
     repo: &Repo,
     change: &ChangeName,
+    run_dir: &RunDir,
     settings: &Settings,
-    _args: &Args,
     overrides: Overrides,
 ) -> Result<LoopSettings, CommandError> {
     let agent = match overrides.agent {
@@ -438,6 +603,16 @@ fn loop_settings(
     };
     let template = template_text(repo, settings)?;
     prompt::validate(&template)?;
+    let classic_prompt = match &settings.prompt_file {
+        Some(file) => Some(std::fs::read_to_string(file).map_err(|err| {
+            CommandError::user(format!("cannot read the prompt file {file}: {err}"))
+                .hint("check the path given to --prompt")
+        })?),
+        None => None,
+    };
+    // The rules are the ones snapshotted at start, not whatever the agent
+    // may have done to the contract files since.
+    let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
     Ok(LoopSettings {
         change: change.clone(),
         agent,
@@ -445,8 +620,32 @@ fn loop_settings(
         agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
         command_timeout: Duration::from_secs(settings.command_timeout_secs),
         template,
-        promise_token: crate::agent::DEFAULT_TOKEN.to_owned(),
+        classic_prompt,
+        contract,
+        guardrails: settings.guardrails.clone(),
+        once: settings.once,
     })
+}
+
+/// The contract of a new run, assembled before anything is touched.
+fn assemble_contract(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+    source: &dyn StorySource,
+) -> Result<Contract, CommandError> {
+    let change_dir = (source.kind() == SourceKind::OpenSpec).then(|| {
+        repo.workdir()
+            .join("openspec/changes")
+            .join(change.as_str())
+    });
+    Ok(Contract::assemble(
+        repo.workdir(),
+        change_dir.as_deref(),
+        &repo.config_strings("ralph.check"),
+        &settings.checks,
+        settings.promise.as_deref(),
+    )?)
 }
 
 /// Keep a finished or aborted run's files, out of the way of the new one.
@@ -510,6 +709,12 @@ async fn drive(
             end = &mut run => break end,
             Some(record) = events_rx.recv() => {
                 renderer.render(&record);
+                // The loop can queue hundreds of events in one poll (a chatty
+                // agent); taking one per turn would let the queue, and memory,
+                // grow with the agent's output.
+                while let Ok(record) = events_rx.try_recv() {
+                    renderer.render(&record);
+                }
                 false
             }
             _ = interrupt.recv() => true,

@@ -39,6 +39,9 @@ struct Report<'a> {
     last_failure: Option<&'a str>,
     original: String,
     finished_with: Option<&'a str>,
+    /// A usage-limit pause in force until then (unix seconds).
+    paused_until: Option<u64>,
+    pause_reason: Option<&'a str>,
     totals: &'a crate::state::Totals,
     stories: &'a [crate::state::StoryRecord],
 }
@@ -75,6 +78,10 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         last_failure: state.last_failure.as_deref(),
         original: state.original.head.describe(),
         finished_with: state.finished_with.as_deref(),
+        paused_until: state
+            .paused_until
+            .filter(|until| *until > crate::state::now()),
+        pause_reason: state.pause_reason.as_deref(),
         totals: &state.totals,
         stories: &state.stories,
     };
@@ -160,6 +167,14 @@ fn print_human(report: &Report, state: &RunState) {
             report.current_attempt
         ));
     }
+    if let Some(until) = report.paused_until {
+        ui::out(&format!(
+            "{} {} — resuming in {}s",
+            s.bold.apply_to("paused:"),
+            report.pause_reason.unwrap_or("usage limit"),
+            until.saturating_sub(crate::state::now())
+        ));
+    }
     if let Some(failure) = report.last_failure {
         ui::out(&format!("{} {failure}", s.bold.apply_to("last failure:")));
     }
@@ -179,6 +194,8 @@ fn outcome(outcome: AttemptOutcome) -> &'static str {
     match outcome {
         AttemptOutcome::Complete => "complete",
         AttemptOutcome::Failed => "failed",
+        AttemptOutcome::Rejected => "rejected",
+        AttemptOutcome::RateLimited => "usage-limited",
         AttemptOutcome::NoSignal => "no signal",
         AttemptOutcome::AgentError => "agent error",
         AttemptOutcome::TimedOut => "timed out",

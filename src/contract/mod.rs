@@ -56,7 +56,7 @@ use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize};
 
 pub use checks::{CheckOutcome, run_check, run_checks};
-pub use verify::{Verdict, VerifyContext, verify};
+pub use verify::{Verdict, VerifyContext, describe_changes, verify};
 
 /// The token that turns string matching off.
 pub const NO_PROMISE: &str = "none";

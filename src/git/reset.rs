@@ -86,7 +86,7 @@ impl Repo {
                         checkout.insert(entry_index);
                     }
                     EntryStatus::NeedsUpdate(stat) => {
-                        if (stat.mtime.secs, stat.mtime.nsecs) < (started.secs, started.nsecs) {
+                        if stat.mtime.secs < started.secs {
                             target.entries_mut()[entry_index].stat = stat;
                         }
                     }
@@ -138,18 +138,17 @@ impl Repo {
             .index_from_tree(&tree)
             .ctx(|| format!("could not read tree {tree}"))?;
         let mut target = gix::index::File::from_state(state.into(), self.repo.index_path());
-        let current_written = current.timestamp();
-        let written = (
-            current_written.unix_seconds(),
-            current_written.nanoseconds(),
-        );
+        // Stat data is only as good as the second it was written in: an
+        // entry from the same second as the index could hide a later change
+        // of the same size (racy git), so it is not carried over.
+        let written = current.timestamp().unix_seconds();
         let (entries, paths) = target.entries_mut_and_pathbacking();
         for entry in entries.iter_mut() {
             let path = entry.path_in(paths);
             if let Some(old) = current.entry_by_path(path)
                 && old.id == entry.id
                 && old.mode == entry.mode
-                && (i64::from(old.stat.mtime.secs), old.stat.mtime.nsecs) < written
+                && i64::from(old.stat.mtime.secs) < written
             {
                 entry.stat = old.stat;
             }

@@ -407,8 +407,12 @@ fn stat_of(metadata: &std::fs::Metadata) -> Stat {
     }
 }
 
+///
+/// Whole seconds, as git compares them when `core.checkStat` leaves out
+/// nanoseconds: a file touched again within the same second, with the same
+/// size, would otherwise look unchanged forever.
 fn is_racy(stat: &Stat, started: gix::index::entry::stat::Time) -> bool {
-    (stat.mtime.secs, stat.mtime.nsecs) >= (started.secs, started.nsecs)
+    stat.mtime.secs >= started.secs
 }
 
 fn apply(index: &mut gix::index::File, edits: Vec<Edit>) {

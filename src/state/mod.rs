@@ -14,8 +14,8 @@ pub use atomic::write_atomically;
 pub use events_log::EventsLog;
 pub use lock::{LockError, RunLock, lock_holder, process_alive};
 pub use run::{
-    AttemptOutcome, AttemptRecord, RunState, RunStatus, Settings, StopReason, StoryRecord, Totals,
-    now,
+    AttemptOutcome, AttemptRecord, Guardrails, RunState, RunStatus, Settings, StopReason,
+    StoryRecord, Totals, now,
 };
 
 use std::path::{Path, PathBuf};

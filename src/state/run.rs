@@ -81,9 +81,11 @@ impl RunStatus {
 pub enum AttemptOutcome {
     /// Verified done and checkpointed.
     Complete,
-    /// The agent said FAILED, or claimed COMPLETE without the work being
-    /// verifiably done.
+    /// The agent said FAILED.
     Failed,
+    /// The agent claimed completion, but the story was not marked done, the
+    /// contract was broken, or verification or a check failed.
+    Rejected,
     /// The agent ended without a promise.
     NoSignal,
     /// The agent reported an error, crashed, or exited non-zero.
@@ -92,6 +94,8 @@ pub enum AttemptOutcome {
     TimedOut,
     /// The user stopped the run during the attempt.
     Interrupted,
+    /// The agent hit a usage or rate limit: no retry spent, nothing reverted.
+    RateLimited,
     /// Still running.
     Running,
 }
@@ -119,6 +123,16 @@ pub struct AttemptRecord {
     pub cost_usd: f64,
     /// The agent's raw output, relative to the run's directory.
     pub log: String,
+    /// Checks that failed, as (name, tail of output), for the next prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_checks: Vec<(String, String)>,
+    /// Whether the attempt changed the worktree at all.
+    #[serde(default = "yes")]
+    pub progress: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,6 +182,40 @@ pub struct Settings {
     pub tasks_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prd_file: Option<String>,
+    /// Guardrails; `None` or 0 means no limit.
+    #[serde(default)]
+    pub guardrails: Guardrails,
+    /// One attempt per story, no interception, no retries.
+    #[serde(default)]
+    pub once: bool,
+    /// Prompt mode: the prompt file repeated until the contract passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_file: Option<String>,
+    /// `--check` commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// `--promise`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<String>,
+}
+
+/// The limits every run ends within.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Guardrails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+    /// Consecutive attempts that change nothing; 0 turns the limit off.
+    #[serde(default)]
+    pub no_progress_limit: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runtime_secs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// The most a run waits out usage limits, in total.
+    #[serde(default)]
+    pub max_rate_limit_wait_secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,6 +250,23 @@ pub struct RunState {
     /// `keep` or `cleanup`, once finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_with: Option<String>,
+    /// Consecutive attempts whose worktree equalled the last checkpoint.
+    #[serde(default)]
+    pub no_progress_streak: u32,
+    /// Time spent in loops so far, across resumes.
+    #[serde(default)]
+    pub runtime_ms: u64,
+    /// A usage-limit pause in force until then (unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<u64>,
+    /// Why the run is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<String>,
+    /// Seconds waited for usage limits so far, and how many pauses.
+    #[serde(default)]
+    pub rate_limit_wait_secs: u64,
+    #[serde(default)]
+    pub rate_limit_pauses: u32,
 }
 
 impl RunState {

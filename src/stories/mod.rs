@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod openspec;
 pub mod openspec_cli;
 pub mod prd;
+pub mod prompt_file;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -26,6 +27,7 @@ pub use checklist::Checklist;
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
+pub use prompt_file::PromptFileSource;
 
 /// One checkbox of a checklist story.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +92,8 @@ pub enum SourceKind {
     OpenSpec,
     Prd,
     Markdown,
+    /// Prompt mode: no stories, one prompt repeated until the contract passes.
+    Prompt,
 }
 
 impl SourceKind {
@@ -100,6 +104,7 @@ impl SourceKind {
             SourceKind::OpenSpec => "openspec",
             SourceKind::Prd => "prd",
             SourceKind::Markdown => "markdown",
+            SourceKind::Prompt => "prompt",
         }
     }
 }
@@ -365,6 +370,9 @@ pub fn detect(
             let tasks = tasks.ok_or(StoriesError::MissingTasksPath)?;
             Ok(Box::new(MarkdownSource::new(workdir, tasks)?))
         }
+        Some(SourceKind::Prompt) => Err(StoriesError::UnknownSourceKind {
+            name: "prompt (use --prompt <FILE>)".to_owned(),
+        }),
         None => detect_implicit(workdir, change, prd, tasks),
     }
 }

@@ -23,6 +23,8 @@ pub struct ConsoleView {
     last_message: String,
     tokens: u64,
     cost: f64,
+    /// A usage-limit pause in force, for the countdown.
+    paused_until: Option<u64>,
 }
 
 impl Default for ConsoleView {
@@ -45,6 +47,7 @@ impl ConsoleView {
             last_message: String::new(),
             tokens: 0,
             cost: 0.0,
+            paused_until: None,
         }
     }
 
@@ -125,6 +128,27 @@ impl ConsoleView {
             Event::Warning { message } => {
                 Some(format!("{} {message}", s.warn.apply_to("warning:")))
             }
+            Event::Paused {
+                until_unix,
+                message,
+                ..
+            } => {
+                self.paused_until = Some(*until_unix);
+                Some(format!(
+                    "  {} {message}; no retry is spent, waiting until the limit resets (about {})",
+                    s.warn.apply_to("⏸"),
+                    clock(until_unix.saturating_sub(crate::state::now()))
+                ))
+            }
+            Event::Checks { passed, failed, .. } => Some(format!(
+                "  checks: {} passed{}",
+                passed.len(),
+                if failed.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} failed ({})", failed.len(), failed.join(", "))
+                }
+            )),
             Event::Error {
                 reason,
                 message,
@@ -162,6 +186,19 @@ impl ConsoleView {
         if !self.live {
             return;
         }
+        if let Some(until) = self.paused_until {
+            let left = until.saturating_sub(crate::state::now());
+            if left > 0 {
+                let _ = self.term.clear_line();
+                let _ = self.term.write_str(&format!(
+                    "  paused for a usage limit · resuming in {}",
+                    clock(left)
+                ));
+                self.shown = true;
+                return;
+            }
+            self.paused_until = None;
+        }
         let Some((id, index, total, attempt, max)) = &self.story else {
             return;
         };
@@ -192,6 +229,8 @@ impl ConsoleView {
 fn outcome_word(outcome: AttemptOutcome) -> &'static str {
     match outcome {
         AttemptOutcome::Failed => "failed",
+        AttemptOutcome::Rejected => "rejected",
+        AttemptOutcome::RateLimited => "usage-limited",
         AttemptOutcome::NoSignal => "ended without a promise",
         AttemptOutcome::AgentError => "hit an agent error",
         AttemptOutcome::TimedOut => "timed out",
