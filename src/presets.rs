@@ -1,6 +1,9 @@
 //! How each agent CLI is started headless: its program, the arguments that
 //! make it run unattended and print a machine-readable stream, how it takes
 //! the prompt, and which parser reads its output. Nothing here runs anything.
+//!
+//! Every preset is one row of [`TABLE`], so that `git ralph agents`, the
+//! `--agent` check and the runner all read the same facts.
 
 use std::path::Path;
 
@@ -23,27 +26,164 @@ pub struct AgentSpec {
     /// The preset name, or `command`.
     pub name: String,
     pub program: String,
+    /// Every argument in order; the prompt (or its file) goes after them.
     pub args: Vec<String>,
     pub format: StreamFormat,
     pub prompt: PromptPassing,
 }
 
-/// The presets `--agent` accepts.
-pub const PRESETS: &[&str] = &["claude"];
+/// The presets `--agent` accepts, in the order `git ralph agents` lists them.
+pub const PRESETS: &[&str] = &[
+    "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
+];
+
+/// One agent CLI git-ralph knows how to drive.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    pub name: &'static str,
+    /// What people call the tool.
+    pub title: &'static str,
+    pub program: &'static str,
+    /// Headless mode, machine-readable output and unattended permissions.
+    lead: &'static [&'static str],
+    /// The CLI's model option, if it has one.
+    pub model_flag: Option<&'static str>,
+    /// Arguments that must come after the user's own: `-` (read the prompt
+    /// from stdin) or the flag whose value is the prompt.
+    tail: &'static [&'static str],
+    pub format: StreamFormat,
+    pub prompt: PromptPassing,
+}
+
+/// Every preset, in the order of [`PRESETS`].
+pub const TABLE: &[Preset] = &[
+    Preset {
+        name: "claude",
+        title: "Claude Code",
+        program: "claude",
+        lead: &[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+        ],
+        model_flag: Some("--model"),
+        tail: &[],
+        format: StreamFormat::Claude,
+        prompt: PromptPassing::Stdin,
+    },
+    Preset {
+        name: "codex",
+        title: "OpenAI Codex CLI",
+        program: "codex",
+        lead: &[
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ],
+        model_flag: Some("--model"),
+        // `-` as the prompt makes `codex exec` read it from stdin.
+        tail: &["-"],
+        format: StreamFormat::Codex,
+        prompt: PromptPassing::Stdin,
+    },
+    Preset {
+        name: "gemini",
+        title: "Gemini CLI",
+        program: "gemini",
+        lead: &["--output-format", "stream-json", "--yolo"],
+        model_flag: Some("-m"),
+        tail: &["-p"],
+        format: StreamFormat::Gemini,
+        prompt: PromptPassing::Argument,
+    },
+    Preset {
+        name: "opencode",
+        title: "opencode",
+        program: "opencode",
+        lead: &["run", "--format", "json"],
+        // opencode names models `provider/model`.
+        model_flag: Some("--model"),
+        tail: &[],
+        format: StreamFormat::Opencode,
+        prompt: PromptPassing::Argument,
+    },
+    Preset {
+        name: "amp",
+        title: "Amp",
+        program: "amp",
+        lead: &["-x", "--stream-json", "--dangerously-allow-all"],
+        model_flag: None,
+        tail: &[],
+        format: StreamFormat::Amp,
+        prompt: PromptPassing::Stdin,
+    },
+    Preset {
+        name: "cursor",
+        title: "Cursor CLI",
+        program: "cursor-agent",
+        lead: &["-p", "--output-format", "stream-json", "--force"],
+        model_flag: Some("--model"),
+        tail: &[],
+        format: StreamFormat::Cursor,
+        prompt: PromptPassing::Stdin,
+    },
+    Preset {
+        name: "copilot",
+        title: "GitHub Copilot CLI",
+        program: "copilot",
+        lead: &["--allow-all-tools", "--output-format", "json"],
+        model_flag: Some("--model"),
+        tail: &["-p"],
+        format: StreamFormat::Copilot,
+        prompt: PromptPassing::Argument,
+    },
+    Preset {
+        name: "aider",
+        title: "Aider",
+        program: "aider",
+        // Aider commits every edit by default; the loop decides what is
+        // committed, so auto-commits are off. Pretty output renders the reply
+        // as markdown, which would swallow the `<promise>` tags.
+        lead: &[
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-stream",
+            "--no-pretty",
+        ],
+        model_flag: Some("--model"),
+        tail: &[],
+        format: StreamFormat::Aider,
+        prompt: PromptPassing::FileFlag("--message-file"),
+    },
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum PresetError {
     #[error("unknown agent '{0}'")]
     Unknown(String),
+    #[error("the agent '{agent}' has no model option, so --model {model} cannot be passed to it")]
+    NoModelOption { agent: String, model: String },
 }
 
 impl PresetError {
     pub fn hint(&self) -> String {
-        format!(
-            "use one of: {}; or run any CLI with --agent-command '<command>'",
-            PRESETS.join(", ")
-        )
+        match self {
+            PresetError::Unknown(_) => format!(
+                "use one of: {}; or run any CLI with --agent-command '<command>'",
+                PRESETS.join(", ")
+            ),
+            PresetError::NoModelOption { agent, .. } => format!(
+                "drop --model, or pass {agent}'s own options with 'git config ralph.{agent}.args \"<args>\"'"
+            ),
+        }
     }
+}
+
+/// The row of [`TABLE`] named `name`.
+pub fn lookup(name: &str) -> Option<&'static Preset> {
+    TABLE.iter().find(|preset| preset.name == name)
 }
 
 /// The preset `name`, with `--model` and extra arguments (from git config
@@ -53,35 +193,26 @@ pub fn preset(
     model: Option<&str>,
     extra_args: &[String],
 ) -> Result<AgentSpec, PresetError> {
-    let (program, mut args, format, prompt, model_flag): (&str, Vec<&str>, _, _, &str) = match name
-    {
-        "claude" => (
-            "claude",
-            vec![
-                "-p",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--dangerously-skip-permissions",
-            ],
-            StreamFormat::Claude,
-            PromptPassing::Stdin,
-            "--model",
-        ),
-        other => return Err(PresetError::Unknown(other.to_owned())),
-    };
-    let mut args: Vec<String> = args.drain(..).map(str::to_owned).collect();
+    let preset = lookup(name).ok_or_else(|| PresetError::Unknown(name.to_owned()))?;
+    let mut args: Vec<String> = preset.lead.iter().map(|arg| (*arg).to_owned()).collect();
     if let Some(model) = model {
-        args.push(model_flag.to_owned());
+        let Some(flag) = preset.model_flag else {
+            return Err(PresetError::NoModelOption {
+                agent: name.to_owned(),
+                model: model.to_owned(),
+            });
+        };
+        args.push(flag.to_owned());
         args.push(model.to_owned());
     }
     args.extend(extra_args.iter().cloned());
+    args.extend(preset.tail.iter().map(|arg| (*arg).to_owned()));
     Ok(AgentSpec {
-        name: name.to_owned(),
-        program: program.to_owned(),
+        name: preset.name.to_owned(),
+        program: preset.program.to_owned(),
         args,
-        format,
-        prompt,
+        format: preset.format,
+        prompt: preset.prompt,
     })
 }
 
@@ -160,19 +291,140 @@ fn shell_quote(arg: &str) -> String {
 mod tests {
     use super::*;
 
+    fn line(name: &str, model: Option<&str>, extra: &[&str]) -> String {
+        let extra: Vec<String> = extra.iter().map(|arg| (*arg).to_owned()).collect();
+        preset(name, model, &extra)
+            .unwrap_or_else(|err| panic!("{name}: {err}"))
+            .command_line()
+    }
+
     #[test]
     fn claude_runs_unattended_with_stream_json_and_the_model() {
-        let spec = preset("claude", Some("opus"), &["--max-turns".into(), "40".into()]).unwrap();
         assert_eq!(
-            spec.command_line(),
+            line("claude", Some("opus"), &["--max-turns", "40"]),
             "claude -p --output-format stream-json --verbose --dangerously-skip-permissions --model opus --max-turns 40 < <prompt>"
         );
     }
 
     #[test]
+    fn every_preset_builds_its_documented_command_line() {
+        let cases = [
+            (
+                "codex",
+                "codex exec --json --dangerously-bypass-approvals-and-sandbox --model gpt-5 -c x=1 - < <prompt>",
+            ),
+            (
+                "gemini",
+                "gemini --output-format stream-json --yolo -m gpt-5 -c x=1 -p <prompt>",
+            ),
+            (
+                "opencode",
+                "opencode run --format json --model gpt-5 -c x=1 <prompt>",
+            ),
+            (
+                "cursor",
+                "cursor-agent -p --output-format stream-json --force --model gpt-5 -c x=1 < <prompt>",
+            ),
+            (
+                "copilot",
+                "copilot --allow-all-tools --output-format json --model gpt-5 -c x=1 -p <prompt>",
+            ),
+            (
+                "aider",
+                "aider --yes-always --no-auto-commits --no-stream --no-pretty --model gpt-5 -c x=1 --message-file <prompt-file>",
+            ),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(
+                line(name, Some("gpt-5"), &["-c", "x=1"]),
+                expected,
+                "{name}"
+            );
+        }
+        assert_eq!(
+            line("amp", None, &["--mode", "rush"]),
+            "amp -x --stream-json --dangerously-allow-all --mode rush < <prompt>"
+        );
+    }
+
+    #[test]
+    fn without_model_or_extra_arguments_only_the_preset_remains() {
+        assert_eq!(
+            line("codex", None, &[]),
+            "codex exec --json --dangerously-bypass-approvals-and-sandbox - < <prompt>"
+        );
+        assert_eq!(
+            line("gemini", None, &[]),
+            "gemini --output-format stream-json --yolo -p <prompt>"
+        );
+    }
+
+    #[test]
+    fn a_model_for_an_agent_without_a_model_option_is_refused() {
+        let err = preset("amp", Some("fast"), &[]).unwrap_err();
+        assert!(matches!(err, PresetError::NoModelOption { .. }));
+        assert!(err.to_string().contains("--model fast"), "{err}");
+        assert!(err.hint().contains("ralph.amp.args"), "{}", err.hint());
+    }
+
+    #[test]
+    fn the_prompt_goes_where_each_cli_expects_it() {
+        let file = Path::new("/tmp/prompt.md");
+        let cwd = Path::new("/tmp");
+        for name in PRESETS {
+            let spec = preset(name, None, &["--extra".into()]).expect("a preset");
+            let inv = spec.invocation("do it", file, cwd, Vec::new(), "COMPLETE");
+            let extra_at = inv
+                .args
+                .iter()
+                .position(|arg| arg == "--extra")
+                .expect("extra arguments are passed");
+            match spec.prompt {
+                PromptPassing::Stdin => {
+                    assert_eq!(inv.stdin, StdinSource::Prompt("do it".into()), "{name}");
+                    assert!(!inv.args.iter().any(|arg| arg == "do it"), "{name}");
+                }
+                PromptPassing::Argument => {
+                    assert_eq!(inv.stdin, StdinSource::Null, "{name}");
+                    assert_eq!(inv.args.last().map(String::as_str), Some("do it"), "{name}");
+                    assert!(extra_at < inv.args.len() - 1, "{name}");
+                }
+                PromptPassing::FileFlag(flag) => {
+                    assert_eq!(inv.stdin, StdinSource::Null, "{name}");
+                    let n = inv.args.len();
+                    assert_eq!(
+                        inv.args[n - 2..],
+                        [flag.to_owned(), file.display().to_string()]
+                    );
+                }
+            }
+            assert_eq!(inv.format, spec.format, "{name}");
+        }
+    }
+
+    #[test]
+    fn codex_reads_stdin_through_a_trailing_dash() {
+        let spec = preset("codex", Some("o3"), &["--foo".into()]).expect("a preset");
+        assert_eq!(spec.args.last().map(String::as_str), Some("-"));
+    }
+
+    #[test]
+    fn the_table_and_the_list_agree() {
+        let names: Vec<&str> = TABLE.iter().map(|preset| preset.name).collect();
+        assert_eq!(names, PRESETS);
+        for name in PRESETS {
+            let spec = preset(name, None, &[]).expect("every listed preset resolves");
+            assert_eq!(spec.name, *name);
+            assert_eq!(Some(spec.program.as_str()), lookup(name).map(|p| p.program));
+        }
+    }
+
+    #[test]
     fn unknown_presets_are_refused_with_the_list() {
         let err = preset("nope", None, &[]).unwrap_err();
-        assert!(err.hint().contains("claude"));
+        for name in PRESETS {
+            assert!(err.hint().contains(name), "{}", err.hint());
+        }
     }
 
     #[test]

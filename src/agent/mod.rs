@@ -7,10 +7,15 @@
 //! protocol ([`parse_promise`], [`conclude`]). It neither prints nor knows
 //! about the command line: callers receive events and typed results.
 
+mod aider;
+mod amp;
 mod claude;
 mod codex;
+mod copilot;
+mod cursor;
 mod events;
 mod gemini;
+mod opencode;
 mod plain;
 mod promise;
 mod runner;
@@ -55,6 +60,16 @@ pub enum StreamFormat {
     Codex,
     /// `gemini --output-format stream-json`.
     Gemini,
+    /// `opencode run --format json`.
+    Opencode,
+    /// `amp -x --stream-json`: Claude Code's format, usage per message.
+    Amp,
+    /// `cursor-agent -p --output-format stream-json`.
+    Cursor,
+    /// `copilot -p … --output-format json`.
+    Copilot,
+    /// Aider's console output (`--no-stream --no-pretty`).
+    Aider,
     /// Unstructured text.
     Plain,
     /// Decided from the first non-empty line.
@@ -68,6 +83,11 @@ pub fn parser_for(format: StreamFormat) -> Box<dyn StreamParser> {
         StreamFormat::Claude => Box::new(claude::ClaudeParser::new()),
         StreamFormat::Codex => Box::new(codex::CodexParser::new()),
         StreamFormat::Gemini => Box::new(gemini::GeminiParser::new()),
+        StreamFormat::Opencode => Box::new(opencode::OpencodeParser::new()),
+        StreamFormat::Amp => Box::new(amp::AmpParser::new()),
+        StreamFormat::Cursor => Box::new(cursor::CursorParser::new()),
+        StreamFormat::Copilot => Box::new(copilot::CopilotParser::new()),
+        StreamFormat::Aider => Box::new(aider::AiderParser::new()),
         StreamFormat::Plain => Box::new(plain::PlainParser::new()),
         StreamFormat::Auto => Box::new(SniffingParser { chosen: None }),
     }
@@ -76,8 +96,10 @@ pub fn parser_for(format: StreamFormat) -> Box<dyn StreamParser> {
 /// The format a stream's first non-empty line reveals.
 ///
 /// Claude Code's stream-json is recognised by its event types. Codex and
-/// Gemini are recognised by the event each of them always starts with, so
-/// that their JSON is never mistaken for plain text; anything else is plain.
+/// Gemini are recognised by the event each of them always starts with,
+/// opencode by its `part`-carrying events and Copilot by its dotted event
+/// names with a `data` payload, so that their JSON is never mistaken for
+/// plain text; anything else is plain.
 fn sniff_format(first_line: &str) -> StreamFormat {
     let Ok(serde_json::Value::Object(event)) = serde_json::from_str(first_line) else {
         return StreamFormat::Plain;
@@ -86,6 +108,17 @@ fn sniff_format(first_line: &str) -> StreamFormat {
         Some(kind) if claude::CLAUDE_EVENT_TYPES.contains(&kind) => StreamFormat::Claude,
         Some("thread.started") => StreamFormat::Codex,
         Some("init") if event.contains_key("session_id") => StreamFormat::Gemini,
+        Some("step_start" | "text" | "tool_use") if event.contains_key("part") => {
+            StreamFormat::Opencode
+        }
+        Some(kind)
+            if event.contains_key("data")
+                && ["user.", "assistant.", "session.", "tool."]
+                    .iter()
+                    .any(|prefix| kind.starts_with(prefix)) =>
+        {
+            StreamFormat::Copilot
+        }
         _ => StreamFormat::Plain,
     }
 }
@@ -157,10 +190,17 @@ mod tests {
         let claude = include_str!("../../tests/fixtures/claude-code/complete.jsonl");
         let codex = include_str!("../../tests/fixtures/codex/complete.jsonl");
         let gemini = include_str!("../../tests/fixtures/gemini/complete.jsonl");
+        let opencode = include_str!("../../tests/fixtures/opencode/complete.doc.jsonl");
+        let copilot = include_str!("../../tests/fixtures/copilot/complete.doc.jsonl");
+        let amp = include_str!("../../tests/fixtures/amp/complete.doc.jsonl");
         let first = |text: &str| text.lines().next().unwrap_or_default().to_owned();
         assert_eq!(sniff_format(&first(claude)), StreamFormat::Claude);
         assert_eq!(sniff_format(&first(codex)), StreamFormat::Codex);
         assert_eq!(sniff_format(&first(gemini)), StreamFormat::Gemini);
+        assert_eq!(sniff_format(&first(opencode)), StreamFormat::Opencode);
+        assert_eq!(sniff_format(&first(copilot)), StreamFormat::Copilot);
+        // Amp speaks Claude Code's format.
+        assert_eq!(sniff_format(&first(amp)), StreamFormat::Claude);
         assert_eq!(sniff_format("Hello there"), StreamFormat::Plain);
         assert_eq!(
             sniff_format(r#"{"type":"unheard_of"}"#),
@@ -189,6 +229,14 @@ mod tests {
             (
                 include_str!("../../tests/fixtures/gemini/intermediate-promise.jsonl"),
                 Conclusion::NoSignal,
+            ),
+            (
+                include_str!("../../tests/fixtures/opencode/intermediate-promise.doc.jsonl"),
+                Conclusion::NoSignal,
+            ),
+            (
+                include_str!("../../tests/fixtures/copilot/multi-message.doc.jsonl"),
+                Conclusion::Complete,
             ),
         ];
         for (transcript, expected) in cases {
