@@ -259,6 +259,7 @@ impl AgentSpec {
             stdin,
             format: self.format,
             promise_token: promise_token.to_owned(),
+            pid_file: None,
         }
     }
 

@@ -17,7 +17,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::agent::{self, AgentEvent, AgentRun, Conclusion, ExitStatusKind};
 use crate::contract::{self, Contract, Method, Verdict, VerifyContext};
@@ -32,6 +32,12 @@ use crate::state::{
 };
 use crate::stories::openspec_cli::{self, CrossCheck};
 use crate::stories::{SourceKind, Story, StorySource};
+
+/// Where the loop delivers events besides `events.jsonl`. It is called on
+/// the loop's task for every event, agent output included, so it must not
+/// block for long; a renderer that cannot keep up may drop agent output
+/// (never milestones), since the log on disk has it all.
+pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 
 /// What the loop needs beyond the run's state.
 pub struct LoopSettings {
@@ -69,7 +75,7 @@ pub struct StoryLoop {
     state: RunState,
     settings: LoopSettings,
     log: EventsLog,
-    sink: mpsc::UnboundedSender<Record>,
+    sink: EventSink,
     stop: watch::Receiver<bool>,
     session_started: Instant,
 }
@@ -90,7 +96,7 @@ impl StoryLoop {
         run_dir: RunDir,
         state: RunState,
         settings: LoopSettings,
-        sink: mpsc::UnboundedSender<Record>,
+        sink: EventSink,
         stop: watch::Receiver<bool>,
     ) -> std::io::Result<StoryLoop> {
         let log = EventsLog::open(&run_dir.events_path())?;
@@ -110,11 +116,8 @@ impl StoryLoop {
     /// Drive the run until it ends, and say why.
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
         match self.drive(resumed).await {
-            Ok((reason, message)) => self.end(reason, message, None),
-            Err(message) => {
-                let story = self.state.current_story.clone();
-                self.end(StopReason::Error, message, story)
-            }
+            Ok((reason, message)) => self.end(reason, message),
+            Err(message) => self.end(StopReason::Error, message),
         }
     }
 
@@ -342,13 +345,14 @@ impl StoryLoop {
                 prompt_path.to_string_lossy().into_owned(),
             ),
         ];
-        let invocation = self.settings.agent.invocation(
+        let mut invocation = self.settings.agent.invocation(
             &prompt,
             &prompt_path,
             &workdir,
             env,
             token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
+        invocation.pid_file = Some(self.run_dir.agent_pid_file());
         // The attempt may not outlive the run's runtime budget.
         let mut timeout = self.settings.agent_timeout;
         if let Some(max) = self.settings.guardrails.max_runtime_secs {
@@ -372,7 +376,7 @@ impl StoryLoop {
                     },
                 };
                 let _ = log.append(&record);
-                let _ = sink.send(record);
+                sink(record);
             };
             agent::run(
                 &invocation,
@@ -825,6 +829,11 @@ impl StoryLoop {
     /// After a killed loop: the attempt that was running is preserved as
     /// interrupted and the worktree goes back to the last checkpoint.
     async fn recover(&mut self) -> Result<(), String> {
+        // An agent whose loop was killed may still be writing: end it first.
+        let pid_file = self.run_dir.agent_pid_file();
+        if blocking(move || agent::end_orphaned_agent(&pid_file)).await {
+            self.warn("stopped the agent the previous loop left running".into());
+        }
         self.guard_head("on resume").await?;
         let running = self.state.stories.iter().find_map(|story| {
             story
@@ -1082,7 +1091,7 @@ impl StoryLoop {
             event,
         };
         let _ = self.log.append(&record);
-        let _ = self.sink.send(record);
+        (self.sink)(record);
     }
 
     fn save(&mut self) -> Result<(), String> {
@@ -1092,7 +1101,8 @@ impl StoryLoop {
             .map_err(|err| err.to_string())
     }
 
-    fn end(mut self, reason: StopReason, message: String, story_id: Option<String>) -> LoopEnd {
+    fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
+        let story_id = self.state.current_story.clone();
         self.state.runtime_ms = self.runtime_ms();
         self.state.status = RunStatus::Stopped;
         self.state.reason = Some(reason);

@@ -401,7 +401,7 @@ mod verification {
         );
         repo.write(
             "ralph.toml",
-            &format!(
+            format!(
                 "[verify]\nmethod = \"semantic\"\nnegative_patterns = [\"TODO\"]\ncommand = \"sh {}\"\n",
                 verifier.display()
             ),

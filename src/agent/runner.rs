@@ -68,6 +68,9 @@ pub struct Invocation {
     pub format: StreamFormat,
     /// The word that means completion in `<promise>…</promise>`.
     pub promise_token: String,
+    /// Where to record the agent's process group while it runs, so that a
+    /// later git-ralph can end an agent whose loop was killed.
+    pub pid_file: Option<PathBuf>,
 }
 
 /// How an attempt ended and what it amounted to.
@@ -196,6 +199,10 @@ pub async fn run(
         source,
     })?;
     let group = GroupGuard { pgid: child.id() };
+    let _pid_file = match (&inv.pid_file, child.id()) {
+        (Some(path), Some(pid)) => PidFile::write(path, pid),
+        _ => None,
+    };
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(RunnerError::Read(io::Error::other(
             "the agent's output pipes were not set up",
@@ -363,6 +370,51 @@ fn exit_kind(status: ExitStatus) -> ExitStatusKind {
         // Neither code nor signal does not happen for a reaped child on Unix.
         (None, None) => ExitStatusKind::Exited(-1),
     }
+}
+
+/// The agent's group recorded on disk for as long as the run lasts.
+struct PidFile(PathBuf);
+
+impl PidFile {
+    fn write(path: &Path, pid: u32) -> Option<PidFile> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        std::fs::write(path, format!("{pid}\n")).ok()?;
+        Some(PidFile(path.to_owned()))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// End the agent group recorded in `pid_file` by a loop that died without
+/// cleaning up: SIGTERM, then SIGKILL after two seconds. Returns whether a
+/// live group was found.
+pub fn end_orphaned_agent(pid_file: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    let _ = std::fs::remove_file(pid_file);
+    let alive = || nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), None).is_ok();
+    if !alive() {
+        return false;
+    }
+    let _ = signal_group(pid, UnixSignal::SIGTERM);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if alive() {
+        let _ = signal_group(pid, UnixSignal::SIGKILL);
+    }
+    true
 }
 
 /// The agent's process group; whatever is left of it dies with the guard,
@@ -540,6 +592,7 @@ mod tests {
             stdin,
             format,
             promise_token: DEFAULT_TOKEN.into(),
+            pid_file: None,
         }
     }
 

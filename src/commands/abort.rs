@@ -35,6 +35,9 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         stop_loop(pid)?;
     }
     let _lock = RunLock::acquire(&lock_path, change.as_str())?;
+    if crate::agent::end_orphaned_agent(&run_dir.agent_pid_file()) {
+        ui::warn("stopped an agent that a killed loop had left running");
+    }
     let mut state = run_dir.load()?;
     match state.status {
         RunStatus::Aborted => {

@@ -4,19 +4,21 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{self, OnFinish};
 use crate::contract::Contract;
+use crate::events::{Event, Record};
 use crate::exit::{CommandError, ErrorKind, Exit};
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::presets::{self, AgentSpec};
 use crate::prompt;
 use crate::state::{RunDir, RunLock, RunState, RunStatus, Settings, StopReason, now};
 use crate::stories::{self, SourceKind, StorySource};
-use crate::story_loop::{LoopEnd, LoopSettings, StoryLoop};
+use crate::story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
 use crate::ui::{self, FinishChoice, KeyListener, Renderer};
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -122,7 +124,15 @@ pub struct Overrides {
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let repo = Repo::open(&super::current_dir()?)?;
-    run_in(repo, args, Overrides { agent: None })
+    let ralph_dir = repo.ralph_dir();
+    let had_ralph_dir = ralph_dir.exists();
+    let result = run_in(repo, args, Overrides { agent: None });
+    if result.is_err() && !had_ralph_dir {
+        // A refused start leaves no trace: the lock was all it put there,
+        // and `remove_dir` only removes the directory if it is empty.
+        let _ = std::fs::remove_dir(&ralph_dir);
+    }
+    result
 }
 
 /// Start or resume in an already-open repository.
@@ -672,6 +682,41 @@ enum Ending {
     ForceQuit,
 }
 
+/// Agent output events a console view may fall behind on before dropping
+/// some: it shows only the latest message, and `events.jsonl` has them all.
+const AGENT_OUTPUT_BACKLOG: usize = 256;
+
+/// How events reach the terminal. `--json` prints each one as it happens,
+/// losslessly (a slow reader slows the loop, not memory). The console view
+/// gets milestones through an unbounded queue (they are few) and agent
+/// output through a bounded one, so a flooding agent costs disk, not memory.
+fn event_sink(
+    json: bool,
+) -> (
+    EventSink,
+    mpsc::UnboundedReceiver<Record>,
+    mpsc::Receiver<Record>,
+) {
+    let (milestones_tx, milestones) = mpsc::unbounded_channel();
+    let (output_tx, agent_output) = mpsc::channel(AGENT_OUTPUT_BACKLOG);
+    let sink: EventSink = if json {
+        Arc::new(|record: Record| {
+            if let Ok(line) = serde_json::to_string(&record) {
+                ui::out(&line);
+            }
+        })
+    } else {
+        Arc::new(move |record: Record| {
+            if matches!(record.event, Event::StoryEvent { .. }) {
+                let _ = output_tx.try_send(record);
+            } else {
+                let _ = milestones_tx.send(record);
+            }
+        })
+    };
+    (sink, milestones, agent_output)
+}
+
 async fn drive(
     repo: Repo,
     source: Box<dyn StorySource>,
@@ -683,11 +728,12 @@ async fn drive(
 ) -> Result<Ending, CommandError> {
     use tokio::signal::unix::{SignalKind, signal};
 
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let story_loop = StoryLoop::new(repo, source, run_dir, state, settings, events_tx, stop_rx)?;
-    let run = story_loop.run(resumed);
-    tokio::pin!(run);
+    let (sink, mut milestones, mut agent_output) = event_sink(json);
+    let story_loop = StoryLoop::new(repo, source, run_dir, state, settings, sink, stop_rx)?;
+    // The loop runs on its own task, so rendering never holds it up and it
+    // never holds up rendering.
+    let mut run = tokio::spawn(story_loop.run(resumed));
 
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
@@ -706,15 +752,17 @@ async fn drive(
 
     let end = loop {
         let pressed = tokio::select! {
-            end = &mut run => break end,
-            Some(record) = events_rx.recv() => {
-                renderer.render(&record);
-                // The loop can queue hundreds of events in one poll (a chatty
-                // agent); taking one per turn would let the queue, and memory,
-                // grow with the agent's output.
-                while let Ok(record) = events_rx.try_recv() {
-                    renderer.render(&record);
+            end = &mut run => break end.map_err(|err| CommandError::internal(format!("the loop failed: {err}")))?,
+            Some(record) = milestones.recv() => {
+                // Agent output that arrived before this milestone first.
+                while let Ok(output) = agent_output.try_recv() {
+                    renderer.render(&output);
                 }
+                renderer.render(&record);
+                false
+            }
+            Some(record) = agent_output.recv() => {
+                renderer.render(&record);
                 false
             }
             _ = interrupt.recv() => true,
@@ -745,7 +793,9 @@ async fn drive(
             if presses.len() >= 3 {
                 renderer.clear();
                 drop(keys);
-                // Dropping the loop kills the agent's process group.
+                // Dropping the loop's future kills the agent's process group.
+                run.abort();
+                let _ = run.await;
                 return Ok(Ending::ForceQuit);
             }
             if stopping_since.is_none() {
@@ -756,7 +806,10 @@ async fn drive(
             }
         }
     };
-    while let Ok(record) = events_rx.try_recv() {
+    while let Ok(record) = agent_output.try_recv() {
+        renderer.render(&record);
+    }
+    while let Ok(record) = milestones.try_recv() {
         renderer.render(&record);
     }
     renderer.clear();

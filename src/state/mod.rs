@@ -79,6 +79,11 @@ impl RunDir {
             .join(format!("{story}-{attempt}.prompt.md"))
     }
 
+    /// The running agent's process group, while an attempt runs.
+    pub fn agent_pid_file(&self) -> PathBuf {
+        self.dir.join("agent.pid")
+    }
+
     pub fn exists(&self) -> bool {
         self.state_path().exists()
     }
