@@ -92,21 +92,58 @@ impl Repo {
                     }
                 },
                 Item::DirectoryContents { entry, .. } => {
-                    use gix::dir::entry::{Kind, Status};
-                    if entry.status == Status::Untracked
-                        && entry.disk_kind != Some(Kind::Repository)
-                    {
-                        untracked.push(entry.rela_path);
-                    }
+                    untracked.extend(deletable(entry));
                 }
                 Item::Rewrite { .. } => {}
             }
         }
 
+        // `git clean` judges what is ignored by the committed .gitignore
+        // files, restored by `git reset --hard` first, not by the ones the
+        // attempt left: when the attempt touched one, restore it, then list
+        // the untracked files again under the restored rules.
         let workdir = self.workdir();
         let mut emptied_dirs = Vec::new();
-        for path in stale.iter().chain(untracked.iter()) {
-            let full = workdir.join(
+        self.remove_all(&stale, &mut stats, &mut emptied_dirs)?;
+        let is_gitignore = |path: &[u8]| path == b".gitignore" || path.ends_with(b"/.gitignore");
+        let rules: HashSet<usize> = checkout
+            .iter()
+            .copied()
+            .filter(|at| is_gitignore(target.entries()[*at].path(&target)))
+            .collect();
+        if !rules.is_empty() || stale.iter().any(|path| is_gitignore(path)) {
+            if !rules.is_empty() {
+                self.checkout_only(&mut target, &rules)?;
+            }
+            untracked = self
+                .reset_status(&target)?
+                .into_iter()
+                .filter_map(|item| match item {
+                    Item::DirectoryContents { entry, .. } => deletable(entry),
+                    _ => None,
+                })
+                .collect();
+        }
+        self.remove_all(&untracked, &mut stats, &mut emptied_dirs)?;
+        remove_empty_dirs(workdir, emptied_dirs);
+
+        stats.restored = checkout.len();
+        let rest: HashSet<usize> = checkout.difference(&rules).copied().collect();
+        if !rest.is_empty() {
+            self.checkout_only(&mut target, &rest)?;
+        }
+        Ok((target, stats))
+    }
+
+    /// Remove each of `paths` (relative to the worktree) that is still there.
+    fn remove_all(
+        &self,
+        paths: &[BString],
+        stats: &mut RevertStats,
+        emptied_dirs: &mut Vec<std::path::PathBuf>,
+    ) -> Result<(), GitFailure> {
+        for path in paths {
+            let full = self.workdir().join(
                 gix::path::from_bstr(path.as_bstr())
                     .ctx(|| format!("'{}' is not a valid path here", path))?,
             );
@@ -117,13 +154,7 @@ impl Repo {
                 }
             }
         }
-        remove_empty_dirs(workdir, emptied_dirs);
-
-        stats.restored = checkout.len();
-        if !checkout.is_empty() {
-            self.checkout_only(&mut target, &checkout)?;
-        }
-        Ok((target, stats))
+        Ok(())
     }
 
     /// The index `git read-tree <tree>` would write, with stat data carried
@@ -165,7 +196,7 @@ impl Repo {
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
             .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
-                target.clone(),
+                self.status_input(target),
             ))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
@@ -256,6 +287,14 @@ impl Repo {
         }
         Ok(())
     }
+}
+
+/// An untracked entry `git clean -fd` would delete: never a nested
+/// repository.
+fn deletable(entry: gix::dir::Entry) -> Option<BString> {
+    use gix::dir::entry::{Kind, Status};
+    (entry.status == Status::Untracked && entry.disk_kind != Some(Kind::Repository))
+        .then_some(entry.rela_path)
 }
 
 /// Keep stat data only when its mtime is safely before now.

@@ -115,7 +115,7 @@ impl Repo {
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
             .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
-                index.clone(),
+                self.status_input(index),
             ))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
@@ -351,6 +351,33 @@ impl Repo {
             .to_owned()
             .ctx(|| "could not read the configured identity".into())
             .map_err(Into::into)
+    }
+}
+
+impl Repo {
+    /// A copy of `index` for status to compare with the worktree. An
+    /// executable entry whose path is now a symlink or a directory is handed
+    /// over as a plain file, so that status reports the type change instead
+    /// of following the link to compare content (gix treats it as a mere
+    /// executable-bit change and fails on a dangling link or a directory).
+    pub(crate) fn status_input(&self, index: &gix::index::File) -> gix::index::File {
+        let mut copy = index.clone();
+        let workdir = self.workdir().to_owned();
+        let (entries, paths) = copy.entries_mut_and_pathbacking();
+        for entry in entries
+            .iter_mut()
+            .filter(|e| e.mode == Mode::FILE_EXECUTABLE)
+        {
+            let Ok(rel) = gix::path::from_bstr(entry.path_in(paths)) else {
+                continue;
+            };
+            if std::fs::symlink_metadata(workdir.join(rel))
+                .is_ok_and(|meta| meta.file_type().is_symlink() || meta.is_dir())
+            {
+                entry.mode = Mode::FILE;
+            }
+        }
+        copy
     }
 }
 
