@@ -164,12 +164,15 @@ pub fn integer(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
         Ok(None) => Ok(None),
         Ok(Some(value)) if value >= 0 => Ok(Some(value as u64)),
         Ok(Some(value)) => Err(bad_value(key, &value.to_string(), "a non-negative integer")),
-        Err(err) => Err(bad_value(
-            key,
-            &repo.config_string(key).unwrap_or_default(),
-            "an integer",
-        )
-        .hint(err)),
+        Err(err) => {
+            let mut error = bad_value(
+                key,
+                &repo.config_string(key).unwrap_or_default(),
+                "an integer",
+            );
+            error.causes.push(err);
+            Err(error)
+        }
     }
 }
 
@@ -181,6 +184,22 @@ pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, CommandError> {
             .map(Some)
             .ok_or_else(|| bad_value("ralph.onFinish", &value, "one of ask, keep, cleanup")),
     }
+}
+
+/// `ralph.agent`, checked against the presets so a typo names the key.
+pub fn agent(repo: &Repo) -> Result<Option<String>, CommandError> {
+    let Some(name) = repo.config_string("ralph.agent") else {
+        return Ok(None);
+    };
+    let name = name.trim().to_owned();
+    if crate::presets::preset(&name, None, &[]).is_err() {
+        return Err(bad_value(
+            "ralph.agent",
+            &name,
+            &format!("one of {}", crate::presets::PRESETS.join(", ")),
+        ));
+    }
+    Ok(Some(name))
 }
 
 /// `ralph.<agent>.args`, split on whitespace.

@@ -346,8 +346,7 @@ fn resolve_settings(
         (None, None, None) => match repo.config_string("ralph.agentCommand") {
             Some(command) => ("command".to_owned(), Some(command)),
             None => (
-                repo.config_string("ralph.agent")
-                    .unwrap_or_else(|| config::DEFAULT_AGENT.to_owned()),
+                config::agent(repo)?.unwrap_or_else(|| config::DEFAULT_AGENT.to_owned()),
                 None,
             ),
         },

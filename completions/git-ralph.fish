@@ -1,0 +1,120 @@
+# fish completion for git-ralph
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+#
+# Completes `git-ralph <TAB>`, and `git ralph <TAB>` through the hook that
+# git-ralph.conf.fish (installed in vendor_conf.d) adds to git's completions.
+
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_ralph_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_git_ralph_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_ralph_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_ralph_using_subcommand
+    set -l cmd (__fish_git_ralph_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Report a run, from any terminal'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "agents" -d 'List the agent presets, which are on PATH, and the command each runs'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "hook" -d 'Hooks for agent CLIs, e.g. the Claude Code Stop hook'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent -d 'Agent preset to run [default: claude; config: ralph.agent]' -r -f -a "claude\t''
+codex\t''
+gemini\t''
+opencode\t''
+amp\t''
+cursor\t''
+copilot\t''
+aider\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d 'Model passed to the agent\'s --model flag' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l command-timeout -d 'Seconds any external command may run [default: 30; config: ralph.commandTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-timeout -d 'Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish -d 'What to do when the loop ends [default: ask; config: ralph.onFinish]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
+keep\t'Stay on `ralph/<change>`'
+cleanup\t'Back to the original branch with all the work uncommitted'"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt-template -d 'Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t''
+prd\t''
+markdown\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prd -d 'A prd.json file of user stories (implies --source prd)' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l tasks -d 'A markdown checklist file (implies --source markdown)' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt -d 'Prompt mode: repeat this prompt, a fresh agent each time, until the contract passes; no stories' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l check -d 'A check every story must pass: a command run through `sh -c` in the worktree (repeatable) [config: ralph.check]' -r -f -a "(__fish_complete_command)"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l promise -d 'The promise token for string matching, or `none` to rely on checks alone [default: COMPLETE; config: ralph.promise]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-iterations -d 'Attempts across the whole run [config: ralph.maxIterations]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-progress-limit -d 'Consecutive attempts that change nothing before the run stops; 0 is no limit [default: 3; config: ralph.noProgressLimit]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtime -d 'Total time the run may take, e.g. 90m, 2h, 1h30m [config: ralph.maxRuntime]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l keep -d 'Stay on ralph/<change>, one commit per story'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l cleanup -d 'Back to the original branch with all the work uncommitted; the branch is deleted, its tip kept at refs/ralph/<change>/finished'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l on-finish -d 'What to do when the loop ends [default: ask]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
+keep\t'Stay on `ralph/<change>`'
+cleanup\t'Back to the original branch with all the work uncommitted'"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l pace -d 'Milliseconds the scripted agent pauses between steps' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Print events as JSON lines on stdout'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets as one JSON array'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -f -a "claude-stop" -d 'The Claude Code Stop hook: block the stop while the run\'s checks fail'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -l max-blocks -d 'Blocks allowed per attempt before the agent may stop anyway' -r
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -s V -l version -d 'Print version'
+
+# The OpenSpec changes of this worktree (not the archive) and the runs
+# recorded in the git directory.
+function __git_ralph_changes
+    set -l top (command git rev-parse --show-toplevel 2>/dev/null)
+    or return
+    for dir in $top/openspec/changes/*/
+        set -l name (string replace -r '.*/([^/]+)/$' '$1' -- $dir)
+        test "$name" = archive
+        or echo $name
+    end
+    set -l gitdir (command git rev-parse --absolute-git-dir 2>/dev/null)
+    or return
+    for file in $gitdir/ralph/*/state.json
+        string replace -r '.*/([^/]+)/state.json$' '$1' -- $file
+    end
+end
+
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start status abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
