@@ -279,6 +279,30 @@ fn prompt_section() -> Section {
     }
 }
 
+fn contract_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "A story is done only when its boxes are ticked (or prd.json passes), the verification \
+         method passes, and every check passes. Checks come from ralph.check in git config, \
+         --check flags, and two optional TOML files: ralph.toml at the repository root and \
+         ralph.toml in the OpenSpec change's directory, the second refining the first. The \
+         contract is snapshotted into <git-dir>/ralph/<change>/ at start; an attempt that edits \
+         a contract file or a protected path is refused. Methods: string_match (the promise \
+         token), external (a command's exit code and output), semantic (negative patterns on \
+         the attempt's diff, then a verifier agent answering VERIFIED or NOT_VERIFIED: reason; \
+         if the verifier fails, string_match decides and a warning is printed) and multi_stage \
+         (ordered stages; the first failing required stage names itself; optional stages warn). \
+         Every key is optional; an unknown key or a wrong type is an error naming the line:",
+    );
+    let lines: Vec<&str> = git_ralph::contract::FORMAT_EXAMPLE.lines().collect();
+    example(&mut roff, "For example, with every key:", &lines);
+    Section {
+        title: "CONTRACT FILES",
+        roff,
+    }
+}
+
 fn see_also_section(cmd: &Command, this: Option<&str>) -> Section {
     let mut pages: Vec<String> = Vec::new();
     if this.is_some() {
@@ -432,6 +456,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
         if name == "start" {
             extra.push(configuration_section());
             extra.push(prompt_section());
+            extra.push(contract_section());
         }
         extra.push(files_section());
         extra.push(exit_status_section(|code| runs_loop || code <= 2));

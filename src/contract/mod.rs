@@ -49,6 +49,43 @@
 mod checks;
 mod verify;
 
+/// The contract file format, as documented in the man page and README.
+pub const FORMAT_EXAMPLE: &str = r#"promise = "COMPLETE"            # the string_match token; "none" turns it off
+protected = ["tests/**"]        # paths an attempt may not change
+max_cost = 5.0                  # USD for the whole run
+max_tokens = 2000000            # tokens for the whole run
+
+[[check]]                       # objective checks: all must pass
+name = "tests"
+command = "cargo test"          # run through sh -c in the worktree
+success_exit_code = 0
+output_contains = "test result: ok"
+output_not_contains = "FAILED"
+timeout = 600                   # seconds; default --command-timeout
+working_dir = "."               # relative to the worktree
+
+[verify]                        # the verification method (default: string_match)
+method = "multi_stage"          # string_match | external | semantic | multi_stage
+require_all = true
+[[verify.stages]]
+method = "external"
+command = "cargo clippy -- -D warnings"
+[[verify.stages]]
+method = "semantic"
+required = false                # an optional stage only warns
+negative_patterns = ["TODO", "FIXME"]
+criteria = ["errors are reported, not swallowed"]
+agent = "claude"                # or: command = "my-verifier"
+
+[story."2"]                     # per-story additions, keyed by story id
+outcome = "bye.txt says goodbye"
+acceptance_criteria = ["the farewell is polite"]
+max_cost = 1.0
+max_tokens = 300000
+[[story."2".check]]
+command = "test -s bye.txt"
+"#;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
