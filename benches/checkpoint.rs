@@ -132,35 +132,29 @@ fn run(sealed: &Path) {
     // repeats; keep it out of the first repetition.
     Repo::open(&bench.dir).expect("could not open the benchmark repository");
 
-    if std::env::var_os("RALPH_BENCH_PROFILE").is_some() {
-        bench.profile(reps);
-        return;
-    }
-    let mut checkpoint = Sides::default();
-    let mut revert = Sides::default();
-    let mut squash = Sides::default();
+    let operations: [(&str, OursSide, GitSide); 3] = [
+        ("checkpoint", Bench::ours_checkpoint, Bench::git_checkpoint),
+        ("revert", Bench::ours_revert, Bench::git_revert),
+        ("squash", Bench::ours_squash, Bench::git_squash),
+    ];
+    let mut sides: Vec<Sides> = operations.iter().map(|_| Sides::default()).collect();
     let mut opens = Vec::new();
     let mut floor = Vec::new();
     for rep in 0..reps {
         eprintln!("repetition {}/{reps}", rep + 1);
-        // Alternate which side goes first, so neither always inherits the
-        // other's warm caches.
+        // Each operation's two sides run back to back, so that load from
+        // elsewhere on the machine tends to hit both; which goes first
+        // alternates, so neither always inherits the other's warm caches.
         let ours_first = rep % 2 == 0;
-        for ours in [ours_first, !ours_first] {
-            if ours {
-                let (open, total) = bench.ours_checkpoint();
-                opens.push(open);
-                checkpoint.ours.push(total);
-                let (open, total) = bench.ours_revert();
-                opens.push(open);
-                revert.ours.push(total);
-                let (open, total) = bench.ours_squash();
-                opens.push(open);
-                squash.ours.push(total);
-            } else {
-                checkpoint.git.push(bench.git_checkpoint());
-                revert.git.push(bench.git_revert());
-                squash.git.push(bench.git_squash());
+        for ((_, ours, git), sides) in operations.iter().zip(&mut sides) {
+            for ours_turn in [ours_first, !ours_first] {
+                if ours_turn {
+                    let (open, total) = ours(&mut bench);
+                    opens.push(open);
+                    sides.ours.push(total);
+                } else {
+                    sides.git.push(git(&mut bench));
+                }
             }
         }
         floor.push(bench.git_status_floor());
@@ -168,10 +162,10 @@ fn run(sealed: &Path) {
     bench.verify();
 
     let floor = median(&mut floor);
-    let ours_checkpoint = median(&mut checkpoint.ours);
-    println!("{}", checkpoint.line("checkpoint"));
-    println!("{}", revert.line("revert"));
-    println!("{}", squash.line("squash"));
+    let ours_checkpoint = median(&mut sides[0].ours);
+    for ((name, _, _), sides) in operations.iter().zip(&mut sides) {
+        println!("{}", sides.line(name));
+    }
     println!("status-floor git={}", ms(floor));
     println!(
         "checkpoint-vs-status ratio={:.2}",
@@ -195,6 +189,11 @@ fn env_number(name: &str, default: usize) -> usize {
         Err(_) => default,
     }
 }
+
+/// Runs our side of an operation: (time to open, total time).
+type OursSide = fn(&mut Bench) -> (Duration, Duration);
+/// Runs git's side of an operation.
+type GitSide = fn(&mut Bench) -> Duration;
 
 /// The timings of one operation, ours and git's.
 #[derive(Default)]
@@ -409,7 +408,7 @@ impl Layout {
     }
 
     fn symlink_target(&self, i: usize) -> usize {
-        i * self.files / SYMLINKS + FILES_PER_DIR / 2
+        i * self.files / SYMLINKS + FILES_PER_DIR / 4
     }
 
     fn modified(&self) -> Vec<usize> {
@@ -803,84 +802,6 @@ impl Bench {
             "the squash lost the run's work"
         );
         self.reset_to_start();
-    }
-
-    fn profile(&mut self, reps: usize) {
-        let mut rows: std::collections::BTreeMap<&str, Vec<Duration>> = Default::default();
-        let dir = self.dir.clone();
-        for _ in 0..reps {
-            self.prepare_change();
-            self.warm();
-            let t = Instant::now();
-            let repo = self.open();
-            rows.entry("a ours open").or_default().push(t.elapsed());
-            let t = Instant::now();
-            let g = gix::open(&dir).unwrap();
-            rows.entry("b gix::open").or_default().push(t.elapsed());
-            let t = Instant::now();
-            let index = g.open_index().unwrap();
-            rows.entry("c open_index").or_default().push(t.elapsed());
-            let t = Instant::now();
-            let c = index.clone();
-            rows.entry("d index clone").or_default().push(t.elapsed());
-            drop(c);
-            let t = Instant::now();
-            let status = g
-                .status(gix::progress::Discard)
-                .unwrap()
-                .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index.clone()))
-                .index_worktree_submodules(None)
-                .untracked_files(gix::status::UntrackedFiles::Files)
-                .dirwalk_options(|options| {
-                    options
-                        .emit_ignored(None)
-                        .emit_tracked(false)
-                        .emit_empty_directories(false)
-                        .recurse_repositories(false)
-                })
-                .into_index_worktree_iter(Vec::<gix::bstr::BString>::new())
-                .unwrap();
-            let n = status.count();
-            rows.entry("e gix status").or_default().push(t.elapsed());
-            assert!(n >= 17, "{n}");
-            let t = Instant::now();
-            let mut buf = Vec::new();
-            index.write_to(&mut buf, gix::index::write::Options::default()).unwrap();
-            rows.entry("f index write to vec").or_default().push(t.elapsed());
-            let t = Instant::now();
-            repo.fingerprint().unwrap();
-            rows.entry("g fingerprint").or_default().push(t.elapsed());
-            let t = Instant::now();
-            let mut repo = self.open();
-            repo.checkpoint("x").unwrap();
-            rows.entry("h open+checkpoint").or_default().push(t.elapsed());
-
-            self.prepare_change();
-            self.warm();
-            rows.entry("i git add").or_default().push(time_git(&dir, &[&["add", "-A"]]));
-            rows.entry("j git commit").or_default().push(time_git(&dir, &[&["commit", "-q", "-m", "x"]]));
-            self.prepare_change();
-            self.warm();
-            rows.entry("k git status").or_default().push(time_git(&dir, &[&["status", "--porcelain", "-uall"]]));
-            rows.entry("k2 git status -uno").or_default().push(time_git(&dir, &[&["status", "--porcelain", "-uno"]]));
-            rows.entry("k3 git ls-files -o").or_default().push(time_git(&dir, &[&["ls-files", "-o", "--exclude-standard"]]));
-            rows.entry("k4 git update-index --refresh").or_default().push(time_git(&dir, &[&["update-index", "-q", "--refresh"]]));
-            rows.entry("k5 git rev-parse").or_default().push(time_git(&dir, &[&["rev-parse", "HEAD"]]));
-
-            self.prepare_change();
-            self.warm();
-            let t = Instant::now();
-            let mut repo = self.open();
-            repo.revert().unwrap();
-            rows.entry("l open+revert").or_default().push(t.elapsed());
-            self.prepare_change();
-            self.warm();
-            rows.entry("m git reset --hard").or_default().push(time_git(&dir, &[&["reset", "-q", "--hard"]]));
-            rows.entry("n git clean").or_default().push(time_git(&dir, &[&["clean", "-fdq"]]));
-        }
-        for (name, mut samples) in rows {
-            eprintln!("{name:32} {}", ms(median(&mut samples)));
-        }
     }
 
     fn squash_outcome(&self) -> String {
