@@ -13,6 +13,7 @@
 mod diff;
 mod error;
 pub mod hex;
+mod index_cache;
 mod lock;
 mod name;
 mod open;

@@ -12,6 +12,7 @@ use super::error::{Context, GitFailure};
 /// An open, non-bare repository with a worktree.
 pub struct Repo {
     pub(crate) repo: gix::Repository,
+    pub(crate) index_cache: std::cell::RefCell<Option<super::index_cache::IndexCache>>,
 }
 
 /// Where HEAD points.
@@ -136,7 +137,10 @@ impl Repo {
         // Our own writes are the only ones that matter; big objects are
         // streamed, never held in memory.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        Ok(Repo { repo })
+        Ok(Repo {
+            repo,
+            index_cache: Default::default(),
+        })
     }
 
     /// Refuse operations in progress and conflicted indexes.
@@ -153,10 +157,7 @@ impl Repo {
             };
             return Err(OpenError::InProgress { operation });
         }
-        let index = self
-            .repo
-            .index_or_empty()
-            .ctx(|| "could not read the index".into())?;
+        let index = self.shared_index()?;
         let mut paths: Vec<String> = index
             .entries()
             .iter()

@@ -37,14 +37,14 @@ impl Repo {
     /// `git reset --hard HEAD && git clean -fd`.
     pub fn revert(&mut self) -> Result<RevertStats, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let current = self.read_index()?;
+        let current = self.shared_index()?;
         let head = self.head()?;
         let tree = match head.commit() {
             Some(commit) => self.commit_tree(commit)?,
             None => self.repo.empty_tree().id,
         };
-        let (mut index, stats) = self.reset_worktree(tree, &current)?;
-        lock.commit(&mut index)?;
+        let (index, stats) = self.reset_worktree(tree, current)?;
+        self.commit_index(lock, index, Some(tree))?;
         Ok(stats)
     }
 
@@ -53,26 +53,32 @@ impl Repo {
     pub(crate) fn reset_worktree(
         &self,
         tree: ObjectId,
-        current: &gix::index::File,
+        current: gix::worktree::Index,
     ) -> Result<(gix::index::File, RevertStats), GitFailure> {
-        let mut target = self.index_for_tree(tree, current)?;
         let mut stats = RevertStats::default();
-
-        // Tracked now but absent from the target: `git reset --hard` deletes
-        // these even when they are ignored (force-added).
-        let stale: Vec<BString> = current
-            .entries()
-            .iter()
-            .map(|entry| entry.path(current))
-            .filter(|path| target.entry_by_path(path).is_none())
-            .map(ToOwned::to_owned)
-            .collect();
+        // Right after a checkpoint or a revert the index already describes
+        // the target (nothing was staged since): then it is the target, stat
+        // data and all, and nothing is stale.
+        let (target, stale) = if self.index_describes(&current, tree)? {
+            (current, Vec::new())
+        } else {
+            let target = self.index_for_tree(tree, &current)?;
+            // Tracked now but absent from the target: `git reset --hard`
+            // deletes these even when they are ignored (force-added).
+            let stale = paths_only_in(&current, &target);
+            (
+                std::sync::Arc::new(gix::fs::FileSnapshot::new(target)),
+                stale,
+            )
+        };
+        let items = self.reset_status(&target)?;
+        let mut target = target.into_owned_or_cloned();
 
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
             .ctx(|| "the system clock is before 1970".into())?;
         let mut checkout = HashSet::new();
         let mut untracked = Vec::new();
-        for item in self.reset_status(&target)? {
+        for item in items {
             match item {
                 Item::Modification {
                     entry_index,
@@ -115,8 +121,10 @@ impl Repo {
             if !rules.is_empty() {
                 self.checkout_only(&mut target, &rules)?;
             }
-            untracked = self
-                .reset_status(&target)?
+            let shared = std::sync::Arc::new(gix::fs::FileSnapshot::new(target));
+            let items = self.reset_status(&shared)?;
+            target = shared.into_owned_or_cloned();
+            untracked = items
                 .into_iter()
                 .filter_map(|item| match item {
                     Item::DirectoryContents { entry, .. } => deletable(entry),
@@ -157,6 +165,24 @@ impl Repo {
         Ok(())
     }
 
+    /// Does `index` describe exactly `tree`: no conflicts, nothing only
+    /// intended to be added, and the same tree? Known for free when this
+    /// process wrote the index, else one hashing pass.
+    fn index_describes(
+        &self,
+        index: &gix::index::File,
+        tree: ObjectId,
+    ) -> Result<bool, GitFailure> {
+        if self.known_index_tree() == Some(tree) {
+            return Ok(true);
+        }
+        let plain = index
+            .entries()
+            .iter()
+            .all(|e| e.stage_raw() == 0 && !e.flags.contains(Flags::INTENT_TO_ADD));
+        Ok(plain && super::tree::tree_id(&self.repo, index)? == tree)
+    }
+
     /// The index `git read-tree <tree>` would write, with stat data carried
     /// over from `current` wherever path, mode and content agree.
     pub(crate) fn index_for_tree(
@@ -173,10 +199,20 @@ impl Repo {
         // entry from the same second as the index could hide a later change
         // of the same size (racy git), so it is not carried over.
         let written = current.timestamp().unix_seconds();
+        let old_entries = current.entries();
+        let mut old_at = 0;
         let (entries, paths) = target.entries_mut_and_pathbacking();
         for entry in entries.iter_mut() {
             let path = entry.path_in(paths);
-            if let Some(old) = current.entry_by_path(path)
+            // Both indexes are sorted by path: walk them side by side.
+            while old_at < old_entries.len()
+                && gix::index::Entry::cmp_filepaths(old_entries[old_at].path(current), path).is_lt()
+            {
+                old_at += 1;
+            }
+            if let Some(old) = old_entries.get(old_at)
+                && old.path(current) == path
+                && old.stage_raw() == 0
                 && old.id == entry.id
                 && old.mode == entry.mode
                 && i64::from(old.stat.mtime.secs) < written
@@ -190,14 +226,12 @@ impl Repo {
     /// Status of the worktree against the target index, with every untracked
     /// file and empty directory listed one by one (nothing collapsed, nothing
     /// ignored), so deleting them can never reach an ignored file.
-    fn reset_status(&self, target: &gix::index::File) -> Result<Vec<Item>, GitFailure> {
+    fn reset_status(&self, target: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
         let status = self
             .repo
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
-            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
-                self.status_input(target),
-            ))
+            .index(self.status_input(target))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
             .dirwalk_options(|options| {
@@ -287,6 +321,27 @@ impl Repo {
         }
         Ok(())
     }
+}
+
+/// Paths in `old` that `new` does not have, by walking both sorted indexes.
+fn paths_only_in(old: &gix::index::File, new: &gix::index::File) -> Vec<BString> {
+    let new_entries = new.entries();
+    let mut at = 0;
+    let mut only = Vec::new();
+    for entry in old.entries() {
+        let path = entry.path(old);
+        while at < new_entries.len()
+            && gix::index::Entry::cmp_filepaths(new_entries[at].path(new), path).is_lt()
+        {
+            at += 1;
+        }
+        if new_entries.get(at).is_none_or(|e| e.path(new) != path)
+            && only.last().is_none_or(|p: &BString| p != path)
+        {
+            only.push(path.to_owned());
+        }
+    }
+    only
 }
 
 /// An untracked entry `git clean -fd` would delete: never a nested

@@ -100,7 +100,7 @@ impl Repo {
         self.signature(true)?;
 
         let lock = IndexLock::acquire(self)?;
-        let index = self.read_index()?;
+        let index = self.shared_index()?;
         let index_tree = write_tree(&self.repo, &index)?;
         let namespace = change.ref_namespace();
         let original = Original {
@@ -152,9 +152,9 @@ impl Repo {
             &to,
         )?;
 
-        let Snapshot { tree, mut index } = self.snapshot(index)?;
+        let Snapshot { tree, index } = self.snapshot(index)?;
         let initial = self.commit_on_head(&format!("ralph({change}): initial state"), tree)?;
-        lock.commit(&mut index)?;
+        self.commit_index(lock, index, Some(tree))?;
         Ok(Begin {
             original,
             initial,
@@ -173,10 +173,10 @@ impl Repo {
     ) -> Result<ObjectId, OpError> {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
-        let current = self.read_index()?;
-        let mut index = self.index_for_tree(original.index_tree, &current)?;
+        let current = self.shared_index()?;
+        let index = self.index_for_tree(original.index_tree, &current)?;
         self.leave_branch(change, original, tip, "finished")?;
-        lock.commit(&mut index)?;
+        self.commit_index(lock, index, Some(original.index_tree))?;
         Ok(tip)
     }
 
@@ -197,12 +197,12 @@ impl Repo {
     ) -> Result<ObjectId, OpError> {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
-        let current = self.read_index()?;
+        let current = self.shared_index()?;
         let initial_tree = self.commit_tree(initial)?;
-        let (restored, _) = self.reset_worktree(initial_tree, &current)?;
-        let mut index = self.index_for_tree(original.index_tree, &restored)?;
+        let (restored, _) = self.reset_worktree(initial_tree, current)?;
+        let index = self.index_for_tree(original.index_tree, &restored)?;
         self.leave_branch(change, original, tip, "aborted")?;
-        lock.commit(&mut index)?;
+        self.commit_index(lock, index, Some(original.index_tree))?;
         Ok(tip)
     }
 
@@ -327,10 +327,9 @@ impl Repo {
                 &to,
             )?;
         }
-        // The index may describe the agent's commit; keep it as a stat
-        // cache only. Nothing is checked out.
-        let mut index = self.read_index()?;
-        lock.commit(&mut index)?;
+        // The index may describe the agent's commit; it stays as it is, a
+        // stat cache only, and nothing is checked out.
+        drop(lock);
         Ok(Some(Reattached { found, kept_at }))
     }
 }

@@ -53,18 +53,16 @@ impl Repo {
     /// `git add -A && git commit --allow-empty -m <message>`.
     pub fn checkpoint(&mut self, message: &str) -> Result<Checkpoint, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let index = self.read_index()?;
-        let Snapshot { tree, mut index } = self.snapshot(index)?;
+        let Snapshot { tree, index } = self.snapshot(self.shared_index()?)?;
         let checkpoint = self.commit_on_head(message, tree)?;
-        lock.commit(&mut index)?;
+        self.commit_index(lock, index, Some(tree))?;
         Ok(checkpoint)
     }
 
     /// Commit the worktree's state to `refname` without moving HEAD or the
     /// branch, and without touching the index or the worktree.
     pub fn preserve(&mut self, refname: &str, message: &str) -> Result<ObjectId, OpError> {
-        let index = self.read_index()?;
-        let Snapshot { tree, .. } = self.snapshot(index)?;
+        let Snapshot { tree, .. } = self.snapshot(self.shared_index()?)?;
         let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
         let commit = self.write_commit(message, tree, &parents)?;
         self.set_ref(refname, commit, message)?;
@@ -74,49 +72,81 @@ impl Repo {
     /// The tree [`Repo::checkpoint`] would write now, without committing or
     /// touching the index.
     pub fn fingerprint(&self) -> Result<ObjectId, OpError> {
-        let index = self.read_index()?;
-        Ok(self.snapshot(index)?.tree)
-    }
-
-    /// The index as it is on disk, or an empty one in a fresh repository.
-    pub(crate) fn read_index(&self) -> Result<gix::index::File, GitFailure> {
-        let path = self.repo.index_path();
-        if path.exists() {
-            self.repo
-                .open_index()
-                .ctx(|| format!("could not read {}", path.display()))
-        } else {
-            Ok(gix::index::File::from_state(
-                gix::index::State::new(self.repo.object_hash()),
-                path,
-            ))
-        }
+        Ok(self.snapshot(self.shared_index()?)?.tree)
     }
 
     /// Bring `index` in line with the worktree as `git add -A` would, and
     /// write the blobs and trees that takes.
-    pub(crate) fn snapshot(&self, mut index: gix::index::File) -> Result<Snapshot, OpError> {
+    pub(crate) fn snapshot(&self, shared: gix::worktree::Index) -> Result<Snapshot, OpError> {
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
             .ctx(|| "the system clock is before 1970".into())?;
-        let items = self.changed_paths(&index)?;
-        let edits = self.hash_changes(&index, items, started)?;
-        let edits = self.update_gitlinks(&index, edits)?;
+        // When this process wrote the index, the tree it describes is known,
+        // and the new tree is that one with the edits applied: only the
+        // trees along changed paths are touched.
+        let base = self.known_index_tree();
+        let items = self.changed_paths(&shared)?;
+        let edits = self.hash_changes(&shared, items, started)?;
+        let edits = self.update_gitlinks(&shared, edits)?;
+        let edited = match base {
+            Some(base) => Some(self.edited_tree(base, &shared, &edits)?),
+            None => None,
+        };
+        let mut index = (**shared).clone();
+        drop(shared);
         apply(&mut index, edits);
-        let tree = write_tree(&self.repo, &index)?;
+        let tree = match edited {
+            Some(tree) => {
+                debug_assert_eq!(
+                    Some(tree),
+                    super::tree::tree_id(&self.repo, &index).ok(),
+                    "the edited tree must be the index's tree"
+                );
+                tree
+            }
+            None => write_tree(&self.repo, &index)?,
+        };
         Ok(Snapshot { tree, index })
+    }
+
+    /// `base` with `edits` applied: removals first, so that a file can
+    /// become a directory, then additions and updates.
+    fn edited_tree(
+        &self,
+        base: ObjectId,
+        index: &gix::index::File,
+        edits: &[Edit],
+    ) -> Result<ObjectId, GitFailure> {
+        let context = || "could not build the checkpoint's tree".to_owned();
+        let mut editor = self.repo.edit_tree(base).ctx(context)?;
+        for edit in edits {
+            if let Edit::Remove(at) = edit {
+                editor
+                    .remove(index.entries()[*at].path(index))
+                    .ctx(context)?;
+            }
+        }
+        for edit in edits {
+            let (path, blob) = match edit {
+                Edit::Update { at, blob } => (index.entries()[*at].path(index), blob),
+                Edit::Add { path, blob } => (path.as_ref(), blob),
+                Edit::Remove(_) | Edit::Refresh { .. } => continue,
+            };
+            editor
+                .upsert(path, entry_kind_of(blob.mode), blob.id)
+                .ctx(context)?;
+        }
+        Ok(editor.write().ctx(context)?.detach())
     }
 
     /// Run status between `index` and the worktree: modified, removed and
     /// type-changed entries, stat-only changes, and every untracked
     /// (not ignored) file.
-    fn changed_paths(&self, index: &gix::index::File) -> Result<Vec<Item>, GitFailure> {
+    fn changed_paths(&self, index: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
         let status = self
             .repo
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
-            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
-                self.status_input(index),
-            ))
+            .index(self.status_input(index))
             .index_worktree_submodules(None)
             .untracked_files(gix::status::UntrackedFiles::Files)
             .dirwalk_options(|options| {
@@ -360,24 +390,32 @@ impl Repo {
     /// over as a plain file, so that status reports the type change instead
     /// of following the link to compare content (gix treats it as a mere
     /// executable-bit change and fails on a dangling link or a directory).
-    pub(crate) fn status_input(&self, index: &gix::index::File) -> gix::index::File {
-        let mut copy = index.clone();
-        let workdir = self.workdir().to_owned();
-        let (entries, paths) = copy.entries_mut_and_pathbacking();
-        for entry in entries
-            .iter_mut()
-            .filter(|e| e.mode == Mode::FILE_EXECUTABLE)
-        {
-            let Ok(rel) = gix::path::from_bstr(entry.path_in(paths)) else {
-                continue;
-            };
-            if std::fs::symlink_metadata(workdir.join(rel))
-                .is_ok_and(|meta| meta.file_type().is_symlink() || meta.is_dir())
-            {
-                entry.mode = Mode::FILE;
-            }
+    pub(crate) fn status_input(
+        &self,
+        index: &gix::worktree::Index,
+    ) -> gix::worktree::IndexPersistedOrInMemory {
+        let workdir = self.workdir();
+        let no_longer_files: Vec<usize> = index
+            .entries()
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.mode == Mode::FILE_EXECUTABLE)
+            .filter(|(_, e)| {
+                gix::path::from_bstr(e.path(index)).is_ok_and(|rel| {
+                    std::fs::symlink_metadata(workdir.join(rel))
+                        .is_ok_and(|meta| meta.file_type().is_symlink() || meta.is_dir())
+                })
+            })
+            .map(|(at, _)| at)
+            .collect();
+        if no_longer_files.is_empty() {
+            return gix::worktree::IndexPersistedOrInMemory::Persisted(index.clone());
         }
-        copy
+        let mut copy = (***index).clone();
+        for at in no_longer_files {
+            copy.entries_mut()[at].mode = Mode::FILE;
+        }
+        gix::worktree::IndexPersistedOrInMemory::InMemory(copy)
     }
 }
 
@@ -401,6 +439,16 @@ fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: 
         (None, Mode::FILE_EXECUTABLE) if !executable_bit => Mode::FILE,
         (Some(Mode::SYMLINK), Mode::FILE | Mode::FILE_EXECUTABLE) if !symlinks => Mode::SYMLINK,
         _ => new,
+    }
+}
+
+fn entry_kind_of(mode: Mode) -> EntryKind {
+    match mode {
+        Mode::FILE_EXECUTABLE => EntryKind::BlobExecutable,
+        Mode::SYMLINK => EntryKind::Link,
+        Mode::COMMIT => EntryKind::Commit,
+        Mode::DIR => EntryKind::Tree,
+        _ => EntryKind::Blob,
     }
 }
 

@@ -10,10 +10,26 @@ use gix::objs::tree::{Entry, EntryKind};
 use super::ObjectId;
 use super::error::{Context, GitFailure};
 
+/// The id `git write-tree` would give `index`, without storing anything.
+pub(crate) fn tree_id(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<ObjectId, GitFailure> {
+    build(repo, index, false)
+}
+
 /// Build (and store) the tree of `index`, as `git write-tree` would.
 pub(crate) fn write_tree(
     repo: &gix::Repository,
     index: &gix::index::State,
+) -> Result<ObjectId, GitFailure> {
+    build(repo, index, true)
+}
+
+fn build(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    store: bool,
 ) -> Result<ObjectId, GitFailure> {
     let entries: Vec<(&BStr, EntryKind, ObjectId)> = index
         .entries()
@@ -29,6 +45,7 @@ pub(crate) fn write_tree(
     let mut writer = TreeWriter {
         repo,
         buf: Vec::with_capacity(4096),
+        store,
     };
     writer.build(&entries, 0)
 }
@@ -47,6 +64,8 @@ fn entry_kind(mode: Mode) -> Option<EntryKind> {
 struct TreeWriter<'a> {
     repo: &'a gix::Repository,
     buf: Vec<u8>,
+    /// Write missing trees to the object database, or only hash them.
+    store: bool,
 }
 
 impl TreeWriter<'_> {
@@ -98,7 +117,7 @@ impl TreeWriter<'_> {
             .ctx(|| "could not encode a tree".into())?;
         let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Tree, &self.buf)
             .ctx(|| "could not hash a tree".into())?;
-        if !self.repo.has_object(id) {
+        if self.store && !self.repo.has_object(id) {
             self.repo
                 .write_object(tree)
                 .ctx(|| "could not write a tree object".into())?;

@@ -1,0 +1,148 @@
+//! The index as this process last read or wrote it, reused while the file on
+//! disk is provably the same one (device, inode, size, mtime: every index
+//! write, ours or git's, renames a new file into place). Reading and
+//! checksumming a large index costs as much as hashing the tree, so an
+//! operation reads it once, and the one after ours not at all. When it is
+//! our own write, the tree it describes is known too, which lets a revert
+//! skip rebuilding the index when nothing was staged.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::ObjectId;
+use super::error::{Context, GitFailure};
+use super::lock::IndexLock;
+use super::open::Repo;
+
+/// A cached index with the identity of the file it came from.
+pub(crate) struct IndexCache {
+    snapshot: gix::worktree::Index,
+    identity: Identity,
+    /// The tree this index describes, when we wrote it.
+    tree: Option<ObjectId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(Identity {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.size(),
+        mtime: meta.mtime(),
+        mtime_nsec: meta.mtime_nsec(),
+    })
+}
+
+fn shared(file: gix::index::File) -> gix::worktree::Index {
+    Arc::new(gix::fs::FileSnapshot::new(file))
+}
+
+impl Repo {
+    /// The index on disk (empty in a fresh repository), shared.
+    pub(crate) fn shared_index(&self) -> Result<gix::worktree::Index, GitFailure> {
+        let path = self.repo.index_path();
+        let before = identity(&path);
+        if let Some(cache) = self.index_cache.borrow().as_ref()
+            && Some(cache.identity) == before
+        {
+            return Ok(cache.snapshot.clone());
+        }
+        let file = if before.is_some() {
+            self.repo
+                .open_index()
+                .ctx(|| format!("could not read {}", path.display()))?
+        } else {
+            gix::index::File::from_state(
+                gix::index::State::new(self.repo.object_hash()),
+                path.clone(),
+            )
+        };
+        let snapshot = shared(file);
+        let after = identity(&path);
+        *self.index_cache.borrow_mut() = match (before, after) {
+            (Some(before), Some(after)) if before == after => Some(IndexCache {
+                snapshot: snapshot.clone(),
+                identity: after,
+                tree: self.recorded_tree(after),
+            }),
+            _ => None,
+        };
+        Ok(snapshot)
+    }
+
+    /// The tree the index on disk describes, if this process wrote it.
+    pub(crate) fn known_index_tree(&self) -> Option<ObjectId> {
+        let cache = self.index_cache.borrow();
+        let cache = cache.as_ref()?;
+        (Some(cache.identity) == identity(&self.repo.index_path())).then_some(cache.tree?)
+    }
+
+    /// Write `index` through `lock` and remember it (and the tree it
+    /// describes, when known) for the next operation.
+    pub(crate) fn commit_index(
+        &self,
+        lock: IndexLock,
+        mut index: gix::index::File,
+        tree: Option<ObjectId>,
+    ) -> Result<(), GitFailure> {
+        lock.commit(&mut index)?;
+        let identity = identity(&self.repo.index_path());
+        self.record_tree(identity.zip(tree));
+        *self.index_cache.borrow_mut() = identity.map(|identity| IndexCache {
+            snapshot: shared(index),
+            identity,
+            tree,
+        });
+        Ok(())
+    }
+
+    /// `<git-dir>/ralph/index-tree`: which tree the index file we last wrote
+    /// describes, so that the next git-ralph process knows it too. It is
+    /// trusted only while the index file is that very file.
+    fn tree_record_path(&self) -> std::path::PathBuf {
+        self.ralph_dir().join("index-tree")
+    }
+
+    fn record_tree(&self, record: Option<(Identity, ObjectId)>) {
+        let path = self.tree_record_path();
+        match record {
+            Some((id, tree)) => {
+                let line = format!(
+                    "{} {} {} {} {} {tree}\n",
+                    id.dev, id.ino, id.size, id.mtime, id.mtime_nsec
+                );
+                let _ = crate::state::write_atomically(&path, line.as_bytes());
+            }
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+
+    fn recorded_tree(&self, current: Identity) -> Option<ObjectId> {
+        let text = std::fs::read_to_string(self.tree_record_path()).ok()?;
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let [dev, ino, size, mtime, mtime_nsec, tree] = words.as_slice() else {
+            return None;
+        };
+        let recorded = Identity {
+            dev: dev.parse().ok()?,
+            ino: ino.parse().ok()?,
+            size: size.parse().ok()?,
+            mtime: mtime.parse().ok()?,
+            mtime_nsec: mtime_nsec.parse().ok()?,
+        };
+        let tree = ObjectId::from_hex(tree.as_bytes()).ok()?;
+        (recorded == current).then_some(tree)
+    }
+}
