@@ -175,27 +175,15 @@ mod tests {
     //! behaviour and console output, not recorded from the CLI.
 
     use super::*;
+    use crate::agent::ExitStatusKind;
     use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, conclude};
-    use crate::agent::{ExitStatusKind, StreamParser};
 
     fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        let mut parser = AiderParser::new();
-        let mut events = Vec::new();
-        for line in transcript.lines() {
-            events.extend(parser.feed_line(line));
-        }
-        (events, parser.finish())
+        crate::agent::transcripts::parse(&mut AiderParser::new(), transcript)
     }
 
     fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        let code: i32 = exit_file.trim().parse().expect("exit file holds a code");
-        let (_, done) = parse(transcript);
-        conclude(
-            done.as_ref(),
-            ExitStatusKind::Exited(code),
-            DEFAULT_TOKEN,
-            PromiseScope::LastLine,
-        )
+        crate::agent::transcripts::conclusion(&mut AiderParser::new(), transcript, exit_file)
     }
 
     macro_rules! fixture {

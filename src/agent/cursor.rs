@@ -187,27 +187,14 @@ mod tests {
     //! stream-json format, not recorded from the CLI.
 
     use super::*;
-    use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, PromiseScope, conclude};
-    use crate::agent::{ExitStatusKind, StreamParser};
+    use crate::agent::promise::Conclusion;
 
     fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        let mut parser = CursorParser::new();
-        let mut events = Vec::new();
-        for line in transcript.lines() {
-            events.extend(parser.feed_line(line));
-        }
-        (events, parser.finish())
+        crate::agent::transcripts::parse(&mut CursorParser::new(), transcript)
     }
 
     fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        let code: i32 = exit_file.trim().parse().expect("exit file holds a code");
-        let (_, done) = parse(transcript);
-        conclude(
-            done.as_ref(),
-            ExitStatusKind::Exited(code),
-            DEFAULT_TOKEN,
-            PromiseScope::FinalMessage,
-        )
+        crate::agent::transcripts::conclusion(&mut CursorParser::new(), transcript, exit_file)
     }
 
     macro_rules! fixture {

@@ -147,27 +147,15 @@ impl StreamParser for GeminiParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::ExitStatusKind;
     use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, PromiseScope, conclude};
-    use crate::agent::{ExitStatusKind, StreamParser};
 
     fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        let mut parser = GeminiParser::new();
-        let mut events = Vec::new();
-        for line in transcript.lines() {
-            events.extend(parser.feed_line(line));
-        }
-        (events, parser.finish())
+        crate::agent::transcripts::parse(&mut GeminiParser::new(), transcript)
     }
 
     fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        let code: i32 = exit_file.trim().parse().expect("exit file holds a code");
-        let (_, done) = parse(transcript);
-        conclude(
-            done.as_ref(),
-            ExitStatusKind::Exited(code),
-            DEFAULT_TOKEN,
-            PromiseScope::FinalMessage,
-        )
+        crate::agent::transcripts::conclusion(&mut GeminiParser::new(), transcript, exit_file)
     }
 
     macro_rules! fixture {
@@ -179,45 +167,39 @@ mod tests {
         };
     }
 
+    /// The conclusions the recorded transcripts must reach (see the
+    /// fixtures' README): only the final message's promise counts.
     #[test]
-    fn complete_fixture_is_complete() {
-        let (transcript, exit) = fixture!("complete");
-        assert_eq!(conclusion_of(transcript, exit), Conclusion::Complete);
-    }
-
-    #[test]
-    fn failed_fixture_is_failed_with_its_reason() {
-        let (transcript, exit) = fixture!("failed");
-        assert_eq!(
-            conclusion_of(transcript, exit),
-            Conclusion::Failed {
-                reason: "tests need a running database".into()
-            }
-        );
-    }
-
-    #[test]
-    fn no_promise_fixture_is_no_signal() {
-        let (transcript, exit) = fixture!("no-promise");
-        assert_eq!(conclusion_of(transcript, exit), Conclusion::NoSignal);
-    }
-
-    #[test]
-    fn echoed_promise_fixture_is_no_signal() {
-        let (transcript, exit) = fixture!("echoed-promise");
-        assert_eq!(conclusion_of(transcript, exit), Conclusion::NoSignal);
-    }
-
-    #[test]
-    fn intermediate_promise_fixture_is_no_signal() {
-        let (transcript, exit) = fixture!("intermediate-promise");
-        assert_eq!(conclusion_of(transcript, exit), Conclusion::NoSignal);
-    }
-
-    #[test]
-    fn multi_message_fixture_is_complete() {
-        let (transcript, exit) = fixture!("multi-message");
-        assert_eq!(conclusion_of(transcript, exit), Conclusion::Complete);
+    fn recorded_transcripts_reach_their_conclusions() {
+        let cases = [
+            ("complete", fixture!("complete"), Conclusion::Complete),
+            (
+                "failed",
+                fixture!("failed"),
+                Conclusion::Failed {
+                    reason: "tests need a running database".into(),
+                },
+            ),
+            ("no-promise", fixture!("no-promise"), Conclusion::NoSignal),
+            (
+                "echoed-promise",
+                fixture!("echoed-promise"),
+                Conclusion::NoSignal,
+            ),
+            (
+                "intermediate-promise",
+                fixture!("intermediate-promise"),
+                Conclusion::NoSignal,
+            ),
+            (
+                "multi-message",
+                fixture!("multi-message"),
+                Conclusion::Complete,
+            ),
+        ];
+        for (name, (transcript, exit), expected) in cases {
+            assert_eq!(conclusion_of(transcript, exit), expected, "{name}");
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@ mod opencode;
 mod plain;
 mod promise;
 mod runner;
+#[cfg(test)]
+mod transcripts;
 
 use serde::{Deserialize, Serialize};
 
