@@ -175,9 +175,16 @@ impl Repo {
             .repo
             .filesystem_options()
             .ctx(|| "could not read core.fileMode and core.symlinks".into())?;
-        let (mut pipeline, _) = self
+        // Built from the index at hand: `filter_pipeline()` would read the
+        // index from disk once more just for .gitattributes lookups.
+        let attributes = self
             .repo
-            .filter_pipeline(None)
+            .attributes_only(
+                index,
+                gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            )
+            .ctx(|| "could not read .gitattributes".into())?;
+        let mut pipeline = gix::filter::Pipeline::new(&self.repo, attributes.detach())
             .ctx(|| "could not set up the filter pipeline".into())?;
         let mut hash = |path: &BStr, old_mode: Option<Mode>| -> Result<Option<Blob>, GitFailure> {
             let found = pipeline
