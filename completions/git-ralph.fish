@@ -96,7 +96,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l vers
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -f -a "claude-stop" -d 'The Claude Code Stop hook: block the stop while the run\'s checks fail'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -l max-blocks -d 'Blocks allowed per attempt before the agent may stop anyway' -r
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -l max-blocks -d 'Blocks in a row (while stop_hook_active) before the agent may stop anyway' -r
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and __fish_seen_subcommand_from claude-stop" -s V -l version -d 'Print version'
 

@@ -32,7 +32,7 @@ pub struct Args {
 pub enum Hook {
     /// The Claude Code Stop hook: block the stop while the run's checks fail.
     ClaudeStop {
-        /// Blocks allowed per attempt before the agent may stop anyway.
+        /// Blocks in a row (while stop_hook_active) before the agent may stop anyway.
         #[arg(long, value_name = "N", default_value_t = 3)]
         max_blocks: u32,
     },
@@ -83,14 +83,20 @@ fn failing_checks(
     if rules.checks.is_empty() {
         return None;
     }
+    // Blocks are counted per chain of continuations: a stop while
+    // `stop_hook_active` continues the chain, any other stop starts anew.
     let counter = run_dir
         .dir
         .join(format!("hook-blocks-{}-{}", story, state.current_attempt));
-    let blocks: u32 = std::fs::read_to_string(&counter)
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0);
-    if blocks >= max_blocks || (stop_hook_active && blocks >= max_blocks.saturating_sub(1).max(1)) {
+    let blocks: u32 = if stop_hook_active {
+        std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    if blocks >= max_blocks {
         return None;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
