@@ -48,6 +48,14 @@ pub trait StreamParser: Send {
     /// what could be gathered from the stream, or `None` if nothing was seen.
     fn finish(&mut self) -> Option<Done>;
 
+    /// Events held back to be reported together, called after every read
+    /// of the agent's output and before [`finish`](Self::finish). Plain
+    /// text is reported per read rather than per line, so a flood of short
+    /// lines does not turn into a flood of events.
+    fn flush(&mut self) -> Vec<AgentEvent> {
+        Vec::new()
+    }
+
     /// Where in [`Done::final_text`] a promise may be read from.
     fn promise_scope(&self) -> PromiseScope {
         PromiseScope::FinalMessage
@@ -141,6 +149,13 @@ impl StreamParser for SniffingParser {
         self.chosen
             .get_or_insert_with(|| parser_for(sniff_format(line)))
             .feed_line(line)
+    }
+
+    fn flush(&mut self) -> Vec<AgentEvent> {
+        self.chosen
+            .as_mut()
+            .map(|parser| parser.flush())
+            .unwrap_or_default()
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -13,16 +13,34 @@ use super::promise::PromiseScope;
 /// How much trailing output a plain run keeps as its final text.
 const PLAIN_TAIL_BYTES: usize = 64 * 1024;
 
-/// Parses plain text output: each line is a message, the tail is the final text.
+/// The most text one message event holds before it is reported.
+const MESSAGE_BYTES: usize = 64 * 1024;
+
+/// Parses plain text output: the lines of each read are one message, the
+/// tail is the final text.
 pub(super) struct PlainParser {
     tail: TextTail,
+    /// Non-blank lines since the last report.
+    pending: String,
 }
 
 impl PlainParser {
     pub(super) fn new() -> Self {
         PlainParser {
             tail: TextTail::new(PLAIN_TAIL_BYTES),
+            pending: String::new(),
         }
+    }
+
+    fn take_message(&mut self) -> Vec<AgentEvent> {
+        if self.pending.is_empty() {
+            return Vec::new();
+        }
+        let text = std::mem::take(&mut self.pending);
+        vec![AgentEvent::Message {
+            text: text.trim_end_matches('\n').to_owned(),
+            tool_uses: Vec::new(),
+        }]
     }
 }
 
@@ -33,10 +51,16 @@ impl StreamParser for PlainParser {
         if line.trim().is_empty() {
             return Vec::new();
         }
-        vec![AgentEvent::Message {
-            text: line.to_owned(),
-            tool_uses: Vec::new(),
-        }]
+        self.pending.push_str(line);
+        self.pending.push('\n');
+        if self.pending.len() >= MESSAGE_BYTES {
+            return self.take_message();
+        }
+        Vec::new()
+    }
+
+    fn flush(&mut self) -> Vec<AgentEvent> {
+        self.take_message()
     }
 
     fn finish(&mut self) -> Option<Done> {
@@ -115,12 +139,13 @@ mod tests {
         for line in lines {
             events.extend(parser.feed_line(line));
         }
+        events.extend(parser.flush());
         let done = parser.finish().expect("plain output always yields a done");
         (events, done)
     }
 
     #[test]
-    fn every_non_blank_line_is_a_message() {
+    fn the_lines_of_one_read_are_one_message_without_blank_lines() {
         let (events, done) = run_lines(&["hello", "", "world"]);
         let texts: Vec<_> = events
             .iter()
@@ -129,7 +154,7 @@ mod tests {
                 other => panic!("unexpected event {other:?}"),
             })
             .collect();
-        assert_eq!(texts, ["hello", "world"]);
+        assert_eq!(texts, ["hello\nworld"]);
         assert_eq!(done.final_text, "hello\n\nworld");
         assert!(!done.is_error);
     }
