@@ -575,7 +575,7 @@ while True:
     if not data:
         break
     seen += data
-    if not sent and b"What now?" in seen:
+    if not sent and b"Finish with" in seen:
         time.sleep(0.3)
         os.write(fd, keys)
         sent = True

@@ -23,7 +23,7 @@ pub fn ask_finish(branch: &str, original: &str) -> Option<FinishChoice> {
         format!("keep: stay on {branch} with one commit per story"),
     ];
     let choice = Select::new()
-        .with_prompt("The loop has ended. What now?")
+        .with_prompt("The loop has ended. Finish with")
         .items(&items)
         .default(0)
         .interact_on_opt(&term)
