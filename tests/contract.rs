@@ -36,6 +36,12 @@ fn start(repo: &TestRepo, script_text: &str, extra: &[&str]) -> Output {
     cmd.output().expect("git-ralph runs")
 }
 
+/// Commit the contract files just written, so an attempt's edits to them show.
+fn commit_contract(repo: &TestRepo) {
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "contract"]);
+}
+
 fn status_json(repo: &TestRepo) -> Value {
     let out = ralph(repo)
         .args(["status", "c", "--json"])
@@ -206,8 +212,7 @@ mod reasons {
             "openspec/changes/c/ralph.toml",
             "[story.\"1\"]\nmax_cost = 0.25\n",
         );
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "format claude\n[*]\nwrite w.txt x\nusage 10 10 0.20\npromise FAILED: no\n",
@@ -306,8 +311,7 @@ mod verification {
             "ralph.toml",
             "[[check]]\nname = \"from the file\"\ncommand = \"test -f from-file.txt\"\n",
         );
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "[story=1 attempt=1]\nwrite from-config.txt x\ntick-story\npromise COMPLETE\n[*]\nwrite from-config.txt x\nwrite from-file.txt x\ntick-story\npromise COMPLETE\n",
@@ -373,8 +377,7 @@ mod verification {
             "ralph.toml",
             "[verify]\nmethod = \"semantic\"\ncriteria = [\"it works\"]\ncommand = \"echo broken >&2; exit 3\"\n",
         );
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "[*]\nwrite a.txt x\ntick-story\npromise COMPLETE\n",
@@ -406,8 +409,7 @@ mod verification {
                 verifier.display()
             ),
         );
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "[story=1 attempt=1]\nwrite bye.txt TODO write this\ntick-story\npromise COMPLETE\n\
@@ -435,8 +437,7 @@ mod verification {
              [[verify.stages]]\nmethod = \"external\"\ncommand = \"echo lint warning; exit 1\"\nrequired = false\n\
              [[verify.stages]]\nmethod = \"external\"\nname = \"built\"\ncommand = \"test -f built.txt\"\n",
         );
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "[story=1 attempt=1]\ntick-story\npromise COMPLETE\n[*]\nwrite built.txt y\ntick-story\npromise COMPLETE\n",
@@ -463,8 +464,7 @@ mod verification {
             "protected = [\"tests/**\"]\n[[check]]\ncommand = \"test ! -f broken\"\n",
         );
         repo.write("tests/guard.sh", "exit 0\n");
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-qm", "contract"]);
+        commit_contract(&repo);
         let out = start(
             &repo,
             "[story=1 attempt=1]\nwrite ralph.toml protected = []\ntick-story\npromise COMPLETE\n\
