@@ -235,14 +235,6 @@ impl Repo {
             .map_err(|err| err.to_string())
     }
 
-    /// Read a boolean config value; malformed is an error.
-    pub fn config_boolean(&self, key: &str) -> Result<Option<bool>, String> {
-        self.repo
-            .config_snapshot()
-            .try_boolean(key)
-            .map_err(|err| err.to_string())
-    }
-
     /// Does `name` (a full ref name) exist, and where does it point?
     pub fn resolve_ref(&self, name: &str) -> Result<Option<ObjectId>, GitFailure> {
         match self

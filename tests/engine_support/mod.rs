@@ -7,32 +7,28 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// A [`common::TestRepo`] with the engine tests' helpers on top.
 pub struct Fixture {
-    _dir: tempfile::TempDir,
-    pub root: PathBuf,
-    home: PathBuf,
+    repo: common::TestRepo,
 }
+
+impl std::ops::Deref for Fixture {
+    type Target = common::TestRepo;
+
+    fn deref(&self) -> &common::TestRepo {
+        &self.repo
+    }
+}
+
+/// The one locked-down environment every integration test uses.
+#[path = "../common/mod.rs"]
+mod common;
 
 /// A `git` command with the locked-down environment.
 pub fn git_command(home: &Path, cwd: &Path) -> Command {
     let mut cmd = Command::new("git");
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.current_dir(cwd)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
-        .env("HOME", home)
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .env("LC_ALL", "C")
-        .env("TZ", "UTC");
+    common::lock_env(&mut cmd, home, &home.join("gitconfig"));
+    cmd.current_dir(cwd);
     cmd
 }
 
@@ -68,53 +64,18 @@ impl Fixture {
 
     /// An empty repository: unborn `main`.
     pub fn empty() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let root = dir.path().join("repo");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::write(home.join("gitconfig"), "").unwrap();
         let fx = Fixture {
-            _dir: dir,
-            root,
-            home,
+            repo: common::TestRepo::empty(),
         };
-        fx.git(&["init", "-q", "-b", "main"]);
         // gix reads identity from config, not from the test's environment.
         fx.git(&["config", "user.name", "Test Committer"]);
         fx.git(&["config", "user.email", "committer@example.com"]);
         fx
     }
 
-    pub fn home(&self) -> &Path {
-        &self.home
-    }
-
+    /// Runs git in the worktree; stdout without its trailing newline.
     pub fn git(&self, args: &[&str]) -> String {
-        run_git(&self.home, &self.root, args)
-    }
-
-    pub fn git_ok(&self, args: &[&str]) -> bool {
-        git_command(&self.home, &self.root)
-            .args(args)
-            .output()
-            .expect("git runs")
-            .status
-            .success()
-    }
-
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    pub fn write(&self, rel: &str, content: &str) {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-
-    pub fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap()
+        self.repo.git(args).trim_end().to_owned()
     }
 
     pub fn remove(&self, rel: &str) {
@@ -166,54 +127,24 @@ impl Fixture {
     pub fn nested_repo(&self, rel: &str) {
         let path = self.path(rel);
         std::fs::create_dir_all(&path).unwrap();
-        run_git(&self.home, &path, &["init", "-q", "-b", "main"]);
+        run_git(self.home(), &path, &["init", "-q", "-b", "main"]);
         std::fs::write(path.join("inner.txt"), "inner\n").unwrap();
-        run_git(&self.home, &path, &["add", "-A"]);
-        run_git(&self.home, &path, &["commit", "-q", "-m", "inner"]);
+        run_git(self.home(), &path, &["add", "-A"]);
+        run_git(self.home(), &path, &["commit", "-q", "-m", "inner"]);
     }
 
     /// `git status --porcelain` with every untracked file listed.
     pub fn status(&self) -> String {
-        self.git(&["status", "--porcelain", "-uall"])
-    }
-
-    pub fn reflog(&self, n: usize) -> Vec<String> {
-        self.git(&["reflog", "-n", &n.to_string(), "--format=%gs"])
-            .lines()
-            .map(ToOwned::to_owned)
-            .collect()
+        self.status_porcelain().trim_end().to_owned()
     }
 
     pub fn index_bytes(&self) -> Vec<u8> {
         std::fs::read(self.root.join(".git/index")).unwrap_or_default()
     }
 
-    pub fn assert_fsck_clean(&self) {
-        let out = git_command(&self.home, &self.root)
-            .args(["fsck", "--strict", "--no-progress"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "git fsck failed:\n{stderr}");
-        assert!(
-            !stderr.contains("error") && !stderr.contains("warning"),
-            "git fsck complained:\n{stderr}"
-        );
-    }
-
-    /// What git would snapshot: `git add -A && git write-tree` on a copy of
-    /// the worktree and its .git, so the original stays untouched.
+    /// What git would snapshot: `git add -A && git write-tree` on a copy.
     pub fn oracle_tree(&self) -> String {
-        let copy = tempfile::tempdir().unwrap();
-        let status = Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", self.root.display()))
-            .arg(copy.path())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        run_git(&self.home, copy.path(), &["add", "-A"]);
-        run_git(&self.home, copy.path(), &["write-tree"])
+        self.write_tree_of_worktree_copy()
     }
 }
 
