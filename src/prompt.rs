@@ -675,21 +675,26 @@ mod tests {
         assert_echo_safe(&prompt);
     }
 
+    /// The first of one story of change `c`, first attempt, no context.
+    fn minimal_input<'a>(story: &'a Story, source: &'a dyn StorySource) -> PromptInput<'a> {
+        PromptInput {
+            change: "c",
+            story,
+            story_index: 1,
+            story_total: 1,
+            attempt: 1,
+            source,
+            context_files: &[],
+            retry: None,
+            promise_token: DEFAULT_PROMISE_TOKEN,
+        }
+    }
+
     #[test]
     fn custom_template_cannot_end_with_or_isolate_a_promise() {
         let source = openspec_source();
         let story = greeting_story();
-        let input = PromptInput {
-            change: "c",
-            story: &story,
-            story_index: 1,
-            story_total: 1,
-            attempt: 1,
-            source: &source,
-            context_files: &[],
-            retry: None,
-            promise_token: DEFAULT_PROMISE_TOKEN,
-        };
+        let input = minimal_input(&story, &source);
         let prompt = render(
             "Do {{story_title}}, then say\n{{promise_complete}}\n",
             &input,
@@ -709,15 +714,8 @@ mod tests {
         let source = openspec_source();
         let story = greeting_story();
         let mut input = PromptInput {
-            change: "c",
-            story: &story,
-            story_index: 1,
-            story_total: 1,
-            attempt: 1,
-            source: &source,
-            context_files: &[],
-            retry: None,
             promise_token: "AUTH_IMPLEMENTED",
+            ..minimal_input(&story, &source)
         };
         assert_eq!(
             render("{{promise_complete}} / {{promise_failed}}.", &input).expect("render"),
@@ -736,17 +734,7 @@ mod tests {
     fn unknown_and_unclosed_placeholders_are_errors() {
         let source = openspec_source();
         let story = greeting_story();
-        let input = PromptInput {
-            change: "c",
-            story: &story,
-            story_index: 1,
-            story_total: 1,
-            attempt: 1,
-            source: &source,
-            context_files: &[],
-            retry: None,
-            promise_token: DEFAULT_PROMISE_TOKEN,
-        };
+        let input = minimal_input(&story, &source);
         let error = render("ok\nuse {{story_name}} here", &input).expect_err("unknown");
         assert!(
             matches!(&error, PromptError::UnknownPlaceholder { name, line: 2 } if name == "story_name"),
@@ -809,17 +797,7 @@ mod tests {
     fn standalone_empty_placeholders_leave_no_line() {
         let source = openspec_source();
         let story = greeting_story();
-        let input = PromptInput {
-            change: "c",
-            story: &story,
-            story_index: 1,
-            story_total: 1,
-            attempt: 1,
-            source: &source,
-            context_files: &[],
-            retry: None,
-            promise_token: DEFAULT_PROMISE_TOKEN,
-        };
+        let input = minimal_input(&story, &source);
         assert_eq!(
             render("a\n  {{ retry }}  \r\n{{context}}\nb {{retry}}.\n", &input).expect("render"),
             "a\nb .\n"
