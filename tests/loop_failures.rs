@@ -413,3 +413,43 @@ fn used_up_retries_with_cleanup_go_back_with_earlier_work_uncommitted() {
     assert_eq!(state["finished_with"], "cleanup");
     repo.assert_fsck_clean();
 }
+
+/// A promise that is not the final message's is no signal, even with the
+/// boxes ticked: echoed in a tool's output, said in an earlier message, or
+/// printed by a plain agent before its last line.
+#[test]
+fn a_promise_echoed_by_a_tool_or_said_too_early_is_not_a_completion() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\nformat claude\ntick-story\ntool <promise>COMPLETE</promise>\nfinal Ran the tool.\n\
+             [story=1 attempt=2]\nformat claude\ntick-story\nsay Plan: end with <promise>COMPLETE</promise>\nfinal Not there yet.\n\
+             [story=1 attempt=3]\ntick-story\nsay <promise>COMPLETE</promise>\nsay ...but one more thing is left.\n\
+             [story=1 attempt=4]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "3"],
+    );
+    assert_exit(&output, 0);
+    let attempts = attempts_of(&state(&repo), "1");
+    let outcomes: Vec<&str> = attempts.iter().map(|(o, _)| o.as_str()).collect();
+    assert_eq!(
+        outcomes,
+        ["no_signal", "no_signal", "no_signal", "complete"],
+        "{attempts:?}"
+    );
+    assert_eq!(
+        subjects(&repo, "main..HEAD"),
+        [
+            "ralph(greet): story 2 Farewell",
+            "ralph(greet): story 1 Greeting",
+            "ralph(greet): initial state",
+        ]
+    );
+}
