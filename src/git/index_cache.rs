@@ -121,7 +121,10 @@ impl Repo {
                     "{} {} {} {} {} {tree}\n",
                     id.dev, id.ino, id.size, id.mtime, id.mtime_nsec
                 );
-                let _ = crate::state::write_atomically(&path, line.as_bytes());
+                // A cache, not state: no fsync on this hot path. A torn or
+                // stale record fails to parse or to match, and is ignored.
+                let _ = std::fs::create_dir_all(self.ralph_dir());
+                let _ = std::fs::write(&path, line);
             }
             None => {
                 let _ = std::fs::remove_file(&path);
