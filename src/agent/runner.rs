@@ -655,7 +655,17 @@ mod tests {
         assert_eq!(outcome.log, "working\n<promise>COMPLETE</promise>\n");
         assert_eq!(outcome.run.log_bytes, outcome.log.len() as u64);
         assert!(matches!(outcome.events.last(), Some(AgentEvent::Done(_))));
-        assert_eq!(outcome.events.len(), 3);
+        // Plain lines are reported per read: one message or two, depending
+        // on how the output arrived, but always all of it, in order.
+        let said: Vec<&str> = outcome
+            .events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Message { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said.join("\n"), "working\n<promise>COMPLETE</promise>");
     }
 
     #[tokio::test]
