@@ -265,8 +265,49 @@ exit {code}
 }
 
 fn path_with_bin(repo: &TestRepo) -> String {
-    let outer = std::env::var("PATH").unwrap_or_default();
-    format!("{}:{outer}", bin_dir(repo).display())
+    format!(
+        "{}:{}",
+        bin_dir(repo).display(),
+        path_without_agents().display()
+    )
+}
+
+/// The agent CLIs the presets run. Real ones may be installed on the
+/// machine; the tests must see only their stand-ins.
+const AGENT_PROGRAMS: &[&str] = &[
+    "claude",
+    "codex",
+    "gemini",
+    "opencode",
+    "amp",
+    "cursor-agent",
+    "copilot",
+    "aider",
+];
+
+/// One directory holding a link to every program on the outer `PATH`
+/// except the agent CLIs, made once per test process.
+fn path_without_agents() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for bin in std::env::split_paths(&outer) {
+            let Ok(entries) = std::fs::read_dir(&bin) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let link = dir.path().join(&name);
+                if AGENT_PROGRAMS.iter().any(|agent| name == *agent) || link.exists() {
+                    continue;
+                }
+                let _ = std::os::unix::fs::symlink(entry.path(), link);
+            }
+        }
+        dir
+    })
+    .path()
 }
 
 /// `git ralph <args>` with the stand-ins first on PATH.
