@@ -29,9 +29,7 @@ pub use promise::{
     Conclusion, DEFAULT_TOKEN, PromiseScope, Signal, conclude, parse_promise,
     parse_promise_on_last_line,
 };
-pub use runner::{
-    AgentRun, Invocation, RunnerError, StdinSource, end_orphaned_agent, run, signal_group,
-};
+pub use runner::{AgentRun, Invocation, RunnerError, StdinSource, run};
 
 /// Turns an agent's output, line by line, into [`AgentEvent`]s.
 ///

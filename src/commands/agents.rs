@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let default_agent = repo
         .as_ref()
         .and_then(|repo| repo.config_string("ralph.agent"))
-        .unwrap_or_else(|| config::DEFAULT_AGENT.to_owned());
+        .unwrap_or_else(|| crate::settings::DEFAULT_AGENT.to_owned());
 
     let rows = presets::TABLE
         .iter()
@@ -93,7 +93,7 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Row, 
         name: preset.name,
         title: preset.title,
         program: preset.program,
-        on_path: super::on_path(preset.program),
+        on_path: crate::process::is_runnable(preset.program),
         default,
         model_option: preset.model_flag,
         command_line: spec.command_line(),

@@ -89,7 +89,6 @@ command = "test -s bye.txt"
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize};
 
 pub use checks::{CheckOutcome, run_check, run_checks};
@@ -486,11 +485,7 @@ pub fn protects(pattern: &str, path: &str) -> bool {
     if !dir.is_empty() && (path == dir || path.starts_with(&format!("{dir}/"))) {
         return true;
     }
-    gix::glob::wildmatch(
-        pattern.as_bytes().as_bstr(),
-        path.as_bytes().as_bstr(),
-        gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
-    )
+    crate::git::glob_matches(pattern, path)
 }
 
 #[cfg(test)]

@@ -228,11 +228,11 @@ impl Repo {
 
     /// Read an integer config value; a malformed value is an error, never a
     /// silent default.
-    pub fn config_integer(&self, key: &str) -> Result<Option<i64>, String> {
+    pub fn config_integer(&self, key: &str) -> Result<Option<i64>, GitFailure> {
         self.repo
             .config_snapshot()
             .try_integer(key)
-            .map_err(|err| err.to_string())
+            .map_err(|err| GitFailure::new(format!("reading {key}"), err))
     }
 
     /// Does `name` (a full ref name) exist, and where does it point?
