@@ -104,7 +104,7 @@ const CASES: &[Case] = &[
         preset: "opencode",
         program: "opencode",
         fixtures: "opencode",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
         model: true,
         args: &[
             "run", "--format", "json", "--model", MODEL, "--extra", "one",
@@ -166,7 +166,7 @@ const CASES: &[Case] = &[
         preset: "aider",
         program: "aider",
         fixtures: "aider",
-        transcripts: ("complete.doc.txt", "api-error.doc.txt"),
+        transcripts: ("complete.txt", "api-error.txt"),
         model: true,
         args: &[
             "--yes-always",
@@ -456,7 +456,7 @@ fn gemini_preset_end_to_end() {
 }
 
 #[test]
-fn opencode_preset_end_to_end_documentation_based() {
+fn opencode_preset_end_to_end() {
     completes("opencode");
     fails("opencode");
 }
@@ -480,7 +480,7 @@ fn copilot_preset_end_to_end_documentation_based() {
 }
 
 #[test]
-fn aider_preset_end_to_end_documentation_based() {
+fn aider_preset_end_to_end() {
     completes("aider");
     fails("aider");
 }
