@@ -658,6 +658,8 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         row("aider")["command_line"],
         "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --message-file <prompt-file>"
     );
+    assert_eq!(row("aider")["scratch"][0], ".aider.chat.history.md");
+    assert_eq!(row("opencode")["scratch"], serde_json::json!([]));
     assert_eq!(row("amp")["model_option"], Value::Null);
     assert_eq!(row("gemini")["model_option"], "-m");
 
