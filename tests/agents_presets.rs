@@ -540,6 +540,54 @@ fn assert_scratch_left_alone(repo: &TestRepo, case: &Case, output: &Output) {
     repo.assert_fsck_clean();
 }
 
+/// Issue 14: a rate limit, after the CLI's own retries, pauses the run
+/// rather than spending a retry and reverting. With no time to wait, the
+/// run ends there (and finishing sets the work aside).
+fn pauses_for_a_rate_limit(preset: &str) {
+    let case = case(preset);
+    let repo = project();
+    let transcript = fixture(case.fixtures, "rate-limit.jsonl");
+    let transcript = if transcript.exists() {
+        transcript
+    } else {
+        fixture(case.fixtures, "rate-limit.txt")
+    };
+    install_cli_leaving(&repo, case.program, &transcript, case.scratch);
+    let mut args = vec![
+        "start",
+        CHANGE,
+        "--agent",
+        case.preset,
+        "--on-finish",
+        "keep",
+    ];
+    args.extend(["--max-rate-limit-wait", "0", "--json"]);
+    let output = ralph_on_path(&repo, &args);
+    let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    let attempts = &report["stories"][0]["attempts"];
+    assert_eq!(attempts.as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(attempts[0]["outcome"], "rate_limited", "{report:#}");
+    let reason = attempts[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("usage limit: "), "{reason}");
+    assert!(reason.contains("rate limit"), "{reason}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("would exceed --max-rate-limit-wait"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        !repo.git_ok(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/ralph/{CHANGE}/attempts/1/1")
+        ]),
+        "nothing was preserved and reverted"
+    );
+}
+
 #[test]
 fn claude_preset_end_to_end() {
     completes("claude");
@@ -562,6 +610,7 @@ fn gemini_preset_end_to_end() {
 fn opencode_preset_end_to_end() {
     completes("opencode");
     fails("opencode");
+    pauses_for_a_rate_limit("opencode");
 }
 
 #[test]
@@ -586,6 +635,7 @@ fn copilot_preset_end_to_end_documentation_based() {
 fn aider_preset_end_to_end() {
     completes("aider");
     fails("aider");
+    pauses_for_a_rate_limit("aider");
 }
 
 #[test]
