@@ -72,7 +72,7 @@ pub enum StreamFormat {
     Codex,
     /// `gemini --output-format stream-json`.
     Gemini,
-    /// `opencode run --format json`.
+    /// `opencode run --auto --format json`.
     Opencode,
     /// `amp -x --stream-json`: Claude Code's format, usage per message.
     Amp,
