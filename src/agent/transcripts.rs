@@ -204,6 +204,7 @@ mod tests {
             assert!(!transcripts.is_empty(), "{dir} holds no transcripts");
             for path in transcripts {
                 let stem = path.with_extension("");
+                let name = stem.strip_prefix(&root).unwrap_or(&stem).display();
                 let beside = |extension: &str| {
                     let mut name = stem.clone().into_os_string();
                     name.push(format!(".{extension}"));
@@ -215,7 +216,7 @@ mod tests {
                 let want = expected(&read(&expect_path), &expect_path);
                 checked += 1;
                 if let Some(failure) = check(*format, &transcript, &exit, &want) {
-                    failures.push(format!("{}: {failure}", stem.display()));
+                    failures.push(format!("{name}: {failure}"));
                 }
                 // An error the agent reported stands on its own: a clean
                 // exit cannot hide it, unless the exit code was its only sign.
@@ -225,7 +226,7 @@ mod tests {
                         Conclusion::AgentError { .. }
                     )
                 {
-                    failures.push(format!("{}: exit 0 hides the error", stem.display()));
+                    failures.push(format!("{name}: exit 0 hides the error"));
                 }
                 // Auto-detection reaches the same conclusion whenever it
                 // recognises the format from the first non-blank line.
@@ -234,7 +235,7 @@ mod tests {
                 if first.is_some_and(|line| sniff_format(line) == *format)
                     && let Some(failure) = check(StreamFormat::Auto, &padded, &exit, &want)
                 {
-                    failures.push(format!("{} as auto: {failure}", stem.display()));
+                    failures.push(format!("{name} as auto: {failure}"));
                 }
             }
         }
