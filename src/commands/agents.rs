@@ -32,6 +32,8 @@ struct Row {
     /// The option `--model` is passed with, if the CLI has one.
     model_option: Option<&'static str>,
     command_line: String,
+    /// The agent's own files, left out of checkpoints and reverts.
+    scratch: &'static [&'static str],
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -97,6 +99,7 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Row, 
         default,
         model_option: preset.model_flag,
         command_line: spec.command_line(),
+        scratch: preset.scratch,
     })
 }
 

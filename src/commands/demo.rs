@@ -47,6 +47,8 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         ],
         format: StreamFormat::Claude,
         prompt: PromptPassing::Stdin,
+        env: Vec::new(),
+        scratch: Vec::new(),
     };
     let start = super::start::Args {
         change: demo::CHANGE.into(),

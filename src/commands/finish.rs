@@ -76,6 +76,10 @@ pub fn apply(
     state: &mut RunState,
     choice: FinishChoice,
 ) -> Result<(), CommandError> {
+    // The agent's own files (Aider's history) are not unfinished work.
+    if state.settings.agent_command.is_none() {
+        repo.set_scratch(crate::presets::scratch_of(&state.settings.agent));
+    }
     set_aside_unfinished_work(repo, change, state)?;
     match choice {
         FinishChoice::Keep => {

@@ -19,6 +19,7 @@ mod name;
 mod open;
 mod refs;
 mod reset;
+mod scratch;
 mod session;
 mod snapshot;
 mod tree;

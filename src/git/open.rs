@@ -13,6 +13,9 @@ use super::error::{Context, GitFailure};
 pub struct Repo {
     pub(crate) repo: gix::Repository,
     pub(crate) index_cache: std::cell::RefCell<Option<super::index_cache::IndexCache>>,
+    /// The agent's own files, which a run's checkpoints and reverts leave
+    /// alone.
+    pub(crate) scratch: super::scratch::Scratch,
 }
 
 /// Where HEAD points.
@@ -140,6 +143,7 @@ impl Repo {
         Ok(Repo {
             repo,
             index_cache: Default::default(),
+            scratch: Default::default(),
         })
     }
 

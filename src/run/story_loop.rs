@@ -84,7 +84,7 @@ impl StoryLoop {
     ) -> std::io::Result<StoryLoop> {
         let log = EventsLog::open(&run_dir.events_path())?;
         Ok(StoryLoop {
-            repo: Arc::new(Mutex::new(repo)),
+            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
             source: Arc::from(source),
             run_dir,
             state,
