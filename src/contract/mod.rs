@@ -37,6 +37,10 @@
 //! criteria = ["the greeting is friendly"]
 //! agent = "claude"                # or: command = "my-verifier"
 //!
+//! [stories]                       # how task files are read
+//! skip = ["Rollout"]              # more headings that are not work
+//! keep = ["Optional"]             # built-in non-work headings that are work here
+//!
 //! [story."2"]                     # per-story additions
 //! outcome = "bye.txt says goodbye"
 //! acceptance_criteria = ["..."]
@@ -229,6 +233,48 @@ pub struct StoryContract {
     pub max_tokens: Option<u64>,
 }
 
+/// `[stories]`: which sections of a task file are work. Headings are
+/// matched by how their title (without its label) starts, ignoring case.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoriesSettings {
+    /// Headings that are not work, on top of the built-in ones (Success
+    /// Criteria, Notes, Completed, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip: Vec<String>,
+    /// Built-in non-work headings that are work in this repository.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<String>,
+}
+
+impl StoriesSettings {
+    fn is_empty(&self) -> bool {
+        self.skip.is_empty() && self.keep.is_empty()
+    }
+}
+
+/// The `[stories]` settings of `ralph.toml` at the root and, when given, in
+/// the change's directory; lists from both files are joined.
+pub fn stories_settings(
+    workdir: &Path,
+    change_dir: Option<&Path>,
+) -> Result<StoriesSettings, ContractError> {
+    let mut settings = StoriesSettings::default();
+    let mut paths = vec![workdir.join("ralph.toml")];
+    paths.extend(change_dir.map(|dir| dir.join("ralph.toml")));
+    for path in paths {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(ContractError::Read { path, source }),
+        };
+        let file = Contract::parse(&path, &text)?;
+        settings.skip.extend(file.stories.skip);
+        settings.keep.extend(file.stories.keep);
+    }
+    Ok(settings)
+}
+
 /// A contract file, or the merged contract of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -247,6 +293,8 @@ pub struct Contract {
     pub max_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub story: BTreeMap<String, StoryContract>,
+    #[serde(default, skip_serializing_if = "StoriesSettings::is_empty")]
+    pub stories: StoriesSettings,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -367,6 +415,8 @@ impl Contract {
         if other.max_tokens.is_some() {
             self.max_tokens = other.max_tokens;
         }
+        self.stories.skip.extend(other.stories.skip);
+        self.stories.keep.extend(other.stories.keep);
         for (id, story) in other.story {
             let entry = self.story.entry(id).or_default();
             if story.outcome.is_some() {

@@ -11,8 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Checklist, ContextFile, SourceKind, StoriesError, Story, StorySource,
-    checklist_done_instruction, load_checklist, read_context_files, validate_change_name,
+    Checklist, ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource,
+    checklist_done_instruction, load_checklist, read_context_files, section_rules,
+    validate_change_name,
 };
 
 /// Where OpenSpec keeps its changes, relative to the repository root.
@@ -34,6 +35,7 @@ pub struct OpenSpecSource {
     workdir: PathBuf,
     change: String,
     tasks_file: PathBuf,
+    rules: SectionRules,
 }
 
 impl OpenSpecSource {
@@ -55,30 +57,34 @@ impl OpenSpecSource {
             workdir: workdir.to_path_buf(),
             change: change.to_owned(),
             tasks_file,
+            rules: section_rules(workdir, Some(&workdir.join(&dir))),
         })
+    }
+
+    /// Uses `rules` to tell work from other sections.
+    pub fn with_rules(mut self, rules: SectionRules) -> Self {
+        self.rules = rules;
+        self
     }
 
     pub fn change(&self) -> &str {
         &self.change
     }
 
-    /// The stories together with the number of boxes skipped in code fences.
+    /// The stories together with the number of boxes skipped in code
+    /// fences, the warnings and the unreadable lines.
     pub fn parse(&self) -> Result<Checklist, StoriesError> {
-        let (stories, fenced_checkboxes) = self.read()?;
-        Ok(Checklist {
-            stories,
-            fenced_checkboxes,
-        })
+        self.read()
     }
 
-    fn read(&self) -> Result<(Vec<Story>, usize), StoriesError> {
+    fn read(&self) -> Result<Checklist, StoriesError> {
         if !self.workdir.join(&self.tasks_file).is_file() {
             return Err(StoriesError::TasksFileMissing {
                 change: self.change.clone(),
                 path: self.tasks_file.clone(),
             });
         }
-        load_checklist(&self.workdir, &self.tasks_file)
+        load_checklist(&self.workdir, &self.tasks_file, &self.rules)
     }
 }
 
@@ -88,7 +94,11 @@ impl StorySource for OpenSpecSource {
     }
 
     fn load(&self) -> Result<Vec<Story>, StoriesError> {
-        self.read().map(|(stories, _)| stories)
+        self.read().map(|parsed| parsed.stories)
+    }
+
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
+        self.read().map(StorySet::from)
     }
 
     fn tracking_file(&self) -> &Path {
@@ -110,7 +120,7 @@ impl StorySource for OpenSpecSource {
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
-        self.read().map(|(_, fenced)| fenced)
+        self.read().map(|parsed| parsed.fenced_checkboxes)
     }
 }
 
@@ -385,7 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_group_numbers_are_an_error() {
+    fn duplicate_group_numbers_are_renamed_with_a_warning() {
         let repo = openspec_fixture_repo();
         write(
             repo.path(),
@@ -393,10 +403,13 @@ mod tests {
             "## 1. A\n- [ ] a\n## 1. B\n- [ ] b\n",
         );
         let source = OpenSpecSource::new(repo.path(), "tidy-docs").expect("source");
-        let error = source.load().expect_err("duplicate");
+        let set = source.load_set().expect("load");
+        let ids: Vec<&str> = set.stories.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["1", "1-2"]);
         assert!(
-            matches!(&error, StoriesError::DuplicateId { id, .. } if id == "1"),
-            "{error}"
+            set.warnings[0].message.contains("\"1-2\""),
+            "{}",
+            set.warnings[0]
         );
     }
 
