@@ -648,14 +648,14 @@ fn strip_dash(text: &str) -> &str {
     text.trim_start_matches(['-', '–', '—']).trim_start()
 }
 
-/// A slug of a title: lower-case words joined by `-`, at most 48 bytes.
+/// A slug of a title: lower-case words joined by `-`, at most 40 bytes.
 fn slug(title: &str) -> String {
     let mut out = String::new();
     for word in title
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
-        if out.len() + word.len() > 48 && !out.is_empty() {
+        if out.len() + word.len() > 40 && !out.is_empty() {
             break;
         }
         if !out.is_empty() {

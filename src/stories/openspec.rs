@@ -16,6 +16,8 @@ use super::{
     validate_change_name,
 };
 
+/// Where OpenSpec keeps everything, relative to the repository root.
+const OPENSPEC_DIR: &str = "openspec";
 /// Where OpenSpec keeps its changes, relative to the repository root.
 pub const CHANGES_DIR: &str = "openspec/changes";
 /// The task list of a change.
@@ -105,6 +107,11 @@ impl StorySource for OpenSpecSource {
         &self.tasks_file
     }
 
+    /// The proposal, the design, the delta specs, any other markdown the
+    /// change holds (e.g. task details in a sub-folder), then the project's
+    /// conventions (`openspec/project.md`, or `openspec/config.yaml` when
+    /// there is none), within the context budget: the change's own files
+    /// come first, so the project file is the first to be cut.
     fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError> {
         let dir = change_dir(&self.change);
         let mut files = vec![dir.join("proposal.md"), dir.join("design.md")];
@@ -112,6 +119,17 @@ impl StorySource for OpenSpecSource {
         collect_markdown(&self.workdir, &dir.join("specs"), &mut specs)?;
         specs.sort();
         files.extend(specs);
+        let mut others = Vec::new();
+        collect_markdown(&self.workdir, &dir, &mut others)?;
+        others.retain(|path| !files.contains(path) && *path != self.tasks_file);
+        others.sort();
+        files.extend(others);
+        let project = Path::new(OPENSPEC_DIR).join("project.md");
+        if self.workdir.join(&project).is_file() {
+            files.push(project);
+        } else {
+            files.push(Path::new(OPENSPEC_DIR).join("config.yaml"));
+        }
         read_context_files(&self.workdir, &files)
     }
 
@@ -339,6 +357,7 @@ mod tests {
                 "openspec/changes/add-greeting/design.md",
                 "openspec/changes/add-greeting/specs/alpha/spec.md",
                 "openspec/changes/add-greeting/specs/greeting/spec.md",
+                "openspec/config.yaml",
             ]
         );
         assert_eq!(
@@ -356,7 +375,13 @@ mod tests {
         let source = OpenSpecSource::new(repo.path(), "tidy-docs").expect("source");
         let files = source.context_files().expect("context");
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["openspec/changes/tidy-docs/proposal.md"]);
+        assert_eq!(
+            paths,
+            [
+                "openspec/changes/tidy-docs/proposal.md",
+                "openspec/config.yaml"
+            ]
+        );
     }
 
     #[test]
