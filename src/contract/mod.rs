@@ -81,6 +81,10 @@ negative_patterns = ["TODO", "FIXME"]
 criteria = ["errors are reported, not swallowed"]
 agent = "claude"                # or: command = "my-verifier"
 
+[stories]                       # which sections of the task file are work
+skip = ["Rollout"]              # headings that are not work, besides the built-in ones
+keep = ["Optional"]             # built-in non-work headings that are work here
+
 [story."2"]                     # per-story additions, keyed by story id
 outcome = "bye.txt says goodbye"
 acceptance_criteria = ["the farewell is polite"]
@@ -634,5 +638,32 @@ command = "test -s bye.txt"
         assert!(contract.violation(&rules, &["spec/x.md".into()]).is_some());
         let why = contract.violation(&rules, &["ralph.toml".into()]).unwrap();
         assert!(why.contains("contract file"), "{why}");
+    }
+
+    #[test]
+    fn stories_table_is_read_joined_and_strict() {
+        let dir = tempfile::tempdir().unwrap();
+        let change = dir.path().join("openspec/changes/x");
+        std::fs::create_dir_all(&change).unwrap();
+        std::fs::write(
+            dir.path().join("ralph.toml"),
+            "[stories]\nskip = [\"Rollout\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            change.join("ralph.toml"),
+            "[stories]\nkeep = [\"Optional\"]\n",
+        )
+        .unwrap();
+        let settings = stories_settings(dir.path(), Some(&change)).unwrap();
+        assert_eq!(settings.skip, ["Rollout"]);
+        assert_eq!(settings.keep, ["Optional"]);
+        let contract = Contract::assemble(dir.path(), Some(&change), &[], &[], None).unwrap();
+        assert_eq!(contract.stories, settings);
+
+        for bad in ["[stories]\nskips = [\"x\"]\n", "[stories]\nskip = \"x\"\n"] {
+            let err = Contract::parse(Path::new("ralph.toml"), bad).unwrap_err();
+            assert!(err.to_string().contains("ralph.toml"), "{err}");
+        }
     }
 }

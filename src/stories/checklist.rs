@@ -31,11 +31,11 @@
 //!   skipped section that held boxes is reported as a warning.
 //! - The id is the label the author wrote: `## 3. Docs` and `## 3) Docs` give
 //!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`,
-//!   `### P0.1 - Stdlib` gives `P0.1`. A heading without a label gets a slug
-//!   of its title (`## High Priority` gives `high-priority`). Both depend
-//!   only on the heading's own text, so ids do not move when the agent ticks
-//!   boxes or a section is added elsewhere. A repeated id gets `-2`, `-3`…
-//!   and a warning.
+//!   `### P0.1 - Stdlib` gives `P0.1`. A heading without a label takes its
+//!   1-based position among the file's headings (the title aside, sections
+//!   without boxes included), or `section-N` when a label already took that
+//!   number. Ticking or adding boxes never moves an id. A repeated label
+//!   gets `-2`, `-3`… and a warning.
 //! - A lone level-one heading at the top is the document's title, not a
 //!   section. Boxes before the first section form a story of their own
 //!   ([`PREAMBLE_ID`]); a file where no section holds boxes is a flat to-do
@@ -648,24 +648,6 @@ fn strip_dash(text: &str) -> &str {
     text.trim_start_matches(['-', '–', '—']).trim_start()
 }
 
-/// A slug of a title: lower-case words joined by `-`, at most 40 bytes.
-fn slug(title: &str) -> String {
-    let mut out = String::new();
-    for word in title
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        if out.len() + word.len() > 40 && !out.is_empty() {
-            break;
-        }
-        if !out.is_empty() {
-            out.push('-');
-        }
-        out.extend(word.chars().flat_map(char::to_lowercase));
-    }
-    out
-}
-
 struct Heading<'a> {
     level: usize,
     text: &'a str,
@@ -803,6 +785,22 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
     }
     let is_story =
         |h: &Heading<'_>| !h.skipped && (!h.tasks.is_empty() || !h.unreadable.is_empty());
+    // An unlabelled section's id is its position among the file's headings
+    // (the title aside), counting those without boxes too, so it stays put
+    // when boxes are ticked or added.
+    let mut positions = vec![0; headings.len()];
+    let mut position = 0;
+    for (index, slot) in positions.iter_mut().enumerate() {
+        if Some(index) != title_heading {
+            position += 1;
+            *slot = position;
+        }
+    }
+    let labels: std::collections::HashSet<String> = headings
+        .iter()
+        .filter(|h| is_story(h))
+        .filter_map(|h| heading_label(h.text).map(|(id, _)| id))
+        .collect();
     for (index, heading) in headings.iter().enumerate() {
         if Some(index) == title_heading {
             continue;
@@ -835,12 +833,15 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
         }
         let (id, title) = match heading_label(heading.text) {
             Some((id, title)) => (id, title),
-            None => (slug(heading.text), heading.text.to_owned()),
-        };
-        let id = if id.is_empty() {
-            format!("section-{}", heading.line + 1)
-        } else {
-            id
+            None => {
+                let id = positions[index].to_string();
+                let id = if labels.contains(&id) {
+                    format!("section-{id}")
+                } else {
+                    id
+                };
+                (id, heading.text.to_owned())
+            }
         };
         let title = if title.is_empty() {
             format!("Story {id}")

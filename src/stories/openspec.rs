@@ -370,6 +370,29 @@ mod tests {
     }
 
     #[test]
+    fn context_adds_other_change_files_and_the_project_file() {
+        let repo = openspec_fixture_repo();
+        write(
+            repo.path(),
+            "openspec/changes/add-greeting/tasks/details.md",
+            "detail",
+        );
+        write(repo.path(), "openspec/project.md", "# Conventions\n");
+        let source = OpenSpecSource::new(repo.path(), "add-greeting").expect("source");
+        let files = source.context_files().expect("context");
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            &paths[paths.len() - 2..],
+            [
+                "openspec/changes/add-greeting/tasks/details.md",
+                "openspec/project.md"
+            ],
+            "project.md is preferred over config.yaml"
+        );
+        assert!(!paths.iter().any(|p| p.ends_with("/tasks.md")));
+    }
+
+    #[test]
     fn context_skips_missing_optional_files() {
         let repo = openspec_fixture_repo();
         let source = OpenSpecSource::new(repo.path(), "tidy-docs").expect("source");

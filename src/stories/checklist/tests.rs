@@ -118,17 +118,9 @@ fn preamble_boxes_and_unnumbered_headings() {
                 "Preamble".to_owned(),
                 vec![t("before", false, 2)]
             ),
-            (
-                "setup".to_owned(),
-                "Setup".to_owned(),
-                vec![t("a", true, 4)]
-            ),
+            ("1".to_owned(), "Setup".to_owned(), vec![t("a", true, 4)]),
             ("7".to_owned(), "Seven".to_owned(), vec![t("b", false, 8)]),
-            (
-                "last".to_owned(),
-                "Last".to_owned(),
-                vec![t("c", false, 10)]
-            ),
+            ("4".to_owned(), "Last".to_owned(), vec![t("c", false, 10)]),
         ]
     );
 }
@@ -351,7 +343,7 @@ fn issue_11_stories_are_the_sections_holding_the_boxes() {
             row("phase-1", "Setup", 1, 1),
             row("phase-2", "Build", 0, 1),
             row("2.1", "2.1 Detail", 0, 1),
-            row("other", "Other", 0, 1),
+            row("5", "Other", 0, 1),
         ]
     );
 }
@@ -363,7 +355,7 @@ fn issue_11_non_work_sections_are_skipped_and_adjustable() {
     let text = "## 1. Build\n- [ ] a\n## Success Criteria (UPDATED)\n- [ ] all green\n## Status Legend\n- [ ] open\n- [x] done\n## Summary Checklist\n### Tests\n- [x] t\n## Optional\n- [ ] nice\n## Completed\n- [x] old\n## Rollout\n- [ ] ship\n";
     let parsed = parse(text);
     let ids: Vec<&str> = parsed.stories.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["1", "rollout"]);
+    assert_eq!(ids, ["1", "8"]);
     let skipped: Vec<Option<usize>> = parsed
         .warnings
         .iter()
@@ -380,7 +372,7 @@ fn issue_11_non_work_sections_are_skipped_and_adjustable() {
     };
     let adjusted = parse_with(text, &rules);
     let ids: Vec<&str> = adjusted.stories.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["1", "optional"]);
+    assert_eq!(ids, ["1", "6"]);
 }
 
 #[test]
@@ -422,14 +414,24 @@ fn issue_11_ids_come_from_the_heading_label() {
             row("P0.1", "Stdlib", 0, 1),
             row("7.2", "7.2 清理", 0, 1),
             row("tier-1b", "Extra", 0, 1),
-            row("high-priority", "High Priority", 0, 1),
+            row("9", "High Priority", 0, 1),
         ]
     );
-    // Ticking and adding a section elsewhere leave every id where it was.
+    // Ticking and adding boxes leave every id where it was.
     let before: Vec<String> = parse(text).stories.into_iter().map(|s| s.id).collect();
-    let changed = format!("## Intro\n- [ ] new\n{}", tick(text, 2));
+    let changed = tick(text, 2).replace("- [ ] i\n", "- [ ] i\n- [ ] j\n");
     let after: Vec<String> = parse(&changed).stories.into_iter().map(|s| s.id).collect();
-    assert_eq!(after[1..], before[..]);
+    assert_eq!(after, before);
+}
+
+#[test]
+fn issue_11_positions_never_take_a_label() {
+    let ids: Vec<String> = parse("## Setup\n- [ ] a\n## 1. One\n- [ ] b\n")
+        .stories
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, ["section-1", "1"]);
 }
 
 #[test]
