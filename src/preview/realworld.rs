@@ -516,7 +516,8 @@ fn issue_11_realworld_scorer_rejects_wrong_expectations() {
 }
 
 /// Prints how each item was read, for a person checking the scorer:
-/// `cargo test --lib realworld_outline -- --ignored --nocapture`.
+/// `cargo test --lib realworld_outline -- --ignored --nocapture`; with
+/// `REALWORLD_PROMPT=<item>`, also that item's first prompt.
 #[test]
 #[ignore]
 fn realworld_outline() {
@@ -534,6 +535,9 @@ fn realworld_outline() {
                 }
                 for w in &preview.warnings {
                     println!("  warning: {w}");
+                }
+                if std::env::var("REALWORLD_PROMPT").is_ok_and(|wanted| wanted == *key) {
+                    println!("{}", preview.prompt.as_deref().unwrap_or("(no prompt)"));
                 }
             }
             Err(error) => println!("  refused: {error}"),

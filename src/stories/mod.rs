@@ -657,7 +657,7 @@ pub(crate) fn check_unique_ids(path: &Path, stories: &[Story]) -> Result<(), Sto
 /// The same wording for every checklist-backed source.
 pub(crate) fn checklist_done_instruction(tracking_file: &Path, story: &Story) -> String {
     format!(
-        "tick each box of story {} (\"{}\") in {} (`[ ]` -> `[x]`) as you finish it",
+        "tick each box of story {} (\"{}\") in {} (`[ ]` or `[~]` -> `[x]`) as you finish it",
         story.id,
         story.title,
         slash_path(tracking_file)
