@@ -758,21 +758,23 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
         headings[index].skipped = inherited || rules.is_skipped(&own_title);
     }
 
+    let mut warnings = unreadable_warnings(&checklist.unreadable);
+    warnings.extend(skipped_warnings(&headings));
     let any_section_work = headings
         .iter()
         .enumerate()
-        .any(|(index, h)| Some(index) != title_heading && !h.tasks.is_empty());
+        .any(|(index, h)| Some(index) != title_heading && !h.skipped && !h.tasks.is_empty());
     if !any_section_work {
         checklist.stories = flat_stories(&lines, &preamble, title_heading.map(|t| &headings[t]));
         attach_orphans(&mut checklist.stories, preamble_unreadable);
-        for heading in &headings {
+        for heading in headings.iter().filter(|h| !h.skipped) {
             attach_orphans(&mut checklist.stories, heading.unreadable.clone());
         }
-        checklist.warnings = unreadable_warnings(&checklist.unreadable);
+        warnings.sort_by_key(|w| w.line);
+        checklist.warnings = warnings;
         return checklist;
     }
 
-    let mut warnings = unreadable_warnings(&checklist.unreadable);
     let mut stories: Vec<Story> = Vec::new();
     if !preamble.is_empty() || !preamble_unreadable.is_empty() {
         let tasks = preamble
@@ -806,26 +808,6 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
             continue;
         }
         if heading.skipped {
-            let boxes = heading.tasks.len();
-            let own = heading.parent.is_none_or(|p| !headings[p].skipped);
-            if boxes > 0 || (own && subtree_boxes(&headings, index) > 0) {
-                let count = if own {
-                    subtree_boxes(&headings, index)
-                } else {
-                    boxes
-                };
-                if own {
-                    warnings.push(Warning {
-                        line: Some(heading.line + 1),
-                        kind: WarningKind::SkippedSection,
-                        message: format!(
-                            "section \"{}\" is not read as work ({count} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
-                            heading.text,
-                            if count == 1 { "" } else { "es" }
-                        ),
-                    });
-                }
-            }
             continue;
         }
         if !is_story(heading) {
@@ -859,6 +841,32 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
     checklist.stories = stories;
     checklist.warnings = warnings;
     checklist
+}
+
+/// One warning per skipped section that held boxes (its sub-sections'
+/// included), at the outermost skipped heading.
+fn skipped_warnings(headings: &[Heading<'_>]) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    for (index, heading) in headings.iter().enumerate() {
+        let outermost = heading.parent.is_none_or(|p| !headings[p].skipped);
+        if !heading.skipped || !outermost {
+            continue;
+        }
+        let count = subtree_boxes(headings, index);
+        if count == 0 {
+            continue;
+        }
+        warnings.push(Warning {
+            line: Some(heading.line + 1),
+            kind: WarningKind::SkippedSection,
+            message: format!(
+                "section \"{}\" is not read as work ({count} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
+                heading.text,
+                if count == 1 { "" } else { "es" }
+            ),
+        });
+    }
+    warnings
 }
 
 fn subtree_boxes(headings: &[Heading<'_>], index: usize) -> usize {

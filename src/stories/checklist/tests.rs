@@ -477,3 +477,14 @@ fn issue_11_long_sections_are_cut_with_a_note() {
     assert!(section.text.len() <= SECTION_LIMIT + 200);
     assert!(section.text.contains("[cut: "), "the cut is said");
 }
+
+#[test]
+fn issue_11_a_list_whose_only_sections_are_not_work_stays_a_flat_list() {
+    let parsed = parse("# TODO\n- [ ] a\n- [ ] b\n## Notes\n- [ ] remember\n");
+    assert_eq!(
+        ids_and_counts(&parsed),
+        vec![row("1", "a", 0, 1), row("2", "b", 0, 1)]
+    );
+    assert_eq!(parsed.warnings.len(), 1);
+    assert_eq!(parsed.warnings[0].kind, WarningKind::SkippedSection);
+}
