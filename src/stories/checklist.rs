@@ -825,10 +825,11 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
                 (id, heading.text.to_owned())
             }
         };
-        let title = if title.is_empty() {
-            format!("Story {id}")
-        } else {
-            title
+        // A heading that is only a label ("## Phase 2") is its own title.
+        let title = match (title.is_empty(), heading.text.is_empty()) {
+            (false, _) => title,
+            (true, false) => heading.text.to_owned(),
+            (true, true) => format!("Story {id}"),
         };
         let tasks = heading.tasks.iter().map(|(task, _)| task.clone()).collect();
         let mut story = Story::from_tasks(id, title, tasks);

@@ -488,3 +488,17 @@ fn issue_11_a_list_whose_only_sections_are_not_work_stays_a_flat_list() {
     assert_eq!(parsed.warnings.len(), 1);
     assert_eq!(parsed.warnings[0].kind, WarningKind::SkippedSection);
 }
+
+#[test]
+fn issue_11_a_heading_that_is_only_a_label_is_its_own_title() {
+    assert_eq!(
+        ids_and_counts(&parse(
+            "## Phase 2\n- [ ] a\n### 3.\n- [ ] b\n##\n- [ ] c\n"
+        )),
+        vec![
+            row("phase-2", "Phase 2", 0, 1),
+            row("3", "3.", 0, 1),
+            row("section-3", "Story section-3", 0, 1),
+        ]
+    );
+}
