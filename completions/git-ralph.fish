@@ -72,9 +72,12 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d 'Show the stories as read, any warnings, and the first prompt exactly as the agent would receive it; change nothing (with --json: one object)'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l all -d 'List every run, the earlier ones kept in history included'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
