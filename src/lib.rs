@@ -7,6 +7,7 @@
 //! and `ui` alone renders.
 
 pub mod agent;
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -31,6 +32,8 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
+        Command::Log(args) => commands::log::run(args),
+        Command::Show(args) => commands::show::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),

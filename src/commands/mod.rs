@@ -6,6 +6,8 @@ pub mod agents;
 pub mod demo;
 pub mod finish;
 pub mod hook;
+pub mod log;
+pub mod show;
 pub mod start;
 pub mod status;
 
