@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
+        Command::Watch(args) => commands::watch::run(args),
         Command::Log(args) => commands::log::run(args),
         Command::Show(args) => commands::show::run(args),
         Command::Abort(args) => commands::abort::run(args),

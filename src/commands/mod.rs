@@ -10,6 +10,7 @@ pub mod log;
 pub mod show;
 pub mod start;
 pub mod status;
+pub mod watch;
 
 use std::path::Path;
 

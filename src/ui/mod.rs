@@ -9,6 +9,7 @@ mod console_view;
 mod finish_menu;
 mod keys;
 pub mod transcript;
+pub mod tui;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
