@@ -214,10 +214,22 @@ impl EventsIndex {
     /// Index the lines appended since the last call. Returns the milestones
     /// found, as offsets into `milestones`.
     pub fn update(&mut self, file: &File) -> std::io::Result<std::ops::Range<usize>> {
+        self.update_until(file, u64::MAX)
+    }
+
+    /// [`EventsIndex::update`], for the lines that start before `limit`.
+    pub fn update_until(
+        &mut self,
+        file: &File,
+        limit: u64,
+    ) -> std::io::Result<std::ops::Range<usize>> {
         let first_new = self.milestones.len();
         let spans = &mut self.spans;
         let milestones = &mut self.milestones;
-        self.indexed = scan_lines(file, self.indexed, |offset, len, head| {
+        let end = scan_lines(file, self.indexed, |offset, len, head| {
+            if offset >= limit {
+                return;
+            }
             let Some(head) = line_head(head) else {
                 return;
             };
@@ -245,6 +257,7 @@ impl EventsIndex {
                 }),
             }
         })?;
+        self.indexed = end.min(limit.max(self.indexed));
         Ok(first_new..self.milestones.len())
     }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use follow::Follower;
+pub use follow::{Follower, Opened};
 pub use index::{
     AttemptSpan, EventsIndex, LineHead, file_len, line_head, read_events, read_events_where,
     read_record, read_transcript_tail,

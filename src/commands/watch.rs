@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::audit::{self, Follower, RunDetails};
+use crate::events::Event;
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
 use crate::state::{ask_to_stop, lock_holder};
@@ -42,30 +43,49 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     };
     let live = !found.history && holder().is_some();
 
-    let (mut follower, records, skipped) = Follower::open(&found.dir.events_path())?;
+    let opened = Follower::open(&found.dir.events_path())?;
+    let mut follower = opened.follower;
     let mut app = App::new(Mode::Watch { live }, &state.change);
     app.apply_state(&state);
-    for record in &records {
+    for record in &opened.records {
         app.apply(record);
     }
     app.apply_state(&state);
-    for (story, attempt, bytes) in skipped {
-        if let Some(item) = app
+    if opened.cut
+        && let Some((story, attempt)) =
+            opened
+                .records
+                .iter()
+                .find_map(|record| match &record.event {
+                    Event::StoryEvent {
+                        story_id, attempt, ..
+                    } => Some((story_id.clone(), *attempt)),
+                    _ => None,
+                })
+        && let Some(item) = app
             .stories
             .iter_mut()
             .find(|s| s.id == story)
             .and_then(|s| s.attempts.iter_mut().find(|a| a.number == attempt))
-        {
-            item.output.skipped_bytes = bytes;
-        }
+    {
+        item.output.skipped_bytes = 1;
     }
 
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (requests_tx, mut requests_rx) = mpsc::unbounded_channel();
-    let follow = live.then(|| {
+    let follow = {
         let lock_path = lock_path.clone();
         let change = change.clone();
         std::thread::spawn(move || {
+            // Older attempts, off the screen's path.
+            for record in follower.backfill().unwrap_or_default() {
+                if events_tx.send(record).is_err() {
+                    return;
+                }
+            }
+            if !live {
+                return;
+            }
             loop {
                 let alive = lock_holder(&lock_path).is_some_and(|(_, c)| c == change);
                 let Ok(records) = follower.poll() else { break };
@@ -80,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
                 std::thread::sleep(POLL);
             }
         })
-    });
+    };
     let stopper = std::thread::spawn(move || {
         while let Some(request) = requests_rx.blocking_recv() {
             if request == UiRequest::StopRun
