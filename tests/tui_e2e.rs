@@ -202,3 +202,186 @@ fn show_prints_prompt_transcript_diff_and_checks_of_one_attempt() {
     );
     assert_eq!(snapshot(&repo), before, "show changed nothing");
 }
+
+/// A tmux server of the test's own, driving one pane.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None` (and a message) when tmux is not installed.
+    fn start(repo: &TestRepo, command: &str) -> Option<Tmux> {
+        if std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
+            eprintln!("tmux is not installed: skipping the terminal test");
+            return None;
+        }
+        let socket = format!(
+            "git-ralph-test-{}-{}",
+            std::process::id(),
+            repo.root.file_name().unwrap().to_string_lossy()
+        );
+        let tmux = Tmux { socket };
+        let mut cmd = tmux.command();
+        repo.lock(&mut cmd);
+        cmd.env("LC_ALL", "C.UTF-8").env_remove("NO_COLOR");
+        cmd.args(["new-session", "-d", "-x", "100", "-y", "30", "-c"])
+            .arg(&repo.root)
+            .arg(command);
+        let output = cmd.output().expect("tmux runs");
+        assert!(output.status.success(), "{}", stderr(&output));
+        Some(tmux)
+    }
+
+    fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new("tmux");
+        cmd.args(["-u", "-L", &self.socket]);
+        cmd
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let output = self
+            .command()
+            .args(["capture-pane", "-p", "-t", "0"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Wait until the screen shows `text`.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the screen never showed {text:?}:\n{screen}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").status();
+    }
+}
+
+/// The background loop, killed if the test fails before it ends.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[test]
+fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nsay Story two is thinking.\nsleep 60\n",
+            finish_story("1")
+        ),
+    );
+    let mut loop_process = Background(
+        start_command(&repo, &agent, &["--on-finish", "keep"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("git ralph start runs"),
+    );
+    // Wait until story 2 is under way.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !fs::read_to_string(run_dir(&repo).join("events.jsonl"))
+        .unwrap_or_default()
+        .contains("Story two is thinking")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "story 2 never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let Some(tmux) = Tmux::start(
+        &repo,
+        &format!(
+            "{} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(binary)
+        ),
+    ) else {
+        return;
+    };
+    let screen = tmux.wait_for("Story two is thinking");
+    assert!(screen.contains("running"), "{screen}");
+    assert!(screen.contains("2. Farewell"), "{screen}");
+    assert!(
+        screen.contains("s stop"),
+        "a live run can be stopped:\n{screen}"
+    );
+
+    // Story 1's output, after it is done.
+    tmux.keys(&["k"]);
+    let screen = tmux.wait_for("Story one: greeting written.");
+    assert!(screen.contains("complete"), "{screen}");
+    // Its prompt, one tab on.
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("## Story 1: Greeting");
+    tmux.keys(&["?"]);
+    tmux.wait_for("pick an attempt of the story");
+    tmux.keys(&["Escape"]);
+
+    // s asks the loop to stop; it stops gracefully and the run is resumable.
+    tmux.keys(&["s"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = loop_process.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the loop did not stop"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(130), "stopped by the user");
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    assert_eq!(run["reason"], "stopped");
+
+    // q leaves, and the terminal is given back.
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("watch-exited-0");
+    assert!(
+        !screen.contains("Stories"),
+        "the alternate screen is gone:\n{screen}"
+    );
+    repo.assert_fsck_clean();
+}

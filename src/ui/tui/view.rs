@@ -575,7 +575,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
 
 /// The keys, for the help overlay and the documentation.
 pub const KEYS: &[(&str, &str)] = &[
-    ("↑ ↓  k j", "pick a story"),
+    ("Up Down  k j", "pick a story"),
     ("[ ]", "pick an attempt of the story"),
     (
         "Tab  Shift-Tab",
@@ -587,7 +587,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/  n  N", "search the output; next, previous match"),
     (
         "q",
-        "stop the run (three times within 3 s: force quit); in watch: leave",
+        "stop the run; 3 times within 3 s: force quit (watch: leave)",
     ),
     ("s", "watch: ask the running loop to stop"),
     ("?", "this help; any key closes it"),
