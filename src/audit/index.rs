@@ -153,24 +153,18 @@ pub fn read_events_where(
         Err(err) => return Err(err),
     };
     let start = next_line_start(&file, from)?;
-    let mut wanted = Vec::new();
-    // Collect offsets a chunk at a time, so output streams out as it is found.
-    let mut flush = |wanted: &mut Vec<(u64, u64)>| {
-        for (offset, len) in wanted.drain(..) {
-            if let Some(record) = read_record(&file, offset, len) {
-                on_record(record);
-            }
-        }
-    };
+    // Each wanted line is read and handed on as soon as it is found, so
+    // memory holds one line at a time.
     scan_lines(&file, start, |offset, len, head| {
         if offset >= to {
             return;
         }
-        if line_head(head).is_some_and(|head| want(&head)) {
-            wanted.push((offset, len));
+        if line_head(head).is_some_and(|head| want(&head))
+            && let Some(record) = read_record(&file, offset, len)
+        {
+            on_record(record);
         }
     })?;
-    flush(&mut wanted);
     Ok(())
 }
 

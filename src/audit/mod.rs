@@ -227,8 +227,6 @@ pub struct AttemptDetail {
     pub record: TrailAttempt,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<Vec<AgentEvent>>,
     /// The attempt against its checkpoint, as a unified patch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -256,7 +254,9 @@ impl Parts {
     }
 }
 
-/// Read back one attempt: only what `parts` asks for.
+/// Read back one attempt: only what `parts` asks for. The transcript, which
+/// may be gigabytes, is not read here but streamed with
+/// [`RunFiles::each_transcript_event`].
 pub fn attempt_detail(
     repo: &Repo,
     found: &FoundRun,
@@ -272,11 +272,6 @@ pub fn attempt_detail(
         title: story.title.clone(),
         record: TrailAttempt::from(record),
         prompt: parts.prompt.then(|| files.prompt(record)).flatten(),
-        transcript: if parts.transcript {
-            Some(files.transcript(&story.id, record.attempt)?)
-        } else {
-            None
-        },
         diff: if parts.diff {
             Some(attempt_patch(repo, record).unwrap_or_default())
         } else {
@@ -318,9 +313,13 @@ impl RunFiles {
     }
 
     /// Every agent event of the attempt, read line by line from
-    /// `events.jsonl` (never the whole file at once).
-    pub fn transcript(&self, story: &str, attempt: u32) -> Result<Vec<AgentEvent>, AuditError> {
-        let mut events = Vec::new();
+    /// `events.jsonl` and handed to `on_event` one at a time.
+    pub fn each_transcript_event(
+        &self,
+        story: &str,
+        attempt: u32,
+        mut on_event: impl FnMut(AgentEvent),
+    ) -> Result<(), AuditError> {
         let want = |head: &LineHead| {
             head.is_output()
                 && head.story.as_deref() == Some(story)
@@ -335,14 +334,13 @@ impl RunFiles {
                 && story_id == story
                 && n == attempt
             {
-                events.push(event);
+                on_event(event);
             }
         })
         .map_err(|source| AuditError::Io {
             path: self.dir.events_path(),
             source,
-        })?;
-        Ok(events)
+        })
     }
 
     /// The checks of the attempt: what passed and failed, with the output

@@ -51,10 +51,15 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         parts = Parts::all();
     }
     let detail = audit::attempt_detail(&repo, &found, &state, story, record, parts)?;
-    if args.json {
-        ui::print_json(&detail);
-    } else {
-        ui::print_attempt(&detail);
+    let mut printer = ui::AttemptPrinter::new(args.json);
+    printer.head(&detail, parts.transcript);
+    if parts.transcript {
+        audit::RunFiles::new(found.dir.clone()).each_transcript_event(
+            &story.id,
+            record.attempt,
+            |event| printer.event(&event),
+        )?;
     }
+    printer.tail(&detail, parts.transcript);
     Ok(Exit::Success.code())
 }

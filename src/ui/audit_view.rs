@@ -100,9 +100,80 @@ pub fn print_trail(trail: &Trail) {
     ));
 }
 
-/// One attempt, part by part; a part not read is not printed.
-pub fn print_attempt(detail: &AttemptDetail) {
-    let s = Styles::for_term(&Term::stdout());
+/// One attempt for people, part by part, in the order prompt, transcript,
+/// diff, checks; the transcript is streamed between [`AttemptPrinter::head`]
+/// and [`AttemptPrinter::tail`].
+pub struct AttemptPrinter {
+    styles: Styles,
+    json: bool,
+    events: u64,
+}
+
+impl AttemptPrinter {
+    pub fn new(json: bool) -> AttemptPrinter {
+        AttemptPrinter {
+            styles: Styles::for_term(&Term::stdout()),
+            json,
+            events: 0,
+        }
+    }
+
+    /// Everything before the transcript; with `--json`, the object without
+    /// its closing brace.
+    pub fn head(&mut self, detail: &AttemptDetail, transcript: bool) {
+        if self.json {
+            let text = serde_json::to_string_pretty(detail).unwrap_or_else(|_| "{}".into());
+            let open = text.trim_end().trim_end_matches('}').trim_end();
+            out(open);
+            if transcript {
+                out("  ,\"transcript\": [");
+            }
+            return;
+        }
+        print_head(detail, &self.styles);
+        if transcript {
+            section(&self.styles, "transcript");
+        }
+    }
+
+    pub fn event(&mut self, event: &crate::agent::AgentEvent) {
+        self.events += 1;
+        if self.json {
+            if let Ok(line) = serde_json::to_string(event) {
+                let comma = if self.events > 1 { "," } else { "" };
+                out(&format!("    {comma}{line}"));
+            }
+            return;
+        }
+        let s = &self.styles;
+        for (kind, line) in event_lines(event) {
+            match kind {
+                LineKind::ToolCall => out(&s.bold.apply_to(line).to_string()),
+                LineKind::ToolError => out(&s.bad.apply_to(line).to_string()),
+                LineKind::ToolOutput | LineKind::Summary => out(&s.dim.apply_to(line).to_string()),
+                LineKind::Message => out(&line),
+            }
+        }
+    }
+
+    /// Everything after the transcript.
+    pub fn tail(&mut self, detail: &AttemptDetail, transcript: bool) {
+        if self.json {
+            if transcript {
+                out("  ]");
+            }
+            out("}");
+            return;
+        }
+        print_tail(detail, &self.styles);
+    }
+}
+
+fn section(s: &Styles, name: &str) {
+    out(&format!("\n{}", s.bold.apply_to(format!("── {name} ──"))));
+}
+
+fn print_head(detail: &AttemptDetail, s: &Styles) {
     let a = &detail.record;
     out(&format!(
         "{} {}/{} · {} · {}{} · {} · {} tokens · ${:.2}",
@@ -119,28 +190,15 @@ pub fn print_attempt(detail: &AttemptDetail) {
         a.input_tokens + a.output_tokens,
         a.cost_usd
     ));
-    let section = |name: &str| out(&format!("\n{}", s.bold.apply_to(format!("── {name} ──"))));
     if let Some(prompt) = &detail.prompt {
-        section("prompt");
+        section(s, "prompt");
         out(prompt.trim_end());
     }
-    if let Some(events) = &detail.transcript {
-        section("transcript");
-        for event in events {
-            for (kind, line) in event_lines(event) {
-                match kind {
-                    LineKind::ToolCall => out(&s.bold.apply_to(line).to_string()),
-                    LineKind::ToolError => out(&s.bad.apply_to(line).to_string()),
-                    LineKind::ToolOutput | LineKind::Summary => {
-                        out(&s.dim.apply_to(line).to_string())
-                    }
-                    LineKind::Message => out(&line),
-                }
-            }
-        }
-    }
+}
+
+fn print_tail(detail: &AttemptDetail, s: &Styles) {
     if let Some(diff) = &detail.diff {
-        section("diff");
+        section(s, "diff");
         if diff.is_empty() {
             out("(no change)");
         }
@@ -156,7 +214,7 @@ pub fn print_attempt(detail: &AttemptDetail) {
         }
     }
     if let Some(checks) = &detail.checks {
-        section("checks");
+        section(s, "checks");
         if checks.is_empty() {
             out("(no checks ran)");
         }

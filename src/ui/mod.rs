@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use console::{Style, Term};
 
-pub use audit_view::{duration, outcome_word, print_attempt, print_json, print_trail};
+pub use audit_view::{AttemptPrinter, duration, outcome_word, print_json, print_trail};
 pub use console_view::ConsoleView;
 pub use finish_menu::{FinishChoice, ask_finish};
 pub use keys::KeyListener;
