@@ -136,3 +136,48 @@ pub fn list_all(ralph_dir: &Path, lock_holder: Option<&str>) -> Vec<RunSummary> 
     }));
     runs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("state.json"), "{}").unwrap();
+    }
+
+    #[test]
+    fn a_change_without_a_live_run_falls_back_to_its_latest_history_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ralph = tmp.path();
+        run(&ralph.join("history/greet-100"));
+        run(&ralph.join("history/greet-900"));
+        run(&ralph.join("history/greet-2-500"));
+        let found = find_run(ralph, Some("greet")).unwrap();
+        assert_eq!(found.label, "history/greet-900");
+        assert!(found.history);
+        assert_eq!(
+            find_run(ralph, Some("history/greet-100")).unwrap().label,
+            "history/greet-100"
+        );
+        assert_eq!(find_run(ralph, None).unwrap().label, "history/greet-900");
+
+        run(&ralph.join("greet"));
+        let found = find_run(ralph, Some("greet")).unwrap();
+        assert_eq!(found.label, "greet", "the live run comes first");
+        assert!(!found.history);
+        assert!(matches!(
+            find_run(ralph, Some("other")),
+            Err(AuditError::NoSuchRun(_))
+        ));
+        assert!(matches!(
+            find_run(ralph, Some("history/../greet")),
+            Err(AuditError::NoSuchRun(_))
+        ));
+        run(&ralph.join("other"));
+        assert!(matches!(
+            find_run(ralph, None),
+            Err(AuditError::Ambiguous(_))
+        ));
+    }
+}
