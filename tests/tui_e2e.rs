@@ -357,6 +357,12 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
     tmux.keys(&["?"]);
     tmux.wait_for("pick an attempt of the story");
     tmux.keys(&["Escape"]);
+    // An Escape directly followed by a key would read as Alt and that key.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tmux.screen().contains("pick an attempt of the story") {
+        assert!(std::time::Instant::now() < deadline, "the help stayed open");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     // s asks the loop to stop; it stops gracefully and the run is resumable.
     tmux.keys(&["s"]);
