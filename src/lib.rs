@@ -8,6 +8,7 @@
 //! domain to the command line; `ui` alone prints.
 
 pub mod agent;
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -35,6 +36,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
+        Command::Watch(args) => commands::watch::run(args),
+        Command::Log(args) => commands::log::run(args),
+        Command::Show(args) => commands::show::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),

@@ -294,6 +294,25 @@ fn prompt_section() -> Section {
     }
 }
 
+fn keys_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "The loop screen shows the run: a header with the change, branch, story n/N, attempt \
+         n/max, elapsed time, tokens, cost and agent; the stories with their state and attempts \
+         on the left; the selected attempt on the right, in the views Output (the agent's \
+         messages and tool calls, in full), Prompt, Diff (against the checkpoint it started \
+         from), Checks and Events. The keys:",
+    );
+    for (key, meaning) in git_ralph::ui::tui::KEYS {
+        term(&mut roff, key, meaning);
+    }
+    Section {
+        title: "KEYS",
+        roff,
+    }
+}
+
 fn contract_section() -> Section {
     let mut roff = Roff::new();
     paragraph(
@@ -472,6 +491,9 @@ fn man_pages() -> Vec<(PathBuf, String)> {
             extra.push(configuration_section());
             extra.push(prompt_section());
             extra.push(contract_section());
+        }
+        if name == "watch" {
+            extra.push(keys_section());
         }
         extra.push(files_section());
         extra.push(exit_status_section(|code| runs_loop || code <= 2));
@@ -912,7 +934,20 @@ fn readme_tables() -> Vec<(&'static str, String)> {
     for (code, meaning) in git_ralph::exit::table() {
         let _ = writeln!(exit, "| {code} | {} |", markdown_cell(meaning));
     }
-    vec![("config-keys", config), ("exit-status", exit)]
+    let mut keys = String::from("| key | what it does |\n|---|---|\n");
+    for (key, meaning) in git_ralph::ui::tui::KEYS {
+        let _ = writeln!(
+            keys,
+            "| {} | {} |",
+            markdown_cell(key),
+            markdown_cell(meaning)
+        );
+    }
+    vec![
+        ("config-keys", config),
+        ("exit-status", exit),
+        ("tui-keys", keys),
+    ]
 }
 
 /// README.md with each `<!-- name:begin -->…<!-- name:end -->` block filled

@@ -6,8 +6,11 @@ pub mod agents;
 pub mod demo;
 pub mod finish;
 pub mod hook;
+pub mod log;
+pub mod show;
 pub mod start;
 pub mod status;
+pub mod watch;
 
 use crate::exit::CommandError;
 use crate::git::{ChangeName, Repo};
