@@ -34,7 +34,7 @@ pub enum Command {
     Finish(commands::finish::Args),
     /// Watch a real loop work on a throwaway repository, offline.
     Demo(commands::demo::Args),
-    /// List the agent presets, which are on PATH, and the command each runs.
+    /// List the agent presets, which are on PATH, and the command each runs; --verify checks them offline.
     Agents(commands::agents::Args),
     /// Hooks for agent CLIs, e.g. the Claude Code Stop hook.
     Hook(commands::hook::Args),

@@ -17,10 +17,12 @@ pub mod exit;
 pub mod git;
 pub mod presets;
 pub mod prompt;
+pub mod standin;
 pub mod state;
 pub mod stories;
 pub mod story_loop;
 pub mod ui;
+pub mod verification;
 
 use std::process::ExitCode;
 

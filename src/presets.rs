@@ -92,7 +92,9 @@ pub const TABLE: &[Preset] = &[
         name: "gemini",
         title: "Gemini CLI",
         program: "gemini",
-        lead: &["--output-format", "stream-json", "--yolo"],
+        // Headless Gemini refuses a directory the user never trusted in
+        // its interactive mode (exit 55); `--skip-trust` runs it anyway.
+        lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],
         model_flag: Some("-m"),
         tail: &["-p"],
         format: StreamFormat::Gemini,
@@ -316,7 +318,7 @@ mod tests {
             ),
             (
                 "gemini",
-                "gemini --output-format stream-json --yolo -m gpt-5 -c x=1 -p <prompt>",
+                "gemini --output-format stream-json --yolo --skip-trust -m gpt-5 -c x=1 -p <prompt>",
             ),
             (
                 "opencode",
@@ -356,7 +358,7 @@ mod tests {
         );
         assert_eq!(
             line("gemini", None, &[]),
-            "gemini --output-format stream-json --yolo -p <prompt>"
+            "gemini --output-format stream-json --yolo --skip-trust -p <prompt>"
         );
     }
 

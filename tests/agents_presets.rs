@@ -92,6 +92,7 @@ const CASES: &[Case] = &[
             "--output-format",
             "stream-json",
             "--yolo",
+            "--skip-trust",
             "-m",
             MODEL,
             "--extra",

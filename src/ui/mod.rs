@@ -4,6 +4,7 @@
 //! `error: …` / `caused by: …` / `hint: …` on stderr. A closed stdout (a
 //! broken pipe) silences output instead of failing the command.
 
+mod agents_view;
 mod console_view;
 mod finish_menu;
 mod keys;
@@ -13,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use console::{Style, Term};
 
+pub use agents_view::{AgentRow, print_agents, print_progress, print_verdicts};
 pub use console_view::ConsoleView;
 pub use finish_menu::{FinishChoice, ask_finish};
 pub use keys::KeyListener;
