@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Demo(args) => commands::demo::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Hook(args) => commands::hook::run(args),
+        Command::Standin(args) => commands::standin::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
     };
     match result {

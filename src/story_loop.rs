@@ -977,6 +977,7 @@ impl StoryLoop {
             None => (0, 0, 0, 0, 0.0),
         };
         let totals = &mut self.state.totals;
+        totals.tokens_unknown |= run.done.as_ref().is_some_and(|done| done.tokens_unknown);
         totals.input_tokens += input;
         totals.output_tokens += output;
         totals.cache_read_tokens += cache_read;

@@ -149,7 +149,7 @@ const CASES: &[Case] = &[
         preset: "copilot",
         program: "copilot",
         fixtures: "copilot",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
         model: true,
         args: &[
             "--allow-all-tools",
@@ -475,7 +475,7 @@ fn cursor_preset_end_to_end_documentation_based() {
 }
 
 #[test]
-fn copilot_preset_end_to_end_documentation_based() {
+fn copilot_preset_end_to_end() {
     completes("copilot");
     fails("copilot");
 }

@@ -210,7 +210,7 @@ mod tests {
         let codex = include_str!("../../tests/fixtures/codex/complete.jsonl");
         let gemini = include_str!("../../tests/fixtures/gemini/complete.jsonl");
         let opencode = include_str!("../../tests/fixtures/opencode/complete.doc.jsonl");
-        let copilot = include_str!("../../tests/fixtures/copilot/complete.doc.jsonl");
+        let copilot = include_str!("../../tests/fixtures/copilot/complete.jsonl");
         let amp = include_str!("../../tests/fixtures/amp/complete.doc.jsonl");
         let first = |text: &str| text.lines().next().unwrap_or_default().to_owned();
         assert_eq!(sniff_format(&first(claude)), StreamFormat::Claude);
@@ -254,7 +254,7 @@ mod tests {
                 Conclusion::NoSignal,
             ),
             (
-                include_str!("../../tests/fixtures/copilot/multi-message.doc.jsonl"),
+                include_str!("../../tests/fixtures/copilot/multi-message.jsonl"),
                 Conclusion::Complete,
             ),
         ];

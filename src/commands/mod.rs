@@ -6,6 +6,7 @@ pub mod agents;
 pub mod demo;
 pub mod finish;
 pub mod hook;
+pub mod standin;
 pub mod start;
 pub mod status;
 

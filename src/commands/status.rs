@@ -178,15 +178,25 @@ fn print_human(report: &Report, state: &RunState) {
     if let Some(failure) = report.last_failure {
         ui::out(&format!("{} {failure}", s.bold.apply_to("last failure:")));
     }
+    let totals = &report.totals;
+    let tokens = match (totals.tokens_unknown, totals.tokens()) {
+        (true, 0) => "tokens unknown (the agent reports none)".to_owned(),
+        (unknown, _) => format!(
+            "{} tokens in, {} out{}",
+            totals.input_tokens + totals.cache_read_tokens + totals.cache_creation_tokens,
+            totals.output_tokens,
+            if unknown {
+                " (some attempts' tokens unknown)"
+            } else {
+                ""
+            }
+        ),
+    };
     ui::out(&format!(
-        "{} {} attempts · {} tokens in, {} out · ${:.2}",
+        "{} {} attempts · {tokens} · ${:.2}",
         s.bold.apply_to("totals:"),
-        report.totals.attempts,
-        report.totals.input_tokens
-            + report.totals.cache_read_tokens
-            + report.totals.cache_creation_tokens,
-        report.totals.output_tokens,
-        report.totals.cost_usd
+        totals.attempts,
+        totals.cost_usd
     ));
 }
 
