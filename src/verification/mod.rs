@@ -10,7 +10,7 @@
 //! touches nothing outside a throwaway directory and its own cache file.
 
 mod cache;
-mod pointing;
+pub mod pointing;
 mod scenarios;
 
 use std::path::Path;
