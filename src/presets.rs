@@ -135,7 +135,17 @@ pub const TABLE: &[Preset] = &[
         name: "copilot",
         title: "GitHub Copilot CLI",
         program: "copilot",
-        lead: &["--allow-all-tools", "--output-format", "json"],
+        // `--allow-all-tools` alone still denies, unattended, any path
+        // outside the repository ("Permission denied because no interactive
+        // user response was available"); paths and URLs are allowed too, as
+        // every other preset runs unattended.
+        lead: &[
+            "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
+            "--output-format",
+            "json",
+        ],
         model_flag: Some("--model"),
         tail: &["-p"],
         format: StreamFormat::Copilot,
@@ -253,6 +263,12 @@ impl AgentSpec {
                 StdinSource::Null
             }
         };
+        // Some CLIs (opencode) take their working directory from an
+        // inherited PWD rather than the real one: set it to the agent's.
+        let mut env = env;
+        if !env.iter().any(|(name, _)| name == "PWD") {
+            env.insert(0, ("PWD".to_owned(), cwd.to_string_lossy().into_owned()));
+        }
         Invocation {
             program: self.program.clone(),
             args,
@@ -330,7 +346,7 @@ mod tests {
             ),
             (
                 "copilot",
-                "copilot --allow-all-tools --output-format json --model gpt-5 -c x=1 -p <prompt>",
+                "copilot --allow-all-tools --allow-all-paths --allow-all-urls --output-format json --model gpt-5 -c x=1 -p <prompt>",
             ),
             (
                 "aider",
@@ -402,6 +418,10 @@ mod tests {
                 }
             }
             assert_eq!(inv.format, spec.format, "{name}");
+            assert!(
+                inv.env.contains(&("PWD".to_owned(), "/tmp".to_owned())),
+                "{name}: PWD names the agent's directory"
+            );
         }
     }
 

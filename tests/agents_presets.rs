@@ -153,6 +153,8 @@ const CASES: &[Case] = &[
         model: true,
         args: &[
             "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
             "--output-format",
             "json",
             "--model",
@@ -265,9 +267,24 @@ exit {code}
     fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("executable");
 }
 
+/// The stand-ins' directory, then one holding only the tools they and
+/// git-ralph use: real agent CLIs installed on the machine (the real-CLI
+/// tier installs them) stay out of sight.
 fn path_with_bin(repo: &TestRepo) -> String {
-    let outer = std::env::var("PATH").unwrap_or_default();
-    format!("{}:{outer}", bin_dir(repo).display())
+    let tools = repo.dir.path().join("tools");
+    if !tools.exists() {
+        fs::create_dir_all(&tools).expect("tools dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for tool in ["sh", "cat", "printf", "sed", "mv", "git", "env"] {
+            if let Some(found) = std::env::split_paths(&outer)
+                .map(|dir| dir.join(tool))
+                .find(|path| path.is_file())
+            {
+                std::os::unix::fs::symlink(&found, tools.join(tool)).expect("tool linked");
+            }
+        }
+    }
+    format!("{}:{}", bin_dir(repo).display(), tools.display())
 }
 
 /// `git ralph <args>` with the stand-ins first on PATH.

@@ -297,6 +297,7 @@ mod tests {
             (fixture!("echoed-promise"), Conclusion::NoSignal),
             (fixture!("intermediate-promise"), Conclusion::NoSignal),
             (fixture!("multi-message"), Conclusion::Complete),
+            (fixture!("permission-rejected"), Conclusion::Complete),
             (
                 fixture!("rate-limit"),
                 Conclusion::AgentError {

@@ -291,11 +291,13 @@ fn describe(run: &AgentRun) -> String {
 
 /// The first line of `log` that carries `marker` (the model's words) but
 /// that a fresh parser turns into no event; failing that, the first line
-/// the parser turns into nothing at all.
+/// the parser turns into nothing at all. A plain-text parser places every
+/// line, so for it this is the first line with the marker, else the last.
 fn unplaced_line(preset: &Preset, log: &str, marker: &str) -> Option<String> {
     let mut parser = parser_for(preset.format);
     let mut first_silent = None;
-    for line in log.lines().filter(|line| !line.trim().is_empty()) {
+    let lines = || log.lines().filter(|line| !line.trim().is_empty());
+    for line in lines() {
         let placed = !parser.feed_line(line).is_empty();
         if placed {
             continue;
@@ -306,6 +308,8 @@ fn unplaced_line(preset: &Preset, log: &str, marker: &str) -> Option<String> {
         first_silent.get_or_insert_with(|| shorten(line));
     }
     first_silent
+        .or_else(|| lines().find(|line| line.contains(marker)).map(shorten))
+        .or_else(|| lines().next_back().map(shorten))
 }
 
 fn first_words(log: &str, stderr: &str) -> String {
@@ -362,5 +366,13 @@ mod tests {
             unplaced_line(claude, log, "promise").as_deref(),
             Some("{\"type\":\"assistant_v2\",\"text\":\"done <promise>COMPLETE</promise>\"}")
         );
+    }
+
+    #[test]
+    fn for_plain_text_the_line_with_the_models_words_is_shown() {
+        let aider = presets::lookup("aider").expect("a preset");
+        let log = "Aider v0.86.2\nlitellm.RateLimitError: AnthropicException - {\"message\": \"This request\nwould exceed the rate limit\"}\n";
+        let line = unplaced_line(aider, log, "rate limit").expect("a line");
+        assert!(line.contains("rate limit"), "{line}");
     }
 }
