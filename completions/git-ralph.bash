@@ -95,7 +95,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__agents)
-            opts="-h -V --json --help --version"
+            opts="-h -V --json --verify --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -53,6 +53,9 @@ pub enum Command {
     Agents(commands::agents::Args),
     /// Hooks for agent CLIs, e.g. the Claude Code Stop hook.
     Hook(commands::hook::Args),
+    /// The scripted model stand-in of `agents --verify`.
+    #[command(name = "__standin", hide = true)]
+    Standin(commands::standin::Args),
     /// The scripted agent of the demo.
     #[command(name = "__demo-agent", hide = true)]
     DemoAgent {

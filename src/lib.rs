@@ -23,9 +23,11 @@ pub mod process;
 pub mod prompt;
 pub mod run;
 pub mod settings;
+pub mod standin;
 pub mod state;
 pub mod stories;
 pub mod ui;
+pub mod verification;
 
 use std::process::ExitCode;
 
@@ -44,6 +46,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Demo(args) => commands::demo::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Hook(args) => commands::hook::run(args),
+        Command::Standin(args) => commands::standin::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
     };
     match result {

@@ -102,6 +102,7 @@ const CASES: &[Case] = &[
             "--output-format",
             "stream-json",
             "--yolo",
+            "--skip-trust",
             "-m",
             MODEL,
             "--extra",
@@ -166,10 +167,12 @@ const CASES: &[Case] = &[
         preset: "copilot",
         program: "copilot",
         fixtures: "copilot",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
         model: true,
         args: &[
             "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
             "--output-format",
             "json",
             "--model",
@@ -308,7 +311,9 @@ fn path_with_bin(repo: &TestRepo) -> String {
     if !tools.exists() {
         fs::create_dir_all(&tools).expect("tools dir");
         let outer = std::env::var_os("PATH").unwrap_or_default();
-        for tool in ["sh", "sed", "cat", "mv", "env", "mkdir", "dirname", "git"] {
+        for tool in [
+            "sh", "sed", "cat", "printf", "mv", "env", "mkdir", "dirname", "git",
+        ] {
             let found = std::env::split_paths(&outer)
                 .map(|dir| dir.join(tool))
                 .find(|path| path.is_file())
@@ -626,7 +631,7 @@ fn cursor_preset_end_to_end_documentation_based() {
 }
 
 #[test]
-fn copilot_preset_end_to_end_documentation_based() {
+fn copilot_preset_end_to_end() {
     completes("copilot");
     fails("copilot");
 }

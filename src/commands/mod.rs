@@ -8,6 +8,7 @@ pub mod finish;
 pub mod hook;
 pub mod log;
 pub mod show;
+pub mod standin;
 pub mod start;
 pub mod status;
 pub mod watch;
