@@ -6,7 +6,7 @@
 //! has drifted; the one command that refreshes them is
 //!
 //! ```text
-//! UPDATE_GENERATED=1 cargo test --test cli generated::
+//! UPDATE_GENERATED=1 cargo test --test integration generated::
 //! ```
 
 use std::fmt::Write as _;
@@ -18,7 +18,7 @@ use clap_mangen::roff::{Roff, bold, roman};
 
 use crate::harness::{required_tool, source_path};
 
-const REFRESH: &str = "UPDATE_GENERATED=1 cargo test --test cli generated::";
+const REFRESH: &str = "UPDATE_GENERATED=1 cargo test --test integration generated::";
 
 /// Subcommands that run a loop, and so can end with any exit status.
 const LOOP_COMMANDS: &[&str] = &["start", "demo"];
@@ -561,7 +561,7 @@ fn change_subcommands(cmd: &Command) -> Vec<String> {
         .collect()
 }
 
-const HEADER: &str = "Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test cli generated::`; do not edit.";
+const HEADER: &str = "Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.";
 
 fn bash_completion() -> String {
     let cmd = cli();

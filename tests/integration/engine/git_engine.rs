@@ -2,7 +2,7 @@
 //! the library on a repository built with the git CLI, and the result is
 //! checked with `git write-tree`, `git status`, `git fsck` and `git reflog`.
 
-use crate::fixture::*;
+use super::fixture::*;
 use git_ralph::git::{ChangeName, HeadState, Repo};
 
 #[test]

@@ -1,8 +1,5 @@
 //! The checkpoint engine through the library, judged by the git CLI: the
-//! hand-written cases and the property tests, in one test binary.
-
-#[path = "../harness/mod.rs"]
-mod harness;
+//! hand-written cases and the property tests.
 
 mod fixture;
 mod git_engine;

@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::fixture::*;
+use super::fixture::*;
 use git_ralph::git::Repo;
 use proptest::prelude::*;
 use proptest::sample::select;
