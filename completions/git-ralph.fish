@@ -91,7 +91,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Pr
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets as one JSON array'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s V -l version -d 'Print version'

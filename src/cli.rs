@@ -35,6 +35,15 @@ pub enum Command {
     /// Watch a real loop work on a throwaway repository, offline.
     Demo(commands::demo::Args),
     /// List the agent presets, which are on PATH, and the command each runs.
+    ///
+    /// Each preset runs its CLI unattended, with its permission prompts off
+    /// (opencode with --auto, Aider with --yes-always), and prints a stream
+    /// git-ralph reads. The command line shows the environment a preset sets
+    /// (Aider's COLUMNS, so that its output is not wrapped). Files an agent
+    /// keeps for itself in the worktree (Aider's .aider.chat.history.md,
+    /// .aider.input.history, .aider.llm.history and .aider.tags.cache.v*) are
+    /// left out of checkpoints and attempt refs, and a revert leaves them in
+    /// place; --json lists them as "scratch".
     Agents(commands::agents::Args),
     /// Hooks for agent CLIs, e.g. the Claude Code Stop hook.
     Hook(commands::hook::Args),

@@ -1,49 +1,46 @@
-//! Settings from three layers: a flag beats git config (local > global >
-//! system, as git resolves it), which beats the default. Config is read
-//! through gix with the strict getters, so a malformed value is an error that
-//! names its key instead of a silent default.
+//! The `ralph.*` git config keys, read and validated.
+//!
+//! Git resolves the layers (local > global > system); this module reads the
+//! result through gix with the strict getters, so a malformed value is an
+//! error that names its key instead of a silent default. How config ranks
+//! against flags and a run's stored settings is [`crate::settings`]'s job.
 
-use crate::exit::CommandError;
 use crate::git::Repo;
+use crate::settings::OnFinish;
 
-/// `--on-finish`: what to do when a loop ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OnFinish {
-    /// Ask with a menu on a terminal; without one, keep and say how to finish.
-    Ask,
-    /// Stay on `ralph/<change>`.
-    Keep,
-    /// Back to the original branch with all the work uncommitted.
-    Cleanup,
+/// A git config value git-ralph cannot use.
+#[derive(Debug, thiserror::Error)]
+#[error("bad value '{value}' for git config key '{key}': expected {expected}")]
+pub struct ConfigError {
+    pub key: String,
+    pub value: String,
+    pub expected: String,
+    #[source]
+    pub source: Option<crate::git::GitFailure>,
 }
 
-impl OnFinish {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnFinish::Ask => "ask",
-            OnFinish::Keep => "keep",
-            OnFinish::Cleanup => "cleanup",
+impl ConfigError {
+    fn new(key: &str, value: &str, expected: &str) -> ConfigError {
+        ConfigError {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            expected: expected.to_owned(),
+            source: None,
         }
     }
 
-    pub fn parse(value: &str) -> Option<OnFinish> {
-        match value {
-            "ask" => Some(OnFinish::Ask),
-            "keep" => Some(OnFinish::Keep),
-            "cleanup" => Some(OnFinish::Cleanup),
-            _ => None,
-        }
+    pub fn hint(&self) -> Option<String> {
+        let key = &self.key;
+        Some(format!(
+            "fix it with 'git config {key} <value>' or remove it with 'git config --unset {key}'"
+        ))
     }
 }
 
-/// The defaults the man page documents.
-pub const DEFAULT_AGENT: &str = "claude";
-pub const DEFAULT_MAX_RETRIES: u32 = 3;
-pub const DEFAULT_COMMAND_TIMEOUT: u64 = 30;
-pub const DEFAULT_AGENT_TIMEOUT: u64 = 3600;
-pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
-/// Six hours: long enough for a five-hour usage window to reset.
-pub const DEFAULT_MAX_RATE_LIMIT_WAIT: u64 = 6 * 3600;
+/// A duration that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a duration (try 90s, 15m, 2h or 1h30m)")]
+pub struct DurationError(String);
 
 /// Every git config key git-ralph reads, with what it sets.
 pub const KEYS: &[(&str, &str)] = &[
@@ -107,12 +104,12 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
+pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
     let text = text.trim();
     if let Ok(secs) = text.parse::<u64>() {
         return Ok(secs);
     }
-    let invalid = || format!("'{text}' is not a duration (try 90s, 15m, 2h or 1h30m)");
+    let invalid = || DurationError(text.to_owned());
     let mut total: u64 = 0;
     let mut number = String::new();
     for c in text.chars() {
@@ -138,7 +135,7 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 /// A duration from git config, or an error naming the key.
-pub fn duration(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
+pub fn duration(repo: &Repo, key: &str) -> Result<Option<u64>, ConfigError> {
     match repo.config_string(key) {
         None => Ok(None),
         Some(value) => parse_duration(&value)
@@ -148,7 +145,7 @@ pub fn duration(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
 }
 
 /// An amount of money (USD) from git config, or an error naming the key.
-pub fn money(repo: &Repo, key: &str) -> Result<Option<f64>, CommandError> {
+pub fn money(repo: &Repo, key: &str) -> Result<Option<f64>, ConfigError> {
     match repo.config_string(key) {
         None => Ok(None),
         Some(value) => match value.trim().trim_start_matches('$').parse::<f64>() {
@@ -159,25 +156,34 @@ pub fn money(repo: &Repo, key: &str) -> Result<Option<f64>, CommandError> {
 }
 
 /// A positive integer from git config, or an error naming the key.
-pub fn integer(repo: &Repo, key: &str) -> Result<Option<u64>, CommandError> {
+pub fn integer(repo: &Repo, key: &str) -> Result<Option<u64>, ConfigError> {
     match repo.config_integer(key) {
         Ok(None) => Ok(None),
         Ok(Some(value)) if value >= 0 => Ok(Some(value as u64)),
         Ok(Some(value)) => Err(bad_value(key, &value.to_string(), "a non-negative integer")),
-        Err(err) => {
-            let mut error = bad_value(
+        Err(err) => Err(ConfigError {
+            source: Some(err),
+            ..bad_value(
                 key,
                 &repo.config_string(key).unwrap_or_default(),
                 "an integer",
-            );
-            error.causes.push(err);
-            Err(error)
-        }
+            )
+        }),
+    }
+}
+
+/// A non-negative integer that fits in 32 bits, or an error naming the key.
+pub fn small_integer(repo: &Repo, key: &str) -> Result<Option<u32>, ConfigError> {
+    match integer(repo, key)? {
+        None => Ok(None),
+        Some(n) => u32::try_from(n)
+            .map(Some)
+            .map_err(|_| bad_value(key, &n.to_string(), "a smaller integer")),
     }
 }
 
 /// `ralph.onFinish`, validated.
-pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, CommandError> {
+pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
     match repo.config_string("ralph.onFinish") {
         None => Ok(None),
         Some(value) => OnFinish::parse(value.trim())
@@ -187,7 +193,7 @@ pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, CommandError> {
 }
 
 /// `ralph.agent`, checked against the presets so a typo names the key.
-pub fn agent(repo: &Repo) -> Result<Option<String>, CommandError> {
+pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
     let Some(name) = repo.config_string("ralph.agent") else {
         return Ok(None);
     };
@@ -209,13 +215,8 @@ pub fn agent_args(repo: &Repo, agent: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn bad_value(key: &str, value: &str, expected: &str) -> CommandError {
-    CommandError::user(format!(
-        "bad value '{value}' for git config key '{key}': expected {expected}"
-    ))
-    .hint(format!(
-        "fix it with 'git config {key} <value>' or remove it with 'git config --unset {key}'"
-    ))
+fn bad_value(key: &str, value: &str, expected: &str) -> ConfigError {
+    ConfigError::new(key, value, expected)
 }
 
 #[cfg(test)]
@@ -225,6 +226,12 @@ mod tests {
     #[test]
     fn durations_in_every_unit() {
         assert_eq!(parse_duration("90"), Ok(90));
+        assert!(
+            parse_duration("2x")
+                .unwrap_err()
+                .to_string()
+                .contains("not a duration")
+        );
         assert_eq!(parse_duration("45s"), Ok(45));
         assert_eq!(parse_duration("15m"), Ok(900));
         assert_eq!(parse_duration("2h"), Ok(7200));

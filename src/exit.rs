@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 use crate::state::StopReason;
 
-/// The documented exit statuses.
+/// The documented exit statuses; [`Exit::ALL`] and [`Exit::meaning`] are
+/// the table the man page and README print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// The command did what was asked; a run completed every story.
     Success = 0,
-    /// Something went wrong (bad input, a refused repository state, an
-    /// internal failure).
+    /// Bad input or a refused repository state: fixable by the user.
     Error = 1,
     /// The command line could not be parsed.
     Usage = 2,
@@ -27,39 +27,50 @@ pub enum Exit {
     Timeout = 6,
     /// The run stopped: `--max-cost` or `--max-tokens` was reached.
     Budget = 7,
+    /// A failure of git-ralph itself or of the machine (a bug, a full disk,
+    /// an unreadable state file), as sysexits' EX_SOFTWARE.
+    Internal = 70,
     /// The user stopped the run (Ctrl-C, `q`, or `git ralph abort`).
     Interrupted = 130,
 }
 
-/// The exit-status table as documented in the man page and README.
-pub const TABLE: &[(u8, &str)] = &[
-    (
-        0,
-        "success: the command did what was asked; a run completed every story",
-    ),
-    (
-        1,
-        "error: bad input, a refused repository state, or an internal failure (run reason 'error')",
-    ),
-    (2, "usage: the command line could not be parsed"),
-    (
-        3,
-        "max_retries: a story failed more often than --max-retries allows",
-    ),
-    (4, "max_iters: the run used up --max-iterations attempts"),
-    (
-        5,
-        "no_progress: --no-progress-limit attempts in a row changed nothing",
-    ),
-    (6, "timeout: --max-runtime passed"),
-    (7, "budget: --max-cost or --max-tokens was reached"),
-    (
-        130,
-        "interrupted: the user stopped the run (Ctrl-C, q, or git ralph abort)",
-    ),
-];
-
 impl Exit {
+    /// Every status, in the documented order.
+    pub const ALL: [Exit; 10] = [
+        Exit::Success,
+        Exit::Error,
+        Exit::Usage,
+        Exit::MaxRetries,
+        Exit::MaxIters,
+        Exit::NoProgress,
+        Exit::Timeout,
+        Exit::Budget,
+        Exit::Internal,
+        Exit::Interrupted,
+    ];
+
+    /// What the status means, as documented.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Success => "success: the command did what was asked; a run completed every story",
+            Exit::Error => "error: bad input or a refused repository state (run reason 'error')",
+            Exit::Usage => "usage: the command line could not be parsed",
+            Exit::MaxRetries => "max_retries: a story failed more often than --max-retries allows",
+            Exit::MaxIters => "max_iters: the run used up --max-iterations attempts",
+            Exit::NoProgress => {
+                "no_progress: --no-progress-limit attempts in a row changed nothing"
+            }
+            Exit::Timeout => "timeout: --max-runtime passed",
+            Exit::Budget => "budget: --max-cost or --max-tokens was reached",
+            Exit::Internal => {
+                "internal: a failure of git-ralph itself or of the machine (an I/O or git error)"
+            }
+            Exit::Interrupted => {
+                "interrupted: the user stopped the run (Ctrl-C, q, or git ralph abort)"
+            }
+        }
+    }
+
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }
@@ -78,6 +89,13 @@ impl Exit {
     }
 }
 
+/// The exit-status table as documented in the man page and README.
+pub fn table() -> impl Iterator<Item = (u8, &'static str)> {
+    Exit::ALL
+        .into_iter()
+        .map(|exit| (exit as u8, exit.meaning()))
+}
+
 /// What kind of failure a command hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -89,14 +107,18 @@ pub enum ErrorKind {
     Interrupted,
     /// A bug or an environment failure.
     Internal,
+    /// Stdout was closed by its reader (`git ralph status | head -1`): not
+    /// an error, and nothing is printed.
+    BrokenPipe,
 }
 
-/// The one error type commands return.
+/// The one error type commands return: a kind, a message, the error it
+/// came from (whose chain is printed as `caused by:` lines), and hints.
 #[derive(Debug)]
 pub struct CommandError {
     pub kind: ErrorKind,
     pub message: String,
-    pub causes: Vec<String>,
+    pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
     pub hints: Vec<String>,
 }
 
@@ -105,7 +127,7 @@ impl CommandError {
         CommandError {
             kind: ErrorKind::User,
             message: message.into(),
-            causes: Vec::new(),
+            source: None,
             hints: Vec::new(),
         }
     }
@@ -124,23 +146,32 @@ impl CommandError {
         }
     }
 
-    /// Build from any error: its message, then its source chain as causes.
-    pub fn from_error(kind: ErrorKind, err: &(dyn std::error::Error + 'static)) -> Self {
-        let mut causes = Vec::new();
-        let mut source = err.source();
-        while let Some(cause) = source {
-            let text = cause.to_string();
-            if !causes.contains(&text) {
-                causes.push(text);
-            }
-            source = cause.source();
-        }
+    /// Build from any error: its message, and its source chain kept for
+    /// the `caused by:` lines.
+    pub fn from_error(
+        kind: ErrorKind,
+        err: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         CommandError {
             kind,
             message: err.to_string(),
-            causes,
+            source: err.source().is_some().then(|| Box::new(err) as _),
             hints: Vec::new(),
         }
+    }
+
+    /// The causes below the message, outermost first, each said once.
+    pub fn causes(&self) -> Vec<String> {
+        let mut causes: Vec<String> = Vec::new();
+        let mut next = self.source.as_deref().and_then(|err| err.source());
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            if text != self.message && !causes.contains(&text) {
+                causes.push(text);
+            }
+            next = cause.source();
+        }
+        causes
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -157,9 +188,11 @@ impl CommandError {
 
     pub fn exit(&self) -> Exit {
         match self.kind {
-            ErrorKind::User | ErrorKind::Internal => Exit::Error,
+            ErrorKind::User => Exit::Error,
+            ErrorKind::Internal => Exit::Internal,
             ErrorKind::Usage => Exit::Usage,
             ErrorKind::Interrupted => Exit::Interrupted,
+            ErrorKind::BrokenPipe => Exit::Success,
         }
     }
 }
@@ -169,7 +202,7 @@ macro_rules! user_error_with_hint {
         impl From<$ty> for CommandError {
             fn from(err: $ty) -> Self {
                 let hint = err.hint();
-                CommandError::from_error(ErrorKind::User, &err).maybe_hint(hint.into())
+                CommandError::from_error(ErrorKind::User, err).maybe_hint(hint.into())
             }
         }
     )*};
@@ -185,34 +218,66 @@ user_error_with_hint!(
     crate::contract::ContractError,
 );
 
+impl From<crate::run::RunError> for CommandError {
+    fn from(err: crate::run::RunError) -> Self {
+        let kind = if err.is_usage() {
+            ErrorKind::Usage
+        } else if err.is_user_error() {
+            ErrorKind::User
+        } else {
+            ErrorKind::Internal
+        };
+        let hint = err.hint();
+        CommandError::from_error(kind, err).maybe_hint(hint)
+    }
+}
+
+impl From<crate::settings::SettingsError> for CommandError {
+    fn from(err: crate::settings::SettingsError) -> Self {
+        crate::run::RunError::from(err).into()
+    }
+}
+
+impl From<crate::config::ConfigError> for CommandError {
+    fn from(err: crate::config::ConfigError) -> Self {
+        let hint = err.hint();
+        CommandError::from_error(ErrorKind::User, err).maybe_hint(hint)
+    }
+}
+
 impl From<crate::git::NameError> for CommandError {
     fn from(err: crate::git::NameError) -> Self {
         let hint = err.hint();
-        CommandError::from_error(ErrorKind::Usage, &err).hint(hint)
+        CommandError::from_error(ErrorKind::Usage, err).hint(hint)
     }
 }
 
 impl From<crate::presets::PresetError> for CommandError {
     fn from(err: crate::presets::PresetError) -> Self {
         let hint = err.hint();
-        CommandError::from_error(ErrorKind::User, &err).hint(hint)
+        CommandError::from_error(ErrorKind::User, err).hint(hint)
     }
 }
 
 impl From<crate::git::GitFailure> for CommandError {
     fn from(err: crate::git::GitFailure) -> Self {
-        CommandError::from_error(ErrorKind::Internal, &err)
+        CommandError::from_error(ErrorKind::Internal, err)
     }
 }
 
 impl From<crate::state::StateError> for CommandError {
     fn from(err: crate::state::StateError) -> Self {
-        CommandError::from_error(ErrorKind::Internal, &err)
+        CommandError::from_error(ErrorKind::Internal, err)
     }
 }
 
 impl From<std::io::Error> for CommandError {
     fn from(err: std::io::Error) -> Self {
-        CommandError::from_error(ErrorKind::Internal, &err)
+        let kind = if err.kind() == std::io::ErrorKind::BrokenPipe {
+            ErrorKind::BrokenPipe
+        } else {
+            ErrorKind::Internal
+        };
+        CommandError::from_error(kind, err)
     }
 }

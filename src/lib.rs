@@ -2,9 +2,10 @@
 //! each one is verifiably done, checkpointing every finished story as a
 //! commit on `ralph/<change>`.
 //!
-//! Domain modules (`git`, `stories`, `agent`, `story_loop`, `state`) know
-//! neither clap nor the terminal; `commands` glue them to the command line
-//! and `ui` alone renders.
+//! Domain modules (`git`, `stories`, `agent`, `run`, `settings`, `state`,
+//! `contract`) know neither clap nor the terminal; `process` is the one
+//! supervisor of child processes; `commands` alone know clap and glue the
+//! domain to the command line; `ui` alone prints.
 
 pub mod agent;
 pub mod cli;
@@ -16,10 +17,13 @@ pub mod events;
 pub mod exit;
 pub mod git;
 pub mod presets;
+pub mod preview;
+pub mod process;
 pub mod prompt;
+pub mod run;
+pub mod settings;
 pub mod state;
 pub mod stories;
-pub mod story_loop;
 pub mod ui;
 
 use std::process::ExitCode;

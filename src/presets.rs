@@ -1,6 +1,7 @@
-//! How each agent CLI is started headless: its program, the arguments that
-//! make it run unattended and print a machine-readable stream, how it takes
-//! the prompt, and which parser reads its output. Nothing here runs anything.
+//! How each agent CLI is started headless: its program, the arguments and
+//! environment that make it run unattended and print a machine-readable
+//! stream, how it takes the prompt, which parser reads its output, and the
+//! files it keeps for itself in the worktree. Nothing here runs anything.
 //!
 //! Every preset is one row of [`TABLE`], so that `git ralph agents`, the
 //! `--agent` check and the runner all read the same facts.
@@ -30,6 +31,10 @@ pub struct AgentSpec {
     pub args: Vec<String>,
     pub format: StreamFormat,
     pub prompt: PromptPassing,
+    /// Set in the agent's environment on top of git-ralph's own.
+    pub env: Vec<(String, String)>,
+    /// The agent's own files in the worktree (see [`Preset::scratch`]).
+    pub scratch: Vec<String>,
 }
 
 /// The presets `--agent` accepts, in the order `git ralph agents` lists them.
@@ -53,6 +58,14 @@ pub struct Preset {
     tail: &'static [&'static str],
     pub format: StreamFormat,
     pub prompt: PromptPassing,
+    /// Environment the CLI needs to behave under git-ralph.
+    env: &'static [(&'static str, &'static str)],
+    /// Files the CLI keeps for itself in the worktree: a history, a cache.
+    /// They are not the story's work, so checkpoints leave them out and
+    /// reverts leave them alone. Each is a name at the top of the worktree,
+    /// a trailing `*` matching any ending; a directory counts with all it
+    /// holds.
+    pub scratch: &'static [&'static str],
 }
 
 /// Every preset, in the order of [`PRESETS`].
@@ -72,6 +85,8 @@ pub const TABLE: &[Preset] = &[
         tail: &[],
         format: StreamFormat::Claude,
         prompt: PromptPassing::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "codex",
@@ -87,6 +102,8 @@ pub const TABLE: &[Preset] = &[
         tail: &["-"],
         format: StreamFormat::Codex,
         prompt: PromptPassing::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "gemini",
@@ -97,17 +114,24 @@ pub const TABLE: &[Preset] = &[
         tail: &["-p"],
         format: StreamFormat::Gemini,
         prompt: PromptPassing::Argument,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "opencode",
         title: "opencode",
         program: "opencode",
-        lead: &["run", "--format", "json"],
+        // Without `--auto`, `opencode run` rejects every permission it would
+        // have asked for, and the run ends there with exit 0 and no answer.
+        lead: &["run", "--auto", "--format", "json"],
         // opencode names models `provider/model`.
         model_flag: Some("--model"),
         tail: &[],
         format: StreamFormat::Opencode,
         prompt: PromptPassing::Argument,
+        env: &[],
+        // Sessions and snapshots live under $XDG_DATA_HOME, not here.
+        scratch: &[],
     },
     Preset {
         name: "amp",
@@ -118,6 +142,8 @@ pub const TABLE: &[Preset] = &[
         tail: &[],
         format: StreamFormat::Amp,
         prompt: PromptPassing::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "cursor",
@@ -128,6 +154,8 @@ pub const TABLE: &[Preset] = &[
         tail: &[],
         format: StreamFormat::Cursor,
         prompt: PromptPassing::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "copilot",
@@ -138,17 +166,22 @@ pub const TABLE: &[Preset] = &[
         tail: &["-p"],
         format: StreamFormat::Copilot,
         prompt: PromptPassing::Argument,
+        env: &[],
+        scratch: &[],
     },
     Preset {
         name: "aider",
         title: "Aider",
         program: "aider",
         // Aider commits every edit by default; the loop decides what is
-        // committed, so auto-commits are off. Pretty output renders the reply
-        // as markdown, which would swallow the `<promise>` tags.
+        // committed, so auto-commits are off. It would also add `.aider*` to
+        // .gitignore, a change of the user's files that no story asked for.
+        // Pretty output renders the reply as markdown, which would swallow
+        // the `<promise>` tags.
         lead: &[
             "--yes-always",
             "--no-auto-commits",
+            "--no-gitignore",
             "--no-stream",
             "--no-pretty",
         ],
@@ -156,6 +189,15 @@ pub const TABLE: &[Preset] = &[
         tail: &[],
         format: StreamFormat::Aider,
         prompt: PromptPassing::FileFlag("--message-file"),
+        // Without a terminal Aider wraps every line at $COLUMNS, 80 when
+        // unset, splitting promises and error lines.
+        env: &[("COLUMNS", "10000")],
+        scratch: &[
+            ".aider.chat.history.md",
+            ".aider.input.history",
+            ".aider.llm.history",
+            ".aider.tags.cache.v*",
+        ],
     },
 ];
 
@@ -186,6 +228,12 @@ pub fn lookup(name: &str) -> Option<&'static Preset> {
     TABLE.iter().find(|preset| preset.name == name)
 }
 
+/// The scratch files of the agent a run was started with (its preset's
+/// name as recorded in the run's settings); none for a command.
+pub fn scratch_of(agent: &str) -> &'static [&'static str] {
+    lookup(agent).map_or(&[], |preset| preset.scratch)
+}
+
 /// The preset `name`, with `--model` and extra arguments (from git config
 /// `ralph.<agent>.args`) appended.
 pub fn preset(
@@ -213,6 +261,16 @@ pub fn preset(
         args,
         format: preset.format,
         prompt: preset.prompt,
+        env: preset
+            .env
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect(),
+        scratch: preset
+            .scratch
+            .iter()
+            .map(|path| (*path).to_owned())
+            .collect(),
     })
 }
 
@@ -225,11 +283,14 @@ pub fn command(cmd: &str) -> AgentSpec {
         args: vec!["-c".into(), cmd.into()],
         format: StreamFormat::Auto,
         prompt: PromptPassing::Stdin,
+        env: Vec::new(),
+        scratch: Vec::new(),
     }
 }
 
 impl AgentSpec {
-    /// The invocation for one attempt.
+    /// The invocation for one attempt; `env` (git-ralph's `RALPH_*`
+    /// variables) comes after the agent's own.
     pub fn invocation(
         &self,
         prompt: &str,
@@ -238,6 +299,7 @@ impl AgentSpec {
         env: Vec<(String, String)>,
         promise_token: &str,
     ) -> Invocation {
+        let env = self.env.iter().cloned().chain(env).collect();
         let mut args = self.args.clone();
         let stdin = match self.prompt {
             PromptPassing::Stdin => StdinSource::Prompt(prompt.to_owned()),
@@ -266,7 +328,12 @@ impl AgentSpec {
     /// The command line as a person would type it (the prompt shown as
     /// `<prompt>`).
     pub fn command_line(&self) -> String {
-        let mut words = vec![self.program.clone()];
+        let mut words: Vec<String> = self
+            .env
+            .iter()
+            .map(|(key, value)| format!("{key}={}", shell_quote(value)))
+            .collect();
+        words.push(self.program.clone());
         words.extend(self.args.iter().map(|arg| shell_quote(arg)));
         match self.prompt {
             PromptPassing::Stdin => format!("{} < <prompt>", words.join(" ")),
@@ -320,7 +387,7 @@ mod tests {
             ),
             (
                 "opencode",
-                "opencode run --format json --model gpt-5 -c x=1 <prompt>",
+                "opencode run --auto --format json --model gpt-5 -c x=1 <prompt>",
             ),
             (
                 "cursor",
@@ -332,7 +399,7 @@ mod tests {
             ),
             (
                 "aider",
-                "aider --yes-always --no-auto-commits --no-stream --no-pretty --model gpt-5 -c x=1 --message-file <prompt-file>",
+                "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --model gpt-5 -c x=1 --message-file <prompt-file>",
             ),
         ];
         for (name, expected) in cases {
@@ -400,6 +467,43 @@ mod tests {
                 }
             }
             assert_eq!(inv.format, spec.format, "{name}");
+        }
+    }
+
+    /// Issue 14: Aider wraps at $COLUMNS without a terminal.
+    #[test]
+    fn the_agents_environment_comes_first_and_ralphs_after() {
+        let spec = preset("aider", None, &[]).expect("a preset");
+        let ralph = vec![("RALPH_STORY".to_owned(), "1".to_owned())];
+        let inv = spec.invocation("x", Path::new("/p"), Path::new("/"), ralph, "COMPLETE");
+        assert_eq!(
+            inv.env,
+            [
+                ("COLUMNS".to_owned(), "10000".to_owned()),
+                ("RALPH_STORY".to_owned(), "1".to_owned())
+            ]
+        );
+        let spec = preset("claude", None, &[]).expect("a preset");
+        assert!(spec.env.is_empty());
+        assert!(command("x").env.is_empty());
+    }
+
+    #[test]
+    fn only_aider_keeps_files_of_its_own_in_the_worktree() {
+        for name in PRESETS {
+            let scratch = scratch_of(name);
+            assert_eq!(!scratch.is_empty(), *name == "aider", "{name}");
+            assert_eq!(preset(name, None, &[]).expect("a preset").scratch, scratch);
+        }
+        assert!(scratch_of("aider").contains(&".aider.chat.history.md"));
+        assert!(scratch_of("command").is_empty());
+        // Aider's configuration is the user's, and may be committed.
+        for config in [
+            ".aider.conf.yml",
+            ".aiderignore",
+            ".aider.model.settings.yml",
+        ] {
+            assert!(!scratch_of("aider").contains(&config), "{config}");
         }
     }
 

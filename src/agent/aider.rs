@@ -2,16 +2,23 @@
 //!
 //! Aider has no machine-readable stream. After each model reply it prints a
 //! usage report (`Tokens: … sent, … received. Cost: $… message, $… session.`)
-//! and then its own handling of the reply: confirmations it answered itself,
+//! and then its own handling of the reply: the names of files it edited,
 //! `Applied edit to …`, linter output, and possibly another round with the
 //! model. So the model's last reply is the text before the last usage
 //! report, and, as for any plain text, a promise counts only on its last
-//! line. Whatever follows that report is Aider's, never a promise. A
-//! provider error (`litellm.…Error: …`) printed after the last reply ends
-//! the run without a usable reply.
+//! line. Whatever follows that report is Aider's, never a promise.
 //!
-//! Built from Aider's documented behaviour and output, not from a recorded
-//! transcript.
+//! Aider exits with 0 even when the provider failed, so its error lines are
+//! the only sign: a provider error (`litellm.…Error: …`) after the last
+//! reply ends the run without a usable reply, and a rate limit (the error's
+//! name, its text, or Aider's own "rate limited you" notice) pauses the run
+//! instead of spending a retry.
+//!
+//! Without a terminal Aider wraps every line at 80 columns (or `$COLUMNS`).
+//! The preset widens the console, but the parser does not rely on it: an
+//! error whose brackets are still open continues on the next lines, and a
+//! promise may span lines (see [`super::parse_promise_on_last_line`]).
+//! Checked against transcripts recorded from Aider 0.86.2.
 
 use super::events::{AgentEvent, Done, RateLimit, Usage};
 use super::plain::TextTail;
@@ -21,6 +28,12 @@ use super::{StreamParser, mentions_rate_limit};
 /// How much of each round's output is kept.
 const ROUND_TAIL_BYTES: usize = 64 * 1024;
 
+/// How many wrapped lines one provider error may continue over.
+const ERROR_CONTINUATION_LINES: usize = 32;
+
+/// Aider's own notice after a rate-limited request.
+const RATE_LIMIT_NOTICE: &str = "The API provider has rate limited you";
+
 /// Parses Aider's console output.
 pub(super) struct AiderParser {
     /// Output since the last usage report.
@@ -29,6 +42,11 @@ pub(super) struct AiderParser {
     last_reply: Option<String>,
     /// The last provider error printed since the last usage report.
     error: Option<String>,
+    /// How many more lines the error may continue over, while its brackets
+    /// are open.
+    error_continues: usize,
+    /// Aider said it was rate limited since the last usage report.
+    rate_limit_notice: bool,
     usage: Usage,
     cost_usd: Option<f64>,
     replies: u64,
@@ -40,6 +58,8 @@ impl AiderParser {
             round: TextTail::new(ROUND_TAIL_BYTES),
             last_reply: None,
             error: None,
+            error_continues: 0,
+            rate_limit_notice: false,
             usage: Usage::default(),
             cost_usd: None,
             replies: 0,
@@ -56,10 +76,39 @@ impl AiderParser {
             self.last_reply = Some(self.round.as_str().to_owned());
             self.round.clear();
             self.error = None;
+            self.error_continues = 0;
+            self.rate_limit_notice = false;
             self.add_tokens(tokens);
         }
         if let Some(session) = cost.and_then(session_cost) {
             self.cost_usd = Some(session);
+        }
+    }
+
+    /// Starts, continues or ends the provider error being printed.
+    fn on_error_line(&mut self, trimmed: &str) {
+        if self.error_continues > 0
+            && !trimmed.is_empty()
+            && let Some(error) = self.error.as_mut()
+        {
+            // The console broke the line where a space was.
+            error.truncate(error.trim_end().len());
+            error.push(' ');
+            error.push_str(trimmed);
+            self.error_continues -= 1;
+            if brackets_open(error) <= 0 {
+                self.error_continues = 0;
+            }
+            return;
+        }
+        self.error_continues = 0;
+        if is_provider_error(trimmed) {
+            self.error = Some(trimmed.to_owned());
+            if brackets_open(trimmed) > 0 {
+                self.error_continues = ERROR_CONTINUATION_LINES;
+            }
+        } else if trimmed.starts_with(RATE_LIMIT_NOTICE) {
+            self.rate_limit_notice = true;
         }
     }
 
@@ -90,9 +139,7 @@ impl StreamParser for AiderParser {
             self.on_report(trimmed);
             return Vec::new();
         }
-        if is_provider_error(trimmed) {
-            self.error = Some(trimmed.to_owned());
-        }
+        self.on_error_line(trimmed);
         self.round.push_str(line);
         self.round.push_str("\n");
         if trimmed.is_empty() {
@@ -110,9 +157,12 @@ impl StreamParser for AiderParser {
             None => self.round.as_str().to_owned(),
         };
         let error = self.error.take();
+        let rate_limited = self.rate_limit_notice;
         let rate_limit = error
             .as_deref()
-            .filter(|error| mentions_rate_limit(error))
+            .filter(|error| {
+                rate_limited || error.contains("RateLimitError") || mentions_rate_limit(error)
+            })
             .map(|error| RateLimit {
                 reset_at_unix: None,
                 message: error.to_owned(),
@@ -140,6 +190,19 @@ fn is_provider_error(line: &str) -> bool {
         rest.split_once(':')
             .is_some_and(|(name, _)| name.ends_with("Error") || name.ends_with("Exception"))
     })
+}
+
+/// Brackets opened and not yet closed in `text`: a provider error carries
+/// the provider's JSON answer, so an open bracket means the console wrapped
+/// the line.
+fn brackets_open(text: &str) -> i64 {
+    text.chars()
+        .map(|c| match c {
+            '{' | '[' | '(' => 1,
+            '}' | ']' | ')' => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// `2.6k`, `1.2M`, `1,234` or `80` as a number of tokens.
@@ -171,8 +234,8 @@ fn session_cost(report: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    //! The fixtures are documentation-based: built from Aider's documented
-    //! behaviour and console output, not recorded from the CLI.
+    //! Conclusions of the recorded transcripts are checked with every other
+    //! format's (see `transcripts.rs`); these tests check the rest.
 
     use super::*;
     use crate::agent::ExitStatusKind;
@@ -186,47 +249,15 @@ mod tests {
         crate::agent::transcripts::conclusion(&mut AiderParser::new(), transcript, exit_file)
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/aider/", $name, ".doc.txt")),
-                include_str!(concat!("../../tests/fixtures/aider/", $name, ".doc.exit")),
-            )
-        };
-    }
-
-    #[test]
-    fn documentation_based_fixtures_reach_their_conclusions() {
-        let bad_request = r#"litellm.BadRequestError: AnthropicException - {"type":"error","error":{"type":"invalid_request_error","message":"scripted bad request"}}"#;
-        let cases = [
-            (fixture!("complete"), Conclusion::Complete),
-            (
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            (fixture!("no-promise"), Conclusion::NoSignal),
-            (fixture!("echoed-promise"), Conclusion::NoSignal),
-            (fixture!("intermediate-promise"), Conclusion::NoSignal),
-            (fixture!("multi-message"), Conclusion::Complete),
-            (
-                fixture!("api-error"),
-                Conclusion::AgentError {
-                    message: bad_request.into(),
-                },
-            ),
-        ];
-        for ((transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{transcript}");
-        }
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("aider", name)
     }
 
     #[test]
     fn the_reply_is_what_came_before_the_last_usage_report() {
-        let (transcript, _) = fixture!("complete");
+        let (transcript, _) = fixture("complete");
         assert!(transcript.trim_end().ends_with("Applied edit to hello.txt"));
-        let (events, done) = parse(transcript);
+        let (events, done) = parse(&transcript);
         let done = done.expect("plain output always yields a done");
         assert!(
             done.final_text
@@ -249,14 +280,31 @@ mod tests {
 
     #[test]
     fn usage_reports_add_up_and_the_session_cost_is_the_last_one() {
-        let (transcript, _) = fixture!("multi-message");
-        let (_, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (_, done) = parse(&transcript);
         let done = done.expect("a done");
         assert_eq!(done.turns, Some(2));
-        assert_eq!(done.usage.input_tokens, 2000 + 2600);
-        assert_eq!(done.usage.output_tokens, 120 + 80);
+        assert_eq!(done.usage.input_tokens, 2000);
+        assert_eq!(done.usage.output_tokens, 50 + 51);
+        assert_eq!(done.cost_usd, Some(0.0075));
+        assert!(
+            done.final_text
+                .ends_with("Both steps are done.\n<promise>COMPLETE</promise>"),
+            "{}",
+            done.final_text
+        );
+        assert!(!done.final_text.contains("Step one"), "{}", done.final_text);
+    }
+
+    #[test]
+    fn cache_figures_are_read_from_the_report() {
+        let transcript = "Done.\n<promise>COMPLETE</promise>\n\nTokens: 2.6k sent, 1.2k cache write, 3.4k cache hit, 80 received. Cost: $0.0090 message, $0.02 session.\n";
+        let (_, done) = parse(transcript);
+        let done = done.expect("a done");
+        assert_eq!(done.usage.input_tokens, 2600);
         assert_eq!(done.usage.cache_creation_input_tokens, 1200);
         assert_eq!(done.usage.cache_read_input_tokens, 3400);
+        assert_eq!(done.usage.output_tokens, 80);
         assert_eq!(done.cost_usd, Some(0.02));
     }
 
@@ -279,20 +327,54 @@ mod tests {
         );
     }
 
+    /// Issue 14: at 80 columns the error's JSON and `rate_limit_error` fall
+    /// on the next line.
     #[test]
-    fn a_rate_limited_run_is_a_rate_limit() {
-        let (transcript, exit) = fixture!("rate-limit");
+    fn a_wrapped_provider_error_is_read_whole() {
+        let (transcript, exit) = fixture("rate-limit");
         assert_eq!(exit.trim(), "0", "Aider exits cleanly after giving up");
-        let (_, done) = parse(transcript);
+        assert!(transcript.contains("{\"type\":\n\"rate_limit_error\""));
+        let (_, done) = parse(&transcript);
         let done = done.expect("a done");
         assert!(done.is_error);
-        let limit = done.rate_limit.expect("rate limited");
-        assert!(limit.message.starts_with("litellm.RateLimitError:"));
+        assert_eq!(done.error, done.rate_limit.map(|limit| limit.message));
+    }
+
+    #[test]
+    fn a_rate_limit_is_recognised_by_its_name_or_by_aiders_notice() {
+        let by_name = "litellm.RateLimitError: AnthropicException - overloaded\n";
+        let by_notice = "litellm.APIError: AnthropicException - busy\nThe API provider has rate limited you. Try again later or check your quotas.\n";
+        let other = "litellm.APIError: AnthropicException - busy\n";
+        for (transcript, limited) in [(by_name, true), (by_notice, true), (other, false)] {
+            let (_, done) = parse(transcript);
+            let done = done.expect("a done");
+            assert!(done.is_error, "{transcript}");
+            assert_eq!(done.rate_limit.is_some(), limited, "{transcript}");
+        }
+    }
+
+    #[test]
+    fn an_error_continues_only_while_its_brackets_are_open() {
+        let transcript = "litellm.BadRequestError: AnthropicException - {\"error\": \n{\"message\": \"bad\"}}\nRetrying in 0.2 seconds...\n";
+        let (_, done) = parse(transcript);
+        assert_eq!(
+            done.and_then(|done| done.error).as_deref(),
+            Some(
+                "litellm.BadRequestError: AnthropicException - {\"error\": {\"message\": \"bad\"}}"
+            )
+        );
+        let unbalanced = "litellm.APIError: AnthropicException - {oops\n\nAll done.\n";
+        let (_, done) = parse(unbalanced);
+        assert_eq!(
+            done.and_then(|done| done.error).as_deref(),
+            Some("litellm.APIError: AnthropicException - {oops"),
+            "a blank line ends the error"
+        );
     }
 
     #[test]
     fn an_error_retried_into_a_reply_is_forgotten() {
-        let transcript = "litellm.APIConnectionError: connection reset\nRetrying in 0.2 seconds...\nAll done.\n<promise>COMPLETE</promise>\n\nTokens: 10 sent, 5 received.\n";
+        let transcript = "litellm.RateLimitError: AnthropicException - {\"type\":\n\"rate_limit_error\"}\nThe API provider has rate limited you.\nRetrying in 0.2 seconds...\nAll done.\n<promise>COMPLETE</promise>\n\nTokens: 10 sent, 5 received.\n";
         assert_eq!(conclusion_of(transcript, "0"), Conclusion::Complete);
     }
 
@@ -322,5 +404,6 @@ mod tests {
         assert!(is_provider_error("litellm.RateLimitError: slow down"));
         assert!(!is_provider_error("litellm.is great: really"));
         assert!(!is_provider_error("I fixed the RateLimitError: done"));
+        assert_eq!(brackets_open("{\"a\": [1, (2)"), 2);
     }
 }

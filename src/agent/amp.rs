@@ -96,46 +96,14 @@ mod tests {
         crate::agent::transcripts::conclusion(&mut AmpParser::new(), transcript, exit_file)
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/amp/", $name, ".doc.jsonl")),
-                include_str!(concat!("../../tests/fixtures/amp/", $name, ".doc.exit")),
-            )
-        };
-    }
-
-    #[test]
-    fn documentation_based_fixtures_reach_their_conclusions() {
-        let api_error = "400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"scripted bad request\"}}";
-        let cases = [
-            (fixture!("complete"), Conclusion::Complete),
-            (
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            (fixture!("no-promise"), Conclusion::NoSignal),
-            (fixture!("echoed-promise"), Conclusion::NoSignal),
-            (fixture!("intermediate-promise"), Conclusion::NoSignal),
-            (fixture!("multi-message"), Conclusion::Complete),
-            (
-                fixture!("api-error"),
-                Conclusion::AgentError {
-                    message: api_error.into(),
-                },
-            ),
-        ];
-        for ((transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{transcript}");
-        }
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("amp", name)
     }
 
     #[test]
     fn usage_is_summed_over_assistant_messages() {
-        let (transcript, _) = fixture!("multi-message");
-        let (events, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (events, done) = parse(&transcript);
         let done = done.expect("result seen");
         assert_eq!(done.usage.input_tokens, 2200);
         assert_eq!(done.usage.output_tokens, 105);

@@ -225,75 +225,15 @@ mod tests {
         crate::agent::transcripts::conclusion(&mut CodexParser::new(), transcript, exit_file)
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/codex/", $name, ".jsonl")),
-                include_str!(concat!("../../tests/fixtures/codex/", $name, ".exit")),
-            )
-        };
-    }
-
-    /// The conclusions the recorded transcripts must reach (see the
-    /// fixtures' README): only the final message's promise counts.
-    #[test]
-    fn recorded_transcripts_reach_their_conclusions() {
-        let cases = [
-            ("complete", fixture!("complete"), Conclusion::Complete),
-            (
-                "failed",
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            ("no-promise", fixture!("no-promise"), Conclusion::NoSignal),
-            (
-                "echoed-promise",
-                fixture!("echoed-promise"),
-                Conclusion::NoSignal,
-            ),
-            (
-                "intermediate-promise",
-                fixture!("intermediate-promise"),
-                Conclusion::NoSignal,
-            ),
-            (
-                "multi-message",
-                fixture!("multi-message"),
-                Conclusion::Complete,
-            ),
-        ];
-        for (name, (transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn api_error_fixture_is_an_agent_error() {
-        let (transcript, exit) = fixture!("api-error");
-        assert_eq!(
-            conclusion_of(transcript, exit),
-            Conclusion::AgentError {
-                message: "scripted bad request".into()
-            }
-        );
-        let (_, done) = parse(transcript);
-        let done = done.expect("events seen");
-        assert!(done.is_error);
-        assert_eq!(done.rate_limit, None);
-        // Even a clean exit cannot hide the failed turn.
-        assert!(matches!(
-            conclusion_of(transcript, "0"),
-            Conclusion::AgentError { .. }
-        ));
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("codex", name)
     }
 
     #[test]
     fn an_error_item_in_a_healthy_run_is_only_a_warning() {
-        let (transcript, _) = fixture!("complete");
+        let (transcript, _) = fixture("complete");
         assert!(transcript.contains(r#""type":"error""#));
-        let (_, done) = parse(transcript);
+        let (_, done) = parse(&transcript);
         let done = done.expect("events seen");
         assert!(!done.is_error);
         assert_eq!(done.error, None);
@@ -301,8 +241,8 @@ mod tests {
 
     #[test]
     fn commands_become_tool_uses_and_results() {
-        let (transcript, _) = fixture!("multi-message");
-        let (events, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (events, done) = parse(&transcript);
         let kinds: Vec<&str> = events
             .iter()
             .map(|event| match event {

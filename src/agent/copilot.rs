@@ -262,71 +262,14 @@ mod tests {
         crate::agent::transcripts::conclusion(&mut CopilotParser::new(), transcript, exit_file)
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!(
-                    "../../tests/fixtures/copilot/",
-                    $name,
-                    ".doc.jsonl"
-                )),
-                include_str!(concat!("../../tests/fixtures/copilot/", $name, ".doc.exit")),
-            )
-        };
-    }
-
-    #[test]
-    fn documentation_based_fixtures_reach_their_conclusions() {
-        let cases = [
-            (fixture!("complete"), Conclusion::Complete),
-            (
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            (fixture!("no-promise"), Conclusion::NoSignal),
-            (fixture!("echoed-promise"), Conclusion::NoSignal),
-            (fixture!("intermediate-promise"), Conclusion::NoSignal),
-            (fixture!("multi-message"), Conclusion::Complete),
-            (
-                fixture!("api-error"),
-                Conclusion::AgentError {
-                    message: "Execution failed: 400 scripted bad request".into(),
-                },
-            ),
-        ];
-        for ((transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{transcript}");
-        }
-    }
-
-    #[test]
-    fn a_session_error_fails_the_run_even_with_a_clean_exit() {
-        let (transcript, _) = fixture!("api-error");
-        assert!(matches!(
-            conclusion_of(transcript, "0"),
-            Conclusion::AgentError { .. }
-        ));
-        let (_, done) = parse(transcript);
-        assert_eq!(done.expect("events seen").rate_limit, None);
-    }
-
-    #[test]
-    fn a_rate_limit_error_is_a_rate_limit() {
-        let (transcript, exit) = fixture!("rate-limit");
-        assert_eq!(exit.trim(), "1");
-        let (_, done) = parse(transcript);
-        let done = done.expect("events seen");
-        assert!(done.is_error);
-        let limit = done.rate_limit.expect("rate limited");
-        assert!(limit.message.contains("rate-limited"), "{}", limit.message);
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("copilot", name)
     }
 
     #[test]
     fn replies_tools_and_the_result_fill_the_done() {
-        let (transcript, _) = fixture!("multi-message");
-        let (events, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (events, done) = parse(&transcript);
         let done = done.expect("events seen");
         assert_eq!(
             done.final_text,

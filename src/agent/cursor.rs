@@ -197,48 +197,17 @@ mod tests {
         crate::agent::transcripts::conclusion(&mut CursorParser::new(), transcript, exit_file)
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/cursor/", $name, ".doc.jsonl")),
-                include_str!(concat!("../../tests/fixtures/cursor/", $name, ".doc.exit")),
-            )
-        };
-    }
-
-    #[test]
-    fn documentation_based_fixtures_reach_their_conclusions() {
-        let cases = [
-            (fixture!("complete"), Conclusion::Complete),
-            (
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            (fixture!("no-promise"), Conclusion::NoSignal),
-            (fixture!("echoed-promise"), Conclusion::NoSignal),
-            (fixture!("intermediate-promise"), Conclusion::NoSignal),
-            (fixture!("multi-message"), Conclusion::Complete),
-            (
-                fixture!("api-error"),
-                Conclusion::AgentError {
-                    message: "the agent exited with code 1".into(),
-                },
-            ),
-        ];
-        for ((transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{transcript}");
-        }
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("cursor", name)
     }
 
     #[test]
     fn the_whole_run_text_in_result_cannot_smuggle_in_an_earlier_promise() {
-        let (transcript, _) = fixture!("intermediate-promise");
+        let (transcript, _) = fixture("intermediate-promise");
         assert!(transcript.contains(
             r#""result":"Plan: when all is done I will say <promise>COMPLETE</promise>."#
         ));
-        let (_, done) = parse(transcript);
+        let (_, done) = parse(&transcript);
         assert_eq!(
             done.expect("result seen").final_text,
             "I wrote the file but the tests still fail; stopping here."
@@ -247,8 +216,8 @@ mod tests {
 
     #[test]
     fn tool_calls_become_tool_uses_and_results() {
-        let (transcript, _) = fixture!("multi-message");
-        let (events, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (events, done) = parse(&transcript);
         let done = done.expect("result seen");
         assert_eq!(done.duration_ms, Some(2180));
         assert_eq!(done.usage.total(), 0, "Cursor reports no tokens");

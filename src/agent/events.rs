@@ -88,36 +88,7 @@ pub struct RateLimit {
 }
 
 /// How the agent process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "code", rename_all = "snake_case")]
-pub enum ExitStatusKind {
-    /// It exited on its own with this code.
-    Exited(i32),
-    /// It was killed by this signal, not by git-ralph.
-    Signaled(i32),
-    /// git-ralph killed it because the attempt ran out of time.
-    TimedOut,
-    /// git-ralph killed it because the user asked to stop.
-    Stopped,
-}
-
-impl ExitStatusKind {
-    /// True only for a clean exit with code 0.
-    pub fn is_success(&self) -> bool {
-        matches!(self, ExitStatusKind::Exited(0))
-    }
-}
-
-impl std::fmt::Display for ExitStatusKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExitStatusKind::Exited(code) => write!(f, "exited with code {code}"),
-            ExitStatusKind::Signaled(signal) => write!(f, "was killed by signal {signal}"),
-            ExitStatusKind::TimedOut => f.write_str("timed out"),
-            ExitStatusKind::Stopped => f.write_str("was stopped"),
-        }
-    }
-}
+pub use crate::process::ExitStatusKind;
 
 #[cfg(test)]
 mod tests {

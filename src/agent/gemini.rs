@@ -154,66 +154,8 @@ mod tests {
         crate::agent::transcripts::parse(&mut GeminiParser::new(), transcript)
     }
 
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut GeminiParser::new(), transcript, exit_file)
-    }
-
-    macro_rules! fixture {
-        ($name:literal) => {
-            (
-                include_str!(concat!("../../tests/fixtures/gemini/", $name, ".jsonl")),
-                include_str!(concat!("../../tests/fixtures/gemini/", $name, ".exit")),
-            )
-        };
-    }
-
-    /// The conclusions the recorded transcripts must reach (see the
-    /// fixtures' README): only the final message's promise counts.
-    #[test]
-    fn recorded_transcripts_reach_their_conclusions() {
-        let cases = [
-            ("complete", fixture!("complete"), Conclusion::Complete),
-            (
-                "failed",
-                fixture!("failed"),
-                Conclusion::Failed {
-                    reason: "tests need a running database".into(),
-                },
-            ),
-            ("no-promise", fixture!("no-promise"), Conclusion::NoSignal),
-            (
-                "echoed-promise",
-                fixture!("echoed-promise"),
-                Conclusion::NoSignal,
-            ),
-            (
-                "intermediate-promise",
-                fixture!("intermediate-promise"),
-                Conclusion::NoSignal,
-            ),
-            (
-                "multi-message",
-                fixture!("multi-message"),
-                Conclusion::Complete,
-            ),
-        ];
-        for (name, (transcript, exit), expected) in cases {
-            assert_eq!(conclusion_of(transcript, exit), expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn api_error_fixture_is_an_agent_error() {
-        let (transcript, exit) = fixture!("api-error");
-        assert_eq!(exit.trim(), "144");
-        let Conclusion::AgentError { message } = conclusion_of(transcript, exit) else {
-            panic!("expected an agent error");
-        };
-        assert!(message.contains("scripted bad request"), "{message}");
-        let (_, done) = parse(transcript);
-        let done = done.expect("result seen");
-        assert!(done.is_error);
-        assert_eq!(done.rate_limit, None);
+    fn fixture(name: &str) -> (String, String) {
+        crate::agent::transcripts::fixture("gemini", name)
     }
 
     #[test]
@@ -263,8 +205,8 @@ mod tests {
 
     #[test]
     fn stats_fill_usage() {
-        let (transcript, _) = fixture!("multi-message");
-        let (_, done) = parse(transcript);
+        let (transcript, _) = fixture("multi-message");
+        let (_, done) = parse(&transcript);
         let done = done.expect("result seen");
         assert_eq!(done.usage.input_tokens, 4003);
         assert_eq!(done.usage.output_tokens, 203);

@@ -96,12 +96,13 @@ impl TextTail {
     pub(super) fn push_str(&mut self, s: &str) {
         if s.len() >= self.limit {
             self.text.clear();
-            self.text.push_str(tail_of(s, self.limit));
+            self.text.push_str(crate::process::tail_str(s, self.limit));
             return;
         }
         self.text.push_str(s);
         if self.text.len() > self.limit.saturating_mul(2) {
-            let keep_from = self.text.len() - tail_of(&self.text, self.limit).len();
+            let keep_from =
+                self.text.len() - crate::process::tail_str(&self.text, self.limit).len();
             self.text.drain(..keep_from);
         }
     }
@@ -111,20 +112,8 @@ impl TextTail {
     }
 
     pub(super) fn as_str(&self) -> &str {
-        tail_of(&self.text, self.limit)
+        crate::process::tail_str(&self.text, self.limit)
     }
-}
-
-/// The longest suffix of `s` that fits in `limit` bytes.
-fn tail_of(s: &str, limit: usize) -> &str {
-    if s.len() <= limit {
-        return s;
-    }
-    let mut start = s.len() - limit;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 #[cfg(test)]

@@ -84,12 +84,55 @@ pub fn parse_promise(final_text: &str, token: &str) -> Signal {
     }
 }
 
+/// How many lines a promise may span when the agent's console wrapped it.
+const WRAPPED_PROMISE_LINES: usize = 16;
+
 /// Like [`parse_promise`], but only a promise on the last non-empty line counts.
+///
+/// A console that wraps long lines (Aider's, 80 columns wide without a
+/// terminal) can split one promise over several lines: when the last line
+/// closes a tag opened on an earlier line, with no blank line and no other
+/// closing tag between, the lines are joined as the console split them.
 pub fn parse_promise_on_last_line(text: &str, token: &str) -> Signal {
-    match text.lines().rev().find(|line| !line.trim().is_empty()) {
-        Some(line) => parse_promise(line, token),
-        None => Signal::None,
+    let mut lines = text.lines().rev().skip_while(|line| line.trim().is_empty());
+    let Some(last) = lines.next() else {
+        return Signal::None;
+    };
+    let opened_here = last
+        .rfind(CLOSE_TAG)
+        .is_none_or(|close| last[..close].contains(OPEN_TAG));
+    if opened_here {
+        return parse_promise(last, token);
     }
+    let mut pieces = vec![last];
+    for line in lines.take(WRAPPED_PROMISE_LINES - 1) {
+        if line.trim().is_empty() {
+            break;
+        }
+        let after_close = line
+            .rfind(CLOSE_TAG)
+            .map_or(0, |close| close + CLOSE_TAG.len());
+        match line[after_close..].rfind(OPEN_TAG) {
+            Some(open) => {
+                pieces.push(&line[after_close + open..]);
+                pieces.reverse();
+                return parse_promise(&unwrap_lines(&pieces), token);
+            }
+            None if after_close > 0 => break,
+            None => pieces.push(line),
+        }
+    }
+    Signal::None
+}
+
+/// Lines a console wrapped, joined back into one: the break stood for one
+/// space, which the console may have kept at the end of the line.
+fn unwrap_lines(lines: &[&str]) -> String {
+    lines
+        .iter()
+        .map(|line| line.trim_end())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Combines what the agent reported with how its process ended.
@@ -247,6 +290,48 @@ mod tests {
             Signal::Complete
         );
         assert_eq!(parse_promise_on_last_line("", DEFAULT_TOKEN), Signal::None);
+    }
+
+    #[test]
+    fn last_line_scope_joins_a_promise_the_console_wrapped() {
+        let wrapped = "I could not finish.\n<promise>FAILED: the tests need a running \ndatabase and none is here</promise>\n\n";
+        assert_eq!(
+            parse_promise_on_last_line(wrapped, DEFAULT_TOKEN),
+            Signal::Failed("the tests need a running database and none is here".into())
+        );
+        let split_tag = "done\n<promise>\nCOMPLETE\n</promise>";
+        assert_eq!(
+            parse_promise_on_last_line(split_tag, DEFAULT_TOKEN),
+            Signal::Complete
+        );
+        let quoted_then_said = "say <promise>COMPLETE</promise> or <promise>FAILED: a\nb</promise>";
+        assert_eq!(
+            parse_promise_on_last_line(quoted_then_said, DEFAULT_TOKEN),
+            Signal::Failed("a b".into())
+        );
+    }
+
+    #[test]
+    fn a_tag_opened_before_a_blank_line_or_another_tag_is_not_joined() {
+        for text in [
+            "<promise>FAILED: a\n\nb</promise>",
+            "<promise>FAILED: a</promise>\nb</promise>",
+            "just words</promise>",
+        ] {
+            assert_eq!(
+                parse_promise_on_last_line(text, DEFAULT_TOKEN),
+                Signal::None,
+                "{text:?}"
+            );
+        }
+        let far = format!(
+            "<promise>FAILED: a\n{}b</promise>",
+            "more\n".repeat(WRAPPED_PROMISE_LINES)
+        );
+        assert_eq!(
+            parse_promise_on_last_line(&far, DEFAULT_TOKEN),
+            Signal::None
+        );
     }
 
     #[test]

@@ -1,51 +1,36 @@
-//! Running one agent process to its end, whatever it does.
+//! Running one agent attempt to its end, whatever the agent does.
 //!
-//! Agents are long-running, chatty and occasionally stuck, so the runner
-//! treats them as untrusted: the agent runs in its own process group so that
-//! everything it started can be signalled at once; its output streams
-//! straight to a log file and through a parser in bounded pieces, so a
-//! runaway agent printing gigabytes costs disk, not memory; and a timeout or
-//! a stop request ends it with SIGTERM, then SIGKILL after a grace period.
+//! Agents are long-running, chatty and occasionally stuck, so they run under
+//! the one supervisor ([`crate::process`]): their own process group, a
+//! timeout and a stop request, SIGTERM then SIGKILL. This module adds what
+//! is particular to agents: stdout streams straight to a log file and
+//! through the format's parser line by line, in bounded pieces, so a runaway
+//! agent printing gigabytes costs disk, not memory; and the run is reduced
+//! to a [`Conclusion`] through the promise protocol.
 //!
 //! Stdout goes to the log file given to [`run`], byte for byte, so a
 //! stream-json log stays valid JSONL. Stderr goes to a sibling file named
 //! after it with `.stderr` appended (created only if the agent writes to
-//! stderr), and its tail is kept for error messages. When the run ends, any
-//! process still left in the agent's group (a dev server it started in the
-//! background, say) is killed, so nothing outlives the attempt and touches
-//! the worktree afterwards.
+//! stderr), and its tail is kept for error messages.
 
 use std::ffi::OsString;
-use std::io;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal as UnixSignal, killpg};
-use nix::unistd::{Pid, getpgrp};
 use serde::{Deserialize, Serialize};
-use tokio::fs::{File, OpenOptions};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 use tokio::sync::watch;
-use tokio::time::{Instant, sleep_until};
 
 use super::events::{AgentEvent, Done, ExitStatusKind};
 use super::promise::{Conclusion, conclude};
 use super::{StreamFormat, parser_for};
+use crate::process::{self, Limits, ProcessError, Spec, Stream, Tail};
 
-/// How much of the output is read at once.
-const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// The longest line a parser is shown; the rest of a longer line only goes to the log.
 const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// How much of stderr is kept for error messages.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
-/// How long an agent gets to exit after SIGTERM before it is killed.
-const TERMINATE_GRACE: Duration = Duration::from_secs(2);
-/// How long output is still read after the agent exited, in case something
-/// it started keeps the pipes open.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Where the agent's stdin comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,69 +74,28 @@ pub struct AgentRun {
 /// Why an agent could not be run or supervised.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
-    #[error("could not start the agent `{program}`: {source}")]
-    Spawn { program: String, source: io::Error },
-    #[error("the agent's working directory {} is not a directory", path.display())]
-    Workdir { path: PathBuf },
+    #[error("could not run the agent: {0}")]
+    Process(#[from] ProcessError),
     #[error("could not write the agent log {}: {source}", path.display())]
     Log { path: PathBuf, source: io::Error },
-    #[error("could not read the agent's output: {0}")]
-    Read(#[source] io::Error),
-    #[error("could not wait for the agent process: {0}")]
-    Wait(#[source] io::Error),
-    #[error("could not send {signal} to the agent's process group {pgid}: {source}")]
-    Signal {
-        pgid: u32,
-        signal: UnixSignal,
-        source: Errno,
-    },
-    #[error("refusing to signal process group {0}: it is not an agent's group")]
-    NotAnAgentGroup(u32),
 }
 
 impl RunnerError {
+    /// A set-up error (the agent is missing or cannot be started), which no
+    /// retry can fix.
+    pub fn is_setup(&self) -> bool {
+        matches!(self, RunnerError::Process(err) if err.is_setup())
+    }
+
     /// What the user can do about the error, when there is something to do.
     pub fn hint(&self) -> Option<String> {
         match self {
-            RunnerError::Spawn { program, source } if source.kind() == io::ErrorKind::NotFound => {
-                Some(format!(
-                    "install `{program}` or configure the agent command to one that is on PATH"
-                ))
-            }
-            RunnerError::Spawn { program, source }
-                if source.kind() == io::ErrorKind::PermissionDenied =>
-            {
-                Some(format!("make `{program}` executable"))
-            }
-            RunnerError::Workdir { path } => Some(format!(
-                "create {} or run git-ralph from the repository it belongs to",
-                path.display()
-            )),
+            RunnerError::Process(err) => err.hint(),
             RunnerError::Log { path, .. } => Some(format!(
                 "check that {} is writable and the disk is not full",
                 path.display()
             )),
-            _ => None,
         }
-    }
-}
-
-/// Sends `signal` to the process group led by `pid`, as started by [`run`].
-///
-/// A group that no longer exists is not an error. Refuses pid 0 and 1 and
-/// git-ralph's own group, which would otherwise be signalled instead.
-pub fn signal_group(pid: u32, signal: UnixSignal) -> Result<(), RunnerError> {
-    let raw = i32::try_from(pid)
-        .ok()
-        .filter(|&raw| raw > 1 && Pid::from_raw(raw) != getpgrp())
-        .ok_or(RunnerError::NotAnAgentGroup(pid))?;
-    match killpg(Pid::from_raw(raw), signal) {
-        Ok(()) | Err(Errno::ESRCH) => Ok(()),
-        Err(source) => Err(RunnerError::Signal {
-            pgid: pid,
-            signal,
-            source,
-        }),
     }
 }
 
@@ -165,177 +109,71 @@ pub async fn run(
     inv: &Invocation,
     log_path: &Path,
     timeout: Duration,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<AgentRun, RunnerError> {
-    // Checked first: spawning in a missing directory fails with the same
-    // "not found" as a missing program, which would mislead.
-    let workdir_ok = tokio::fs::metadata(&inv.cwd)
-        .await
-        .is_ok_and(|meta| meta.is_dir());
-    if !workdir_ok {
-        return Err(RunnerError::Workdir {
-            path: inv.cwd.clone(),
-        });
-    }
-    let mut log = open_log(log_path).await?;
+    // Nothing is logged for an agent that cannot be started in its directory.
+    process::check_workdir(&inv.cwd)?;
+    let mut log = LogFile::open(log_path)?;
     let mut stderr_sink = StderrSink::new(stderr_path(log_path));
-
-    let mut command = Command::new(&inv.program);
-    command
-        .args(&inv.args)
-        .envs(inv.env.iter().map(|(key, value)| (key, value)))
-        .current_dir(&inv.cwd)
-        .stdin(match inv.stdin {
-            StdinSource::Prompt(_) => Stdio::piped(),
-            StdinSource::Null => Stdio::null(),
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|source| RunnerError::Spawn {
+    let spec = Spec {
         program: inv.program.clone(),
-        source,
-    })?;
-    let group = GroupGuard { pgid: child.id() };
-    let _pid_file = match (&inv.pid_file, child.id()) {
-        (Some(path), Some(pid)) => PidFile::write(path, pid),
-        _ => None,
+        args: inv.args.clone(),
+        env: inv.env.clone(),
+        cwd: inv.cwd.clone(),
+        stdin: match &inv.stdin {
+            StdinSource::Prompt(prompt) => Some(prompt.clone()),
+            StdinSource::Null => None,
+        },
+        pid_file: inv.pid_file.clone(),
     };
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(RunnerError::Read(io::Error::other(
-            "the agent's output pipes were not set up",
-        )));
-    };
-
-    // Written concurrently: an agent that does not read its stdin must not
-    // block the reading of its output.
-    let stdin_writer = match (&inv.stdin, child.stdin.take()) {
-        (StdinSource::Prompt(prompt), Some(mut stdin)) => {
-            let prompt = prompt.clone();
-            Some(tokio::spawn(async move {
-                // The agent may exit without reading its stdin (EPIPE); what
-                // it did instead shows in its output and exit status.
-                let _ = stdin.write_all(prompt.as_bytes()).await;
-                let _ = stdin.shutdown().await;
-            }))
-        }
-        _ => None,
-    };
-
     let mut parser = parser_for(inv.format);
     let mut lines = LineSplitter::new(MAX_LINE_BYTES);
-    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
-    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
-    let mut log_bytes: u64 = 0;
-
-    // A timeout too large to represent means "no timeout".
-    let deadline = Instant::now()
-        .checked_add(timeout)
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
-    let mut stdout_open = true;
-    let mut stderr_open = true;
-    let mut stop_connected = true;
-    let mut status: Option<ExitStatus> = None;
-    let mut ending: Option<Ending> = None;
-    let mut drain_until: Option<Instant> = None;
-    if *stop.borrow_and_update() {
-        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
-    }
-
-    let status = loop {
-        if let Some(status) = status
-            && !stdout_open
-            && !stderr_open
-        {
-            break status;
-        }
-        let running = status.is_none();
-        let kill_at = ending.as_ref().map_or(deadline, |ending| ending.kill_at);
-        tokio::select! {
-            read = stdout.read(&mut out_buf), if stdout_open => {
-                let n = read.map_err(RunnerError::Read)?;
-                if n == 0 {
-                    stdout_open = false;
-                } else {
-                    let chunk = &out_buf[..n];
-                    log.write_all(chunk).await.map_err(|source| RunnerError::Log {
-                        path: log_path.to_owned(),
-                        source,
-                    })?;
-                    log_bytes += n as u64;
-                    lines.push(chunk, &mut |line| feed(parser.as_mut(), &mut *on_event, line));
+    let mut sink_error: Option<RunnerError> = None;
+    let limits = Limits {
+        timeout,
+        stop: Some(stop),
+    };
+    let exit = {
+        let mut on_output = |stream: Stream, chunk: &[u8]| -> io::Result<()> {
+            let written = match stream {
+                Stream::Stdout => {
+                    let written = log.write(chunk);
+                    lines.push(chunk, &mut |line| {
+                        feed(parser.as_mut(), &mut *on_event, line)
+                    });
                     for event in parser.flush() {
                         on_event(event);
                     }
+                    written
                 }
-            }
-            read = stderr.read(&mut err_buf), if stderr_open => {
-                let n = read.map_err(RunnerError::Read)?;
-                if n == 0 {
-                    stderr_open = false;
-                } else {
-                    stderr_sink.write(&err_buf[..n]).await?;
-                }
-            }
-            exited = child.wait(), if running => {
-                status = Some(exited.map_err(RunnerError::Wait)?);
-                drain_until = Some(Instant::now() + DRAIN_GRACE);
-            }
-            _ = sleep_until(deadline), if running && ending.is_none() => {
-                ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
-            }
-            changed = stop.changed(), if running && ending.is_none() && stop_connected => {
-                match changed {
-                    Ok(()) if *stop.borrow_and_update() => {
-                        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
-                    }
-                    Ok(()) => {}
-                    // Nobody can ask for a stop any more.
-                    Err(_) => stop_connected = false,
-                }
-            }
-            _ = sleep_until(kill_at), if running && ending.as_ref().is_some_and(|e| !e.killed) => {
-                group.signal(UnixSignal::SIGKILL)?;
-                if let Some(ending) = ending.as_mut() {
-                    ending.killed = true;
-                }
-            }
-            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                // Something the agent started holds its output open: end it.
-                // Best effort, as the agent itself is done.
-                let _ = group.signal(UnixSignal::SIGKILL);
-                stdout_open = false;
-                stderr_open = false;
-            }
-        }
+                Stream::Stderr => stderr_sink.write(chunk),
+            };
+            written.map_err(|err| {
+                let message = err.to_string();
+                sink_error = Some(err);
+                io::Error::other(message)
+            })
+        };
+        process::run(&spec, limits, &mut on_output).await
+    };
+    let exit = match (exit, sink_error) {
+        (_, Some(err)) => return Err(err),
+        (exit, None) => exit?,
     };
 
     lines.finish(&mut |line| feed(parser.as_mut(), &mut *on_event, line));
     for event in parser.flush() {
         on_event(event);
     }
-    if let Some(writer) = stdin_writer {
-        writer.abort();
-    }
-    // Best effort: the agent has ended, leftovers only get a parting shot.
-    let _ = group.signal(UnixSignal::SIGKILL);
-    log.flush().await.map_err(|source| RunnerError::Log {
-        path: log_path.to_owned(),
-        source,
-    })?;
-    stderr_sink.flush().await?;
+    log.flush()?;
+    stderr_sink.flush()?;
 
-    let exit = match ending {
-        Some(ending) => ending.kind,
-        None => exit_kind(status),
-    };
     let done = parser.finish();
     if let Some(done) = &done {
         on_event(AgentEvent::Done(done.clone()));
     }
-    let stderr_tail = stderr_sink.tail();
+    let stderr_tail = stderr_sink.tail.text();
     let mut conclusion = conclude(
         done.as_ref(),
         exit,
@@ -356,19 +194,9 @@ pub async fn run(
         exit,
         done,
         conclusion,
-        log_bytes,
+        log_bytes: log.bytes,
         stderr_tail,
     })
-}
-
-fn exit_kind(status: ExitStatus) -> ExitStatusKind {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatusKind::Exited(code),
-        (None, Some(signal)) => ExitStatusKind::Signaled(signal),
-        // Neither code nor signal does not happen for a reaped child on Unix.
-        (None, None) => ExitStatusKind::Exited(-1),
-    }
 }
 
 /// One line of output through the parser, its events out.
@@ -384,105 +212,56 @@ fn feed(
     }
 }
 
-/// The agent's group recorded on disk for as long as the run lasts.
-struct PidFile(PathBuf);
-
-impl PidFile {
-    fn write(path: &Path, pid: u32) -> Option<PidFile> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).ok()?;
-        }
-        std::fs::write(path, format!("{pid}\n")).ok()?;
-        Some(PidFile(path.to_owned()))
-    }
-}
-
-impl Drop for PidFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// End the agent group recorded in `pid_file` by a loop that died without
-/// cleaning up: SIGTERM, then SIGKILL after two seconds. Returns whether a
-/// live group was found.
-pub fn end_orphaned_agent(pid_file: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(pid_file)
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-    else {
-        return false;
-    };
-    let _ = std::fs::remove_file(pid_file);
-    let alive = || nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), None).is_ok();
-    if !alive() {
-        return false;
-    }
-    let _ = signal_group(pid, UnixSignal::SIGTERM);
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    while alive() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if alive() {
-        let _ = signal_group(pid, UnixSignal::SIGKILL);
-    }
-    true
-}
-
-/// The agent's process group; whatever is left of it dies with the guard,
-/// also when the run is abandoned half-way.
-struct GroupGuard {
-    pgid: Option<u32>,
-}
-
-impl GroupGuard {
-    fn signal(&self, signal: UnixSignal) -> Result<(), RunnerError> {
-        match self.pgid {
-            Some(pgid) => signal_group(pgid, signal),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        // Best effort: there is no one left to report a failure to.
-        let _ = self.signal(UnixSignal::SIGKILL);
-    }
-}
-
-/// A termination git-ralph started: why, and when SIGTERM turns into SIGKILL.
-struct Ending {
-    kind: ExitStatusKind,
-    kill_at: Instant,
-    killed: bool,
-}
-
-impl Ending {
-    fn begin(group: &GroupGuard, kind: ExitStatusKind) -> Result<Ending, RunnerError> {
-        group.signal(UnixSignal::SIGTERM)?;
-        Ok(Ending {
-            kind,
-            kill_at: Instant::now() + TERMINATE_GRACE,
-            killed: false,
-        })
-    }
-}
-
-async fn open_log(path: &Path) -> Result<File, RunnerError> {
+/// Opened unbuffered: what the agent printed is on disk as soon as it is
+/// read, for `status` and other readers while the attempt runs.
+fn open_append(path: &Path) -> Result<File, RunnerError> {
     let log_error = |source| RunnerError::Log {
         path: path.to_owned(),
         source,
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        tokio::fs::create_dir_all(parent).await.map_err(log_error)?;
+        std::fs::create_dir_all(parent).map_err(log_error)?;
     }
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .await
-        .map_err(log_error)
+        .map_err(log_error)?;
+    Ok(file)
+}
+
+/// Stdout's log file and how much went into it.
+struct LogFile {
+    path: PathBuf,
+    file: File,
+    bytes: u64,
+}
+
+impl LogFile {
+    fn open(path: &Path) -> Result<LogFile, RunnerError> {
+        Ok(LogFile {
+            path: path.to_owned(),
+            file: open_append(path)?,
+            bytes: 0,
+        })
+    }
+
+    fn write(&mut self, chunk: &[u8]) -> Result<(), RunnerError> {
+        self.bytes += chunk.len() as u64;
+        self.file
+            .write_all(chunk)
+            .map_err(|source| RunnerError::Log {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    fn flush(&mut self) -> Result<(), RunnerError> {
+        self.file.flush().map_err(|source| RunnerError::Log {
+            path: self.path.clone(),
+            source,
+        })
+    }
 }
 
 fn stderr_path(log_path: &Path) -> PathBuf {
@@ -495,7 +274,7 @@ fn stderr_path(log_path: &Path) -> PathBuf {
 struct StderrSink {
     path: PathBuf,
     file: Option<File>,
-    tail: Vec<u8>,
+    tail: Tail,
 }
 
 impl StderrSink {
@@ -503,43 +282,30 @@ impl StderrSink {
         StderrSink {
             path,
             file: None,
-            tail: Vec::new(),
+            tail: Tail::new(STDERR_TAIL_BYTES),
         }
     }
 
-    async fn write(&mut self, chunk: &[u8]) -> Result<(), RunnerError> {
-        self.tail.extend_from_slice(chunk);
-        if self.tail.len() > 2 * STDERR_TAIL_BYTES {
-            let excess = self.tail.len() - STDERR_TAIL_BYTES;
-            self.tail.drain(..excess);
-        }
-        if self.file.is_none() {
-            self.file = Some(open_log(&self.path).await?);
-        }
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
+    fn write(&mut self, chunk: &[u8]) -> Result<(), RunnerError> {
+        self.tail.push(chunk);
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self.file.insert(open_append(&self.path)?),
         };
-        file.write_all(chunk)
-            .await
-            .map_err(|source| RunnerError::Log {
-                path: self.path.clone(),
-                source,
-            })
+        file.write_all(chunk).map_err(|source| RunnerError::Log {
+            path: self.path.clone(),
+            source,
+        })
     }
 
-    async fn flush(&mut self) -> Result<(), RunnerError> {
+    fn flush(&mut self) -> Result<(), RunnerError> {
         match &mut self.file {
-            Some(file) => file.flush().await.map_err(|source| RunnerError::Log {
+            Some(file) => file.flush().map_err(|source| RunnerError::Log {
                 path: self.path.clone(),
                 source,
             }),
             None => Ok(()),
         }
-    }
-
-    fn tail(&self) -> String {
-        let start = self.tail.len().saturating_sub(STDERR_TAIL_BYTES);
-        String::from_utf8_lossy(&self.tail[start..]).into_owned()
     }
 }
 
@@ -848,7 +614,7 @@ mod tests {
         .await;
         let elapsed = started.elapsed();
         assert_eq!(outcome.run.exit, ExitStatusKind::TimedOut);
-        assert!(elapsed >= TERMINATE_GRACE, "{elapsed:?}");
+        assert!(elapsed >= Duration::from_secs(2), "{elapsed:?}");
         assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
     }
 
@@ -949,7 +715,11 @@ mod tests {
         )
         .await
         .expect_err("cannot spawn");
-        assert!(matches!(error, RunnerError::Spawn { .. }), "{error:?}");
+        assert!(
+            matches!(error, RunnerError::Process(ProcessError::Spawn { .. })),
+            "{error:?}"
+        );
+        assert!(error.is_setup());
         let hint = error.hint().expect("a hint");
         assert!(hint.contains("/nonexistent/agent-cli"), "{hint}");
     }
@@ -986,23 +756,11 @@ mod tests {
         )
         .await
         .expect_err("no such directory");
-        assert!(matches!(error, RunnerError::Workdir { .. }), "{error:?}");
+        assert!(
+            matches!(error, RunnerError::Process(ProcessError::Workdir { .. })),
+            "{error:?}"
+        );
         assert!(!log_path.exists(), "nothing was started, nothing logged");
-    }
-
-    #[test]
-    fn signal_group_refuses_special_groups() {
-        for pid in [0, 1, u32::MAX] {
-            assert!(matches!(
-                signal_group(pid, UnixSignal::SIGTERM),
-                Err(RunnerError::NotAnAgentGroup(_))
-            ));
-        }
-        let own = u32::try_from(getpgrp().as_raw()).expect("positive pgid");
-        assert!(matches!(
-            signal_group(own, UnixSignal::SIGTERM),
-            Err(RunnerError::NotAnAgentGroup(_))
-        ));
     }
 
     #[tokio::test]

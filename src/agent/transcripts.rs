@@ -1,6 +1,14 @@
-//! Test support shared by the parsers: run a transcript (recorded from a
-//! real CLI, or built from its documentation) through a parser, and
-//! conclude as git-ralph would from it and the recorded exit code.
+//! Test support shared by the parsers, and the one test that holds every
+//! transcript in `tests/fixtures/<format>/` to its expected conclusion.
+//!
+//! Each transcript (`NAME.jsonl`, or `NAME.txt` for plain text) comes with
+//! `NAME.exit`, the exit code the CLI returned, and `NAME.expect`, what
+//! git-ralph must conclude from the two: `complete`, `failed: <reason>`,
+//! `no_signal`, `agent_error` or `agent_error: <message>`, `rate_limited` or
+//! `rate_limited: <message>`. Transcripts named `NAME.doc.*` were written from
+//! a CLI's documentation rather than recorded from it.
+
+use std::path::{Path, PathBuf};
 
 use super::{AgentEvent, Conclusion, DEFAULT_TOKEN, Done, ExitStatusKind, StreamParser, conclude};
 
@@ -23,13 +31,234 @@ pub(crate) fn conclusion(
     transcript: &str,
     exit_file: &str,
 ) -> Conclusion {
+    conclude_with_done(parser, transcript, exit_file).0
+}
+
+fn conclude_with_done(
+    parser: &mut dyn StreamParser,
+    transcript: &str,
+    exit_file: &str,
+) -> (Conclusion, Option<Done>) {
     let code: i32 = exit_file.trim().parse().expect("exit file holds a code");
     let scope = parser.promise_scope();
     let (_, done) = parse(parser, transcript);
-    conclude(
+    let conclusion = conclude(
         done.as_ref(),
         ExitStatusKind::Exited(code),
         DEFAULT_TOKEN,
         scope,
-    )
+    );
+    (conclusion, done)
+}
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The transcript `name` of `tests/fixtures/<dir>/`, recorded or
+/// documentation-based, whichever is there, and its exit file.
+pub(crate) fn fixture(dir: &str, name: &str) -> (String, String) {
+    let dir = fixtures_root().join(dir);
+    for stem in [name.to_owned(), format!("{name}.doc")] {
+        for extension in ["jsonl", "txt"] {
+            let path = dir.join(format!("{stem}.{extension}"));
+            if let Ok(transcript) = std::fs::read_to_string(&path) {
+                let exit = read(&dir.join(format!("{stem}.exit")));
+                return (transcript, exit);
+            }
+        }
+    }
+    panic!("no transcript '{name}' in {}", dir.display());
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{StreamFormat, parser_for, sniff_format};
+
+    /// Each fixture directory and the format its CLI is run with.
+    const FORMATS: &[(&str, StreamFormat)] = &[
+        ("claude-code", StreamFormat::Claude),
+        ("codex", StreamFormat::Codex),
+        ("gemini", StreamFormat::Gemini),
+        ("opencode", StreamFormat::Opencode),
+        ("amp", StreamFormat::Amp),
+        ("cursor", StreamFormat::Cursor),
+        ("copilot", StreamFormat::Copilot),
+        ("aider", StreamFormat::Aider),
+    ];
+
+    /// Directories of `tests/fixtures/` that hold no agent transcripts.
+    const NOT_TRANSCRIPTS: &[&str] = &["openspec"];
+
+    /// What a `.expect` file asks for.
+    #[derive(Debug)]
+    enum Expected {
+        Exactly(Conclusion),
+        AnyAgentError,
+        RateLimited(Option<String>),
+    }
+
+    fn expected(text: &str, path: &Path) -> Expected {
+        let text = text.trim();
+        let (kind, detail) = match text.split_once(':') {
+            Some((kind, detail)) => (kind.trim(), Some(detail.trim().to_owned())),
+            None => (text, None),
+        };
+        match (kind, detail) {
+            ("complete", None) => Expected::Exactly(Conclusion::Complete),
+            ("no_signal", None) => Expected::Exactly(Conclusion::NoSignal),
+            ("failed", reason) => Expected::Exactly(Conclusion::Failed {
+                reason: reason.unwrap_or_default(),
+            }),
+            ("agent_error", None) => Expected::AnyAgentError,
+            ("agent_error", Some(message)) => Expected::Exactly(Conclusion::AgentError { message }),
+            ("rate_limited", message) => Expected::RateLimited(message),
+            _ => panic!("{}: cannot read '{text}'", path.display()),
+        }
+    }
+
+    /// Checks one transcript; `None` when it reached its conclusion, else
+    /// what went wrong.
+    fn check(
+        format: StreamFormat,
+        transcript: &str,
+        exit: &str,
+        want: &Expected,
+    ) -> Option<String> {
+        let (got, done) = conclude_with_done(parser_for(format).as_mut(), transcript, exit);
+        let limit = done.as_ref().and_then(|done| done.rate_limit.as_ref());
+        let ok = match want {
+            Expected::Exactly(conclusion) => {
+                *conclusion == got
+                    && (limit.is_none() || !matches!(got, Conclusion::AgentError { .. }))
+            }
+            Expected::AnyAgentError => {
+                matches!(got, Conclusion::AgentError { .. }) && limit.is_none()
+            }
+            Expected::RateLimited(message) => {
+                matches!(got, Conclusion::AgentError { .. })
+                    && limit.is_some_and(|limit| {
+                        message
+                            .as_ref()
+                            .is_none_or(|message| *message == limit.message)
+                    })
+            }
+        };
+        (!ok).then(|| format!("expected {want:?}, got {got:?} (rate limit: {limit:?})"))
+    }
+
+    /// An agent error that the transcript itself reports, not only the
+    /// exit code.
+    fn reported_error(want: &Expected) -> bool {
+        match want {
+            Expected::AnyAgentError | Expected::RateLimited(_) => true,
+            Expected::Exactly(Conclusion::AgentError { message }) => {
+                !message.starts_with("the agent exited")
+            }
+            Expected::Exactly(_) => false,
+        }
+    }
+
+    fn transcripts_in(dir: &Path) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|path| {
+                path.extension()
+                    .is_some_and(|extension| extension == "jsonl" || extension == "txt")
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// Every transcript, recorded or documentation-based, reaches the
+    /// conclusion written beside it; a rate limit is told apart from any
+    /// other agent error, since one pauses the run and the other spends a
+    /// retry.
+    #[test]
+    fn every_transcript_reaches_the_conclusion_beside_it() {
+        let root = fixtures_root();
+        let mut dirs: Vec<String> = std::fs::read_dir(&root)
+            .expect("tests/fixtures is listed")
+            .map(|entry| entry.expect("a directory entry"))
+            .filter(|entry| entry.path().is_dir())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| !NOT_TRANSCRIPTS.contains(&name.as_str()))
+            .collect();
+        dirs.sort();
+        let mut known: Vec<&str> = FORMATS.iter().map(|(dir, _)| *dir).collect();
+        known.sort();
+        assert_eq!(dirs, known, "every fixture directory names its format");
+
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for (dir, format) in FORMATS {
+            let transcripts = transcripts_in(&root.join(dir));
+            assert!(!transcripts.is_empty(), "{dir} holds no transcripts");
+            for path in transcripts {
+                let stem = path.with_extension("");
+                let name = stem.strip_prefix(&root).unwrap_or(&stem).display();
+                let beside = |extension: &str| {
+                    let mut name = stem.clone().into_os_string();
+                    name.push(format!(".{extension}"));
+                    PathBuf::from(name)
+                };
+                let transcript = read(&path);
+                let exit = read(&beside("exit"));
+                let expect_path = beside("expect");
+                let want = expected(&read(&expect_path), &expect_path);
+                checked += 1;
+                if let Some(failure) = check(*format, &transcript, &exit, &want) {
+                    failures.push(format!("{name}: {failure}"));
+                }
+                // An error the agent reported stands on its own: a clean
+                // exit cannot hide it, unless the exit code was its only sign.
+                if reported_error(&want)
+                    && !matches!(
+                        conclusion(parser_for(*format).as_mut(), &transcript, "0"),
+                        Conclusion::AgentError { .. }
+                    )
+                {
+                    failures.push(format!("{name}: exit 0 hides the error"));
+                }
+                // Auto-detection reaches the same conclusion whenever it
+                // recognises the format from the first non-blank line.
+                let first = transcript.lines().find(|line| !line.trim().is_empty());
+                let padded = format!("\n  \n{transcript}");
+                if first.is_some_and(|line| sniff_format(line) == *format)
+                    && let Some(failure) = check(StreamFormat::Auto, &padded, &exit, &want)
+                {
+                    failures.push(format!("{name} as auto: {failure}"));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(checked >= 60, "only {checked} transcripts were found");
+    }
+
+    #[test]
+    fn expect_files_are_read_strictly() {
+        let path = Path::new("x.expect");
+        assert!(matches!(
+            expected("failed: no db\n", path),
+            Expected::Exactly(Conclusion::Failed { reason }) if reason == "no db"
+        ));
+        assert!(matches!(
+            expected("agent_error", path),
+            Expected::AnyAgentError
+        ));
+        assert!(matches!(
+            expected("rate_limited: slow: down", path),
+            Expected::RateLimited(Some(message)) if message == "slow: down"
+        ));
+        let refused = std::panic::catch_unwind(|| expected("completed", path));
+        assert!(refused.is_err());
+    }
 }

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         stop_loop(pid)?;
     }
     let _lock = RunLock::acquire(&lock_path, change.as_str())?;
-    if crate::agent::end_orphaned_agent(&run_dir.agent_pid_file()) {
+    if crate::process::end_orphaned_group(&run_dir.agent_pid_file()) {
         ui::warn("stopped an agent that a killed loop had left running");
     }
     let mut state = run_dir.load()?;

@@ -32,6 +32,8 @@ struct Row {
     /// The option `--model` is passed with, if the CLI has one.
     model_option: Option<&'static str>,
     command_line: String,
+    /// The agent's own files, left out of checkpoints and reverts.
+    scratch: &'static [&'static str],
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -46,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let default_agent = repo
         .as_ref()
         .and_then(|repo| repo.config_string("ralph.agent"))
-        .unwrap_or_else(|| config::DEFAULT_AGENT.to_owned());
+        .unwrap_or_else(|| crate::settings::DEFAULT_AGENT.to_owned());
 
     let rows = presets::TABLE
         .iter()
@@ -93,10 +95,11 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Row, 
         name: preset.name,
         title: preset.title,
         program: preset.program,
-        on_path: super::on_path(preset.program),
+        on_path: crate::process::is_runnable(preset.program),
         default,
         model_option: preset.model_flag,
         command_line: spec.command_line(),
+        scratch: preset.scratch,
     })
 }
 

@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::start::OnFinishArg;
 use crate::agent::StreamFormat;
-use crate::config::OnFinish;
 use crate::demo;
 use crate::exit::{CommandError, ErrorKind};
 use crate::git::Repo;
@@ -17,7 +17,7 @@ use crate::ui;
 pub struct Args {
     /// What to do when the loop ends [default: ask].
     #[arg(long, value_enum, value_name = "WHAT")]
-    pub on_finish: Option<OnFinish>,
+    pub on_finish: Option<OnFinishArg>,
     /// Print events as JSON lines on stdout.
     #[arg(long)]
     pub json: bool,
@@ -27,14 +27,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
-    let internal = |err: std::io::Error| CommandError::from_error(ErrorKind::Internal, &err);
+    let internal = |err: std::io::Error| CommandError::from_error(ErrorKind::Internal, err);
     let dir = demo::fresh_dir().map_err(internal)?;
-    gix::init(&dir).map_err(|err| {
-        CommandError::internal(format!(
-            "could not create the demo repository in {}: {err}",
-            dir.display()
-        ))
-    })?;
+    crate::git::init(&dir)?;
     append_identity(&dir).map_err(internal)?;
     demo::write_project(&dir).map_err(internal)?;
     let mut repo = Repo::open(&dir)?;
@@ -52,6 +47,8 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         ],
         format: StreamFormat::Claude,
         prompt: PromptPassing::Stdin,
+        env: Vec::new(),
+        scratch: Vec::new(),
     };
     let start = super::start::Args {
         change: demo::CHANGE.into(),
@@ -59,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         json: args.json,
         ..Default::default()
     };
-    let code = super::start::run_in(repo, start, super::start::Overrides { agent: Some(agent) })?;
+    let code = super::start::run_in(repo, start, Some(agent))?;
     ui::note(&format!(
         "\nThe demo repository is {dir}. Have a look:\n  cd {dir}\n  git log --oneline --all     # the initial-state and per-story checkpoint commits\n  git ralph status            # the run, story by story\n  git show refs/ralph/{change}/attempts/2/1   # the failed attempt, preserved before its revert",
         dir = dir.display(),
@@ -83,6 +80,6 @@ fn append_identity(dir: &std::path::Path) -> std::io::Result<()> {
 /// `git ralph __demo-agent`: the scripted agent the demo runs.
 pub fn run_agent(pace_ms: u64) -> Result<ExitCode, CommandError> {
     demo::run_agent(Duration::from_millis(pace_ms))
-        .map_err(|err| CommandError::from_error(ErrorKind::Internal, &err))?;
+        .map_err(|err| CommandError::from_error(ErrorKind::Internal, err))?;
     Ok(ExitCode::SUCCESS)
 }

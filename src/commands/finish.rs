@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         )));
     }
     let _lock = RunLock::acquire(&lock_path, change.as_str())?;
-    if crate::agent::end_orphaned_agent(&run_dir.agent_pid_file()) {
+    if crate::process::end_orphaned_group(&run_dir.agent_pid_file()) {
         ui::warn("stopped an agent that a killed loop had left running");
     }
     let mut state = run_dir.load()?;
@@ -76,6 +76,10 @@ pub fn apply(
     state: &mut RunState,
     choice: FinishChoice,
 ) -> Result<(), CommandError> {
+    // The agent's own files (Aider's history) are not unfinished work.
+    if state.settings.agent_command.is_none() {
+        repo.set_scratch(crate::presets::scratch_of(&state.settings.agent));
+    }
     set_aside_unfinished_work(repo, change, state)?;
     match choice {
         FinishChoice::Keep => {

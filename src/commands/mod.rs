@@ -9,8 +9,6 @@ pub mod hook;
 pub mod start;
 pub mod status;
 
-use std::path::Path;
-
 use crate::exit::CommandError;
 use crate::git::{ChangeName, Repo};
 use crate::state::{RunDir, list_runs};
@@ -57,21 +55,5 @@ pub fn current_dir() -> Result<std::path::PathBuf, CommandError> {
     std::env::current_dir().map_err(|err| {
         CommandError::user(format!("cannot read the current directory: {err}"))
             .hint("cd into your repository and try again")
-    })
-}
-
-/// Is `program` runnable: a path that exists, or found on PATH?
-pub fn on_path(program: &str) -> bool {
-    if program.contains('/') {
-        return Path::new(program).is_file();
-    }
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let candidate = dir.join(program);
-            candidate.is_file()
-                && std::fs::metadata(&candidate)
-                    .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
-                    .unwrap_or(false)
-        })
     })
 }

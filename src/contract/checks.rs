@@ -3,11 +3,11 @@
 //! decide; the agent's word does not.
 
 use std::path::{Component, Path};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
+
+use crate::process::{self, ExitStatusKind, Limits, Spec};
 
 use super::CheckSpec;
 
@@ -75,58 +75,21 @@ pub async fn run_check(
         .timeout
         .map(Duration::from_secs)
         .unwrap_or(default_timeout);
-    let mut command = tokio::process::Command::new("sh");
-    command
-        .arg("-c")
-        .arg(&spec.command)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(err) => return fail(format!("could not start: {err}")),
-    };
-    let pid = child.id();
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return fail("its output could not be read".into());
-    };
-    let collect = async {
-        let mut output = Vec::new();
-        let (mut out_buf, mut err_buf) = ([0u8; 8192], [0u8; 8192]);
-        let (mut out_open, mut err_open) = (true, true);
-        while out_open || err_open {
-            tokio::select! {
-                read = stdout.read(&mut out_buf), if out_open => match read {
-                    Ok(0) | Err(_) => out_open = false,
-                    Ok(n) => keep(&mut output, &out_buf[..n]),
-                },
-                read = stderr.read(&mut err_buf), if err_open => match read {
-                    Ok(0) | Err(_) => err_open = false,
-                    Ok(n) => keep(&mut output, &err_buf[..n]),
-                },
-            }
-        }
-        let status = child.wait().await;
-        (output, status)
-    };
-    let (output, status) = match tokio::time::timeout(timeout, collect).await {
-        Ok(done) => done,
-        Err(_) => {
-            if let Some(pid) = pid {
-                let _ = crate::agent::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
-            }
-            return CheckOutcome {
-                timed_out: true,
-                why: Some(format!("timed out after {}s", timeout.as_secs())),
-                ..fail(String::new())
-            };
-        }
-    };
-    let output = String::from_utf8_lossy(&output).into_owned();
-    let exit_code = status.ok().and_then(|s| s.code());
+    let command = Spec::shell(&spec.command, &dir);
+    let (exit, output) =
+        match process::run_collecting(&command, Limits::timeout(timeout), OUTPUT_LIMIT).await {
+            Ok(done) => done,
+            Err(err) => return fail(format!("could not start: {err}")),
+        };
+    if exit == ExitStatusKind::TimedOut {
+        return CheckOutcome {
+            timed_out: true,
+            why: Some(format!("timed out after {}s", timeout.as_secs())),
+            ..fail(String::new())
+        };
+    }
+    let output = output.text();
+    let exit_code = exit.code();
     let expected = spec.success_exit_code.unwrap_or(0);
     let why = if exit_code != Some(expected) {
         Some(match exit_code {
@@ -151,28 +114,8 @@ pub async fn run_check(
         exit_code,
         timed_out: false,
         why,
-        output_tail: tail(&output),
+        output_tail: process::report_tail(&output, TAIL),
     }
-}
-
-fn keep(output: &mut Vec<u8>, chunk: &[u8]) {
-    output.extend_from_slice(chunk);
-    if output.len() > OUTPUT_LIMIT {
-        let cut = output.len() - OUTPUT_LIMIT;
-        output.drain(..cut);
-    }
-}
-
-fn tail(output: &str) -> String {
-    let trimmed = output.trim_end();
-    if trimmed.len() <= TAIL {
-        return trimmed.to_owned();
-    }
-    let mut start = trimmed.len() - TAIL;
-    while !trimmed.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &trimmed[start..])
 }
 
 #[cfg(test)]

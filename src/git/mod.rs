@@ -19,6 +19,7 @@ mod name;
 mod open;
 mod refs;
 mod reset;
+mod scratch;
 mod session;
 mod snapshot;
 mod tree;
@@ -33,3 +34,24 @@ pub use snapshot::Checkpoint;
 
 /// An object id, as this module hands it out.
 pub type ObjectId = gix::ObjectId;
+
+/// Create an empty repository in `dir` (as `git init` would).
+pub fn init(dir: &std::path::Path) -> Result<(), GitFailure> {
+    gix::init(dir).map(drop).map_err(|err| {
+        GitFailure::new(
+            format!("could not create a repository in {}", dir.display()),
+            err,
+        )
+    })
+}
+
+/// Does the glob `pattern` match `path` as git matches pathspecs (`*` does
+/// not cross `/`)?
+pub fn glob_matches(pattern: &str, path: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        path.as_bytes().as_bstr(),
+        gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}

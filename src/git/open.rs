@@ -13,6 +13,9 @@ use super::error::{Context, GitFailure};
 pub struct Repo {
     pub(crate) repo: gix::Repository,
     pub(crate) index_cache: std::cell::RefCell<Option<super::index_cache::IndexCache>>,
+    /// The agent's own files, which a run's checkpoints and reverts leave
+    /// alone.
+    pub(crate) scratch: super::scratch::Scratch,
 }
 
 /// Where HEAD points.
@@ -140,6 +143,7 @@ impl Repo {
         Ok(Repo {
             repo,
             index_cache: Default::default(),
+            scratch: Default::default(),
         })
     }
 
@@ -228,11 +232,11 @@ impl Repo {
 
     /// Read an integer config value; a malformed value is an error, never a
     /// silent default.
-    pub fn config_integer(&self, key: &str) -> Result<Option<i64>, String> {
+    pub fn config_integer(&self, key: &str) -> Result<Option<i64>, GitFailure> {
         self.repo
             .config_snapshot()
             .try_integer(key)
-            .map_err(|err| err.to_string())
+            .map_err(|err| GitFailure::new(format!("reading {key}"), err))
     }
 
     /// Does `name` (a full ref name) exist, and where does it point?

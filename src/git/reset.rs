@@ -64,8 +64,10 @@ impl Repo {
         } else {
             let target = self.index_for_tree(tree, &current)?;
             // Tracked now but absent from the target: `git reset --hard`
-            // deletes these even when they are ignored (force-added).
-            let stale = paths_only_in(&current, &target);
+            // deletes these even when they are ignored (force-added). The
+            // agent's scratch files stay, untracked.
+            let mut stale = paths_only_in(&current, &target);
+            stale.retain(|path| !self.scratch.holds(path.as_ref()));
             (
                 std::sync::Arc::new(gix::fs::FileSnapshot::new(target)),
                 stale,
@@ -225,7 +227,8 @@ impl Repo {
 
     /// Status of the worktree against the target index, with every untracked
     /// file and empty directory listed one by one (nothing collapsed, nothing
-    /// ignored), so deleting them can never reach an ignored file.
+    /// ignored), so deleting them can never reach an ignored file. The
+    /// agent's scratch files are left out: neither restored nor deleted.
     fn reset_status(&self, target: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
         let status = self
             .repo
@@ -246,7 +249,10 @@ impl Repo {
             .ctx(|| "could not compare the worktree with the target tree".into())?;
         let mut items = Vec::new();
         for item in status {
-            items.push(item.ctx(|| "could not compare the worktree with the target tree".into())?);
+            let item = item.ctx(|| "could not compare the worktree with the target tree".into())?;
+            if !self.scratch.holds(item.rela_path()) {
+                items.push(item);
+            }
         }
         Ok(items)
     }

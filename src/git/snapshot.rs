@@ -140,7 +140,7 @@ impl Repo {
 
     /// Run status between `index` and the worktree: modified, removed and
     /// type-changed entries, stat-only changes, and every untracked
-    /// (not ignored) file.
+    /// (not ignored) file; the agent's scratch files aside.
     fn changed_paths(&self, index: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
         let status = self
             .repo
@@ -160,7 +160,10 @@ impl Repo {
             .ctx(|| "could not compare the worktree with the index".into())?;
         let mut items = Vec::new();
         for item in status {
-            items.push(item.ctx(|| "could not compare the worktree with the index".into())?);
+            let item = item.ctx(|| "could not compare the worktree with the index".into())?;
+            if !self.scratch.holds(item.rela_path()) {
+                items.push(item);
+            }
         }
         Ok(items)
     }

@@ -8,11 +8,13 @@
 mod atomic;
 mod events_log;
 mod lock;
+mod report;
 mod run;
 
 pub use atomic::write_atomically;
 pub use events_log::EventsLog;
 pub use lock::{LockError, RunLock, lock_holder, process_alive};
+pub use report::Report;
 pub use run::{
     AttemptOutcome, AttemptRecord, Guardrails, RunState, RunStatus, Settings, StopReason,
     StoryRecord, Totals, now,

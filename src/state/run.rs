@@ -162,61 +162,7 @@ impl Totals {
     }
 }
 
-/// The settings a run was started with, kept so a resume behaves the same.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    /// The agent preset name, or `command` for `--agent-command`.
-    pub agent: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_command: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    pub max_retries: u32,
-    pub command_timeout_secs: u64,
-    pub agent_timeout_secs: u64,
-    pub on_finish: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_template: Option<String>,
-    pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tasks_file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prd_file: Option<String>,
-    /// Guardrails; `None` or 0 means no limit.
-    #[serde(default)]
-    pub guardrails: Guardrails,
-    /// One attempt per story, no interception, no retries.
-    #[serde(default)]
-    pub once: bool,
-    /// Prompt mode: the prompt file repeated until the contract passes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_file: Option<String>,
-    /// `--check` commands.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<String>,
-    /// `--promise`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub promise: Option<String>,
-}
-
-/// The limits every run ends within.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Guardrails {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_iterations: Option<u32>,
-    /// Consecutive attempts that change nothing; 0 turns the limit off.
-    #[serde(default)]
-    pub no_progress_limit: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_runtime_secs: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_cost: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u64>,
-    /// The most a run waits out usage limits, in total.
-    #[serde(default)]
-    pub max_rate_limit_wait_secs: u64,
-}
+pub use crate::settings::{Guardrails, Settings};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
@@ -228,10 +174,10 @@ pub struct RunState {
     pub reason: Option<StopReason>,
     pub original: Original,
     #[serde(with = "hex")]
-    pub initial_commit: gix::ObjectId,
+    pub initial_commit: crate::git::ObjectId,
     /// The last checkpoint: HEAD must be here before each spawn.
     #[serde(with = "hex")]
-    pub checkpoint: gix::ObjectId,
+    pub checkpoint: crate::git::ObjectId,
     pub stories: Vec<StoryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_story: Option<String>,

@@ -14,16 +14,19 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::process::Command;
+
+use crate::process::{self, ExitStatusKind, Limits, Spec};
 
 use super::Story;
 
 /// The name of the CLI looked up on the search path.
 pub const PROGRAM: &str = "openspec";
+
+/// The most of the CLI's output that is read; its JSON is a few KiB.
+const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
 /// What the CLI thinks of the native reading of a change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,41 +135,41 @@ pub async fn cross_check_with(
     let Some(program) = command.resolve() else {
         return CrossCheck::NotInstalled;
     };
-    let mut child = Command::new(&program);
-    child
-        .args(["instructions", "apply", "--change", change, "--json"])
-        .current_dir(workdir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut env = vec![("NO_COLOR".to_owned(), "1".to_owned())];
     if let Some(search_path) = &command.search_path {
-        child.env("PATH", search_path);
-    }
-    let child = match child.spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            return CrossCheck::Failed(format!("cannot run {}: {error}", program.display()));
-        }
-    };
-    // Dropping the output future on timeout drops the child, which kills it.
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Err(_) => return CrossCheck::TimedOut,
-        Ok(Err(error)) => {
-            return CrossCheck::Failed(format!("waiting for openspec failed: {error}"));
-        }
-        Ok(Ok(output)) => output,
-    };
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return CrossCheck::Failed(format!(
-            "openspec {}: {}",
-            output.status,
-            tail(stderr.trim(), 400)
+        env.push((
+            "PATH".to_owned(),
+            search_path.to_string_lossy().into_owned(),
         ));
     }
-    let progress = match read_progress(&String::from_utf8_lossy(&output.stdout)) {
+    let spec = Spec {
+        program: program.to_string_lossy().into_owned(),
+        args: ["instructions", "apply", "--change", change, "--json"]
+            .map(String::from)
+            .to_vec(),
+        env,
+        cwd: workdir.to_owned(),
+        ..Spec::default()
+    };
+    let (exit, stdout, stderr) =
+        match process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await {
+            Ok(done) => done,
+            Err(error) => {
+                return CrossCheck::Failed(format!("cannot run {}: {error}", program.display()));
+            }
+        };
+    match exit {
+        ExitStatusKind::TimedOut => return CrossCheck::TimedOut,
+        exit if !exit.is_success() => {
+            return CrossCheck::Failed(format!(
+                "openspec {exit}: {}",
+                process::tail_str(stderr.text().trim(), 400)
+            ));
+        }
+        _ => {}
+    }
+    let stdout = stdout.text();
+    let progress = match read_progress(&stdout) {
         Ok(progress) => progress,
         Err(error) => return CrossCheck::Failed(format!("cannot read openspec's JSON: {error}")),
     };
@@ -201,17 +204,6 @@ fn compare(cli: &Progress, native: &[Story], fenced: usize) -> CrossCheck {
             native_done,
         }
     }
-}
-
-fn tail(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
 
 #[cfg(all(test, unix))]
@@ -391,12 +383,5 @@ cat '{}'"#,
             let back: CrossCheck = serde_json::from_str(&json).expect("deserialize");
             assert_eq!(back, outcome);
         }
-    }
-
-    #[test]
-    fn tail_keeps_the_end_on_a_char_boundary() {
-        assert_eq!(tail("abc", 10), "abc");
-        assert_eq!(tail("abcdef", 3), "def");
-        assert_eq!(tail("aéé", 3), "é");
     }
 }

@@ -7,6 +7,7 @@
 mod console_view;
 mod finish_menu;
 mod keys;
+pub mod status;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,14 @@ pub fn out(line: &str) {
     }
 }
 
+/// Print `value` as pretty JSON on stdout.
+pub fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
+    out(&text);
+    Ok(())
+}
+
 /// Whether colour may be used on `term`.
 pub fn colors_enabled(term: &Term) -> bool {
     term.is_term() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -63,12 +72,16 @@ impl Styles {
     }
 }
 
-/// Print a command error to stderr.
+/// Print a command error to stderr. A closed stdout is not an error and
+/// prints nothing.
 pub fn print_error(err: &CommandError) {
+    if err.kind == crate::exit::ErrorKind::BrokenPipe {
+        return;
+    }
     let term = Term::stderr();
     let styles = Styles::for_term(&term);
     let mut text = format!("{} {}\n", styles.bad.apply_to("error:"), err.message);
-    for cause in &err.causes {
+    for cause in err.causes() {
         text.push_str(&format!("caused by: {cause}\n"));
     }
     for hint in &err.hints {
@@ -91,6 +104,28 @@ pub fn warn(message: &str) {
 /// A note for people on stderr (so that stdout stays clean for `--json`).
 pub fn note(message: &str) {
     let _ = writeln!(std::io::stderr(), "{message}");
+}
+
+impl crate::run::View for Renderer {
+    fn lossless(&self) -> bool {
+        matches!(self, Renderer::Json)
+    }
+
+    fn render(&mut self, record: &Record) {
+        Renderer::render(self, record);
+    }
+
+    fn tick(&mut self) {
+        Renderer::tick(self);
+    }
+
+    fn clear(&mut self) {
+        Renderer::clear(self);
+    }
+
+    fn note(&mut self, text: &str) {
+        note(text);
+    }
 }
 
 /// How events are shown.

@@ -1,10 +1,11 @@
 //! Every `--agent` preset, end to end through the real binary: a stand-in
 //! CLI with the preset's program name is put first on PATH. It records the
-//! arguments and stdin it was given, does an agent's work (writes a file,
-//! ticks the story's box), replays a transcript of that CLI and exits with
-//! the transcript's exit code. So argument building, prompt passing, the
-//! parser and exit-code handling are checked together, per preset, along
-//! with `git ralph agents`.
+//! arguments, environment and stdin it was given, does an agent's work
+//! (writes a file, ticks the story's box, and leaves the files the real CLI
+//! keeps for itself), replays a transcript of that CLI and exits with the
+//! transcript's exit code. So argument building, prompt passing, the parser,
+//! exit-code handling and the agent's own files are checked together, per
+//! preset, along with `git ralph agents`.
 //!
 //! Transcripts ending in `.doc.jsonl` / `.doc.txt` are documentation-based:
 //! built from the CLI's documented output, not recorded (see each fixture
@@ -33,6 +34,11 @@ struct Case {
     model: bool,
     args: &'static [&'static str],
     prompt: Prompt,
+    /// Variables the preset sets in the CLI's environment.
+    env: &'static [(&'static str, &'static str)],
+    /// Files the real CLI leaves in the worktree, which the stand-in
+    /// leaves too: none may reach a checkpoint or be reverted away.
+    scratch: &'static [&'static str],
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -61,6 +67,8 @@ const CASES: &[Case] = &[
             "one",
         ],
         prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "codex",
@@ -79,6 +87,8 @@ const CASES: &[Case] = &[
             "-",
         ],
         prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "gemini",
@@ -97,17 +107,21 @@ const CASES: &[Case] = &[
             "-p",
         ],
         prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "opencode",
         program: "opencode",
         fixtures: "opencode",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
         model: true,
         args: &[
-            "run", "--format", "json", "--model", MODEL, "--extra", "one",
+            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
         ],
         prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "amp",
@@ -123,6 +137,8 @@ const CASES: &[Case] = &[
             "one",
         ],
         prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "cursor",
@@ -141,6 +157,8 @@ const CASES: &[Case] = &[
             "one",
         ],
         prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "copilot",
@@ -159,16 +177,19 @@ const CASES: &[Case] = &[
             "-p",
         ],
         prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
     },
     Case {
         preset: "aider",
         program: "aider",
         fixtures: "aider",
-        transcripts: ("complete.doc.txt", "api-error.doc.txt"),
+        transcripts: ("complete.txt", "api-error.txt"),
         model: true,
         args: &[
             "--yes-always",
             "--no-auto-commits",
+            "--no-gitignore",
             "--no-stream",
             "--no-pretty",
             "--model",
@@ -178,6 +199,8 @@ const CASES: &[Case] = &[
             "--message-file",
         ],
         prompt: Prompt::File,
+        env: &[("COLUMNS", "10000")],
+        scratch: &[".aider.chat.history.md", ".aider.tags.cache.v4/cache.db"],
     },
 ];
 
@@ -228,9 +251,15 @@ fn quote(path: &Path) -> String {
 }
 
 /// Puts a stand-in for `program` in the test's bin directory: it records its
-/// arguments (NUL-separated) and stdin, works like an agent, prints
-/// `transcript` and exits with the transcript's exit code.
+/// arguments (NUL-separated), environment and stdin, works like an agent,
+/// prints `transcript` and exits with the transcript's exit code.
 fn install_cli(repo: &TestRepo, program: &str, transcript: &Path) {
+    install_cli_leaving(repo, program, transcript, &[]);
+}
+
+/// [`install_cli`], with the stand-in also appending a line to each of
+/// `scratch`, as the real CLI does to its history and cache.
+fn install_cli_leaving(repo: &TestRepo, program: &str, transcript: &Path, scratch: &[&str]) {
     let bin = bin_dir(repo);
     fs::create_dir_all(&bin).expect("bin dir");
     let records = records(repo);
@@ -239,9 +268,10 @@ fn install_cli(repo: &TestRepo, program: &str, transcript: &Path) {
         r#"#!/bin/sh
 rec={records}
 printf '%s\0' "$@" > "$rec/argv"
+env > "$rec/env"
 cat > "$rec/stdin"
 printf 'hello\n' > hello.txt
-sed 's/^- \[ \] 1\.1 /- [x] 1.1 /' {tasks} > {tasks}.new && mv {tasks}.new {tasks}
+{scratch}sed 's/^- \[ \] 1\.1 /- [x] 1.1 /' {tasks} > {tasks}.new && mv {tasks}.new {tasks}
 cat {transcript}
 exit {code}
 "#,
@@ -249,22 +279,35 @@ exit {code}
         tasks = TASKS,
         transcript = quote(transcript),
         code = exit_code_of(transcript),
+        scratch = scratch
+            .iter()
+            .map(|path| format!(
+                "mkdir -p \"$(dirname {path})\" && echo \"$RALPH_ATTEMPT\" >> {path}\n",
+                path = quote(Path::new(path))
+            ))
+            .collect::<String>(),
     );
     let path = bin.join(program);
     fs::write(&path, script).expect("the stand-in is written");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("executable");
 }
 
-/// The stand-ins first, then every program of the outer PATH but the
-/// presets' own, so that a machine with a real agent CLI installed sees
-/// what any other does.
+/// The stand-ins, then only the few tools they use: an agent CLI installed
+/// on the machine must never be found, nor taken for a missing one.
 fn path_with_bin(repo: &TestRepo) -> String {
-    let programs: Vec<&str> = CASES.iter().map(|case| case.program).collect();
-    format!(
-        "{}:{}",
-        bin_dir(repo).display(),
-        repo.path_without(&programs).display()
-    )
+    let tools = repo.dir.path().join("tools");
+    if !tools.exists() {
+        fs::create_dir_all(&tools).expect("tools dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for tool in ["sh", "sed", "cat", "mv", "env", "mkdir", "dirname", "git"] {
+            let found = std::env::split_paths(&outer)
+                .map(|dir| dir.join(tool))
+                .find(|path| path.is_file())
+                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(found, tools.join(tool)).expect("a tool link");
+        }
+    }
+    format!("{}:{}", bin_dir(repo).display(), tools.display())
 }
 
 /// `git ralph <args>` with the stand-ins first on PATH.
@@ -304,6 +347,11 @@ fn recorded_argv(repo: &TestRepo) -> Vec<String> {
     args
 }
 
+fn recorded_env(repo: &TestRepo) -> Vec<String> {
+    let env = fs::read_to_string(records(repo).join("env")).expect("the stand-in recorded env");
+    env.lines().map(str::to_owned).collect()
+}
+
 fn recorded_stdin(repo: &TestRepo) -> String {
     fs::read_to_string(records(repo).join("stdin")).expect("the stand-in recorded stdin")
 }
@@ -326,6 +374,15 @@ fn assert_invocation(repo: &TestRepo, case: &Case) {
     assert!(argv.len() >= fixed, "{}: {argv:?}", case.preset);
     assert_eq!(argv[..fixed], *case.args, "{}", case.preset);
     let rest = &argv[fixed..];
+    let env = recorded_env(repo);
+    for (key, value) in case.env {
+        let line = format!("{key}={value}");
+        assert!(
+            env.contains(&line),
+            "{}: {line} not in {env:?}",
+            case.preset
+        );
+    }
     let stdin = recorded_stdin(repo);
     match case.prompt {
         Prompt::Stdin => {
@@ -349,14 +406,16 @@ fn assert_invocation(repo: &TestRepo, case: &Case) {
 fn completes(preset: &str) {
     let case = case(preset);
     let repo = project();
-    install_cli(
+    install_cli_leaving(
         &repo,
         case.program,
         &fixture(case.fixtures, case.transcripts.0),
+        case.scratch,
     );
     let output = start(&repo, case);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_invocation(&repo, case);
+    assert_scratch_left_alone(&repo, case, &output);
 
     let branch = format!("ralph/{CHANGE}");
     assert_eq!(
@@ -374,7 +433,7 @@ fn completes(preset: &str) {
     );
     let tasks = repo.git(&["show", &format!("{branch}:{TASKS}")]);
     assert!(tasks.contains("- [x] 1.1"), "{tasks}");
-    assert_eq!(repo.status_porcelain(), "");
+    assert_eq!(repo.status_porcelain(), untracked_scratch(case));
 
     // The parsed events were logged, ending in the agent's own final word.
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -400,10 +459,11 @@ fn fails(preset: &str) {
     let case = case(preset);
     let repo = project();
     let transcript = fixture(case.fixtures, case.transcripts.1);
-    install_cli(&repo, case.program, &transcript);
+    install_cli_leaving(&repo, case.program, &transcript, case.scratch);
     let output = start(&repo, case);
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     assert_invocation(&repo, case);
+    assert_scratch_left_alone(&repo, case, &output);
 
     let preserved = format!("refs/ralph/{CHANGE}/attempts/1/1");
     assert_eq!(
@@ -420,6 +480,90 @@ fn fails(preset: &str) {
     assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
     let reason = attempt["reason"].as_str().unwrap_or_default();
     assert!(reason.starts_with("the agent failed"), "{reason}");
+}
+
+/// `git status --porcelain` of a worktree holding nothing but the CLI's
+/// own files beyond the last checkpoint.
+fn untracked_scratch(case: &Case) -> String {
+    let mut lines: Vec<String> = case
+        .scratch
+        .iter()
+        .map(|path| format!("?? {path}\n"))
+        .collect();
+    lines.sort();
+    lines.concat()
+}
+
+/// Issue 14: the CLI's own files never reach a commit, survive the revert
+/// of a failed attempt, and are not taken for unfinished work at finish;
+/// .gitignore is left as it was.
+fn assert_scratch_left_alone(repo: &TestRepo, case: &Case, output: &Output) {
+    let commits = repo.git(&["rev-list", "--all"]);
+    for commit in commits.lines() {
+        let files = repo.git(&["ls-tree", "-r", "--name-only", commit]);
+        for path in case.scratch {
+            assert!(
+                !files.lines().any(|file| file == *path),
+                "{}: {path} committed in {commit}:\n{files}",
+                case.preset
+            );
+        }
+        assert!(!files.lines().any(|file| file == ".gitignore"), "{files}");
+    }
+    for path in case.scratch {
+        assert_eq!(repo.read(path), "1\n", "{}: {path} kept", case.preset);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("set aside"), "{}: {stderr}", case.preset);
+    repo.assert_fsck_clean();
+}
+
+/// Issue 14: a rate limit, after the CLI's own retries, pauses the run
+/// rather than spending a retry and reverting. With no time to wait, the
+/// run ends there (and finishing sets the work aside).
+fn pauses_for_a_rate_limit(preset: &str) {
+    let case = case(preset);
+    let repo = project();
+    let transcript = fixture(case.fixtures, "rate-limit.jsonl");
+    let transcript = if transcript.exists() {
+        transcript
+    } else {
+        fixture(case.fixtures, "rate-limit.txt")
+    };
+    install_cli_leaving(&repo, case.program, &transcript, case.scratch);
+    let mut args = vec![
+        "start",
+        CHANGE,
+        "--agent",
+        case.preset,
+        "--on-finish",
+        "keep",
+    ];
+    args.extend(["--max-rate-limit-wait", "0", "--json"]);
+    let output = ralph_on_path(&repo, &args);
+    let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    let attempts = &report["stories"][0]["attempts"];
+    assert_eq!(attempts.as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(attempts[0]["outcome"], "rate_limited", "{report:#}");
+    let reason = attempts[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("usage limit: "), "{reason}");
+    assert!(reason.contains("rate limit"), "{reason}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("would exceed --max-rate-limit-wait"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        !repo.git_ok(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/ralph/{CHANGE}/attempts/1/1")
+        ]),
+        "nothing was preserved and reverted"
+    );
 }
 
 #[test]
@@ -441,9 +585,10 @@ fn gemini_preset_end_to_end() {
 }
 
 #[test]
-fn opencode_preset_end_to_end_documentation_based() {
+fn opencode_preset_end_to_end() {
     completes("opencode");
     fails("opencode");
+    pauses_for_a_rate_limit("opencode");
 }
 
 #[test]
@@ -465,9 +610,10 @@ fn copilot_preset_end_to_end_documentation_based() {
 }
 
 #[test]
-fn aider_preset_end_to_end_documentation_based() {
+fn aider_preset_end_to_end() {
     completes("aider");
     fails("aider");
+    pauses_for_a_rate_limit("aider");
 }
 
 #[test]
@@ -538,8 +684,10 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(row("cursor")["program"], "cursor-agent");
     assert_eq!(
         row("aider")["command_line"],
-        "aider --yes-always --no-auto-commits --no-stream --no-pretty --message-file <prompt-file>"
+        "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --message-file <prompt-file>"
     );
+    assert_eq!(row("aider")["scratch"][0], ".aider.chat.history.md");
+    assert_eq!(row("opencode")["scratch"], serde_json::json!([]));
     assert_eq!(row("amp")["model_option"], Value::Null);
     assert_eq!(row("gemini")["model_option"], "-m");
 

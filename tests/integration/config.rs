@@ -151,12 +151,12 @@ fn timeouts_come_from_config_unless_a_flag_is_given() {
     let settings = recorded_settings(&repo);
     assert_eq!(
         settings["command_timeout_secs"],
-        git_ralph::config::DEFAULT_COMMAND_TIMEOUT,
+        git_ralph::settings::DEFAULT_COMMAND_TIMEOUT,
         "{settings}"
     );
     assert_eq!(
         settings["agent_timeout_secs"],
-        git_ralph::config::DEFAULT_AGENT_TIMEOUT,
+        git_ralph::settings::DEFAULT_AGENT_TIMEOUT,
         "{settings}"
     );
 }

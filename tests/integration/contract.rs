@@ -235,7 +235,9 @@ mod reasons {
     #[test]
     fn error_when_git_ralph_itself_fails() {
         let repo = repo_with(ONE_STORY);
-        // The agent wrecks the run's own state file: saving it fails.
+        // The agent wrecks the run's own state file: saving it fails, a
+        // failure of git-ralph's own files, so the exit status is the
+        // internal one.
         let out = start(
             &repo,
             "[*]\nrm .git/ralph/c/state.json\nmkdir .git/ralph/c/state.json\npromise FAILED: x\n",
@@ -243,7 +245,7 @@ mod reasons {
         );
         assert_eq!(
             out.status.code(),
-            Some(1),
+            Some(70),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );

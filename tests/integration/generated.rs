@@ -1,7 +1,7 @@
 //! The man pages in `man/`, the shell completions in `completions/` and the
 //! configuration and exit-status tables of `README.md` are generated from the
 //! clap definitions and from the product's own tables (`config::KEYS`,
-//! `exit::TABLE`). They are committed so that `install.sh` only copies them.
+//! `exit::table()`). They are committed so that `install.sh` only copies them.
 //! This test regenerates everything in memory and fails when a committed file
 //! has drifted; the one command that refreshes them is
 //!
@@ -111,8 +111,8 @@ fn example(roff: &mut Roff, what: &str, lines: &[&str]) {
 
 fn exit_status_section(codes: impl Fn(u8) -> bool) -> Section {
     let mut roff = Roff::new();
-    for (code, meaning) in git_ralph::exit::TABLE {
-        if codes(*code) {
+    for (code, meaning) in git_ralph::exit::table() {
+        if codes(code) {
             term(&mut roff, &code.to_string(), meaning);
         }
     }
@@ -892,7 +892,7 @@ fn readme_tables() -> Vec<(&'static str, String)> {
         );
     }
     let mut exit = String::from("| status | meaning |\n|---|---|\n");
-    for (code, meaning) in git_ralph::exit::TABLE {
+    for (code, meaning) in git_ralph::exit::table() {
         let _ = writeln!(exit, "| {code} | {} |", markdown_cell(meaning));
     }
     vec![("config-keys", config), ("exit-status", exit)]
@@ -1074,7 +1074,7 @@ fn main_page_documents_configuration_files_exit_status_and_examples() {
     for (key, _) in git_ralph::config::KEYS {
         assert!(text.contains(key), "git-ralph.1 does not document {key}");
     }
-    for (code, meaning) in git_ralph::exit::TABLE {
+    for (code, meaning) in git_ralph::exit::table() {
         assert!(
             text.contains(&format!(".TP\n\\fB{code}\\fR\n{}", plain(meaning))),
             "git-ralph.1 does not document exit status {code}"

@@ -17,6 +17,7 @@
 
 mod harness;
 
+mod agents_e2e;
 mod agents_presets;
 mod agents_story_sources;
 mod completion;
@@ -34,3 +35,4 @@ mod loop_keys;
 mod loop_output;
 mod loop_strays;
 mod output;
+mod stories_e2e;

@@ -157,34 +157,6 @@ impl TestEnv {
         cmd
     }
 
-    /// A directory to put on PATH instead of the outer PATH: a symlink to
-    /// every program the outer PATH finds, except `hidden`. For tests that
-    /// need a program to be missing even on a machine that has it.
-    pub fn path_without(&self, hidden: &[&str]) -> PathBuf {
-        let dir = self.dir.path().join("path-without");
-        if dir.exists() {
-            return dir;
-        }
-        create_dir(&dir);
-        let outer = std::env::var_os("PATH").unwrap_or_default();
-        for bin in std::env::split_paths(&outer) {
-            let Ok(entries) = fs::read_dir(&bin) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let link = dir.join(&name);
-                // The first directory on PATH wins, as it does for a shell.
-                if hidden.iter().any(|h| OsStr::new(h) == name) || link.symlink_metadata().is_ok() {
-                    continue;
-                }
-                std::os::unix::fs::symlink(entry.path(), &link)
-                    .unwrap_or_else(|err| panic!("cannot link {}: {err}", link.display()));
-            }
-        }
-        dir
-    }
-
     /// Runs git in `dir` (any repository, not only [`TestRepo`]'s) with this
     /// environment; returns stdout, panics with stderr on failure.
     pub fn git_at(&self, dir: &Path, args: &[&str]) -> String {

@@ -1,0 +1,701 @@
+//! One supervised child process, the only place git-ralph starts programs.
+//!
+//! The agent, the contract's checks and the optional `openspec` CLI are all
+//! programs git-ralph does not control: they may hang, print gigabytes,
+//! ignore SIGTERM, or leave a background job holding the pipes open. So
+//! every child runs here the same way: in its own process group (killed
+//! when the supervisor is dropped, so nothing outlives an abandoned run),
+//! with its stdin written concurrently and then closed, with its output
+//! handed to the caller chunk by chunk as it arrives (never collected in
+//! memory here), and ended by a timeout or a stop request with SIGTERM,
+//! then SIGKILL after a grace period. Callers decide what the output means.
+//!
+//! [`Tail`] and [`tail_str`] keep the end of an output within a bound, for
+//! error messages and prompts.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::{Pid, getpgrp};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until};
+
+/// How much output is read at once.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// How long a child gets to exit after SIGTERM before it is killed.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// How long output is still read after the child exited, in case something
+/// it started keeps the pipes open.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// A program to run, and how.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Added to the inherited environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Written to the child's stdin, which is then closed; `None` gives it
+    /// an empty stdin.
+    pub stdin: Option<String>,
+    /// Where to record the child's process group while it runs, so that a
+    /// later git-ralph can end a child whose supervisor was killed.
+    pub pid_file: Option<PathBuf>,
+}
+
+impl Spec {
+    /// `sh -c <script>` in `cwd`.
+    pub fn shell(script: &str, cwd: &Path) -> Spec {
+        Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: cwd.to_owned(),
+            ..Spec::default()
+        }
+    }
+}
+
+/// Is `program` runnable: a path that exists, or an executable found on
+/// `PATH`?
+pub fn is_runnable(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// How a child process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "code", rename_all = "snake_case")]
+pub enum ExitStatusKind {
+    /// It exited on its own with this code.
+    Exited(i32),
+    /// It was killed by this signal, not by git-ralph.
+    Signaled(i32),
+    /// git-ralph killed it because it ran out of time.
+    TimedOut,
+    /// git-ralph killed it because the user asked to stop.
+    Stopped,
+}
+
+impl ExitStatusKind {
+    /// True only for a clean exit with code 0.
+    pub fn is_success(&self) -> bool {
+        matches!(self, ExitStatusKind::Exited(0))
+    }
+
+    /// The exit code, when it exited on its own.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ExitStatusKind::Exited(code) => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ExitStatusKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitStatusKind::Exited(code) => write!(f, "exited with code {code}"),
+            ExitStatusKind::Signaled(signal) => write!(f, "was killed by signal {signal}"),
+            ExitStatusKind::TimedOut => f.write_str("timed out"),
+            ExitStatusKind::Stopped => f.write_str("was stopped"),
+        }
+    }
+}
+
+/// Why a child could not be run or supervised.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("could not start `{program}`: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error("the working directory {} is not a directory", path.display())]
+    Workdir { path: PathBuf },
+    #[error("could not read the output of `{program}`: {source}")]
+    Read { program: String, source: io::Error },
+    #[error("could not wait for `{program}`: {source}")]
+    Wait { program: String, source: io::Error },
+    #[error("could not send {signal} to process group {pgid}: {source}")]
+    Signal {
+        pgid: u32,
+        signal: Signal,
+        source: Errno,
+    },
+    #[error("refusing to signal process group {0}: it is not a child's group")]
+    NotAChildGroup(u32),
+    /// The caller's output handler failed (a log that could not be written).
+    #[error(transparent)]
+    Output(io::Error),
+}
+
+impl ProcessError {
+    /// A set-up error: the program is missing, not executable, or cannot be
+    /// run in its directory. Retrying cannot help.
+    pub fn is_setup(&self) -> bool {
+        matches!(
+            self,
+            ProcessError::Spawn { .. } | ProcessError::Workdir { .. }
+        )
+    }
+
+    /// What the user can do about the error, when there is something to do.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ProcessError::Spawn { program, source } if source.kind() == io::ErrorKind::NotFound => {
+                Some(format!(
+                    "install `{program}` or configure a command that is on PATH"
+                ))
+            }
+            ProcessError::Spawn { program, source }
+                if source.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                Some(format!("make `{program}` executable"))
+            }
+            ProcessError::Workdir { path } => Some(format!(
+                "create {} or run git-ralph from the repository it belongs to",
+                path.display()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// What a caller may set besides the program: how long it may run, and a
+/// stop request it must honour.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// Turning true ends the child as [`ExitStatusKind::Stopped`].
+    pub stop: Option<watch::Receiver<bool>>,
+}
+
+impl Limits {
+    pub fn timeout(timeout: Duration) -> Limits {
+        Limits {
+            timeout,
+            stop: None,
+        }
+    }
+}
+
+/// Runs `spec` until it exits, its time is up, or a stop is requested,
+/// handing every chunk of output to `on_output` as it arrives. An error
+/// from `on_output` ends the child and is returned as
+/// [`ProcessError::Output`].
+pub async fn run(
+    spec: &Spec,
+    limits: Limits,
+    on_output: &mut (dyn FnMut(Stream, &[u8]) -> io::Result<()> + Send),
+) -> Result<ExitStatusKind, ProcessError> {
+    check_workdir(&spec.cwd)?;
+    let mut command = tokio::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(key, value)| (key, value)))
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let program = spec.program.clone();
+    let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let group = GroupGuard { pgid: child.id() };
+    let _pid_file = match (&spec.pid_file, child.id()) {
+        (Some(path), Some(pid)) => PidFile::write(path, pid),
+        _ => None,
+    };
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ProcessError::Read {
+            program,
+            source: io::Error::other("the output pipes were not set up"),
+        });
+    };
+    // Written concurrently: a child that does not read its stdin must not
+    // block the reading of its output.
+    let stdin_writer = match (&spec.stdin, child.stdin.take()) {
+        (Some(input), Some(mut stdin)) => {
+            let input = input.clone();
+            Some(tokio::spawn(async move {
+                // The child may exit without reading its stdin (EPIPE); what
+                // it did instead shows in its output and exit status.
+                let _ = stdin.write_all(input.as_bytes()).await;
+                let _ = stdin.shutdown().await;
+            }))
+        }
+        _ => None,
+    };
+
+    let mut stop = limits.stop;
+    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+    // A timeout too large to represent means "no timeout".
+    let deadline = Instant::now()
+        .checked_add(limits.timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
+    let (mut stdout_open, mut stderr_open) = (true, true);
+    let mut status: Option<ExitStatus> = None;
+    let mut ending: Option<Ending> = None;
+    let mut drain_until: Option<Instant> = None;
+    let mut output_error: Option<io::Error> = None;
+    if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) {
+        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+    }
+    let read_error = |source| ProcessError::Read {
+        program: program.clone(),
+        source,
+    };
+
+    let status = loop {
+        if let Some(status) = status
+            && !stdout_open
+            && !stderr_open
+        {
+            break Some(status);
+        }
+        let running = status.is_none();
+        let kill_at = ending.as_ref().map_or(deadline, |ending| ending.kill_at);
+        let stop_live = stop.is_some();
+        tokio::select! {
+            read = stdout.read(&mut out_buf), if stdout_open => {
+                let n = read.map_err(read_error)?;
+                if n == 0 {
+                    stdout_open = false;
+                } else if let Err(err) = on_output(Stream::Stdout, &out_buf[..n]) {
+                    output_error = Some(err);
+                    break None;
+                }
+            }
+            read = stderr.read(&mut err_buf), if stderr_open => {
+                let n = read.map_err(read_error)?;
+                if n == 0 {
+                    stderr_open = false;
+                } else if let Err(err) = on_output(Stream::Stderr, &err_buf[..n]) {
+                    output_error = Some(err);
+                    break None;
+                }
+            }
+            exited = child.wait(), if running => {
+                status = Some(exited.map_err(|source| ProcessError::Wait { program: program.clone(), source })?);
+                drain_until = Some(Instant::now() + DRAIN_GRACE);
+            }
+            _ = sleep_until(deadline), if running && ending.is_none() => {
+                ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
+            }
+            changed = async { stop.as_mut().expect("checked").changed().await }, if running && ending.is_none() && stop_live => {
+                match changed {
+                    Ok(()) if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) => {
+                        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+                    }
+                    Ok(()) => {}
+                    // Nobody can ask for a stop any more.
+                    Err(_) => stop = None,
+                }
+            }
+            _ = sleep_until(kill_at), if running && ending.as_ref().is_some_and(|e| !e.killed) => {
+                group.signal(Signal::SIGKILL)?;
+                if let Some(ending) = ending.as_mut() {
+                    ending.killed = true;
+                }
+            }
+            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
+                // Something the child started holds its output open: end it.
+                // Best effort, as the child itself is done.
+                let _ = group.signal(Signal::SIGKILL);
+                stdout_open = false;
+                stderr_open = false;
+            }
+        }
+    };
+    if let Some(writer) = stdin_writer {
+        writer.abort();
+    }
+    // Best effort: the child has ended, leftovers only get a parting shot.
+    let _ = group.signal(Signal::SIGKILL);
+    if let Some(err) = output_error {
+        return Err(ProcessError::Output(err));
+    }
+    Ok(match (ending, status) {
+        (Some(ending), _) => ending.kind,
+        (None, Some(status)) => exit_kind(status),
+        (None, None) => ExitStatusKind::Stopped,
+    })
+}
+
+/// Checked before spawning: spawning in a missing directory fails with the
+/// same "not found" as a missing program, which would mislead.
+pub fn check_workdir(path: &Path) -> Result<(), ProcessError> {
+    if std::fs::metadata(path).is_ok_and(|meta| meta.is_dir()) {
+        Ok(())
+    } else {
+        Err(ProcessError::Workdir {
+            path: path.to_owned(),
+        })
+    }
+}
+
+/// Runs `spec` and collects a bounded tail of its output, stdout and stderr
+/// interleaved as they arrived.
+pub async fn run_collecting(
+    spec: &Spec,
+    limits: Limits,
+    max_output: usize,
+) -> Result<(ExitStatusKind, Tail), ProcessError> {
+    let mut output = Tail::new(max_output);
+    let exit = run(spec, limits, &mut |_, chunk| {
+        output.push(chunk);
+        Ok(())
+    })
+    .await?;
+    Ok((exit, output))
+}
+
+/// Runs `spec` and keeps stdout and stderr apart, each bounded.
+pub async fn run_split(
+    spec: &Spec,
+    limits: Limits,
+    max_output: usize,
+) -> Result<(ExitStatusKind, Tail, Tail), ProcessError> {
+    let (mut stdout, mut stderr) = (Tail::new(max_output), Tail::new(max_output));
+    let exit = run(spec, limits, &mut |stream, chunk| {
+        match stream {
+            Stream::Stdout => stdout.push(chunk),
+            Stream::Stderr => stderr.push(chunk),
+        }
+        Ok(())
+    })
+    .await?;
+    Ok((exit, stdout, stderr))
+}
+
+fn exit_kind(status: ExitStatus) -> ExitStatusKind {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatusKind::Exited(code),
+        (None, Some(signal)) => ExitStatusKind::Signaled(signal),
+        // Neither code nor signal does not happen for a reaped child on Unix.
+        (None, None) => ExitStatusKind::Exited(-1),
+    }
+}
+
+/// Sends `signal` to the process group led by `pid`, as started by [`run`].
+///
+/// A group that no longer exists is not an error. Refuses pid 0 and 1 and
+/// git-ralph's own group, which would otherwise be signalled instead.
+pub fn signal_group(pid: u32, signal: Signal) -> Result<(), ProcessError> {
+    let raw = i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 1 && Pid::from_raw(raw) != getpgrp())
+        .ok_or(ProcessError::NotAChildGroup(pid))?;
+    match killpg(Pid::from_raw(raw), signal) {
+        Ok(()) | Err(Errno::ESRCH) => Ok(()),
+        Err(source) => Err(ProcessError::Signal {
+            pgid: pid,
+            signal,
+            source,
+        }),
+    }
+}
+
+/// End the process group recorded in `pid_file` by a supervisor that died
+/// without cleaning up: SIGTERM, then SIGKILL after the grace period.
+/// Returns whether a live group was found.
+pub fn end_orphaned_group(pid_file: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    let _ = std::fs::remove_file(pid_file);
+    let alive = || killpg(Pid::from_raw(pid as i32), None).is_ok();
+    if !alive() {
+        return false;
+    }
+    let _ = signal_group(pid, Signal::SIGTERM);
+    let deadline = std::time::Instant::now() + TERMINATE_GRACE;
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if alive() {
+        let _ = signal_group(pid, Signal::SIGKILL);
+    }
+    true
+}
+
+/// The child's group recorded on disk for as long as it runs.
+struct PidFile(PathBuf);
+
+impl PidFile {
+    fn write(path: &Path, pid: u32) -> Option<PidFile> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        std::fs::write(path, format!("{pid}\n")).ok()?;
+        Some(PidFile(path.to_owned()))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The child's process group; whatever is left of it dies with the guard,
+/// also when the run is abandoned half-way.
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn signal(&self, signal: Signal) -> Result<(), ProcessError> {
+        match self.pgid {
+            Some(pgid) => signal_group(pgid, signal),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // Best effort: there is no one left to report a failure to.
+        let _ = self.signal(Signal::SIGKILL);
+    }
+}
+
+/// A termination git-ralph started: why, and when SIGTERM turns into SIGKILL.
+struct Ending {
+    kind: ExitStatusKind,
+    kill_at: Instant,
+    killed: bool,
+}
+
+impl Ending {
+    fn begin(group: &GroupGuard, kind: ExitStatusKind) -> Result<Ending, ProcessError> {
+        group.signal(Signal::SIGTERM)?;
+        Ok(Ending {
+            kind,
+            kill_at: Instant::now() + TERMINATE_GRACE,
+            killed: false,
+        })
+    }
+}
+
+/// The last `max` bytes of a stream, however much went through it.
+#[derive(Debug, Clone)]
+pub struct Tail {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+impl Tail {
+    pub fn new(max: usize) -> Tail {
+        Tail {
+            bytes: Vec::new(),
+            max,
+        }
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        // Trimmed in batches, so a stream of small chunks is not quadratic.
+        if self.bytes.len() > self.max.saturating_mul(2).max(self.max + 4096) {
+            let excess = self.bytes.len() - self.max;
+            self.bytes.drain(..excess);
+        }
+    }
+
+    /// The kept end, decoded lossily.
+    pub fn text(&self) -> String {
+        let start = self.bytes.len().saturating_sub(self.max);
+        let text = String::from_utf8_lossy(&self.bytes[start..]);
+        // A cut inside a character shows as a replacement mark: drop it.
+        match text.strip_prefix('\u{FFFD}') {
+            Some(rest) if start > 0 => rest.to_owned(),
+            _ => text.into_owned(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+/// The longest suffix of `text` that fits in `max` bytes, cut on a
+/// character boundary.
+pub fn tail_str(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// The end of `text` for a report: trailing space trimmed, and `…` in front
+/// when something was cut.
+pub fn report_tail(text: &str, max: usize) -> String {
+    let trimmed = text.trim_end();
+    let tail = tail_str(trimmed, max);
+    if tail.len() == trimmed.len() {
+        tail.to_owned()
+    } else {
+        format!("…{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn sh(script: &str, timeout: Duration) -> (ExitStatusKind, String, String) {
+        let dir = std::env::temp_dir();
+        let (exit, out, err) = run_split(
+            &Spec::shell(script, &dir),
+            Limits::timeout(timeout),
+            1 << 20,
+        )
+        .await
+        .expect("runs");
+        (exit, out.text(), err.text())
+    }
+
+    #[tokio::test]
+    async fn output_streams_are_kept_apart_and_the_code_reported() {
+        let (exit, out, err) = sh("echo out; echo err >&2; exit 3", Duration::from_secs(5)).await;
+        assert_eq!(exit, ExitStatusKind::Exited(3));
+        assert_eq!(out, "out\n");
+        assert_eq!(err, "err\n");
+    }
+
+    #[tokio::test]
+    async fn stdin_is_written_then_closed() {
+        let spec = Spec {
+            stdin: Some("hello\n".into()),
+            ..Spec::shell("cat", &std::env::temp_dir())
+        };
+        let (exit, out) = run_collecting(&spec, Limits::timeout(Duration::from_secs(5)), 1024)
+            .await
+            .unwrap();
+        assert!(exit.is_success());
+        assert_eq!(out.text(), "hello\n");
+    }
+
+    #[tokio::test]
+    async fn a_timeout_ends_a_child_that_ignores_sigterm() {
+        let started = std::time::Instant::now();
+        let (exit, _, _) = sh("trap '' TERM; sleep 30", Duration::from_millis(300)).await;
+        assert_eq!(exit, ExitStatusKind::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn a_stop_request_ends_the_child() {
+        let (tx, rx) = watch::channel(false);
+        let spec = Spec::shell("sleep 30", &std::env::temp_dir());
+        let stopper = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let _ = tx.send(true);
+            tx
+        });
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            stop: Some(rx),
+        };
+        let (exit, _) = run_collecting(&spec, limits, 16).await.unwrap();
+        assert_eq!(exit, ExitStatusKind::Stopped);
+        drop(stopper.await);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_or_directory_is_a_setup_error() {
+        let missing = Spec {
+            program: "git-ralph-no-such-program".into(),
+            cwd: std::env::temp_dir(),
+            ..Spec::default()
+        };
+        let err = run_collecting(&missing, Limits::timeout(Duration::from_secs(5)), 16)
+            .await
+            .unwrap_err();
+        assert!(err.is_setup(), "{err}");
+        assert!(err.hint().is_some_and(|h| h.contains("install")));
+        let nowhere = Spec::shell("true", Path::new("/no/such/dir"));
+        let err = run_collecting(&nowhere, Limits::timeout(Duration::from_secs(5)), 16)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProcessError::Workdir { .. }));
+    }
+
+    #[tokio::test]
+    async fn a_failing_output_handler_ends_the_child() {
+        let spec = Spec::shell("yes", &std::env::temp_dir());
+        let err = run(
+            &spec,
+            Limits::timeout(Duration::from_secs(30)),
+            &mut |_, _| Err(io::Error::other("disk full")),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, ProcessError::Output(_)), "{err}");
+    }
+
+    #[test]
+    fn signal_group_refuses_special_groups() {
+        for pid in [0, 1, u32::MAX] {
+            assert!(matches!(
+                signal_group(pid, Signal::SIGTERM),
+                Err(ProcessError::NotAChildGroup(_))
+            ));
+        }
+        let own = u32::try_from(getpgrp().as_raw()).expect("positive pgid");
+        assert!(matches!(
+            signal_group(own, Signal::SIGTERM),
+            Err(ProcessError::NotAChildGroup(_))
+        ));
+    }
+
+    #[test]
+    fn tails_stay_bounded_and_cut_on_char_boundaries() {
+        let mut tail = Tail::new(4);
+        for _ in 0..10_000 {
+            tail.push(b"abcdef");
+        }
+        assert_eq!(tail.text(), "cdef");
+        let mut utf8 = Tail::new(3);
+        utf8.push("aé€".as_bytes());
+        assert_eq!(utf8.text(), "€");
+        assert_eq!(tail_str("héllo", 4), "llo");
+        assert_eq!(report_tail("short\n", 10), "short");
+        assert_eq!(report_tail("0123456789", 3), "…789");
+    }
+}

@@ -1,0 +1,328 @@
+//! One attempt at a story: render its prompt, start a fresh agent with it,
+//! forward what the agent says as events, and account for its time, tokens
+//! and money. A usage limit ends the attempt as a pause, not a failure: no
+//! retry is spent and nothing is reverted.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::blocking;
+use super::error::RunError;
+use super::story_loop::StoryLoop;
+use crate::agent::{self, AgentEvent, AgentRun};
+use crate::events::{Event, Record, now_ms};
+use crate::git::ref_component;
+use crate::prompt::{self, PromptInput, RetryContext};
+use crate::state::{AttemptOutcome, AttemptRecord, now};
+use crate::stories::Story;
+
+/// Longest single wait for a usage limit when the agent names no reset time.
+const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
+/// The first wait; it doubles with each pause in a row.
+const FIRST_BACKOFF: Duration = Duration::from_secs(60);
+
+impl StoryLoop {
+    /// One attempt at `story`, judged and recorded.
+    pub(super) async fn attempt(
+        &mut self,
+        story: &Story,
+        stories: &[Story],
+    ) -> Result<(), RunError> {
+        self.guard_head("before starting the agent").await?;
+        let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
+        let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
+        let token = self.promise_token(story);
+        let prompt = self
+            .render_prompt(story, index, stories.len(), attempt, token.as_deref())
+            .await?;
+        let story_key = safe_component(&story.id);
+        let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
+        let log_path = self.run_dir.attempt_log(&story_key, attempt);
+        write_file(&prompt_path, prompt.as_bytes())?;
+
+        self.begin_record(story, attempt, &log_path);
+        self.save()?;
+        self.emit(Event::StoryProgress {
+            story_id: story.id.clone(),
+            title: story.title.clone(),
+            index,
+            total: stories.len(),
+            attempt,
+            max_attempts: if self.settings.once {
+                1
+            } else {
+                self.settings.max_retries + 1
+            },
+        });
+
+        let workdir = self.repo_lock().workdir().to_owned();
+        let env = vec![
+            ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
+            ("RALPH_STORY".to_owned(), story.id.clone()),
+            ("RALPH_ATTEMPT".to_owned(), attempt.to_string()),
+            (
+                "RALPH_PROMPT_FILE".to_owned(),
+                prompt_path.to_string_lossy().into_owned(),
+            ),
+        ];
+        let mut invocation = self.settings.agent.invocation(
+            &prompt,
+            &prompt_path,
+            &workdir,
+            env,
+            token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
+        );
+        invocation.pid_file = Some(self.run_dir.agent_pid_file());
+        let timeout = self.attempt_timeout();
+        let clock = Instant::now();
+        let run = {
+            let stop = self.stop.clone();
+            let change = self.settings.change.to_string();
+            let story_id = story.id.clone();
+            let mut on_event = |event: AgentEvent| {
+                self.deliver(Record {
+                    ts_ms: now_ms(),
+                    change: change.clone(),
+                    event: Event::StoryEvent {
+                        story_id: story_id.clone(),
+                        attempt,
+                        event,
+                    },
+                });
+            };
+            agent::run(&invocation, &log_path, timeout, stop, &mut on_event).await
+        };
+        let run = match run {
+            Ok(run) => run,
+            Err(err) => {
+                // The agent could not even be started: no attempt happened.
+                self.story_record(&story.id).attempts.pop();
+                self.state.totals.attempts -= 1;
+                return Err(err.into());
+            }
+        };
+        self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
+        if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
+            return self.pause_for_limit(story, attempt, limit).await;
+        }
+        self.judge(story, attempt, &story_key, run, timeout).await
+    }
+
+    /// The promise token the story's contract asks for, if any.
+    pub(super) fn promise_token(&self, story: &Story) -> Option<String> {
+        self.settings
+            .contract
+            .rules_for(&story.id, &story.acceptance_criteria)
+            .promise
+    }
+
+    /// The prompt for this attempt: the classic prompt in prompt mode, the
+    /// story's own otherwise, with why the last attempt failed.
+    async fn render_prompt(
+        &self,
+        story: &Story,
+        index: usize,
+        total: usize,
+        attempt: u32,
+        token: Option<&str>,
+    ) -> Result<String, RunError> {
+        let retry = self.retry_context(&story.id);
+        if let Some(text) = &self.settings.classic_prompt {
+            return Ok(prompt::render_classic(text, retry.as_ref(), token));
+        }
+        let context_files = {
+            let source = self.source.clone();
+            blocking(move || source.context_files()).await?
+        };
+        Ok(prompt::render(
+            &self.settings.template,
+            &PromptInput {
+                change: self.settings.change.as_str(),
+                story,
+                story_index: index,
+                story_total: total,
+                attempt,
+                source: self.source.as_ref(),
+                context_files: &context_files,
+                retry,
+                promise_token: token.unwrap_or(agent::DEFAULT_TOKEN),
+            },
+        )?)
+    }
+
+    /// The attempt may not outlive the run's runtime budget.
+    fn attempt_timeout(&self) -> Duration {
+        let timeout = self.settings.agent_timeout;
+        match self.settings.guardrails.max_runtime_secs {
+            Some(max) => {
+                let left = Duration::from_millis((max * 1000).saturating_sub(self.runtime_ms()));
+                timeout.min(left.max(Duration::from_secs(1)))
+            }
+            None => timeout,
+        }
+    }
+
+    /// Record the attempt as running, so that a killed loop is known to
+    /// have stopped mid-attempt.
+    fn begin_record(&mut self, story: &Story, attempt: u32, log_path: &Path) {
+        self.state.current_story = Some(story.id.clone());
+        self.state.current_attempt = attempt;
+        let log = log_path
+            .strip_prefix(&self.run_dir.dir)
+            .unwrap_or(log_path)
+            .to_string_lossy()
+            .into_owned();
+        self.story_record(&story.id).attempts.push(AttemptRecord {
+            attempt,
+            outcome: AttemptOutcome::Running,
+            reason: None,
+            preserved: None,
+            checkpoint: None,
+            started_at: now(),
+            duration_ms: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            log,
+            failed_checks: Vec::new(),
+            progress: true,
+        });
+        self.state.totals.attempts += 1;
+    }
+
+    /// A usage limit: record it, spend no retry, revert nothing, and pause.
+    async fn pause_for_limit(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        limit: agent::RateLimit,
+    ) -> Result<(), RunError> {
+        let now_secs = now();
+        let backoff = FIRST_BACKOFF
+            .saturating_mul(2u32.saturating_pow(self.state.rate_limit_pauses.min(10)))
+            .min(MAX_BACKOFF);
+        let until = match limit.reset_at_unix {
+            Some(reset) if reset > now_secs => reset + 5,
+            _ => now_secs + backoff.as_secs(),
+        };
+        let cap = self.settings.guardrails.max_rate_limit_wait_secs;
+        let reason = format!("usage limit: {}", limit.message.trim());
+        self.finish_attempt(
+            &story.id,
+            attempt,
+            AttemptOutcome::RateLimited,
+            Some(reason.clone()),
+            None,
+            None,
+        );
+        self.state.rate_limit_pauses += 1;
+        if self.state.rate_limit_wait_secs + (until - now_secs) > cap {
+            self.save()?;
+            return Err(RunError::RateLimitCap { reason, cap });
+        }
+        self.state.paused_until = Some(until);
+        self.state.pause_reason = Some(reason.clone());
+        self.save()?;
+        self.emit(Event::Paused {
+            story_id: story.id.clone(),
+            until_unix: until,
+            message: reason,
+        });
+        Ok(())
+    }
+
+    /// Why the story's last real attempt failed, for the next prompt.
+    /// Stops and usage limits say nothing about the work.
+    fn retry_context(&self, story: &str) -> Option<RetryContext> {
+        let record = self.state.stories.iter().find(|s| s.id == story)?;
+        let last = record.attempts.iter().rev().find(|a| {
+            !matches!(
+                a.outcome,
+                AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
+            )
+        })?;
+        match last.outcome {
+            _ if !last.failed_checks.is_empty() => {
+                Some(RetryContext::ChecksFailed(last.failed_checks.clone()))
+            }
+            AttemptOutcome::Failed => last.reason.clone().map(RetryContext::FailedReason),
+            AttemptOutcome::Rejected => last.reason.clone().map(RetryContext::Rejected),
+            AttemptOutcome::TimedOut => Some(RetryContext::TimedOut),
+            _ => None,
+        }
+    }
+
+    /// Add the attempt's time, tokens and cost to the run's totals and to
+    /// its own record.
+    fn account(&mut self, story: &str, run: &AgentRun, duration_ms: u64) {
+        let (input, output, cache_read, cache_creation, cost) = match &run.done {
+            Some(done) => (
+                done.usage.input_tokens,
+                done.usage.output_tokens,
+                done.usage.cache_read_input_tokens,
+                done.usage.cache_creation_input_tokens,
+                done.cost_usd.unwrap_or(0.0),
+            ),
+            None => (0, 0, 0, 0, 0.0),
+        };
+        let totals = &mut self.state.totals;
+        totals.input_tokens += input;
+        totals.output_tokens += output;
+        totals.cache_read_tokens += cache_read;
+        totals.cache_creation_tokens += cache_creation;
+        totals.cost_usd += cost;
+        if let Some(attempt) = self.story_record(story).attempts.last_mut() {
+            attempt.duration_ms = duration_ms;
+            attempt.input_tokens = input + cache_read + cache_creation;
+            attempt.output_tokens = output;
+            attempt.cost_usd = cost;
+        }
+    }
+}
+
+/// Story ids come from files the agent edits; make them safe as one ref and
+/// path component.
+pub(super) fn safe_component(id: &str) -> String {
+    if ref_component(id).is_some() {
+        return id.to_owned();
+    }
+    let cleaned: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_matches('-').to_owned();
+    if cleaned.is_empty() {
+        "story".into()
+    } else {
+        cleaned
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, bytes)
+    };
+    write().map_err(|err| RunError::io(format!("write {}", path.display()), err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn story_ids_become_safe_ref_components() {
+        assert_eq!(safe_component("1"), "1");
+        assert_eq!(safe_component("US-001"), "US-001");
+        assert_eq!(safe_component("../x y"), "x-y");
+        assert_eq!(safe_component("::"), "story");
+    }
+}

@@ -1,0 +1,118 @@
+//! The engine's one error type. Each variant keeps its cause, so the
+//! command layer can print the whole chain, and knows what the user can do
+//! about it ([`RunError::hint`]).
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::agent::RunnerError;
+use crate::contract::ContractError;
+use crate::git::{BeginError, OpError};
+use crate::presets::PresetError;
+use crate::prompt::PromptError;
+use crate::settings::SettingsError;
+use crate::state::StateError;
+use crate::stories::StoriesError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Stories(#[from] StoriesError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    #[error(transparent)]
+    Preset(#[from] PresetError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Begin(#[from] BeginError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("every story of '{change}' is already done ({count} stories in {})", file.display())]
+    AllDone {
+        change: String,
+        count: usize,
+        file: PathBuf,
+    },
+    #[error("the agent '{name}' is not installed: '{program}' is not on PATH")]
+    AgentMissing { name: String, program: String },
+    #[error("the run '{change}' is stopped, but HEAD is on {head}, not on {branch}")]
+    NotOnBranch {
+        change: String,
+        head: String,
+        branch: String,
+    },
+    #[error("cannot read the prompt template {}: {source}", path.display())]
+    Template { path: PathBuf, source: io::Error },
+    #[error("cannot read the prompt file {}: {source}", path.display())]
+    PromptFile { path: PathBuf, source: io::Error },
+    /// The agent could not be started or supervised.
+    #[error(transparent)]
+    Agent(#[from] RunnerError),
+    /// A git operation of the loop failed.
+    #[error("could not {what}: {source}")]
+    Git { what: String, source: OpError },
+    #[error("could not {what}: {source}")]
+    Io { what: String, source: io::Error },
+    #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
+    RateLimitCap { reason: String, cap: u64 },
+}
+
+impl RunError {
+    pub(crate) fn git(what: impl Into<String>, source: impl Into<OpError>) -> RunError {
+        RunError::Git {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> RunError {
+        RunError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// Whether the user's input is at fault, rather than the machine or a
+    /// bug: it decides the exit status and how the error is introduced.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(
+            self,
+            RunError::Io { .. } | RunError::Git { .. } | RunError::State(_)
+        )
+    }
+
+    /// Whether the command line itself is at fault.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunError::Settings(err) if err.is_usage())
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RunError::Stories(err) => err.hint(),
+            RunError::Prompt(err) => err.hint(),
+            RunError::Contract(err) => err.hint(),
+            RunError::Preset(err) => Some(err.hint()),
+            RunError::Settings(err) => err.hint(),
+            RunError::Begin(err) => err.hint(),
+            RunError::AllDone { .. } => {
+                Some("untick a box, or add a story, to give the agent work".into())
+            }
+            RunError::AgentMissing { .. } => Some(
+                "install it, pick another with --agent (see 'git ralph agents'), or run any CLI with --agent-command '<command>'"
+                    .into(),
+            ),
+            RunError::NotOnBranch { change, branch, .. } => Some(format!(
+                "switch back with 'git switch {branch}' to resume, or 'git ralph abort {change}' to restore the pre-start state"
+            )),
+            RunError::Template { .. } => Some("check the path given to --prompt-template".into()),
+            RunError::PromptFile { .. } => Some("check the path given to --prompt".into()),
+            RunError::Agent(err) => err.hint(),
+            RunError::Git { source, .. } => source.hint(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The run engine: everything between "start this change" and "the loop
+//! ended for this reason", in small files with one idea each.
+//!
+//! - [`session`]: a run begun fresh, resumed, or archived to history, and
+//!   everything a loop needs assembled and validated before anything is
+//!   written;
+//! - [`story_loop`]: the state machine alone: which story next, when to
+//!   stop, what the state and event log say;
+//! - `attempt`: one attempt: its prompt, the agent process, the accounting,
+//!   a usage-limit pause;
+//! - `judge`: how an attempt ended, classified once, then the gates in
+//!   order: marked done, protected paths, verification, checks;
+//! - `settle`: the attempt's work into git: a checkpoint, or preserved and
+//!   reverted; and the worktree made safe again on resume;
+//! - `guardrails`: the limits every run ends within;
+//! - [`driver`]: the async runtime, signals, keys and force-quit around a
+//!   loop, feeding a [`driver::View`].
+//!
+//! The engine knows neither clap nor the terminal. It reports typed events
+//! and returns typed errors ([`RunError`]); the command layer decides how
+//! they look.
+
+mod attempt;
+pub mod driver;
+mod error;
+mod guardrails;
+mod judge;
+pub mod session;
+mod settle;
+pub mod story_loop;
+
+pub use driver::{Ending, View, drive};
+pub use error::RunError;
+pub use session::Session;
+pub use story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
+
+/// Blocking work (gix, file parsing) off the async runtime, so that stop
+/// requests and event forwarding stay live.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(value) => value,
+        Err(err) => std::panic::resume_unwind(err.into_panic()),
+    }
+}

@@ -1,0 +1,294 @@
+//! A run's beginning: begun fresh, resumed, or (when a finished run of the
+//! same change exists) archived to history first. Everything a loop needs
+//! (settings, stories, template, contract, agent) is read and validated
+//! before anything is written, so a refused start leaves no trace.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::error::RunError;
+use super::story_loop::LoopSettings;
+use crate::contract::Contract;
+use crate::git::{ChangeName, HeadState, Repo};
+use crate::presets::{self, AgentSpec};
+use crate::prompt;
+use crate::settings::{self, Requested, Settings};
+use crate::state::{RunDir, RunState, RunStatus, now};
+use crate::stories::{self, SourceKind, StorySource};
+
+/// A run ready for its loop.
+pub struct Session {
+    pub state: RunState,
+    /// A stopped or killed run taken up again.
+    pub resumed: bool,
+    pub source: Box<dyn StorySource>,
+    pub settings: LoopSettings,
+}
+
+impl Session {
+    /// Begin a run of `change`, or resume it if it is stopped. `agent`
+    /// replaces the configured agent (the demo's scripted one).
+    pub fn open(
+        repo: &mut Repo,
+        change: &ChangeName,
+        req: &Requested,
+        agent: Option<AgentSpec>,
+    ) -> Result<Session, RunError> {
+        let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
+        let previous = if run_dir.exists() {
+            Some(run_dir.load()?)
+        } else {
+            None
+        };
+        let resumable = previous
+            .as_ref()
+            .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped));
+        let (state, resumed) = match resumable {
+            Some(state) => (prepare_resume(repo, change, state.clone(), req)?, true),
+            None => {
+                if previous.is_some() {
+                    archive(&run_dir)?;
+                }
+                (
+                    begin_fresh(repo, change, &run_dir, req, agent.as_ref())?,
+                    false,
+                )
+            }
+        };
+        let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
+        let source = source_for(repo, change, &state.settings)?;
+        Ok(Session {
+            state,
+            resumed,
+            source,
+            settings,
+        })
+    }
+}
+
+/// A new run: read the stories (refusing before anything is touched), then
+/// begin the branch and record the state.
+fn begin_fresh(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    req: &Requested,
+    agent: Option<&AgentSpec>,
+) -> Result<RunState, RunError> {
+    let mut settings = settings::resolve(repo, req, None)?;
+    let source = source_for(repo, change, &settings)?;
+    // Status states the source that was found, not "auto".
+    settings.source = Some(source.kind());
+    if let Some(agent) = agent {
+        settings.agent = agent.name.clone();
+    }
+    let stories = source.load()?;
+    if !stories.iter().any(|story| !story.is_complete()) {
+        return Err(RunError::AllDone {
+            change: change.to_string(),
+            count: stories.len(),
+            file: source.tracking_file().to_owned(),
+        });
+    }
+    prompt::validate(&template_text(repo, &settings)?)?;
+    let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
+    if agent.is_none() {
+        let spec = agent_spec(repo, &settings)?;
+        if !crate::process::is_runnable(&spec.program) {
+            return Err(RunError::AgentMissing {
+                name: spec.name,
+                program: spec.program,
+            });
+        }
+    }
+
+    let begin = repo.begin(change)?;
+    let state = RunState {
+        version: 1,
+        change: change.to_string(),
+        branch: change.branch_short(),
+        status: RunStatus::Running,
+        reason: None,
+        original: begin.original,
+        initial_commit: begin.initial.commit,
+        checkpoint: begin.initial.commit,
+        stories: Vec::new(),
+        current_story: None,
+        current_attempt: 0,
+        last_failure: None,
+        totals: Default::default(),
+        settings,
+        started_at: now(),
+        updated_at: now(),
+        pid: Some(std::process::id()),
+        finished_with: None,
+        no_progress_streak: 0,
+        runtime_ms: 0,
+        paused_until: None,
+        pause_reason: None,
+        rate_limit_wait_secs: 0,
+        rate_limit_pauses: 0,
+    };
+    run_dir.save(&state)?;
+    contract.snapshot(repo.workdir(), &run_dir.dir)?;
+    Ok(state)
+}
+
+/// A stopped or killed run: HEAD must still be on its branch.
+fn prepare_resume(
+    repo: &Repo,
+    change: &ChangeName,
+    mut state: RunState,
+    req: &Requested,
+) -> Result<RunState, RunError> {
+    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
+    match head {
+        HeadState::Branch { name, .. } if name == change.branch_ref() => {}
+        other => {
+            return Err(RunError::NotOnBranch {
+                change: change.to_string(),
+                head: other.describe(),
+                branch: change.branch_short(),
+            });
+        }
+    }
+    state.settings = settings::resolve(repo, req, Some(&state.settings))?;
+    Ok(state)
+}
+
+/// Where the stories of this run come from.
+pub fn source_for(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+) -> Result<Box<dyn StorySource>, RunError> {
+    if let Some(file) = &settings.prompt_file {
+        return Ok(Box::new(stories::PromptFileSource::new(
+            repo.workdir(),
+            Path::new(file),
+            change.as_str(),
+        )?));
+    }
+    let explicit = settings.source.filter(|kind| *kind != SourceKind::Prompt);
+    let prd = settings.prd_file.as_deref().map(Path::new);
+    let tasks = settings.tasks_file.as_deref().map(Path::new);
+    Ok(stories::detect(
+        repo.workdir(),
+        change.as_str(),
+        explicit,
+        prd,
+        tasks,
+    )?)
+}
+
+/// The agent of this run: its preset, or the user's command.
+pub fn agent_spec(repo: &Repo, settings: &Settings) -> Result<AgentSpec, RunError> {
+    match &settings.agent_command {
+        Some(command) => Ok(presets::command(command)),
+        None => Ok(presets::preset(
+            &settings.agent,
+            settings.model.as_deref(),
+            &crate::config::agent_args(repo, &settings.agent),
+        )?),
+    }
+}
+
+/// The prompt template: `--prompt-template`, `<git-dir>/ralph/prompt.md`, or
+/// the built-in one.
+pub fn template_text(repo: &Repo, settings: &Settings) -> Result<String, RunError> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| RunError::Template {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    if let Some(path) = &settings.prompt_template {
+        return read(Path::new(path));
+    }
+    let custom = repo.ralph_dir().join("prompt.md");
+    if custom.is_file() {
+        return read(&custom);
+    }
+    Ok(prompt::DEFAULT_TEMPLATE.to_owned())
+}
+
+/// What the loop needs, from the run's stored settings.
+fn loop_settings(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    settings: &Settings,
+    agent: Option<AgentSpec>,
+) -> Result<LoopSettings, RunError> {
+    let agent = match agent {
+        Some(agent) => agent,
+        None => agent_spec(repo, settings)?,
+    };
+    let template = template_text(repo, settings)?;
+    prompt::validate(&template)?;
+    let classic_prompt = match &settings.prompt_file {
+        Some(file) => {
+            Some(
+                std::fs::read_to_string(file).map_err(|source| RunError::PromptFile {
+                    path: file.into(),
+                    source,
+                })?,
+            )
+        }
+        None => None,
+    };
+    // The rules are the ones snapshotted at start, not whatever the agent
+    // may have done to the contract files since.
+    let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    Ok(LoopSettings {
+        change: change.clone(),
+        agent,
+        max_retries: settings.max_retries,
+        agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
+        command_timeout: Duration::from_secs(settings.command_timeout_secs),
+        template,
+        classic_prompt,
+        contract,
+        guardrails: settings.guardrails.clone(),
+        once: settings.once,
+    })
+}
+
+/// The contract of a new run, assembled before anything is touched.
+fn assemble_contract(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+    source: &dyn StorySource,
+) -> Result<Contract, RunError> {
+    let change_dir = (source.kind() == SourceKind::OpenSpec).then(|| {
+        repo.workdir()
+            .join("openspec/changes")
+            .join(change.as_str())
+    });
+    Ok(Contract::assemble(
+        repo.workdir(),
+        change_dir.as_deref(),
+        &repo.config_strings("ralph.check"),
+        &settings.checks,
+        settings.promise.as_deref(),
+    )?)
+}
+
+/// Keep a finished or aborted run's files, out of the way of the new one.
+fn archive(run_dir: &RunDir) -> Result<(), RunError> {
+    let Some(parent) = run_dir.dir.parent() else {
+        return Ok(());
+    };
+    let name = run_dir
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = parent.join("history").join(format!("{name}-{}", now()));
+    let archive = || -> std::io::Result<()> {
+        std::fs::create_dir_all(target.parent().unwrap_or(parent))?;
+        std::fs::rename(&run_dir.dir, &target)
+    };
+    archive().map_err(|err| RunError::io("archive the previous run", err))
+}

@@ -1,0 +1,442 @@
+//! The Ralph loop, as one state machine: pick the first incomplete story,
+//! give it to a fresh agent, judge the attempt, and decide whether to go
+//! on. A story is done only when the agent kept the contract *and* the
+//! story is marked done in its file *and* every objective check passes;
+//! any other ending is a failed attempt, preserved and reverted, and the
+//! story is retried up to a limit. Guardrails bound every run, and every
+//! run ends with exactly one [`StopReason`]. A usage limit is not a
+//! failure: the loop pauses and tries again.
+//!
+//! This file holds the machine and the bookkeeping (`state.json`,
+//! `events.jsonl`); one attempt, its judgement and its settling into git
+//! live beside it. Blocking work runs off the async runtime, so a stop
+//! request is seen at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::error::RunError;
+use super::{blocking, guardrails};
+use crate::contract::Contract;
+use crate::events::{Event, Record, now_ms};
+use crate::git::{ChangeName, Repo};
+use crate::presets::AgentSpec;
+use crate::state::{
+    AttemptOutcome, EventsLog, Guardrails, RunDir, RunState, RunStatus, StopReason, StoryRecord,
+    now,
+};
+use crate::stories::openspec_cli::{self, CrossCheck};
+use crate::stories::{SourceKind, Story, StorySource};
+
+/// Where the loop delivers events besides `events.jsonl`. It is called on
+/// the loop's task for every event, agent output included, so it must not
+/// block for long; a renderer that cannot keep up may drop agent output
+/// (never milestones), since the log on disk has it all.
+pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
+
+/// What the loop needs beyond the run's state.
+pub struct LoopSettings {
+    pub change: ChangeName,
+    pub agent: AgentSpec,
+    pub max_retries: u32,
+    pub agent_timeout: Duration,
+    pub command_timeout: Duration,
+    pub template: String,
+    /// The prompt itself in prompt mode.
+    pub classic_prompt: Option<String>,
+    pub contract: Contract,
+    pub guardrails: Guardrails,
+    /// One attempt per story, no interception, no retries.
+    pub once: bool,
+}
+
+/// How the loop ended.
+#[derive(Debug)]
+pub struct LoopEnd {
+    pub reason: StopReason,
+    pub message: String,
+    pub state: RunState,
+}
+
+pub struct StoryLoop {
+    pub(super) repo: Arc<Mutex<Repo>>,
+    pub(super) source: Arc<dyn StorySource>,
+    pub(super) run_dir: RunDir,
+    pub(super) state: RunState,
+    pub(super) settings: LoopSettings,
+    log: EventsLog,
+    sink: EventSink,
+    pub(super) stop: watch::Receiver<bool>,
+    session_started: Instant,
+}
+
+impl StoryLoop {
+    pub fn new(
+        repo: Repo,
+        source: Box<dyn StorySource>,
+        run_dir: RunDir,
+        state: RunState,
+        settings: LoopSettings,
+        sink: EventSink,
+        stop: watch::Receiver<bool>,
+    ) -> std::io::Result<StoryLoop> {
+        let log = EventsLog::open(&run_dir.events_path())?;
+        Ok(StoryLoop {
+            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
+            source: Arc::from(source),
+            run_dir,
+            state,
+            settings,
+            log,
+            sink,
+            stop,
+            session_started: Instant::now(),
+        })
+    }
+
+    /// Drive the run until it ends, and say why.
+    pub async fn run(mut self, resumed: bool) -> LoopEnd {
+        match self.drive(resumed).await {
+            Ok((reason, message)) => self.end(reason, message),
+            Err(err) => self.end(StopReason::Error, err.to_string()),
+        }
+    }
+
+    async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
+        self.state.status = RunStatus::Running;
+        self.state.reason = None;
+        self.state.pid = Some(std::process::id());
+        if resumed {
+            self.recover().await?;
+        }
+        let stories = self.load_stories().await?;
+        self.sync_stories(&stories);
+        self.save()?;
+        self.emit(Event::RunStarted {
+            branch: self.state.branch.clone(),
+            source: self.source.kind().to_string(),
+            stories_total: stories.len(),
+            stories_done: stories.iter().filter(|story| story.is_complete()).count(),
+            resumed,
+        });
+        self.cross_check(&stories).await;
+
+        loop {
+            if self.stop_requested() {
+                return Ok((StopReason::Stopped, "stopped by the user".into()));
+            }
+            if let Some(paused) = self.wait_out_pause().await? {
+                return Ok(paused);
+            }
+            let stories = self.load_stories().await?;
+            self.sync_stories(&stories);
+            let Some(story) = self.next_story(&stories).cloned() else {
+                self.state.current_story = None;
+                return Ok(self.no_story_left(&stories));
+            };
+            if let Some(limit) = self.guardrail(&story) {
+                self.state.current_story = Some(story.id.clone());
+                return Ok(limit);
+            }
+            self.attempt(&story, &stories).await?;
+            if self.stop_requested() {
+                return Ok((StopReason::Stopped, "stopped by the user".into()));
+            }
+            if self.state.current_story.as_deref() == Some(story.id.as_str())
+                && self.source.kind() == SourceKind::Prompt
+                && self.last_outcome(&story.id) == Some(AttemptOutcome::Complete)
+            {
+                return Ok((StopReason::Completed, "the contract is met".into()));
+            }
+        }
+    }
+
+    /// The story to attempt next. A single pass visits each story once,
+    /// done or not.
+    fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
+        if self.settings.once {
+            stories.iter().find(|story| {
+                !story.is_complete()
+                    && self
+                        .state
+                        .stories
+                        .iter()
+                        .all(|r| r.id != story.id || r.attempts.is_empty())
+            })
+        } else {
+            self.source.next_story(stories)
+        }
+    }
+
+    /// Why the run ends when no story is left to attempt.
+    fn no_story_left(&self, stories: &[Story]) -> (StopReason, String) {
+        let open: Vec<&str> = stories
+            .iter()
+            .filter(|s| !s.is_complete())
+            .map(|s| s.id.as_str())
+            .collect();
+        if self.settings.once && !open.is_empty() {
+            return (
+                StopReason::MaxRetries,
+                format!("single pass over; not done: story {}", open.join(", ")),
+            );
+        }
+        (StopReason::Completed, "every story is done".into())
+    }
+
+    /// The first guardrail that stops the run before another attempt at
+    /// `story`, with its reason.
+    fn guardrail(&mut self, story: &Story) -> Option<(StopReason, String)> {
+        let max_retries = if self.settings.once {
+            0
+        } else {
+            self.settings.max_retries
+        };
+        let rules = self
+            .settings
+            .contract
+            .rules_for(&story.id, &story.acceptance_criteria);
+        let record = self.story_record(&story.id).clone();
+        guardrails::hit(
+            &self.settings.guardrails,
+            &self.state,
+            &record,
+            (rules.max_cost, rules.max_tokens),
+            max_retries,
+            self.runtime_ms(),
+        )
+    }
+
+    /// Time spent in loops, this one included.
+    pub(super) fn runtime_ms(&self) -> u64 {
+        self.state.runtime_ms + self.session_started.elapsed().as_millis() as u64
+    }
+
+    fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {
+        self.state
+            .stories
+            .iter()
+            .find(|s| s.id == story)
+            .and_then(|s| s.attempts.last())
+            .map(|a| a.outcome)
+    }
+
+    /// Sit out a usage-limit pause recorded in state, with the stop request
+    /// still live. Returns a stop reason when the run ends meanwhile.
+    async fn wait_out_pause(&mut self) -> Result<Option<(StopReason, String)>, RunError> {
+        let Some(until) = self.state.paused_until else {
+            return Ok(None);
+        };
+        let now_secs = now();
+        if until > now_secs {
+            let wait = Duration::from_secs(until - now_secs);
+            let mut stop = self.stop.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.wait_for(|stop| *stop) => {
+                    return Ok(Some((StopReason::Stopped, "stopped by the user during a usage-limit pause".into())));
+                }
+            }
+            self.state.rate_limit_wait_secs += wait.as_secs();
+        }
+        self.state.paused_until = None;
+        self.state.pause_reason = None;
+        self.save()?;
+        Ok(None)
+    }
+
+    /// A second opinion on the task counts from the `openspec` CLI, if it
+    /// is installed; a disagreement is a warning, never an error.
+    async fn cross_check(&mut self, stories: &[Story]) {
+        if self.source.kind() != SourceKind::OpenSpec {
+            return;
+        }
+        let Ok(fenced) = self.source.fenced_checkboxes() else {
+            return;
+        };
+        let workdir = self.repo_lock().workdir().to_owned();
+        let check = openspec_cli::cross_check(
+            &workdir,
+            self.settings.change.as_str(),
+            stories,
+            fenced,
+            self.settings.command_timeout,
+        )
+        .await;
+        let message = match check {
+            CrossCheck::NotInstalled | CrossCheck::Agrees => return,
+            CrossCheck::Disagrees {
+                cli_total,
+                cli_done,
+                native_total,
+                native_done,
+            } => format!(
+                "the openspec CLI counts {cli_done}/{cli_total} tasks done, git-ralph counts {native_done}/{native_total}; git-ralph's count is used"
+            ),
+            CrossCheck::Failed(why) => format!("the openspec CLI cross-check failed: {why}"),
+            CrossCheck::TimedOut => format!(
+                "the openspec CLI did not answer within --command-timeout ({}s)",
+                self.settings.command_timeout.as_secs()
+            ),
+        };
+        self.warn(message);
+    }
+
+    pub(super) fn finish_attempt(
+        &mut self,
+        story: &str,
+        attempt: u32,
+        outcome: AttemptOutcome,
+        reason: Option<String>,
+        preserved: Option<String>,
+        checkpoint: Option<String>,
+    ) {
+        if let Some(record) = self.attempt_record(story, attempt) {
+            record.outcome = outcome;
+            record.reason = reason;
+            record.preserved = preserved;
+            record.checkpoint = checkpoint;
+        }
+    }
+
+    pub(super) fn attempt_record(
+        &mut self,
+        story: &str,
+        attempt: u32,
+    ) -> Option<&mut crate::state::AttemptRecord> {
+        self.story_record(story)
+            .attempts
+            .iter_mut()
+            .find(|a| a.attempt == attempt)
+    }
+
+    /// Bring the recorded stories in line with the file, keeping attempts.
+    fn sync_stories(&mut self, stories: &[Story]) {
+        let mut records = Vec::with_capacity(stories.len());
+        for story in stories {
+            let attempts = self
+                .state
+                .stories
+                .iter()
+                .find(|r| r.id == story.id)
+                .map(|r| r.attempts.clone())
+                .unwrap_or_default();
+            records.push(StoryRecord {
+                id: story.id.clone(),
+                title: story.title.clone(),
+                done: story.is_complete(),
+                tasks_done: story.tasks.iter().filter(|t| t.done).count(),
+                tasks_total: story.tasks.len(),
+                attempts,
+            });
+        }
+        self.state.stories = records;
+    }
+
+    pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {
+        if self.state.story_mut(id).is_none() {
+            self.state.stories.push(StoryRecord {
+                id: id.to_owned(),
+                title: String::new(),
+                done: false,
+                tasks_done: 0,
+                tasks_total: 0,
+                attempts: Vec::new(),
+            });
+        }
+        self.state.story_mut(id).expect("just inserted")
+    }
+
+    pub(super) fn tracking_file(&self) -> String {
+        self.source.tracking_file().to_string_lossy().into_owned()
+    }
+
+    pub(super) async fn load_stories(&self) -> Result<Vec<Story>, crate::stories::StoriesError> {
+        let source = self.source.clone();
+        blocking(move || source.load()).await
+    }
+
+    pub(super) async fn with_repo<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Repo) -> T + Send + 'static,
+    ) -> T {
+        let repo = self.repo.clone();
+        blocking(move || {
+            let mut repo = repo.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut repo)
+        })
+        .await
+    }
+
+    pub(super) fn repo_lock(&self) -> std::sync::MutexGuard<'_, Repo> {
+        self.repo
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(super) fn stop_requested(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    pub(super) fn warn(&mut self, message: String) {
+        self.emit(Event::Warning { message });
+    }
+
+    pub(super) fn emit(&mut self, event: Event) {
+        let record = Record {
+            ts_ms: now_ms(),
+            change: self.settings.change.to_string(),
+            event,
+        };
+        self.deliver(record);
+    }
+
+    /// Log a record and hand it to the sink.
+    pub(super) fn deliver(&mut self, record: Record) {
+        let _ = self.log.append(&record);
+        (self.sink)(record);
+    }
+
+    pub(super) fn save(&mut self) -> Result<(), RunError> {
+        self.state.updated_at = now();
+        Ok(self.run_dir.save(&self.state)?)
+    }
+
+    fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
+        let story_id = self.state.current_story.clone();
+        self.state.runtime_ms = self.runtime_ms();
+        self.state.status = RunStatus::Stopped;
+        self.state.reason = Some(reason);
+        self.state.pid = None;
+        if reason != StopReason::Completed && reason != StopReason::Stopped {
+            self.state
+                .last_failure
+                .get_or_insert_with(|| message.clone());
+        }
+        if let Err(err) = self.save() {
+            self.warn(format!("could not save the run state: {err}"));
+        }
+        let totals = self.state.totals.clone();
+        let event = match reason {
+            StopReason::Completed => Event::Complete {
+                reason,
+                stories_total: self.state.stories.len(),
+                totals,
+            },
+            _ => Event::Error {
+                reason,
+                message: message.clone(),
+                story_id,
+                totals,
+            },
+        };
+        self.emit(event);
+        LoopEnd {
+            reason,
+            message,
+            state: self.state,
+        }
+    }
+}

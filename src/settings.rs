@@ -1,0 +1,440 @@
+//! Every setting of a run, resolved in one place and into typed values.
+//!
+//! A setting comes from four layers: a flag beats the run's own stored
+//! setting (on resume), which beats git config (local > global > system),
+//! which beats the default. Resolving them here, once, keeps `start`, the
+//! demo and the tests from each growing their own precedence rules. This
+//! module knows neither clap nor the command layer's errors: the command
+//! line hands it a [`Requested`] of plain values, and it answers with
+//! [`Settings`] (stored in `state.json`) or a [`SettingsError`] that names
+//! the key or flag at fault.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{self, ConfigError};
+use crate::git::Repo;
+use crate::stories::SourceKind;
+
+/// What to do when a loop ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFinish {
+    /// Ask with a menu on a terminal; without one, keep and say how to finish.
+    #[default]
+    Ask,
+    /// Stay on `ralph/<change>`.
+    Keep,
+    /// Back to the original branch with all the work uncommitted.
+    Cleanup,
+}
+
+impl OnFinish {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFinish::Ask => "ask",
+            OnFinish::Keep => "keep",
+            OnFinish::Cleanup => "cleanup",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<OnFinish> {
+        match value {
+            "ask" => Some(OnFinish::Ask),
+            "keep" => Some(OnFinish::Keep),
+            "cleanup" => Some(OnFinish::Cleanup),
+            _ => None,
+        }
+    }
+}
+
+/// The defaults the man page documents.
+pub const DEFAULT_AGENT: &str = "claude";
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub const DEFAULT_COMMAND_TIMEOUT: u64 = 30;
+pub const DEFAULT_AGENT_TIMEOUT: u64 = 3600;
+pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
+/// Six hours: long enough for a five-hour usage window to reset.
+pub const DEFAULT_MAX_RATE_LIMIT_WAIT: u64 = 6 * 3600;
+
+/// A run's settings, as stored in `state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The agent preset name, or `command` for `--agent-command`.
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub max_retries: u32,
+    pub command_timeout_secs: u64,
+    pub agent_timeout_secs: u64,
+    pub on_finish: OnFinish,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_template: Option<String>,
+    /// Where the stories come from; `None` until detected ("auto").
+    #[serde(with = "source_setting")]
+    pub source: Option<SourceKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prd_file: Option<String>,
+    /// Guardrails; `None` or 0 means no limit.
+    #[serde(default)]
+    pub guardrails: Guardrails,
+    /// One attempt per story, no interception, no retries.
+    #[serde(default)]
+    pub once: bool,
+    /// Prompt mode: the prompt file repeated until the contract passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_file: Option<String>,
+    /// `--check` commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// `--promise`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<String>,
+}
+
+impl Settings {
+    /// The source as status shows it: the detected kind, or `auto`.
+    pub fn source_name(&self) -> &'static str {
+        self.source.map_or("auto", SourceKind::as_str)
+    }
+}
+
+/// The limits every run ends within.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Guardrails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+    /// Consecutive attempts that change nothing; 0 turns the limit off.
+    #[serde(default)]
+    pub no_progress_limit: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runtime_secs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// The most a run waits out usage limits, in total.
+    #[serde(default)]
+    pub max_rate_limit_wait_secs: u64,
+}
+
+/// What the command line asked for: every field is a flag, `None` (or
+/// empty, or false) when not given. Paths are as typed; they are made
+/// absolute against `cwd`.
+#[derive(Debug, Clone, Default)]
+pub struct Requested {
+    pub cwd: PathBuf,
+    pub agent: Option<String>,
+    pub agent_command: Option<String>,
+    pub model: Option<String>,
+    pub max_retries: Option<u32>,
+    pub command_timeout: Option<u64>,
+    pub agent_timeout: Option<u64>,
+    pub on_finish: Option<OnFinish>,
+    pub prompt_template: Option<PathBuf>,
+    pub source: Option<SourceKind>,
+    pub prd: Option<PathBuf>,
+    pub tasks: Option<PathBuf>,
+    pub prompt: Option<PathBuf>,
+    pub once: bool,
+    pub checks: Vec<String>,
+    pub promise: Option<String>,
+    pub max_iterations: Option<u32>,
+    pub no_progress_limit: Option<u32>,
+    pub max_runtime: Option<u64>,
+    pub max_cost: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub max_rate_limit_wait: Option<u64>,
+}
+
+/// A setting that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("timeouts must be at least one second")]
+    ZeroTimeout,
+    #[error("the promise token '{0}' must be letters, digits, '-' and '_'")]
+    PromiseToken(String),
+}
+
+impl SettingsError {
+    /// Whether the command line itself is at fault (a usage error).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, SettingsError::Config(_))
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            SettingsError::Config(err) => err.hint(),
+            SettingsError::ZeroTimeout => None,
+            SettingsError::PromiseToken(_) => Some(
+                "e.g. --promise AUTH_IMPLEMENTED, or --promise none to rely on checks alone".into(),
+            ),
+        }
+    }
+}
+
+/// Settings for this start: flags, then (on resume) the run's own settings,
+/// then git config, then defaults.
+pub fn resolve(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<Settings, SettingsError> {
+    let fresh = stored.is_none();
+    let (agent, agent_command) = match (&req.agent, &req.agent_command, stored) {
+        (Some(agent), _, _) => (agent.clone(), None),
+        (None, Some(command), _) => ("command".to_owned(), Some(command.clone())),
+        (None, None, Some(stored)) => (stored.agent.clone(), stored.agent_command.clone()),
+        (None, None, None) => match repo.config_string("ralph.agentCommand") {
+            Some(command) => ("command".to_owned(), Some(command)),
+            None => (
+                config::agent(repo)?.unwrap_or_else(|| DEFAULT_AGENT.to_owned()),
+                None,
+            ),
+        },
+    };
+    let max_retries = layer(
+        req.max_retries,
+        stored.map(|s| s.max_retries),
+        || config::small_integer(repo, "ralph.maxRetries"),
+        DEFAULT_MAX_RETRIES,
+    )?;
+    let command_timeout = layer(
+        req.command_timeout,
+        stored.map(|s| s.command_timeout_secs),
+        || config::integer(repo, "ralph.commandTimeout"),
+        DEFAULT_COMMAND_TIMEOUT,
+    )?;
+    let agent_timeout = layer(
+        req.agent_timeout,
+        stored.map(|s| s.agent_timeout_secs),
+        || config::integer(repo, "ralph.agentTimeout"),
+        DEFAULT_AGENT_TIMEOUT,
+    )?;
+    let on_finish = layer(
+        req.on_finish,
+        stored.map(|s| s.on_finish),
+        || config::on_finish(repo),
+        OnFinish::Ask,
+    )?;
+    if command_timeout == 0 || agent_timeout == 0 {
+        return Err(SettingsError::ZeroTimeout);
+    }
+    let promise = req
+        .promise
+        .clone()
+        .or_else(|| stored.and_then(|s| s.promise.clone()))
+        .or_else(|| fresh.then(|| repo.config_string("ralph.promise")).flatten());
+    if let Some(token) = &promise {
+        validate_promise(token)?;
+    }
+    let mut checks = stored.map(|s| s.checks.clone()).unwrap_or_default();
+    checks.extend(req.checks.iter().cloned());
+    let source = if req.prompt.is_some() {
+        Some(SourceKind::Prompt)
+    } else {
+        req.source.or(stored.and_then(|s| s.source))
+    };
+    let absolute = |path: &Option<PathBuf>| {
+        path.as_ref()
+            .map(|p| req.cwd.join(p).to_string_lossy().into_owned())
+    };
+    let as_typed = |path: &Option<PathBuf>| path.as_ref().map(|p| p.to_string_lossy().into_owned());
+    Ok(Settings {
+        guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
+        once: req.once || stored.is_some_and(|s| s.once),
+        prompt_file: absolute(&req.prompt).or_else(|| stored.and_then(|s| s.prompt_file.clone())),
+        checks,
+        promise,
+        agent,
+        agent_command,
+        model: req
+            .model
+            .clone()
+            .or_else(|| stored.and_then(|s| s.model.clone())),
+        max_retries,
+        command_timeout_secs: command_timeout,
+        agent_timeout_secs: agent_timeout,
+        on_finish,
+        prompt_template: absolute(&req.prompt_template)
+            .or_else(|| stored.and_then(|s| s.prompt_template.clone())),
+        source,
+        tasks_file: as_typed(&req.tasks).or_else(|| stored.and_then(|s| s.tasks_file.clone())),
+        prd_file: as_typed(&req.prd).or_else(|| stored.and_then(|s| s.prd_file.clone())),
+    })
+}
+
+/// A promise token is letters, digits, `-` and `_`, or `none`.
+fn validate_promise(token: &str) -> Result<(), SettingsError> {
+    let valid = token.eq_ignore_ascii_case(crate::contract::NO_PROMISE)
+        || (!token.is_empty()
+            && token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    if valid {
+        Ok(())
+    } else {
+        Err(SettingsError::PromiseToken(token.to_owned()))
+    }
+}
+
+/// One setting through the layers: the flag, the stored value, git config
+/// (read only when needed, so a bad key that is overridden does not
+/// matter), the default.
+fn layer<T>(
+    flag: Option<T>,
+    stored: Option<T>,
+    config: impl FnOnce() -> Result<Option<T>, ConfigError>,
+    default: T,
+) -> Result<T, ConfigError> {
+    if let Some(value) = flag.or(stored) {
+        return Ok(value);
+    }
+    Ok(config()?.unwrap_or(default))
+}
+
+/// Guardrails: flag > git config (for a new run) > the run's own (on
+/// resume) > default.
+fn resolve_guardrails(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Guardrails>,
+) -> Result<Guardrails, ConfigError> {
+    let fresh = stored.is_none();
+    let stored = stored.cloned().unwrap_or_default();
+    let max_iterations = match req.max_iterations {
+        Some(n) => Some(n),
+        None => when_fresh(fresh, || config::small_integer(repo, "ralph.maxIterations"))?
+            .or(stored.max_iterations),
+    };
+    let no_progress_limit = match req.no_progress_limit {
+        Some(n) => n,
+        None => match when_fresh(fresh, || {
+            config::small_integer(repo, "ralph.noProgressLimit")
+        })? {
+            Some(n) => n,
+            None if fresh => DEFAULT_NO_PROGRESS_LIMIT,
+            None => stored.no_progress_limit,
+        },
+    };
+    let max_rate_limit_wait_secs = match req.max_rate_limit_wait {
+        Some(n) => n,
+        None => match when_fresh(fresh, || config::duration(repo, "ralph.maxRateLimitWait"))? {
+            Some(n) => n,
+            None if fresh => DEFAULT_MAX_RATE_LIMIT_WAIT,
+            None => stored.max_rate_limit_wait_secs,
+        },
+    };
+    Ok(Guardrails {
+        max_iterations,
+        no_progress_limit,
+        max_runtime_secs: req
+            .max_runtime
+            .or(when_fresh(fresh, || {
+                config::duration(repo, "ralph.maxRuntime")
+            })?)
+            .or(stored.max_runtime_secs),
+        max_cost: req
+            .max_cost
+            .or(when_fresh(fresh, || config::money(repo, "ralph.maxCost"))?)
+            .or(stored.max_cost),
+        max_tokens: req
+            .max_tokens
+            .or(when_fresh(fresh, || {
+                config::integer(repo, "ralph.maxTokens")
+            })?)
+            .or(stored.max_tokens),
+        max_rate_limit_wait_secs,
+    })
+}
+
+/// Git config, read only for a new run: on resume, it does not override
+/// what the run started with.
+fn when_fresh<T>(
+    fresh: bool,
+    read: impl FnOnce() -> Result<Option<T>, ConfigError>,
+) -> Result<Option<T>, ConfigError> {
+    if fresh { read() } else { Ok(None) }
+}
+
+/// `source` in `state.json`: the kind's name, or `auto` before detection.
+mod source_setting {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::stories::SourceKind;
+
+    pub fn serialize<S: Serializer>(
+        source: &Option<SourceKind>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match source {
+            Some(kind) => kind.serialize(serializer),
+            None => serializer.serialize_str("auto"),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SourceKind>, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if name == "auto" {
+            return Ok(None);
+        }
+        SourceKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&name)).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_source_round_trips_through_state_json_as_its_name() {
+        for (source, name) in [
+            (None, "\"auto\""),
+            (Some(SourceKind::OpenSpec), "\"openspec\""),
+            (Some(SourceKind::Prompt), "\"prompt\""),
+        ] {
+            #[derive(Serialize, Deserialize)]
+            struct Wrap(#[serde(with = "source_setting")] Option<SourceKind>);
+            let json = serde_json::to_string(&Wrap(source)).unwrap();
+            assert_eq!(json, name);
+            let back: Wrap = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.0, source);
+        }
+    }
+
+    #[test]
+    fn on_finish_is_stored_by_name() {
+        assert_eq!(
+            serde_json::to_string(&OnFinish::Cleanup).unwrap(),
+            "\"cleanup\""
+        );
+        assert_eq!(OnFinish::parse("keep"), Some(OnFinish::Keep));
+        assert_eq!(OnFinish::parse("later"), None);
+    }
+
+    #[test]
+    fn promise_tokens_are_words() {
+        assert!(validate_promise("AUTH_DONE-2").is_ok());
+        assert!(validate_promise("none").is_ok());
+        assert!(validate_promise("").is_err());
+        assert!(validate_promise("two words").is_err());
+    }
+
+    #[test]
+    fn a_flag_beats_the_stored_value_which_beats_config() {
+        let never = || -> Result<Option<u32>, ConfigError> { panic!("config not needed") };
+        assert_eq!(layer(Some(1), Some(2), never, 3).unwrap(), 1);
+        assert_eq!(layer(None, Some(2), never, 3).unwrap(), 2);
+        assert_eq!(layer(None, None, || Ok(Some(4)), 3).unwrap(), 4);
+        assert_eq!(layer(None, None, || Ok(None), 3).unwrap(), 3);
+    }
+}

@@ -1,0 +1,70 @@
+//! What `git ralph status` says about a run, as data: built from
+//! `state.json` and the lock alone, so it is safe to read while a loop
+//! runs. The ui module renders it for people or as JSON.
+
+use serde::Serialize;
+
+use super::{RunState, RunStatus, StoryRecord, Totals, now};
+
+/// What `status --json` prints.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    pub change: &'a str,
+    pub branch: &'a str,
+    pub state: &'static str,
+    pub reason: Option<&'static str>,
+    pub alive: bool,
+    pub pid: Option<u32>,
+    pub source: &'a str,
+    pub agent: &'a str,
+    pub stories_done: usize,
+    pub stories_total: usize,
+    pub current_story: Option<&'a str>,
+    pub current_attempt: u32,
+    pub last_failure: Option<&'a str>,
+    pub original: String,
+    pub finished_with: Option<&'a str>,
+    /// A usage-limit pause in force until then (unix seconds).
+    pub paused_until: Option<u64>,
+    pub pause_reason: Option<&'a str>,
+    pub totals: &'a Totals,
+    pub stories: &'a [StoryRecord],
+}
+
+impl<'a> Report<'a> {
+    /// The report on `state`; `holder` is the pid of the loop holding the
+    /// lock for this change, if one does.
+    pub fn new(state: &'a RunState, holder: Option<u32>) -> Report<'a> {
+        let alive = holder.is_some();
+        // A loop that died without saving still says "running".
+        let run_state = match (state.status, alive) {
+            (RunStatus::Running, false) => "stopped",
+            (status, _) => status.as_str(),
+        };
+        Report {
+            change: &state.change,
+            branch: &state.branch,
+            state: run_state,
+            reason: state.reason.map(|r| r.as_str()),
+            alive,
+            pid: holder,
+            source: state.settings.source_name(),
+            agent: state
+                .settings
+                .agent_command
+                .as_deref()
+                .unwrap_or(&state.settings.agent),
+            stories_done: state.stories_done(),
+            stories_total: state.stories.len(),
+            current_story: state.current_story.as_deref(),
+            current_attempt: state.current_attempt,
+            last_failure: state.last_failure.as_deref(),
+            original: state.original.head.describe(),
+            finished_with: state.finished_with.as_deref(),
+            paused_until: state.paused_until.filter(|until| *until > now()),
+            pause_reason: state.pause_reason.as_deref(),
+            totals: &state.totals,
+            stories: &state.stories,
+        }
+    }
+}
