@@ -1,5 +1,5 @@
 # bash completion for git-ralph                              -*- shell-script -*-
-# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.
 #
 # Completes `git-ralph <TAB>` and, through git's own completion, which calls
 # _git_ralph, `git ralph <TAB>`: subcommands, options, option values and the

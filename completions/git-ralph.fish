@@ -1,5 +1,5 @@
 # fish completion for git-ralph
-# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.
 #
 # Completes `git-ralph <TAB>`, and `git ralph <TAB>` through the hook that
 # git-ralph.conf.fish (installed in vendor_conf.d) adds to git's completions.

@@ -4,25 +4,17 @@
 //! config, which beats the default; a malformed value stops `start` with an
 //! error naming the key before anything is touched.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{TestRepo, fake_agent_path, ralph, ralph_with_fake, script, script_calls};
+use crate::harness::story_run::TWO_STORIES;
+use crate::harness::*;
 
 const CHANGE: &str = "add-greeting";
 
 /// A repository with a two-story OpenSpec change, committed.
 fn repo_with_change() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.openspec_change(
-        CHANGE,
-        "## 1. Greeting\n\n- [ ] 1.1 Write hello.txt\n\n## 2. Farewell\n\n- [ ] 2.1 Write bye.txt\n",
-    );
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "Add the change"]);
-    repo
+    TestRepo::with_change(CHANGE, TWO_STORIES)
 }
 
 /// An agent that finishes every story at its first attempt.
@@ -36,17 +28,10 @@ fn system_config(repo: &TestRepo) -> PathBuf {
 }
 
 fn set_config(file: &Path, key: &str, value: &str) {
-    let status = Command::new("git")
-        .args(["config", "--file"])
-        .arg(file)
-        .args([key, value])
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .unwrap_or_else(|err| panic!("cannot run git config: {err}"));
-    assert!(
-        status.success(),
-        "git config --file {} {key} {value} failed",
-        file.display()
+    let dir = file.parent().expect("a config file in a directory");
+    git_in(
+        dir,
+        &["config", "--file", &file.to_string_lossy(), key, value],
     );
 }
 
@@ -57,8 +42,14 @@ fn start(repo: &TestRepo, agent_script: &str, args: &[&str]) -> Output {
     let mut cmd = ralph_with_fake(repo, &script_path);
     with_system_config(repo, &mut cmd);
     cmd.args(["start", CHANGE]).args(args);
-    cmd.output()
-        .unwrap_or_else(|err| panic!("cannot run git-ralph: {err}"))
+    run(&mut cmd)
+}
+
+/// [`start`] with the fake agent and `--on-finish keep`, then `args`.
+fn start_keep(repo: &TestRepo, agent_script: &str, args: &[&str]) -> Output {
+    let mut all = vec!["--agent-command", fake_agent_path(), "--on-finish", "keep"];
+    all.extend_from_slice(args);
+    start(repo, agent_script, &all)
 }
 
 fn with_system_config(repo: &TestRepo, cmd: &mut Command) {
@@ -70,56 +61,21 @@ fn with_system_config(repo: &TestRepo, cmd: &mut Command) {
 }
 
 fn status_json(repo: &TestRepo) -> serde_json::Value {
-    let output = ralph(repo)
-        .args(["status", CHANGE, "--json"])
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run git-ralph status: {err}"));
-    assert!(
-        output.status.success(),
-        "status failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
-        panic!(
-            "status --json printed no JSON ({err}):\n{}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    repo.status_json(CHANGE)
 }
 
 /// The settings the run recorded in `.git/ralph/<change>/state.json`.
 fn recorded_settings(repo: &TestRepo) -> serde_json::Value {
-    let path = repo.path(format!(".git/ralph/{CHANGE}/state.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    let state: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|err| panic!("state.json: {err}"));
-    state["settings"].clone()
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+    repo.run_state(CHANGE)["settings"].clone()
 }
 
 /// How many attempts a never-finishing agent gets before the run gives up:
 /// `maxRetries + 1`. (Its attempts change nothing, so the no-progress stop is
 /// turned off to let the retries run out.)
 fn attempts_until_max_retries(repo: &TestRepo, args: &[&str]) -> u64 {
-    let mut all = vec![
-        "--agent-command",
-        fake_agent_path(),
-        "--on-finish",
-        "keep",
-        "--no-progress-limit",
-        "0",
-    ];
+    let mut all = vec!["--no-progress-limit", "0"];
     all.extend_from_slice(args);
-    let output = start(repo, NEVER_DONE, &all);
+    let output = start_keep(repo, NEVER_DONE, &all);
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     let status = status_json(repo);
     assert_eq!(status["reason"], "max_retries", "{status}");
@@ -170,11 +126,7 @@ fn timeouts_come_from_config_unless_a_flag_is_given() {
     set_config(&repo.global_config(), "ralph.commandTimeout", "12");
     set_config(&repo.global_config(), "ralph.agentTimeout", "600");
     repo.git(&["config", "ralph.agentTimeout", "700"]);
-    let output = start(
-        &repo,
-        SUCCEEDS,
-        &["--agent-command", fake_agent_path(), "--on-finish", "keep"],
-    );
+    let output = start_keep(&repo, SUCCEEDS, &[]);
     assert!(output.status.success(), "{}", describe(&output));
     let settings = recorded_settings(&repo);
     assert_eq!(settings["command_timeout_secs"], 12, "{settings}");
@@ -183,19 +135,10 @@ fn timeouts_come_from_config_unless_a_flag_is_given() {
     let repo = repo_with_change();
     repo.git(&["config", "ralph.commandTimeout", "12"]);
     repo.git(&["config", "ralph.agentTimeout", "700"]);
-    let output = start(
+    let output = start_keep(
         &repo,
         SUCCEEDS,
-        &[
-            "--agent-command",
-            fake_agent_path(),
-            "--on-finish",
-            "keep",
-            "--command-timeout",
-            "13",
-            "--agent-timeout",
-            "800",
-        ],
+        &["--command-timeout", "13", "--agent-timeout", "800"],
     );
     assert!(output.status.success(), "{}", describe(&output));
     let settings = recorded_settings(&repo);
@@ -203,11 +146,7 @@ fn timeouts_come_from_config_unless_a_flag_is_given() {
     assert_eq!(settings["agent_timeout_secs"], 800, "{settings}");
 
     let repo = repo_with_change();
-    let output = start(
-        &repo,
-        SUCCEEDS,
-        &["--agent-command", fake_agent_path(), "--on-finish", "keep"],
-    );
+    let output = start_keep(&repo, SUCCEEDS, &[]);
     assert!(output.status.success(), "{}", describe(&output));
     let settings = recorded_settings(&repo);
     assert_eq!(
@@ -227,21 +166,13 @@ fn an_agent_timeout_from_config_stops_a_slow_agent() {
     let repo = repo_with_change();
     repo.git(&["config", "ralph.agentTimeout", "1"]);
     repo.git(&["config", "ralph.maxRetries", "0"]);
-    let output = start(
-        &repo,
-        "[*]\nsleep 20\ntick-story\npromise COMPLETE\n",
-        &["--agent-command", fake_agent_path(), "--on-finish", "keep"],
-    );
+    let output = start_keep(&repo, "[*]\nsleep 20\ntick-story\npromise COMPLETE\n", &[]);
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     let status = status_json(&repo);
     assert_eq!(
         status["stories"][0]["attempts"][0]["outcome"], "timed_out",
         "{status}"
     );
-}
-
-fn branch_of_head(repo: &TestRepo) -> Option<String> {
-    repo.head_symbolic()
 }
 
 #[test]
@@ -256,7 +187,7 @@ fn on_finish_comes_from_config_unless_a_flag_is_given() {
     repo.git(&["config", "ralph.onFinish", "cleanup"]);
     let output = start(&repo, SUCCEEDS, &agent);
     assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(branch_of_head(&repo), on_main);
+    assert_eq!(repo.head_symbolic(), on_main);
     assert!(!repo.git_ok(&[
         "rev-parse",
         "--verify",
@@ -274,7 +205,7 @@ fn on_finish_comes_from_config_unless_a_flag_is_given() {
     set_config(&repo.global_config(), "ralph.onFinish", "keep");
     let output = start(&repo, SUCCEEDS, &agent);
     assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(branch_of_head(&repo), on_branch);
+    assert_eq!(repo.head_symbolic(), on_branch);
 
     // The flag beats the config.
     let repo = repo_with_change();
@@ -283,13 +214,13 @@ fn on_finish_comes_from_config_unless_a_flag_is_given() {
     args.extend(["--on-finish", "keep"]);
     let output = start(&repo, SUCCEEDS, &args);
     assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(branch_of_head(&repo), on_branch);
+    assert_eq!(repo.head_symbolic(), on_branch);
 
     // Default: ask, and without a terminal keep and say how to finish.
     let repo = repo_with_change();
     let output = start(&repo, SUCCEEDS, &agent);
     assert!(output.status.success(), "{}", describe(&output));
-    assert_eq!(branch_of_head(&repo), on_branch);
+    assert_eq!(repo.head_symbolic(), on_branch);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(&format!("git ralph finish {CHANGE} --cleanup")),
@@ -303,10 +234,8 @@ fn agent_command_comes_from_config_unless_a_flag_is_given() {
     let repo = repo_with_change();
     repo.git(&["config", "ralph.agentCommand", fake_agent_path()]);
     let script_path = script(&repo, SUCCEEDS);
-    let output = ralph_with_fake(&repo, &script_path)
-        .args(["start", CHANGE, "--on-finish", "keep"])
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run git-ralph: {err}"));
+    let output =
+        run(ralph_with_fake(&repo, &script_path).args(["start", CHANGE, "--on-finish", "keep"]));
     assert!(output.status.success(), "{}", describe(&output));
     assert_eq!(script_calls(&script_path), 2, "one attempt per story");
     assert_eq!(status_json(&repo)["agent"], fake_agent_path());
@@ -318,11 +247,7 @@ fn agent_command_comes_from_config_unless_a_flag_is_given() {
         "ralph.agentCommand",
         "/nonexistent/agent",
     );
-    let output = start(
-        &repo,
-        SUCCEEDS,
-        &["--agent-command", fake_agent_path(), "--on-finish", "keep"],
-    );
+    let output = start_keep(&repo, SUCCEEDS, &[]);
     assert!(output.status.success(), "{}", describe(&output));
     assert_eq!(status_json(&repo)["agent"], fake_agent_path());
 
@@ -351,41 +276,6 @@ fn ralph_agent_from_config_picks_the_preset() {
     assert_eq!(repo.git(&["for-each-ref"]), before, "refs changed");
 }
 
-/// Everything a refused start must leave alone.
-struct Snapshot {
-    head: Option<String>,
-    refs: String,
-    status: String,
-}
-
-fn snapshot(repo: &TestRepo) -> Snapshot {
-    Snapshot {
-        head: repo.head_symbolic(),
-        refs: repo.git(&["for-each-ref"]),
-        status: repo.status_porcelain(),
-    }
-}
-
-fn assert_untouched(repo: &TestRepo, before: &Snapshot, what: &str) {
-    let after = snapshot(repo);
-    assert_eq!(after.head, before.head, "{what}: HEAD moved");
-    assert_eq!(after.refs, before.refs, "{what}: refs changed");
-    assert_eq!(after.status, before.status, "{what}: the worktree changed");
-    let ralph_dir = repo.path(".git/ralph");
-    let leftovers: Vec<_> = std::fs::read_dir(&ralph_dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.file_name())
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(
-        leftovers.is_empty(),
-        "{what}: files were left in .git/ralph: {leftovers:?}"
-    );
-}
-
 #[test]
 fn a_malformed_value_is_an_error_naming_the_key_and_touches_nothing() {
     for (key, value) in [
@@ -405,14 +295,11 @@ fn a_malformed_value_is_an_error_naming_the_key_and_touches_nothing() {
                 "global" => set_config(&repo.global_config(), key, value),
                 _ => set_config(&system_config(&repo), key, value),
             }
-            let before = snapshot(&repo);
+            let before = Untouched::take(&repo);
             let script_path = script(&repo, SUCCEEDS);
             let mut cmd = ralph_with_fake(&repo, &script_path);
             with_system_config(&repo, &mut cmd);
-            let output = cmd
-                .args(["start", CHANGE, "--agent-command", fake_agent_path()])
-                .output()
-                .unwrap_or_else(|err| panic!("cannot run git-ralph: {err}"));
+            let output = run(cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()]));
             let what = format!("{key}={value} in {layer} config");
             assert_eq!(
                 output.status.code(),
@@ -432,7 +319,7 @@ fn a_malformed_value_is_an_error_naming_the_key_and_touches_nothing() {
             );
             assert!(output.stdout.is_empty(), "{what}: printed on stdout");
             assert_eq!(script_calls(&script_path), 0, "{what}: the agent ran");
-            assert_untouched(&repo, &before, &what);
+            before.assert_still(&repo, &what);
         }
     }
 }
@@ -441,18 +328,7 @@ fn a_malformed_value_is_an_error_naming_the_key_and_touches_nothing() {
 fn a_flag_overrides_a_malformed_config_value() {
     let repo = repo_with_change();
     repo.git(&["config", "ralph.maxRetries", "abc"]);
-    let output = start(
-        &repo,
-        SUCCEEDS,
-        &[
-            "--agent-command",
-            fake_agent_path(),
-            "--on-finish",
-            "keep",
-            "--max-retries",
-            "1",
-        ],
-    );
+    let output = start_keep(&repo, SUCCEEDS, &["--max-retries", "1"]);
     assert!(output.status.success(), "{}", describe(&output));
     assert_eq!(recorded_settings(&repo)["max_retries"], 1);
 }

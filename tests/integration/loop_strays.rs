@@ -5,14 +5,11 @@
 //! judged like any other and nothing is lost — checked with `git log`, the
 //! refs and the final tree.
 
-mod common;
-mod loop_support;
-
-use common::script;
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 /// The strays refs with the subjects of the commits they keep.
-fn strays(repo: &common::TestRepo) -> Vec<String> {
+fn strays(repo: &crate::harness::TestRepo) -> Vec<String> {
     refs_under(repo, &format!("{NS}/strays/"))
         .into_iter()
         .map(|(_, id)| {
@@ -37,19 +34,8 @@ fn commits_made_by_the_agent_on_the_branch_are_folded_into_the_checkpoint() {
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
-    );
-    assert_eq!(
-        subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ],
-        "the agent's commit is not on the branch; its work is in the checkpoint"
-    );
+    // The agent's commit is not on the branch; its work is in the checkpoint.
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
     assert_eq!(show(&repo, "ralph/greet~1", "hello.txt"), "hello");
     assert_eq!(
         strays(&repo),
@@ -91,18 +77,7 @@ fn a_branch_switch_by_the_agent_is_undone_and_its_work_kept() {
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
-    );
-    assert_eq!(
-        subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
-    );
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
     assert_eq!(show(&repo, "ralph/greet", "bye.txt"), "bye");
     assert_eq!(
         show(&repo, "ralph/greet", "story-1.txt"),
@@ -143,11 +118,7 @@ fn the_commits_of_a_failed_attempt_stay_reachable_and_off_the_branch() {
     );
     assert_eq!(
         subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"])
     );
     assert_eq!(repo.status_porcelain(), "");
     repo.assert_fsck_clean();

@@ -4,13 +4,8 @@
 //! verifiably finished story becomes exactly one checkpoint commit, until the
 //! run completes and offers keep or cleanup.
 
-mod common;
-mod loop_support;
-
-use std::path::Path;
-
-use common::{TestRepo, recorded_prompt, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 #[test]
 fn start_moves_onto_the_branch_with_the_uncommitted_work_as_initial_state() {
@@ -30,7 +25,7 @@ fn start_moves_onto_the_branch_with_the_uncommitted_work_as_initial_state() {
     repo.write("new/untracked.txt", "untracked\n");
     let expected_tree = repo.write_tree_of_worktree_copy();
 
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
@@ -76,10 +71,7 @@ fn work_starts_at_the_first_incomplete_story() {
         .replace("- [ ] 1.1", "- [x] 1.1")
         .replace("- [ ] 1.2", "- [X] 1.2");
     let repo = project(&tasks);
-    let agent = script(
-        &repo,
-        &format!("{}{}{}", story_done("1"), story_done("2"), story_done("3")),
-    );
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
     assert_eq!(
@@ -89,11 +81,7 @@ fn work_starts_at_the_first_incomplete_story() {
     );
     assert_eq!(
         subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 3 Docs",
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): initial state",
-        ]
+        checkpoint_subjects(&["3 Docs", "2 Farewell"])
     );
 }
 
@@ -101,8 +89,7 @@ fn work_starts_at_the_first_incomplete_story() {
 /// delta spec, tasks) in as the change `greet`.
 fn fixture_project() -> TestRepo {
     let repo = TestRepo::new();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/openspec/repo/openspec/changes/add-greeting");
+    let fixture = source_path("tests/fixtures/openspec/repo/openspec/changes/add-greeting");
     for file in [
         "proposal.md",
         "design.md",
@@ -221,7 +208,7 @@ fn a_prompt_template_in_the_git_dir_replaces_the_built_in_one() {
          {{tasks}}\nWhen done, end with {{promise_complete}}.\n",
     )
     .expect("the template is written");
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
@@ -256,7 +243,7 @@ fn prompt_template_option_wins_over_the_git_dir_template() {
         "Flag template: {{story_title}} of {{change}}, {{story_index}}/{{story_total}}.\n",
     )
     .expect("the flag template is written");
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     let output = start(
         &repo,
         &agent,
@@ -281,21 +268,13 @@ fn prompt_template_option_wins_over_the_git_dir_template() {
 #[test]
 fn each_finished_story_becomes_one_checkpoint_commit() {
     let repo = project(THREE_STORIES);
-    let agent = script(
-        &repo,
-        &format!("{}{}{}", story_done("1"), story_done("2"), story_done("3")),
-    );
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
     assert_eq!(
         subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 3 Docs",
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
+        checkpoint_subjects(&["3 Docs", "2 Farewell", "1 Greeting"])
     );
     // Each checkpoint holds exactly its own story's work.
     for (n, rev) in [
@@ -357,7 +336,7 @@ fn each_finished_story_becomes_one_checkpoint_commit() {
 #[test]
 fn json_output_is_json_lines_ending_with_complete() {
     let repo = project(TWO_STORIES);
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     let output = start(&repo, &agent, &["--on-finish", "keep", "--json"]);
     assert_exit(&output, 0);
     let events: Vec<serde_json::Value> = stdout(&output)
@@ -389,7 +368,7 @@ fn json_output_is_json_lines_ending_with_complete() {
 fn a_completed_run_offers_keep_or_cleanup_and_cleanup_leaves_the_work_uncommitted() {
     let repo = project(TWO_STORIES);
     let before = work_state(&repo);
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     // With no terminal to ask on, the run stays and says how to finish.
     let output = start(&repo, &agent, &["--on-finish", "ask"]);
     assert_exit(&output, 0);

@@ -5,33 +5,13 @@
 //! when it is installed. Subcommands, options, option values and change names
 //! are all checked.
 
-mod common;
-
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::TestRepo;
-
-fn source(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-/// A file that must exist; missing is fine on a developer's machine (the
-/// check is skipped with a note) but not in CI, which installs it.
-fn required(what: &str, candidates: &[PathBuf]) -> Option<PathBuf> {
-    let found = candidates.iter().find(|path| path.is_file()).cloned();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{what} is missing in CI ({candidates:?}); .ci/run should install it"
-        );
-        eprintln!("note: {what} is not installed; skipping this check");
-    }
-    found
-}
+use crate::harness::{TestRepo, required, source_path};
 
 fn git_completion_script() -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = [
@@ -82,7 +62,7 @@ fn setup() -> TestRepo {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_git-ralph"), bin.join("git-ralph"))
         .unwrap_or_else(|err| panic!("symlink: {err}"));
     std::fs::copy(
-        source("completions/git-ralph.bash"),
+        source_path("completions/git-ralph.bash"),
         completions.join("git-ralph"),
     )
     .unwrap_or_else(|err| panic!("copy the bash completion: {err}"));
@@ -274,7 +254,7 @@ fn bash_with_gits_completion_and_the_file_sourced() {
         return;
     };
     let repo = setup();
-    let file = source("completions/git-ralph.bash");
+    let file = source_path("completions/git-ralph.bash");
     assert_bash_completes(
         &repo,
         &format!("source '{}'\nsource '{}'", git.display(), file.display()),
@@ -287,7 +267,7 @@ fn change_names_come_from_the_repository_the_shell_is_in() {
         return;
     };
     let repo = setup();
-    let file = source("completions/git-ralph.bash");
+    let file = source_path("completions/git-ralph.bash");
     let setup = format!("source '{}'\nsource '{}'", git.display(), file.display());
     // A subdirectory of the worktree sees the same changes.
     let sub = repo.path("src/deep");
@@ -443,7 +423,7 @@ fn fish_completes_git_ralph_and_git_ralph_when_installed() {
         ),
     ] {
         std::fs::create_dir_all(data.join(dir)).unwrap_or_else(|err| panic!("{err}"));
-        std::fs::copy(source(from), data.join(dir).join(to))
+        std::fs::copy(source_path(from), data.join(dir).join(to))
             .unwrap_or_else(|err| panic!("copy {from}: {err}"));
     }
     let cases: &[(&str, &[&str])] = &[
@@ -487,7 +467,7 @@ fn zsh_completes_git_ralph_and_git_ralph_when_installed() {
     let functions = repo.home().join(".local/share/zsh/site-functions");
     std::fs::create_dir_all(&functions).unwrap_or_else(|err| panic!("{err}"));
     std::fs::copy(
-        source("completions/_git-ralph"),
+        source_path("completions/_git-ralph"),
         functions.join("_git-ralph"),
     )
     .unwrap_or_else(|err| panic!("copy the zsh completion: {err}"));
@@ -542,7 +522,7 @@ print -r -- "$screen"
 fn zsh_script_parses_when_zsh_is_installed() {
     let Ok(output) = Command::new("zsh")
         .args(["-n", "-f"])
-        .arg(source("completions/_git-ralph"))
+        .arg(source_path("completions/_git-ralph"))
         .output()
     else {
         eprintln!("note: zsh is not installed; skipping this check");

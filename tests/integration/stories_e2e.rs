@@ -3,11 +3,11 @@
 //! from being called done, `[stories] skip` in ralph.toml takes a section
 //! out of the work, and the agent gets the story's whole section.
 
-mod common;
-
 use std::process::Output;
 
-use common::{TestRepo, fake_agent_path, ralph_with_fake, recorded_calls, recorded_prompt, script};
+use crate::harness::{
+    TestRepo, fake_agent_path, ralph_with_fake, recorded_calls, recorded_prompt, script,
+};
 
 fn project_with(files: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::new();

@@ -4,9 +4,7 @@
 //! no-progress fingerprint, and a revert leaves them as the agent left them.
 //! Git itself judges the result.
 
-mod common;
-
-use common::TestRepo;
+use crate::harness::TestRepo;
 use git_ralph::git::Repo;
 use git_ralph::presets;
 

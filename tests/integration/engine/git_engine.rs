@@ -2,9 +2,7 @@
 //! the library on a repository built with the git CLI, and the result is
 //! checked with `git write-tree`, `git status`, `git fsck` and `git reflog`.
 
-mod engine_support;
-
-use engine_support::*;
+use super::fixture::*;
 use git_ralph::git::{ChangeName, HeadState, Repo};
 
 #[test]
@@ -364,7 +362,7 @@ fn linked_worktree_keeps_state_in_its_own_git_dir() {
     let mut repo = Repo::open(&linked).unwrap();
     assert!(repo.ralph_dir().starts_with(fx.path(".git/worktrees")));
     repo.begin(&change).unwrap();
-    let git = |args: &[&str]| run_git(fx.home(), &linked, args);
+    let git = |args: &[&str]| fx.git_at(&linked, args);
     assert_eq!(git(&["symbolic-ref", "HEAD"]), "refs/heads/ralph/wt");
     assert_eq!(git(&["show", "HEAD:side.txt"]), "side work");
     assert_eq!(
@@ -386,10 +384,10 @@ fn a_submodule_survives_checkpoint_and_revert() {
     let fx = Fixture::new();
     let upstream = fx.root.parent().unwrap().join("upstream");
     std::fs::create_dir_all(&upstream).unwrap();
-    run_git(fx.home(), &upstream, &["init", "-q", "-b", "main"]);
+    fx.git_at(&upstream, &["init", "-q", "-b", "main"]);
     std::fs::write(upstream.join("lib.txt"), "lib\n").unwrap();
-    run_git(fx.home(), &upstream, &["add", "-A"]);
-    run_git(fx.home(), &upstream, &["commit", "-q", "-m", "lib"]);
+    fx.git_at(&upstream, &["add", "-A"]);
+    fx.git_at(&upstream, &["commit", "-q", "-m", "lib"]);
     fx.git(&[
         "-c",
         "protocol.file.allow=always",
@@ -461,7 +459,7 @@ mod refusals {
         assert!(err.to_string().contains("conflicts in src/a.txt"), "{err}");
         std::fs::write(
             fx.path(".git/MERGE_HEAD"),
-            before[std::path::Path::new(".git/MERGE_HEAD")].1.clone(),
+            before[".git/MERGE_HEAD"].1.clone(),
         )
         .unwrap();
         assert_eq!(fx.disk_snapshot(), before);

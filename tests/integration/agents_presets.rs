@@ -11,14 +11,12 @@
 //! built from the CLI's documented output, not recorded (see each fixture
 //! directory's README).
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{TestRepo, ralph};
+use crate::harness::*;
 use serde_json::Value;
 
 const CHANGE: &str = "add-greeting";
@@ -217,10 +215,7 @@ fn case(preset: &str) -> &'static Case {
 }
 
 fn fixture(dir: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(dir)
-        .join(name)
+    source_path("tests/fixtures").join(dir).join(name)
 }
 
 /// The `.exit` file next to a transcript.
@@ -243,11 +238,7 @@ fn exit_code_of(transcript: &Path) -> i32 {
 
 /// A repository whose last commit adds a one-story OpenSpec change.
 fn project() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.openspec_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "Add the change"]);
-    repo
+    TestRepo::with_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n")
 }
 
 fn bin_dir(repo: &TestRepo) -> PathBuf {
@@ -259,7 +250,7 @@ fn records(repo: &TestRepo) -> PathBuf {
 }
 
 fn quote(path: &Path) -> String {
-    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+    shell_quote(&path.to_string_lossy())
 }
 
 /// Puts a stand-in for `program` in the test's bin directory: it records its
@@ -326,11 +317,7 @@ fn path_with_bin(repo: &TestRepo) -> String {
 
 /// `git ralph <args>` with the stand-ins first on PATH.
 fn ralph_on_path(repo: &TestRepo, args: &[&str]) -> Output {
-    ralph(repo)
-        .env("PATH", path_with_bin(repo))
-        .args(args)
-        .output()
-        .expect("git-ralph runs")
+    run(ralph(repo).env("PATH", path_with_bin(repo)).args(args))
 }
 
 fn start(repo: &TestRepo, case: &Case) -> Output {
@@ -354,15 +341,6 @@ fn start(repo: &TestRepo, case: &Case) -> Output {
         args.extend(["--model", MODEL]);
     }
     ralph_on_path(repo, &args)
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn recorded_argv(repo: &TestRepo) -> Vec<String> {

@@ -3,28 +3,20 @@
 //! on stderr, exit status 2 for a bad command line, and a closed pipe that is
 //! not an error.
 
-mod common;
-
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TestRepo, fake_agent_path, ralph, ralph_with_fake, script};
+use crate::harness::story_run::TWO_STORIES;
+use crate::harness::*;
 
 const CHANGE: &str = "add-greeting";
 const SUCCEEDS: &str = "[*]\nsay working on it\ntick-story\npromise COMPLETE\n";
 const ESC: &str = "\x1b[";
 
 fn repo_with_change() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.openspec_change(
-        CHANGE,
-        "## 1. Greeting\n\n- [ ] 1.1 Write hello.txt\n\n## 2. Farewell\n\n- [ ] 2.1 Write bye.txt\n",
-    );
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "Add the change"]);
-    repo
+    TestRepo::with_change(CHANGE, TWO_STORIES)
 }
 
 fn start_args() -> Vec<&'static str> {
@@ -41,27 +33,8 @@ fn start_args() -> Vec<&'static str> {
 /// A repository with one run that completed.
 fn repo_with_run() -> TestRepo {
     let repo = repo_with_change();
-    let script_path = script(&repo, SUCCEEDS);
-    let output = ralph_with_fake(&repo, &script_path)
-        .args(start_args())
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run git-ralph: {err}"));
-    assert!(output.status.success(), "{}", describe(&output));
+    assert_success(&start_with_fake(&repo, CHANGE, SUCCEEDS, &[]));
     repo
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|err| panic!("cannot run {cmd:?}: {err}"))
 }
 
 #[test]
@@ -127,19 +100,10 @@ fn a_bad_command_line_is_a_usage_error_with_status_2() {
 #[test]
 fn start_json_prints_one_json_object_per_line() {
     let repo = repo_with_change();
-    let script_path = script(&repo, SUCCEEDS);
-    let mut args = start_args();
-    args.push("--json");
-    let output = run(ralph_with_fake(&repo, &script_path).args(&args));
-    assert!(output.status.success(), "{}", describe(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let events: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|err| panic!("not JSON ({err}): {line:?}\n{stdout}"))
-        })
-        .collect();
+    let output = start_with_fake(&repo, CHANGE, SUCCEEDS, &["--json"]);
+    assert_success(&output);
+    let stdout = stdout(&output);
+    let events = parse_json_lines(&stdout, "start --json");
     assert!(events.len() >= 4, "too few events:\n{stdout}");
     for event in &events {
         assert!(event.is_object(), "{event}");
@@ -152,7 +116,7 @@ fn start_json_prints_one_json_object_per_line() {
 fn status_json_is_one_object_describing_the_run() {
     let repo = repo_with_run();
     let output = run(ralph(&repo).args(["status", "--json"]));
-    assert!(output.status.success(), "{}", describe(&output));
+    assert_success(&output);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|err| panic!("status --json: {err}\n{}", describe(&output)));
     assert_eq!(report["change"], CHANGE);
@@ -212,7 +176,7 @@ fn a_closed_stdout_is_not_an_error() {
 fn no_colour_on_a_pipe() {
     let repo = repo_with_run();
     let output = run(ralph(&repo).args(["status"]));
-    assert!(output.status.success(), "{}", describe(&output));
+    assert_success(&output);
     assert!(
         !String::from_utf8_lossy(&output.stdout).contains(ESC),
         "{}",

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+
+use crate::harness::{TestEnv, describe, ralph_path, required_tool, source_path};
 
 const FAKE_CARGO: &str = r#"#!/bin/sh
 # Stands in for cargo: records its arguments, answers `build` as cargo's JSON
@@ -24,14 +26,6 @@ case "$1" in
 esac
 "#;
 
-fn source_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_git-ralph")
-}
-
 /// A PATH like the test's own, without any directory holding cargo.
 fn path_without_cargo() -> Vec<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -44,18 +38,18 @@ fn join_path(dirs: &[PathBuf]) -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap_or_else(|err| panic!("join PATH: {err}"))
 }
 
+/// A [`TestEnv`] with a stand-in for cargo in `fake-bin/`.
 struct Setup {
-    dir: tempfile::TempDir,
+    env: TestEnv,
 }
 
 impl Setup {
     fn new() -> Setup {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("tempdir: {err}"));
-        let setup = Setup { dir };
-        for sub in ["home", "fake-bin"] {
-            std::fs::create_dir_all(setup.dir.path().join(sub))
-                .unwrap_or_else(|err| panic!("mkdir {sub}: {err}"));
-        }
+        let setup = Setup {
+            env: TestEnv::new(),
+        };
+        std::fs::create_dir_all(setup.fake_bin())
+            .unwrap_or_else(|err| panic!("mkdir fake-bin: {err}"));
         let cargo = setup.fake_bin().join("cargo");
         std::fs::write(&cargo, FAKE_CARGO).unwrap_or_else(|err| panic!("write cargo: {err}"));
         std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755))
@@ -64,19 +58,19 @@ impl Setup {
     }
 
     fn prefix(&self) -> PathBuf {
-        self.dir.path().join("prefix")
+        self.dir().join("prefix")
     }
 
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+    fn dir(&self) -> &Path {
+        self.env.dir.path()
     }
 
     fn fake_bin(&self) -> PathBuf {
-        self.dir.path().join("fake-bin")
+        self.dir().join("fake-bin")
     }
 
     fn cargo_log(&self) -> PathBuf {
-        self.dir.path().join("cargo.log")
+        self.dir().join("cargo.log")
     }
 
     /// `install.sh ARGS` with PREFIX set, the fake cargo first on PATH and
@@ -88,15 +82,12 @@ impl Setup {
         }
         path.extend_from_slice(extra_path);
         path.extend(path_without_cargo());
-        let mut cmd = Command::new(source_dir().join("install.sh"));
+        let mut cmd = self.env.command(source_path("install.sh"), self.dir());
         cmd.args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
             .env("PATH", join_path(&path))
             .env("PREFIX", self.prefix())
-            .env("HOME", self.home())
             .env("FAKE_CARGO_LOG", self.cargo_log())
-            .env("FAKE_CARGO_BINARY", binary());
+            .env("FAKE_CARGO_BINARY", ralph_path());
         for name in [
             "MANPATH",
             "XDG_DATA_HOME",
@@ -132,13 +123,8 @@ impl Setup {
     fn with_installed(&self, program: &str) -> Command {
         let mut path = vec![self.prefix().join("bin")];
         path.extend(path_without_cargo());
-        let mut cmd = Command::new(program);
-        cmd.current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .env("PATH", join_path(&path))
-            .env("HOME", self.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        let mut cmd = self.env.command(program, self.dir());
+        cmd.env("PATH", join_path(&path))
             .env("MANPAGER", "cat")
             .env("PAGER", "cat")
             .env("MANWIDTH", "80")
@@ -170,22 +156,13 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, (u32, Vec<u8>)
     }
 }
 
-fn describe(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 fn read_source(rel: &str) -> Vec<u8> {
-    let path = source_dir().join(rel);
+    let path = source_path(rel);
     std::fs::read(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
 
 fn man_pages() -> Vec<String> {
-    let mut pages: Vec<String> = std::fs::read_dir(source_dir().join("man"))
+    let mut pages: Vec<String> = std::fs::read_dir(source_path("man"))
         .unwrap_or_else(|err| panic!("cannot list man/: {err}"))
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
@@ -210,7 +187,7 @@ fn installs_the_binary_man_pages_and_completions_where_they_are_found() {
     let files = setup.files();
     let (mode, content) = &files[Path::new("bin/git-ralph")];
     assert_eq!(*mode, 0o755);
-    assert_eq!(*content, std::fs::read(binary()).unwrap_or_default());
+    assert_eq!(*content, std::fs::read(ralph_path()).unwrap_or_default());
     let pages = man_pages();
     assert!(pages.contains(&"git-ralph.1".to_owned()), "{pages:?}");
     assert!(pages.contains(&"git-ralph-start.1".to_owned()), "{pages:?}");
@@ -262,7 +239,7 @@ fn installs_the_binary_man_pages_and_completions_where_they_are_found() {
 /// derives `<prefix>/share/man` from `<prefix>/bin` on PATH.
 #[test]
 fn git_help_ralph_and_git_ralph_help_show_the_man_page() {
-    if !tool_exists("man") {
+    if required_tool("man").is_none() {
         return;
     }
     let setup = Setup::new();
@@ -301,20 +278,6 @@ fn git_help_ralph_and_git_ralph_help_show_the_man_page() {
             describe(&output)
         );
     }
-}
-
-fn tool_exists(name: &str) -> bool {
-    let found = path_without_cargo()
-        .iter()
-        .any(|dir| dir.join(name).is_file());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is missing in CI; .ci/run should install it"
-        );
-        eprintln!("note: {name} is not installed; skipping this check");
-    }
-    found
 }
 
 #[test]

@@ -2,80 +2,64 @@
 //! run ends only on verified success, or with a named reason, its own exit
 //! code, the reason in `status --json`, and an Error or Complete event.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::harness::*;
 use serde_json::Value;
 
 const TWO_STORIES: &str = "## 1. First\n\n- [ ] 1.1 Do the first thing\n\n## 2. Second\n\n- [ ] 2.1 Do the second thing\n";
 const ONE_STORY: &str = "## 1. Only\n\n- [ ] 1.1 Do the thing\n";
 
+const CHANGE: &str = "c";
+/// How long a test waits for a run to reach a state.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
 fn repo_with(tasks: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.openspec_change("c", tasks);
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "change c"]);
-    repo
+    TestRepo::with_change(CHANGE, tasks)
 }
 
-/// `git ralph start c` with the fake agent following `script`.
+/// `git ralph start c` with the fake agent following `script_text`.
 fn start(repo: &TestRepo, script_text: &str, extra: &[&str]) -> Output {
-    let script_path = script(repo, script_text);
-    let mut cmd = ralph_with_fake(repo, &script_path);
-    cmd.args([
-        "start",
-        "c",
-        "--agent-command",
-        fake_agent_path(),
-        "--on-finish",
-        "keep",
-    ]);
-    cmd.args(extra);
-    cmd.output().expect("git-ralph runs")
+    start_with_fake(repo, CHANGE, script_text, extra)
 }
 
 /// Commit the contract files just written, so an attempt's edits to them show.
 fn commit_contract(repo: &TestRepo) {
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "contract"]);
+    repo.commit_all("contract");
 }
 
 fn status_json(repo: &TestRepo) -> Value {
-    let out = ralph(repo)
-        .args(["status", "c", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "status failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("status --json is JSON")
+    repo.status_json(CHANGE)
 }
 
 fn events(repo: &TestRepo) -> Vec<Value> {
-    std::fs::read_to_string(repo.path(".git/ralph/c/events.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("each event is JSON"))
-        .collect()
+    repo.run_events(CHANGE)
 }
 
 fn last_event(repo: &TestRepo) -> Value {
     events(repo).pop().expect("at least one event")
 }
 
+/// Waits until `git ralph status c --json` answers and `check` holds.
+fn wait_for_status(repo: &TestRepo, what: &str, check: impl Fn(&Value) -> bool) {
+    wait_until(what, PATIENCE, || {
+        let out = ralph_cmd(repo, &["status", CHANGE, "--json"]);
+        serde_json::from_slice::<Value>(&out.stdout).is_ok_and(|status| check(&status))
+    });
+}
+
+/// A repository with `tasks`, a run of [`start`] on it, and the checks of
+/// [`assert_ended`]: the run ended with `code` for `reason`.
+fn run_ends(tasks: &str, script_text: &str, extra: &[&str], code: i32, reason: &str) -> TestRepo {
+    let repo = repo_with(tasks);
+    let out = start(&repo, script_text, extra);
+    assert_ended(&repo, &out, code, reason);
+    repo
+}
+
 /// Exit code, reason in status and reason in the last event all agree.
 fn assert_ended(repo: &TestRepo, out: &Output, code: i32, reason: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(out, code);
     assert_eq!(status_json(repo)["reason"], reason);
     let last = last_event(repo);
     let kind = if reason == "completed" {
@@ -97,10 +81,7 @@ fn attempt_reasons(repo: &TestRepo, story: usize) -> Vec<String> {
 }
 
 fn commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&["log", "--format=%s", "main..HEAD"])
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    repo.subjects("main..HEAD")
 }
 
 mod reasons {
@@ -108,21 +89,25 @@ mod reasons {
 
     #[test]
     fn completed() {
-        let repo = repo_with(ONE_STORY);
-        let out = start(&repo, "[*]\ntick-story\npromise COMPLETE\n", &[]);
-        assert_ended(&repo, &out, 0, "completed");
+        let repo = run_ends(
+            ONE_STORY,
+            "[*]\ntick-story\npromise COMPLETE\n",
+            &[],
+            0,
+            "completed",
+        );
         repo.assert_fsck_clean();
     }
 
     #[test]
     fn max_retries() {
-        let repo = repo_with(ONE_STORY);
-        let out = start(
-            &repo,
+        let repo = run_ends(
+            ONE_STORY,
             "[*]\npromise FAILED: cannot\n",
             &["--max-retries", "1"],
+            3,
+            "max_retries",
         );
-        assert_ended(&repo, &out, 3, "max_retries");
         assert_eq!(
             status_json(&repo)["stories"][0]["attempts"]
                 .as_array()
@@ -134,13 +119,13 @@ mod reasons {
 
     #[test]
     fn max_iters_counts_attempts_across_stories() {
-        let repo = repo_with(TWO_STORIES);
-        let out = start(
-            &repo,
+        let repo = run_ends(
+            TWO_STORIES,
             "[story=1]\ntick-story\npromise COMPLETE\n[story=2]\nwrite x.txt try\npromise FAILED: no\n",
             &["--max-iterations", "3", "--max-retries", "9"],
+            4,
+            "max_iters",
         );
-        assert_ended(&repo, &out, 4, "max_iters");
         assert_eq!(status_json(&repo)["totals"]["attempts"], 3);
         assert_eq!(
             commits(&repo).len(),
@@ -191,13 +176,13 @@ mod reasons {
         assert_eq!(status["totals"]["attempts"], 2);
         assert!((status["totals"]["cost_usd"].as_f64().unwrap() - 0.6).abs() < 1e-9);
 
-        let repo = repo_with(ONE_STORY);
-        let out = start(
-            &repo,
+        let repo = run_ends(
+            ONE_STORY,
             failing,
             &["--max-tokens", "400", "--max-retries", "9"],
+            7,
+            "budget",
         );
-        assert_ended(&repo, &out, 7, "budget");
         assert_eq!(
             status_json(&repo)["totals"]["attempts"],
             3,
@@ -231,10 +216,8 @@ mod reasons {
     fn stopped_by_the_user() {
         let repo = repo_with(ONE_STORY);
         let script_path = script(&repo, "[*]\nwrite w.txt x\nsleep 30\n");
-        let mut cmd = ralph_with_fake(&repo, &script_path);
-        cmd.args(["start", "c", "--agent-command", fake_agent_path()]);
-        let child = cmd.spawn().unwrap();
-        wait_for(|| status_json_opt(&repo).is_some_and(|s| s["current_attempt"] == 1));
+        let child = fake_start(&repo, CHANGE, &script_path).spawn().unwrap();
+        wait_for_status(&repo, "the attempt runs", |s| s["current_attempt"] == 1);
         std::thread::sleep(std::time::Duration::from_millis(300));
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(child.id() as i32),
@@ -327,9 +310,8 @@ mod verification {
 
     #[test]
     fn a_check_that_hangs_times_out() {
-        let repo = repo_with(ONE_STORY);
-        let out = start(
-            &repo,
+        let repo = run_ends(
+            ONE_STORY,
             "[*]\ntick-story\npromise COMPLETE\n",
             &[
                 "--check",
@@ -339,8 +321,9 @@ mod verification {
                 "--max-retries",
                 "0",
             ],
+            3,
+            "max_retries",
         );
-        assert_ended(&repo, &out, 3, "max_retries");
         assert!(
             attempt_reasons(&repo, 0)[0].contains("timed out"),
             "{:?}",
@@ -350,26 +333,26 @@ mod verification {
 
     #[test]
     fn a_custom_promise_token_and_none() {
-        let repo = repo_with(ONE_STORY);
-        let out = start(
-            &repo,
+        let repo = run_ends(
+            ONE_STORY,
             "[story=1 attempt=1]\ntick-story\npromise COMPLETE\n[*]\ntick-story\npromise AUTH_IMPLEMENTED\n",
             &["--promise", "AUTH_IMPLEMENTED"],
+            0,
+            "completed",
         );
-        assert_ended(&repo, &out, 0, "completed");
         assert_eq!(
             status_json(&repo)["stories"][0]["attempts"][0]["outcome"],
             "no_signal"
         );
         assert!(recorded_prompt(&repo, "1", 1).contains("<promise>AUTH_IMPLEMENTED</promise>"));
 
-        let repo = repo_with(ONE_STORY);
-        let out = start(
-            &repo,
+        run_ends(
+            ONE_STORY,
             "[*]\nwrite ok.txt y\ntick-story\nsay done\n",
             &["--promise", "none", "--check", "test -f ok.txt"],
+            0,
+            "completed",
         );
-        assert_ended(&repo, &out, 0, "completed");
     }
 
     #[test]
@@ -607,21 +590,12 @@ mod usage_limits {
                 "format claude\n[story=1 attempt=1]\nwrite partial.txt kept\nrate-limit {reset}\n[*]\ntick-story\npromise COMPLETE\n"
             ),
         );
-        let mut cmd = ralph_with_fake(&repo, &script_path);
-        cmd.args([
-            "start",
-            "c",
-            "--agent-command",
-            fake_agent_path(),
-            "--on-finish",
-            "keep",
-            "--max-retries",
-            "0",
-        ]);
+        let mut cmd = fake_start(&repo, CHANGE, &script_path);
+        cmd.args(["--max-retries", "0"]);
         let child = cmd.spawn().unwrap();
-        let paused =
-            wait_for(|| status_json_opt(&repo).is_some_and(|s| s["paused_until"].is_u64()));
-        assert!(paused, "status shows the pause");
+        wait_for_status(&repo, "status shows the pause", |s| {
+            s["paused_until"].is_u64()
+        });
         assert!(repo.path("partial.txt").exists(), "nothing was reverted");
         let out = child.wait_with_output().unwrap();
         assert_ended(&repo, &out, 0, "completed");
@@ -666,19 +640,12 @@ mod stop_hook {
         assert!(out.stdout.is_empty(), "no run, no opinion");
 
         let script_path = script(&repo, "[*]\nsleep 30\n");
-        let mut cmd = ralph_with_fake(&repo, &script_path);
-        cmd.args([
-            "start",
-            "c",
-            "--agent-command",
-            fake_agent_path(),
-            "--check",
-            "test -f ok.txt",
-        ]);
+        let mut cmd = fake_start(&repo, CHANGE, &script_path);
+        cmd.args(["--check", "test -f ok.txt"]);
         let mut child = cmd.spawn().unwrap();
-        assert!(wait_for(|| status_json_opt(&repo).is_some_and(
-            |s| s["alive"] == true && s["current_attempt"] == 1
-        )));
+        wait_for_status(&repo, "the attempt runs", |s| {
+            s["alive"] == true && s["current_attempt"] == 1
+        });
 
         let out = hook(&repo, false);
         let answer: Value = serde_json::from_slice(&out.stdout).expect("a JSON decision");
@@ -708,21 +675,4 @@ mod stop_hook {
         );
         let _ = child.wait();
     }
-}
-
-fn status_json_opt(repo: &TestRepo) -> Option<Value> {
-    let out = ralph(repo).args(["status", "c", "--json"]).output().ok()?;
-    serde_json::from_slice(&out.stdout).ok()
-}
-
-/// Poll `check` for up to 20 s.
-fn wait_for(mut check: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::time::Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    false
 }

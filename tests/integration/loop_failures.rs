@@ -5,13 +5,10 @@
 //! last checkpoint, the retry is told what it needs to know, and a story
 //! that uses up its retries stops the run without touching the next story.
 
-mod common;
-mod loop_support;
-
 use std::time::{Duration, Instant};
 
-use common::{recorded_prompt, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 #[test]
 fn complete_without_ticked_boxes_is_a_failed_attempt_and_spends_the_retries() {
@@ -263,10 +260,7 @@ fn an_attempt_past_the_agent_timeout_is_stopped_preserved_and_retried_with_a_not
         elapsed < Duration::from_secs(5),
         "the sleeping agent was not cut short ({elapsed:?})"
     );
-    let pgid: i32 = agent_record(&repo, "pid", "1", 1)
-        .trim()
-        .parse()
-        .expect("the agent's pid was recorded");
+    let pgid = agent_pid(&repo, "1", 1);
     assert!(
         !group_alive(pgid),
         "the timed-out agent's process group is gone"
@@ -292,7 +286,7 @@ fn an_attempt_past_the_agent_timeout_is_stopped_preserved_and_retried_with_a_not
 }
 
 /// Story 1 finishes, story 2 fails every time, story 3 is never reached.
-fn failing_second_story(repo: &common::TestRepo) -> std::path::PathBuf {
+fn failing_second_story(repo: &crate::harness::TestRepo) -> std::path::PathBuf {
     script(
         repo,
         &format!(
@@ -323,17 +317,7 @@ fn used_up_retries_stop_the_run_with_an_error_and_keep_earlier_stories() {
         ],
         "story 3 is never started"
     );
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
-    );
-    assert_eq!(
-        subjects(&repo, "main..HEAD"),
-        [
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state"
-        ]
-    );
+    assert_on_branch(&repo, &["1 Greeting"]);
     assert_eq!(repo.read("story-1.txt"), "work of story 1\n");
     assert!(!repo.path("bye.txt").exists());
     assert_eq!(repo.status_porcelain(), "");
@@ -446,10 +430,6 @@ fn a_promise_echoed_by_a_tool_or_said_too_early_is_not_a_completion() {
     );
     assert_eq!(
         subjects(&repo, "main..HEAD"),
-        [
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"])
     );
 }

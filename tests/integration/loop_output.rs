@@ -3,16 +3,13 @@
 //! agent runs (stderr beside it), and an agent that floods its output costs
 //! disk, not git-ralph's memory.
 
-mod common;
-mod loop_support;
-
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{TestRepo, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 #[test]
 fn plain_output_is_logged_byte_for_byte_and_stderr_beside_it() {
@@ -71,11 +68,9 @@ fn claude_stream_json_is_logged_as_valid_json_lines() {
     );
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
-    let log = fs::read_to_string(run_dir(&repo).join("attempts/1-1.jsonl")).expect("the log");
-    let events: Vec<serde_json::Value> = log
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{line:?}: {err}")))
-        .collect();
+    let log_path = run_dir(&repo).join("attempts/1-1.jsonl");
+    let log = fs::read_to_string(&log_path).expect("the log");
+    let events = json_lines(&log_path);
     assert_eq!(
         events.first().map(|e| e["type"].clone()),
         Some("system".into())
@@ -107,12 +102,7 @@ fn output_reaches_the_log_while_the_agent_is_still_running() {
         Duration::from_secs(10),
         || fs::read_to_string(&log).is_ok_and(|text| text.contains("early line")),
     );
-    let pid_file = repo.record_dir().join("pid-1-1");
-    let pgid: i32 = fs::read_to_string(&pid_file)
-        .expect("the agent's pid")
-        .trim()
-        .parse()
-        .expect("a pid");
+    let pgid = agent_pid(&repo, "1", 1);
     assert!(
         group_alive(pgid),
         "the line was logged only after the agent ended ({:?})",
@@ -136,28 +126,18 @@ fn output_reaches_the_log_while_the_agent_is_still_running() {
 /// from GNU time when installed, else by watching `/proc/<pid>/status`.
 fn with_peak_rss(repo: &TestRepo, cmd: &Command) -> (Output, u64) {
     let gnu_time = Path::new("/usr/bin/time");
-    let mut wrapped = if gnu_time.exists() {
-        let mut wrapped = Command::new(gnu_time);
-        wrapped
+    let wrapper = if gnu_time.exists() {
+        let mut wrapper = Command::new(gnu_time);
+        wrapper
             .arg("-v")
             .arg("-o")
             .arg(repo.dir.path().join("time.txt"));
-        wrapped.arg(cmd.get_program());
-        wrapped
+        wrapper
     } else {
-        Command::new(cmd.get_program())
+        // `env` runs the command as it is.
+        Command::new("env")
     };
-    wrapped
-        .args(cmd.get_args())
-        .current_dir(&repo.root)
-        .stdin(Stdio::null());
-    repo.lock(&mut wrapped);
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => wrapped.env(key, value),
-            None => wrapped.env_remove(key),
-        };
-    }
+    let mut wrapped = repo.wrap(wrapper, cmd);
     if gnu_time.exists() {
         let output = run(&mut wrapped);
         let report = fs::read_to_string(repo.dir.path().join("time.txt")).expect("time's report");

@@ -3,11 +3,9 @@
 //! the agent sets its `passes` to true, and `--tasks TODO.md`, any markdown
 //! checklist, where it is done when its boxes are ticked.
 
-mod common;
-
 use std::process::Output;
 
-use common::{TestRepo, fake_agent_path, ralph_with_fake, recorded_prompt, script};
+use crate::harness::*;
 use serde_json::Value;
 
 const PRD: &str = r#"{
@@ -50,38 +48,18 @@ Small chores for the greeter.
 ";
 
 fn project_with(file: &str, text: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write(file, text);
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "Add the stories"]);
-    repo
+    TestRepo::with_files(&[(file, text)])
 }
 
+/// `git ralph start <change> <args>` with the fake agent, no retries, and
+/// `TODO.md` as the fake agent's task file.
 fn start(repo: &TestRepo, agent_script: &str, args: &[&str]) -> Output {
-    let script_path = script(repo, agent_script);
-    ralph_with_fake(repo, &script_path)
-        .args(["start"])
-        .args(args)
-        .args([
-            "--agent-command",
-            fake_agent_path(),
-            "--on-finish",
-            "keep",
-            "--max-retries",
-            "0",
-        ])
-        .env("FAKE_AGENT_TASKS", "TODO.md")
-        .output()
-        .expect("git-ralph runs")
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+    let (change, rest) = args.split_first().expect("a change");
+    let mut cmd = fake_start(repo, change, &script(repo, agent_script));
+    cmd.args(rest)
+        .args(["--max-retries", "0"])
+        .env("FAKE_AGENT_TASKS", "TODO.md");
+    run(&mut cmd)
 }
 
 /// Subjects of the story checkpoints on `branch`, oldest first.
@@ -114,7 +92,7 @@ set-passes US-002 true
 promise COMPLETE
 ";
     let output = start(&repo, agent, &["greeter", "--prd", "prd.json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_exit(&output, 0);
 
     // Priority decides the order, not the file.
     assert_eq!(
@@ -152,7 +130,7 @@ write hello.txt hello\\n
 promise COMPLETE
 ";
     let output = start(&repo, agent, &["greeter", "--prd", "prd.json"]);
-    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    assert_exit(&output, 3);
     assert!(story_commits(&repo, "ralph/greeter").is_empty());
     assert!(repo.git_ok(&[
         "rev-parse",
@@ -180,7 +158,7 @@ tick Create bye.txt
 promise COMPLETE
 ";
     let output = start(&repo, agent, &["chores", "--tasks", "TODO.md"]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_exit(&output, 0);
     assert_eq!(
         story_commits(&repo, "ralph/chores"),
         [
@@ -209,7 +187,7 @@ tick Create hello.txt
 promise COMPLETE
 ";
     let output = start(&repo, agent, &["chores", "--tasks", "TODO.md"]);
-    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    assert_exit(&output, 3);
     assert!(story_commits(&repo, "ralph/chores").is_empty());
     assert_eq!(repo.read("TODO.md"), TODO, "the ticked box was reverted");
 }

@@ -5,14 +5,11 @@
 //! byte for byte what it was: status, refs, HEAD and every file under the
 //! worktree and `.git`.
 
-mod common;
-mod loop_support;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::{TestRepo, fake_agent_path, ralph, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 /// A repository with the change `greet`, another change, and uncommitted
 /// work of every kind, so that a refused start has something to spoil.
@@ -26,44 +23,6 @@ fn busy_project() -> TestRepo {
     repo.write("README.md", "# Staged, then edited\n");
     repo.write("scratch.txt", "untracked\n");
     repo
-}
-
-struct Picture {
-    status: String,
-    refs: String,
-    head: String,
-    files: std::collections::BTreeMap<String, (u32, Vec<u8>)>,
-}
-
-/// Everything a refused start must not change. Reads only: `status` runs
-/// without optional locks so that it does not refresh the index itself.
-fn picture(repo: &TestRepo) -> Picture {
-    let status = repo.git(&[
-        "--no-optional-locks",
-        "status",
-        "--porcelain=v1",
-        "-uall",
-        "--ignored",
-    ]);
-    Picture {
-        status,
-        refs: repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
-        head: std::fs::read_to_string(git_dir(repo).join("HEAD")).expect("HEAD"),
-        files: disk_snapshot(&repo.root),
-    }
-}
-
-fn assert_untouched(repo: &TestRepo, before: &Picture, what: &str) {
-    let after = picture(repo);
-    assert_eq!(after.status, before.status, "{what}: git status changed");
-    assert_eq!(after.refs, before.refs, "{what}: refs changed");
-    assert_eq!(after.head, before.head, "{what}: HEAD changed");
-    let diff = snapshot_diff(&before.files, &after.files);
-    assert!(
-        diff.is_empty(),
-        "{what}: the disk changed:\n{}",
-        diff.join("\n")
-    );
 }
 
 fn assert_refused(output: &Output, what: &str) -> String {
@@ -82,7 +41,7 @@ fn assert_refused(output: &Output, what: &str) -> String {
 /// `git ralph start <change>` with the fake agent and `extra` options.
 fn try_start(repo: &TestRepo, change: &str, extra: &[&str]) -> Output {
     let agent = script(repo, &story_done("1"));
-    let mut cmd = common::ralph_with_fake(repo, &agent);
+    let mut cmd = ralph_with_fake(repo, &agent);
     cmd.arg("start")
         .args(extra)
         .args(["--agent-command", fake_agent_path()]);
@@ -92,15 +51,12 @@ fn try_start(repo: &TestRepo, change: &str, extra: &[&str]) -> Output {
 
 /// Runs the refused start and checks that nothing moved.
 fn refused(repo: &TestRepo, change: &str, extra: &[&str], code: i32, what: &str) -> String {
-    let before = picture(repo);
+    let before = Untouched::take(repo);
     let output = try_start(repo, change, extra);
     let err = assert_refused(&output, what);
     assert_exit(&output, code);
-    assert_untouched(repo, &before, what);
-    assert!(
-        common::recorded_calls(repo).is_empty(),
-        "{what}: an agent ran"
-    );
+    before.assert_still(repo, what);
+    assert!(recorded_calls(repo).is_empty(), "{what}: an agent ran");
     err
 }
 
@@ -149,9 +105,9 @@ fn unsafe_change_names_are_refused() {
 #[test]
 fn an_unknown_agent_is_refused() {
     let repo = busy_project();
-    let before = picture(&repo);
+    let before = Untouched::take(&repo);
     let agent = script(&repo, &story_done("1"));
-    let output = run(common::ralph_with_fake(&repo, &agent).args([
+    let output = run(ralph_with_fake(&repo, &agent).args([
         "start",
         CHANGE,
         "--agent",
@@ -162,7 +118,7 @@ fn an_unknown_agent_is_refused() {
     let err = assert_refused(&output, "unknown agent");
     assert_exit(&output, 1);
     assert!(err.contains("no-such-agent"), "{err}");
-    assert_untouched(&repo, &before, "unknown agent");
+    before.assert_still(&repo, "unknown agent");
 }
 
 #[test]

@@ -11,14 +11,12 @@
 //!
 //! `PROPTEST_CASES` sets the number of cases (64 by default).
 
-mod engine_support;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use engine_support::*;
+use super::fixture::*;
 use git_ralph::git::Repo;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -327,8 +325,7 @@ fn status(fx: &Fixture) -> String {
 
 /// The same status, in the copy git reset and cleaned.
 fn status_in(dir: &std::path::Path, fx: &Fixture) -> String {
-    run_git(
-        fx.home(),
+    fx.git_at(
         dir,
         &["--no-optional-locks", "status", "--porcelain", "-uall"],
     )
@@ -355,8 +352,8 @@ fn reset_and_clean_on_copy(fx: &Fixture) -> tempfile::TempDir {
         .status()
         .expect("cp runs");
     assert!(status.success(), "could not copy the repository");
-    run_git(fx.home(), copy.path(), &["reset", "-q", "--hard"]);
-    run_git(fx.home(), copy.path(), &["clean", "-q", "-f", "-d"]);
+    fx.git_at(copy.path(), &["reset", "-q", "--hard"]);
+    fx.git_at(copy.path(), &["clean", "-q", "-f", "-d"]);
     copy
 }
 

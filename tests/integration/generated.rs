@@ -6,7 +6,7 @@
 //! has drifted; the one command that refreshes them is
 //!
 //! ```text
-//! UPDATE_GENERATED=1 cargo test --test generated
+//! UPDATE_GENERATED=1 cargo test --test integration generated::
 //! ```
 
 use std::fmt::Write as _;
@@ -16,14 +16,12 @@ use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use clap_complete::Shell;
 use clap_mangen::roff::{Roff, bold, roman};
 
-const REFRESH: &str = "UPDATE_GENERATED=1 cargo test --test generated";
+use crate::harness::{required_tool, source_path};
+
+const REFRESH: &str = "UPDATE_GENERATED=1 cargo test --test integration generated::";
 
 /// Subcommands that run a loop, and so can end with any exit status.
 const LOOP_COMMANDS: &[&str] = &["start", "demo"];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The command line as users type it: `git ralph …`, without hidden
 /// subcommands.
@@ -600,7 +598,7 @@ fn change_subcommands(cmd: &Command) -> Vec<String> {
         .collect()
 }
 
-const HEADER: &str = "Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.";
+const HEADER: &str = "Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.";
 
 fn bash_completion() -> String {
     let cmd = cli();
@@ -953,7 +951,7 @@ fn readme_tables() -> Vec<(&'static str, String)> {
 /// README.md with each `<!-- name:begin -->…<!-- name:end -->` block filled
 /// from its table.
 fn readme() -> String {
-    let path = root().join("README.md");
+    let path = source_path("README.md");
     let mut text = std::fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     for (name, table) in readme_tables() {
@@ -982,7 +980,7 @@ fn generated() -> Vec<(PathBuf, String)> {
 fn stale(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
     let mut stale = Vec::new();
     for dir in ["man", "completions"] {
-        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+        let Ok(entries) = std::fs::read_dir(source_path(dir)) else {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
@@ -1019,7 +1017,7 @@ fn generated_files_are_up_to_date() {
     let update = std::env::var("UPDATE_GENERATED").is_ok_and(|v| !v.is_empty() && v != "0");
     let mut problems = Vec::new();
     for (rel, content) in &files {
-        let path = root().join(rel);
+        let path = source_path(rel);
         match std::fs::read_to_string(&path) {
             Ok(old) if old == *content => {}
             old => {
@@ -1046,7 +1044,7 @@ fn generated_files_are_up_to_date() {
     }
     for rel in stale(&files) {
         if update {
-            let path = root().join(&rel);
+            let path = source_path(&rel);
             std::fs::remove_file(&path)
                 .unwrap_or_else(|err| panic!("cannot remove {}: {err}", path.display()));
             eprintln!("removed {}", rel.display());
@@ -1146,7 +1144,7 @@ fn main_page_documents_configuration_files_exit_status_and_examples() {
 
 #[test]
 fn man_pages_render_without_warnings() {
-    let Some(groff) = tool("groff") else {
+    let Some(groff) = required_tool("groff") else {
         return;
     };
     for (path, text) in man_pages() {
@@ -1164,24 +1162,6 @@ fn man_pages_render_without_warnings() {
             path.display()
         );
     }
-}
-
-/// A program on PATH. Missing is fine on a developer's machine (the check is
-/// skipped with a note) but not in CI, which installs it.
-fn tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|path| path.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is missing in CI; .ci/run should install it"
-        );
-        eprintln!("note: {name} is not installed; skipping this check");
-    }
-    found
 }
 
 #[test]
@@ -1243,7 +1223,7 @@ fn completions_offer_every_subcommand_and_long_option() {
 // The README
 
 fn read(rel: &str) -> String {
-    let path = root().join(rel);
+    let path = source_path(rel);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
@@ -1314,10 +1294,16 @@ fn readme_test_command_is_the_one_ci_runs() {
         ".ci/run does not run the README's test command {:?}",
         commands[0]
     );
+    let (_, drift_check) = REFRESH
+        .split_once("cargo test ")
+        .expect("the refresh command runs cargo test");
     assert!(
         ci.lines()
-            .any(|line| line.trim_start().starts_with("cargo test")
-                && line.contains("--test generated")),
-        ".ci/run does not run the drift check on its own"
+            .any(|line| line.trim_start().starts_with("cargo test") && line.contains(drift_check)),
+        ".ci/run does not run the drift check ({drift_check}) on its own"
+    );
+    assert!(
+        readme.contains(REFRESH),
+        "README.md does not give the refresh command {REFRESH:?}"
     );
 }

@@ -5,15 +5,12 @@
 //! one-loop-per-repository lock, a graceful stop on SIGINT, and the keep or
 //! cleanup menu answered in a pseudo-terminal.
 
-mod common;
-mod loop_support;
-
 use std::fs;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{TestRepo, ralph, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 use nix::sys::signal::Signal;
 
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -34,13 +31,6 @@ fn messy_project(tasks: &str) -> TestRepo {
     repo.write("plan.txt", "plan v2, unstaged\n");
     repo.write("untracked/idea.txt", "untracked\n");
     repo
-}
-
-fn agent_pid(repo: &TestRepo, story: &str, attempt: u32) -> i32 {
-    agent_record(repo, "pid", story, attempt)
-        .trim()
-        .parse()
-        .expect("the agent's pid was recorded")
 }
 
 /// Waits until the agent of that attempt has started and written `marker`.
@@ -221,17 +211,7 @@ fn sigint_stops_gracefully_and_abort_afterwards_restores_the_pre_start_state() {
     );
 
     // Completed stories are kept, the half-done attempt is set aside.
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
-    );
-    assert_eq!(
-        subjects(&repo, "main..HEAD"),
-        [
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state"
-        ]
-    );
+    assert_on_branch(&repo, &["1 Greeting"]);
     assert_eq!(repo.status_porcelain(), "");
     assert_eq!(
         show(&repo, &format!("{NS}/attempts/2/1"), "half.txt"),
@@ -311,12 +291,7 @@ fn a_killed_loop_is_resumed_at_its_story_after_preserving_the_half_done_attempt(
     assert_eq!(show(&repo, &preserved, "half.txt"), "half done");
     assert_eq!(
         subjects(&repo, "main..ralph/greet"),
-        [
-            "ralph(greet): story 3 Docs",
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
+        checkpoint_subjects(&["3 Docs", "2 Farewell", "1 Greeting"])
     );
     assert!(!tree_files(&repo, "ralph/greet").contains(&"half.txt".to_string()));
     assert!(!repo.path("half.txt").exists());
@@ -378,7 +353,7 @@ fn resuming_after_a_killed_loop_stops_the_agent_it_left_behind() {
 
 /// `git ralph start greet` with nothing else: the run's own settings apply.
 fn run_resume(repo: &TestRepo, agent: &std::path::Path) -> std::process::Output {
-    run(common::ralph_with_fake(repo, agent).args(["start", CHANGE]))
+    run(crate::harness::ralph_with_fake(repo, agent).args(["start", CHANGE]))
 }
 
 #[test]
@@ -401,7 +376,7 @@ fn a_second_start_while_a_loop_runs_is_refused_naming_its_pid() {
     );
     assert!(err.contains("hint:"), "{err}");
 
-    let other = run(common::ralph_with_fake(&repo, &agent).args([
+    let other = run(crate::harness::ralph_with_fake(&repo, &agent).args([
         "start",
         "other",
         "--agent-command",
@@ -444,7 +419,7 @@ fn the_lock_of_a_dead_loop_is_taken_over_with_a_warning() {
     )
     .expect("the stale lock is written");
 
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(&repo, &stories_done(&["1", "2"]));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
     let err = stderr(&output);
@@ -492,10 +467,7 @@ fn finish_keep_on_a_stopped_run_stays_on_the_branch() {
     assert_eq!(repo.rev_parse("HEAD"), tip);
     assert_eq!(
         subjects(&repo, "main..HEAD"),
-        [
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state"
-        ]
+        checkpoint_subjects(&["1 Greeting"])
     );
     assert_eq!(repo.status_porcelain(), "");
     let status = status_json(&repo);
@@ -555,72 +527,10 @@ fn finish_cleanup_on_a_stopped_run_restores_the_original_index_with_the_work_unc
     repo.assert_fsck_clean();
 }
 
-/// Drives `git ralph start` in a pseudo-terminal and, once the finish menu
-/// shows, types `keys`.
-const PTY_DRIVER: &str = r#"
-import os, pty, select, sys, time
-keys = sys.argv[1].encode().decode("unicode_escape").encode("latin-1")
-argv = sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-seen = b""
-sent = False
-deadline = time.time() + 30
-while True:
-    if time.time() > deadline:
-        os.kill(pid, 9)
-        sys.stdout.write(seen.decode("utf-8", "replace"))
-        sys.exit(124)
-    ready, _, _ = select.select([fd], [], [], 0.1)
-    if not ready:
-        continue
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    seen += data
-    if not sent and b"Finish with" in seen:
-        time.sleep(0.3)
-        os.write(fd, keys)
-        sent = True
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(seen.decode("utf-8", "replace"))
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
-
 fn start_in_pty(repo: &TestRepo, keys: &str) -> std::process::Output {
-    let driver = repo.dir.path().join("pty_driver.py");
-    fs::write(&driver, PTY_DRIVER).expect("the driver is written");
-    let agent = script(repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let agent = script(repo, &stories_done(&["1", "2"]));
     let template = start_command(repo, &agent, &["--on-finish", "ask"]);
-    let mut cmd = Command::new("python3");
-    cmd.arg(&driver)
-        .arg(keys)
-        .arg(template.get_program())
-        .args(template.get_args())
-        .current_dir(&repo.root)
-        .stdin(Stdio::null());
-    repo.lock(&mut cmd);
-    for (key, value) in template.get_envs() {
-        match value {
-            Some(value) => cmd.env(key, value),
-            None => cmd.env_remove(key),
-        };
-    }
-    cmd.env("TERM", "xterm");
-    let output = cmd
-        .output()
-        .unwrap_or_else(|err| panic!("python3 is needed to drive a pseudo-terminal: {err}"));
-    assert_ne!(
-        output.status.code(),
-        Some(124),
-        "the menu never showed:\n{}",
-        stdout(&output)
-    );
-    output
+    in_terminal(repo, &template, "Finish with", keys)
 }
 
 #[test]
@@ -650,18 +560,7 @@ fn the_finish_menu_in_a_terminal_keeps_on_down_then_enter() {
     let repo = project(TWO_STORIES);
     let output = start_in_pty(&repo, "\\x1b[B\r");
     assert_exit(&output, 0);
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
-    );
-    assert_eq!(
-        subjects(&repo, "main..HEAD"),
-        [
-            "ralph(greet): story 2 Farewell",
-            "ralph(greet): story 1 Greeting",
-            "ralph(greet): initial state",
-        ]
-    );
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
     assert_eq!(repo.status_porcelain(), "");
     assert_eq!(state(&repo)["finished_with"], "keep");
 }

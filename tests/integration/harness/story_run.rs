@@ -1,4 +1,4 @@
-//! What the end-to-end tests of the story loop share beyond `common`: a
+//! The story loop's end-to-end ground, on top of the rest of the harness: a
 //! project holding an OpenSpec change, `git ralph start` wired to the fake
 //! agent through a shell wrapper that records what the agent process saw
 //! (its environment, its prompt file, its process group), runs in the
@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output};
 use std::time::{Duration, Instant};
@@ -17,7 +16,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::common::{TestRepo, fake_agent_path, ralph, ralph_with_fake};
+use super::{TestRepo, fake_agent_path, ralph_with_fake, run, shell_quote};
 
 /// The change every test works on.
 pub const CHANGE: &str = "greet";
@@ -60,11 +59,7 @@ pub const TWO_STORIES: &str = "\
 /// A repository on `main` whose last commit adds the change `greet` with
 /// `tasks_md`, so that the worktree starts clean.
 pub fn project(tasks_md: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.openspec_change(CHANGE, tasks_md);
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "Add the change"]);
-    repo
+    TestRepo::with_change(CHANGE, tasks_md)
 }
 
 /// Script lines that do story `id` properly: write its file, tick its boxes
@@ -97,10 +92,6 @@ pub fn agent_command(repo: &TestRepo) -> String {
     )
 }
 
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 /// `git ralph start greet` with the fake agent and `extra` options.
 pub fn start_command(repo: &TestRepo, script: &Path, extra: &[&str]) -> Command {
     let mut cmd = ralph_with_fake(repo, script);
@@ -113,78 +104,22 @@ pub fn start(repo: &TestRepo, script: &Path, extra: &[&str]) -> Output {
     run(&mut start_command(repo, script, extra))
 }
 
-/// `git ralph <args>` in the repository.
-pub fn ralph_cmd(repo: &TestRepo, args: &[&str]) -> Output {
-    run(ralph(repo).args(args))
-}
-
-pub fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|err| panic!("cannot run {cmd:?}: {err}"))
-}
-
-pub fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-pub fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Asserts the exit code, showing both streams when it differs.
-pub fn assert_exit(output: &Output, code: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "expected exit {code}, got {}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        stdout(output),
-        stderr(output)
-    );
-}
-
 pub fn git_dir(repo: &TestRepo) -> PathBuf {
     repo.path(".git")
 }
 
 pub fn run_dir(repo: &TestRepo) -> PathBuf {
-    git_dir(repo).join("ralph").join(CHANGE)
-}
-
-fn read_json_lines(path: &Path) -> Vec<Value> {
-    let text = fs::read_to_string(path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    text.lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|err| {
-                panic!(
-                    "{} has a line that is not JSON: {line:?}: {err}",
-                    path.display()
-                )
-            })
-        })
-        .collect()
+    repo.run_dir(CHANGE)
 }
 
 /// `events.jsonl` of the run.
 pub fn events(repo: &TestRepo) -> Vec<Value> {
-    read_json_lines(&run_dir(repo).join("events.jsonl"))
-}
-
-/// The events of one type.
-pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events
-        .iter()
-        .filter(|event| event["type"] == kind)
-        .collect()
+    repo.run_events(CHANGE)
 }
 
 /// `state.json` of the run.
 pub fn state(repo: &TestRepo) -> Value {
-    let path = run_dir(repo).join("state.json");
-    let text = fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|err| panic!("state.json is not JSON: {err}"))
+    repo.run_state(CHANGE)
 }
 
 /// The recorded attempts of a story in `state.json`, as (outcome, reason).
@@ -209,18 +144,12 @@ pub fn attempts_of(state: &Value, story: &str) -> Vec<(String, String)> {
 
 /// `git ralph status greet --json`, parsed.
 pub fn status_json(repo: &TestRepo) -> Value {
-    let output = ralph_cmd(repo, &["status", CHANGE, "--json"]);
-    assert_exit(&output, 0);
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|err| panic!("status --json is not JSON: {err}\n{}", stdout(&output)))
+    repo.status_json(CHANGE)
 }
 
 /// Commit subjects of `range`, newest first.
 pub fn subjects(repo: &TestRepo, range: &str) -> Vec<String> {
-    repo.git(&["log", "--format=%s", range, "--"])
-        .lines()
-        .map(str::to_string)
-        .collect()
+    repo.subjects(range)
 }
 
 /// Refs under `prefix` with the objects they name.
@@ -232,16 +161,16 @@ pub fn refs_under(repo: &TestRepo, prefix: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn has_ref(repo: &TestRepo, name: &str) -> bool {
-    repo.git_ok(&["rev-parse", "--verify", "-q", "--end-of-options", name])
-}
-
 /// Every file path in the tree of `rev`.
 pub fn tree_files(repo: &TestRepo, rev: &str) -> Vec<String> {
     repo.git(&["ls-tree", "-r", "--name-only", rev])
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+pub fn has_ref(repo: &TestRepo, name: &str) -> bool {
+    repo.git_ok(&["rev-parse", "--verify", "-q", "--end-of-options", name])
 }
 
 /// A file's content in `rev`.
@@ -255,9 +184,17 @@ pub fn agent_record(repo: &TestRepo, what: &str, story: &str, attempt: u32) -> S
     fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
 
+/// The PID of the agent of that attempt, which leads its process group.
+pub fn agent_pid(repo: &TestRepo, story: &str, attempt: u32) -> i32 {
+    agent_record(repo, "pid", story, attempt)
+        .trim()
+        .parse()
+        .expect("the agent's pid was recorded")
+}
+
 /// The `story=… attempt=…` pairs of every agent run, oldest first.
 pub fn agent_runs(repo: &TestRepo) -> Vec<(String, String)> {
-    crate::common::recorded_calls(repo)
+    super::recorded_calls(repo)
         .iter()
         .map(|line| {
             let mut story = String::new();
@@ -272,15 +209,6 @@ pub fn agent_runs(repo: &TestRepo) -> Vec<(String, String)> {
             (story, attempt)
         })
         .collect()
-}
-
-/// Waits for `condition`, panicking with `what` after `timeout`.
-pub fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// A `git ralph` process running in the background, its output going to
@@ -465,58 +393,88 @@ pub fn work_state(repo: &TestRepo) -> WorkState {
     }
 }
 
-/// A byte-for-byte picture of a directory tree: every file's content and
-/// mode, every directory and symlink.
-pub fn disk_snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, into: &mut BTreeMap<String, (u32, Vec<u8>)>) {
-        let entries =
-            fs::read_dir(dir).unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()));
-        for entry in entries {
-            let entry = entry.unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()));
-            let path = entry.path();
-            let name = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            let meta = fs::symlink_metadata(&path)
-                .unwrap_or_else(|err| panic!("cannot stat {}: {err}", path.display()));
-            let mode = meta.permissions().mode();
-            if meta.is_dir() {
-                into.insert(format!("{name}/"), (mode, Vec::new()));
-                walk(root, &path, into);
-            } else if meta.file_type().is_symlink() {
-                let target = fs::read_link(&path).unwrap_or_default();
-                into.insert(name, (mode, target.to_string_lossy().as_bytes().to_vec()));
-            } else {
-                let bytes = fs::read(&path)
-                    .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-                into.insert(name, (mode, bytes));
-            }
-        }
-    }
-    let mut into = BTreeMap::new();
-    walk(root, root, &mut into);
-    into
+/// Runs a command in a pseudo-terminal; once `trigger` shows, types `keys`
+/// (Python escapes such as `\x1b` are decoded). Prints the transcript and
+/// exits as the command did, or with 124 when `trigger` never showed.
+const PTY_DRIVER: &str = r#"
+import os, pty, select, sys, time
+trigger = sys.argv[1].encode()
+keys = sys.argv[2].encode().decode("unicode_escape").encode("latin-1")
+argv = sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+seen = b""
+sent = False
+deadline = time.time() + 30
+while True:
+    if time.time() > deadline:
+        os.kill(pid, 9)
+        sys.stdout.write(seen.decode("utf-8", "replace"))
+        sys.exit(124)
+    ready, _, _ = select.select([fd], [], [], 0.1)
+    if not ready:
+        continue
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    seen += data
+    if not sent and trigger in seen:
+        time.sleep(0.5)
+        os.write(fd, keys)
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+
+/// Runs `template` (program, arguments, environment) on a terminal, typing
+/// `keys` once `trigger` shows; the output's stdout is the terminal's
+/// transcript. Panics when `trigger` never showed.
+pub fn in_terminal(repo: &TestRepo, template: &Command, trigger: &str, keys: &str) -> Output {
+    let driver = repo.dir.path().join("pty_driver.py");
+    fs::write(&driver, PTY_DRIVER)
+        .unwrap_or_else(|err| panic!("cannot write {}: {err}", driver.display()));
+    let mut driver_cmd = Command::new("python3");
+    driver_cmd.arg(&driver).arg(trigger).arg(keys);
+    let mut cmd = repo.wrap(driver_cmd, template);
+    cmd.env("TERM", "xterm");
+    let output = cmd
+        .output()
+        .unwrap_or_else(|err| panic!("python3 is needed to drive a pseudo-terminal: {err}"));
+    assert_ne!(
+        output.status.code(),
+        Some(124),
+        "{trigger:?} never showed:\n{}",
+        super::stdout(&output)
+    );
+    output
 }
 
-/// The names that differ between two snapshots.
-pub fn snapshot_diff(
-    before: &BTreeMap<String, (u32, Vec<u8>)>,
-    after: &BTreeMap<String, (u32, Vec<u8>)>,
-) -> Vec<String> {
-    let mut names: Vec<&String> = before.keys().chain(after.keys()).collect();
-    names.sort();
-    names.dedup();
-    names
-        .into_iter()
-        .filter(|name| before.get(*name) != after.get(*name))
-        .map(
-            |name| match (before.contains_key(name), after.contains_key(name)) {
-                (true, false) => format!("removed {name}"),
-                (false, true) => format!("added {name}"),
-                _ => format!("changed {name}"),
-            },
-        )
+/// The subjects of a branch of `greet` that holds the checkpoints of
+/// `stories` (`"2 Farewell"`, newest first) on top of the initial state.
+pub fn checkpoint_subjects(stories: &[&str]) -> Vec<String> {
+    stories
+        .iter()
+        .map(|story| format!("ralph({CHANGE}): story {story}"))
+        .chain([format!("ralph({CHANGE}): initial state")])
         .collect()
+}
+
+/// Asserts that HEAD is on the run's branch and that the branch holds the
+/// checkpoints of `stories`, newest first, as [`checkpoint_subjects`] says.
+pub fn assert_on_branch(repo: &TestRepo, stories: &[&str]) {
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some(format!("refs/heads/{BRANCH}").as_str())
+    );
+    assert_eq!(subjects(repo, "main..HEAD"), checkpoint_subjects(stories));
+}
+
+/// Script sections that finish each of `stories` ([`story_done`]).
+pub fn stories_done(stories: &[&str]) -> String {
+    stories.iter().map(|id| story_done(id)).collect()
 }

@@ -4,45 +4,19 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::collections::BTreeMap;
 
-/// A [`common::TestRepo`] with the engine tests' helpers on top.
+/// A [`crate::harness::TestRepo`] with the engine tests' helpers on top.
 pub struct Fixture {
-    repo: common::TestRepo,
+    repo: crate::harness::TestRepo,
 }
 
 impl std::ops::Deref for Fixture {
-    type Target = common::TestRepo;
+    type Target = crate::harness::TestRepo;
 
-    fn deref(&self) -> &common::TestRepo {
+    fn deref(&self) -> &crate::harness::TestRepo {
         &self.repo
     }
-}
-
-/// The one locked-down environment every integration test uses.
-#[path = "../common/mod.rs"]
-mod common;
-
-/// A `git` command with the locked-down environment.
-pub fn git_command(home: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    common::lock_env(&mut cmd, home, &home.join("gitconfig"));
-    cmd.current_dir(cwd);
-    cmd
-}
-
-pub fn run_git(home: &Path, cwd: &Path, args: &[&str]) -> String {
-    let out = git_command(home, cwd)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
 }
 
 impl Fixture {
@@ -65,7 +39,7 @@ impl Fixture {
     /// An empty repository: unborn `main`.
     pub fn empty() -> Fixture {
         let fx = Fixture {
-            repo: common::TestRepo::empty(),
+            repo: crate::harness::TestRepo::empty(),
         };
         // gix reads identity from config, not from the test's environment.
         fx.git(&["config", "user.name", "Test Committer"]);
@@ -76,6 +50,12 @@ impl Fixture {
     /// Runs git in the worktree; stdout without its trailing newline.
     pub fn git(&self, args: &[&str]) -> String {
         self.repo.git(args).trim_end().to_owned()
+    }
+
+    /// Runs git in another repository (a nested or linked one) with this
+    /// environment; stdout without its trailing newline.
+    pub fn git_at(&self, dir: &std::path::Path, args: &[&str]) -> String {
+        self.repo.git_at(dir, args).trim_end().to_owned()
     }
 
     pub fn remove(&self, rel: &str) {
@@ -127,10 +107,10 @@ impl Fixture {
     pub fn nested_repo(&self, rel: &str) {
         let path = self.path(rel);
         std::fs::create_dir_all(&path).unwrap();
-        run_git(self.home(), &path, &["init", "-q", "-b", "main"]);
+        self.git_at(&path, &["init", "-q", "-b", "main"]);
         std::fs::write(path.join("inner.txt"), "inner\n").unwrap();
-        run_git(self.home(), &path, &["add", "-A"]);
-        run_git(self.home(), &path, &["commit", "-q", "-m", "inner"]);
+        self.git_at(&path, &["add", "-A"]);
+        self.git_at(&path, &["commit", "-q", "-m", "inner"]);
     }
 
     /// `git status --porcelain` with every untracked file listed.
@@ -151,33 +131,7 @@ impl Fixture {
 impl Fixture {
     /// Every file under the repository root, `.git` included: path, mode and
     /// content. Two equal snapshots mean the disk is byte-identical.
-    pub fn disk_snapshot(&self) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
-        use std::os::unix::fs::PermissionsExt;
-        let mut out = std::collections::BTreeMap::new();
-        let mut stack = vec![self.root.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let entry = entry.unwrap();
-                let path = entry.path();
-                let meta = std::fs::symlink_metadata(&path).unwrap();
-                let rel = path.strip_prefix(&self.root).unwrap().to_owned();
-                if meta.is_dir() {
-                    out.insert(rel, (meta.permissions().mode(), Vec::new()));
-                    stack.push(path);
-                } else if meta.is_symlink() {
-                    let target = std::fs::read_link(&path).unwrap();
-                    out.insert(
-                        rel,
-                        (0o120000, target.to_string_lossy().as_bytes().to_vec()),
-                    );
-                } else {
-                    out.insert(
-                        rel,
-                        (meta.permissions().mode(), std::fs::read(&path).unwrap()),
-                    );
-                }
-            }
-        }
-        out
+    pub fn disk_snapshot(&self) -> BTreeMap<String, (u32, Vec<u8>)> {
+        crate::harness::disk_snapshot(&self.root)
     }
 }

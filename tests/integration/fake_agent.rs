@@ -1,14 +1,12 @@
 //! The fake agent is the ground every end-to-end test of git-ralph stands on,
 //! so its own behaviour is pinned here, run directly in throwaway repositories.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TestRepo, fake_agent, recorded_calls, recorded_prompt, script, script_calls};
+use crate::harness::*;
 use serde_json::Value;
 
 /// Runs the fake agent for one attempt of `story` with `prompt` on stdin.
@@ -41,25 +39,8 @@ fn run_script(repo: &TestRepo, text: &str) -> Output {
     attempt(repo, &path, "1", 1, "Do story 1.")
 }
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 fn parse_events(output: &Output) -> Vec<Value> {
-    stdout(output)
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON: {line:?}: {err}"))
-        })
-        .collect()
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
+    parse_json_lines(&stdout(output), "the fake agent's stdout")
 }
 
 const TASKS: &str = "\
@@ -675,15 +656,10 @@ fn the_harness_locks_the_environment() {
     assert_eq!(lines[0], repo.home().display().to_string());
     assert_eq!(lines[1], repo.global_config().display().to_string());
     assert_eq!(lines[2], "UTC");
-    assert_eq!(lines[3], common::FIXED_DATE);
+    assert_eq!(lines[3], FIXED_DATE);
     assert_eq!(
         repo.git(&["log", "-1", "--format=%an <%ae> %ad", "--date=raw"]),
-        format!(
-            "{} <{}> {}\n",
-            common::AUTHOR_NAME,
-            common::AUTHOR_EMAIL,
-            common::FIXED_DATE
-        )
+        format!("{} <{}> {}\n", AUTHOR_NAME, AUTHOR_EMAIL, FIXED_DATE)
     );
     assert_eq!(repo.reflog(5), ["commit (initial): Initial commit"]);
 }
@@ -701,7 +677,7 @@ fn the_worktree_copy_oracle_leaves_the_index_alone() {
     assert_eq!(empty.head_symbolic().as_deref(), Some("refs/heads/main"));
     assert!(!empty.git_ok(&["rev-parse", "--verify", "HEAD"]));
     assert_eq!(
-        common::git_in(&empty.root, &["symbolic-ref", "HEAD"]),
+        git_in(&empty.root, &["symbolic-ref", "HEAD"]),
         "refs/heads/main\n"
     );
 }
