@@ -289,7 +289,7 @@ pub fn attempt_detail(
 /// checkpoint commit, or the commit its attempt ref keeps.
 pub fn attempt_patch(repo: &Repo, record: &AttemptRecord) -> Option<String> {
     let commit = match (&record.checkpoint, &record.preserved) {
-        (Some(hex), _) => gix::ObjectId::from_hex(hex.as_bytes()).ok()?,
+        (Some(hex), _) => crate::git::ObjectId::from_hex(hex.as_bytes()).ok()?,
         (None, Some(name)) => repo.resolve_ref(name).ok()??,
         (None, None) => return None,
     };

@@ -117,17 +117,17 @@ pub enum VerifyError {
 /// The version `program --version` prints: the first word that looks like
 /// a version number (`2.1.197`, `0.169.0`), or `None` when it cannot run.
 pub async fn version(program: &str) -> Option<String> {
-    let mut command = tokio::process::Command::new(program);
-    command
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(VERSION_TIMEOUT, command.output())
+    let spec = crate::process::Spec {
+        program: program.to_owned(),
+        args: vec!["--version".to_owned()],
+        cwd: std::env::temp_dir(),
+        ..crate::process::Spec::default()
+    };
+    let limits = crate::process::Limits::timeout(VERSION_TIMEOUT);
+    let (_, stdout, _) = crate::process::run_split(&spec, limits, 64 * 1024)
         .await
-        .ok()?
         .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    version_in(&text)
+    version_in(&stdout.text())
 }
 
 fn version_in(text: &str) -> Option<String> {
@@ -234,7 +234,7 @@ pub async fn verify(
 /// A git repository with one file for the CLI to work in.
 fn prepare_project(project: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(project)?;
-    gix::init(project).map_err(std::io::Error::other)?;
+    crate::git::init(project).map_err(std::io::Error::other)?;
     std::fs::write(
         project.join("README.md"),
         "# verify\n\nA throwaway project.\n",

@@ -9,13 +9,11 @@
 //! Claude Code refuses its unattended mode as root unless `IS_SANDBOX=1`;
 //! CI runs as root in a throwaway container, so the tests set it there.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{TestRepo, ralph};
+use crate::harness::{TestRepo, ralph};
 use git_ralph::verification::pointing;
 use serde_json::{Value, json};
 

@@ -4,20 +4,19 @@
 //! end, a missing agent command is a set-up error, and an agent may only
 //! touch its own branch.
 
-mod common;
-mod loop_support;
-
-use common::{recorded_calls, script};
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 
 /// Everything a command could change: every file under the repository's
 /// directory (worktree and `.git`, refs, index and `.git/ralph` included).
-fn fingerprint(repo: &common::TestRepo) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
+fn fingerprint(
+    repo: &crate::harness::TestRepo,
+) -> std::collections::BTreeMap<String, (u32, Vec<u8>)> {
     disk_snapshot(&repo.root)
 }
 
 fn assert_unchanged(
-    repo: &common::TestRepo,
+    repo: &crate::harness::TestRepo,
     before: &std::collections::BTreeMap<String, (u32, Vec<u8>)>,
     what: &str,
 ) {
@@ -27,7 +26,7 @@ fn assert_unchanged(
 
 /// A run of TWO_STORIES whose story 2 always fails; it stops at max_retries
 /// and stays on its branch (no terminal, so nobody is asked).
-fn stopped_run(repo: &common::TestRepo) {
+fn stopped_run(repo: &crate::harness::TestRepo) {
     let agent = script(
         repo,
         &format!(
@@ -231,7 +230,7 @@ fn issue_10_keep_is_not_a_dead_end() {
 #[test]
 fn issue_10_a_missing_agent_command_stops_the_run_without_spending_a_retry() {
     let repo = project(TWO_STORIES);
-    let output = run(common::ralph(&repo).args([
+    let output = run(crate::harness::ralph(&repo).args([
         "start",
         CHANGE,
         "--agent-command",
@@ -305,7 +304,7 @@ fn issue_10_two_runs_are_listed_by_a_bare_status() {
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "Add other"]);
     let agent = script(&repo, "[*]\nwrite o.txt o\ntick-story\npromise COMPLETE\n");
-    let mut cmd = common::ralph_with_fake(&repo, &agent);
+    let mut cmd = crate::harness::ralph_with_fake(&repo, &agent);
     cmd.args(["start", "other", "--agent-command", &agent_command(&repo)])
         .args(["--on-finish", "keep"]);
     assert_exit(&run(&mut cmd), 0);
@@ -330,11 +329,11 @@ fn issue_10_prompt_mode_builds_on_each_iteration() {
 
 /// `start --prompt` with a check that passes once log.txt has three lines.
 fn start_prompt(
-    repo: &common::TestRepo,
+    repo: &crate::harness::TestRepo,
     agent: &std::path::Path,
     prompt: &std::path::Path,
 ) -> std::process::Output {
-    let mut cmd = common::ralph_with_fake(repo, agent);
+    let mut cmd = crate::harness::ralph_with_fake(repo, agent);
     cmd.args(["start", CHANGE, "--agent-command", &agent_command(repo)])
         .args(["--prompt", &prompt.to_string_lossy()])
         .args(["--check", "test \"$(wc -l < log.txt)\" -ge 3"])

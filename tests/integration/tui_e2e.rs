@@ -2,14 +2,11 @@
 //! retried attempt, judged against git and the run's own files, and change
 //! nothing; `watch` drives the loop screen in a real terminal (tmux).
 
-mod common;
-mod loop_support;
-
 use std::fs;
 use std::path::Path;
 
-use common::*;
-use loop_support::*;
+use crate::harness::story_run::*;
+use crate::harness::*;
 use serde_json::Value;
 
 /// Story 1 fails once (with a tool call and usage), then passes its check;
