@@ -514,33 +514,3 @@ fn issue_11_realworld_scorer_rejects_wrong_expectations() {
         "the scorer accepted a wrong prd done flag"
     );
 }
-
-/// Prints how each item was read, for a person checking the scorer:
-/// `cargo test --lib realworld_outline -- --ignored --nocapture`; with
-/// `REALWORLD_PROMPT=<item>`, also that item's first prompt.
-#[test]
-#[ignore]
-fn realworld_outline() {
-    let text = std::fs::read_to_string(fixtures().join("expected.json")).expect("expected.json");
-    let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("json");
-    for key in expected.keys().filter(|k| !k.starts_with('_')) {
-        println!("== {key}");
-        match lay_out(key).preview() {
-            Ok(preview) => {
-                for s in &preview.stories {
-                    println!(
-                        "  {:?} {:?} {}/{} {:?}",
-                        s.id, s.title, s.done, s.tasks, s.status
-                    );
-                }
-                for w in &preview.warnings {
-                    println!("  warning: {w}");
-                }
-                if std::env::var("REALWORLD_PROMPT").is_ok_and(|wanted| wanted == *key) {
-                    println!("{}", preview.prompt.as_deref().unwrap_or("(no prompt)"));
-                }
-            }
-            Err(error) => println!("  refused: {error}"),
-        }
-    }
-}

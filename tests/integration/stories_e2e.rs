@@ -190,3 +190,48 @@ Acceptance: `lex(\"\")` is empty.
         "the next story stays out of this one:\n{story_part}"
     );
 }
+
+/// `start --dry-run` shows what would be read and sent, and writes nothing:
+/// no branch, no `.git/ralph`, not a byte of the repository changed.
+#[test]
+fn issue_11_dry_run_previews_the_stories_the_warnings_and_the_first_prompt() {
+    let plan = "\u{feff}# Plan\r\n\r\n## Tasks\r\n\r\n### Phase 1: Parser\r\n\r\nRead the grammar first.\r\n\r\n- [x] 1.1 Tokens\r\n- [ ] 1.2 Expressions\r\n  - precedence climbing\r\n\r\n### Phase 2: Printer\r\n\r\n1. [ ] Pretty print\r\n- [?] Decide on colours\r\n\r\n## Success Criteria\r\n\r\n- [ ] Everything works\r\n";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let before = crate::harness::disk_snapshot(&repo.root);
+    let run = |json: bool| {
+        let mut cmd = crate::harness::ralph(&repo);
+        cmd.args(["start", "plan", "--tasks", "PLAN.md", "--dry-run"]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("git-ralph runs")
+    };
+    let json = run(true);
+    assert_eq!(json.status.code(), Some(0), "{}", describe(&json));
+    let preview: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    let stories = preview["stories"].as_array().expect("stories");
+    let ids: Vec<&str> = stories.iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(ids, ["phase-1", "phase-2"], "{preview}");
+    assert_eq!(stories[0]["tasks"], 2);
+    assert_eq!(stories[0]["done"], 1);
+    assert!(
+        preview["warnings"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|w| w["line"] == 16)),
+        "the unreadable box is named with its line: {preview}"
+    );
+    let prompt = preview["prompt"].as_str().expect("a first prompt");
+    assert!(prompt.contains("Read the grammar first."), "{prompt}");
+    assert!(prompt.contains("precedence climbing"), "{prompt}");
+
+    let human = run(false);
+    assert_eq!(human.status.code(), Some(0), "{}", describe(&human));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("first prompt:"), "{text}");
+    assert!(text.contains("warning: line 16"), "{text}");
+
+    let diff = crate::harness::snapshot_diff(&before, &crate::harness::disk_snapshot(&repo.root));
+    assert!(diff.is_empty(), "a dry run changed {diff:?}");
+    assert!(!repo.root.join(".git/ralph").exists());
+    assert_eq!(recorded_calls(&repo).len(), 0);
+}
