@@ -74,6 +74,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l plain -d 'The one-line progress view instead of the loop screen, even on a terminal [config: ralph.ui = plain]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d 'Show the stories as read, any warnings, and the first prompt exactly as the agent would receive it; change nothing (with --json: one object)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'

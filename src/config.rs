@@ -66,6 +66,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "ask, keep or cleanup (default: ask); --on-finish",
     ),
     (
+        "ralph.ui",
+        "screen or plain: how start shows a run on a terminal (default: screen); --plain",
+    ),
+    (
         "ralph.<agent>.args",
         "extra arguments for that preset, split on whitespace",
     ),
@@ -206,6 +210,25 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
         ));
     }
     Ok(Some(name))
+}
+
+/// How `start` shows a run on a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UiChoice {
+    /// The loop screen.
+    Screen,
+    /// The one-line progress view.
+    Plain,
+}
+
+/// `ralph.ui`: `screen` or `plain`.
+pub fn ui(repo: &Repo) -> Result<Option<UiChoice>, ConfigError> {
+    match repo.config_string("ralph.ui").as_deref().map(str::trim) {
+        None => Ok(None),
+        Some("screen") => Ok(Some(UiChoice::Screen)),
+        Some("plain") => Ok(Some(UiChoice::Plain)),
+        Some(other) => Err(bad_value("ralph.ui", other, "screen or plain")),
+    }
 }
 
 /// `ralph.<agent>.args`, split on whitespace.

@@ -15,6 +15,7 @@ use crate::run::{Ending, Session, drive};
 use crate::settings::{OnFinish, Requested};
 use crate::state::{RunDir, RunLock, RunState, StopReason};
 use crate::stories::SourceKind;
+use crate::ui::tui::RunScreen;
 use crate::ui::{self, EndChoice, FinishChoice, KeyListener, Renderer};
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -48,6 +49,10 @@ pub struct Args {
     /// Print events as JSON lines on stdout.
     #[arg(long)]
     pub json: bool,
+    /// The one-line progress view instead of the loop screen, even on a
+    /// terminal [config: ralph.ui = plain].
+    #[arg(long)]
+    pub plain: bool,
     /// Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one.
     #[arg(long, value_name = "FILE")]
     pub prompt_template: Option<PathBuf>,
@@ -219,21 +224,44 @@ pub fn run_in(
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
 
-    let (keys_tx, keys_rx) = mpsc::unbounded_channel();
-    let keys = if args.json {
-        None
+    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
+    let ending = if use_screen(&repo, &args)? {
+        let (view, screen) = RunScreen::open(
+            &session.state,
+            workdir.clone(),
+            run_dir.clone(),
+            controls_tx,
+        );
+        let ending = drive(
+            repo,
+            run_dir.clone(),
+            session,
+            Box::new(view),
+            Some(controls_rx),
+        );
+        // A run that ended on its own stays on screen to be browsed until
+        // q; one stopped from outside or force-quit leaves at once.
+        let stay =
+            matches!(&ending, Ok(Ending::Finished(end)) if end.reason != StopReason::Stopped);
+        screen.finish(stay)?;
+        ending
     } else {
-        KeyListener::start(keys_tx)
+        let keys = if args.json {
+            None
+        } else {
+            KeyListener::start(controls_tx)
+        };
+        let ending = drive(
+            repo,
+            run_dir.clone(),
+            session,
+            Box::new(Renderer::new(args.json)),
+            keys.is_some().then_some(controls_rx),
+        );
+        // The terminal is given back before anything else is printed or read.
+        drop(keys);
+        ending
     };
-    let ending = drive(
-        repo,
-        run_dir.clone(),
-        session,
-        Box::new(Renderer::new(args.json)),
-        keys.is_some().then_some(keys_rx),
-    );
-    // The terminal is given back before anything else is printed or read.
-    drop(keys);
     let end = match ending? {
         Ending::Finished(end) => end,
         Ending::ForceQuit => {
@@ -261,6 +289,19 @@ pub fn run_in(
     finish_after_loop(repo, &change, &run_dir, end.state, on_finish)?;
     drop(lock);
     Ok(exit.code())
+}
+
+/// The loop screen, or the line view: the screen on a terminal unless
+/// `--plain`, `--json` or `ralph.ui = plain` says otherwise.
+fn use_screen(repo: &Repo, args: &Args) -> Result<bool, CommandError> {
+    use std::io::IsTerminal;
+    if args.json || args.plain {
+        return Ok(false);
+    }
+    if crate::config::ui(repo)? == Some(crate::config::UiChoice::Plain) {
+        return Ok(false);
+    }
+    Ok(std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
 }
 
 /// The loop has ended on its own: keep, clean up, or ask (and for a run

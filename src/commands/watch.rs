@@ -111,7 +111,13 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         }
     });
     let details = Box::new(RunDetails::new(repo, found.dir.clone()));
-    let exit = LoopScreen::run(app, events_rx, requests_tx, details, false);
+    let exit = LoopScreen::run(
+        app,
+        events_rx,
+        requests_tx,
+        details,
+        &std::sync::atomic::AtomicBool::new(false),
+    );
     let _ = stopper.join();
     drop(follow);
     exit?;

@@ -44,6 +44,16 @@ pub trait View: Send {
     fn note(&mut self, text: &str);
 }
 
+/// A request from whoever watches the loop: the `q` key of the line view,
+/// the terminal UI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// One stop request; three within three seconds force a quit.
+    Stop,
+    /// Quit now (the terminal UI counted the presses itself).
+    ForceQuit,
+}
+
 /// How the driven loop ended.
 pub enum Ending {
     Finished(LoopEnd),
@@ -53,20 +63,20 @@ pub enum Ending {
     ForceQuit,
 }
 
-/// Run the session's loop to its end on a fresh runtime. `keys` delivers
-/// one message per stop key press.
+/// Run the session's loop to its end on a fresh runtime. `controls`
+/// delivers the stop requests of the view's keys.
 pub fn drive(
     repo: Repo,
     run_dir: RunDir,
     session: Session,
     view: Box<dyn View>,
-    keys: Option<mpsc::UnboundedReceiver<()>>,
+    controls: Option<mpsc::UnboundedReceiver<Control>>,
 ) -> Result<Ending, RunError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|err| RunError::io("start the async runtime", err))?;
-    runtime.block_on(drive_async(repo, run_dir, session, view, keys))
+    runtime.block_on(drive_async(repo, run_dir, session, view, controls))
 }
 
 type SharedView = Arc<Mutex<Box<dyn View>>>;
@@ -105,7 +115,7 @@ async fn drive_async(
     run_dir: RunDir,
     session: Session,
     view: Box<dyn View>,
-    mut keys: Option<mpsc::UnboundedReceiver<()>>,
+    mut controls: Option<mpsc::UnboundedReceiver<Control>>,
 ) -> Result<Ending, RunError> {
     use tokio::signal::unix::{SignalKind, signal};
 
@@ -150,7 +160,14 @@ async fn drive_async(
                 false
             }
             _ = interrupt.recv() => true,
-            Some(()) = async { keys.as_mut()?.recv().await }, if keys.is_some() => true,
+            Some(control) = async { controls.as_mut()?.recv().await }, if controls.is_some() => {
+                if control == Control::ForceQuit {
+                    run.abort();
+                    let _ = run.await;
+                    return Ok(Ending::ForceQuit);
+                }
+                true
+            }
             _ = terminate.recv() => {
                 terminated = true;
                 let _ = stop_tx.send(true);

@@ -29,7 +29,7 @@ pub mod session;
 mod settle;
 pub mod story_loop;
 
-pub use driver::{Ending, View, drive};
+pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use session::Session;
 pub use story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};

@@ -13,6 +13,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::termios::{LocalFlags, SetArg, Termios, tcgetattr, tcsetattr};
 use tokio::sync::mpsc;
 
+use crate::run::Control;
+
 pub struct KeyListener {
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -21,7 +23,7 @@ pub struct KeyListener {
 
 impl KeyListener {
     /// Listen for `q` on stdin when it is a terminal; each press is sent.
-    pub fn start(presses: mpsc::UnboundedSender<()>) -> Option<KeyListener> {
+    pub fn start(presses: mpsc::UnboundedSender<Control>) -> Option<KeyListener> {
         let stdin = std::io::stdin();
         if !stdin.is_terminal() {
             return None;
@@ -42,7 +44,7 @@ impl KeyListener {
                 match poll(&mut fds, PollTimeout::from(100u16)) {
                     Ok(n) if n > 0 => match stdin.lock().read(&mut byte) {
                         Ok(1) if byte[0] == b'q' || byte[0] == b'Q' => {
-                            let _ = presses.send(());
+                            let _ = presses.send(Control::Stop);
                         }
                         Ok(0) | Err(_) => break,
                         _ => {}

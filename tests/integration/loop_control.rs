@@ -529,7 +529,7 @@ fn finish_cleanup_on_a_stopped_run_restores_the_original_index_with_the_work_unc
 
 fn start_in_pty(repo: &TestRepo, keys: &str) -> std::process::Output {
     let agent = script(repo, &stories_done(&["1", "2"]));
-    let template = start_command(repo, &agent, &["--on-finish", "ask"]);
+    let template = start_command(repo, &agent, &["--on-finish", "ask", "--plain"]);
     in_terminal(repo, &template, "Finish with", keys)
 }
 

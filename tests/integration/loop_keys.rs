@@ -17,7 +17,7 @@ fn q_in_a_terminal_stops_the_loop_gracefully() {
         &repo,
         &format!("{}[story=2]\nwrite half.txt x\nsleep 30\n", story_done("1")),
     );
-    let template = start_command(&repo, &agent, &[]);
+    let template = start_command(&repo, &agent, &["--plain"]);
     let output = in_terminal(&repo, &template, "story 2/2", "q");
     let transcript = String::from_utf8_lossy(&output.stdout).into_owned();
     assert_eq!(output.status.code(), Some(130), "{transcript}");

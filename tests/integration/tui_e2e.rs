@@ -219,7 +219,7 @@ impl Tmux {
         let socket = format!(
             "git-ralph-test-{}-{}",
             std::process::id(),
-            repo.root.file_name().unwrap().to_string_lossy()
+            repo.dir.path().file_name().unwrap().to_string_lossy()
         );
         let tmux = Tmux { socket };
         let mut cmd = tmux.command();
@@ -386,5 +386,82 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
         !screen.contains("Stories"),
         "the alternate screen is gone:\n{screen}"
     );
+    repo.assert_fsck_clean();
+}
+
+/// `git ralph start` on a terminal, in tmux: the loop screen, the way a
+/// person uses it.
+fn start_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    Tmux::start(
+        repo,
+        &format!(
+            "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --on-finish keep; echo start-exited-$?; sleep 30",
+            shell_quote(&agent.to_string_lossy()),
+            shell_quote(&repo.record_dir().to_string_lossy()),
+            shell_quote(binary),
+            shell_quote(&agent_command(repo)),
+        ),
+    )
+}
+
+fn thinking_in_story_two(repo: &TestRepo) -> std::path::PathBuf {
+    script(
+        repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nsay Story two is thinking.\nsleep 60\n",
+            finish_story("1")
+        ),
+    )
+}
+
+#[test]
+fn start_opens_the_loop_screen_story_one_can_be_read_and_q_stops_the_run() {
+    let repo = project(TWO_STORIES);
+    let agent = thinking_in_story_two(&repo);
+    let Some(tmux) = start_in_tmux(&repo, &agent) else {
+        return;
+    };
+    let screen = tmux.wait_for("Story two is thinking");
+    assert!(screen.contains("2. Farewell"), "{screen}");
+    assert!(screen.contains("q stop"), "the keys are shown:\n{screen}");
+    // Story 1's output, after it is done.
+    tmux.keys(&["k"]);
+    let screen = tmux.wait_for("Story one: greeting written.");
+    assert!(screen.contains("complete"), "{screen}");
+    // q stops the run gracefully: the agent is stopped, the work kept.
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("start-exited-130");
+    assert!(
+        !screen.contains("Stories"),
+        "the terminal is given back:\n{screen}"
+    );
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    assert_eq!(run["reason"], "stopped");
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn three_q_presses_force_quit_the_loop_screen_and_the_run_resumes() {
+    let repo = project(TWO_STORIES);
+    let agent = thinking_in_story_two(&repo);
+    let Some(tmux) = start_in_tmux(&repo, &agent) else {
+        return;
+    };
+    tmux.wait_for("Story two is thinking");
+    tmux.keys(&["q", "q", "q"]);
+    let screen = tmux.wait_for("start-exited-130");
+    assert!(screen.contains("force-quit"), "{screen}");
+    assert!(
+        !screen.contains("Stories"),
+        "the terminal is given back:\n{screen}"
+    );
+    // The run resumes, the cut attempt preserved first.
+    let finish = script(&repo, &story_done("2"));
+    let resumed = start(&repo, &finish, &["--on-finish", "keep"]);
+    assert_exit(&resumed, 0);
     repo.assert_fsck_clean();
 }

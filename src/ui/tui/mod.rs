@@ -10,10 +10,12 @@
 //! may be dropped; events are not.
 
 mod app;
+mod driven;
 mod select;
 mod terminal;
 mod view;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event as TermEvent, KeyEventKind};
@@ -23,6 +25,7 @@ pub use app::{
     Action, App, AttemptDetails, AttemptItem, Mode, NoDetails, OUTPUT_CAP_BYTES, Output, Search,
     StoryItem, StoryState, Tab,
 };
+pub use driven::{LoopScreenView, RunScreen};
 pub use select::{
     ChangeEntry, PreviewAction, PreviewData, PreviewScreen, SelectionAction, SelectionData,
     SelectionScreen, draw_preview, draw_selection,
@@ -73,7 +76,7 @@ impl LoopScreen {
         events: UnboundedReceiver<Record>,
         requests: UnboundedSender<UiRequest>,
         details: Box<dyn AttemptDetails>,
-        leave_when_closed: bool,
+        leave_when_closed: &AtomicBool,
     ) -> std::io::Result<UiExit> {
         let mut guard = TerminalGuard::enter()?;
         let exit = event_loop(
@@ -98,7 +101,7 @@ fn event_loop(
     mut events: UnboundedReceiver<Record>,
     requests: &UnboundedSender<UiRequest>,
     details: &dyn AttemptDetails,
-    leave_when_closed: bool,
+    leave_when_closed: &AtomicBool,
 ) -> std::io::Result<UiExit> {
     let theme = Theme::from_env();
     let mut last_frame: Option<Instant> = None;
@@ -123,7 +126,7 @@ fn event_loop(
         if app.dirty && due {
             guard.terminal.draw(|frame| draw(frame, &mut app, theme))?;
             last_frame = Some(now);
-            if leave_when_closed && app.feed_closed {
+            if app.feed_closed && leave_when_closed.load(Ordering::Relaxed) {
                 return Ok(UiExit::Left);
             }
         }
