@@ -251,6 +251,8 @@ fn loop_settings(
         contract,
         guardrails: settings.guardrails.clone(),
         once: settings.once,
+        require_change: settings.require_change,
+        learnings: !settings.no_learnings,
     })
 }
 

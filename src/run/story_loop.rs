@@ -50,6 +50,11 @@ pub struct LoopSettings {
     pub guardrails: Guardrails,
     /// One attempt per story, no interception, no retries.
     pub once: bool,
+    /// Refuse a claim that changes nothing besides ticking boxes, unless
+    /// the story's contract says otherwise.
+    pub require_change: bool,
+    /// Keep a learnings file and show it in prompts.
+    pub learnings: bool,
 }
 
 /// How the loop ended.

@@ -129,6 +129,16 @@ pub struct AttemptRecord {
     /// Whether the attempt changed the worktree at all.
     #[serde(default = "yes")]
     pub progress: bool,
+    /// Something about an accepted attempt worth a second look, e.g. "no
+    /// change besides ticking boxes".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    /// The question the agent ended with instead of the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
+    /// Checks that passed on this attempt's result, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed_checks: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -49,7 +49,15 @@ pub fn print(report: &Report) {
         let attempts: Vec<String> = story
             .attempts
             .iter()
-            .map(|a| format!("#{} {}", a.attempt, outcome(a.outcome)))
+            .map(|a| match &a.flag {
+                Some(flag) => format!(
+                    "#{} {} ({} {flag})",
+                    a.attempt,
+                    outcome(a.outcome),
+                    s.warn.apply_to("flagged:")
+                ),
+                None => format!("#{} {}", a.attempt, outcome(a.outcome)),
+            })
             .collect();
         line_out(&format!(
             "  {mark} {}. {} [{}/{} tasks]{}{}",
@@ -86,6 +94,14 @@ pub fn print(report: &Report) {
     }
     if let Some(failure) = report.last_failure {
         line_out(&format!("{} {failure}", s.bold.apply_to("last failure:")));
+    }
+    if let Some(learnings) = &report.learnings {
+        line_out(&format!(
+            "{} {} bytes in {}",
+            s.bold.apply_to("learnings:"),
+            learnings.bytes,
+            learnings.path
+        ));
     }
     line_out(&format!(
         "{} {} attempts · {} tokens in, {} out · ${:.2}",
