@@ -103,17 +103,7 @@ fn a_claim_that_only_ticks_boxes_is_refused_with_require_change() {
     let repo = project(TWO_STORIES);
     let tasks_before = repo.read(TASKS_PATH);
     let agent = script(&repo, &tick_only_then_real());
-    let output = start(
-        &repo,
-        &agent,
-        &[
-            "--on-finish",
-            "keep",
-            "--require-change",
-            "--max-retries",
-            "0",
-        ],
-    );
+    let output = start(&repo, &agent, &["--require-change", "--max-retries", "0"]);
     assert_exit(&output, 3);
     let reason = format!("no change besides ticking boxes in {TASKS_PATH}");
     assert_eq!(
@@ -129,6 +119,15 @@ fn a_claim_that_only_ticks_boxes_is_refused_with_require_change() {
     assert!(has_ref(&repo, &format!("{NS}/attempts/1/1")));
     assert_eq!(subjects(&repo, &format!("main..{BRANCH}")).len(), 1);
     repo.assert_fsck_clean();
+
+    // Abort keeps what the agents learned.
+    let learnings = run_dir(&repo).join("learnings.md");
+    fs::write(&learnings, "a lesson\n").expect("learnings.md is written");
+    assert_exit(&ralph_cmd(&repo, &["abort", CHANGE]), 0);
+    assert_eq!(
+        fs::read_to_string(&learnings).expect("learnings.md outlives abort"),
+        "a lesson\n"
+    );
 }
 
 #[test]
@@ -307,6 +306,15 @@ fn a_lesson_from_a_failed_attempt_reaches_the_next_attempt_and_the_next_story() 
     assert_exit(&output, 0);
     let path = run_dir(&repo).join("learnings.md");
     let shown = path.to_string_lossy().into_owned();
+    // The cleanup left no checkpoint commit, so it sums up their receipts.
+    assert!(
+        stderr(&output).contains(&format!(
+            "receipts: 2 checkpoints over 3 attempts, 0 tokens, $0.00; each checkpoint's trailers are kept in {}.",
+            run_dir(&repo).join("receipts.txt").display()
+        )),
+        "{}",
+        stderr(&output)
+    );
 
     // Attempt 1 was told where the file is, and nothing was in it yet.
     let first = saved_prompt(&repo, "1", 1);

@@ -233,6 +233,46 @@ impl RunState {
     pub fn stories_done(&self) -> usize {
         self.stories.iter().filter(|story| story.done).count()
     }
+
+    /// What the checkpoints' receipts add up to, in one line: what a
+    /// cleanup, which squashes them away, says instead.
+    pub fn receipts_summary(&self) -> String {
+        let accepted: Vec<&AttemptRecord> = self
+            .stories
+            .iter()
+            .flat_map(|story| &story.attempts)
+            .filter(|attempt| attempt.checkpoint.is_some())
+            .collect();
+        let flagged: Vec<String> = self
+            .stories
+            .iter()
+            .flat_map(|story| {
+                story
+                    .attempts
+                    .iter()
+                    .filter(|attempt| attempt.checkpoint.is_some())
+                    .filter_map(move |attempt| {
+                        attempt
+                            .flag
+                            .as_ref()
+                            .map(|flag| format!("story {} ({flag})", story.id))
+                    })
+            })
+            .collect();
+        let mut line = format!(
+            "{} checkpoint{} over {} attempt{}, {} tokens, ${:.2}",
+            accepted.len(),
+            if accepted.len() == 1 { "" } else { "s" },
+            self.totals.attempts,
+            if self.totals.attempts == 1 { "" } else { "s" },
+            self.totals.tokens(),
+            self.totals.cost_usd
+        );
+        if !flagged.is_empty() {
+            line.push_str(&format!("; flagged: {}", flagged.join(", ")));
+        }
+        line
+    }
 }
 
 /// Seconds since the epoch.
