@@ -466,3 +466,66 @@ fn every_checkpoint_carries_its_receipt_as_trailers() {
     assert_eq!(kept.matches("Ralph-Story: ").count(), 2, "{kept}");
     assert!(kept.contains(&repo.rev_parse(BRANCH)), "{kept}");
 }
+
+const PRD: &str = r#"{
+  "project": "greeter",
+  "userStories": [
+    {"id": "US-001", "title": "Say hello", "priority": 1, "passes": false},
+    {"id": "US-002", "title": "Say goodbye", "priority": 2, "passes": false}
+  ]
+}
+"#;
+
+/// A PRD run where US-001 only sets `passes` (the agent rewrites the whole
+/// file, keys sorted) and US-002 does real work.
+fn prd_run(extra: &[&str]) -> (TestRepo, std::process::Output) {
+    let repo = TestRepo::new();
+    repo.write("prd.json", PRD);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "Add the stories"]);
+    let agent = script(
+        &repo,
+        "[story=US-001]\nset-passes US-001 true\npromise COMPLETE\n\
+         [story=US-002]\nwrite bye.txt bye\\n\nset-passes US-002 true\npromise COMPLETE\n",
+    );
+    let output = common::ralph_with_fake(&repo, &agent)
+        .args(["start", "greeter", "--prd", "prd.json", "--agent-command"])
+        .arg(common::fake_agent_path())
+        .args(["--on-finish", "keep", "--max-retries", "0"])
+        .args(extra)
+        .output()
+        .expect("git-ralph runs");
+    (repo, output)
+}
+
+#[test]
+fn a_prd_claim_that_only_sets_passes_is_flagged_or_refused() {
+    let (repo, output) = prd_run(&[]);
+    assert_exit(&output, 0);
+    // The file was rewritten, yet only `passes` changed.
+    assert_ne!(
+        repo.git(&["show", "ralph/greeter:prd.json"]),
+        PRD,
+        "the agent reformatted prd.json"
+    );
+    let messages = repo.git(&["log", "--format=%s%n%(trailers)--", "main..ralph/greeter"]);
+    let flagged: Vec<&str> = messages
+        .split("--\n")
+        .filter(|entry| entry.contains("Ralph-Flag: no change besides ticking boxes"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{messages}");
+    assert!(flagged[0].contains("Ralph-Story: US-001"), "{messages}");
+
+    let (repo, output) = prd_run(&["--require-change"]);
+    assert_exit(&output, 3);
+    let state: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(repo.path(".git/ralph/greeter/state.json")).expect("state.json"),
+    )
+    .expect("state.json is JSON");
+    let attempt = &attempt_records(&state, "US-001")[0];
+    assert_eq!(attempt["outcome"], "rejected");
+    assert_eq!(
+        attempt["reason"],
+        "no change besides ticking boxes in prd.json"
+    );
+}
