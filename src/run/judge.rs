@@ -1,9 +1,12 @@
 //! Judging a finished attempt. First one classification of how the agent
-//! ended (stopped, timed out, failed, errored, silent, or claiming
-//! completion); then, for a claim, the gates in order: the story is marked
-//! done in its own file, no protected path was touched, the verification
-//! method agrees, and every objective check passes. The first gate that
-//! fails names the reason the next prompt will carry.
+//! ended (stopped, timed out, failed, errored, silent, asking a question
+//! instead of working, or claiming completion); then, for a claim, the
+//! gates in order: the story is marked done in its own file, no protected
+//! path was touched, something besides the boxes changed (only when the
+//! contract or `--require-change` asks; otherwise a tick-only claim is
+//! flagged, not refused), the verification method agrees, and every
+//! objective check passes. The first gate that fails names the reason the
+//! next prompt will carry.
 
 use std::time::Duration;
 
