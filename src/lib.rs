@@ -17,6 +17,7 @@ pub mod events;
 pub mod exit;
 pub mod git;
 pub mod presets;
+pub mod preview;
 pub mod process;
 pub mod prompt;
 pub mod run;

@@ -53,7 +53,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         "tasks",
-        "the story's checklist with done marks and line numbers, or nothing",
+        "the story's section as written (intro, nested bullets, code) and its checklist with done marks and line numbers, or nothing",
     ),
     (
         "acceptance_criteria",
@@ -296,7 +296,7 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
         "story_total" => input.story_total.to_string(),
         "attempt" => input.attempt.to_string(),
         "description" => section_text(story.description.as_deref()),
-        "tasks" => tasks(story),
+        "tasks" => tasks(story, &slash(input.source.tracking_file())),
         "acceptance_criteria" => acceptance_criteria(story),
         "context" => context(input.context_files),
         "tracking_file" => slash(input.source.tracking_file()),
@@ -332,14 +332,47 @@ fn section_text(text: Option<&str>) -> String {
     }
 }
 
-fn tasks(story: &Story) -> String {
-    if story.tasks.is_empty() {
-        return String::new();
+fn tasks(story: &Story, file: &str) -> String {
+    let mut out = String::new();
+    if let Some(section) = &story.section {
+        let lines = if section.first_line == section.last_line {
+            format!("line {}", section.first_line)
+        } else {
+            format!("lines {}-{}", section.first_line, section.last_line)
+        };
+        let mut text = String::new();
+        if section.parents.is_empty() {
+            out.push_str(&format!("The story as written in `{file}` ({lines}):\n\n"));
+        } else {
+            out.push_str(&format!(
+                "The story as written in `{file}` ({lines}), after the start of the sections it belongs to:\n\n"
+            ));
+            for parent in &section.parents {
+                text.push_str(parent.trim_end());
+                text.push_str("\n\n[...]\n\n");
+            }
+        }
+        text.push_str(&section.text);
+        out.push_str(&fenced(&text));
+        out.push('\n');
     }
-    let mut out = String::from("Tasks (`[x]` = already done):\n\n");
-    for task in &story.tasks {
-        let mark = if task.done { 'x' } else { ' ' };
-        out.push_str(&format!("- [{mark}] {} (line {})\n", task.text, task.line));
+    if !story.tasks.is_empty() {
+        out.push_str("Tasks (`[x]` = already done):\n\n");
+        for task in &story.tasks {
+            let mark = if task.done { 'x' } else { ' ' };
+            out.push_str(&format!("- [{mark}] {} (line {})\n", task.text, task.line));
+        }
+    }
+    if !story.unreadable.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "These lines of `{file}` look like checkboxes but are not ones git-ralph can read, so the story cannot count as done while they remain. Rewrite each as `- [ ] …` (open) or `- [x] …` (done), whichever is true:\n\n"
+        ));
+        for line in &story.unreadable {
+            out.push_str(&format!("- line {}: {}\n", line.line, line.text));
+        }
     }
     out
 }
@@ -359,7 +392,11 @@ fn context(files: &[ContextFile]) -> String {
     if files.is_empty() {
         return String::new();
     }
-    let mut out = String::from("## Context\n\nRead these files of the change first.\n");
+    let mut out = format!(
+        "## Context\n\nRead these files of the change first. Each is shown up to {} KiB and all of them together up to {} KiB; where a file is cut, the cut is marked and the rest is in the file.\n",
+        crate::stories::CONTEXT_FILE_LIMIT / 1024,
+        crate::stories::CONTEXT_TOTAL_LIMIT / 1024
+    );
     for file in files {
         out.push_str(&format!("\n### {}\n\n{}", file.path, fenced(&file.content)));
     }
@@ -795,7 +832,6 @@ mod tests {
         let story = greeting_story();
         let mut input = PromptInput {
             promise_token: "AUTH_IMPLEMENTED",
-            learnings: None,
             ..minimal_input(&story, &source)
         };
         assert_eq!(

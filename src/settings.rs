@@ -89,6 +89,9 @@ pub struct Settings {
     /// Prompt mode: the prompt file repeated until the contract passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_file: Option<String>,
+    /// Prompt mode: revert an iteration the contract does not accept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub revert_failed: bool,
     /// `--check` commands.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<String>,
@@ -149,6 +152,7 @@ pub struct Requested {
     pub tasks: Option<PathBuf>,
     pub prompt: Option<PathBuf>,
     pub once: bool,
+    pub revert_failed: bool,
     pub checks: Vec<String>,
     pub promise: Option<String>,
     pub max_iterations: Option<u32>,
@@ -273,6 +277,7 @@ pub fn resolve(
         no_learnings,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
+        revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),
         prompt_file: absolute(&req.prompt).or_else(|| stored.and_then(|s| s.prompt_file.clone())),
         checks,
         promise,

@@ -574,8 +574,8 @@ mod modes {
         );
         assert!(repo.path("done.txt").exists());
         assert!(
-            !repo.path("notes.txt").exists(),
-            "the first attempt was reverted"
+            repo.path("notes.txt").exists(),
+            "the first iteration's work is kept for the next to build on"
         );
         let calls = recorded_calls(&repo);
         assert_eq!(calls.len(), 2);

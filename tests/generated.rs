@@ -198,7 +198,8 @@ fn files_section() -> Section {
         ),
         (
             "<git-dir>/ralph/history/",
-            "the files of finished or aborted runs whose change was started again",
+            "the files of finished or aborted runs whose change was started again, one \
+             directory per run (git ralph status --all lists them)",
         ),
     ] {
         term(&mut roff, path, meaning);
@@ -243,7 +244,21 @@ fn refs_section() -> Section {
         ),
         (
             "refs/ralph/<change>/interrupted/*, refs/ralph/<change>/strays/*",
-            "work left by a loop that was killed, and commits an agent made behind the loop's back",
+            "work set aside at finish, and commits an agent made behind the loop's back",
+        ),
+        (
+            "refs/ralph/<change>/attempts/<story>/<n>-refs/*",
+            "what an agent left on a branch or tag it must not touch; the branch or tag \
+             itself is put back where it was",
+        ),
+        (
+            "refs/ralph/<change>/setup-failure/*",
+            "anything left by an agent command that could not be run at all",
+        ),
+        (
+            "refs/ralph/<change>/history/<run>/*",
+            "every ref of an earlier run of the change, moved aside when the change was \
+             started again",
         ),
     ] {
         term(&mut roff, name, meaning);

@@ -502,16 +502,23 @@ fn finish_keep_on_a_stopped_run_stays_on_the_branch() {
     assert_eq!(status["state"], "finished");
     assert_eq!(status["finished_with"], "keep");
 
-    let again = ralph_cmd(&repo, &["finish", CHANGE, "--cleanup"]);
-    assert_exit(&again, 1);
+    // Keep is not a dead end: the kept branch can still be cleaned up.
+    let again = ralph_cmd(&repo, &["finish", CHANGE, "--keep"]);
+    assert_exit(&again, 0);
     assert!(
-        stderr(&again).contains("already finished"),
+        stderr(&again).contains("already kept"),
         "{}",
         stderr(&again)
     );
-    assert_eq!(
-        repo.head_symbolic().as_deref(),
-        Some("refs/heads/ralph/greet")
+    let cleanup = ralph_cmd(&repo, &["finish", CHANGE, "--cleanup"]);
+    assert_exit(&cleanup, 0);
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    let twice = ralph_cmd(&repo, &["finish", CHANGE, "--cleanup"]);
+    assert_exit(&twice, 1);
+    assert!(
+        stderr(&twice).contains("already finished"),
+        "{}",
+        stderr(&twice)
     );
 }
 

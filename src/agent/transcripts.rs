@@ -95,7 +95,7 @@ mod tests {
     ];
 
     /// Directories of `tests/fixtures/` that hold no agent transcripts.
-    const NOT_TRANSCRIPTS: &[&str] = &["openspec"];
+    const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld"];
 
     /// What a `.expect` file asks for.
     #[derive(Debug)]

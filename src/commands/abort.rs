@@ -9,8 +9,8 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use crate::exit::{CommandError, Exit};
-use crate::git::Repo;
-use crate::state::{RunLock, RunStatus, lock_holder, now};
+use crate::git::{ChangeName, Repo};
+use crate::state::{RunDir, RunLock, RunState, RunStatus, lock_holder, now};
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -39,12 +39,17 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         ui::warn("stopped an agent that a killed loop had left running");
     }
     let mut state = run_dir.load()?;
+    let kept = state.status == RunStatus::Finished
+        && state.finished_with.as_deref() == Some("keep")
+        && repo.resolve_ref(&change.branch_ref())?.is_some();
     match state.status {
         RunStatus::Aborted => {
             return Err(CommandError::user(format!(
                 "the run '{change}' is already aborted"
             )));
         }
+        // A kept run's branch is still there: it can still be undone.
+        RunStatus::Finished if kept => {}
         RunStatus::Finished => {
             return Err(CommandError::user(format!(
                 "the run '{change}' is finished ({}); there is nothing to abort",
@@ -57,11 +62,24 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         }
         RunStatus::Running | RunStatus::Stopped => {}
     }
-    let tip = repo.abort(&change, &state.original, state.initial_commit)?;
+    apply(&mut repo, &change, &run_dir, &mut state)?;
+    Ok(Exit::Success.code())
+}
+
+/// Restore the pre-start state and record it. HEAD must be on the run's
+/// branch, so that nothing the user did elsewhere is overwritten.
+pub fn apply(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+) -> Result<(), CommandError> {
+    super::finish::require_on_branch(repo, change, "abort")?;
+    let tip = repo.abort(change, &state.original, state.initial_commit)?;
     state.status = RunStatus::Aborted;
     state.pid = None;
     state.updated_at = now();
-    run_dir.save(&state)?;
+    run_dir.save(state)?;
     ui::note(&format!(
         "aborted: back on {} exactly as before the run; {} was deleted (its tip {} is kept at {}/aborted).",
         state.original.head.reflog_name(),
@@ -69,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         tip.to_hex_with_len(10),
         change.ref_namespace()
     ));
-    Ok(Exit::Success.code())
+    Ok(())
 }
 
 /// SIGTERM the loop and wait for it to let go of the lock.

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use crate::exit::{CommandError, Exit};
-use crate::git::{ChangeName, Repo};
+use crate::git::{ChangeName, HeadState, Repo};
 use crate::state::{RunDir, RunLock, RunState, RunStatus, lock_holder, now};
 use crate::ui::{self, FinishChoice};
 
@@ -44,7 +44,19 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         ui::warn("stopped an agent that a killed loop had left running");
     }
     let mut state = run_dir.load()?;
+    let kept = state.status == RunStatus::Finished
+        && state.finished_with.as_deref() == Some("keep")
+        && repo.resolve_ref(&change.branch_ref())?.is_some();
     match state.status {
+        // A kept run's branch is still there: it can still be cleaned up.
+        RunStatus::Finished if kept && args.cleanup => {}
+        RunStatus::Finished if kept => {
+            ui::note(&format!(
+                "the run '{change}' is already kept on {}",
+                state.branch
+            ));
+            return Ok(Exit::Success.code());
+        }
         RunStatus::Finished => {
             return Err(CommandError::user(format!(
                 "the run '{change}' is already finished ({})",
@@ -76,6 +88,7 @@ pub fn apply(
     state: &mut RunState,
     choice: FinishChoice,
 ) -> Result<(), CommandError> {
+    require_on_branch(repo, change, "finish")?;
     // The agent's own files (Aider's history) are not unfinished work.
     if state.settings.agent_command.is_none() {
         repo.set_scratch(crate::presets::scratch_of(&state.settings.agent));
@@ -118,6 +131,23 @@ pub fn apply(
     Ok(())
 }
 
+/// Finish and abort work on the run's branch only: anything the user did on
+/// another branch meanwhile is theirs, and is not touched.
+pub fn require_on_branch(repo: &Repo, change: &ChangeName, what: &str) -> Result<(), CommandError> {
+    match repo.head()? {
+        HeadState::Branch { name, .. } if name == change.branch_ref() => Ok(()),
+        other => Err(CommandError::user(format!(
+            "cannot {what} '{change}': HEAD is on {}, not on {}",
+            other.describe(),
+            change.branch_short()
+        ))
+        .hint(format!(
+            "commit or stash what you changed there, 'git switch {}', then run this again",
+            change.branch_short()
+        ))),
+    }
+}
+
 /// Work in the worktree beyond the last checkpoint (a loop killed
 /// mid-attempt) is preserved and reverted before finishing.
 fn set_aside_unfinished_work(
@@ -129,7 +159,12 @@ fn set_aside_unfinished_work(
     if checkpoint_tree == worktree {
         return Ok(());
     }
-    let refname = format!("{}/interrupted/{}", change.ref_namespace(), now());
+    // Keyed by the millisecond, and never over an existing ref.
+    let refname = repo.unused_ref(&format!(
+        "{}/interrupted/{}",
+        change.ref_namespace(),
+        crate::events::now_ms()
+    ))?;
     repo.preserve(
         &refname,
         &format!("ralph({change}): unfinished work set aside at finish"),

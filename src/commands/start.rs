@@ -15,7 +15,7 @@ use crate::run::{Ending, Session, drive};
 use crate::settings::{OnFinish, Requested};
 use crate::state::{RunDir, RunLock, RunState, StopReason};
 use crate::stories::SourceKind;
-use crate::ui::{self, FinishChoice, KeyListener, Renderer};
+use crate::ui::{self, EndChoice, FinishChoice, KeyListener, Renderer};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
@@ -67,6 +67,14 @@ pub struct Args {
     /// One attempt per story, no checks, no retries: the plain flow.
     #[arg(long)]
     pub once: bool,
+    /// Show the stories as read, any warnings, and the first prompt exactly
+    /// as the agent would receive it; change nothing (with --json: one object).
+    #[arg(long, conflicts_with = "prompt")]
+    pub dry_run: bool,
+    /// Prompt mode: revert an iteration the contract does not accept,
+    /// instead of keeping it as an iteration checkpoint to build on.
+    #[arg(long, requires = "prompt")]
+    pub revert_failed: bool,
     /// A check every story must pass: a command run through `sh -c` in the
     /// worktree (repeatable) [config: ralph.check].
     #[arg(long = "check", value_name = "CMD")]
@@ -161,6 +169,7 @@ impl Args {
             tasks: self.tasks.clone(),
             prompt: self.prompt.clone(),
             once: self.once,
+            revert_failed: self.revert_failed,
             checks: self.checks.clone(),
             promise: self.promise.clone(),
             max_iterations: self.max_iterations,
@@ -177,6 +186,16 @@ impl Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let repo = Repo::open(&super::current_dir()?)?;
+    if args.dry_run {
+        let change = ChangeName::parse(&args.change)?;
+        let preview = crate::run::session::preview(&repo, &change, &args.requested()?)?;
+        if args.json {
+            ui::print_json(&preview)?;
+        } else {
+            ui::preview::print(&preview);
+        }
+        return Ok(Exit::Success.code());
+    }
     let ralph_dir = repo.ralph_dir();
     let had_ralph_dir = ralph_dir.exists();
     let result = run_in(repo, args, None);
@@ -204,6 +223,9 @@ pub fn run_in(
         ));
     }
     let session = Session::open(&mut repo, &change, &requested, agent)?;
+    for notice in &session.notices {
+        ui::note(notice);
+    }
     let on_finish = session.state.settings.on_finish;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
@@ -252,7 +274,8 @@ pub fn run_in(
     Ok(exit.code())
 }
 
-/// The loop has ended on its own: keep, clean up, or ask.
+/// The loop has ended on its own: keep, clean up, or ask (and for a run
+/// that did not complete, also leave it stopped or abort).
 fn finish_after_loop(
     mut repo: Repo,
     change: &ChangeName,
@@ -260,21 +283,36 @@ fn finish_after_loop(
     mut state: RunState,
     on_finish: OnFinish,
 ) -> Result<(), CommandError> {
+    let completed = state.reason == Some(StopReason::Completed);
     let choice = match on_finish {
-        OnFinish::Keep => Some(FinishChoice::Keep),
-        OnFinish::Cleanup => Some(FinishChoice::Cleanup),
-        OnFinish::Ask => ui::ask_finish(&state.branch, &state.original.head.reflog_name()),
+        OnFinish::Keep => Some(EndChoice::Finish(FinishChoice::Keep)),
+        OnFinish::Cleanup => Some(EndChoice::Finish(FinishChoice::Cleanup)),
+        OnFinish::Ask => {
+            ui::ask_finish(&state.branch, &state.original.head.reflog_name(), completed)
+        }
     };
     match choice {
-        None => {
-            ui::note(&format!(
-                "the run stays on {}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {}",
+        Some(EndChoice::Finish(choice)) => {
+            super::finish::apply(&mut repo, change, run_dir, &mut state, choice)
+        }
+        Some(EndChoice::Abort) => super::abort::apply(&mut repo, change, run_dir, &mut state),
+        Some(EndChoice::LeaveStopped) | None => {
+            let mut text = format!(
+                "the run stays on {}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {}\n  git ralph abort {change}              # back to exactly where you started",
                 state.branch,
                 state.original.head.reflog_name(),
                 state.branch
-            ));
+            );
+            if state.reason == Some(StopReason::MaxRetries) {
+                text.push_str(&format!(
+                    "\nor resume it with more retries:\n  git ralph start {change} --max-retries {}",
+                    state.settings.max_retries + 2
+                ));
+            } else if !completed {
+                text.push_str(&format!("\nor resume it:\n  git ralph start {change}"));
+            }
+            ui::note(&text);
             Ok(())
         }
-        Some(choice) => super::finish::apply(&mut repo, change, run_dir, &mut state, choice),
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
-use crate::state::{Report, lock_holder};
+use crate::state::{Report, RunDir, RunState, list_history, list_runs, lock_holder};
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -14,13 +14,21 @@ pub struct Args {
     /// The change whose run to show; may be omitted when there is one run.
     #[arg(value_name = "CHANGE")]
     pub change: Option<String>,
-    /// Print the run as one JSON object.
+    /// Print the run as one JSON object (with several runs or --all: an
+    /// object with "runs" and "earlier").
     #[arg(long)]
     pub json: bool,
+    /// List every run, the earlier ones kept in history included.
+    #[arg(long, conflicts_with = "change")]
+    pub all: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let runs = list_runs(&repo.ralph_dir());
+    if args.change.is_none() && (args.all || runs.len() > 1) {
+        return list(&repo, &runs, args.all, args.json);
+    }
     let change = super::pick_change(&repo, args.change.as_deref())?;
     let run_dir = super::existing_run(&repo, &change)?;
     let state = run_dir.load()?;
@@ -32,6 +40,58 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         ui::print_json(&report)?;
     } else {
         ui::status::print(&report);
+    }
+    Ok(Exit::Success.code())
+}
+
+/// Every run, one line each; with `all`, the earlier ones too.
+fn list(repo: &Repo, runs: &[String], all: bool, json: bool) -> Result<ExitCode, CommandError> {
+    let holder = lock_holder(&super::lock_path(repo));
+    let current: Vec<(String, RunState)> = runs
+        .iter()
+        .filter_map(|name| {
+            let state = RunDir::new(&repo.ralph_dir(), name).load().ok()?;
+            Some((name.clone(), state))
+        })
+        .collect();
+    let earlier: Vec<(String, RunState)> = if all {
+        list_history(&repo.ralph_dir())
+            .into_iter()
+            .filter_map(|(name, dir)| Some((name, dir.load().ok()?)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if current.is_empty() && earlier.is_empty() {
+        return Err(
+            CommandError::user("there is no git-ralph run in this repository")
+                .hint("start one with 'git ralph start <change>'"),
+        );
+    }
+    fn report<'a>(
+        holder: &Option<(u32, String)>,
+        (name, state): &'a (String, RunState),
+    ) -> (String, Report<'a>) {
+        let pid = holder
+            .as_ref()
+            .filter(|(_, change)| *change == state.change && *name == state.change)
+            .map(|(pid, _)| *pid);
+        (name.clone(), Report::new(state, pid))
+    }
+    let current: Vec<(String, Report)> = current.iter().map(|r| report(&holder, r)).collect();
+    let earlier: Vec<(String, Report)> = earlier.iter().map(|r| report(&holder, r)).collect();
+    if json {
+        #[derive(serde::Serialize)]
+        struct Listing<'a> {
+            runs: Vec<&'a Report<'a>>,
+            earlier: Vec<&'a Report<'a>>,
+        }
+        ui::print_json(&Listing {
+            runs: current.iter().map(|(_, r)| r).collect(),
+            earlier: earlier.iter().map(|(_, r)| r).collect(),
+        })?;
+    } else {
+        ui::status::print_runs(&current, &earlier);
     }
     Ok(Exit::Success.code())
 }

@@ -38,6 +38,10 @@
 //! criteria = ["the greeting is friendly"]
 //! agent = "claude"                # or: command = "my-verifier"
 //!
+//! [stories]                       # how task files are read
+//! skip = ["Rollout"]              # more headings that are not work
+//! keep = ["Optional"]             # built-in non-work headings that are work here
+//!
 //! [story."2"]                     # per-story additions
 //! outcome = "bye.txt says goodbye"
 //! acceptance_criteria = ["..."]
@@ -79,6 +83,10 @@ required = false                # an optional stage only warns
 negative_patterns = ["TODO", "FIXME"]
 criteria = ["errors are reported, not swallowed"]
 agent = "claude"                # or: command = "my-verifier"
+
+[stories]                       # which sections of the task file are work
+skip = ["Rollout"]              # headings that are not work, besides the built-in ones
+keep = ["Optional"]             # built-in non-work headings that are work here
 
 [story."2"]                     # per-story additions, keyed by story id
 outcome = "bye.txt says goodbye"
@@ -237,6 +245,48 @@ pub struct StoryContract {
     pub require_change: Option<bool>,
 }
 
+/// `[stories]`: which sections of a task file are work. Headings are
+/// matched by how their title (without its label) starts, ignoring case.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoriesSettings {
+    /// Headings that are not work, on top of the built-in ones (Success
+    /// Criteria, Notes, Completed, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip: Vec<String>,
+    /// Built-in non-work headings that are work in this repository.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<String>,
+}
+
+impl StoriesSettings {
+    fn is_empty(&self) -> bool {
+        self.skip.is_empty() && self.keep.is_empty()
+    }
+}
+
+/// The `[stories]` settings of `ralph.toml` at the root and, when given, in
+/// the change's directory; lists from both files are joined.
+pub fn stories_settings(
+    workdir: &Path,
+    change_dir: Option<&Path>,
+) -> Result<StoriesSettings, ContractError> {
+    let mut settings = StoriesSettings::default();
+    let mut paths = vec![workdir.join("ralph.toml")];
+    paths.extend(change_dir.map(|dir| dir.join("ralph.toml")));
+    for path in paths {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(ContractError::Read { path, source }),
+        };
+        let file = Contract::parse(&path, &text)?;
+        settings.skip.extend(file.stories.skip);
+        settings.keep.extend(file.stories.keep);
+    }
+    Ok(settings)
+}
+
 /// A contract file, or the merged contract of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +307,8 @@ pub struct Contract {
     pub require_change: Option<bool>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub story: BTreeMap<String, StoryContract>,
+    #[serde(default, skip_serializing_if = "StoriesSettings::is_empty")]
+    pub stories: StoriesSettings,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -382,6 +434,8 @@ impl Contract {
         if other.require_change.is_some() {
             self.require_change = other.require_change;
         }
+        self.stories.skip.extend(other.stories.skip);
+        self.stories.keep.extend(other.stories.keep);
         for (id, story) in other.story {
             let entry = self.story.entry(id).or_default();
             if story.outcome.is_some() {
@@ -603,5 +657,32 @@ command = "test -s bye.txt"
         assert!(contract.violation(&rules, &["spec/x.md".into()]).is_some());
         let why = contract.violation(&rules, &["ralph.toml".into()]).unwrap();
         assert!(why.contains("contract file"), "{why}");
+    }
+
+    #[test]
+    fn stories_table_is_read_joined_and_strict() {
+        let dir = tempfile::tempdir().unwrap();
+        let change = dir.path().join("openspec/changes/x");
+        std::fs::create_dir_all(&change).unwrap();
+        std::fs::write(
+            dir.path().join("ralph.toml"),
+            "[stories]\nskip = [\"Rollout\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            change.join("ralph.toml"),
+            "[stories]\nkeep = [\"Optional\"]\n",
+        )
+        .unwrap();
+        let settings = stories_settings(dir.path(), Some(&change)).unwrap();
+        assert_eq!(settings.skip, ["Rollout"]);
+        assert_eq!(settings.keep, ["Optional"]);
+        let contract = Contract::assemble(dir.path(), Some(&change), &[], &[], None).unwrap();
+        assert_eq!(contract.stories, settings);
+
+        for bad in ["[stories]\nskips = [\"x\"]\n", "[stories]\nskip = \"x\"\n"] {
+            let err = Contract::parse(Path::new("ralph.toml"), bad).unwrap_err();
+            assert!(err.to_string().contains("ralph.toml"), "{err}");
+        }
     }
 }

@@ -12,6 +12,7 @@
 
 mod diff;
 mod error;
+mod guard;
 pub mod hex;
 mod index_cache;
 mod lock;
@@ -26,6 +27,7 @@ mod tree;
 
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
+pub use guard::{RefSnapshot, RestoredRef};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;

@@ -68,7 +68,7 @@ impl BeginError {
                 worktree.display()
             )),
             BeginError::AlreadyOnBranch { .. } => Some(
-                "switch back to the branch you want to work from, or 'git ralph start' to resume the existing run"
+                "switch to the branch you want to start from (e.g. 'git switch -'), then start again"
                     .into(),
             ),
             BeginError::Op(err) => err.hint(),
@@ -77,10 +77,9 @@ impl BeginError {
 }
 
 impl Repo {
-    /// Move onto `ralph/<change>` (`git checkout -B` semantics, with the
-    /// reflog lines `git checkout -` needs) and commit the user's uncommitted
-    /// work as the "initial state".
-    pub fn begin(&mut self, change: &ChangeName) -> Result<Begin, BeginError> {
+    /// Everything [`Repo::begin`] refuses, checked without writing anything,
+    /// so a caller can validate before it touches anything of its own.
+    pub fn check_begin(&self, change: &ChangeName) -> Result<(), BeginError> {
         let branch = change.branch_ref();
         if let Some(worktree) = self.checked_out_elsewhere(&branch)? {
             return Err(BeginError::CheckedOutElsewhere {
@@ -98,6 +97,16 @@ impl Repo {
         // Fail on a missing identity before anything moves.
         self.signature(false)?;
         self.signature(true)?;
+        Ok(())
+    }
+
+    /// Move onto `ralph/<change>` (`git checkout -B` semantics, with the
+    /// reflog lines `git checkout -` needs) and commit the user's uncommitted
+    /// work as the "initial state".
+    pub fn begin(&mut self, change: &ChangeName) -> Result<Begin, BeginError> {
+        self.check_begin(change)?;
+        let branch = change.branch_ref();
+        let head = self.head()?;
 
         let lock = IndexLock::acquire(self)?;
         let index = self.shared_index()?;
@@ -207,7 +216,7 @@ impl Repo {
     }
 
     /// HEAD must be on `ralph/<change>`; returns its tip.
-    fn ensure_on_branch(&self, change: &ChangeName) -> Result<ObjectId, OpError> {
+    pub fn ensure_on_branch(&self, change: &ChangeName) -> Result<ObjectId, OpError> {
         let head = self.head()?;
         match &head {
             HeadState::Branch { name, commit } if *name == change.branch_ref() => Ok(*commit),

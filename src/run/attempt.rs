@@ -11,7 +11,7 @@ use super::error::RunError;
 use super::story_loop::StoryLoop;
 use crate::agent::{self, AgentEvent, AgentRun};
 use crate::events::{Event, Record, now_ms};
-use crate::git::ref_component;
+use crate::git::{RefSnapshot, ref_component};
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
@@ -42,17 +42,14 @@ impl StoryLoop {
 
         self.begin_record(story, attempt, &log_path);
         self.save()?;
+        let max_attempts = self.max_attempts(&story.id);
         self.emit(Event::StoryProgress {
             story_id: story.id.clone(),
             title: story.title.clone(),
             index,
             total: stories.len(),
             attempt,
-            max_attempts: if self.settings.once {
-                1
-            } else {
-                self.settings.max_retries + 1
-            },
+            max_attempts,
         });
 
         let workdir = self.repo_lock().workdir().to_owned();
@@ -82,6 +79,13 @@ impl StoryLoop {
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
         let timeout = self.attempt_timeout();
+        // The agent may only touch its own branch: the others are noted now
+        // and put back after the attempt.
+        let branch = self.settings.change.branch_ref();
+        let refs_before = self
+            .with_repo(move |repo| repo.snapshot_user_refs(&branch))
+            .await
+            .map_err(|err| RunError::git("list the branches and tags", err))?;
         let clock = Instant::now();
         let run = {
             let stop = self.stop.clone();
@@ -121,10 +125,141 @@ impl StoryLoop {
                 ));
             }
         }
+        // Work the agent committed or moved elsewhere comes back first, then
+        // every other branch and tag goes back where it was.
+        if let Some(moved) = self.guard_head("after the attempt").await? {
+            self.warn(format!(
+                "during the attempt {moved}; its work was brought back onto {}",
+                self.state.branch
+            ));
+        }
+        self.restore_user_refs(refs_before, &story_key, attempt)
+            .await?;
+        if let Some(code @ (126 | 127)) = run.exit.code() {
+            return self
+                .setup_failure(story, code, &run, &invocation.program)
+                .await;
+        }
         if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
             return self.pause_for_limit(story, attempt, limit).await;
         }
         self.judge(story, attempt, &story_key, run, timeout).await
+    }
+
+    /// Put back every branch and tag the agent moved, created or deleted;
+    /// what it left there stays reachable beside the attempt's ref.
+    async fn restore_user_refs(
+        &mut self,
+        before: RefSnapshot,
+        story_key: &str,
+        attempt: u32,
+    ) -> Result<(), RunError> {
+        let branch = self.settings.change.branch_ref();
+        let keep = format!(
+            "{}/attempts/{story_key}/{attempt}-refs",
+            self.settings.change.ref_namespace()
+        );
+        let restored = self
+            .with_repo(move |repo| repo.restore_user_refs(&before, &branch, &keep))
+            .await
+            .map_err(|err| RunError::git("put back the branches and tags", err))?;
+        for moved in restored {
+            let what = match (moved.was, moved.found) {
+                (Some(_), Some(_)) => "moved",
+                (Some(_), None) => "deleted",
+                (None, _) => "created",
+            };
+            let kept = moved
+                .kept_at
+                .map(|at| format!("; what it held is kept at {at}"))
+                .unwrap_or_default();
+            self.warn(format!(
+                "the agent {what} {}, which it must not touch; it is put back{kept}",
+                moved.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// The agent command could not be run at all (the shell's 127, command
+    /// not found, or 126, not executable): a set-up error, not a failed
+    /// story. The run stops at once and no retry is spent; anything the
+    /// attempt left is set aside first.
+    async fn setup_failure(
+        &mut self,
+        story: &Story,
+        code: i32,
+        run: &AgentRun,
+        program: &str,
+    ) -> Result<(), RunError> {
+        let checkpoint = self.state.checkpoint;
+        let (old, new) = self
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
+            .await
+            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+        if old != new {
+            let base = format!(
+                "{}/setup-failure/{}",
+                self.settings.change.ref_namespace(),
+                now_ms()
+            );
+            let message = format!(
+                "ralph({}): work left by an agent command that could not run",
+                self.settings.change
+            );
+            self.with_repo(move |repo| -> Result<(), RunError> {
+                let refname = repo
+                    .unused_ref(&base)
+                    .map_err(|err| RunError::git("name a ref", err))?;
+                repo.preserve(&refname, &message)
+                    .map_err(|err| RunError::git("set the work aside", err))?;
+                repo.revert()
+                    .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
+                Ok(())
+            })
+            .await?;
+        }
+        self.story_record(&story.id).attempts.pop();
+        self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
+        self.save()?;
+        let detail = run
+            .stderr_tail
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .map(|line| format!(": {}", line.trim()))
+            .unwrap_or_default();
+        // `--agent-command` runs through `sh -c`: name the user's command.
+        let agent = &self.settings.agent;
+        let command = match (agent.name.as_str(), agent.args.last()) {
+            ("command", Some(script)) => script.clone(),
+            _ => program.to_owned(),
+        };
+        Err(RunError::AgentSetup {
+            command,
+            code,
+            detail,
+        })
+    }
+
+    /// How many attempts the story may have: one plus the retries, plus
+    /// the attempts that spent no retry (stops, usage limits).
+    fn max_attempts(&mut self, story: &str) -> u32 {
+        if self.settings.once {
+            return 1;
+        }
+        let free = self
+            .story_record(story)
+            .attempts
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a.outcome,
+                    AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
+                )
+            })
+            .count() as u32;
+        self.settings.max_retries + 1 + free
     }
 
     /// The promise token the story's contract asks for, if any.
@@ -287,13 +422,15 @@ impl StoryLoop {
     /// Stops and usage limits say nothing about the work.
     fn retry_context(&self, story: &str) -> Option<RetryContext> {
         let record = self.state.stories.iter().find(|s| s.id == story)?;
-        let last = record.attempts.iter().rev().find(|a| {
-            !matches!(
-                a.outcome,
-                AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
-            )
-        })?;
+        // A usage limit says nothing about the work; a stop cut the last
+        // attempt short, so there is no reason to quote for it.
+        let last = record
+            .attempts
+            .iter()
+            .rev()
+            .find(|a| a.outcome != AttemptOutcome::RateLimited)?;
         match last.outcome {
+            AttemptOutcome::Interrupted => None,
             _ if !last.failed_checks.is_empty() => {
                 Some(RetryContext::ChecksFailed(last.failed_checks.clone()))
             }

@@ -30,6 +30,8 @@ pub enum RunError {
     Begin(#[from] BeginError),
     #[error(transparent)]
     State(#[from] StateError),
+    #[error(transparent)]
+    Preview(#[from] crate::preview::PreviewError),
     #[error("every story of '{change}' is already done ({count} stories in {})", file.display())]
     AllDone {
         change: String,
@@ -56,6 +58,14 @@ pub enum RunError {
     Git { what: String, source: OpError },
     #[error("could not {what}: {source}")]
     Io { what: String, source: io::Error },
+    #[error("story {story} was marked done while the run was stopped, but {reason}")]
+    UserChangesRejected { story: String, reason: String },
+    #[error("the agent command could not be run (exit {code}){detail}")]
+    AgentSetup {
+        command: String,
+        code: i32,
+        detail: String,
+    },
     #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
     RateLimitCap { reason: String, cap: u64 },
 }
@@ -97,6 +107,7 @@ impl RunError {
             RunError::Contract(err) => err.hint(),
             RunError::Preset(err) => Some(err.hint()),
             RunError::Settings(err) => err.hint(),
+            RunError::Preview(err) => err.hint(),
             RunError::Begin(err) => err.hint(),
             RunError::AllDone { .. } => {
                 Some("untick a box, or add a story, to give the agent work".into())
@@ -111,6 +122,12 @@ impl RunError {
             RunError::Template { .. } => Some("check the path given to --prompt-template".into()),
             RunError::PromptFile { .. } => Some("check the path given to --prompt".into()),
             RunError::Agent(err) => err.hint(),
+            RunError::UserChangesRejected { story, .. } => Some(format!(
+                "your changes are committed on the branch; fix them, or untick story {story}, then 'git ralph start' again"
+            )),
+            RunError::AgentSetup { command, .. } => Some(format!(
+                "check that `{command}` exists and is executable (--agent-command or ralph.agentCommand); no retry was spent"
+            )),
             RunError::Git { source, .. } => source.hint(),
             _ => None,
         }

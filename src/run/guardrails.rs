@@ -31,8 +31,9 @@ pub(super) fn hit(
         return Some((
             StopReason::MaxRetries,
             format!(
-                "story {} failed {failures} time(s), more than --max-retries {max_retries} allows; last reason: {last}",
-                record.id
+                "story {} failed {}, more than --max-retries {max_retries} allows; last reason: {last}",
+                record.id,
+                times(failures)
             ),
         ));
     }
@@ -116,6 +117,15 @@ pub(super) fn hit(
         ));
     }
     None
+}
+
+/// "once", "twice", "3 times".
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".into(),
+        2 => "twice".into(),
+        n => format!("{n} times"),
+    }
 }
 
 /// The no-progress streak after an attempt: an accepted attempt or one that

@@ -117,13 +117,6 @@ impl StoryLoop {
         run: AgentRun,
         timeout: Duration,
     ) -> Result<(), RunError> {
-        // Work the agent committed or moved elsewhere comes back first.
-        if let Some(moved) = self.guard_head("after the attempt").await? {
-            self.warn(format!(
-                "during the attempt {moved}; its work was brought back onto {}",
-                self.state.branch
-            ));
-        }
         let checkpoint = self.state.checkpoint;
         let (checkpoint_tree, worktree_tree) = self
             .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
@@ -171,21 +164,19 @@ impl StoryLoop {
             failure.is_none(),
             interrupted,
         );
+        // A single pass intercepts nothing, and the classic loop builds on
+        // each iteration's work unless asked to revert it: such work is kept
+        // as a checkpoint under its own outcome.
+        let keep_failed = self.settings.once
+            || (self.source.kind() == SourceKind::Prompt && !self.settings.revert_failed);
         match failure {
-            None => self.accept(story, attempt, "").await,
-            Some(failure) if self.settings.once => {
-                // No interception: keep whatever the single pass produced.
-                self.accept(story, attempt, " (single pass)").await?;
-                self.finish_attempt(
-                    &story.id,
-                    attempt,
-                    failure.outcome,
-                    Some(failure.reason),
-                    None,
-                    Some(self.state.checkpoint.to_string()),
-                );
-                self.save()
+            None => self.accept(story, attempt, None).await,
+            Some(failure)
+                if failure.outcome == AttemptOutcome::Interrupted && !self.settings.once =>
+            {
+                self.reject(story, attempt, story_key, failure).await
             }
+            Some(failure) if keep_failed => self.accept(story, attempt, Some(failure)).await,
             Some(failure) => self.reject(story, attempt, story_key, failure).await,
         }
     }
@@ -405,7 +396,12 @@ impl StoryLoop {
 
     /// Gate 4: every objective check passes. All of them run, so the report
     /// names every failure at once.
-    async fn checks(&mut self, story: &Story, attempt: u32, rules: &Rules) -> Option<Failure> {
+    pub(super) async fn checks(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        rules: &Rules,
+    ) -> Option<Failure> {
         let workdir = self.repo_lock().workdir().to_owned();
         let outcomes =
             contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout).await;

@@ -23,6 +23,9 @@ pub struct Session {
     pub resumed: bool,
     pub source: Box<dyn StorySource>,
     pub settings: LoopSettings,
+    /// What the user should know about how the run began: an earlier run
+    /// moved to history, a kept branch whose tip was set aside.
+    pub notices: Vec<String>,
 }
 
 impl Session {
@@ -43,16 +46,27 @@ impl Session {
         let resumable = previous
             .as_ref()
             .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped));
+        let mut notices = Vec::new();
         let (state, resumed) = match resumable {
             Some(state) => (prepare_resume(repo, change, state.clone(), req)?, true),
             None => {
-                if previous.is_some() {
-                    archive(&run_dir)?;
+                // Everything is validated before the earlier run is moved
+                // aside: a refused start changes nothing.
+                let fresh = prepare_fresh(repo, change, req, agent.as_ref())?;
+                repo.check_begin(change)?;
+                if let Some(previous) = &previous {
+                    notices.push(archive(repo, change, &run_dir, previous)?);
                 }
-                (
-                    begin_fresh(repo, change, &run_dir, req, agent.as_ref())?,
-                    false,
-                )
+                let (state, replaced) = begin_fresh(repo, change, &run_dir, fresh)?;
+                if let Some(tip) = replaced {
+                    notices.push(format!(
+                        "the branch {} was at {}; that tip is kept at {}/replaced",
+                        change.branch_short(),
+                        tip.to_hex_with_len(10),
+                        change.ref_namespace()
+                    ));
+                }
+                (state, false)
             }
         };
         let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
@@ -62,19 +76,50 @@ impl Session {
             resumed,
             source,
             settings,
+            notices,
         })
     }
 }
 
-/// A new run: read the stories (refusing before anything is touched), then
-/// begin the branch and record the state.
-fn begin_fresh(
-    repo: &mut Repo,
+/// What a new run was validated with, before anything is written.
+struct Fresh {
+    settings: Settings,
+    contract: Contract,
+}
+
+/// What `start --dry-run` shows: the stories as a new run would read them,
+/// the warnings, and the first prompt. Nothing is written.
+pub fn preview(
+    repo: &Repo,
     change: &ChangeName,
-    run_dir: &RunDir,
+    req: &Requested,
+) -> Result<crate::preview::Preview, RunError> {
+    let settings = settings::resolve(repo, req, None)?;
+    let source = source_for(repo, change, &settings)?;
+    let template = template_text(repo, &settings)?;
+    prompt::validate(&template)?;
+    let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
+    // The run-wide promise; a story's own contract may name another.
+    let token = contract.rules_for("", &[]).promise;
+    let options = crate::preview::PreviewOptions {
+        template: Some(&template),
+        promise_token: token.as_deref(),
+    };
+    Ok(crate::preview::preview_source(
+        source.as_ref(),
+        change.as_str(),
+        options,
+    )?)
+}
+
+/// A new run: settings, stories, template, contract and agent, all read
+/// and checked; nothing is written.
+fn prepare_fresh(
+    repo: &Repo,
+    change: &ChangeName,
     req: &Requested,
     agent: Option<&AgentSpec>,
-) -> Result<RunState, RunError> {
+) -> Result<Fresh, RunError> {
     let mut settings = settings::resolve(repo, req, None)?;
     let source = source_for(repo, change, &settings)?;
     // Status states the source that was found, not "auto".
@@ -101,7 +146,17 @@ fn begin_fresh(
             });
         }
     }
+    Ok(Fresh { settings, contract })
+}
 
+/// Begin the branch and record the state of a new run. Returns the tip
+/// `ralph/<change>` had before, if it existed (a kept run's branch).
+fn begin_fresh(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    Fresh { settings, contract }: Fresh,
+) -> Result<(RunState, Option<crate::git::ObjectId>), RunError> {
     let begin = repo.begin(change)?;
     let state = RunState {
         version: 1,
@@ -131,7 +186,7 @@ fn begin_fresh(
     };
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
-    Ok(state)
+    Ok((state, begin.replaced))
 }
 
 /// A stopped or killed run: HEAD must still be on its branch.
@@ -251,6 +306,7 @@ fn loop_settings(
         contract,
         guardrails: settings.guardrails.clone(),
         once: settings.once,
+        revert_failed: settings.revert_failed,
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
     })
@@ -277,20 +333,41 @@ fn assemble_contract(
     )?)
 }
 
-/// Keep a finished or aborted run's files, out of the way of the new one.
-fn archive(run_dir: &RunDir) -> Result<(), RunError> {
-    let Some(parent) = run_dir.dir.parent() else {
-        return Ok(());
-    };
-    let name = run_dir
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let target = parent.join("history").join(format!("{name}-{}", now()));
+/// Keep a finished or aborted run, out of the way of the new one: its
+/// files go to `<git-dir>/ralph/history/<id>/`, its refs to
+/// `refs/ralph/<change>/history/<id>/`. Returns what to tell the user.
+fn archive(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    previous: &RunState,
+) -> Result<String, RunError> {
+    let history = repo.ralph_dir().join("history");
+    let mut id = format!("{change}-{}", previous.started_at);
+    let mut n = 1;
+    while history.join(&id).exists() {
+        n += 1;
+        id = format!("{change}-{}-{n}", previous.started_at);
+    }
+    let target = history.join(&id);
     let archive = || -> std::io::Result<()> {
-        std::fs::create_dir_all(target.parent().unwrap_or(parent))?;
+        std::fs::create_dir_all(&history)?;
         std::fs::rename(&run_dir.dir, &target)
     };
-    archive().map_err(|err| RunError::io("archive the previous run", err))
+    archive().map_err(|err| RunError::io("archive the previous run", err))?;
+    let refs = repo
+        .archive_refs(&change.ref_namespace(), &id)
+        .map_err(|err| RunError::git("keep the previous run's refs", err))?;
+    let mut notice = format!(
+        "the earlier run of '{change}' ({}) is kept in history: its files at {}",
+        previous.status.as_str(),
+        target.display()
+    );
+    if refs > 0 {
+        notice.push_str(&format!(
+            ", its refs under {}/history/{id}/",
+            change.ref_namespace()
+        ));
+    }
+    Ok(notice)
 }

@@ -15,13 +15,23 @@ use crate::state::{AttemptOutcome, now};
 use crate::stories::Story;
 
 impl StoryLoop {
-    /// Checkpoint the story.
+    /// Checkpoint the story. `kept` is a failed attempt whose work is
+    /// kept all the same (a single pass, or a prompt-mode iteration): it is
+    /// recorded with its own outcome, and so is its event.
     pub(super) async fn accept(
         &mut self,
         story: &Story,
         attempt: u32,
-        suffix: &str,
+        kept: Option<Failure>,
     ) -> Result<(), RunError> {
+        let suffix = match &kept {
+            None => String::new(),
+            Some(_) if self.settings.once => " (single pass)".to_owned(),
+            Some(failure) => format!(
+                " (iteration {attempt}, kept: {})",
+                failure.outcome.describe()
+            ),
+        };
         let subject = format!(
             "ralph({}): story {} {}{suffix}",
             self.settings.change, story.id, story.title
@@ -35,21 +45,28 @@ impl StoryLoop {
         self.state.checkpoint = checkpoint.commit;
         let commit = checkpoint.commit.to_string();
         self.keep_receipt(&commit, &subject, &receipt);
+        let (outcome, reason, checks) = match kept {
+            None => (AttemptOutcome::Complete, None, Vec::new()),
+            Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
+        };
         self.finish_attempt(
             &story.id,
             attempt,
-            AttemptOutcome::Complete,
-            None,
+            outcome,
+            reason.clone(),
             None,
             Some(commit.clone()),
         );
-        self.state.last_failure = None;
+        if let Some(record) = self.attempt_record(&story.id, attempt) {
+            record.failed_checks = checks;
+        }
+        self.state.last_failure = reason.clone();
         self.save()?;
         self.emit(Event::AttemptFinished {
             story_id: story.id.clone(),
             attempt,
-            outcome: AttemptOutcome::Complete,
-            reason: None,
+            outcome,
+            reason,
             preserved: None,
             checkpoint: Some(commit),
         });
@@ -115,15 +132,17 @@ impl StoryLoop {
         .await
     }
 
-    /// After a killed loop: the attempt that was running is preserved as
-    /// interrupted and the worktree goes back to the last checkpoint.
+    /// On resume. An attempt the state records as running was cut off (a
+    /// killed loop, a force-quit): its work is preserved and the worktree
+    /// goes back to the last checkpoint. Otherwise the run stopped cleanly,
+    /// and whatever is in the worktree now is the user's: it is committed
+    /// as a checkpoint of its own, never reverted.
     pub(super) async fn recover(&mut self) -> Result<(), RunError> {
         // An agent whose loop was killed may still be writing: end it first.
         let pid_file = self.run_dir.agent_pid_file();
         if blocking(move || crate::process::end_orphaned_group(&pid_file)).await {
             self.warn("stopped the agent the previous loop left running".into());
         }
-        self.guard_head("on resume").await?;
         let running = self.state.stories.iter().find_map(|story| {
             story
                 .attempts
@@ -131,6 +150,12 @@ impl StoryLoop {
                 .find(|a| a.outcome == AttemptOutcome::Running)
                 .map(|a| (story.id.clone(), a.attempt))
         });
+        if running.is_none() {
+            // Commits the user made on the branch while stopped are theirs
+            // too: HEAD is taken as it is.
+            self.adopt_user_commits().await?;
+        }
+        self.guard_head("on resume").await?;
         let (checkpoint_tree, worktree_tree) = {
             let checkpoint = self.state.checkpoint;
             self.with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
@@ -138,18 +163,17 @@ impl StoryLoop {
                 .map_err(|err| RunError::git("read the worktree on resume", err))?
         };
         let dirty = checkpoint_tree != worktree_tree;
-        let refname = match &running {
-            Some((story, attempt)) => format!(
-                "{}/attempts/{}/{attempt}",
-                self.settings.change.ref_namespace(),
-                safe_component(story)
-            ),
-            None => format!(
-                "{}/interrupted/{}",
-                self.settings.change.ref_namespace(),
-                now()
-            ),
+        let Some((story, attempt)) = running else {
+            if dirty {
+                self.commit_user_changes().await?;
+            }
+            return Ok(());
         };
+        let refname = format!(
+            "{}/attempts/{}/{attempt}",
+            self.settings.change.ref_namespace(),
+            safe_component(&story)
+        );
         if dirty {
             let message = format!(
                 "ralph({}): work left by an interrupted loop",
@@ -158,19 +182,108 @@ impl StoryLoop {
             self.preserve_and_revert(refname.clone(), message, "preserve the interrupted work")
                 .await?;
             self.warn(format!(
-                "the previous loop stopped mid-attempt; its work is kept at {refname} and the worktree is back at the last checkpoint"
+                "the previous loop stopped during attempt {attempt} at story {story}; its work is kept at {refname} and the worktree is back at the last checkpoint"
             ));
         }
-        if let Some((story, attempt)) = running {
-            let preserved = dirty.then(|| refname.clone());
-            self.finish_attempt(
-                &story,
-                attempt,
-                AttemptOutcome::Interrupted,
-                Some("the loop was stopped during this attempt".into()),
-                preserved,
-                None,
-            );
+        self.finish_attempt(
+            &story,
+            attempt,
+            AttemptOutcome::Interrupted,
+            Some("the loop was stopped during this attempt".into()),
+            dirty.then_some(refname),
+            None,
+        );
+        Ok(())
+    }
+
+    /// The run's branch moved past the checkpoint while the run was
+    /// stopped, by the user's own commits: they become the checkpoint.
+    async fn adopt_user_commits(&mut self) -> Result<(), RunError> {
+        let change = self.settings.change.clone();
+        let checkpoint = self.state.checkpoint;
+        let adopted = self
+            .with_repo(move |repo| repo.descendant_tip(&change, checkpoint))
+            .await
+            .map_err(|err| RunError::git("read the run's branch on resume", err))?;
+        if let Some(tip) = adopted {
+            self.state.checkpoint = tip;
+            self.save()?;
+            self.warn(format!(
+                "{} has commits made while the run was stopped; they are kept, and the run goes on from {}",
+                self.state.branch,
+                tip.to_hex_with_len(10)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Commit what the user changed while the run was stopped, and judge
+    /// any story they marked done like any other: its checks must pass.
+    async fn commit_user_changes(&mut self) -> Result<(), RunError> {
+        let before: Vec<(String, bool)> = self
+            .state
+            .stories
+            .iter()
+            .map(|story| (story.id.clone(), story.done))
+            .collect();
+        let message = format!(
+            "ralph({}): user changes while stopped",
+            self.settings.change
+        );
+        let checkpoint = self
+            .with_repo(move |repo| repo.checkpoint(&message))
+            .await
+            .map_err(|err| RunError::git("commit the changes made while stopped", err))?;
+        self.state.checkpoint = checkpoint.commit;
+        let commit = checkpoint.commit.to_string();
+        self.save()?;
+        self.warn(format!(
+            "the changes made while the run was stopped are committed on {} as {}",
+            self.state.branch,
+            checkpoint.commit.to_hex_with_len(10)
+        ));
+        let stories = self.load_stories().await?;
+        let ticked: Vec<_> = stories
+            .iter()
+            .filter(|story| {
+                story.is_complete() && before.iter().any(|(id, done)| *id == story.id && !*done)
+            })
+            .cloned()
+            .collect();
+        for story in ticked {
+            let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
+            let rules = self
+                .settings
+                .contract
+                .rules_for(&story.id, &story.acceptance_criteria);
+            let verdict = self.checks(&story, attempt, &rules).await;
+            if let Some(failure) = verdict {
+                return Err(RunError::UserChangesRejected {
+                    story: story.id.clone(),
+                    reason: failure.reason,
+                });
+            }
+            self.story_record(&story.id)
+                .attempts
+                .push(crate::state::AttemptRecord {
+                    attempt,
+                    outcome: AttemptOutcome::Complete,
+                    reason: Some("marked done by the user while the run was stopped".into()),
+                    preserved: None,
+                    checkpoint: Some(commit.clone()),
+                    started_at: now(),
+                    duration_ms: 0,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    cost_usd: 0.0,
+                    log: String::new(),
+                    failed_checks: Vec::new(),
+                    progress: true,
+                    flag: None,
+                    asked: None,
+                    passed_checks: Vec::new(),
+                });
+            self.save()?;
         }
         Ok(())
     }
@@ -180,9 +293,12 @@ impl StoryLoop {
     pub(super) async fn guard_head(&mut self, when: &str) -> Result<Option<String>, RunError> {
         let change = self.settings.change.clone();
         let checkpoint = self.state.checkpoint;
-        let keep = format!("{}/strays/{}", change.ref_namespace(), now_ms());
         let found = self
-            .with_repo(move |repo| repo.reattach(&change, checkpoint, &keep))
+            .with_repo(move |repo| {
+                let keep =
+                    repo.unused_ref(&format!("{}/strays/{}", change.ref_namespace(), now_ms()))?;
+                repo.reattach(&change, checkpoint, &keep)
+            })
             .await
             .map_err(|err| RunError::git(format!("check HEAD {when}"), err))?;
         Ok(found.map(|found| match found.kept_at {

@@ -50,6 +50,9 @@ pub struct LoopSettings {
     pub guardrails: Guardrails,
     /// One attempt per story, no interception, no retries.
     pub once: bool,
+    /// Prompt mode: revert an iteration the contract does not accept,
+    /// instead of building on it.
+    pub revert_failed: bool,
     /// Refuse a claim that changes nothing besides ticking boxes, unless
     /// the story's contract says otherwise.
     pub require_change: bool,
@@ -105,7 +108,13 @@ impl StoryLoop {
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
         match self.drive(resumed).await {
             Ok((reason, message)) => self.end(reason, message),
-            Err(err) => self.end(StopReason::Error, err.to_string()),
+            Err(err) => {
+                let message = match err.hint() {
+                    Some(hint) => format!("{err}; {hint}"),
+                    None => err.to_string(),
+                };
+                self.end(StopReason::Error, message)
+            }
         }
     }
 
@@ -116,7 +125,11 @@ impl StoryLoop {
         if resumed {
             self.recover().await?;
         }
-        let stories = self.load_stories().await?;
+        let set = {
+            let source = self.source.clone();
+            blocking(move || source.load_set()).await?
+        };
+        let stories = set.stories;
         self.sync_stories(&stories);
         self.save()?;
         self.emit(Event::RunStarted {
@@ -126,6 +139,9 @@ impl StoryLoop {
             stories_done: stories.iter().filter(|story| story.is_complete()).count(),
             resumed,
         });
+        for warning in set.warnings {
+            self.warn(format!("{}: {warning}", self.tracking_file()));
+        }
         self.cross_check(&stories).await;
 
         loop {
@@ -139,7 +155,7 @@ impl StoryLoop {
             self.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
                 self.state.current_story = None;
-                return Ok(self.no_story_left(&stories));
+                return self.no_story_left(&stories).await;
             };
             if let Some(limit) = self.guardrail(&story) {
                 self.state.current_story = Some(story.id.clone());
@@ -175,20 +191,36 @@ impl StoryLoop {
         }
     }
 
-    /// Why the run ends when no story is left to attempt.
-    fn no_story_left(&self, stories: &[Story]) -> (StopReason, String) {
+    /// Why the run ends when no story is left to attempt. It is never
+    /// called done while the file holds a box-like line nobody could read.
+    async fn no_story_left(&self, stories: &[Story]) -> Result<(StopReason, String), RunError> {
         let open: Vec<&str> = stories
             .iter()
             .filter(|s| !s.is_complete())
             .map(|s| s.id.as_str())
             .collect();
         if self.settings.once && !open.is_empty() {
-            return (
+            return Ok((
                 StopReason::MaxRetries,
                 format!("single pass over; not done: story {}", open.join(", ")),
-            );
+            ));
         }
-        (StopReason::Completed, "every story is done".into())
+        let set = {
+            let source = self.source.clone();
+            blocking(move || source.load_set()).await?
+        };
+        if let Some(line) = set.unreadable.first() {
+            return Ok((
+                StopReason::Error,
+                format!(
+                    "{} still holds a line that looks like a task but cannot be read (line {}: {}); rewrite it as '- [ ]' or '- [x]'",
+                    self.tracking_file(),
+                    line.line,
+                    line.text
+                ),
+            ));
+        }
+        Ok((StopReason::Completed, "every story is done".into()))
     }
 
     /// The first guardrail that stops the run before another attempt at

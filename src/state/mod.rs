@@ -123,6 +123,21 @@ impl RunDir {
     }
 }
 
+/// The earlier runs kept under `<ralph-dir>/history/`, oldest first, by
+/// their archive name.
+pub fn list_history(ralph_dir: &Path) -> Vec<(String, RunDir)> {
+    let history = ralph_dir.join("history");
+    let mut runs: Vec<(String, RunDir)> = list_runs(&history)
+        .into_iter()
+        .map(|name| {
+            let dir = RunDir::new(&history, &name);
+            (name, dir)
+        })
+        .collect();
+    runs.sort_by_key(|(name, dir)| (dir.load().map(|s| s.started_at).unwrap_or(0), name.clone()));
+    runs
+}
+
 /// The names of all runs recorded under `ralph_dir`, sorted.
 pub fn list_runs(ralph_dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(ralph_dir) else {

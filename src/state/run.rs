@@ -100,6 +100,23 @@ pub enum AttemptOutcome {
     Running,
 }
 
+impl AttemptOutcome {
+    /// In words, as `status` shows it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AttemptOutcome::Complete => "complete",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::Rejected => "rejected",
+            AttemptOutcome::RateLimited => "usage-limited",
+            AttemptOutcome::NoSignal => "no signal",
+            AttemptOutcome::AgentError => "agent error",
+            AttemptOutcome::TimedOut => "timed out",
+            AttemptOutcome::Interrupted => "interrupted",
+            AttemptOutcome::Running => "running",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub attempt: u32,

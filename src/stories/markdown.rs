@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    ContextFile, SourceKind, StoriesError, Story, StorySource, checklist_done_instruction,
-    load_checklist, read_context_files, repo_relative_file,
+    ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource,
+    checklist_done_instruction, load_checklist, read_context_files, repo_relative_file,
+    section_rules,
 };
 
 /// The stories of one markdown checklist file inside the repository.
@@ -18,15 +19,24 @@ use super::{
 pub struct MarkdownSource {
     workdir: PathBuf,
     file: PathBuf,
+    rules: SectionRules,
 }
 
 impl MarkdownSource {
-    /// Binds to `file` (relative to `workdir`, or absolute inside it).
+    /// Binds to `file` (relative to `workdir`, or absolute inside it), with
+    /// the `[stories]` rules of the root `ralph.toml`.
     pub fn new(workdir: &Path, file: &Path) -> Result<Self, StoriesError> {
         Ok(MarkdownSource {
             workdir: workdir.to_path_buf(),
             file: repo_relative_file(workdir, file)?,
+            rules: section_rules(workdir, None),
         })
+    }
+
+    /// Uses `rules` to tell work from other sections.
+    pub fn with_rules(mut self, rules: SectionRules) -> Self {
+        self.rules = rules;
+        self
     }
 }
 
@@ -36,7 +46,11 @@ impl StorySource for MarkdownSource {
     }
 
     fn load(&self) -> Result<Vec<Story>, StoriesError> {
-        load_checklist(&self.workdir, &self.file).map(|(stories, _)| stories)
+        self.load_set().map(|set| set.stories)
+    }
+
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
+        load_checklist(&self.workdir, &self.file, &self.rules).map(StorySet::from)
     }
 
     fn tracking_file(&self) -> &Path {
@@ -52,7 +66,8 @@ impl StorySource for MarkdownSource {
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
-        load_checklist(&self.workdir, &self.file).map(|(_, fenced)| fenced)
+        load_checklist(&self.workdir, &self.file, &self.rules)
+            .map(|parsed| parsed.fenced_checkboxes)
     }
 }
 

@@ -23,7 +23,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use checklist::Checklist;
+pub use checklist::{Checklist, SectionRules};
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
@@ -38,11 +38,66 @@ pub struct Task {
     pub line: usize,
 }
 
+/// A line that looks like a checkbox but is not one the parser can read,
+/// such as `- [partial] …` or `[ ] …` without a list marker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnreadableLine {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The line, trimmed.
+    pub text: String,
+}
+
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// A line looks like a box but cannot be read; its story is never done.
+    UnreadableBox,
+    /// A section that held boxes was skipped as not work.
+    SkippedSection,
+    /// Two sections carried the same label; the later one was renamed.
+    RenamedId,
+}
+
+/// Something the reader of a story file wants the user to know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// 1-based line in the story file, when the warning is about one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The part of a checklist file a story was read from, for the prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorySection {
+    /// 1-based, inclusive.
+    pub first_line: usize,
+    /// 1-based, inclusive.
+    pub last_line: usize,
+    /// The section as written, from its heading on (cut at
+    /// [`checklist::SECTION_LIMIT`], with a note saying so).
+    pub text: String,
+    /// The heading and intro of each enclosing section, outermost first.
+    pub parents: Vec<String>,
+}
+
 /// One unit of work the agent is given per attempt.
 ///
-/// Checklist sources fill `tasks` and leave `passes` at `None`; `prd.json`
-/// fills `passes`, `description`, `acceptance_criteria`, `priority` and
-/// `depends_on` and has no tasks.
+/// Checklist sources fill `tasks` and `section` and leave `passes` at
+/// `None`; `prd.json` fills `passes`, `description`, `acceptance_criteria`,
+/// `priority` and `depends_on` and has no tasks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Story {
     pub id: String,
@@ -53,6 +108,12 @@ pub struct Story {
     pub depends_on: Vec<String>,
     pub priority: Option<i64>,
     pub passes: Option<bool>,
+    /// Box-like lines in the story's section that could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<UnreadableLine>,
+    /// Where the story was written, for checklist sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<StorySection>,
 }
 
 impl Story {
@@ -67,18 +128,58 @@ impl Story {
             depends_on: Vec::new(),
             priority: None,
             passes: None,
+            unreadable: Vec::new(),
+            section: None,
         }
     }
 
-    /// A story with an explicit `passes` flag is done when the flag is set;
-    /// otherwise it is done when it has tasks and every one is ticked. A
-    /// story without tasks and without a flag is never done, so an empty
-    /// story cannot slip through as finished.
+    /// A story with an unreadable box line is never done: nobody can tell
+    /// what that box says. Otherwise a story with an explicit `passes` flag
+    /// is done when the flag is set, and one without is done when it has
+    /// tasks and every one is ticked. A story without tasks and without a
+    /// flag is never done, so an empty story cannot slip through as finished.
     pub fn is_complete(&self) -> bool {
+        if !self.unreadable.is_empty() {
+            return false;
+        }
         match self.passes {
             Some(passes) => passes,
             None => !self.tasks.is_empty() && self.tasks.iter().all(|task| task.done),
         }
+    }
+
+    /// Tasks ticked so far, and all tasks.
+    pub fn task_counts(&self) -> (usize, usize) {
+        let done = self.tasks.iter().filter(|task| task.done).count();
+        (done, self.tasks.len())
+    }
+}
+
+/// Everything one reading of a story file gives: the stories, what the
+/// reader warns about, and every box-like line it could not read.
+///
+/// The run may be called done only when [`StorySet::all_done`] holds: every
+/// story complete and no unreadable box line anywhere in the file, even one
+/// outside every story.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorySet {
+    pub stories: Vec<Story>,
+    pub warnings: Vec<Warning>,
+    pub unreadable: Vec<UnreadableLine>,
+}
+
+impl StorySet {
+    /// A set with no warnings, for sources that have nothing to warn about.
+    pub fn from_stories(stories: Vec<Story>) -> Self {
+        StorySet {
+            stories,
+            ..StorySet::default()
+        }
+    }
+
+    /// Whether the run may be called done.
+    pub fn all_done(&self) -> bool {
+        self.unreadable.is_empty() && self.stories.iter().all(Story::is_complete)
     }
 }
 
@@ -143,6 +244,11 @@ pub trait StorySource: Send + Sync {
     /// reflects what the agent has ticked so far.
     fn load(&self) -> Result<Vec<Story>, StoriesError>;
 
+    /// Like [`load`](Self::load), with the warnings and unreadable lines.
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
+        self.load().map(StorySet::from_stories)
+    }
+
     /// The story to work on next: by default the first incomplete one in
     /// file order.
     fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
@@ -200,6 +306,15 @@ pub enum StoriesError {
         line: usize,
         column: usize,
         message: String,
+    },
+
+    #[error("{}: {story}: field \"{field}\" {problem}", path.display())]
+    PrdField {
+        path: PathBuf,
+        /// `story "US-3"`, or `story #3` when the id itself is unreadable.
+        story: String,
+        field: String,
+        problem: String,
     },
 
     #[error("{}: story #{index} has an empty id", path.display())]
@@ -283,6 +398,9 @@ impl StoriesError {
                 "expected {\"userStories\": [{\"id\": \"US-1\", \"title\": \"...\", \"passes\": false}]}"
                     .to_owned(),
             ),
+            StoriesError::PrdField { field, .. } => Some(format!(
+                "fix \"{field}\" in that story, or remove the field if it is not needed"
+            )),
             StoriesError::EmptyId { .. } => Some("give every story a non-empty \"id\"".to_owned()),
             StoriesError::DuplicateId { .. } => {
                 Some("give every story (or `## N.` heading) a distinct id".to_owned())
@@ -487,9 +605,10 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
 pub(crate) fn load_checklist(
     workdir: &Path,
     relative: &Path,
-) -> Result<(Vec<Story>, usize), StoriesError> {
+    rules: &SectionRules,
+) -> Result<Checklist, StoriesError> {
     let text = read_text(&workdir.join(relative))?;
-    let parsed = checklist::parse(&text);
+    let parsed = checklist::parse_with(&text, rules);
     if parsed.stories.is_empty() {
         return Err(StoriesError::NoCheckboxes {
             path: relative.to_path_buf(),
@@ -497,7 +616,29 @@ pub(crate) fn load_checklist(
         });
     }
     check_unique_ids(relative, &parsed.stories)?;
-    Ok((parsed.stories, parsed.fenced_checkboxes))
+    Ok(parsed)
+}
+
+impl From<Checklist> for StorySet {
+    fn from(checklist: Checklist) -> Self {
+        StorySet {
+            stories: checklist.stories,
+            warnings: checklist.warnings,
+            unreadable: checklist.unreadable,
+        }
+    }
+}
+
+/// The `[stories]` rules of the repository's `ralph.toml` files (the root
+/// one, then the change's). A file that cannot be read gives the defaults
+/// here: the contract, assembled from the same files, reports the error.
+pub fn section_rules(workdir: &Path, change_dir: Option<&Path>) -> SectionRules {
+    crate::contract::stories_settings(workdir, change_dir)
+        .map(|settings| SectionRules {
+            skip: settings.skip,
+            keep: settings.keep,
+        })
+        .unwrap_or_default()
 }
 
 pub(crate) fn check_unique_ids(path: &Path, stories: &[Story]) -> Result<(), StoriesError> {
@@ -516,7 +657,7 @@ pub(crate) fn check_unique_ids(path: &Path, stories: &[Story]) -> Result<(), Sto
 /// The same wording for every checklist-backed source.
 pub(crate) fn checklist_done_instruction(tracking_file: &Path, story: &Story) -> String {
     format!(
-        "tick each box of story {} (\"{}\") in {} (`[ ]` -> `[x]`) as you finish it",
+        "tick each box of story {} (\"{}\") in {} (`[ ]` or `[~]` -> `[x]`) as you finish it",
         story.id,
         story.title,
         slash_path(tracking_file)

@@ -11,10 +11,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Checklist, ContextFile, SourceKind, StoriesError, Story, StorySource,
-    checklist_done_instruction, load_checklist, read_context_files, validate_change_name,
+    Checklist, ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource,
+    checklist_done_instruction, load_checklist, read_context_files, section_rules,
+    validate_change_name,
 };
 
+/// Where OpenSpec keeps everything, relative to the repository root.
+const OPENSPEC_DIR: &str = "openspec";
 /// Where OpenSpec keeps its changes, relative to the repository root.
 pub const CHANGES_DIR: &str = "openspec/changes";
 /// The task list of a change.
@@ -34,6 +37,7 @@ pub struct OpenSpecSource {
     workdir: PathBuf,
     change: String,
     tasks_file: PathBuf,
+    rules: SectionRules,
 }
 
 impl OpenSpecSource {
@@ -55,30 +59,34 @@ impl OpenSpecSource {
             workdir: workdir.to_path_buf(),
             change: change.to_owned(),
             tasks_file,
+            rules: section_rules(workdir, Some(&workdir.join(&dir))),
         })
+    }
+
+    /// Uses `rules` to tell work from other sections.
+    pub fn with_rules(mut self, rules: SectionRules) -> Self {
+        self.rules = rules;
+        self
     }
 
     pub fn change(&self) -> &str {
         &self.change
     }
 
-    /// The stories together with the number of boxes skipped in code fences.
+    /// The stories together with the number of boxes skipped in code
+    /// fences, the warnings and the unreadable lines.
     pub fn parse(&self) -> Result<Checklist, StoriesError> {
-        let (stories, fenced_checkboxes) = self.read()?;
-        Ok(Checklist {
-            stories,
-            fenced_checkboxes,
-        })
+        self.read()
     }
 
-    fn read(&self) -> Result<(Vec<Story>, usize), StoriesError> {
+    fn read(&self) -> Result<Checklist, StoriesError> {
         if !self.workdir.join(&self.tasks_file).is_file() {
             return Err(StoriesError::TasksFileMissing {
                 change: self.change.clone(),
                 path: self.tasks_file.clone(),
             });
         }
-        load_checklist(&self.workdir, &self.tasks_file)
+        load_checklist(&self.workdir, &self.tasks_file, &self.rules)
     }
 }
 
@@ -88,13 +96,22 @@ impl StorySource for OpenSpecSource {
     }
 
     fn load(&self) -> Result<Vec<Story>, StoriesError> {
-        self.read().map(|(stories, _)| stories)
+        self.read().map(|parsed| parsed.stories)
+    }
+
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
+        self.read().map(StorySet::from)
     }
 
     fn tracking_file(&self) -> &Path {
         &self.tasks_file
     }
 
+    /// The proposal, the design, the delta specs, any other markdown the
+    /// change holds (e.g. task details in a sub-folder), then the project's
+    /// conventions (`openspec/project.md`, or `openspec/config.yaml` when
+    /// there is none), within the context budget: the change's own files
+    /// come first, so the project file is the first to be cut.
     fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError> {
         let dir = change_dir(&self.change);
         let mut files = vec![dir.join("proposal.md"), dir.join("design.md")];
@@ -102,6 +119,17 @@ impl StorySource for OpenSpecSource {
         collect_markdown(&self.workdir, &dir.join("specs"), &mut specs)?;
         specs.sort();
         files.extend(specs);
+        let mut others = Vec::new();
+        collect_markdown(&self.workdir, &dir, &mut others)?;
+        others.retain(|path| !files.contains(path) && *path != self.tasks_file);
+        others.sort();
+        files.extend(others);
+        let project = Path::new(OPENSPEC_DIR).join("project.md");
+        if self.workdir.join(&project).is_file() {
+            files.push(project);
+        } else {
+            files.push(Path::new(OPENSPEC_DIR).join("config.yaml"));
+        }
         read_context_files(&self.workdir, &files)
     }
 
@@ -110,7 +138,7 @@ impl StorySource for OpenSpecSource {
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
-        self.read().map(|(_, fenced)| fenced)
+        self.read().map(|parsed| parsed.fenced_checkboxes)
     }
 }
 
@@ -329,6 +357,7 @@ mod tests {
                 "openspec/changes/add-greeting/design.md",
                 "openspec/changes/add-greeting/specs/alpha/spec.md",
                 "openspec/changes/add-greeting/specs/greeting/spec.md",
+                "openspec/config.yaml",
             ]
         );
         assert_eq!(
@@ -341,12 +370,41 @@ mod tests {
     }
 
     #[test]
+    fn context_adds_other_change_files_and_the_project_file() {
+        let repo = openspec_fixture_repo();
+        write(
+            repo.path(),
+            "openspec/changes/add-greeting/tasks/details.md",
+            "detail",
+        );
+        write(repo.path(), "openspec/project.md", "# Conventions\n");
+        let source = OpenSpecSource::new(repo.path(), "add-greeting").expect("source");
+        let files = source.context_files().expect("context");
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            &paths[paths.len() - 2..],
+            [
+                "openspec/changes/add-greeting/tasks/details.md",
+                "openspec/project.md"
+            ],
+            "project.md is preferred over config.yaml"
+        );
+        assert!(!paths.iter().any(|p| p.ends_with("/tasks.md")));
+    }
+
+    #[test]
     fn context_skips_missing_optional_files() {
         let repo = openspec_fixture_repo();
         let source = OpenSpecSource::new(repo.path(), "tidy-docs").expect("source");
         let files = source.context_files().expect("context");
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["openspec/changes/tidy-docs/proposal.md"]);
+        assert_eq!(
+            paths,
+            [
+                "openspec/changes/tidy-docs/proposal.md",
+                "openspec/config.yaml"
+            ]
+        );
     }
 
     #[test]
@@ -385,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_group_numbers_are_an_error() {
+    fn duplicate_group_numbers_are_renamed_with_a_warning() {
         let repo = openspec_fixture_repo();
         write(
             repo.path(),
@@ -393,10 +451,13 @@ mod tests {
             "## 1. A\n- [ ] a\n## 1. B\n- [ ] b\n",
         );
         let source = OpenSpecSource::new(repo.path(), "tidy-docs").expect("source");
-        let error = source.load().expect_err("duplicate");
+        let set = source.load_set().expect("load");
+        let ids: Vec<&str> = set.stories.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["1", "1-2"]);
         assert!(
-            matches!(&error, StoriesError::DuplicateId { id, .. } if id == "1"),
-            "{error}"
+            set.warnings[0].message.contains("\"1-2\""),
+            "{}",
+            set.warnings[0]
         );
     }
 

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
 
 use super::{
     ContextFile, SourceKind, StoriesError, Story, StorySource, check_unique_ids,
@@ -22,45 +22,6 @@ use super::{
 
 /// The file looked for at the repository root when no `--prd` is given.
 pub const DEFAULT_FILE: &str = "prd.json";
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PrdFile {
-    user_stories: Vec<PrdStory>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PrdStory {
-    #[serde(deserialize_with = "string_or_number")]
-    id: String,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    acceptance_criteria: Vec<String>,
-    #[serde(default)]
-    priority: Option<i64>,
-    #[serde(default)]
-    passes: Option<bool>,
-    #[serde(default)]
-    depends_on: Vec<String>,
-}
-
-/// Ids are strings (`"US-001"`), but hand-written files often number them.
-fn string_or_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Id {
-        Text(String),
-        Number(serde_json::Number),
-    }
-    Ok(match Id::deserialize(deserializer)? {
-        Id::Text(text) => text,
-        Id::Number(number) => number.to_string(),
-    })
-}
 
 /// The stories of one `prd.json` inside the repository.
 #[derive(Debug, Clone)]
@@ -82,37 +43,260 @@ impl PrdSource {
 }
 
 /// Parses and validates the text of a `prd.json`; `path` is only for errors.
+///
+/// Files written for other loops vary, so the reader is lenient about
+/// shape and strict about meaning: the stories may be a top-level array or
+/// sit under `userStories` or `stories`; ids may be strings or integers;
+/// `priority` may be a number or `"high"` / `"medium"` / `"low"`; progress
+/// may be `passes` (a boolean, or an empty list for "not yet") or a
+/// `status` such as `"open"` or `"done"`, and is "not done" when missing;
+/// criteria may be `acceptanceCriteria` or `acceptance`; dependencies may
+/// be `dependsOn` or `dependencies`; unknown keys are ignored. A value that
+/// still cannot be read is an error naming the story and the field.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
-    let file: PrdFile = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
-    if file.user_stories.is_empty() {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
+    let entries = match &file {
+        Value::Array(entries) => entries,
+        Value::Object(map) => match STORY_LIST_KEYS.iter().find_map(|key| map.get(*key)) {
+            Some(Value::Array(entries)) => entries,
+            Some(_) => {
+                return Err(field_error(
+                    path,
+                    "the file",
+                    "userStories",
+                    "is not a list",
+                ));
+            }
+            None => {
+                return Err(StoriesError::NoStories {
+                    path: path.to_path_buf(),
+                });
+            }
+        },
+        _ => {
+            return Err(field_error(
+                path,
+                "the file",
+                "userStories",
+                "the file is neither an object nor a list of stories",
+            ));
+        }
+    };
+    if entries.is_empty() {
         return Err(StoriesError::NoStories {
             path: path.to_path_buf(),
         });
     }
-    let stories: Vec<Story> = file.user_stories.into_iter().map(to_story).collect();
-    if let Some(index) = stories.iter().position(|s| s.id.trim().is_empty()) {
-        return Err(StoriesError::EmptyId {
-            path: path.to_path_buf(),
-            index: index + 1,
-        });
-    }
+    let stories = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| to_story(path, index + 1, entry))
+        .collect::<Result<Vec<_>, _>>()?;
     check_unique_ids(path, &stories)?;
     check_dependencies(path, &stories)?;
     Ok(stories)
 }
 
-fn to_story(raw: PrdStory) -> Story {
-    Story {
-        title: raw.title.unwrap_or_else(|| raw.id.clone()),
-        id: raw.id,
+/// Where the list of stories may be, in order of preference.
+const STORY_LIST_KEYS: &[&str] = &["userStories", "user_stories", "stories"];
+
+fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesError {
+    StoriesError::PrdField {
+        path: path.to_path_buf(),
+        story: story.to_owned(),
+        field: field.to_owned(),
+        problem: problem.to_owned(),
+    }
+}
+
+/// The first of `keys` present in `entry` (a `null` counts as absent),
+/// with the key found.
+fn first<'a>(
+    entry: &'a Map<String, Value>,
+    keys: &[&'static str],
+) -> Option<(&'static str, &'a Value)> {
+    keys.iter()
+        .find_map(|key| entry.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
+}
+
+fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story, StoriesError> {
+    let position = format!("story #{index}");
+    let Value::Object(entry) = entry else {
+        return Err(field_error(path, &position, "(entry)", "is not an object"));
+    };
+    let id = match first(entry, &["id"]) {
+        Some((_, Value::String(id))) => id.trim().to_owned(),
+        Some((_, Value::Number(number))) => number.to_string(),
+        Some((key, _)) => {
+            return Err(field_error(
+                path,
+                &position,
+                key,
+                "must be a string or a number",
+            ));
+        }
+        None => {
+            return Err(field_error(path, &position, "id", "is missing"));
+        }
+    };
+    if id.is_empty() {
+        return Err(StoriesError::EmptyId {
+            path: path.to_path_buf(),
+            index,
+        });
+    }
+    let name = format!("story {id:?}");
+    let error = |field: &str, problem: &str| field_error(path, &name, field, problem);
+    let title = match first(entry, &["title", "name"]) {
+        Some((_, Value::String(title))) => title.clone(),
+        Some((key, _)) => return Err(error(key, "must be a string")),
+        None => id.clone(),
+    };
+    let mut description = match first(entry, &["description"]) {
+        Some((key, value)) => Some(text_of(value).ok_or_else(|| error(key, "must be text"))?),
+        None => None,
+    };
+    if let Some((key, value)) = first(entry, &["notes"]) {
+        let notes = text_of(value).ok_or_else(|| error(key, "must be text"))?;
+        if !notes.trim().is_empty() {
+            let joined = match description.take() {
+                Some(text) if !text.trim().is_empty() => format!("{text}\n\nNotes: {notes}"),
+                _ => format!("Notes: {notes}"),
+            };
+            description = Some(joined);
+        }
+    }
+    let acceptance_criteria = match first(
+        entry,
+        &["acceptanceCriteria", "acceptance_criteria", "acceptance"],
+    ) {
+        Some((key, value)) => {
+            strings(value).ok_or_else(|| error(key, "must be text or a list of text"))?
+        }
+        None => Vec::new(),
+    };
+    let depends_on = match first(entry, &["dependsOn", "depends_on", "dependencies"]) {
+        Some((key, value)) => {
+            strings(value).ok_or_else(|| error(key, "must be a list of story ids"))?
+        }
+        None => Vec::new(),
+    };
+    let priority = match first(entry, &["priority"]) {
+        Some((key, value)) => Some(priority_of(value).ok_or_else(|| {
+            error(
+                key,
+                "must be a whole number or one of critical, high, medium, low",
+            )
+        })?),
+        None => None,
+    };
+    let passes = match first(entry, &["passes", "passed", "done", "completed"]) {
+        Some((key, value)) => {
+            passes_of(value).ok_or_else(|| error(key, "must be true or false"))?
+        }
+        None => match first(entry, &["status", "state"]) {
+            Some((key, value)) => status_of(value).ok_or_else(|| {
+                error(
+                    key,
+                    "must be a status such as \"open\", \"in progress\" or \"done\"",
+                )
+            })?,
+            None => false,
+        },
+    };
+    Ok(Story {
+        id,
+        title,
         tasks: Vec::new(),
-        description: raw.description,
-        acceptance_criteria: raw.acceptance_criteria,
-        depends_on: raw.depends_on,
-        priority: raw.priority,
-        // A missing flag means not done yet; `Some` marks the story as one
-        // whose completion is the flag, not its (absent) tasks.
-        passes: Some(raw.passes.unwrap_or(false)),
+        description,
+        acceptance_criteria,
+        depends_on,
+        priority,
+        // `Some` marks the story as one whose completion is the flag, not
+        // its (absent) tasks.
+        passes: Some(passes),
+        unreadable: Vec::new(),
+        section: None,
+    })
+}
+
+/// A string, or a list of strings joined by lines.
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(_) => strings(value).map(|lines| lines.join("\n")),
+        _ => None,
+    }
+}
+
+/// A list of strings (numbers are written out), or one string.
+fn strings(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::String(text) => Some(vec![text.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(text) => Some(text.clone()),
+                Value::Number(number) => Some(number.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn priority_of(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => {
+            let text = text.trim().to_ascii_lowercase();
+            let named = match text.as_str() {
+                "critical" | "urgent" | "highest" | "blocker" => Some(0),
+                "high" => Some(1),
+                "medium" | "normal" | "moderate" => Some(2),
+                "low" => Some(3),
+                "lowest" | "trivial" => Some(4),
+                _ => None,
+            };
+            named.or_else(|| text.trim_start_matches('p').parse().ok())
+        }
+        _ => None,
+    }
+}
+
+fn passes_of(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(passes) => Some(*passes),
+        // Some generators write an empty list of passed checks.
+        Value::Array(items) if items.is_empty() => Some(false),
+        Value::Array(items) => items
+            .iter()
+            .map(Value::as_bool)
+            .collect::<Option<Vec<_>>>()
+            .map(|all| all.iter().all(|b| *b)),
+        Value::String(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" => Some(true),
+            "false" | "no" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn status_of(value: &Value) -> Option<bool> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    let status = text.trim().to_ascii_lowercase().replace(['_', '-'], " ");
+    match status.as_str() {
+        "done" | "complete" | "completed" | "passed" | "passes" | "pass" | "closed"
+        | "finished" | "merged" | "resolved" | "verified" => Some(true),
+        "open" | "todo" | "to do" | "pending" | "in progress" | "started" | "blocked"
+        | "not started" | "ready" | "new" | "failed" | "failing" | "review" | "in review" | "" => {
+            Some(false)
+        }
+        _ => None,
     }
 }
 
@@ -300,7 +484,7 @@ mod tests {
         assert_eq!(first.title, "Greeting file");
         assert_eq!(
             first.description.as_deref(),
-            Some("As a visitor I am greeted")
+            Some("As a visitor I am greeted\n\nNotes: keep it short")
         );
         assert_eq!(
             first.acceptance_criteria,
@@ -423,18 +607,118 @@ mod tests {
 
     #[test]
     fn wrong_shapes_are_malformed() {
-        for text in [
-            "[]",
-            r#"{"stories": []}"#,
-            r#"{"userStories": [{"title": "no id"}]}"#,
-            r#"{"userStories": [{"id": "A", "passes": "yes"}]}"#,
-            r#"{"userStories": [{"id": "A", "priority": 1.5}]}"#,
-            "",
-        ] {
+        for text in ["", "{", r#"{"userStories": [}"#] {
             assert!(
                 matches!(parse_err(text), StoriesError::MalformedPrd { .. }),
                 "{text:?}"
             );
+        }
+        for text in ["[]", r#"{"stories": []}"#, r#"{"project": "x"}"#] {
+            assert!(
+                matches!(parse_err(text), StoriesError::NoStories { .. }),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// Pattern 6: the shapes other loops write are read.
+    #[test]
+    fn issue_11_lenient_shapes_are_read() {
+        let array = parse_ok(
+            r#"[{"id": 1, "title": "a", "priority": "high", "passes": true}, {"id": "B", "priority": "low"}]"#,
+        );
+        assert_eq!(array[0].id, "1");
+        assert_eq!(array[0].priority, Some(1));
+        assert!(array[0].is_complete());
+        assert_eq!(array[1].priority, Some(3));
+        assert!(!array[1].is_complete());
+
+        let stories = parse_ok(
+            r#"{"name": "x", "stories": [
+                {"id": "A", "passes": [], "acceptance": ["works"], "dependencies": ["B"], "extra": {"x": 1}},
+                {"id": "B", "status": "done", "priority": "medium"},
+                {"id": "C", "status": "open", "acceptance": "one line", "dependsOn": "A"},
+                {"id": "D", "status": "In Progress", "passes": null, "notes": ["n1", "n2"]}
+            ]}"#,
+        );
+        let summary: Vec<(&str, bool, Vec<String>, Vec<String>)> = stories
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_str(),
+                    s.is_complete(),
+                    s.acceptance_criteria.clone(),
+                    s.depends_on.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("A", false, vec!["works".to_owned()], vec!["B".to_owned()]),
+                ("B", true, vec![], vec![]),
+                (
+                    "C",
+                    false,
+                    vec!["one line".to_owned()],
+                    vec!["A".to_owned()]
+                ),
+                ("D", false, vec![], vec![]),
+            ]
+        );
+        assert_eq!(stories[3].description.as_deref(), Some("Notes: n1\nn2"));
+    }
+
+    #[test]
+    fn issue_11_unreadable_fields_name_the_story_and_the_field() {
+        let cases = [
+            (r#"{"userStories": [{"title": "no id"}]}"#, "story #1", "id"),
+            (
+                r#"[{"id": "A", "priority": 1.5}]"#,
+                "story \"A\"",
+                "priority",
+            ),
+            (
+                r#"[{"id": "A", "passes": "maybe"}]"#,
+                "story \"A\"",
+                "passes",
+            ),
+            (
+                r#"[{"id": "A", "status": "someday"}]"#,
+                "story \"A\"",
+                "status",
+            ),
+            (
+                r#"[{"id": "A"}, {"id": "B", "acceptance": [{"x": 1}]}]"#,
+                "story \"B\"",
+                "acceptance",
+            ),
+            (
+                r#"[{"id": "A", "dependsOn": 3}]"#,
+                "story \"A\"",
+                "dependsOn",
+            ),
+            (r#"[{"id": ["A"]}]"#, "story #1", "id"),
+            (r#"[{"id": "A"}, "B"]"#, "story #2", "(entry)"),
+        ];
+        for (text, story, field) in cases {
+            let error = parse_err(text);
+            match &error {
+                StoriesError::PrdField {
+                    story: got_story,
+                    field: got_field,
+                    ..
+                } => {
+                    assert_eq!(
+                        (got_story.as_str(), got_field.as_str()),
+                        (story, field),
+                        "{text}"
+                    );
+                }
+                other => panic!("{text}: unexpected error {other}"),
+            }
+            assert!(error.to_string().contains(field), "{error}");
+            assert!(error.hint().is_some());
         }
     }
 

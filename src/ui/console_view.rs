@@ -163,9 +163,9 @@ impl ConsoleView {
                 totals,
                 ..
             } => Some(format!(
-                "{} run ended ({reason}): {message}\n  {} attempts · {} tokens · ${:.2}",
+                "{} run ended ({reason}): {message}\n  {} · {} tokens · ${:.2}",
                 s.bad.apply_to("✗"),
-                totals.attempts,
+                super::status::plural(totals.attempts as usize, "attempt"),
                 totals.tokens(),
                 totals.cost_usd
             )),
@@ -174,10 +174,10 @@ impl ConsoleView {
                 totals,
                 ..
             } => Some(format!(
-                "{} all {stories_total} stories done in {} · {} attempts · {} tokens · ${:.2}",
+                "{} all {stories_total} stories done in {} · {} · {} tokens · ${:.2}",
                 s.good.apply_to("✓"),
                 clock(self.started.elapsed().as_secs()),
-                totals.attempts,
+                super::status::plural(totals.attempts as usize, "attempt"),
                 totals.tokens(),
                 totals.cost_usd
             )),

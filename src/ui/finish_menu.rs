@@ -1,37 +1,63 @@
 //! The question asked when a loop ends and `--on-finish ask` is in force:
-//! clean up (back to the original branch, work uncommitted) or keep.
+//! clean up (back to the original branch, work uncommitted) or keep; for a
+//! run that did not complete, also leave it stopped (to resume later) or
+//! abort it.
 
 use console::Term;
 use dialoguer::Select;
 
+/// How to finish a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FinishChoice {
     Cleanup,
     Keep,
 }
 
+/// What the user chose at the end of a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndChoice {
+    Finish(FinishChoice),
+    /// Leave the run stopped on its branch, to resume or finish later.
+    LeaveStopped,
+    /// Restore the exact pre-start state.
+    Abort,
+}
+
 /// Ask on the terminal; `None` when there is no terminal or the user
-/// dismissed the menu.
-pub fn ask_finish(branch: &str, original: &str) -> Option<FinishChoice> {
+/// dismissed the menu. `completed` runs are offered keep and cleanup only.
+pub fn ask_finish(branch: &str, original: &str, completed: bool) -> Option<EndChoice> {
     use std::io::IsTerminal;
     let term = Term::stderr();
     if !std::io::stdin().is_terminal() || !term.is_term() {
         return None;
     }
-    let items = [
-        format!("cleanup: back to {original}, with all the work as uncommitted changes"),
-        format!("keep: stay on {branch} with one commit per story"),
+    let mut items = vec![
+        (
+            EndChoice::Finish(FinishChoice::Cleanup),
+            format!("cleanup: back to {original}, with all the work as uncommitted changes"),
+        ),
+        (
+            EndChoice::Finish(FinishChoice::Keep),
+            format!("keep: stay on {branch} with one commit per story"),
+        ),
     ];
+    if !completed {
+        items.push((
+            EndChoice::LeaveStopped,
+            "leave it stopped: resume later with 'git ralph start', or finish then".into(),
+        ));
+        items.push((
+            EndChoice::Abort,
+            format!("abort: back to {original} exactly as before the run"),
+        ));
+    }
+    let labels: Vec<&str> = items.iter().map(|(_, label)| label.as_str()).collect();
     let choice = Select::new()
         .with_prompt("The loop has ended. Finish with")
-        .items(&items)
+        .items(&labels)
         .default(0)
         .interact_on_opt(&term)
         .ok()
         .flatten()?;
-    Some(if choice == 0 {
-        FinishChoice::Cleanup
-    } else {
-        FinishChoice::Keep
-    })
+    items.get(choice).map(|(choice, _)| *choice)
 }

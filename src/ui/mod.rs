@@ -7,6 +7,7 @@
 mod console_view;
 mod finish_menu;
 mod keys;
+pub mod preview;
 pub mod status;
 
 use std::io::Write;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use console::{Style, Term};
 
 pub use console_view::ConsoleView;
-pub use finish_menu::{FinishChoice, ask_finish};
+pub use finish_menu::{EndChoice, FinishChoice, ask_finish};
 pub use keys::KeyListener;
 
 use crate::events::Record;

@@ -2,14 +2,28 @@
 //! a terminal.
 
 use super::{Styles, out as line_out};
-use crate::state::{AttemptOutcome, Report};
+use crate::state::Report;
 
 /// `git ralph status` for people.
 pub fn print(report: &Report) {
     let term = console::Term::stdout();
     let s = Styles::for_term(&term);
     line_out(&format!("{} {}", s.bold.apply_to("change:"), report.change));
-    line_out(&format!("{} {}", s.bold.apply_to("branch:"), report.branch));
+    let gone = match (report.state, report.finished_with) {
+        ("aborted", _) => Some("aborted"),
+        ("finished", Some("cleanup")) => Some("finished"),
+        _ => None,
+    };
+    match gone {
+        Some(kept_as) => line_out(&format!(
+            "{} {} (deleted; its tip is kept at refs/ralph/{}/{kept_as})",
+            s.bold.apply_to("branch:"),
+            report.branch,
+            report.change
+        )),
+        None => line_out(&format!("{} {}", s.bold.apply_to("branch:"), report.branch)),
+    }
+    let ended = matches!(report.state, "aborted" | "finished");
     let mut line = format!("{} {}", s.bold.apply_to("state: "), report.state);
     if let Some(reason) = report.reason {
         line.push_str(&format!(" ({reason})"));
@@ -45,7 +59,7 @@ pub fn print(report: &Report) {
         } else {
             " ".to_owned()
         };
-        let current = report.current_story == Some(story.id.as_str()) && !story.done;
+        let current = !ended && report.current_story == Some(story.id.as_str()) && !story.done;
         let attempts: Vec<String> = story
             .attempts
             .iter()
@@ -53,10 +67,10 @@ pub fn print(report: &Report) {
                 Some(flag) => format!(
                     "#{} {} ({} {flag})",
                     a.attempt,
-                    outcome(a.outcome),
+                    a.outcome.describe(),
                     s.warn.apply_to("flagged:")
                 ),
-                None => format!("#{} {}", a.attempt, outcome(a.outcome)),
+                None => format!("#{} {}", a.attempt, a.outcome.describe()),
             })
             .collect();
         line_out(&format!(
@@ -77,7 +91,7 @@ pub fn print(report: &Report) {
             }
         ));
     }
-    if let Some(story) = report.current_story {
+    if let Some(story) = report.current_story.filter(|_| !ended) {
         line_out(&format!(
             "{} story {story}, attempt {}",
             s.bold.apply_to("current:"),
@@ -104,9 +118,9 @@ pub fn print(report: &Report) {
         ));
     }
     line_out(&format!(
-        "{} {} attempts · {} tokens in, {} out · ${:.2}",
+        "{} {} · {} tokens in, {} out · ${:.2}",
         s.bold.apply_to("totals:"),
-        report.totals.attempts,
+        plural(report.totals.attempts as usize, "attempt"),
         report.totals.input_tokens
             + report.totals.cache_read_tokens
             + report.totals.cache_creation_tokens,
@@ -115,16 +129,33 @@ pub fn print(report: &Report) {
     ));
 }
 
-fn outcome(outcome: AttemptOutcome) -> &'static str {
-    match outcome {
-        AttemptOutcome::Complete => "complete",
-        AttemptOutcome::Failed => "failed",
-        AttemptOutcome::Rejected => "rejected",
-        AttemptOutcome::RateLimited => "usage-limited",
-        AttemptOutcome::NoSignal => "no signal",
-        AttemptOutcome::AgentError => "agent error",
-        AttemptOutcome::TimedOut => "timed out",
-        AttemptOutcome::Interrupted => "interrupted",
-        AttemptOutcome::Running => "running",
+/// `n thing` or `n things`.
+pub fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// One line per run, for `status` when there are several and `--all`.
+pub fn print_runs(runs: &[(String, Report)], earlier: &[(String, Report)]) {
+    let s = Styles::for_term(&console::Term::stdout());
+    for (title, list) in [("runs:", runs), ("earlier runs:", earlier)] {
+        if list.is_empty() {
+            continue;
+        }
+        line_out(&s.bold.apply_to(title).to_string());
+        for (name, report) in list {
+            let reason = report.reason.map(|r| format!(" ({r})")).unwrap_or_default();
+            line_out(&format!(
+                "  {name}  {}{reason} · {}/{} stories · {} · {}",
+                report.state,
+                report.stories_done,
+                report.stories_total,
+                plural(report.totals.attempts as usize, "attempt"),
+                report.branch
+            ));
+        }
     }
 }

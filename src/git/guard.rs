@@ -1,0 +1,197 @@
+//! The refs that are not the run's own: the user's branches and tags, which
+//! an agent must not move, and the refs an earlier run of the same change
+//! left, which a new run must not overwrite.
+//!
+//! An agent runs with the whole repository in reach; `git checkout main &&
+//! git commit` is one bad idea away. So the loop takes a [`RefSnapshot`]
+//! before an attempt and [`Repo::restore_user_refs`] after it: whatever
+//! moved is put back, and what the agent committed stays reachable under a
+//! ref of the run. Likewise a new run of a change first moves the earlier
+//! run's refs under `refs/ralph/<change>/history/<id>/`.
+
+use std::collections::BTreeMap;
+
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::PreviousValue;
+
+use super::ObjectId;
+use super::error::{Context, GitFailure};
+use super::open::Repo;
+use super::refs::{delete, update};
+
+/// Where each local branch and tag pointed (their direct targets, so an
+/// annotated tag is its tag object).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefSnapshot(BTreeMap<String, ObjectId>);
+
+/// A ref an agent changed, and what was done about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoredRef {
+    pub name: String,
+    /// Where it pointed before the attempt; `None` if the agent created it.
+    pub was: Option<ObjectId>,
+    /// Where the agent left it; `None` if the agent deleted it.
+    pub found: Option<ObjectId>,
+    /// The ref that now keeps what the agent left there.
+    pub kept_at: Option<String>,
+}
+
+impl Repo {
+    /// Direct targets of the refs under `prefix`; symbolic refs are skipped.
+    fn direct_refs(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, GitFailure> {
+        let platform = self
+            .repo
+            .references()
+            .ctx(|| "could not list refs".into())?;
+        let mut out = BTreeMap::new();
+        for reference in platform
+            .prefixed(prefix)
+            .ctx(|| format!("could not list {prefix}"))?
+        {
+            let reference = reference
+                .map_err(|err| GitFailure::new(format!("could not list {prefix}"), err))?;
+            if let Some(id) = reference.target().try_id() {
+                let name = reference.name().as_bstr().to_str_lossy().into_owned();
+                out.insert(name, id.to_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// The local branches and tags, all but `except` (the run's branch).
+    pub fn snapshot_user_refs(&self, except: &str) -> Result<RefSnapshot, GitFailure> {
+        let mut refs = self.direct_refs("refs/heads/")?;
+        refs.extend(self.direct_refs("refs/tags/")?);
+        refs.remove(except);
+        Ok(RefSnapshot(refs))
+    }
+
+    /// Put every local branch and tag (but `except`) back where `before`
+    /// had it. What the agent left in a moved or created ref is kept at
+    /// `<keep_prefix>/<name without refs/>`.
+    pub fn restore_user_refs(
+        &self,
+        before: &RefSnapshot,
+        except: &str,
+        keep_prefix: &str,
+    ) -> Result<Vec<RestoredRef>, GitFailure> {
+        let now = self.snapshot_user_refs(except)?;
+        let mut restored = Vec::new();
+        let names: std::collections::BTreeSet<&String> =
+            before.0.keys().chain(now.0.keys()).collect();
+        for name in names {
+            let (was, found) = (before.0.get(name).copied(), now.0.get(name).copied());
+            if was == found {
+                continue;
+            }
+            let mut edits = Vec::new();
+            let mut kept_at = None;
+            if let Some(found) = found {
+                let keep = format!(
+                    "{keep_prefix}/{}",
+                    name.strip_prefix("refs/").unwrap_or(name)
+                );
+                edits.push(update(
+                    &keep,
+                    found,
+                    PreviousValue::Any,
+                    "ralph: keep what an agent left on a ref it must not move",
+                )?);
+                kept_at = Some(keep);
+            }
+            edits.push(match (was, found) {
+                (Some(was), _) => update(
+                    name,
+                    was,
+                    PreviousValue::Any,
+                    "ralph: put back a ref an agent moved",
+                )?,
+                (None, Some(found)) => delete(name, found)?,
+                (None, None) => continue,
+            });
+            self.edit_refs(edits)?;
+            restored.push(RestoredRef {
+                name: name.clone(),
+                was,
+                found,
+                kept_at,
+            });
+        }
+        Ok(restored)
+    }
+
+    /// Move every ref under `namespace/` (but the `history/` below it) to
+    /// `namespace/history/<id>/`, so a new run of the change starts clean
+    /// and nothing of the earlier one is lost. Returns how many moved.
+    pub fn archive_refs(&self, namespace: &str, id: &str) -> Result<usize, GitFailure> {
+        let history = format!("{namespace}/history/");
+        let refs = self.direct_refs(&format!("{namespace}/"))?;
+        let mut moved = 0;
+        for (name, target) in refs {
+            if name.starts_with(&history) {
+                continue;
+            }
+            let rest = name.strip_prefix(&format!("{namespace}/")).unwrap_or(&name);
+            let new = format!("{history}{id}/{rest}");
+            self.edit_refs(vec![
+                update(
+                    &new,
+                    target,
+                    PreviousValue::Any,
+                    "ralph: keep an earlier run's ref",
+                )?,
+                delete(&name, target)?,
+            ])?;
+            moved += 1;
+        }
+        Ok(moved)
+    }
+
+    /// `base`, or `base-2`, `base-3`, … whichever does not exist yet.
+    pub fn unused_ref(&self, base: &str) -> Result<String, GitFailure> {
+        let mut candidate = base.to_owned();
+        let mut n = 1;
+        while self.resolve_ref(&candidate)?.is_some() {
+            n += 1;
+            candidate = format!("{base}-{n}");
+        }
+        Ok(candidate)
+    }
+}
+
+impl Repo {
+    /// The tip of `ralph/<change>` when HEAD is on it and it has moved past
+    /// `checkpoint` by commits on top of it (the user's, made while the run
+    /// was stopped); `None` otherwise.
+    pub fn descendant_tip(
+        &self,
+        change: &super::ChangeName,
+        checkpoint: ObjectId,
+    ) -> Result<Option<ObjectId>, GitFailure> {
+        let tip = match self.head()? {
+            super::HeadState::Branch { name, commit }
+                if name == change.branch_ref() && commit != checkpoint =>
+            {
+                commit
+            }
+            _ => return Ok(None),
+        };
+        let walk = self
+            .repo
+            .rev_walk([tip])
+            .all()
+            .ctx(|| format!("could not walk the history of {}", change.branch_short()))?;
+        for info in walk {
+            let info = info.map_err(|err| {
+                GitFailure::new(
+                    format!("could not walk the history of {}", change.branch_short()),
+                    err,
+                )
+            })?;
+            if info.id == checkpoint {
+                return Ok(Some(tip));
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,187 @@
+//! What a run would read and send, without running anything.
+//!
+//! `git ralph start --dry-run` shows the stories git-ralph reads from a task
+//! file, what it warns about, and the first prompt exactly as the agent
+//! would receive it, so a user can check a new file before spending money.
+//! The prompt is made by [`prompt::render`] from the same inputs the loop
+//! gives it for a first attempt, so the preview cannot drift from the real
+//! thing. This module reads files and nothing else: no branch, no state, no
+//! terminal; the command layer prints the [`Preview`].
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::prompt::{self, PromptError, PromptInput};
+use crate::stories::{self, SourceKind, StoriesError, Story, StorySource, Warning};
+
+/// The prompt template and promise token a run would use.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PreviewOptions<'a> {
+    /// The project's template; [`prompt::DEFAULT_TEMPLATE`] when `None`.
+    pub template: Option<&'a str>,
+    /// The contract's promise token; the agent default when `None` (also
+    /// what a run uses when string matching is off).
+    pub promise_token: Option<&'a str>,
+}
+
+/// Where a story stands before the run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoryStatus {
+    Done,
+    /// The story the first prompt is for.
+    Next,
+    Open,
+    /// It holds a box-like line that cannot be read, so it cannot be done
+    /// until that line is rewritten.
+    Unreadable,
+}
+
+/// One story as the preview shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoryPreview {
+    pub id: String,
+    pub title: String,
+    /// Number of tasks (checkboxes); 0 for prd.json stories.
+    pub tasks: usize,
+    /// Number of tasks ticked.
+    pub done: usize,
+    pub status: StoryStatus,
+    /// Lines of the story file the story was read from (checklists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(usize, usize)>,
+}
+
+/// What a run would read and send. Serialises as one JSON object:
+/// `{"source", "tracking_file", "stories": [{"id", "title", "tasks",
+/// "done", "status", "lines"}], "warnings": [{"line", "kind", "message"}],
+/// "all_done", "prompt"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preview {
+    pub source: SourceKind,
+    /// Repository-relative, with `/` separators.
+    pub tracking_file: String,
+    /// In file order.
+    pub stories: Vec<StoryPreview>,
+    pub warnings: Vec<Warning>,
+    /// Every story is done and no unreadable box is left: no agent would
+    /// start.
+    pub all_done: bool,
+    /// The first prompt, exactly as the agent would receive it; `None` when
+    /// there is no story to work on.
+    pub prompt: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    #[error(transparent)]
+    Stories(#[from] StoriesError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+}
+
+impl PreviewError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PreviewError::Stories(error) => error.hint(),
+            PreviewError::Prompt(error) => error.hint(),
+        }
+    }
+}
+
+/// Picks the story source the way `start` does ([`stories::detect`]) and
+/// previews it. `change` is the change name given to `start`; `prd` and
+/// `tasks` are the `--prd` and `--tasks` files, relative to `workdir` or
+/// absolute inside it.
+pub fn preview(
+    workdir: &Path,
+    change: &str,
+    explicit: Option<SourceKind>,
+    prd: Option<&Path>,
+    tasks: Option<&Path>,
+    options: PreviewOptions<'_>,
+) -> Result<Preview, PreviewError> {
+    let source = stories::detect(workdir, change, explicit, prd, tasks)?;
+    preview_source(source.as_ref(), change, options)
+}
+
+/// Previews an already chosen source.
+pub fn preview_source(
+    source: &dyn StorySource,
+    change: &str,
+    options: PreviewOptions<'_>,
+) -> Result<Preview, PreviewError> {
+    let set = source.load_set()?;
+    let next = source.next_story(&set.stories);
+    let prompt = match next {
+        Some(story) => Some(first_prompt(source, change, &set.stories, story, options)?),
+        None => None,
+    };
+    let stories = set
+        .stories
+        .iter()
+        .map(|story| {
+            let (done, tasks) = story.task_counts();
+            let status = if next.is_some_and(|next| next.id == story.id) {
+                StoryStatus::Next
+            } else if !story.unreadable.is_empty() {
+                StoryStatus::Unreadable
+            } else if story.is_complete() {
+                StoryStatus::Done
+            } else {
+                StoryStatus::Open
+            };
+            StoryPreview {
+                id: story.id.clone(),
+                title: story.title.clone(),
+                tasks,
+                done,
+                status,
+                lines: story
+                    .section
+                    .as_ref()
+                    .map(|section| (section.first_line, section.last_line)),
+            }
+        })
+        .collect();
+    Ok(Preview {
+        source: source.kind(),
+        tracking_file: stories::slash_path(source.tracking_file()),
+        stories,
+        all_done: set.all_done(),
+        warnings: set.warnings,
+        prompt,
+    })
+}
+
+/// The prompt of a first attempt at `story`, built as the loop builds it.
+fn first_prompt(
+    source: &dyn StorySource,
+    change: &str,
+    stories: &[Story],
+    story: &Story,
+    options: PreviewOptions<'_>,
+) -> Result<String, PreviewError> {
+    let context_files = source.context_files()?;
+    let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
+    let input = PromptInput {
+        change,
+        story,
+        story_index: index,
+        story_total: stories.len(),
+        attempt: 1,
+        source,
+        context_files: &context_files,
+        retry: None,
+        promise_token: options.promise_token.unwrap_or(crate::agent::DEFAULT_TOKEN),
+        learnings: None,
+    };
+    let template = options.template.unwrap_or(prompt::DEFAULT_TEMPLATE);
+    Ok(prompt::render(template, &input)?)
+}
+
+#[cfg(test)]
+mod realworld;
+#[cfg(test)]
+mod tests;

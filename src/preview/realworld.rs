@@ -1,0 +1,546 @@
+//! Task files people wrote in public repositories, scored against what a
+//! careful reader expects of them (`tests/fixtures/realworld/expected.json`,
+//! whose fields its README explains). Each item is laid out in a temporary
+//! repository the way a user would have it and previewed exactly as
+//! `start --dry-run` would; the score is printed, and any item read
+//! differently from its expectation fails the test.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Preview, PreviewOptions, StoryPreview, StoryStatus, preview};
+use crate::stories::checklist;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/realworld")
+}
+
+/// Lower case, `*` and `` ` `` dropped, white space collapsed.
+fn norm(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '*' | '`'))
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+fn contains(haystack: &str, needle: &str) -> bool {
+    norm(haystack).contains(&norm(needle))
+}
+
+/// A string, or a list meaning "any of these".
+fn any_of(spec: &Value) -> Vec<&str> {
+    match spec {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// NUM: an integer, `{"one_of": [...]}` or `{"min", "max"}`.
+fn num_ok(spec: &Value, n: usize) -> bool {
+    let n = n as u64;
+    match spec {
+        Value::Number(number) => number.as_u64() == Some(n),
+        Value::Object(map) => {
+            if let Some(Value::Array(options)) = map.get("one_of") {
+                return options.iter().any(|o| o.as_u64() == Some(n));
+            }
+            let min = map.get("min").and_then(Value::as_u64).unwrap_or(0);
+            let max = map.get("max").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            (min..=max).contains(&n)
+        }
+        _ => false,
+    }
+}
+
+/// The number an id carries: its last run of digits and dots.
+fn id_number(id: &str) -> &str {
+    let end = id.rfind(|c: char| c.is_ascii_digit()).map_or(0, |i| i + 1);
+    let start = id[..end]
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map_or(0, |i| i + 1);
+    id[start..end].trim_matches('.')
+}
+
+fn is_done(story: &StoryPreview) -> bool {
+    story.status == StoryStatus::Done
+}
+
+fn story_matches(expected: &Value, got: &StoryPreview, prd: bool) -> Result<(), String> {
+    let mut problems = Vec::new();
+    if let Some(spec) = expected.get("title_contains") {
+        let options = any_of(spec);
+        if !options.iter().any(|t| contains(&got.title, t)) {
+            problems.push(format!("title {:?} lacks {options:?}", got.title));
+        }
+    }
+    if let Some(spec) = expected.get("id")
+        && spec.as_str() != Some(got.id.as_str())
+    {
+        problems.push(format!("id {:?} is not {spec}", got.id));
+    }
+    if let Some(label) = expected.get("label").and_then(Value::as_str)
+        && id_number(&got.id) != label
+    {
+        problems.push(format!("id {:?} does not carry label {label}", got.id));
+    }
+    if !prd
+        && let Some(spec) = expected.get("tasks")
+        && !num_ok(spec, got.tasks)
+    {
+        problems.push(format!("{} tasks, expected {spec}", got.tasks));
+    }
+    match expected.get("done") {
+        Some(Value::Bool(done)) if *done != is_done(got) => {
+            problems.push(format!("done is {}, expected {done}", is_done(got)));
+        }
+        Some(spec @ (Value::Number(_) | Value::Object(_))) if !num_ok(spec, got.done) => {
+            problems.push(format!("{} done, expected {spec}", got.done));
+        }
+        _ => {}
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("story {:?}: {}", got.id, problems.join("; ")))
+    }
+}
+
+fn optional(expected: &Value) -> bool {
+    expected.get("optional").and_then(Value::as_bool) == Some(true)
+}
+
+fn match_ordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), String> {
+    let mut at = 0;
+    for story in expected {
+        let matched = got
+            .get(at)
+            .map(|g| story_matches(story, g, prd))
+            .unwrap_or_else(|| Err("no story left".to_owned()));
+        match matched {
+            Ok(()) => at += 1,
+            Err(_) if optional(story) => {}
+            Err(why) => return Err(format!("expected {story}: {why}")),
+        }
+    }
+    if at == got.len() {
+        Ok(())
+    } else {
+        let extra: Vec<&str> = got[at..].iter().map(|s| s.title.as_str()).collect();
+        Err(format!("unexpected stories: {extra:?}"))
+    }
+}
+
+fn match_unordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), String> {
+    for story in got {
+        let twin = expected
+            .iter()
+            .find(|e| e.get("id").and_then(Value::as_str) == Some(story.id.as_str()))
+            .ok_or_else(|| format!("unexpected story {:?}", story.id))?;
+        story_matches(twin, story, prd)?;
+    }
+    for story in expected.iter().filter(|e| !optional(e)) {
+        let id = story.get("id").and_then(Value::as_str);
+        if !got.iter().any(|g| Some(g.id.as_str()) == id) {
+            return Err(format!("missing story {story}"));
+        }
+    }
+    Ok(())
+}
+
+fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), String> {
+    let Some(Value::Array(specs)) = specs else {
+        return Ok(());
+    };
+    for spec in specs {
+        let options = any_of(spec);
+        if !options.iter().any(|text| contains(prompt, text)) {
+            return Err(format!("the prompt lacks {options:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The item laid out in a fresh repository: (repo, change, prd, tasks).
+struct Layout {
+    repo: tempfile::TempDir,
+    change: String,
+    prd: Option<PathBuf>,
+    tasks: Option<PathBuf>,
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+fn lay_out(key: &str) -> Layout {
+    let repo = tempfile::tempdir().expect("temp dir");
+    let (kind, name) = key.split_once('/').expect("kind/name");
+    let root = fixtures();
+    match kind {
+        "openspec" => {
+            let change = name.rsplit("__").next().expect("change").to_owned();
+            let dir = repo.path().join("openspec/changes").join(&change);
+            copy_tree(&root.join(key), &dir);
+            // The fixture keeps the repository's openspec/project.md beside
+            // the change; a repository has it at the top of openspec/.
+            if dir.join("project.md").is_file() {
+                std::fs::rename(
+                    dir.join("project.md"),
+                    repo.path().join("openspec/project.md"),
+                )
+                .expect("move project.md");
+            }
+            Layout {
+                repo,
+                change,
+                prd: None,
+                tasks: None,
+            }
+        }
+        "prd" => {
+            std::fs::copy(
+                root.join(format!("{key}.json")),
+                repo.path().join("prd.json"),
+            )
+            .expect("copy prd");
+            Layout {
+                repo,
+                change: "realworld".to_owned(),
+                prd: Some(PathBuf::from("prd.json")),
+                tasks: None,
+            }
+        }
+        _ => {
+            std::fs::copy(root.join(format!("{key}.md")), repo.path().join("PLAN.md"))
+                .expect("copy checklist");
+            Layout {
+                repo,
+                change: "realworld".to_owned(),
+                prd: None,
+                tasks: Some(PathBuf::from("PLAN.md")),
+            }
+        }
+    }
+}
+
+impl Layout {
+    fn tracking_file(&self) -> PathBuf {
+        match (&self.prd, &self.tasks) {
+            (Some(prd), _) => self.repo.path().join(prd),
+            (_, Some(tasks)) => self.repo.path().join(tasks),
+            _ => self
+                .repo
+                .path()
+                .join("openspec/changes")
+                .join(&self.change)
+                .join("tasks.md"),
+        }
+    }
+
+    fn preview(&self) -> Result<Preview, String> {
+        preview(
+            self.repo.path(),
+            &self.change,
+            None,
+            self.prd.as_deref(),
+            self.tasks.as_deref(),
+            PreviewOptions::default(),
+        )
+        .map_err(|error| error.to_string())
+    }
+
+    /// Removes every done mark from the story file.
+    fn untick(&self) {
+        let path = self.tracking_file();
+        let text = std::fs::read_to_string(&path).expect("read story file");
+        let unticked = if self.prd.is_some() {
+            let mut value: Value = serde_json::from_str(&text).expect("json");
+            let stories = match &mut value {
+                Value::Array(stories) => stories,
+                Value::Object(map) => map
+                    .get_mut("userStories")
+                    .and_then(Value::as_array_mut)
+                    .expect("userStories"),
+                _ => panic!("odd prd"),
+            };
+            for story in stories.iter_mut().filter_map(Value::as_object_mut) {
+                story.insert("passes".to_owned(), Value::Bool(false));
+                if story.contains_key("status") {
+                    story.insert("status".to_owned(), Value::String("open".to_owned()));
+                }
+            }
+            serde_json::to_string_pretty(&value).expect("json")
+        } else {
+            let lines = text.split('\n').count();
+            (1..=lines).fold(text, |text, line| checklist::untick(&text, line))
+        };
+        std::fs::write(path, unticked).expect("write variant");
+    }
+}
+
+/// Scores one item; `Err` says what was read differently.
+fn score(key: &str, expected: &Value) -> Result<(), String> {
+    let kind = expected["kind"].as_str().expect("kind");
+    let prd = kind == "prd";
+    let expect = expected["expect"].as_str().expect("expect");
+    let all_done = expected.get("all_done").and_then(Value::as_bool) == Some(true);
+    let layout = lay_out(key);
+    let main = layout.preview();
+    if expect == "refuse" {
+        return match main {
+            Err(_) => Ok(()),
+            Ok(_) => Err("read stories where a refusal was expected".to_owned()),
+        };
+    }
+    if expect == "refuse_or_stories" && main.is_err() {
+        return Ok(());
+    }
+    let (structure, prompt) = if all_done {
+        if let Ok(main) = &main
+            && (main.prompt.is_some() || !main.all_done)
+        {
+            return Err("every task is done, yet an agent would start".to_owned());
+        }
+        layout.untick();
+        let variant = layout
+            .preview()
+            .map_err(|e| format!("unticked variant: {e}"))?;
+        let prompt = variant
+            .prompt
+            .clone()
+            .ok_or("the unticked variant has no first prompt")?;
+        let structure = match main {
+            Ok(main) if !main.stories.is_empty() => main,
+            _ => variant,
+        };
+        (structure, prompt)
+    } else {
+        let main = main?;
+        let prompt = main.prompt.clone().ok_or("no first prompt")?;
+        (main, prompt)
+    };
+    let stories: Vec<&StoryPreview> = structure
+        .stories
+        .iter()
+        .filter(|s| prd || s.tasks > 0)
+        .collect();
+
+    if let Some(spec) = expected.get("n_stories")
+        && !num_ok(spec, stories.len())
+    {
+        return Err(format!("{} stories, expected {spec}", stories.len()));
+    }
+    if !prd {
+        let total: usize = stories.iter().map(|s| s.tasks).sum();
+        let done: usize = stories.iter().map(|s| s.done).sum();
+        if let Some(spec) = expected.get("total_tasks")
+            && !num_ok(spec, total)
+        {
+            return Err(format!("{total} tasks in all, expected {spec}"));
+        }
+        if let Some(spec) = expected.get("total_done")
+            && !num_ok(spec, done)
+        {
+            return Err(format!("{done} tasks done in all, expected {spec}"));
+        }
+    }
+    if let Some(Value::Array(names)) = expected.get("not_stories") {
+        for name in names.iter().filter_map(Value::as_str) {
+            if let Some(story) = stories.iter().find(|s| contains(&s.title, name)) {
+                return Err(format!(
+                    "{:?} is not work, yet it is story {:?}",
+                    name, story.id
+                ));
+            }
+        }
+    }
+    if let Some(Value::Array(must)) = expected.get("must_include") {
+        for story in must {
+            if !stories.iter().any(|g| story_matches(story, g, prd).is_ok()) {
+                return Err(format!("no story matches {story}"));
+            }
+        }
+    }
+    if !all_done && let Some(first) = expected.get("first_prompted_story") {
+        let next = stories
+            .iter()
+            .find(|s| s.status == StoryStatus::Next)
+            .ok_or("no story is prompted first")?;
+        let titles = first.get("title_contains").map(any_of).unwrap_or_default();
+        let ids = first.get("id").map(any_of).unwrap_or_default();
+        let ok = titles.iter().any(|t| contains(&next.title, t)) || ids.contains(&next.id.as_str());
+        if !ok {
+            return Err(format!(
+                "the first prompt is for {:?} ({:?}), expected {first}",
+                next.id, next.title
+            ));
+        }
+    }
+    prompt_checks(expected.get("prompt_contains"), &prompt)?;
+    let Some(Value::Array(alternatives)) = expected.get("alternatives") else {
+        return Ok(());
+    };
+    let unordered = expected.get("unordered").and_then(Value::as_bool) == Some(true);
+    let mut reasons = Vec::new();
+    for alternative in alternatives {
+        let wanted = alternative["stories"].as_array().expect("stories");
+        let matched = if unordered {
+            match_unordered(wanted, &stories, prd)
+        } else {
+            match_ordered(wanted, &stories, prd)
+        }
+        .and_then(|()| prompt_checks(alternative.get("prompt_contains"), &prompt));
+        match matched {
+            Ok(()) => return Ok(()),
+            Err(why) => reasons.push(format!("{}: {why}", alternative["name"])),
+        }
+    }
+    Err(format!("no alternative matches — {}", reasons.join(" | ")))
+}
+
+#[test]
+fn issue_11_realworld_task_files_are_read_as_people_expect() {
+    let text = std::fs::read_to_string(fixtures().join("expected.json")).expect("expected.json");
+    let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("json");
+    let mut passed = 0;
+    let mut failures = Vec::new();
+    let items: Vec<(&String, &Value)> = expected
+        .iter()
+        .filter(|(key, _)| !key.starts_with('_'))
+        .collect();
+    for (key, entry) in &items {
+        match score(key, entry) {
+            Ok(()) => passed += 1,
+            Err(why) => failures.push(format!("{key}: {why}")),
+        }
+    }
+    for failure in &failures {
+        println!("FAIL {failure}");
+    }
+    println!(
+        "realworld score: {passed} of {} items read as expected",
+        items.len()
+    );
+    assert!(items.len() >= 28, "the sample has 28 items");
+    assert!(
+        failures.is_empty(),
+        "{} item(s) read wrongly",
+        failures.len()
+    );
+}
+
+/// A change to an expectation.
+type Edit = Box<dyn Fn(&mut Value)>;
+
+/// The scorer itself must be able to say no: each of these edits to a
+/// passing item's expectation has to fail it.
+#[test]
+fn issue_11_realworld_scorer_rejects_wrong_expectations() {
+    let text = std::fs::read_to_string(fixtures().join("expected.json")).expect("expected.json");
+    let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("json");
+    let key = "openspec/Fission-AI__OpenSpec__2025-11-06-add-shell-completions";
+    let good = expected[key].clone();
+    assert_eq!(score(key, &good), Ok(()));
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "label",
+            Box::new(|v| v["alternatives"][0]["stories"][0]["label"] = "2".into()),
+        ),
+        (
+            "tasks",
+            Box::new(|v| v["alternatives"][0]["stories"][1]["tasks"] = 8.into()),
+        ),
+        (
+            "done",
+            Box::new(|v| v["alternatives"][0]["stories"][3]["done"] = 18.into()),
+        ),
+        (
+            "title",
+            Box::new(|v| v["alternatives"][0]["stories"][2]["title_contains"] = "Zsh".into()),
+        ),
+        (
+            "missing story",
+            Box::new(|v| {
+                v["alternatives"][0]["stories"]
+                    .as_array_mut()
+                    .expect("list")
+                    .pop();
+            }),
+        ),
+        (
+            "not_stories",
+            Box::new(|v| v["not_stories"] = serde_json::json!(["Zsh Completion"])),
+        ),
+        (
+            "first",
+            Box::new(|v| {
+                v["first_prompted_story"] = serde_json::json!({"title_contains": ["Phase 5"]})
+            }),
+        ),
+        (
+            "prompt",
+            Box::new(|v| v["prompt_contains"] = serde_json::json!(["no such text anywhere"])),
+        ),
+        ("total", Box::new(|v| v["total_done"] = 50.into())),
+        ("refuse", Box::new(|v| v["expect"] = "refuse".into())),
+    ];
+    for (name, edit) in edits {
+        let mut wrong = good.clone();
+        edit(&mut wrong);
+        assert!(
+            score(key, &wrong).is_err(),
+            "the scorer accepted a wrong {name}"
+        );
+    }
+    let prd = "prd/subsy__ralph-tui__tasks-prd";
+    let mut wrong = expected[prd].clone();
+    wrong["alternatives"][0]["stories"][0]["done"] = false.into();
+    assert!(
+        score(prd, &wrong).is_err(),
+        "the scorer accepted a wrong prd done flag"
+    );
+}
+
+/// Prints how each item was read, for a person checking the scorer:
+/// `cargo test --lib realworld_outline -- --ignored --nocapture`; with
+/// `REALWORLD_PROMPT=<item>`, also that item's first prompt.
+#[test]
+#[ignore]
+fn realworld_outline() {
+    let text = std::fs::read_to_string(fixtures().join("expected.json")).expect("expected.json");
+    let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("json");
+    for key in expected.keys().filter(|k| !k.starts_with('_')) {
+        println!("== {key}");
+        match lay_out(key).preview() {
+            Ok(preview) => {
+                for s in &preview.stories {
+                    println!(
+                        "  {:?} {:?} {}/{} {:?}",
+                        s.id, s.title, s.done, s.tasks, s.status
+                    );
+                }
+                for w in &preview.warnings {
+                    println!("  warning: {w}");
+                }
+                if std::env::var("REALWORLD_PROMPT").is_ok_and(|wanted| wanted == *key) {
+                    println!("{}", preview.prompt.as_deref().unwrap_or("(no prompt)"));
+                }
+            }
+            Err(error) => println!("  refused: {error}"),
+        }
+    }
+}

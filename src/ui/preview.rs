@@ -1,0 +1,42 @@
+//! `git ralph start --dry-run` for people: the stories as read, the
+//! warnings, and the first prompt exactly as the agent would receive it.
+
+use console::Term;
+
+use super::{Styles, out};
+use crate::preview::{Preview, StoryStatus};
+
+pub fn print(preview: &Preview) {
+    let s = Styles::for_term(&Term::stdout());
+    out(&format!(
+        "{} {} ({})",
+        s.bold.apply_to("stories from:"),
+        preview.tracking_file,
+        preview.source
+    ));
+    for story in &preview.stories {
+        let mark = match story.status {
+            StoryStatus::Done => s.good.apply_to("✓").to_string(),
+            StoryStatus::Next => s.bold.apply_to("▶").to_string(),
+            StoryStatus::Open => " ".to_owned(),
+            StoryStatus::Unreadable => s.bad.apply_to("?").to_string(),
+        };
+        let tasks = if story.tasks > 0 {
+            format!(" [{}/{} tasks]", story.done, story.tasks)
+        } else {
+            String::new()
+        };
+        out(&format!("  {mark} {}. {}{tasks}", story.id, story.title));
+    }
+    for warning in &preview.warnings {
+        out(&format!("{} {warning}", s.warn.apply_to("warning:")));
+    }
+    match &preview.prompt {
+        Some(prompt) => {
+            out(&format!("\n{}", s.bold.apply_to("first prompt:")));
+            out(prompt.trim_end());
+        }
+        None if preview.all_done => out("every story is done: no agent would start"),
+        None => out("no story can be worked on: see the warnings above"),
+    }
+}
