@@ -146,8 +146,9 @@ impl StoryLoop {
         if let Some(record) = self.attempt_record(&story.id, attempt) {
             record.progress = progress;
         }
-        let accepted = failure.is_none() || self.settings.once;
-        if let Some(flag) = flag.filter(|_| accepted) {
+        // Only a claim that is accepted as it stands earns a flag; work
+        // kept despite a failure is already named by that failure.
+        if let Some(flag) = flag.filter(|_| failure.is_none()) {
             if let Some(record) = self.attempt_record(&story.id, attempt) {
                 record.flag = Some(flag.to_owned());
             }
