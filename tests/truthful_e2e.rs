@@ -529,3 +529,18 @@ fn a_prd_claim_that_only_sets_passes_is_flagged_or_refused() {
         "no change besides ticking boxes in prd.json"
     );
 }
+
+#[test]
+fn a_dry_run_shows_the_first_prompt_with_its_learnings_section() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let preview = start(&repo, &agent, &["--dry-run", "--json"]);
+    assert_exit(&preview, 0);
+    let preview: serde_json::Value =
+        serde_json::from_slice(&preview.stdout).expect("--dry-run --json prints JSON");
+    let shown = preview["prompt"].as_str().expect("a prompt").to_owned();
+    assert!(shown.contains("## Learnings"), "{shown}");
+
+    assert_exit(&start(&repo, &agent, &["--on-finish", "keep"]), 0);
+    assert_eq!(shown, saved_prompt(&repo, "1", 1));
+}
