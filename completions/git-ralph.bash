@@ -1,5 +1,5 @@
 # bash completion for git-ralph                              -*- shell-script -*-
-# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.
 #
 # Completes `git-ralph <TAB>` and, through git's own completion, which calls
 # _git_ralph, `git ralph <TAB>`: subcommands, options, option values and the
@@ -42,11 +42,20 @@ __git_ralph_clap() {
             _git_ralph_clap,hook)
                 cmd="_git_ralph_clap__subcmd__hook"
                 ;;
+            _git_ralph_clap,log)
+                cmd="_git_ralph_clap__subcmd__log"
+                ;;
+            _git_ralph_clap,show)
+                cmd="_git_ralph_clap__subcmd__show"
+                ;;
             _git_ralph_clap,start)
                 cmd="_git_ralph_clap__subcmd__start"
                 ;;
             _git_ralph_clap,status)
                 cmd="_git_ralph_clap__subcmd__status"
+                ;;
+            _git_ralph_clap,watch)
+                cmd="_git_ralph_clap__subcmd__watch"
                 ;;
             _git_ralph_clap__subcmd__hook,claude-stop)
                 cmd="_git_ralph_clap__subcmd__hook__subcmd__claude__subcmd__stop"
@@ -58,7 +67,7 @@ __git_ralph_clap() {
 
     case "${cmd}" in
         _git_ralph_clap)
-            opts="-h -V --help --version start status abort finish demo agents hook"
+            opts="-h -V --help --version start status watch log show abort finish demo agents hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,7 +95,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__agents)
-            opts="-h -V --json --help --version"
+            opts="-h -V --json --verify --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -163,6 +172,34 @@ __git_ralph_clap() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        _git_ralph_clap__subcmd__log)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        _git_ralph_clap__subcmd__show)
+            opts="-h -V --prompt --transcript --diff --checks --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -355,6 +392,20 @@ __git_ralph_clap() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        _git_ralph_clap__subcmd__watch)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
     esac
 }
 
@@ -412,7 +463,7 @@ __git_ralph_complete ()
     done
     if [[ -z $value_next && $cur != -* && $positionals -eq 0 ]]; then
         case $sub in
-            start|status|abort|finish)
+            start|status|watch|log|show|abort|finish)
                 COMPREPLY=($(compgen -W "$(__git_ralph_changes | sort -u)" -- "$cur"))
                 ((${#COMPREPLY[@]})) && return 0
                 ;;

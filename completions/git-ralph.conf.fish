@@ -1,5 +1,5 @@
 # fish: `git ralph <TAB>` completes as `git-ralph <TAB>` does.
-# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.
 #
 # Install it in a vendor_conf.d directory (e.g. <prefix>/share/fish/vendor_conf.d)
 # or as ~/.config/fish/conf.d/git-ralph.fish.

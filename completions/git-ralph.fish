@@ -1,5 +1,5 @@
 # fish completion for git-ralph
-# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test generated`; do not edit.
+# Generated from the clap definitions by `UPDATE_GENERATED=1 cargo test --test integration generated::`; do not edit.
 #
 # Completes `git-ralph <TAB>`, and `git ralph <TAB>` through the hook that
 # git-ralph.conf.fish (installed in vendor_conf.d) adds to git's completions.
@@ -34,6 +34,9 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -s h -l help -d 'Print
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Report a run, from any terminal'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open the terminal UI on a run, live or finished, from any terminal'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "show" -d 'One attempt of a run: its prompt, transcript, diff and checks'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
@@ -82,6 +85,18 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d '
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l all -d 'List every run, the earlier ones kept in history included'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand log" -l json -d 'Print the trail as one JSON object'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand log" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand log" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l prompt -d 'The prompt the agent was given'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l transcript -d 'The agent\'s messages and tool calls'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l diff -d 'The attempt against its checkpoint, as a patch'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l checks -d 'The checks and their output'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l json -d 'Print the attempt as one JSON object'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l keep -d 'Stay on ralph/<change>, one commit per story'
@@ -95,7 +110,8 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l pace -d 'Mi
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s V -l version -d 'Print version'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets as one JSON array'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets (with --verify, the verdicts) as one JSON array'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l verify -d 'Run each installed agent CLI against a local scripted stand-in of its model API, offline, and check that git-ralph reads its completions, failures, echoed promises and rate limits right'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'
@@ -122,4 +138,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start status abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start status watch log show abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change

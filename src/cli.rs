@@ -28,6 +28,12 @@ pub enum Command {
     Start(Box<commands::start::Args>),
     /// Report a run, from any terminal.
     Status(commands::status::Args),
+    /// Open the terminal UI on a run, live or finished, from any terminal.
+    Watch(commands::watch::Args),
+    /// The audit trail of a run: stories, attempts, outcomes, where the work is.
+    Log(commands::log::Args),
+    /// One attempt of a run: its prompt, transcript, diff and checks.
+    Show(commands::show::Args),
     /// Stop a run and restore the exact pre-start state.
     Abort(commands::abort::Args),
     /// Finish a stopped run: keep its branch, or clean up to uncommitted changes.
@@ -47,6 +53,9 @@ pub enum Command {
     Agents(commands::agents::Args),
     /// Hooks for agent CLIs, e.g. the Claude Code Stop hook.
     Hook(commands::hook::Args),
+    /// The scripted model stand-in of `agents --verify`.
+    #[command(name = "__standin", hide = true)]
+    Standin(commands::standin::Args),
     /// The scripted agent of the demo.
     #[command(name = "__demo-agent", hide = true)]
     DemoAgent {

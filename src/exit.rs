@@ -281,3 +281,16 @@ impl From<std::io::Error> for CommandError {
         CommandError::from_error(kind, err)
     }
 }
+
+impl From<crate::audit::AuditError> for CommandError {
+    fn from(err: crate::audit::AuditError) -> Self {
+        use crate::audit::AuditError;
+        let kind = match err {
+            AuditError::Ambiguous(_) => ErrorKind::Usage,
+            AuditError::State(_) | AuditError::Io { .. } => ErrorKind::Internal,
+            _ => ErrorKind::User,
+        };
+        let hint = err.hint();
+        CommandError::from_error(kind, err).maybe_hint(hint)
+    }
+}

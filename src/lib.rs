@@ -8,6 +8,7 @@
 //! domain to the command line; `ui` alone prints.
 
 pub mod agent;
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -22,9 +23,11 @@ pub mod process;
 pub mod prompt;
 pub mod run;
 pub mod settings;
+pub mod standin;
 pub mod state;
 pub mod stories;
 pub mod ui;
+pub mod verification;
 
 use std::process::ExitCode;
 
@@ -35,11 +38,15 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
+        Command::Watch(args) => commands::watch::run(args),
+        Command::Log(args) => commands::log::run(args),
+        Command::Show(args) => commands::show::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Hook(args) => commands::hook::run(args),
+        Command::Standin(args) => commands::standin::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
     };
     match result {

@@ -109,7 +109,9 @@ pub const TABLE: &[Preset] = &[
         name: "gemini",
         title: "Gemini CLI",
         program: "gemini",
-        lead: &["--output-format", "stream-json", "--yolo"],
+        // Headless Gemini refuses a directory the user never trusted in
+        // its interactive mode (exit 55); `--skip-trust` runs it anyway.
+        lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],
         model_flag: Some("-m"),
         tail: &["-p"],
         format: StreamFormat::Gemini,
@@ -161,7 +163,17 @@ pub const TABLE: &[Preset] = &[
         name: "copilot",
         title: "GitHub Copilot CLI",
         program: "copilot",
-        lead: &["--allow-all-tools", "--output-format", "json"],
+        // `--allow-all-tools` alone still denies, unattended, any path
+        // outside the repository ("Permission denied because no interactive
+        // user response was available"); paths and URLs are allowed too, as
+        // every other preset runs unattended.
+        lead: &[
+            "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
+            "--output-format",
+            "json",
+        ],
         model_flag: Some("--model"),
         tail: &["-p"],
         format: StreamFormat::Copilot,
@@ -299,7 +311,7 @@ impl AgentSpec {
         env: Vec<(String, String)>,
         promise_token: &str,
     ) -> Invocation {
-        let env = self.env.iter().cloned().chain(env).collect();
+        let env: Vec<(String, String)> = self.env.iter().cloned().chain(env).collect();
         let mut args = self.args.clone();
         let stdin = match self.prompt {
             PromptPassing::Stdin => StdinSource::Prompt(prompt.to_owned()),
@@ -313,6 +325,12 @@ impl AgentSpec {
                 StdinSource::Null
             }
         };
+        // Some CLIs (opencode) take their working directory from an
+        // inherited PWD rather than the real one: set it to the agent's.
+        let mut env = env;
+        if !env.iter().any(|(name, _)| name == "PWD") {
+            env.insert(0, ("PWD".to_owned(), cwd.to_string_lossy().into_owned()));
+        }
         Invocation {
             program: self.program.clone(),
             args,
@@ -383,7 +401,7 @@ mod tests {
             ),
             (
                 "gemini",
-                "gemini --output-format stream-json --yolo -m gpt-5 -c x=1 -p <prompt>",
+                "gemini --output-format stream-json --yolo --skip-trust -m gpt-5 -c x=1 -p <prompt>",
             ),
             (
                 "opencode",
@@ -395,7 +413,7 @@ mod tests {
             ),
             (
                 "copilot",
-                "copilot --allow-all-tools --output-format json --model gpt-5 -c x=1 -p <prompt>",
+                "copilot --allow-all-tools --allow-all-paths --allow-all-urls --output-format json --model gpt-5 -c x=1 -p <prompt>",
             ),
             (
                 "aider",
@@ -423,7 +441,7 @@ mod tests {
         );
         assert_eq!(
             line("gemini", None, &[]),
-            "gemini --output-format stream-json --yolo -p <prompt>"
+            "gemini --output-format stream-json --yolo --skip-trust -p <prompt>"
         );
     }
 
@@ -467,6 +485,10 @@ mod tests {
                 }
             }
             assert_eq!(inv.format, spec.format, "{name}");
+            assert!(
+                inv.env.contains(&("PWD".to_owned(), "/tmp".to_owned())),
+                "{name}: PWD names the agent's directory"
+            );
         }
     }
 
@@ -479,6 +501,7 @@ mod tests {
         assert_eq!(
             inv.env,
             [
+                ("PWD".to_owned(), "/".to_owned()),
                 ("COLUMNS".to_owned(), "10000".to_owned()),
                 ("RALPH_STORY".to_owned(), "1".to_owned())
             ]

@@ -121,6 +121,7 @@ impl ClaudeParser {
                     .unwrap_or(0),
                 cache_read_input_tokens: usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
             },
+            tokens_unknown: false,
             cost_usd: event["total_cost_usd"].as_f64(),
             duration_ms: event["duration_ms"].as_u64(),
             error,

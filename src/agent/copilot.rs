@@ -7,11 +7,16 @@
 //! The final message is the last reply that asked for no tool and came after
 //! every tool run; a reply that goes on to call tools is intermediate.
 //! Sub-agents' events carry an `agentId` and never give the final word.
-//! Copilot reports output tokens per reply (and, in `assistant.usage`, the
-//! full split) but no cost in money.
+//! Copilot 1.0.102 prints no token counts at all: its `result.usage` holds
+//! premium requests and durations. Tokens are then reported as unknown
+//! ([`Done::tokens_unknown`]), never as 0. Documented fields that do carry
+//! them (`outputTokens` on a reply, `assistant.usage`) are still read when
+//! present. Copilot reports no cost in money.
 //!
-//! Built from Copilot's documented session events, not from a recorded
-//! transcript.
+//! Checked against transcripts recorded from Copilot CLI 1.0.102 with its
+//! anthropic provider pointed at git-ralph's stand-in; besides the events
+//! above it prints many ephemeral ones (`session.background_tasks_changed`,
+//! `model.call_start`, `assistant.tool_call_delta`, …), all ignored.
 
 use std::collections::HashSet;
 
@@ -29,8 +34,8 @@ pub(super) struct CopilotParser {
     final_message: TextTail,
     /// Tool calls already reported from a reply's `toolRequests`.
     announced_tools: HashSet<String>,
-    /// Output tokens as stated on each reply.
-    reply_output_tokens: u64,
+    /// Output tokens as stated on each reply, if any reply stated them.
+    reply_output_tokens: Option<u64>,
     /// The full split, when `assistant.usage` events were printed.
     usage: Option<Usage>,
     turns: u64,
@@ -49,7 +54,7 @@ impl CopilotParser {
         CopilotParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             announced_tools: HashSet::new(),
-            reply_output_tokens: 0,
+            reply_output_tokens: None,
             usage: None,
             turns: 0,
             unresolved_error: None,
@@ -73,7 +78,9 @@ impl CopilotParser {
             .collect();
         self.announced_tools
             .extend(tool_uses.iter().map(|tool| tool.id.clone()));
-        self.reply_output_tokens += data["outputTokens"].as_u64().unwrap_or(0);
+        if let Some(tokens) = data["outputTokens"].as_u64() {
+            *self.reply_output_tokens.get_or_insert(0) += tokens;
+        }
         if top_level {
             // A reply that got this far means any earlier error was retried away.
             self.unresolved_error = None;
@@ -152,10 +159,13 @@ impl CopilotParser {
         });
     }
 
-    fn usage(&self) -> Usage {
-        self.usage.unwrap_or(Usage {
-            output_tokens: self.reply_output_tokens,
-            ..Usage::default()
+    /// The tokens, or `None` when Copilot printed no count at all.
+    fn usage(&self) -> Option<Usage> {
+        self.usage.or_else(|| {
+            self.reply_output_tokens.map(|output_tokens| Usage {
+                output_tokens,
+                ..Usage::default()
+            })
         })
     }
 }
@@ -228,12 +238,14 @@ impl StreamParser for CopilotParser {
         let duration_ms = result
             .as_ref()
             .and_then(|result| result["usage"]["sessionDurationMs"].as_u64());
+        let usage = self.usage();
         Some(Done {
             final_text: self.final_message.as_str().to_owned(),
             is_error: message.is_some(),
             subtype: None,
             turns: (self.turns > 0).then_some(self.turns),
-            usage: self.usage(),
+            tokens_unknown: usage.is_none(),
+            usage: usage.unwrap_or_default(),
             cost_usd: None,
             duration_ms,
             error: message,
@@ -248,8 +260,8 @@ fn string_at(value: &Value, key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! The fixtures are documentation-based: built from Copilot's documented
-    //! session events, not recorded from the CLI.
+    //! The fixtures were recorded from Copilot CLI 1.0.102 (see the README
+    //! beside them).
 
     use super::*;
     use crate::agent::promise::Conclusion;
@@ -267,23 +279,44 @@ mod tests {
     }
 
     #[test]
+    fn a_session_error_fails_the_run_even_with_a_clean_exit() {
+        let (transcript, _) = &fixture("api-error");
+        assert!(matches!(
+            conclusion_of(transcript, "0"),
+            Conclusion::AgentError { .. }
+        ));
+        let (_, done) = parse(transcript);
+        assert_eq!(done.expect("events seen").rate_limit, None);
+    }
+
+    #[test]
+    fn a_rate_limit_error_is_a_rate_limit() {
+        let (transcript, exit) = &fixture("rate-limit");
+        assert_eq!(exit.trim(), "1");
+        let (_, done) = parse(transcript);
+        let done = done.expect("events seen");
+        assert!(done.is_error);
+        let limit = done.rate_limit.expect("rate limited");
+        assert!(limit.message.contains("429"), "{}", limit.message);
+    }
+
+    #[test]
     fn replies_tools_and_the_result_fill_the_done() {
         let (transcript, _) = fixture("multi-message");
         let (events, done) = parse(&transcript);
         let done = done.expect("events seen");
-        assert_eq!(
-            done.final_text,
-            "Both steps are done.\n<promise>COMPLETE</promise>"
-        );
+        assert_eq!(done.final_text, "All done.\n\n<promise>COMPLETE</promise>");
         assert_eq!(done.turns, Some(3));
-        assert_eq!(done.usage.output_tokens, 40 + 40 + 25);
-        assert_eq!(done.usage.input_tokens, 0);
-        assert_eq!(done.duration_ms, Some(2450));
+        // Copilot 1.0.102 prints no token counts: unknown, not 0.
+        assert!(done.tokens_unknown);
+        assert_eq!(done.usage, Usage::default());
+        assert_eq!(done.duration_ms, Some(2315));
         assert_eq!(done.cost_usd, None);
         assert!(!done.is_error);
 
         let summary: Vec<(String, usize)> = events
             .iter()
+            .filter(|event| !matches!(event, AgentEvent::Message { text, tool_uses } if text.is_empty() && tool_uses.is_empty()))
             .map(|event| match event {
                 AgentEvent::Message { text, tool_uses } => (text.clone(), tool_uses.len()),
                 AgentEvent::ToolResult { output, .. } => (format!("result: {output}"), 0),
@@ -293,20 +326,23 @@ mod tests {
         assert_eq!(
             summary,
             [
-                ("Step one: write the file.".to_owned(), 1),
-                ("result: <exited with exit code 0>".to_owned(), 0),
-                ("The file is written; checking it.".to_owned(), 1),
-                ("result: hi\n<exited with exit code 0>".to_owned(), 0),
+                ("First, the file.".to_owned(), 1),
                 (
-                    "Both steps are done.\n<promise>COMPLETE</promise>".to_owned(),
+                    "result: \n<shellId: 0 completed with exit code 0>".to_owned(),
                     0
                 ),
+                ("Now I check it.".to_owned(), 1),
+                (
+                    "result: hello\n<shellId: 1 completed with exit code 0>".to_owned(),
+                    0
+                ),
+                ("All done.\n\n<promise>COMPLETE</promise>".to_owned(), 0),
             ]
         );
         let AgentEvent::Message { tool_uses, .. } = &events[2] else {
             panic!("expected a reply, got {:?}", events[2]);
         };
-        assert_eq!(tool_uses[0].id, "toolu_0d0c0002");
+        assert_eq!(tool_uses[0].id, "toolu_standin_1");
         assert_eq!(tool_uses[0].name, "bash");
         assert_eq!(tool_uses[0].input["command"], "cat hello.txt");
     }
@@ -325,6 +361,11 @@ mod tests {
         assert_eq!(usage.cache_read_input_tokens, 600);
         assert_eq!(usage.cache_creation_input_tokens, 100);
         assert_eq!(usage.output_tokens, 30);
+        assert!(!done_of(transcript).tokens_unknown);
+    }
+
+    fn done_of(transcript: &str) -> Done {
+        parse(transcript).1.expect("events seen")
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub struct Done {
     pub subtype: Option<String>,
     pub turns: Option<u64>,
     pub usage: Usage,
+    /// The agent printed no token counts (Copilot CLI), so `usage` holds
+    /// zeros that mean "unknown", not "none".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_unknown: bool,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<u64>,
     /// What went wrong, in the agent's words, when `is_error` is set.

@@ -194,6 +194,7 @@ impl StreamParser for OpencodeParser {
             subtype: None,
             turns: (self.steps > 0).then_some(self.steps),
             usage: self.usage,
+            tokens_unknown: false,
             cost_usd: self.cost_usd,
             duration_ms,
             error: error.map(|error| error.message),

@@ -1,42 +1,103 @@
 //! `git ralph agents [--json]`: the agent presets, whether each one's program
-//! is on PATH, and the exact command line each would run here, with this
+//! is on PATH (with its version, and whether that version was verified on
+//! this machine), and the exact command line each would run here, with this
 //! repository's `ralph.<agent>.args`. It answers "what will git-ralph run?"
 //! before a run starts, and never changes anything.
+//!
+//! `git ralph agents --verify [NAME…]` runs each installed CLI against a
+//! local scripted stand-in of its model API and reports whether git-ralph
+//! understands it (see `verification`); its verdicts are cached per version.
 
 use std::process::ExitCode;
-
-use serde::Serialize;
 
 use crate::config;
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
 use crate::presets::{self, AgentSpec, Preset};
-use crate::ui::{self, Styles};
+use crate::ui::{self, AgentRow};
+use crate::verification::{self, Cache, Report, Verdict};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
-    /// Print the presets as one JSON array.
+    /// Print the presets (with --verify, the verdicts) as one JSON array.
     #[arg(long)]
     pub json: bool,
-}
-
-/// One preset as `agents --json` prints it.
-#[derive(Serialize)]
-struct Row {
-    name: &'static str,
-    title: &'static str,
-    program: &'static str,
-    on_path: bool,
-    /// `git ralph start` without --agent runs this one.
-    default: bool,
-    /// The option `--model` is passed with, if the CLI has one.
-    model_option: Option<&'static str>,
-    command_line: String,
-    /// The agent's own files, left out of checkpoints and reverts.
-    scratch: &'static [&'static str],
+    /// Run each installed agent CLI against a local scripted stand-in of its
+    /// model API, offline, and check that git-ralph reads its completions,
+    /// failures, echoed promises and rate limits right.
+    #[arg(long)]
+    pub verify: bool,
+    /// With --verify: the presets to check (default: every one on PATH).
+    #[arg(value_name = "NAME", requires = "verify")]
+    pub names: Vec<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| CommandError::internal(format!("cannot start the async runtime: {err}")))?;
+    if args.verify {
+        return runtime.block_on(verify(&args));
+    }
+    runtime.block_on(list(&args))
+}
+
+async fn verify(args: &Args) -> Result<ExitCode, CommandError> {
+    let targets: Vec<&'static Preset> = if args.names.is_empty() {
+        presets::TABLE
+            .iter()
+            .filter(|preset| crate::process::is_runnable(preset.program))
+            .collect()
+    } else {
+        args.names
+            .iter()
+            .map(|name| {
+                presets::lookup(name)
+                    .ok_or_else(|| presets::PresetError::Unknown(name.clone()).into())
+            })
+            .collect::<Result<_, CommandError>>()?
+    };
+    if targets.is_empty() {
+        return Err(CommandError::user("no agent CLI of a preset is on PATH")
+            .hint(format!("install one of: {}", presets::PRESETS.join(", "))));
+    }
+    let mut cache = Cache::load();
+    let mut reports: Vec<Report> = Vec::new();
+    let quiet = args.json;
+    for preset in targets {
+        let report = verification::verify(preset, &mut |progress| {
+            if !quiet {
+                ui::print_progress(&progress);
+            }
+        })
+        .await
+        .map_err(|err| CommandError::internal(err.to_string()))?;
+        cache.record(&report, now());
+        reports.push(report);
+    }
+    if let Err(err) = cache.save() {
+        ui::warn(&format!("the verdicts were not cached: {err}"));
+    }
+    if args.json {
+        ui::out(
+            &serde_json::to_string_pretty(&reports)
+                .map_err(|err| CommandError::internal(err.to_string()))?,
+        );
+    } else {
+        ui::print_verdicts(&reports);
+    }
+    let named = !args.names.is_empty();
+    let failed = reports.iter().any(|report| match report.verdict {
+        Verdict::Verified | Verdict::CannotPoint { .. } => false,
+        Verdict::FormatNotUnderstood { .. } => true,
+        Verdict::NotInstalled => named,
+    });
+    Ok(if failed { Exit::Error } else { Exit::Success }.code())
+}
+
+async fn list(args: &Args) -> Result<ExitCode, CommandError> {
     // Outside a repository the presets are still worth listing, without
     // any repository's configuration.
     let repo = super::current_dir()
@@ -49,21 +110,29 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         .as_ref()
         .and_then(|repo| repo.config_string("ralph.agent"))
         .unwrap_or_else(|| crate::settings::DEFAULT_AGENT.to_owned());
+    let cache = Cache::load();
 
-    let rows = presets::TABLE
-        .iter()
-        .map(|preset| {
-            let extra = repo
-                .as_ref()
-                .map(|repo| config::agent_args(repo, preset.name))
-                .unwrap_or_default();
-            row(
-                preset,
-                &extra,
-                agent_command.is_none() && default_agent == preset.name,
-            )
-        })
-        .collect::<Result<Vec<Row>, CommandError>>()?;
+    let mut rows = Vec::new();
+    for preset in presets::TABLE {
+        let extra = repo
+            .as_ref()
+            .map(|repo| config::agent_args(repo, preset.name))
+            .unwrap_or_default();
+        let mut row = row(
+            preset,
+            &extra,
+            agent_command.is_none() && default_agent == preset.name,
+        )?;
+        if row.on_path {
+            row.version = verification::version(preset.program).await;
+            row.verified = row
+                .version
+                .as_deref()
+                .and_then(|version| cache.get(preset.name, version))
+                .map(|entry| entry.verdict.clone());
+        }
+        rows.push(row);
+    }
 
     if args.json {
         ui::out(
@@ -72,7 +141,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         );
         return Ok(Exit::Success.code());
     }
-    print_human(&rows);
+    ui::print_agents(&rows);
     if let Some(command) = agent_command {
         ui::note(&format!(
             "ralph.agentCommand is set, so 'git ralph start' runs it instead of a preset:\n  {}",
@@ -89,9 +158,9 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     Ok(Exit::Success.code())
 }
 
-fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Row, CommandError> {
+fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<AgentRow, CommandError> {
     let spec: AgentSpec = presets::preset(preset.name, None, extra)?;
-    Ok(Row {
+    Ok(AgentRow {
         name: preset.name,
         title: preset.title,
         program: preset.program,
@@ -100,40 +169,14 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Row, 
         model_option: preset.model_flag,
         command_line: spec.command_line(),
         scratch: preset.scratch,
+        version: None,
+        verified: None,
     })
 }
 
-fn print_human(rows: &[Row]) {
-    let term = console::Term::stdout();
-    let s = Styles::for_term(&term);
-    let width = rows.iter().map(|row| row.name.len()).max().unwrap_or(0);
-    for row in rows {
-        let found = if row.on_path {
-            s.good.apply_to("on PATH".to_owned())
-        } else {
-            s.dim.apply_to(format!("{} not found", row.program))
-        };
-        let default = if row.default { " · default" } else { "" };
-        ui::out(&format!(
-            "{} {} · {found}{default}",
-            s.bold.apply_to(format!("{:width$}", row.name)),
-            row.title,
-        ));
-        ui::out(&format!("  {}", row.command_line));
-    }
-    let without_model: Vec<&str> = rows
-        .iter()
-        .filter(|row| row.model_option.is_none())
-        .map(|row| row.name)
-        .collect();
-    let mut footer = String::from(
-        "--model <M> is passed with each CLI's model option; extra arguments come from git config ralph.<agent>.args",
-    );
-    if !without_model.is_empty() {
-        footer.push_str(&format!(
-            "\nno model option, so --model is refused: {}",
-            without_model.join(", ")
-        ));
-    }
-    ui::out(&s.dim.apply_to(footer).to_string());
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }

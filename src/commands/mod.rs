@@ -6,8 +6,12 @@ pub mod agents;
 pub mod demo;
 pub mod finish;
 pub mod hook;
+pub mod log;
+pub mod show;
+pub mod standin;
 pub mod start;
 pub mod status;
+pub mod watch;
 
 use crate::exit::CommandError;
 use crate::git::{ChangeName, Repo};

@@ -92,3 +92,74 @@ impl Repo {
         Some(String::from_utf8_lossy(data).into_owned())
     }
 }
+
+/// Blobs larger than this are summarised, not diffed, in [`Repo::commit_patch`].
+const PATCH_BLOB_LIMIT: usize = 4 * 1024 * 1024;
+
+impl Repo {
+    /// The first parent of `commit`, if it has one.
+    pub fn first_parent(&self, commit: ObjectId) -> Result<Option<ObjectId>, GitFailure> {
+        let found = self
+            .repo
+            .find_commit(commit)
+            .ctx(|| format!("could not read commit {commit}"))?;
+        Ok(found.parent_ids().next().map(|id| id.detach()))
+    }
+
+    /// `git show --format= <commit>` in spirit: what `commit` changed against
+    /// its first parent (or the empty tree), as a unified patch. Read-only.
+    pub fn commit_patch(&self, commit: ObjectId) -> Result<String, GitFailure> {
+        let new_tree = self.commit_tree(commit)?;
+        let old_tree = match self.first_parent(commit)? {
+            Some(parent) => self.commit_tree(parent)?,
+            None => self.repo.empty_tree().id,
+        };
+        let mut patch = String::new();
+        for file in self.changed_files(old_tree, new_tree)? {
+            let old = file.old.map(|id| self.blob_text(id, PATCH_BLOB_LIMIT));
+            let new = file.new.map(|id| self.blob_text(id, PATCH_BLOB_LIMIT));
+            let (from, to) = (
+                if file.old.is_some() {
+                    format!("a/{}", file.path)
+                } else {
+                    "/dev/null".to_owned()
+                },
+                if file.new.is_some() {
+                    format!("b/{}", file.path)
+                } else {
+                    "/dev/null".to_owned()
+                },
+            );
+            patch.push_str(&format!("diff --git a/{0} b/{0}\n", file.path));
+            match (old, new) {
+                (Some(None), _) | (_, Some(None)) => {
+                    patch.push_str(&format!("Binary files {from} and {to} differ\n"));
+                }
+                (old, new) => {
+                    let old = old.flatten().unwrap_or_default();
+                    let new = new.flatten().unwrap_or_default();
+                    patch.push_str(&format!("--- {from}\n+++ {to}\n"));
+                    patch.push_str(&unified(&old, &new));
+                }
+            }
+        }
+        Ok(patch)
+    }
+}
+
+fn unified(old: &str, new: &str) -> String {
+    use gix::diff::blob::unified_diff::{ConsumeBinaryHunk, ContextSize};
+    use gix::diff::blob::{Algorithm, Diff, InternedInput, UnifiedDiff, sources};
+    let input = InternedInput::new(sources::lines(old), sources::lines(new));
+    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    diff.postprocess_lines(&input);
+    let printer = ConsumeBinaryHunk::new(gix::bstr::BString::default(), "\n");
+    let bytes = UnifiedDiff::new(&diff, &input, printer, ContextSize::symmetrical(3))
+        .consume()
+        .unwrap_or_default();
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

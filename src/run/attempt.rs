@@ -467,6 +467,7 @@ impl StoryLoop {
         totals.cache_read_tokens += cache_read;
         totals.cache_creation_tokens += cache_creation;
         totals.cost_usd += cost;
+        totals.tokens_unknown |= run.done.as_ref().is_some_and(|done| done.tokens_unknown);
         if let Some(attempt) = self.story_record(story).attempts.last_mut() {
             attempt.duration_ms = duration_ms;
             attempt.input_tokens = input + cache_read + cache_creation;

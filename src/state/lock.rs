@@ -51,6 +51,15 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Ask the loop `pid` to stop gracefully: SIGTERM, which it handles like a
+/// stop request (the agent is stopped, completed work is kept, no menu).
+pub fn ask_to_stop(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    kill(Pid::from_raw(raw), nix::sys::signal::Signal::SIGTERM).is_ok()
+}
+
 /// The live holder of the lock at `path`: PID and change.
 pub fn lock_holder(path: &Path) -> Option<(u32, String)> {
     let text = std::fs::read_to_string(path).ok()?;

@@ -181,6 +181,10 @@ pub struct Totals {
     pub cache_read_tokens: u64,
     pub cache_creation_tokens: u64,
     pub cost_usd: f64,
+    /// Some attempt's agent printed no token counts (Copilot CLI), so the
+    /// counts above leave its tokens out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_unknown: bool,
 }
 
 impl Totals {

@@ -4,17 +4,23 @@
 //! `error: …` / `caused by: …` / `hint: …` on stderr. A closed stdout (a
 //! broken pipe) silences output instead of failing the command.
 
+mod agents_view;
+mod audit_view;
 mod console_view;
 mod finish_menu;
 mod keys;
 pub mod preview;
 pub mod status;
+pub mod transcript;
+pub mod tui;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use console::{Style, Term};
 
+pub use agents_view::{AgentRow, print_agents, print_progress, print_verdicts};
+pub use audit_view::{AttemptPrinter, duration, outcome_word, print_trail};
 pub use console_view::ConsoleView;
 pub use finish_menu::{EndChoice, FinishChoice, ask_finish};
 pub use keys::KeyListener;

@@ -117,15 +117,25 @@ pub fn print(report: &Report) {
             learnings.path
         ));
     }
+    let totals = report.totals;
+    let tokens = match (totals.tokens_unknown, totals.tokens()) {
+        (true, 0) => "tokens unknown (the agent reports none)".to_owned(),
+        (unknown, _) => format!(
+            "{} tokens in, {} out{}",
+            totals.input_tokens + totals.cache_read_tokens + totals.cache_creation_tokens,
+            totals.output_tokens,
+            if unknown {
+                " (some attempts' tokens unknown)"
+            } else {
+                ""
+            }
+        ),
+    };
     line_out(&format!(
-        "{} {} · {} tokens in, {} out · ${:.2}",
+        "{} {} · {tokens} · ${:.2}",
         s.bold.apply_to("totals:"),
-        plural(report.totals.attempts as usize, "attempt"),
-        report.totals.input_tokens
-            + report.totals.cache_read_tokens
-            + report.totals.cache_creation_tokens,
-        report.totals.output_tokens,
-        report.totals.cost_usd
+        plural(totals.attempts as usize, "attempt"),
+        totals.cost_usd
     ));
 }
 

@@ -1,0 +1,65 @@
+//! `git ralph show <story>[/<attempt>] [<change>]`: one attempt of a run, live
+//! or in the run history: its prompt, the agent's messages and tool calls,
+//! its diff against the checkpoint it started from, and its checks. It reads
+//! the run's files and git objects only and changes nothing.
+
+use std::process::ExitCode;
+
+use crate::audit::{self, Parts};
+use crate::exit::{CommandError, Exit};
+use crate::git::Repo;
+use crate::ui;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The story, and optionally which attempt (default: its last), e.g. `2` or `2/1`.
+    #[arg(value_name = "STORY[/ATTEMPT]")]
+    pub attempt: String,
+    /// The change whose run to read (or `history/<dir>`); may be omitted
+    /// when there is one run.
+    #[arg(value_name = "CHANGE")]
+    pub change: Option<String>,
+    /// The prompt the agent was given.
+    #[arg(long)]
+    pub prompt: bool,
+    /// The agent's messages and tool calls.
+    #[arg(long)]
+    pub transcript: bool,
+    /// The attempt against its checkpoint, as a patch.
+    #[arg(long)]
+    pub diff: bool,
+    /// The checks and their output.
+    #[arg(long)]
+    pub checks: bool,
+    /// Print the attempt as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let found = audit::find_run(&repo.ralph_dir(), args.change.as_deref())?;
+    let state = found.load()?;
+    let (story, record) = audit::pick_attempt(&state, &args.attempt)?;
+    let mut parts = Parts {
+        prompt: args.prompt,
+        transcript: args.transcript,
+        diff: args.diff,
+        checks: args.checks,
+    };
+    if !(parts.prompt || parts.transcript || parts.diff || parts.checks) {
+        parts = Parts::all();
+    }
+    let detail = audit::attempt_detail(&repo, &found, &state, story, record, parts)?;
+    let mut printer = ui::AttemptPrinter::new(args.json);
+    printer.head(&detail, parts.transcript);
+    if parts.transcript {
+        audit::RunFiles::new(found.dir.clone()).each_transcript_event(
+            &story.id,
+            record.attempt,
+            |event| printer.event(&event),
+        )?;
+    }
+    printer.tail(&detail, parts.transcript);
+    Ok(Exit::Success.code())
+}

@@ -1,0 +1,119 @@
+//! `git ralph watch [<change>]`: the loop screen from any terminal. On a
+//! running run it follows `events.jsonl` live without disturbing the loop;
+//! on a stopped, finished or history run it browses what was recorded. q
+//! leaves; s asks a running loop to stop (SIGTERM, as `abort` does).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::audit::{self, Follower, RunDetails};
+use crate::events::Event;
+use crate::exit::{CommandError, Exit};
+use crate::git::Repo;
+use crate::state::{ask_to_stop, lock_holder};
+use crate::ui::tui::{App, LoopScreen, Mode, UiRequest};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The change whose run to watch (or `history/<dir>`); may be omitted
+    /// when there is one run.
+    #[arg(value_name = "CHANGE")]
+    pub change: Option<String>,
+}
+
+/// How often the events log is looked at for new lines.
+const POLL: Duration = Duration::from_millis(100);
+
+pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(CommandError::usage("watch needs a terminal")
+            .hint("read the run with 'git ralph log' or 'git ralph show <story>'"));
+    }
+    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let found = audit::find_run(&repo.ralph_dir(), args.change.as_deref())?;
+    let state = found.load()?;
+    let lock_path = super::lock_path(&repo);
+    let change = state.change.clone();
+    let holder = {
+        let (lock_path, change) = (lock_path.clone(), change.clone());
+        move || lock_holder(&lock_path).filter(|(_, running)| *running == change)
+    };
+    let live = !found.history && holder().is_some();
+
+    let opened = Follower::open(&found.dir.events_path())?;
+    let mut follower = opened.follower;
+    let mut app = App::new(Mode::Watch { live }, &state.change);
+    app.apply_state(&state);
+    for record in &opened.records {
+        app.apply(record);
+    }
+    app.apply_state(&state);
+    if opened.cut
+        && let Some((story, attempt)) =
+            opened
+                .records
+                .iter()
+                .find_map(|record| match &record.event {
+                    Event::StoryEvent {
+                        story_id, attempt, ..
+                    } => Some((story_id.clone(), *attempt)),
+                    _ => None,
+                })
+        && let Some(item) = app
+            .stories
+            .iter_mut()
+            .find(|s| s.id == story)
+            .and_then(|s| s.attempts.iter_mut().find(|a| a.number == attempt))
+    {
+        item.output.skipped_bytes = 1;
+    }
+
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let (requests_tx, mut requests_rx) = mpsc::unbounded_channel();
+    let follow = {
+        let lock_path = lock_path.clone();
+        let change = change.clone();
+        std::thread::spawn(move || {
+            // Older attempts, off the screen's path.
+            for record in follower.backfill().unwrap_or_default() {
+                if events_tx.send(record).is_err() {
+                    return;
+                }
+            }
+            if !live {
+                return;
+            }
+            loop {
+                let alive = lock_holder(&lock_path).is_some_and(|(_, c)| c == change);
+                let Ok(records) = follower.poll() else { break };
+                for record in records {
+                    if events_tx.send(record).is_err() {
+                        return;
+                    }
+                }
+                if !alive || events_tx.is_closed() {
+                    break;
+                }
+                std::thread::sleep(POLL);
+            }
+        })
+    };
+    let stopper = std::thread::spawn(move || {
+        while let Some(request) = requests_rx.blocking_recv() {
+            if request == UiRequest::StopRun
+                && let Some((pid, _)) = holder()
+            {
+                ask_to_stop(pid);
+            }
+        }
+    });
+    let details = Box::new(RunDetails::new(repo, found.dir.clone()));
+    let exit = LoopScreen::run(app, events_rx, requests_tx, details, false);
+    let _ = stopper.join();
+    drop(follow);
+    exit?;
+    Ok(Exit::Success.code())
+}

@@ -1,0 +1,133 @@
+//! OpenAI Responses (`POST …/responses`), as Codex calls it: server-sent
+//! events, each output item announced and then completed, closed by
+//! `response.completed` with the usage.
+
+use serde_json::{Value, json};
+
+use super::tools::{Offered, shell_arguments, shell_tool};
+use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
+
+/// Input items that are a model's tool call, one per scripted shell turn.
+const CALL_ITEMS: &[&str] = &["function_call", "local_shell_call", "custom_tool_call"];
+
+pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
+    let offered: Vec<Offered> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| {
+            Some(Offered {
+                name: tool["name"].as_str()?,
+                schema: &tool["parameters"],
+            })
+        })
+        .collect();
+    if script.tools && offered.is_empty() {
+        return (RequestRole::Side, completed(vec![text_item(SIDE_TEXT, 0)]));
+    }
+    let index = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| {
+            item["type"]
+                .as_str()
+                .is_some_and(|kind| CALL_ITEMS.contains(&kind))
+        })
+        .count();
+    let reply = match script.turn(index) {
+        Some(Turn::Error { status, message }) => error(*status, message),
+        Some(Turn::Shell { text, command }) => {
+            let mut items = Vec::new();
+            if !text.is_empty() {
+                items.push(text_item(text, index));
+            }
+            if let Some(name) = shell_tool(&offered) {
+                let schema = offered
+                    .iter()
+                    .find(|tool| tool.name == name)
+                    .map(|tool| tool.schema)
+                    .unwrap_or(&Value::Null);
+                items.push(json!({
+                    "type": "function_call",
+                    "id": format!("fc_standin_{index}"),
+                    "call_id": format!("call_standin_{index}"),
+                    "name": name,
+                    "arguments": shell_arguments(schema, command).to_string(),
+                    "status": "completed",
+                }));
+            }
+            completed(items)
+        }
+        Some(Turn::Text { text }) => completed(vec![text_item(text, index)]),
+        None => completed(vec![text_item(SIDE_TEXT, index)]),
+    };
+    (RequestRole::Turn { index }, reply)
+}
+
+fn text_item(text: &str, index: usize) -> Value {
+    json!({
+        "type": "message",
+        "id": format!("msg_standin_{index}"),
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    })
+}
+
+fn completed(items: Vec<Value>) -> Reply {
+    let response = |status: &str, output: &[Value]| {
+        json!({
+            "id": "resp_standin",
+            "object": "response",
+            "status": status,
+            "model": "standin",
+            "output": output,
+        })
+    };
+    let mut events = vec![(
+        Some("response.created"),
+        json!({"type": "response.created", "response": response("in_progress", &[])}),
+    )];
+    for (index, item) in items.iter().enumerate() {
+        events.push((
+            Some("response.output_item.added"),
+            json!({"type": "response.output_item.added", "output_index": index, "item": item}),
+        ));
+        events.push((
+            Some("response.output_item.done"),
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        ));
+    }
+    let mut done = response("completed", &items);
+    done["usage"] = json!({
+        "input_tokens": 1000,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 50,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1050,
+    });
+    events.push((
+        Some("response.completed"),
+        json!({"type": "response.completed", "response": done}),
+    ));
+    Reply::sse(&events)
+}
+
+fn error(status: u16, message: &str) -> Reply {
+    let kind = match status {
+        429 => "rate_limit_exceeded",
+        401 => "invalid_api_key",
+        500..=599 => "server_error",
+        _ => "invalid_request_error",
+    };
+    let reply = Reply::json(
+        status,
+        &json!({"error": {"message": message, "type": kind, "code": kind, "param": null}}),
+    );
+    if status == 429 {
+        retry_now(reply)
+    } else {
+        reply
+    }
+}

@@ -1,0 +1,215 @@
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::*;
+
+/// One HTTP/1.1 request over a fresh connection: the status and the body.
+async fn post(standin: &Standin, path: &str, body: &Value) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", standin.port()))
+        .await
+        .expect("the stand-in accepts connections");
+    let body = body.to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn script() -> Script {
+    Script {
+        turns: vec![
+            Turn::Shell {
+                text: "Listing.".into(),
+                command: "ls".into(),
+            },
+            Turn::Text {
+                text: "Done.\n\n<promise>COMPLETE</promise>".into(),
+            },
+        ],
+        tools: true,
+    }
+}
+
+fn bash_tool() -> Value {
+    json!({"name": "Bash", "input_schema": {"type": "object",
+        "properties": {"command": {"type": "string"}}, "required": ["command"]}})
+}
+
+#[tokio::test]
+async fn anthropic_turns_follow_the_history_and_stream_as_events() {
+    let standin = Standin::start(script()).await.expect("started");
+    let first = json!({"model": "m", "stream": true, "tools": [bash_tool()],
+        "messages": [{"role": "user", "content": "go"}]});
+    let (status, body) = post(&standin, "/v1/messages?beta=true", &first).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("event: message_start"), "{body}");
+    assert!(body.contains(r#""name":"Bash""#), "{body}");
+    assert!(body.contains(r#"\"command\":\"ls\""#), "{body}");
+    assert!(body.contains(r#""stop_reason":"tool_use""#), "{body}");
+
+    let second = json!({"model": "m", "stream": false, "tools": [bash_tool()],
+        "messages": [{"role": "user", "content": "go"},
+                     {"role": "assistant", "content": [{"type": "tool_use"}]},
+                     {"role": "user", "content": [{"type": "tool_result"}]}]});
+    let (status, body) = post(&standin, "/v1/messages", &second).await;
+    assert_eq!(status, 200);
+    let message: Value = serde_json::from_str(&body).expect("one JSON message");
+    assert_eq!(
+        message["content"][0]["text"],
+        "Done.\n\n<promise>COMPLETE</promise>"
+    );
+    assert_eq!(
+        standin
+            .seen()
+            .iter()
+            .map(|seen| seen.role)
+            .collect::<Vec<_>>(),
+        [
+            RequestRole::Turn { index: 0 },
+            RequestRole::Turn { index: 1 }
+        ]
+    );
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn a_request_without_tools_is_a_side_request_that_leaves_the_script_alone() {
+    let standin = Standin::start(script()).await.expect("started");
+    let title = json!({"model": "m", "messages": [{"role": "user", "content": "title?"}]});
+    let (status, body) = post(&standin, "/v1/messages", &title).await;
+    assert_eq!(status, 200);
+    assert!(body.contains(SIDE_TEXT), "{body}");
+    assert_eq!(standin.turn_requests(), 0);
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn without_tools_every_request_is_a_turn() {
+    let mut plain = script();
+    plain.tools = false;
+    plain.turns[0] = Turn::Text {
+        text: "first".into(),
+    };
+    let standin = Standin::start(plain).await.expect("started");
+    let (_, body) = post(
+        &standin,
+        "/v1/messages",
+        &json!({"messages": [{"role": "user", "content": "go"}]}),
+    )
+    .await;
+    assert!(body.contains("first"), "{body}");
+    assert_eq!(standin.turn_requests(), 1);
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn errors_answer_every_later_request_with_their_status() {
+    let limited = Script {
+        turns: vec![Turn::Error {
+            status: 429,
+            message: "slow down".into(),
+        }],
+        tools: true,
+    };
+    let standin = Standin::start(limited).await.expect("started");
+    let request = json!({"tools": [bash_tool()], "messages": []});
+    for _ in 0..2 {
+        let (status, body) = post(&standin, "/v1/messages", &request).await;
+        assert_eq!(status, 429);
+        assert!(body.contains("rate_limit_error"), "{body}");
+    }
+    let (status, body) = post(
+        &standin,
+        "/v1/responses",
+        &json!({"tools": [{"type": "function", "name": "shell", "parameters": {}}], "input": []}),
+    )
+    .await;
+    assert_eq!(status, 429);
+    assert!(body.contains("rate_limit_exceeded"), "{body}");
+    let (status, body) = post(
+        &standin,
+        "/v1beta/models/m:streamGenerateContent?alt=sse",
+        &json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}], "contents": []}),
+    )
+    .await;
+    assert_eq!(status, 429);
+    assert!(body.contains("RESOURCE_EXHAUSTED"), "{body}");
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn responses_stream_items_and_count_turns_by_tool_calls() {
+    let standin = Standin::start(script()).await.expect("started");
+    let tools = json!([{"type": "function", "name": "shell",
+        "parameters": {"properties": {"command": {"type": "array"}}, "required": ["command"]}}]);
+    let (status, body) = post(
+        &standin,
+        "/v1/responses",
+        &json!({"tools": tools, "input": [{"type": "message", "role": "user"}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.contains("event: response.output_item.done"), "{body}");
+    assert!(
+        body.contains(r#"\"command\":[\"bash\",\"-lc\",\"ls\"]"#),
+        "{body}"
+    );
+    assert!(body.contains("event: response.completed"), "{body}");
+    let (_, body) = post(
+        &standin,
+        "/v1/responses",
+        &json!({"tools": tools, "input": [{"type": "message", "role": "user"},
+            {"type": "function_call"}, {"type": "function_call_output"}]}),
+    )
+    .await;
+    assert!(body.contains("<promise>COMPLETE</promise>"), "{body}");
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn gemini_calls_its_shell_tool_and_answers_json_side_questions() {
+    let standin = Standin::start(script()).await.expect("started");
+    let tools = json!([{"functionDeclarations": [{"name": "run_shell_command",
+        "parametersJsonSchema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}]}]);
+    let (status, body) = post(
+        &standin,
+        "/v1beta/models/m:streamGenerateContent?alt=sse",
+        &json!({"tools": tools, "contents": [{"role": "user", "parts": [{"text": "go"}]}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.starts_with("data: "), "{body}");
+    assert!(body.contains(r#""functionCall""#), "{body}");
+    let (_, body) = post(
+        &standin,
+        "/v1beta/models/m:generateContent",
+        &json!({"contents": [], "generationConfig": {"responseMimeType": "application/json",
+            "responseJsonSchema": {"type": "object", "properties": {"next_speaker": {"type": "string", "enum": ["model", "user"]}}}}}),
+    )
+    .await;
+    assert!(body.contains(r#"\"next_speaker\":\"user\""#), "{body}");
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_paths_are_refused_and_recorded() {
+    let standin = Standin::start(script()).await.expect("started");
+    let (status, _) = post(&standin, "/v1/unheard-of", &json!({})).await;
+    assert_eq!(status, 404);
+    assert_eq!(standin.seen()[0].role, RequestRole::Unknown);
+    assert!(standin.base_url().starts_with("http://127.0.0.1:"));
+    standin.stop().await;
+}

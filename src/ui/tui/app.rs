@@ -1,0 +1,764 @@
+//! The loop screen's model: what the terminal UI knows about a run, fed by
+//! the run's events (from the driver's channel or from a file follower) and,
+//! for details that are not events, by an [`AttemptDetails`] source. It keeps
+//! every story's attempts with their output, capped per attempt so a flooding
+//! agent costs bounded memory, and turns keys into [`Action`]s. It draws
+//! nothing: `view` does.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::agent::AgentEvent;
+use crate::events::{Event, Record};
+use crate::state::{AttemptOutcome, RunState, RunStatus};
+use crate::ui::transcript::{LineKind, event_lines};
+
+/// The most output text kept per attempt; older lines are dropped first.
+pub const OUTPUT_CAP_BYTES: usize = 4 << 20;
+/// Stop presses within this window force-quit at the third.
+const FORCE_QUIT_WINDOW: Duration = Duration::from_secs(3);
+/// After this long stopping, the force-quit hint shows.
+const HINT_AFTER: Duration = Duration::from_secs(5);
+
+use crate::audit::CheckResult;
+pub use crate::audit::{AttemptDetails, NoDetails};
+
+/// Who the screen serves: the loop's own terminal, or a watcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `start`: q stops the run (three presses within 3 s force-quit).
+    Loop,
+    /// `watch`: q only leaves; s asks a running loop to stop.
+    Watch { live: bool },
+}
+
+/// What a key asks of the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    None,
+    /// Stop the run gracefully (the first q).
+    Stop,
+    /// The third stop within three seconds: quit now.
+    ForceQuit,
+    /// Leave the screen.
+    Leave,
+    /// Ask the running loop of a watched run to stop.
+    StopRun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Output,
+    Prompt,
+    Diff,
+    Checks,
+    Events,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 5] = [
+        Tab::Output,
+        Tab::Prompt,
+        Tab::Diff,
+        Tab::Checks,
+        Tab::Events,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Output => "Output",
+            Tab::Prompt => "Prompt",
+            Tab::Diff => "Diff",
+            Tab::Checks => "Checks",
+            Tab::Events => "Events",
+        }
+    }
+
+    fn index(self) -> usize {
+        Tab::ALL.iter().position(|tab| *tab == self).unwrap_or(0)
+    }
+}
+
+/// Where a story stands, as the left pane shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoryState {
+    Done,
+    Running,
+    Failed,
+    Pending,
+}
+
+/// An attempt's output lines, capped at [`OUTPUT_CAP_BYTES`].
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub lines: VecDeque<(LineKind, String)>,
+    bytes: usize,
+    /// Lines dropped from the front to stay within the cap, or never loaded.
+    pub dropped_lines: u64,
+    /// Bytes of the events log left out before the first line.
+    pub skipped_bytes: u64,
+}
+
+impl Output {
+    pub fn push(&mut self, kind: LineKind, line: String) {
+        self.bytes += line.len();
+        self.lines.push_back((kind, line));
+        while self.bytes > OUTPUT_CAP_BYTES {
+            match self.lines.pop_front() {
+                Some((_, old)) => {
+                    self.bytes -= old.len();
+                    self.dropped_lines += 1;
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AttemptItem {
+    pub number: u32,
+    pub outcome: AttemptOutcome,
+    pub reason: Option<String>,
+    /// The checkpoint commit or the attempt ref.
+    pub kept: Option<String>,
+    pub tokens: u64,
+    pub cost: f64,
+    pub output: Output,
+    pub events: Vec<String>,
+    pub checks_passed: Vec<String>,
+    pub checks_failed: Vec<String>,
+    pub prompt: Option<String>,
+    pub diff: Option<String>,
+    pub checks: Option<Vec<CheckResult>>,
+}
+
+impl AttemptItem {
+    fn new(number: u32) -> AttemptItem {
+        AttemptItem {
+            number,
+            outcome: AttemptOutcome::Running,
+            reason: None,
+            kept: None,
+            tokens: 0,
+            cost: 0.0,
+            output: Output::default(),
+            events: Vec::new(),
+            checks_passed: Vec::new(),
+            checks_failed: Vec::new(),
+            prompt: None,
+            diff: None,
+            checks: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StoryItem {
+    pub id: String,
+    pub title: String,
+    pub done: bool,
+    pub tasks_done: usize,
+    pub tasks_total: usize,
+    pub attempts: Vec<AttemptItem>,
+}
+
+/// `/` search over the Output tab.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    pub editing: bool,
+    pub query: String,
+    /// The line of the match shown, if any.
+    pub hit: Option<usize>,
+    pub not_found: bool,
+    /// The view should bring the hit into sight at its next draw.
+    jump: std::cell::Cell<bool>,
+}
+
+impl Search {
+    /// Whether a new hit waits to be scrolled to; asking clears it.
+    pub fn jump_pending(&self) -> bool {
+        self.jump.replace(false)
+    }
+}
+
+/// The state of the loop screen.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub mode: Mode,
+    pub change: String,
+    pub branch: String,
+    pub agent: String,
+    pub stories: Vec<StoryItem>,
+    /// The story and attempt being worked on.
+    pub current: Option<(String, u32)>,
+    pub max_attempts: u32,
+    /// When the run (this loop) started, ms since the epoch.
+    pub started_ms: Option<u64>,
+    /// Time shown in the header.
+    pub elapsed_ms: u64,
+    /// How the run ended, once it did.
+    pub ended: Option<String>,
+    /// The feed closed: nothing more will come.
+    pub feed_closed: bool,
+    pub run_events: Vec<String>,
+    pub selected_story: usize,
+    /// `None` follows the latest attempt of the selected story.
+    pub selected_attempt: Option<usize>,
+    pub tab: Tab,
+    /// First output row shown (in wrapped rows).
+    pub scroll: usize,
+    pub follow: bool,
+    pub search: Search,
+    pub help: bool,
+    /// Rows the content pane showed at the last draw, for paging.
+    pub page: usize,
+    presses: Vec<Instant>,
+    pub stopping_since: Option<Instant>,
+    pub notice: Option<String>,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(mode: Mode, change: &str) -> App {
+        App {
+            mode,
+            change: change.to_owned(),
+            branch: String::new(),
+            agent: String::new(),
+            stories: Vec::new(),
+            current: None,
+            max_attempts: 0,
+            started_ms: None,
+            elapsed_ms: 0,
+            ended: None,
+            feed_closed: false,
+            run_events: Vec::new(),
+            selected_story: 0,
+            selected_attempt: None,
+            tab: Tab::Output,
+            scroll: 0,
+            follow: true,
+            search: Search::default(),
+            help: false,
+            page: 10,
+            presses: Vec::new(),
+            stopping_since: None,
+            notice: None,
+            dirty: true,
+        }
+    }
+
+    /// Seed (or refresh) from `state.json`: stories, attempts, outcomes,
+    /// tokens and cost as recorded. Output already received is kept.
+    pub fn apply_state(&mut self, state: &RunState) {
+        self.branch = state.branch.clone();
+        self.agent = crate::audit::agent_name(state);
+        self.max_attempts = if state.settings.once {
+            1
+        } else {
+            state.settings.max_retries + 1
+        };
+        if self.started_ms.is_none() {
+            self.started_ms = Some(state.started_at * 1000);
+        }
+        for story in &state.stories {
+            let item = self.story_mut(&story.id, &story.title);
+            item.done = story.done;
+            item.tasks_done = story.tasks_done;
+            item.tasks_total = story.tasks_total;
+            for record in &story.attempts {
+                let attempt = item_attempt(item, record.attempt);
+                attempt.outcome = record.outcome;
+                attempt.reason = record.reason.clone();
+                attempt.kept = record.checkpoint.clone().or(record.preserved.clone());
+                if attempt.tokens == 0 {
+                    attempt.tokens = record.input_tokens + record.output_tokens;
+                }
+                if attempt.cost == 0.0 {
+                    attempt.cost = record.cost_usd;
+                }
+            }
+        }
+        if let (Some(story), RunStatus::Running) = (&state.current_story, state.status) {
+            self.current = Some((story.clone(), state.current_attempt));
+        }
+        if state.status != RunStatus::Running && self.ended.is_none() {
+            self.ended = Some(match state.reason {
+                Some(reason) => format!("{} ({reason})", state.status.as_str()),
+                None => state.status.as_str().to_owned(),
+            });
+            self.elapsed_ms = state.runtime_ms;
+        }
+        self.dirty = true;
+    }
+
+    fn story_mut(&mut self, id: &str, title: &str) -> &mut StoryItem {
+        let at = match self.stories.iter().position(|story| story.id == id) {
+            Some(at) => at,
+            None => {
+                self.stories.push(StoryItem {
+                    id: id.to_owned(),
+                    title: title.to_owned(),
+                    done: false,
+                    tasks_done: 0,
+                    tasks_total: 0,
+                    attempts: Vec::new(),
+                });
+                self.stories.len() - 1
+            }
+        };
+        &mut self.stories[at]
+    }
+
+    /// Take in one event of the run.
+    pub fn apply(&mut self, record: &Record) {
+        self.dirty = true;
+        if self.started_ms.is_none() {
+            self.started_ms = Some(record.ts_ms);
+        }
+        match &record.event {
+            Event::RunStarted {
+                branch, resumed, ..
+            } => {
+                self.branch = branch.clone();
+                self.ended = None;
+                self.run_events.push(format!(
+                    "{} on {branch}",
+                    if *resumed { "resumed" } else { "started" }
+                ));
+            }
+            Event::StoryProgress {
+                story_id,
+                title,
+                attempt,
+                max_attempts,
+                ..
+            } => {
+                self.max_attempts = *max_attempts;
+                self.current = Some((story_id.clone(), *attempt));
+                let item = self.story_mut(story_id, title);
+                if item.title.is_empty() {
+                    item.title = title.clone();
+                }
+                let entry = item_attempt(item, *attempt);
+                entry.outcome = AttemptOutcome::Running;
+                entry
+                    .events
+                    .push(format!("attempt {attempt}/{max_attempts} started"));
+                if self.follow && self.selected_attempt.is_none() {
+                    // Follow the work: select the story being worked on.
+                    if let Some(at) = self.stories.iter().position(|s| &s.id == story_id) {
+                        if at != self.selected_story {
+                            self.scroll = 0;
+                        }
+                        self.selected_story = at;
+                    }
+                }
+            }
+            Event::StoryEvent {
+                story_id,
+                attempt,
+                event,
+            } => {
+                let item = self.story_mut(story_id, "");
+                let entry = item_attempt(item, *attempt);
+                if let AgentEvent::Done(done) = event {
+                    entry.tokens = done.usage.total();
+                    entry.cost = done.cost_usd.unwrap_or(0.0);
+                }
+                for (kind, line) in event_lines(event) {
+                    entry.output.push(kind, line);
+                }
+            }
+            Event::AttemptFinished {
+                story_id,
+                attempt,
+                outcome,
+                reason,
+                preserved,
+                checkpoint,
+            } => {
+                let item = self.story_mut(story_id, "");
+                if *outcome == AttemptOutcome::Complete {
+                    item.done = true;
+                    item.tasks_done = item.tasks_total;
+                }
+                let entry = item_attempt(item, *attempt);
+                entry.outcome = *outcome;
+                entry.reason = reason.clone();
+                entry.kept = checkpoint.clone().or(preserved.clone());
+                entry.events.push(format!(
+                    "{}{}",
+                    crate::ui::outcome_word(*outcome),
+                    reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                ));
+                if let Some(kept) = &entry.kept {
+                    entry.events.push(format!("work kept at {kept}"));
+                }
+                // Details change once an attempt ends.
+                entry.diff = None;
+                entry.checks = None;
+            }
+            Event::Checks {
+                story_id,
+                attempt,
+                passed,
+                failed,
+            } => {
+                let item = self.story_mut(story_id, "");
+                let entry = item_attempt(item, *attempt);
+                entry.checks_passed = passed.clone();
+                entry.checks_failed = failed.clone();
+                entry.events.push(format!(
+                    "checks: {} passed, {} failed",
+                    passed.len(),
+                    failed.len()
+                ));
+            }
+            Event::Flag {
+                story_id,
+                attempt,
+                flag,
+            } => {
+                let line = format!("flagged: story {story_id}, attempt {attempt}: {flag}");
+                self.run_events.push(line.clone());
+                if let Some(entry) = self.current_attempt_mut() {
+                    entry.events.push(line);
+                }
+            }
+            Event::Warning { message } => {
+                self.run_events.push(format!("warning: {message}"));
+                if let Some(entry) = self.current_attempt_mut() {
+                    entry.events.push(format!("warning: {message}"));
+                }
+            }
+            Event::Paused { message, .. } => {
+                self.run_events.push(format!("paused: {message}"));
+                if let Some(entry) = self.current_attempt_mut() {
+                    entry.events.push(format!("paused: {message}"));
+                }
+            }
+            Event::Error {
+                reason, message, ..
+            } => {
+                self.ended = Some(format!("stopped ({reason})"));
+                self.run_events.push(format!("ended ({reason}): {message}"));
+                self.stop_clock(record.ts_ms);
+            }
+            Event::Complete { reason, .. } => {
+                self.ended = Some(format!("done ({reason})"));
+                self.run_events.push("every story is done".to_owned());
+                self.stop_clock(record.ts_ms);
+            }
+        }
+    }
+
+    fn stop_clock(&mut self, at_ms: u64) {
+        if let Some(start) = self.started_ms {
+            self.elapsed_ms = at_ms.saturating_sub(start);
+        }
+        self.current = None;
+    }
+
+    fn current_attempt_mut(&mut self) -> Option<&mut AttemptItem> {
+        let (story, attempt) = self.current.clone()?;
+        let item = self.stories.iter_mut().find(|s| s.id == story)?;
+        item.attempts.iter_mut().find(|a| a.number == attempt)
+    }
+
+    /// The feed ended (the loop finished, or the watched file is done).
+    pub fn close_feed(&mut self) {
+        self.feed_closed = true;
+        self.dirty = true;
+    }
+
+    /// Advance clocks: the header's elapsed time and the stop hint.
+    pub fn tick(&mut self, now_ms: u64, now: Instant) {
+        if self.ended.is_none()
+            && let Some(start) = self.started_ms
+        {
+            let elapsed = now_ms.saturating_sub(start);
+            if elapsed / 1000 != self.elapsed_ms / 1000 {
+                self.dirty = true;
+            }
+            self.elapsed_ms = elapsed;
+        }
+        if let Some(since) = self.stopping_since
+            && now.duration_since(since) >= HINT_AFTER
+            && !self.feed_closed
+        {
+            let hint = "still stopping… press q twice more to force quit".to_owned();
+            if self.notice.as_ref() != Some(&hint) {
+                self.notice = Some(hint);
+                self.dirty = true;
+            }
+        }
+    }
+
+    pub fn story_state(&self, story: &StoryItem) -> StoryState {
+        if story.done {
+            StoryState::Done
+        } else if self.current.as_ref().is_some_and(|(id, _)| *id == story.id)
+            && self.ended.is_none()
+        {
+            StoryState::Running
+        } else if !story.attempts.is_empty() {
+            StoryState::Failed
+        } else {
+            StoryState::Pending
+        }
+    }
+
+    /// The selected attempt's index within the selected story.
+    pub fn attempt_index(&self) -> Option<usize> {
+        let story = self.stories.get(self.selected_story)?;
+        match self.selected_attempt {
+            Some(at) if at < story.attempts.len() => Some(at),
+            _ => story.attempts.len().checked_sub(1),
+        }
+    }
+
+    pub fn selected(&self) -> Option<(&StoryItem, Option<&AttemptItem>)> {
+        let story = self.stories.get(self.selected_story)?;
+        Some((story, self.attempt_index().map(|at| &story.attempts[at])))
+    }
+
+    /// Totals over every attempt seen.
+    pub fn totals(&self) -> (u64, f64) {
+        self.stories
+            .iter()
+            .flat_map(|story| &story.attempts)
+            .fold((0, 0.0), |(tokens, cost), a| {
+                (tokens + a.tokens, cost + a.cost)
+            })
+    }
+
+    /// Fetch what the selected tab needs and is not an event.
+    pub fn load_details(&mut self, details: &dyn AttemptDetails) {
+        let tab = self.tab;
+        let Some(at) = self.attempt_index() else {
+            return;
+        };
+        let story = &mut self.stories[self.selected_story];
+        let id = story.id.clone();
+        let attempt = &mut story.attempts[at];
+        let finished = attempt.outcome != AttemptOutcome::Running;
+        match tab {
+            Tab::Prompt if attempt.prompt.is_none() => {
+                attempt.prompt = details.prompt(&id, attempt.number);
+                self.dirty |= attempt.prompt.is_some();
+            }
+            Tab::Diff if attempt.diff.is_none() && finished => {
+                attempt.diff = details.diff(&id, attempt.number);
+                self.dirty |= attempt.diff.is_some();
+            }
+            Tab::Checks if attempt.checks.is_none() && finished => {
+                attempt.checks = details.checks(&id, attempt.number);
+                self.dirty |= attempt.checks.is_some();
+            }
+            _ => {}
+        }
+    }
+
+    /// Handle one key press at `now`.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Action {
+        self.dirty = true;
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if self.search.editing && !ctrl_c {
+            self.edit_search(key);
+            return Action::None;
+        }
+        if self.help && !ctrl_c {
+            self.help = false;
+            return Action::None;
+        }
+        if ctrl_c {
+            return self.stop_press(now);
+        }
+        match key.code {
+            KeyCode::Char('q') | KeyCode::Char('Q') => return self.stop_press(now),
+            KeyCode::Char('s') if matches!(self.mode, Mode::Watch { live: true }) => {
+                self.notice = Some("asked the loop to stop…".to_owned());
+                return Action::StopRun;
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.pick_story(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.pick_story(1),
+            KeyCode::Char('[') => self.pick_attempt(-1),
+            KeyCode::Char(']') => self.pick_attempt(1),
+            KeyCode::Tab => self.pick_tab(1),
+            KeyCode::BackTab => self.pick_tab(-1),
+            KeyCode::PageUp => {
+                self.follow = false;
+                self.scroll = self.scroll.saturating_sub(self.page.max(1));
+            }
+            KeyCode::PageDown => {
+                // The view clamps and resumes following at the bottom.
+                self.scroll = self.scroll.saturating_add(self.page.max(1));
+            }
+            KeyCode::Home | KeyCode::Char('g') => {
+                self.follow = false;
+                self.scroll = 0;
+            }
+            KeyCode::End | KeyCode::Char('G') => {
+                self.follow = true;
+            }
+            KeyCode::Char('f') => self.follow = !self.follow,
+            KeyCode::Char('/') => {
+                self.search = Search {
+                    editing: true,
+                    ..Search::default()
+                };
+            }
+            KeyCode::Char('n') => self.find(true),
+            KeyCode::Char('N') => self.find(false),
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Esc => {
+                self.search = Search::default();
+                self.notice = None;
+            }
+            _ => self.dirty = false,
+        }
+        Action::None
+    }
+
+    /// q (or Ctrl-C): in the loop's own terminal a stop request, the third
+    /// within three seconds a force-quit; elsewhere, or once the run has
+    /// ended, it leaves.
+    fn stop_press(&mut self, now: Instant) -> Action {
+        if matches!(self.mode, Mode::Watch { .. }) || self.feed_closed {
+            return Action::Leave;
+        }
+        self.presses
+            .retain(|at| now.duration_since(*at) < FORCE_QUIT_WINDOW);
+        self.presses.push(now);
+        if self.presses.len() >= 3 {
+            return Action::ForceQuit;
+        }
+        if self.stopping_since.is_none() {
+            self.stopping_since = Some(now);
+            self.notice = Some(
+                "stopping: the agent is being stopped, completed work is kept… (q twice more to force quit)"
+                    .to_owned(),
+            );
+            return Action::Stop;
+        }
+        Action::None
+    }
+
+    fn pick_story(&mut self, step: isize) {
+        if self.stories.is_empty() {
+            return;
+        }
+        let last = self.stories.len() - 1;
+        let next = self.selected_story.saturating_add_signed(step).min(last);
+        if next != self.selected_story {
+            self.selected_story = next;
+            self.selected_attempt = None;
+            self.scroll = 0;
+            self.follow = true;
+            self.search.hit = None;
+        }
+    }
+
+    fn pick_attempt(&mut self, step: isize) {
+        let Some(story) = self.stories.get(self.selected_story) else {
+            return;
+        };
+        let Some(last) = story.attempts.len().checked_sub(1) else {
+            return;
+        };
+        let at = self.attempt_index().unwrap_or(last);
+        let next = at.saturating_add_signed(step).min(last);
+        self.selected_attempt = if next == last { None } else { Some(next) };
+        self.scroll = 0;
+        self.follow = next == last;
+        self.search.hit = None;
+    }
+
+    fn pick_tab(&mut self, step: isize) {
+        let count = Tab::ALL.len() as isize;
+        let next = (self.tab.index() as isize + step).rem_euclid(count);
+        self.tab = Tab::ALL[next as usize];
+        self.scroll = 0;
+        self.follow = self.tab == Tab::Output;
+    }
+
+    fn edit_search(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Enter => {
+                self.search.editing = false;
+                self.search.hit = None;
+                self.find(true);
+            }
+            KeyCode::Esc => self.search = Search::default(),
+            KeyCode::Backspace => {
+                self.search.query.pop();
+            }
+            KeyCode::Char(c) => self.search.query.push(c),
+            _ => {}
+        }
+    }
+
+    /// Move to the next (or previous) output line holding the query.
+    fn find(&mut self, forward: bool) {
+        if self.search.query.is_empty() {
+            return;
+        }
+        let query = self.search.query.to_lowercase();
+        let Some((_, Some(attempt))) = self.selected() else {
+            return;
+        };
+        let lines = &attempt.output.lines;
+        let count = lines.len();
+        if count == 0 {
+            self.search.not_found = true;
+            return;
+        }
+        let start = match self.search.hit {
+            Some(hit) if forward => hit + 1,
+            Some(hit) => hit + count - 1,
+            None if forward => 0,
+            None => count - 1,
+        };
+        let found = (0..count)
+            .map(|i| {
+                if forward {
+                    (start + i) % count
+                } else {
+                    (start + count - i) % count
+                }
+            })
+            .find(|&i| lines[i].1.to_lowercase().contains(&query));
+        self.search.not_found = found.is_none();
+        if let Some(hit) = found {
+            self.search.hit = Some(hit);
+            self.search.jump.set(true);
+            self.tab = Tab::Output;
+            self.follow = false;
+        }
+    }
+}
+
+fn item_attempt(story: &mut StoryItem, number: u32) -> &mut AttemptItem {
+    let at = match story.attempts.iter().position(|a| a.number == number) {
+        Some(at) => at,
+        None => {
+            story.attempts.push(AttemptItem::new(number));
+            story.attempts.sort_by_key(|a| a.number);
+            story
+                .attempts
+                .iter()
+                .position(|a| a.number == number)
+                .unwrap_or(0)
+        }
+    };
+    &mut story.attempts[at]
+}

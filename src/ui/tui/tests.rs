@@ -1,0 +1,464 @@
+//! The screens rendered into ratatui's `TestBackend` and snapshotted at
+//! 80x24 and 160x48, and the keys: navigation, tabs, search, and the stop
+//! rules (a stop request, then a force-quit at the third q within 3 s).
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
+use crate::audit::{CheckResult, RunSummary};
+use crate::events::{Event, Record};
+use crate::state::AttemptOutcome;
+
+fn record(event: Event) -> Record {
+    Record {
+        ts_ms: 1_000_000,
+        change: "greet".into(),
+        event,
+    }
+}
+
+fn progress(story: &str, title: &str, index: usize, attempt: u32) -> Record {
+    record(Event::StoryProgress {
+        story_id: story.into(),
+        title: title.into(),
+        index,
+        total: 3,
+        attempt,
+        max_attempts: 4,
+    })
+}
+
+fn said(story: &str, attempt: u32, event: AgentEvent) -> Record {
+    record(Event::StoryEvent {
+        story_id: story.into(),
+        attempt,
+        event,
+    })
+}
+
+fn message(text: &str) -> AgentEvent {
+    AgentEvent::Message {
+        text: text.into(),
+        tool_uses: vec![],
+    }
+}
+
+/// A run on story 2 of 3: story 1 failed once, then completed.
+fn sample(mode: Mode) -> App {
+    let mut app = App::new(mode, "greet");
+    app.agent = "claude".into();
+    for (id, title) in [("1", "Greeting"), ("2", "Farewell"), ("3", "Docs")] {
+        app.stories.push(StoryItem {
+            id: id.into(),
+            title: title.into(),
+            done: false,
+            tasks_done: 0,
+            tasks_total: 2,
+            attempts: vec![],
+        });
+    }
+    let events = vec![
+        record(Event::RunStarted {
+            branch: "ralph/greet".into(),
+            source: "openspec".into(),
+            stories_total: 3,
+            stories_done: 0,
+            resumed: false,
+        }),
+        progress("1", "Greeting", 1, 1),
+        said("1", 1, message("Looking at the tests first.")),
+        said(
+            "1",
+            1,
+            AgentEvent::Message {
+                text: String::new(),
+                tool_uses: vec![ToolUse {
+                    id: "t1".into(),
+                    name: "Bash".into(),
+                    input: serde_json::json!({"command": "cargo test"}),
+                }],
+            },
+        ),
+        said(
+            "1",
+            1,
+            AgentEvent::ToolResult {
+                tool_use_id: Some("t1".into()),
+                output: "error: database unavailable".into(),
+                is_error: true,
+            },
+        ),
+        record(Event::AttemptFinished {
+            story_id: "1".into(),
+            attempt: 1,
+            outcome: AttemptOutcome::Failed,
+            reason: Some("the agent said FAILED: the tests need a database".into()),
+            preserved: Some("refs/ralph/greet/attempts/1/1".into()),
+            checkpoint: None,
+        }),
+        progress("1", "Greeting", 1, 2),
+        said(
+            "1",
+            2,
+            message("Created hello.txt. <promise>COMPLETE</promise>"),
+        ),
+        said(
+            "1",
+            2,
+            AgentEvent::Done(Done {
+                usage: Usage {
+                    input_tokens: 1200,
+                    output_tokens: 300,
+                    ..Usage::default()
+                },
+                cost_usd: Some(0.05),
+                ..Done::default()
+            }),
+        ),
+        record(Event::Checks {
+            story_id: "1".into(),
+            attempt: 2,
+            passed: vec!["cargo test".into()],
+            failed: vec![],
+        }),
+        record(Event::AttemptFinished {
+            story_id: "1".into(),
+            attempt: 2,
+            outcome: AttemptOutcome::Complete,
+            reason: None,
+            preserved: None,
+            checkpoint: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        }),
+        progress("2", "Farewell", 2, 1),
+        said(
+            "2",
+            1,
+            message(&format!(
+                "Writing bye.txt now; this line is long enough to wrap at eighty columns {}",
+                "and then some more words ".repeat(4)
+            )),
+        ),
+    ];
+    for event in &events {
+        app.apply(event);
+    }
+    app.elapsed_ms = 83_000;
+    app.max_attempts = 4;
+    app
+}
+
+fn render(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| draw(frame, app, Theme { color: false }))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn press(app: &mut App, codes: &[KeyCode]) -> Vec<Action> {
+    let now = Instant::now();
+    codes
+        .iter()
+        .map(|code| app.on_key(key(*code), now))
+        .collect()
+}
+
+#[test]
+fn loop_screen_following_the_running_story() {
+    let mut app = sample(Mode::Loop);
+    insta::assert_snapshot!("loop_80x24", render(&mut app, 80, 24));
+    insta::assert_snapshot!("loop_160x48", render(&mut app, 160, 48));
+}
+
+#[test]
+fn loop_screen_on_a_failed_attempt_of_a_done_story() {
+    let mut app = sample(Mode::Loop);
+    press(&mut app, &[KeyCode::Up, KeyCode::Char('[')]);
+    insta::assert_snapshot!("failed_attempt_80x24", render(&mut app, 80, 24));
+    insta::assert_snapshot!("failed_attempt_160x48", render(&mut app, 160, 48));
+}
+
+#[test]
+fn diff_checks_and_events_tabs() {
+    let mut app = sample(Mode::Watch { live: false });
+    press(&mut app, &[KeyCode::Char('k')]);
+    let attempt = &mut app.stories[0].attempts[1];
+    attempt.diff = Some(
+        "diff --git a/hello.txt b/hello.txt\n--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hello\n"
+            .into(),
+    );
+    attempt.checks = Some(vec![
+        CheckResult {
+            name: "cargo test".into(),
+            passed: true,
+            output: None,
+        },
+        CheckResult {
+            name: "cargo clippy".into(),
+            passed: false,
+            output: Some("warning: unused variable".into()),
+        },
+    ]);
+    press(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.tab, Tab::Diff);
+    insta::assert_snapshot!("diff_80x24", render(&mut app, 80, 24));
+    press(&mut app, &[KeyCode::Tab]);
+    insta::assert_snapshot!("checks_160x48", render(&mut app, 160, 48));
+    press(&mut app, &[KeyCode::Tab]);
+    insta::assert_snapshot!("events_80x24", render(&mut app, 80, 24));
+}
+
+#[test]
+fn help_and_a_terminal_too_small() {
+    let mut app = sample(Mode::Loop);
+    press(&mut app, &[KeyCode::Char('?')]);
+    insta::assert_snapshot!("help_80x24", render(&mut app, 80, 24));
+    press(&mut app, &[KeyCode::Char('x')]);
+    assert!(!app.help, "any key closes the help");
+    insta::assert_snapshot!("too_small", render(&mut app, 40, 10));
+}
+
+#[test]
+fn selection_and_preview_screens() {
+    let data = SelectionData {
+        changes: vec![ChangeEntry {
+            name: "add-login".into(),
+            stories_done: 0,
+            stories_total: 4,
+        }],
+        runs: vec![
+            RunSummary {
+                label: "greet".into(),
+                change: "greet".into(),
+                state: "stopped",
+                reason: Some("max_retries"),
+                stories_done: 1,
+                stories_total: 3,
+                history: false,
+            },
+            RunSummary {
+                label: "history/greet-1700000000".into(),
+                change: "greet".into(),
+                state: "finished",
+                reason: Some("completed"),
+                stories_done: 3,
+                stories_total: 3,
+                history: true,
+            },
+        ],
+    };
+    let mut screen = SelectionScreen::new(data);
+    assert_eq!(screen.on_key(key(KeyCode::Down)), SelectionAction::None);
+    assert_eq!(
+        screen.on_key(key(KeyCode::Enter)),
+        SelectionAction::OpenRun("greet".into())
+    );
+    screen.selected = 0;
+    assert_eq!(
+        screen.on_key(key(KeyCode::Enter)),
+        SelectionAction::OpenChange("add-login".into())
+    );
+    for (name, width, height) in [("selection_80x24", 80, 24), ("selection_160x48", 160, 48)] {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|frame| draw_selection(frame, &screen, Theme { color: false }))
+            .unwrap();
+        insta::assert_snapshot!(name, terminal.backend().to_string());
+    }
+
+    let mut preview = PreviewScreen::new(PreviewData {
+        change: "add-login".into(),
+        stories: vec![select::PreviewStory {
+            id: "1".into(),
+            title: "Login form".into(),
+            done: false,
+            tasks: vec![
+                (true, "1.1 Add the route".into()),
+                (false, "1.2 Add the form".into()),
+            ],
+        }],
+        first_prompt:
+            "You are working on story 1 of 4: Login form.\n\nTasks:\n- 1.2 Add the form\n".into(),
+        agent_command: "claude -p --output-format stream-json".into(),
+        contract: vec!["promise: COMPLETE".into(), "check: cargo test".into()],
+        guardrails: vec!["3 retries per story".into(), "no-progress limit 3".into()],
+    });
+    assert_eq!(
+        preview.on_key(key(KeyCode::Char('R'))),
+        PreviewAction::Start
+    );
+    assert_eq!(preview.on_key(key(KeyCode::Esc)), PreviewAction::Back);
+    for (name, width, height) in [("preview_80x24", 80, 24), ("preview_160x48", 160, 48)] {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|frame| draw_preview(frame, &preview, Theme { color: false }))
+            .unwrap();
+        insta::assert_snapshot!(name, terminal.backend().to_string());
+    }
+}
+
+#[test]
+fn arrows_and_brackets_pick_stories_and_attempts() {
+    let mut app = sample(Mode::Loop);
+    assert_eq!(app.selected_story, 1, "follows the story being worked on");
+    press(
+        &mut app,
+        &[KeyCode::Down, KeyCode::Char('j'), KeyCode::Char('j')],
+    );
+    assert_eq!(app.selected_story, 2, "stops at the last story");
+    press(&mut app, &[KeyCode::Up, KeyCode::Char('k'), KeyCode::Up]);
+    assert_eq!(app.selected_story, 0);
+    assert_eq!(app.attempt_index(), Some(1), "the latest attempt first");
+    press(&mut app, &[KeyCode::Char('['), KeyCode::Char('[')]);
+    assert_eq!(app.attempt_index(), Some(0));
+    press(&mut app, &[KeyCode::Char(']'), KeyCode::Char(']')]);
+    assert_eq!(app.attempt_index(), Some(1));
+}
+
+#[test]
+fn tab_and_shift_tab_cycle_the_views() {
+    let mut app = sample(Mode::Loop);
+    press(&mut app, &[KeyCode::BackTab]);
+    assert_eq!(app.tab, Tab::Events);
+    press(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.tab, Tab::Prompt);
+}
+
+#[test]
+fn scrolling_and_follow() {
+    let mut app = sample(Mode::Loop);
+    for i in 0..200 {
+        app.apply(&said("2", 1, message(&format!("line {i}"))));
+    }
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("line 199"), "follows the end:\n{screen}");
+    press(&mut app, &[KeyCode::Char('g')]);
+    assert!(!app.follow);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("Writing bye.txt"), "the top:\n{screen}");
+    press(&mut app, &[KeyCode::PageDown]);
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        !screen.contains("Writing bye.txt"),
+        "a page down:\n{screen}"
+    );
+    app.apply(&said("2", 1, message("new line while reading")));
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        !screen.contains("new line while reading"),
+        "no jump while reading"
+    );
+    press(&mut app, &[KeyCode::Char('G')]);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("new line while reading"), "G follows again");
+    press(&mut app, &[KeyCode::Char('f')]);
+    assert!(!app.follow);
+}
+
+#[test]
+fn slash_searches_the_output() {
+    let mut app = sample(Mode::Loop);
+    for i in 0..100 {
+        app.apply(&said("2", 1, message(&format!("line {i}"))));
+    }
+    press(&mut app, &[KeyCode::Char('/')]);
+    for c in "BYE.TXT".chars() {
+        press(&mut app, &[KeyCode::Char(c)]);
+    }
+    assert_eq!(
+        app.search.query, "BYE.TXT",
+        "keys go to the query while typing"
+    );
+    press(&mut app, &[KeyCode::Enter]);
+    assert_eq!(app.search.hit, Some(0));
+    assert!(!app.follow);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("Writing bye.txt"), "{screen}");
+    press(
+        &mut app,
+        &[
+            KeyCode::Char('/'),
+            KeyCode::Char('z'),
+            KeyCode::Char('z'),
+            KeyCode::Enter,
+        ],
+    );
+    assert!(app.search.not_found);
+}
+
+#[test]
+fn q_stops_then_three_presses_within_three_seconds_force_quit() {
+    let mut app = sample(Mode::Loop);
+    let start = Instant::now();
+    let q = key(KeyCode::Char('q'));
+    assert_eq!(app.on_key(q, start), Action::Stop);
+    assert!(app.notice.as_deref().unwrap().starts_with("stopping"));
+    // Spread out: no force-quit, and no second stop request.
+    assert_eq!(app.on_key(q, start + Duration::from_secs(2)), Action::None);
+    assert_eq!(app.on_key(q, start + Duration::from_secs(4)), Action::None);
+    // After five seconds of waiting, the hint.
+    app.tick(0, start + Duration::from_secs(6));
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("still stopping… press q twice more to force quit")
+    );
+    assert_eq!(app.on_key(q, start + Duration::from_secs(7)), Action::None);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(
+        app.on_key(ctrl_c, start + Duration::from_millis(7500)),
+        Action::None,
+        "Ctrl-C counts like q"
+    );
+    assert_eq!(
+        app.on_key(q, start + Duration::from_millis(9900)),
+        Action::ForceQuit,
+        "the third press within three seconds"
+    );
+}
+
+#[test]
+fn once_the_run_ended_q_leaves() {
+    let mut app = sample(Mode::Loop);
+    app.close_feed();
+    assert_eq!(press(&mut app, &[KeyCode::Char('q')]), vec![Action::Leave]);
+}
+
+#[test]
+fn watch_q_leaves_and_s_asks_the_loop_to_stop() {
+    let mut app = sample(Mode::Watch { live: true });
+    assert_eq!(
+        press(&mut app, &[KeyCode::Char('s')]),
+        vec![Action::StopRun]
+    );
+    assert_eq!(press(&mut app, &[KeyCode::Char('q')]), vec![Action::Leave]);
+    let mut finished = sample(Mode::Watch { live: false });
+    assert_eq!(
+        press(&mut finished, &[KeyCode::Char('s')]),
+        vec![Action::None]
+    );
+}
+
+#[test]
+fn output_is_capped_per_attempt() {
+    let mut app = sample(Mode::Loop);
+    let line = "x".repeat(1 << 16);
+    for _ in 0..(OUTPUT_CAP_BYTES / line.len() + 10) {
+        app.apply(&said("2", 1, message(&line)));
+    }
+    let output = &app.stories[1].attempts[0].output;
+    assert!(output.dropped_lines >= 10);
+    let kept: usize = output.lines.iter().map(|(_, l)| l.len()).sum();
+    assert!(kept <= OUTPUT_CAP_BYTES);
+    press(&mut app, &[KeyCode::Char('g')]);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("earlier output not shown"), "{screen}");
+}

@@ -1,0 +1,743 @@
+//! Every `--agent` preset, end to end through the real binary: a stand-in
+//! CLI with the preset's program name is put first on PATH. It records the
+//! arguments, environment and stdin it was given, does an agent's work
+//! (writes a file, ticks the story's box, and leaves the files the real CLI
+//! keeps for itself), replays a transcript of that CLI and exits with the
+//! transcript's exit code. So argument building, prompt passing, the parser,
+//! exit-code handling and the agent's own files are checked together, per
+//! preset, along with `git ralph agents`.
+//!
+//! Transcripts ending in `.doc.jsonl` / `.doc.txt` are documentation-based:
+//! built from the CLI's documented output, not recorded (see each fixture
+//! directory's README).
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::harness::*;
+use serde_json::Value;
+
+const CHANGE: &str = "add-greeting";
+const TASKS: &str = "openspec/changes/add-greeting/tasks.md";
+const MODEL: &str = "test-model";
+
+/// One preset and the exact arguments it must give its CLI, in order, with
+/// `--model test-model` and `ralph.<agent>.args = "--extra one"`.
+struct Case {
+    preset: &'static str,
+    program: &'static str,
+    fixtures: &'static str,
+    /// The transcript names: (the complete run, the failing run).
+    transcripts: (&'static str, &'static str),
+    model: bool,
+    args: &'static [&'static str],
+    prompt: Prompt,
+    /// Variables the preset sets in the CLI's environment.
+    env: &'static [(&'static str, &'static str)],
+    /// Files the real CLI leaves in the worktree, which the stand-in
+    /// leaves too: none may reach a checkpoint or be reverted away.
+    scratch: &'static [&'static str],
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Prompt {
+    Stdin,
+    LastArgument,
+    File,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        preset: "claude",
+        program: "claude",
+        fixtures: "claude-code",
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
+        model: true,
+        args: &[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "codex",
+        program: "codex",
+        fixtures: "codex",
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
+        model: true,
+        args: &[
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+            "-",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "gemini",
+        program: "gemini",
+        fixtures: "gemini",
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
+        model: true,
+        args: &[
+            "--output-format",
+            "stream-json",
+            "--yolo",
+            "--skip-trust",
+            "-m",
+            MODEL,
+            "--extra",
+            "one",
+            "-p",
+        ],
+        prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "opencode",
+        program: "opencode",
+        fixtures: "opencode",
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
+        model: true,
+        args: &[
+            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
+        ],
+        prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "amp",
+        program: "amp",
+        fixtures: "amp",
+        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        model: false,
+        args: &[
+            "-x",
+            "--stream-json",
+            "--dangerously-allow-all",
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "cursor",
+        program: "cursor-agent",
+        fixtures: "cursor",
+        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        model: true,
+        args: &[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--force",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "copilot",
+        program: "copilot",
+        fixtures: "copilot",
+        transcripts: ("complete.jsonl", "api-error.jsonl"),
+        model: true,
+        args: &[
+            "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
+            "--output-format",
+            "json",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+            "-p",
+        ],
+        prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "aider",
+        program: "aider",
+        fixtures: "aider",
+        transcripts: ("complete.txt", "api-error.txt"),
+        model: true,
+        args: &[
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-gitignore",
+            "--no-stream",
+            "--no-pretty",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+            "--message-file",
+        ],
+        prompt: Prompt::File,
+        env: &[("COLUMNS", "10000")],
+        scratch: &[".aider.chat.history.md", ".aider.tags.cache.v4/cache.db"],
+    },
+];
+
+fn case(preset: &str) -> &'static Case {
+    CASES
+        .iter()
+        .find(|case| case.preset == preset)
+        .unwrap_or_else(|| panic!("no case for {preset}"))
+}
+
+fn fixture(dir: &str, name: &str) -> PathBuf {
+    source_path("tests/fixtures").join(dir).join(name)
+}
+
+/// The `.exit` file next to a transcript.
+fn exit_code_of(transcript: &Path) -> i32 {
+    let name = transcript
+        .file_name()
+        .and_then(|name| name.to_str())
+        .expect("a transcript name");
+    let stem = name
+        .strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".txt"))
+        .expect("a transcript extension");
+    let path = transcript.with_file_name(format!("{stem}.exit"));
+    fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
+        .trim()
+        .parse()
+        .expect("an exit code")
+}
+
+/// A repository whose last commit adds a one-story OpenSpec change.
+fn project() -> TestRepo {
+    TestRepo::with_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n")
+}
+
+fn bin_dir(repo: &TestRepo) -> PathBuf {
+    repo.dir.path().join("bin")
+}
+
+fn records(repo: &TestRepo) -> PathBuf {
+    repo.dir.path().join("cli-records")
+}
+
+fn quote(path: &Path) -> String {
+    shell_quote(&path.to_string_lossy())
+}
+
+/// Puts a stand-in for `program` in the test's bin directory: it records its
+/// arguments (NUL-separated), environment and stdin, works like an agent,
+/// prints `transcript` and exits with the transcript's exit code.
+fn install_cli(repo: &TestRepo, program: &str, transcript: &Path) {
+    install_cli_leaving(repo, program, transcript, &[]);
+}
+
+/// [`install_cli`], with the stand-in also appending a line to each of
+/// `scratch`, as the real CLI does to its history and cache.
+fn install_cli_leaving(repo: &TestRepo, program: &str, transcript: &Path, scratch: &[&str]) {
+    let bin = bin_dir(repo);
+    fs::create_dir_all(&bin).expect("bin dir");
+    let records = records(repo);
+    fs::create_dir_all(&records).expect("records dir");
+    let script = format!(
+        r#"#!/bin/sh
+rec={records}
+printf '%s\0' "$@" > "$rec/argv"
+env > "$rec/env"
+cat > "$rec/stdin"
+printf 'hello\n' > hello.txt
+{scratch}sed 's/^- \[ \] 1\.1 /- [x] 1.1 /' {tasks} > {tasks}.new && mv {tasks}.new {tasks}
+cat {transcript}
+exit {code}
+"#,
+        records = quote(&records),
+        tasks = TASKS,
+        transcript = quote(transcript),
+        code = exit_code_of(transcript),
+        scratch = scratch
+            .iter()
+            .map(|path| format!(
+                "mkdir -p \"$(dirname {path})\" && echo \"$RALPH_ATTEMPT\" >> {path}\n",
+                path = quote(Path::new(path))
+            ))
+            .collect::<String>(),
+    );
+    let path = bin.join(program);
+    fs::write(&path, script).expect("the stand-in is written");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("executable");
+}
+
+/// The stand-ins, then only the few tools they use: an agent CLI installed
+/// on the machine must never be found, nor taken for a missing one.
+fn path_with_bin(repo: &TestRepo) -> String {
+    let tools = repo.dir.path().join("tools");
+    if !tools.exists() {
+        fs::create_dir_all(&tools).expect("tools dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for tool in [
+            "sh", "sed", "cat", "printf", "mv", "env", "mkdir", "dirname", "git",
+        ] {
+            let found = std::env::split_paths(&outer)
+                .map(|dir| dir.join(tool))
+                .find(|path| path.is_file())
+                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(found, tools.join(tool)).expect("a tool link");
+        }
+    }
+    format!("{}:{}", bin_dir(repo).display(), tools.display())
+}
+
+/// `git ralph <args>` with the stand-ins first on PATH.
+fn ralph_on_path(repo: &TestRepo, args: &[&str]) -> Output {
+    run(ralph(repo).env("PATH", path_with_bin(repo)).args(args))
+}
+
+fn start(repo: &TestRepo, case: &Case) -> Output {
+    repo.git(&[
+        "config",
+        &format!("ralph.{}.args", case.preset),
+        "--extra one",
+    ]);
+    let mut args = vec![
+        "start",
+        CHANGE,
+        "--agent",
+        case.preset,
+        "--on-finish",
+        "keep",
+        "--max-retries",
+        "0",
+        "--json",
+    ];
+    if case.model {
+        args.extend(["--model", MODEL]);
+    }
+    ralph_on_path(repo, &args)
+}
+
+fn recorded_argv(repo: &TestRepo) -> Vec<String> {
+    let raw = fs::read(records(repo).join("argv")).expect("the stand-in recorded its arguments");
+    let text = String::from_utf8(raw).expect("UTF-8 arguments");
+    let mut args: Vec<String> = text.split('\0').map(str::to_owned).collect();
+    // Each argument ends with a NUL, so the last piece is empty.
+    assert_eq!(args.pop().as_deref(), Some(""));
+    args
+}
+
+fn recorded_env(repo: &TestRepo) -> Vec<String> {
+    let env = fs::read_to_string(records(repo).join("env")).expect("the stand-in recorded env");
+    env.lines().map(str::to_owned).collect()
+}
+
+fn recorded_stdin(repo: &TestRepo) -> String {
+    fs::read_to_string(records(repo).join("stdin")).expect("the stand-in recorded stdin")
+}
+
+/// The prompt git-ralph saved for story 1, attempt 1.
+fn saved_prompt_path(repo: &TestRepo) -> PathBuf {
+    repo.path(".git/ralph")
+        .join(CHANGE)
+        .join("attempts/1-1.prompt.md")
+}
+
+/// Checks that the CLI got exactly its preset's arguments and the prompt
+/// where it expects it.
+fn assert_invocation(repo: &TestRepo, case: &Case) {
+    let argv = recorded_argv(repo);
+    let prompt_path = saved_prompt_path(repo);
+    let prompt = fs::read_to_string(&prompt_path).expect("the prompt is saved");
+    assert!(prompt.contains(CHANGE), "{prompt}");
+    let fixed = case.args.len();
+    assert!(argv.len() >= fixed, "{}: {argv:?}", case.preset);
+    assert_eq!(argv[..fixed], *case.args, "{}", case.preset);
+    let rest = &argv[fixed..];
+    let env = recorded_env(repo);
+    for (key, value) in case.env {
+        let line = format!("{key}={value}");
+        assert!(
+            env.contains(&line),
+            "{}: {line} not in {env:?}",
+            case.preset
+        );
+    }
+    let stdin = recorded_stdin(repo);
+    match case.prompt {
+        Prompt::Stdin => {
+            assert!(rest.is_empty(), "{}: {rest:?}", case.preset);
+            assert_eq!(stdin, prompt, "{}: the prompt goes to stdin", case.preset);
+        }
+        Prompt::LastArgument => {
+            assert_eq!(rest, std::slice::from_ref(&prompt), "{}", case.preset);
+            assert_eq!(stdin, "", "{}: stdin is empty", case.preset);
+        }
+        Prompt::File => {
+            assert_eq!(rest.len(), 1, "{}: {rest:?}", case.preset);
+            let given = fs::read_to_string(&rest[0]).expect("the prompt file exists");
+            assert_eq!(given, prompt, "{}", case.preset);
+            assert_eq!(stdin, "", "{}: stdin is empty", case.preset);
+        }
+    }
+}
+
+/// A complete transcript: the story is checkpointed and the run succeeds.
+fn completes(preset: &str) {
+    let case = case(preset);
+    let repo = project();
+    install_cli_leaving(
+        &repo,
+        case.program,
+        &fixture(case.fixtures, case.transcripts.0),
+        case.scratch,
+    );
+    let output = start(&repo, case);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_invocation(&repo, case);
+    assert_scratch_left_alone(&repo, case, &output);
+
+    let branch = format!("ralph/{CHANGE}");
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some(format!("refs/heads/{branch}").as_str())
+    );
+    let subject = repo.git(&["log", "-1", "--format=%s", &branch]);
+    assert!(
+        subject.starts_with(&format!("ralph({CHANGE}): story 1")),
+        "{subject}"
+    );
+    assert_eq!(
+        repo.git(&["show", &format!("{branch}:hello.txt")]),
+        "hello\n"
+    );
+    let tasks = repo.git(&["show", &format!("{branch}:{TASKS}")]);
+    assert!(tasks.contains("- [x] 1.1"), "{tasks}");
+    assert_eq!(repo.status_porcelain(), untracked_scratch(case));
+
+    // The parsed events were logged, ending in the agent's own final word.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let final_texts: Vec<String> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| {
+            let text = record.pointer("/event/final_text")?;
+            text.as_str().map(str::to_owned)
+        })
+        .collect();
+    assert!(
+        final_texts
+            .iter()
+            .any(|text| text.contains("<promise>COMPLETE</promise>")),
+        "{preset}: no done event with the promise in:\n{stdout}"
+    );
+}
+
+/// An API error: the attempt fails, is preserved and reverted, and with no
+/// retries left the run stops with exit code 3.
+fn fails(preset: &str) {
+    let case = case(preset);
+    let repo = project();
+    let transcript = fixture(case.fixtures, case.transcripts.1);
+    install_cli_leaving(&repo, case.program, &transcript, case.scratch);
+    let output = start(&repo, case);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    assert_invocation(&repo, case);
+    assert_scratch_left_alone(&repo, case, &output);
+
+    let preserved = format!("refs/ralph/{CHANGE}/attempts/1/1");
+    assert_eq!(
+        repo.git(&["show", &format!("{preserved}:hello.txt")]),
+        "hello\n",
+        "the attempt's work is preserved"
+    );
+    assert!(!repo.path("hello.txt").exists(), "the worktree is reverted");
+    assert!(repo.read(TASKS).contains("- [ ] 1.1"));
+
+    let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    let attempt = &report["stories"][0]["attempts"][0];
+    assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
+    let reason = attempt["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("the agent failed"), "{reason}");
+}
+
+/// `git status --porcelain` of a worktree holding nothing but the CLI's
+/// own files beyond the last checkpoint.
+fn untracked_scratch(case: &Case) -> String {
+    let mut lines: Vec<String> = case
+        .scratch
+        .iter()
+        .map(|path| format!("?? {path}\n"))
+        .collect();
+    lines.sort();
+    lines.concat()
+}
+
+/// Issue 14: the CLI's own files never reach a commit, survive the revert
+/// of a failed attempt, and are not taken for unfinished work at finish;
+/// .gitignore is left as it was.
+fn assert_scratch_left_alone(repo: &TestRepo, case: &Case, output: &Output) {
+    let commits = repo.git(&["rev-list", "--all"]);
+    for commit in commits.lines() {
+        let files = repo.git(&["ls-tree", "-r", "--name-only", commit]);
+        for path in case.scratch {
+            assert!(
+                !files.lines().any(|file| file == *path),
+                "{}: {path} committed in {commit}:\n{files}",
+                case.preset
+            );
+        }
+        assert!(!files.lines().any(|file| file == ".gitignore"), "{files}");
+    }
+    for path in case.scratch {
+        assert_eq!(repo.read(path), "1\n", "{}: {path} kept", case.preset);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("set aside"), "{}: {stderr}", case.preset);
+    repo.assert_fsck_clean();
+}
+
+/// Issue 14: a rate limit, after the CLI's own retries, pauses the run
+/// rather than spending a retry and reverting. With no time to wait, the
+/// run ends there (and finishing sets the work aside).
+fn pauses_for_a_rate_limit(preset: &str) {
+    let case = case(preset);
+    let repo = project();
+    let transcript = fixture(case.fixtures, "rate-limit.jsonl");
+    let transcript = if transcript.exists() {
+        transcript
+    } else {
+        fixture(case.fixtures, "rate-limit.txt")
+    };
+    install_cli_leaving(&repo, case.program, &transcript, case.scratch);
+    let mut args = vec![
+        "start",
+        CHANGE,
+        "--agent",
+        case.preset,
+        "--on-finish",
+        "keep",
+    ];
+    args.extend(["--max-rate-limit-wait", "0", "--json"]);
+    let output = ralph_on_path(&repo, &args);
+    let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
+    let attempts = &report["stories"][0]["attempts"];
+    assert_eq!(attempts.as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(attempts[0]["outcome"], "rate_limited", "{report:#}");
+    let reason = attempts[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("usage limit: "), "{reason}");
+    assert!(reason.contains("rate limit"), "{reason}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("would exceed --max-rate-limit-wait"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        !repo.git_ok(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/ralph/{CHANGE}/attempts/1/1")
+        ]),
+        "nothing was preserved and reverted"
+    );
+}
+
+#[test]
+fn claude_preset_end_to_end() {
+    completes("claude");
+    fails("claude");
+}
+
+#[test]
+fn codex_preset_end_to_end() {
+    completes("codex");
+    fails("codex");
+}
+
+#[test]
+fn gemini_preset_end_to_end() {
+    completes("gemini");
+    fails("gemini");
+}
+
+#[test]
+fn opencode_preset_end_to_end() {
+    completes("opencode");
+    fails("opencode");
+    pauses_for_a_rate_limit("opencode");
+}
+
+#[test]
+fn amp_preset_end_to_end_documentation_based() {
+    completes("amp");
+    fails("amp");
+}
+
+#[test]
+fn cursor_preset_end_to_end_documentation_based() {
+    completes("cursor");
+    fails("cursor");
+}
+
+#[test]
+fn copilot_preset_end_to_end() {
+    completes("copilot");
+    fails("copilot");
+}
+
+#[test]
+fn aider_preset_end_to_end() {
+    completes("aider");
+    fails("aider");
+    pauses_for_a_rate_limit("aider");
+}
+
+#[test]
+fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
+    let repo = project();
+    let head = repo.rev_parse("HEAD");
+    let output = ralph_on_path(&repo, &["start", CHANGE, "--agent", "copilot"]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("'copilot' is not on PATH"), "{stderr}");
+    assert!(stderr.contains("git ralph agents"), "{stderr}");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.rev_parse("HEAD"), head);
+}
+
+#[test]
+fn a_model_for_a_preset_without_a_model_option_is_refused() {
+    let repo = project();
+    install_cli(&repo, "amp", &fixture("amp", "complete.doc.jsonl"));
+    let output = ralph_on_path(
+        &repo,
+        &["start", CHANGE, "--agent", "amp", "--model", "fast"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("has no model option"), "{stderr}");
+    assert!(stderr.contains("ralph.amp.args"), "{stderr}");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert!(!records(&repo).join("argv").exists(), "amp never ran");
+}
+
+#[test]
+fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed() {
+    let repo = project();
+    install_cli(&repo, "codex", &fixture("codex", "complete.jsonl"));
+    install_cli(
+        &repo,
+        "cursor-agent",
+        &fixture("cursor", "complete.doc.jsonl"),
+    );
+    repo.git(&["config", "ralph.codex.args", "--profile  fast"]);
+    repo.git(&["config", "ralph.agent", "cursor"]);
+
+    let output = ralph_on_path(&repo, &["agents", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON array");
+    let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+        ]
+    );
+    let row = |name: &str| {
+        rows.iter()
+            .find(|row| row["name"] == name)
+            .unwrap_or_else(|| panic!("no row for {name}"))
+    };
+    for name in names.iter().copied() {
+        let installed = matches!(name, "codex" | "cursor");
+        assert_eq!(row(name)["on_path"], installed, "{name}");
+        assert_eq!(row(name)["default"], name == "cursor", "{name}");
+    }
+    assert_eq!(
+        row("codex")["command_line"],
+        "codex exec --json --dangerously-bypass-approvals-and-sandbox --profile fast - < <prompt>"
+    );
+    assert_eq!(row("cursor")["program"], "cursor-agent");
+    assert_eq!(
+        row("aider")["command_line"],
+        "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --message-file <prompt-file>"
+    );
+    assert_eq!(row("aider")["scratch"][0], ".aider.chat.history.md");
+    assert_eq!(row("opencode")["scratch"], serde_json::json!([]));
+    assert_eq!(row("amp")["model_option"], Value::Null);
+    assert_eq!(row("gemini")["model_option"], "-m");
+
+    let human = ralph_on_path(&repo, &["agents"]);
+    assert_eq!(human.status.code(), Some(0), "{}", describe(&human));
+    let text = String::from_utf8_lossy(&human.stdout);
+    for row in &rows {
+        let line = row["command_line"].as_str().expect("a command line");
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    assert!(text.contains("gemini not found"), "{text}");
+    assert!(!text.contains("cursor-agent not found"), "{text}");
+}
+
+#[test]
+fn agents_names_the_configured_command_that_replaces_the_presets() {
+    let repo = project();
+    repo.git(&["config", "ralph.agentCommand", "my-agent --fast"]);
+    let output = ralph_on_path(&repo, &["agents", "--json"]);
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON array");
+    assert!(rows.iter().all(|row| row["default"] == false), "{rows:?}");
+    let human = ralph_on_path(&repo, &["agents"]);
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert!(
+        stderr.contains("sh -c 'my-agent --fast' < <prompt>"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn agents_works_outside_a_repository() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let repo = TestRepo::new();
+    let output = ralph(&repo)
+        .current_dir(dir.path())
+        .env("PATH", path_with_bin(&repo))
+        .arg("agents")
+        .output()
+        .expect("git-ralph runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not in a git repository"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("claude -p --output-format stream-json"),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,6 @@
+//! The checkpoint engine through the library, judged by the git CLI: the
+//! hand-written cases and the property tests.
+
+mod fixture;
+mod git_engine;
+mod git_props;

@@ -1,0 +1,39 @@
+//! Every integration test, compiled into one test binary: each former test
+//! file is a module here, so the crate and gix are linked once rather than
+//! once per file, and the long property test of the engine overlaps with the
+//! end-to-end tests instead of running alone at the end.
+//!
+//! - `harness`: the one locked-down environment, the binary, the fake agent;
+//! - `engine`: the checkpoint engine through the library;
+//! - every other module drives the real `git-ralph` binary (or the fake
+//!   agent it runs) end to end.
+//!
+//! Adding tests: put them in `tests/integration/<topic>.rs`, declare
+//! `mod <topic>;` below (keep the list sorted), and build on
+//! `crate::harness` rather than on helpers of your own. A file of its own in
+//! `tests/` still works (`mod common;` gives it the harness), but it links a
+//! binary of its own: fold it in here once it settles. Run one module with
+//! `cargo test --test integration <topic>::`.
+
+mod harness;
+
+mod agents_e2e;
+mod agents_presets;
+mod agents_story_sources;
+mod completion;
+mod config;
+mod contract;
+mod engine;
+mod fake_agent;
+mod generated;
+mod install;
+mod loop_basics;
+mod loop_control;
+mod loop_failures;
+mod loop_inputs;
+mod loop_keys;
+mod loop_output;
+mod loop_strays;
+mod output;
+mod stories_e2e;
+mod truthful;

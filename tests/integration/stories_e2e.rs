@@ -1,0 +1,192 @@
+//! Issue 11, end to end through the real binary and the fake agent: task
+//! files as people write them. A box git-ralph cannot read keeps the run
+//! from being called done, `[stories] skip` in ralph.toml takes a section
+//! out of the work, and the agent gets the story's whole section.
+
+use std::process::Output;
+
+use crate::harness::{
+    TestRepo, fake_agent_path, ralph_with_fake, recorded_calls, recorded_prompt, script,
+};
+
+fn project_with(files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "Add the plan"]);
+    repo
+}
+
+fn start(repo: &TestRepo, agent_script: &str) -> Output {
+    let script_path = script(repo, agent_script);
+    ralph_with_fake(repo, &script_path)
+        .args(["start", "plan", "--tasks", "PLAN.md"])
+        .args([
+            "--agent-command",
+            fake_agent_path(),
+            "--on-finish",
+            "keep",
+            "--max-retries",
+            "0",
+        ])
+        .env("FAKE_AGENT_TASKS", "PLAN.md")
+        .output()
+        .expect("git-ralph runs")
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Subjects of the story checkpoints on `ralph/plan`, oldest first.
+fn story_commits(repo: &TestRepo) -> Vec<String> {
+    repo.git(&["log", "--reverse", "--format=%s", "main..ralph/plan"])
+        .lines()
+        .filter(|subject| subject.starts_with("ralph(plan): story "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn issue_11_an_unreadable_box_keeps_the_run_from_being_done() {
+    // Every box git-ralph can read is ticked; one line it cannot read is not.
+    let plan = "# Plan\n\n## 1. Work\n\n- [x] done already\n- [partial] half of it\n";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let output = start(&repo, "format codex\n[*]\npromise COMPLETE\n");
+    assert_ne!(
+        output.status.code(),
+        Some(0),
+        "the run must not end as done:\n{}",
+        describe(&output)
+    );
+    assert!(story_commits(&repo).is_empty(), "{}", describe(&output));
+    assert_eq!(
+        recorded_calls(&repo).len(),
+        1,
+        "the agent was asked to finish it"
+    );
+    let prompt = recorded_prompt(&repo, "1", 1);
+    assert!(
+        prompt.contains("line 6: - [partial] half of it"),
+        "{prompt}"
+    );
+    assert_eq!(repo.read("PLAN.md"), plan);
+    assert_eq!(repo.status_porcelain(), "");
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_11_rewriting_the_unreadable_box_lets_the_story_finish() {
+    let plan = "## 1. Work\n- [x] done already\n- [partial] half of it\n";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let agent = "\
+format codex
+[story=1]
+write PLAN.md ## 1. Work\\n- [x] done already\\n- [x] half of it\\n
+promise COMPLETE
+";
+    let output = start(&repo, agent);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Work"]);
+    assert_eq!(
+        repo.git(&["show", "ralph/plan:PLAN.md"]),
+        "## 1. Work\n- [x] done already\n- [x] half of it\n"
+    );
+}
+
+#[test]
+fn issue_11_stories_skip_in_ralph_toml_takes_a_section_out_of_the_work() {
+    let plan = "# Plan\n\n## 1. Build\n- [ ] compile\n\n## Rollout\n- [ ] ship to users\n";
+    let repo = project_with(&[
+        ("PLAN.md", plan),
+        ("ralph.toml", "[stories]\nskip = [\"Rollout\"]\n"),
+    ]);
+    let agent = "\
+format codex
+[story=1]
+write build.txt built\\n
+tick compile
+promise COMPLETE
+";
+    let output = start(&repo, agent);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Build"]);
+    let on_branch = repo.git(&["show", "ralph/plan:PLAN.md"]);
+    assert!(on_branch.contains("- [x] compile"), "{on_branch}");
+    assert!(on_branch.contains("- [ ] ship to users"), "{on_branch}");
+    let calls = recorded_calls(&repo);
+    assert_eq!(calls.len(), 1, "{calls:?}");
+}
+
+#[test]
+fn issue_11_without_the_skip_the_section_is_work() {
+    let plan = "# Plan\n\n## 1. Build\n- [ ] compile\n\n## Rollout\n- [ ] ship to users\n";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let agent = "\
+format codex
+[story=1]
+tick compile
+promise COMPLETE
+";
+    let output = start(&repo, agent);
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Build"]);
+}
+
+#[test]
+fn issue_11_the_agent_gets_the_whole_section() {
+    let plan = "\
+# Plan
+
+## Tasks
+
+### Phase 1: Parser
+
+Why: everything else reads through it.
+
+- [ ] Write the lexer
+  - keep comments as tokens
+  - report the line of each error
+
+```rust
+fn lex(text: &str) -> Vec<Token> { todo!() }
+```
+
+Acceptance: `lex(\"\")` is empty.
+
+### Phase 2: Docs
+- [ ] Describe the grammar
+";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let output = start(&repo, "format codex\n[*]\nfinal nothing done\n");
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    let prompt = recorded_prompt(&repo, "phase-1", 1);
+    for needle in [
+        "Why: everything else reads through it.",
+        "  - keep comments as tokens",
+        "fn lex(text: &str) -> Vec<Token> { todo!() }",
+        "Acceptance: `lex(\"\")` is empty.",
+        "- [ ] Write the lexer (line 9)",
+    ] {
+        assert!(
+            prompt.contains(needle),
+            "{needle:?} missing from:\n{prompt}"
+        );
+    }
+    let story_part = prompt.split("## How to work").next().expect("prompt");
+    let story_part = story_part
+        .split("## Story phase-1")
+        .nth(1)
+        .expect("story heading");
+    assert!(
+        !story_part.contains("Describe the grammar"),
+        "the next story stays out of this one:\n{story_part}"
+    );
+}

@@ -1,0 +1,393 @@
+//! Seeing a run: `log` and `show` read back a real run with a failed and a
+//! retried attempt, judged against git and the run's own files, and change
+//! nothing; `watch` drives the loop screen in a real terminal (tmux).
+
+mod common;
+mod loop_support;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+use loop_support::*;
+use serde_json::Value;
+
+/// Story 1 fails once (with a tool call and usage), then passes its check;
+/// story 2 passes at once.
+fn failed_then_retried() -> (TestRepo, std::path::PathBuf) {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\n\
+             format claude\n\
+             write hello.txt half a greeting\\n\n\
+             say Looking at the tests first.\n\
+             tool ran the test suite: database unavailable\n\
+             usage 120 30 0.25\n\
+             final The database is down.\n\
+             promise FAILED: the tests need a database\n\
+             [story=1 attempt=2]\n\
+             format claude\n\
+             usage 200 50 0.5\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--check", "test -f story-1.txt"],
+    );
+    assert_exit(&output, 0);
+    (repo, agent)
+}
+
+/// Everything a read-only command could disturb: refs, HEAD, index and
+/// worktree, and every file of the run.
+fn snapshot(repo: &TestRepo) -> String {
+    let mut text = repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]);
+    text.push_str(&repo.git(&["rev-parse", "HEAD"]));
+    text.push_str(&repo.status_porcelain());
+    text.push_str(&repo.git(&["ls-files", "-s"]));
+    let mut files = Vec::new();
+    collect(&git_dir(repo).join("ralph"), &mut files);
+    files.sort();
+    for (path, bytes) in files {
+        text.push_str(&format!("{path} {}\n", bytes.len()));
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    text
+}
+
+fn collect(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else {
+            let bytes = fs::read(&path).unwrap_or_default();
+            out.push((path.display().to_string(), bytes));
+        }
+    }
+}
+
+fn json(output: &std::process::Output) -> Value {
+    assert_exit(output, 0);
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("not JSON: {err}\n{}", stdout(output)))
+}
+
+#[test]
+fn log_json_lists_every_attempt_with_its_outcome_and_where_the_work_is() {
+    let (repo, _agent) = failed_then_retried();
+    let before = snapshot(&repo);
+    let trail = json(&ralph_cmd(&repo, &["log", "--json"]));
+    assert_eq!(trail["change"], CHANGE);
+    assert_eq!(trail["branch"], BRANCH);
+    let stories = trail["stories"].as_array().unwrap();
+    assert_eq!(stories.len(), 2);
+    let first = stories[0]["attempts"].as_array().unwrap();
+    assert_eq!(first.len(), 2, "{trail:#}");
+    assert_eq!(first[0]["outcome"], "failed");
+    assert!(
+        first[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the tests need a database"),
+        "{trail:#}"
+    );
+    let attempt_ref = first[0]["attempt_ref"].as_str().unwrap();
+    assert_eq!(attempt_ref, format!("{NS}/attempts/1/1"));
+    assert!(repo.git_ok(&["rev-parse", "--verify", attempt_ref]));
+    assert_eq!(first[0]["checkpoint"], Value::Null);
+    assert_eq!(first[0]["input_tokens"], 120);
+    assert_eq!(first[0]["output_tokens"], 30);
+    assert_eq!(first[0]["cost_usd"], 0.25);
+
+    assert_eq!(first[1]["outcome"], "complete");
+    let checkpoint = first[1]["checkpoint"].as_str().unwrap();
+    // The checkpoint of story 1 is the commit below story 2's, on the branch.
+    assert_eq!(checkpoint, repo.rev_parse(&format!("{BRANCH}~1")));
+    assert_eq!(first[1]["attempt_ref"], Value::Null);
+    let second = stories[1]["attempts"].as_array().unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(
+        second[0]["checkpoint"].as_str().unwrap(),
+        repo.rev_parse(BRANCH)
+    );
+    assert_eq!(trail["totals"]["attempts"], 3);
+
+    let text = ralph_cmd(&repo, &["log", CHANGE]);
+    assert_exit(&text, 0);
+    let text = stdout(&text);
+    assert!(text.contains("#1 failed"), "{text}");
+    assert!(text.contains(&format!("{NS}/attempts/1/1")), "{text}");
+    assert!(
+        text.contains(&format!("checkpoint {}", &checkpoint[..10])),
+        "{text}"
+    );
+    assert_eq!(snapshot(&repo), before, "log changed nothing");
+}
+
+#[test]
+fn show_prints_prompt_transcript_diff_and_checks_of_one_attempt() {
+    let (repo, _agent) = failed_then_retried();
+    let before = snapshot(&repo);
+
+    let failed = json(&ralph_cmd(&repo, &["show", "1/1", "--json"]));
+    assert_eq!(failed["outcome"], "failed");
+    let prompt_file = run_dir(&repo).join("attempts/1-1.prompt.md");
+    assert_eq!(
+        failed["prompt"].as_str().unwrap(),
+        fs::read_to_string(&prompt_file).unwrap(),
+        "the prompt is the one the agent was given"
+    );
+    let transcript = failed["transcript"].to_string();
+    assert!(
+        transcript.contains("Looking at the tests first."),
+        "{transcript}"
+    );
+    assert!(transcript.contains("database unavailable"), "{transcript}");
+    // The diff is the attempt ref against its parent, file for file.
+    let diff = failed["diff"].as_str().unwrap();
+    let attempt_ref = format!("{NS}/attempts/1/1");
+    let files: Vec<String> = repo
+        .git(&[
+            "diff",
+            "--name-only",
+            &format!("{attempt_ref}^"),
+            &attempt_ref,
+        ])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(!files.is_empty());
+    for file in &files {
+        assert!(
+            diff.contains(&format!("diff --git a/{file} b/{file}")),
+            "{diff}"
+        );
+    }
+    assert!(diff.contains("+half a greeting"), "{diff}");
+
+    let retried = json(&ralph_cmd(&repo, &["show", "1", "--json", "--checks"]));
+    assert_eq!(retried["attempt"], 2, "the last attempt by default");
+    assert!(retried.get("prompt").is_none(), "only the part asked for");
+    let checks = retried["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "{retried:#}");
+    assert_eq!(checks[0]["name"], "test -f story-1.txt");
+    assert_eq!(checks[0]["passed"], true);
+
+    let text = ralph_cmd(&repo, &["show", "1/1", CHANGE, "--transcript"]);
+    assert_exit(&text, 0);
+    let text = stdout(&text);
+    assert!(text.contains("Looking at the tests first."), "{text}");
+    assert!(!text.contains("── prompt"), "{text}");
+
+    let all = ralph_cmd(&repo, &["show", "1/2"]);
+    assert_exit(&all, 0);
+    let all = stdout(&all);
+    for part in ["── prompt", "── transcript", "── diff", "── checks"] {
+        assert!(all.contains(part), "{part} missing:\n{all}");
+    }
+    assert!(all.contains("+work of story 1"), "{all}");
+
+    let missing = ralph_cmd(&repo, &["show", "1/9"]);
+    assert_exit(&missing, 1);
+    assert!(
+        stderr(&missing).contains("no attempt 9"),
+        "{}",
+        stderr(&missing)
+    );
+    assert_eq!(snapshot(&repo), before, "show changed nothing");
+}
+
+/// A tmux server of the test's own, driving one pane.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None` (and a message) when tmux is not installed.
+    fn start(repo: &TestRepo, command: &str) -> Option<Tmux> {
+        if std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
+            eprintln!("tmux is not installed: skipping the terminal test");
+            return None;
+        }
+        let socket = format!(
+            "git-ralph-test-{}-{}",
+            std::process::id(),
+            repo.root.file_name().unwrap().to_string_lossy()
+        );
+        let tmux = Tmux { socket };
+        let mut cmd = tmux.command();
+        repo.lock(&mut cmd);
+        cmd.env("LC_ALL", "C.UTF-8").env_remove("NO_COLOR");
+        cmd.args(["new-session", "-d", "-x", "100", "-y", "30", "-c"])
+            .arg(&repo.root)
+            .arg(command);
+        let output = cmd.output().expect("tmux runs");
+        assert!(output.status.success(), "{}", stderr(&output));
+        Some(tmux)
+    }
+
+    fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new("tmux");
+        cmd.args(["-u", "-L", &self.socket]);
+        cmd
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let output = self
+            .command()
+            .args(["capture-pane", "-p", "-t", "0"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Wait until the screen shows `text`.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the screen never showed {text:?}:\n{screen}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").status();
+    }
+}
+
+/// The background loop, killed if the test fails before it ends.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[test]
+fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nsay Story two is thinking.\nsleep 60\n",
+            finish_story("1")
+        ),
+    );
+    let mut loop_process = Background(
+        start_command(&repo, &agent, &["--on-finish", "keep"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("git ralph start runs"),
+    );
+    // Wait until story 2 is under way.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !fs::read_to_string(run_dir(&repo).join("events.jsonl"))
+        .unwrap_or_default()
+        .contains("Story two is thinking")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "story 2 never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let Some(tmux) = Tmux::start(
+        &repo,
+        &format!(
+            "{} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(binary)
+        ),
+    ) else {
+        return;
+    };
+    let screen = tmux.wait_for("Story two is thinking");
+    assert!(screen.contains("running"), "{screen}");
+    assert!(screen.contains("2. Farewell"), "{screen}");
+    assert!(
+        screen.contains("s stop"),
+        "a live run can be stopped:\n{screen}"
+    );
+
+    // Story 1's output, after it is done.
+    tmux.keys(&["k"]);
+    let screen = tmux.wait_for("Story one: greeting written.");
+    assert!(screen.contains("complete"), "{screen}");
+    // Its prompt, one tab on.
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("## Story 1: Greeting");
+    tmux.keys(&["?"]);
+    tmux.wait_for("pick an attempt of the story");
+    tmux.keys(&["Escape"]);
+    // An Escape directly followed by a key would read as Alt and that key.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tmux.screen().contains("pick an attempt of the story") {
+        assert!(std::time::Instant::now() < deadline, "the help stayed open");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // s asks the loop to stop; it stops gracefully and the run is resumable.
+    tmux.keys(&["s"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = loop_process.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the loop did not stop"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(130), "stopped by the user");
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    assert_eq!(run["reason"], "stopped");
+
+    // q leaves, and the terminal is given back.
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("watch-exited-0");
+    assert!(
+        !screen.contains("Stories"),
+        "the alternate screen is gone:\n{screen}"
+    );
+    repo.assert_fsck_clean();
+}
