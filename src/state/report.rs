@@ -33,8 +33,8 @@ pub struct Report<'a> {
     pub stories: &'a [StoryRecord],
 }
 
-/// The learnings file as `status` reports it.
-#[derive(Serialize)]
+/// The learnings file as `status` and `log` report it.
+#[derive(Debug, Clone, Serialize)]
 pub struct LearningsReport {
     pub path: String,
     pub bytes: u64,

@@ -74,6 +74,13 @@ fn a_claim_that_only_ticks_boxes_is_flagged_by_default() {
         human.contains("#1 complete (flagged: no change besides ticking boxes)"),
         "{human}"
     );
+    // And the audit trail.
+    let log = stdout(&ralph_cmd(&repo, &["log", CHANGE]));
+    assert!(
+        log.contains("flagged: no change besides ticking boxes"),
+        "{log}"
+    );
+    assert!(log.contains("learnings: 0 bytes in "), "{log}");
     // The checkpoint's receipt.
     let commits: Vec<String> = repo
         .git(&["rev-list", "--reverse", &format!("main..{BRANCH}")])
