@@ -105,6 +105,14 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.maxRateLimitWait",
         "total wait for usage limits (default: 6h); --max-rate-limit-wait",
     ),
+    (
+        "ralph.requireChange",
+        "refuse a claim that changes nothing besides ticking boxes (default: false, it is only flagged); --require-change",
+    ),
+    (
+        "ralph.learnings",
+        "keep a learnings file the agents read and append to (default: true); --no-learnings",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.
@@ -183,6 +191,19 @@ pub fn small_integer(repo: &Repo, key: &str) -> Result<Option<u32>, ConfigError>
         Some(n) => u32::try_from(n)
             .map(Some)
             .map_err(|_| bad_value(key, &n.to_string(), "a smaller integer")),
+    }
+}
+
+/// A boolean from git config (`true`/`false`, `yes`/`no`, `on`/`off`,
+/// `1`/`0`), or an error naming the key.
+pub fn boolean(repo: &Repo, key: &str) -> Result<Option<bool>, ConfigError> {
+    match repo.config_string(key) {
+        None => Ok(None),
+        Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "1" => Ok(Some(true)),
+            "false" | "no" | "off" | "0" | "" => Ok(Some(false)),
+            _ => Err(bad_value(key, &value, "true or false")),
+        },
     }
 }
 

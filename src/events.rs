@@ -58,6 +58,13 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<String>,
     },
+    /// An accepted attempt worth a second look, e.g. "no change besides
+    /// ticking boxes". Sent before the attempt's `attempt_finished`.
+    Flag {
+        story_id: String,
+        attempt: u32,
+        flag: String,
+    },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },
     /// The agent hit a usage or rate limit; the loop waits, spending no

@@ -23,6 +23,9 @@ pub struct PreviewOptions<'a> {
     /// The contract's promise token; the agent default when `None` (also
     /// what a run uses when string matching is off).
     pub promise_token: Option<&'a str>,
+    /// The learnings file a new run would start with; `None` with
+    /// `--no-learnings`.
+    pub learnings: Option<&'a prompt::Learnings>,
 }
 
 /// Where a story stands before the run starts.
@@ -175,6 +178,7 @@ fn first_prompt(
         context_files: &context_files,
         retry: None,
         promise_token: options.promise_token.unwrap_or(crate::agent::DEFAULT_TOKEN),
+        learnings: options.learnings,
     };
     let template = options.template.unwrap_or(prompt::DEFAULT_TEMPLATE);
     Ok(prompt::render(template, &input)?)

@@ -76,6 +76,14 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "a `## Previous attempt` section saying why the last attempt failed, or nothing",
     ),
     (
+        "learnings",
+        "a `## Learnings` section: the learnings file's path, the request to append to it, and what earlier attempts recorded there, newest first, at most 8 KiB; nothing with --no-learnings",
+    ),
+    (
+        "learnings_file",
+        "absolute path of the learnings file (also `$RALPH_LEARNINGS_FILE`), or nothing with --no-learnings",
+    ),
+    (
         "promise_complete",
         "the completion signal, `<promise>COMPLETE</promise>`",
     ),
@@ -100,6 +108,20 @@ pub enum RetryContext {
     /// story was not marked done, a verifier said no, a protected file was
     /// changed…), with the reason.
     Rejected(String),
+    /// The agent ended with a question instead of the work; `learnings` is
+    /// where it should record its decision, when there is such a file.
+    Asked {
+        question: String,
+        learnings: Option<String>,
+    },
+}
+
+/// The learnings file as a prompt shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Learnings {
+    /// Absolute path, as the agent gets it in `RALPH_LEARNINGS_FILE`.
+    pub path: String,
+    pub excerpt: crate::state::learnings::Excerpt,
 }
 
 /// Everything one prompt is made from.
@@ -116,6 +138,8 @@ pub struct PromptInput<'a> {
     pub retry: Option<RetryContext>,
     /// Tag name of the promise, normally [`DEFAULT_PROMISE_TOKEN`].
     pub promise_token: &'a str,
+    /// `None` with `--no-learnings`.
+    pub learnings: Option<&'a Learnings>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -278,6 +302,11 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
         "tracking_file" => slash(input.source.tracking_file()),
         "done_instruction" => input.source.done_instruction(story),
         "retry" => retry(input.retry.as_ref()),
+        "learnings" => input.learnings.map(learnings_section).unwrap_or_default(),
+        "learnings_file" => input
+            .learnings
+            .map(|learnings| learnings.path.clone())
+            .unwrap_or_default(),
         "promise_complete" => format!("<{PROMISE_TAG}>{token}</{PROMISE_TAG}>"),
         "promise_failed" => format!("<{PROMISE_TAG}>FAILED: <reason></{PROMISE_TAG}>"),
         _ => {
@@ -414,6 +443,27 @@ fn retry(retry: Option<&RetryContext>) -> String {
                 "\n{set_aside} Fix that before you say the story is done.\n"
             ));
         }
+        RetryContext::Asked {
+            question,
+            learnings,
+        } => {
+            out.push_str(
+                "The previous attempt at this story ended with a question instead of the work:\n\n",
+            );
+            for line in question.trim().lines() {
+                out.push_str(&format!("> {line}\n"));
+            }
+            out.push_str("\nNobody will answer it: you run unattended. Make the decision yourself");
+            match learnings {
+                Some(path) => out.push_str(&format!(
+                    ", record it and why in `{path}`, and do the work."
+                )),
+                None => {
+                    out.push_str(", say in your final message what you chose, and do the work.")
+                }
+            }
+            out.push_str(&format!(" {set_aside}\n"));
+        }
         RetryContext::ChecksFailed(checks) => {
             out.push_str(&format!(
                 "The previous attempt at this story said it was complete, but these checks failed on its result. {set_aside} Make them pass.\n"
@@ -423,6 +473,34 @@ fn retry(retry: Option<&RetryContext>) -> String {
             }
         }
     }
+    out
+}
+
+/// The `## Learnings` section: where the file is, what to append, and what
+/// is in it, newest first.
+pub fn learnings_section(learnings: &Learnings) -> String {
+    let cap = crate::state::learnings::CAP / 1024;
+    let excerpt = &learnings.excerpt;
+    let mut out = format!(
+        "## Learnings\n\nBefore you stop, done or not, append to `{}` (the path is also in `$RALPH_LEARNINGS_FILE`) what the next attempt must know: commands that work, traps, the decisions you made and why. Append; do not rewrite what is there. The file lives outside the worktree, so it survives when an attempt's changes are set aside.\n\n",
+        learnings.path
+    );
+    if excerpt.text.trim().is_empty() {
+        out.push_str("Nothing has been recorded there yet.\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "What earlier attempts recorded, newest first (at most {cap} KiB is shown{}):\n\n",
+        if excerpt.truncated {
+            format!(
+                "; the file holds {} bytes, so the oldest part is left out",
+                excerpt.total_bytes
+            )
+        } else {
+            String::new()
+        }
+    ));
+    out.push_str(&fenced(&excerpt.text));
     out
 }
 
@@ -541,6 +619,7 @@ mod tests {
             context_files: files,
             retry,
             promise_token: DEFAULT_PROMISE_TOKEN,
+            learnings: None,
         };
         render(DEFAULT_TEMPLATE, &input).expect("default template renders")
     }
@@ -724,6 +803,7 @@ mod tests {
             context_files: &[],
             retry: None,
             promise_token: DEFAULT_PROMISE_TOKEN,
+            learnings: None,
         }
     }
 
@@ -795,6 +875,46 @@ mod tests {
         assert!(validate("a {{change").is_err());
     }
 
+    fn learnings_of(text: &str) -> Learnings {
+        Learnings {
+            path: "/repo/.git/ralph/add-greeting/learnings.md".into(),
+            excerpt: crate::state::learnings::excerpt(text, crate::state::learnings::CAP),
+        }
+    }
+
+    #[test]
+    fn learnings_name_the_file_ask_for_more_and_show_the_newest_first() {
+        let section = learnings_section(&learnings_of(
+            "## Attempt 1 at story 1\n\nuse make db\n\n## Attempt 2 at story 1\n\nchose X\n",
+        ));
+        assert!(section.starts_with("## Learnings\n"), "{section}");
+        assert!(section.contains("append to `/repo/.git/ralph/add-greeting/learnings.md`"));
+        assert!(section.contains("$RALPH_LEARNINGS_FILE"));
+        assert!(section.contains("at most 8 KiB"));
+        let newest = section.find("chose X").unwrap();
+        let oldest = section.find("use make db").unwrap();
+        assert!(newest < oldest, "{section}");
+        assert!(learnings_section(&learnings_of("")).contains("Nothing has been recorded"));
+        let long = format!("## Attempt 1 at story 1\n{}\n", "x".repeat(9000));
+        assert!(learnings_section(&learnings_of(&long)).contains("the oldest part is left out"));
+    }
+
+    #[test]
+    fn a_question_is_answered_with_nobody_will_answer() {
+        let text = retry(Some(&RetryContext::Asked {
+            question: "Should I use X or Y?".into(),
+            learnings: Some("/l.md".into()),
+        }));
+        assert!(text.contains("> Should I use X or Y?\n"), "{text}");
+        assert!(text.contains("Nobody will answer it"));
+        assert!(text.contains("Make the decision yourself, record it and why in `/l.md`"));
+        let without = retry(Some(&RetryContext::Asked {
+            question: "Which?".into(),
+            learnings: None,
+        }));
+        assert!(!without.contains("record it"), "{without}");
+    }
+
     #[test]
     fn every_variable_renders_and_the_default_uses_only_known_ones() {
         validate(DEFAULT_TEMPLATE).expect("default template is valid");
@@ -803,6 +923,7 @@ mod tests {
         story.description = Some("Say hello.".into());
         story.acceptance_criteria = vec!["hello.txt exists".into()];
         let files = context_files();
+        let learnings = learnings_of("use make db");
         let input = PromptInput {
             change: "add-greeting",
             story: &story,
@@ -813,6 +934,7 @@ mod tests {
             context_files: &files,
             retry: Some(RetryContext::TimedOut),
             promise_token: DEFAULT_PROMISE_TOKEN,
+            learnings: Some(&learnings),
         };
         for (name, description) in VARIABLES {
             assert!(!description.is_empty());

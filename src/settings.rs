@@ -98,6 +98,13 @@ pub struct Settings {
     /// `--promise`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub promise: Option<String>,
+    /// `--require-change`: a claim that changes nothing besides ticking
+    /// boxes is refused rather than flagged.
+    #[serde(default)]
+    pub require_change: bool,
+    /// `--no-learnings`: no learnings file, and no word of one in prompts.
+    #[serde(default)]
+    pub no_learnings: bool,
 }
 
 impl Settings {
@@ -154,6 +161,8 @@ pub struct Requested {
     pub max_cost: Option<f64>,
     pub max_tokens: Option<u64>,
     pub max_rate_limit_wait: Option<u64>,
+    pub require_change: bool,
+    pub no_learnings: bool,
 }
 
 /// A setting that cannot be used.
@@ -251,7 +260,21 @@ pub fn resolve(
             .map(|p| req.cwd.join(p).to_string_lossy().into_owned())
     };
     let as_typed = |path: &Option<PathBuf>| path.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let require_change = layer(
+        req.require_change.then_some(true),
+        stored.map(|s| s.require_change),
+        || config::boolean(repo, "ralph.requireChange"),
+        false,
+    )?;
+    let no_learnings = layer(
+        req.no_learnings.then_some(true),
+        stored.map(|s| s.no_learnings),
+        || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
+        false,
+    )?;
     Ok(Settings {
+        require_change,
+        no_learnings,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),

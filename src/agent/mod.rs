@@ -4,7 +4,8 @@
 //! format. This module runs one agent process ([`run`]), turns whatever it
 //! prints into agent-neutral [`AgentEvent`]s (one [`StreamParser`] per
 //! format), and reduces the run to a [`Conclusion`] through the promise
-//! protocol ([`parse_promise`], [`conclude`]). It neither prints nor knows
+//! protocol ([`parse_promise`], [`conclude`]); a final message that asks
+//! instead of working is told apart ([`trailing_question`]). It neither prints nor knows
 //! about the command line: callers receive events and typed results.
 
 mod aider;
@@ -18,6 +19,7 @@ mod gemini;
 mod opencode;
 mod plain;
 mod promise;
+mod question;
 mod runner;
 #[cfg(test)]
 mod transcripts;
@@ -29,6 +31,7 @@ pub use promise::{
     Conclusion, DEFAULT_TOKEN, PromiseScope, Signal, conclude, parse_promise,
     parse_promise_on_last_line,
 };
+pub use question::trailing_question;
 pub use runner::{AgentRun, Invocation, RunnerError, StdinSource, run};
 
 /// Turns an agent's output, line by line, into [`AgentEvent`]s.

@@ -4,7 +4,8 @@
 //! Each transcript (`NAME.jsonl`, or `NAME.txt` for plain text) comes with
 //! `NAME.exit`, the exit code the CLI returned, and `NAME.expect`, what
 //! git-ralph must conclude from the two: `complete`, `failed: <reason>`,
-//! `no_signal`, `agent_error` or `agent_error: <message>`, `rate_limited` or
+//! `no_signal`, `asked: <question>` (no signal, ending with that question),
+//! `agent_error` or `agent_error: <message>`, `rate_limited` or
 //! `rate_limited: <message>`. Transcripts named `NAME.doc.*` were written from
 //! a CLI's documentation rather than recorded from it.
 
@@ -79,7 +80,7 @@ fn read(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{StreamFormat, parser_for, sniff_format};
+    use crate::agent::{StreamFormat, parser_for, sniff_format, trailing_question};
 
     /// Each fixture directory and the format its CLI is run with.
     const FORMATS: &[(&str, StreamFormat)] = &[
@@ -100,6 +101,8 @@ mod tests {
     #[derive(Debug)]
     enum Expected {
         Exactly(Conclusion),
+        /// No signal, and the final message ends with this question.
+        Asked(String),
         AnyAgentError,
         RateLimited(Option<String>),
     }
@@ -113,6 +116,7 @@ mod tests {
         match (kind, detail) {
             ("complete", None) => Expected::Exactly(Conclusion::Complete),
             ("no_signal", None) => Expected::Exactly(Conclusion::NoSignal),
+            ("asked", Some(question)) => Expected::Asked(question),
             ("failed", reason) => Expected::Exactly(Conclusion::Failed {
                 reason: reason.unwrap_or_default(),
             }),
@@ -133,11 +137,17 @@ mod tests {
     ) -> Option<String> {
         let (got, done) = conclude_with_done(parser_for(format).as_mut(), transcript, exit);
         let limit = done.as_ref().and_then(|done| done.rate_limit.as_ref());
+        let asked = done
+            .as_ref()
+            .filter(|_| got == Conclusion::NoSignal)
+            .and_then(|done| trailing_question(&done.final_text));
         let ok = match want {
             Expected::Exactly(conclusion) => {
                 *conclusion == got
                     && (limit.is_none() || !matches!(got, Conclusion::AgentError { .. }))
+                    && asked.is_none()
             }
+            Expected::Asked(question) => asked.as_ref() == Some(question),
             Expected::AnyAgentError => {
                 matches!(got, Conclusion::AgentError { .. }) && limit.is_none()
             }
@@ -150,7 +160,9 @@ mod tests {
                     })
             }
         };
-        (!ok).then(|| format!("expected {want:?}, got {got:?} (rate limit: {limit:?})"))
+        (!ok).then(|| {
+            format!("expected {want:?}, got {got:?} (rate limit: {limit:?}, question: {asked:?})")
+        })
     }
 
     /// An agent error that the transcript itself reports, not only the
@@ -161,7 +173,7 @@ mod tests {
             Expected::Exactly(Conclusion::AgentError { message }) => {
                 !message.starts_with("the agent exited")
             }
-            Expected::Exactly(_) => false,
+            Expected::Exactly(_) | Expected::Asked(_) => false,
         }
     }
 

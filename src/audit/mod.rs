@@ -94,6 +94,8 @@ pub struct Trail {
     pub agent: String,
     pub stories: Vec<TrailStory>,
     pub totals: crate::state::Totals,
+    /// The run's learnings file, unless it kept none.
+    pub learnings: Option<crate::state::LearningsReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -120,6 +122,9 @@ pub struct TrailAttempt {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+    /// What an accepted attempt was flagged for, e.g. "no change besides
+    /// ticking boxes".
+    pub flag: Option<String>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -135,6 +140,7 @@ impl From<&AttemptRecord> for TrailAttempt {
             input_tokens: record.input_tokens,
             output_tokens: record.output_tokens,
             cost_usd: record.cost_usd,
+            flag: record.flag.clone(),
         }
     }
 }
@@ -161,6 +167,13 @@ pub fn trail(found: &FoundRun, state: &RunState) -> Trail {
             })
             .collect(),
         totals: state.totals.clone(),
+        learnings: (!state.settings.no_learnings).then(|| {
+            let path = found.dir.learnings_path();
+            crate::state::LearningsReport {
+                bytes: crate::state::learnings::len(&path),
+                path: path.to_string_lossy().into_owned(),
+            }
+        }),
     }
 }
 

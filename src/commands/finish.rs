@@ -113,6 +113,11 @@ pub fn apply(
                 tip.to_hex_with_len(10),
                 change.ref_namespace()
             ));
+            ui::note(&format!(
+                "receipts: {}; each checkpoint's trailers are kept in {}.",
+                state.receipts_summary(),
+                run_dir.receipts_path().display()
+            ));
         }
     }
     state.status = RunStatus::Finished;

@@ -107,6 +107,15 @@ pub struct Args {
     /// The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait].
     #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
     pub max_rate_limit_wait: Option<u64>,
+    /// Refuse a claim of completion whose only change is ticking boxes in
+    /// the tracking file; by default it is accepted and flagged
+    /// [config: ralph.requireChange; per story: require_change in ralph.toml].
+    #[arg(long)]
+    pub require_change: bool,
+    /// No learnings file: prompts neither show nor ask for one
+    /// [config: ralph.learnings = false].
+    #[arg(long)]
+    pub no_learnings: bool,
 }
 
 /// `--on-finish`: what to do when a loop ends.
@@ -174,6 +183,8 @@ impl Args {
             max_cost: self.max_cost,
             max_tokens: self.max_tokens,
             max_rate_limit_wait: self.max_rate_limit_wait,
+            require_change: self.require_change,
+            no_learnings: self.no_learnings,
         })
     }
 }

@@ -14,6 +14,7 @@
 //! protected = ["tests/**"]        # paths an attempt may not change
 //! max_cost = 5.0                  # USD for the whole run
 //! max_tokens = 2000000            # tokens for the whole run
+//! require_change = true           # refuse a claim that only ticks boxes
 //!
 //! [[check]]                       # objective checks, all must pass
 //! name = "tests"
@@ -46,6 +47,7 @@
 //! acceptance_criteria = ["..."]
 //! max_cost = 1.0
 //! max_tokens = 300000
+//! require_change = false          # this story may legitimately change nothing
 //! [[story."2".check]]
 //! command = "test -s bye.txt"
 //! ```
@@ -58,6 +60,7 @@ pub const FORMAT_EXAMPLE: &str = r#"promise = "COMPLETE"            # the string
 protected = ["tests/**"]        # paths an attempt may not change
 max_cost = 5.0                  # USD for the whole run
 max_tokens = 2000000            # tokens for the whole run
+require_change = true           # refuse a claim that only ticks boxes (default: flag it)
 
 [[check]]                       # objective checks: all must pass
 name = "tests"
@@ -90,6 +93,7 @@ outcome = "bye.txt says goodbye"
 acceptance_criteria = ["the farewell is polite"]
 max_cost = 1.0
 max_tokens = 300000
+require_change = false          # this story may legitimately change nothing
 [[story."2".check]]
 command = "test -s bye.txt"
 "#;
@@ -235,6 +239,10 @@ pub struct StoryContract {
     pub max_cost: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// Refuse (or, when false, only flag) a claim that changes nothing
+    /// besides ticking boxes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_change: Option<bool>,
 }
 
 /// `[stories]`: which sections of a task file are work. Headings are
@@ -295,6 +303,8 @@ pub struct Contract {
     pub max_cost: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_change: Option<bool>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub story: BTreeMap<String, StoryContract>,
     #[serde(default, skip_serializing_if = "StoriesSettings::is_empty")]
@@ -348,6 +358,8 @@ pub struct StoryRules {
     pub outcome: Option<String>,
     pub max_cost: Option<f64>,
     pub max_tokens: Option<u64>,
+    /// `None` leaves it to `--require-change` / `ralph.requireChange`.
+    pub require_change: Option<bool>,
 }
 
 impl Contract {
@@ -419,6 +431,9 @@ impl Contract {
         if other.max_tokens.is_some() {
             self.max_tokens = other.max_tokens;
         }
+        if other.require_change.is_some() {
+            self.require_change = other.require_change;
+        }
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
         for (id, story) in other.story {
@@ -437,6 +452,9 @@ impl Contract {
             }
             if story.max_tokens.is_some() {
                 entry.max_tokens = story.max_tokens;
+            }
+            if story.require_change.is_some() {
+                entry.require_change = story.require_change;
             }
         }
     }
@@ -465,6 +483,7 @@ impl Contract {
             outcome: extra.outcome,
             max_cost: extra.max_cost,
             max_tokens: extra.max_tokens,
+            require_change: extra.require_change.or(self.require_change),
         }
     }
 

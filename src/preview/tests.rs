@@ -72,6 +72,7 @@ fn preview_prompt_is_the_loops_first_prompt() {
             "{{story_index}}/{{story_total}} {{story_id}} {{promise_complete}}\n{{tasks}}",
         ),
         promise_token: Some("DONE"),
+        learnings: None,
     };
     let preview = preview_source(&source, "plan", options).expect("preview");
     let stories = source.load().expect("load");
@@ -88,6 +89,7 @@ fn preview_prompt_is_the_loops_first_prompt() {
             context_files: &context,
             retry: None,
             promise_token: "DONE",
+            learnings: None,
         },
     )
     .expect("render");

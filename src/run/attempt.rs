@@ -12,8 +12,8 @@ use super::story_loop::StoryLoop;
 use crate::agent::{self, AgentEvent, AgentRun};
 use crate::events::{Event, Record, now_ms};
 use crate::git::{RefSnapshot, ref_component};
-use crate::prompt::{self, PromptInput, RetryContext};
-use crate::state::{AttemptOutcome, AttemptRecord, now};
+use crate::prompt::{self, Learnings, PromptInput, RetryContext};
+use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
 
 /// Longest single wait for a usage limit when the agent names no reset time.
@@ -53,7 +53,8 @@ impl StoryLoop {
         });
 
         let workdir = self.repo_lock().workdir().to_owned();
-        let env = vec![
+        let learnings_path = self.run_dir.learnings_path();
+        let mut env = vec![
             ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
             ("RALPH_STORY".to_owned(), story.id.clone()),
             ("RALPH_ATTEMPT".to_owned(), attempt.to_string()),
@@ -62,6 +63,13 @@ impl StoryLoop {
                 prompt_path.to_string_lossy().into_owned(),
             ),
         ];
+        if self.settings.learnings {
+            env.push((
+                "RALPH_LEARNINGS_FILE".to_owned(),
+                learnings_path.to_string_lossy().into_owned(),
+            ));
+        }
+        let learnings_before = learnings::len(&learnings_path);
         let mut invocation = self.settings.agent.invocation(
             &prompt,
             &prompt_path,
@@ -106,6 +114,17 @@ impl StoryLoop {
             }
         };
         self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
+        if self.settings.learnings {
+            let (path, id) = (learnings_path.clone(), story.id.clone());
+            let labelled =
+                blocking(move || learnings::label(&path, learnings_before, &id, attempt)).await;
+            if let Err(err) = labelled {
+                self.warn(format!(
+                    "could not head this attempt's learnings in {}: {err}",
+                    learnings_path.display()
+                ));
+            }
+        }
         // Work the agent committed or moved elsewhere comes back first, then
         // every other branch and tag goes back where it was.
         if let Some(moved) = self.guard_head("after the attempt").await? {
@@ -262,8 +281,17 @@ impl StoryLoop {
         token: Option<&str>,
     ) -> Result<String, RunError> {
         let retry = self.retry_context(&story.id);
+        let learnings = self.learnings().await?;
         if let Some(text) = &self.settings.classic_prompt {
-            return Ok(prompt::render_classic(text, retry.as_ref(), token));
+            let text = match &learnings {
+                Some(learnings) => format!(
+                    "{}\n\n{}",
+                    text.trim_end(),
+                    prompt::learnings_section(learnings)
+                ),
+                None => text.clone(),
+            };
+            return Ok(prompt::render_classic(&text, retry.as_ref(), token));
         }
         let context_files = {
             let source = self.source.clone();
@@ -281,8 +309,29 @@ impl StoryLoop {
                 context_files: &context_files,
                 retry,
                 promise_token: token.unwrap_or(agent::DEFAULT_TOKEN),
+                learnings: learnings.as_ref(),
             },
         )?)
+    }
+
+    /// The learnings file as the prompt shows it, created empty so the
+    /// agent can append to it; `None` with `--no-learnings`.
+    async fn learnings(&self) -> Result<Option<Learnings>, RunError> {
+        if !self.settings.learnings {
+            return Ok(None);
+        }
+        let path = self.run_dir.learnings_path();
+        let read = path.clone();
+        let text = blocking(move || -> std::io::Result<String> {
+            learnings::create(&read)?;
+            std::fs::read_to_string(&read)
+        })
+        .await
+        .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
+        Ok(Some(Learnings {
+            path: path.to_string_lossy().into_owned(),
+            excerpt: learnings::excerpt(&text, learnings::CAP),
+        }))
     }
 
     /// The attempt may not outlive the run's runtime budget.
@@ -321,6 +370,9 @@ impl StoryLoop {
             log,
             failed_checks: Vec::new(),
             progress: true,
+            flag: None,
+            asked: None,
+            passed_checks: Vec::new(),
         });
         self.state.totals.attempts += 1;
     }
@@ -385,6 +437,13 @@ impl StoryLoop {
             AttemptOutcome::Failed => last.reason.clone().map(RetryContext::FailedReason),
             AttemptOutcome::Rejected => last.reason.clone().map(RetryContext::Rejected),
             AttemptOutcome::TimedOut => Some(RetryContext::TimedOut),
+            AttemptOutcome::NoSignal => last.asked.clone().map(|question| RetryContext::Asked {
+                question,
+                learnings: self
+                    .settings
+                    .learnings
+                    .then(|| self.run_dir.learnings_path().to_string_lossy().into_owned()),
+            }),
             _ => None,
         }
     }

@@ -171,6 +171,9 @@ mod tests {
             log: String::new(),
             failed_checks: Vec::new(),
             progress: true,
+            flag: None,
+            asked: None,
+            passed_checks: Vec::new(),
         }
     }
 

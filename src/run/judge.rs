@@ -1,21 +1,28 @@
 //! Judging a finished attempt. First one classification of how the agent
-//! ended (stopped, timed out, failed, errored, silent, or claiming
-//! completion); then, for a claim, the gates in order: the story is marked
-//! done in its own file, no protected path was touched, the verification
-//! method agrees, and every objective check passes. The first gate that
-//! fails names the reason the next prompt will carry.
+//! ended (stopped, timed out, failed, errored, silent, asking a question
+//! instead of working, or claiming completion); then, for a claim, the
+//! gates in order: the story is marked done in its own file, no protected
+//! path was touched, something besides the boxes changed (only when the
+//! contract or `--require-change` asks; otherwise a tick-only claim is
+//! flagged, not refused), the verification method agrees, and every
+//! objective check passes. The first gate that fails names the reason the
+//! next prompt will carry.
 
 use std::time::Duration;
 
 use super::error::RunError;
 use super::guardrails;
 use super::story_loop::StoryLoop;
-use crate::agent::{AgentRun, Conclusion, ExitStatusKind};
+use super::ticks::{self, NO_CHANGE, TICK_ONLY};
+use crate::agent::{self, AgentRun, Conclusion, ExitStatusKind};
 use crate::contract::{self, Method, StoryRules as Rules, Verdict, VerifyContext};
 use crate::events::Event;
 use crate::git::ObjectId;
 use crate::state::AttemptOutcome;
 use crate::stories::{SourceKind, Story};
+
+/// Tracking files larger than this are not compared for ticks.
+const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Why an attempt did not complete.
 pub(super) struct Failure {
@@ -39,11 +46,21 @@ impl Failure {
     }
 }
 
+/// What the attempt changed: the checkpoint's tree and the worktree's, and
+/// what an acceptance would be flagged for.
+struct Changes {
+    trees: (ObjectId, ObjectId),
+    flag: Option<&'static str>,
+}
+
 /// How the agent ended, before any gate is looked at.
 enum Ending {
     /// It ended without the promise; whether that fails depends on the
     /// contract.
     Silent,
+    /// It ended without the promise, asking a question nobody will answer;
+    /// a silence with a name.
+    Asked(String),
     /// It claimed completion (or the contract does not rely on a promise).
     Claimed,
     /// It ended in a way that is never a completion.
@@ -69,12 +86,25 @@ fn classify(run: &AgentRun, timeout: Duration) -> Ending {
             AttemptOutcome::AgentError,
             format!("the agent failed: {message}"),
         ),
-        (_, Conclusion::NoSignal) => Ending::Silent,
+        (_, Conclusion::NoSignal) => asked(run).map_or(Ending::Silent, Ending::Asked),
         (_, Conclusion::Complete) => Ending::Claimed,
     }
 }
 
 const NO_PROMISE: &str = "the agent ended without a promise";
+
+/// The reason an attempt that asked instead of working failed.
+pub(super) fn asked_reason(question: &str) -> String {
+    format!("the agent asked instead of working: {question}")
+}
+
+/// Silence, named when it was a question.
+fn no_signal(ending_question: Option<String>) -> Failure {
+    match ending_question {
+        Some(question) => Failure::new(AttemptOutcome::NoSignal, asked_reason(&question)),
+        None => Failure::new(AttemptOutcome::NoSignal, NO_PROMISE),
+    }
+}
 
 impl StoryLoop {
     /// Decide what the attempt amounted to, then checkpoint or preserve and
@@ -93,6 +123,10 @@ impl StoryLoop {
             .await
             .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
         let progress = checkpoint_tree != worktree_tree;
+        let flag = self.change_flag((checkpoint_tree, worktree_tree)).await?;
+        if let Some(record) = self.attempt_record(&story.id, attempt) {
+            record.asked = asked(&run);
+        }
         let failure = if self.settings.once {
             self.single_pass_verdict(story, &run, timeout).await
         } else {
@@ -102,12 +136,27 @@ impl StoryLoop {
                 story_key,
                 &run,
                 timeout,
-                (checkpoint_tree, worktree_tree),
+                Changes {
+                    trees: (checkpoint_tree, worktree_tree),
+                    flag,
+                },
             )
             .await?
         };
         if let Some(record) = self.attempt_record(&story.id, attempt) {
             record.progress = progress;
+        }
+        // Only a claim that is accepted as it stands earns a flag; work
+        // kept despite a failure is already named by that failure.
+        if let Some(flag) = flag.filter(|_| failure.is_none()) {
+            if let Some(record) = self.attempt_record(&story.id, attempt) {
+                record.flag = Some(flag.to_owned());
+            }
+            self.emit(Event::Flag {
+                story_id: story.id.clone(),
+                attempt,
+                flag: flag.to_owned(),
+            });
         }
         let interrupted = matches!(&failure, Some(f) if f.outcome == AttemptOutcome::Interrupted);
         self.state.no_progress_streak = guardrails::next_streak(
@@ -141,24 +190,32 @@ impl StoryLoop {
         story_key: &str,
         run: &AgentRun,
         timeout: Duration,
-        trees: (ObjectId, ObjectId),
+        Changes { trees, flag }: Changes,
     ) -> Result<Option<Failure>, RunError> {
         let rules = self
             .settings
             .contract
             .rules_for(&story.id, &story.acceptance_criteria);
+        let promise_needed = rules.promise.is_some() && rules.verify.is_none();
         match classify(run, timeout) {
             Ending::Failed(failure) => return Ok(Some(failure)),
-            Ending::Silent if rules.promise.is_some() && rules.verify.is_none() => {
-                return Ok(Some(Failure::new(AttemptOutcome::NoSignal, NO_PROMISE)));
+            Ending::Silent if promise_needed => return Ok(Some(no_signal(None))),
+            Ending::Asked(question) if promise_needed => {
+                return Ok(Some(no_signal(Some(question))));
             }
-            Ending::Silent | Ending::Claimed => {}
+            Ending::Silent | Ending::Asked(_) | Ending::Claimed => {}
         }
         if let Some(failure) = self.unmarked(story).await {
             return Ok(Some(failure));
         }
         if let Some(failure) = self.protected_paths(&rules, trees).await? {
             return Ok(Some(failure));
+        }
+        if flag == Some(TICK_ONLY) && rules.require_change.unwrap_or(self.settings.require_change) {
+            return Ok(Some(Failure::rejected(format!(
+                "{TICK_ONLY} in {}",
+                self.tracking_file()
+            ))));
         }
         if let Some(failure) = self
             .verification(story, attempt, story_key, run, &rules, trees)
@@ -179,7 +236,8 @@ impl StoryLoop {
     ) -> Option<Failure> {
         match classify(run, timeout) {
             Ending::Failed(failure) => Some(failure),
-            Ending::Silent => Some(Failure::new(AttemptOutcome::NoSignal, NO_PROMISE)),
+            Ending::Silent => Some(no_signal(None)),
+            Ending::Asked(question) => Some(no_signal(Some(question))),
             Ending::Claimed => self.unmarked(story).await.map(|failure| Failure {
                 outcome: AttemptOutcome::Failed,
                 ..failure
@@ -206,6 +264,50 @@ impl StoryLoop {
             }
             Ok(_) => None,
         }
+    }
+
+    /// What an accepted attempt would deserve a flag for: changing nothing
+    /// at all, or nothing but the boxes (or `passes`) of the tracking file.
+    async fn change_flag(
+        &self,
+        (old, new): (ObjectId, ObjectId),
+    ) -> Result<Option<&'static str>, RunError> {
+        let kind = self.source.kind();
+        let tracking = self
+            .source
+            .tracking_file()
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        self.with_repo(
+            move |repo| -> Result<Option<&'static str>, crate::git::GitFailure> {
+                let changed = repo.changed_files(old, new)?;
+                if changed.is_empty() {
+                    return Ok(Some(NO_CHANGE));
+                }
+                let [file] = changed.as_slice() else {
+                    return Ok(None);
+                };
+                if kind == SourceKind::Prompt || file.path != tracking {
+                    return Ok(None);
+                }
+                let text = |id| repo.blob_text(id, TRACKING_FILE_LIMIT);
+                let (Some(before), Some(after)) =
+                    (file.old.and_then(text), file.new.and_then(text))
+                else {
+                    return Ok(None);
+                };
+                let only = if kind == SourceKind::Prd {
+                    ticks::only_passes_changed(&before, &after)
+                } else {
+                    ticks::only_boxes_ticked(&before, &after)
+                };
+                Ok(only.then_some(TICK_ONLY))
+            },
+        )
+        .await
+        .map_err(|err| RunError::git("compare the attempt's changes", err))
     }
 
     /// Gate 2: the contract itself, and the paths it protects, are off
@@ -312,10 +414,14 @@ impl StoryLoop {
                     .map(|o| o.name.clone())
                     .collect()
             };
+            let passed: Vec<String> = names(true);
+            if let Some(record) = self.attempt_record(&story.id, attempt) {
+                record.passed_checks = passed.clone();
+            }
             self.emit(Event::Checks {
                 story_id: story.id.clone(),
                 attempt,
-                passed: names(true),
+                passed,
                 failed: names(false),
             });
         }
@@ -336,6 +442,14 @@ impl StoryLoop {
                 .collect(),
         })
     }
+}
+
+/// The question the agent ended with instead of a promise, if any.
+fn asked(run: &AgentRun) -> Option<String> {
+    if run.conclusion != Conclusion::NoSignal {
+        return None;
+    }
+    agent::trailing_question(&run.done.as_ref()?.final_text)
 }
 
 /// Does verifying with `method` need the attempt's diff?

@@ -9,7 +9,8 @@
 //! - `attempt`: one attempt: its prompt, the agent process, the accounting,
 //!   a usage-limit pause;
 //! - `judge`: how an attempt ended, classified once, then the gates in
-//!   order: marked done, protected paths, verification, checks;
+//!   order: marked done, protected paths, a change besides ticked boxes,
+//!   verification, checks; `ticks` tells ticking from work;
 //! - `settle`: the attempt's work into git: a checkpoint, or preserved and
 //!   reverted; and the worktree made safe again on resume;
 //! - `guardrails`: the limits every run ends within;
@@ -25,9 +26,11 @@ pub mod driver;
 mod error;
 mod guardrails;
 mod judge;
+mod receipts;
 pub mod session;
 mod settle;
 pub mod story_loop;
+mod ticks;
 
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;

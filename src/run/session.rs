@@ -101,9 +101,18 @@ pub fn preview(
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
     // The run-wide promise; a story's own contract may name another.
     let token = contract.rules_for("", &[]).promise;
+    // A new run starts with an empty learnings file.
+    let learnings = (!settings.no_learnings).then(|| prompt::Learnings {
+        path: RunDir::new(&repo.ralph_dir(), change.as_str())
+            .learnings_path()
+            .to_string_lossy()
+            .into_owned(),
+        excerpt: crate::state::learnings::excerpt("", crate::state::learnings::CAP),
+    });
     let options = crate::preview::PreviewOptions {
         template: Some(&template),
         promise_token: token.as_deref(),
+        learnings: learnings.as_ref(),
     };
     Ok(crate::preview::preview_source(
         source.as_ref(),
@@ -307,6 +316,8 @@ fn loop_settings(
         guardrails: settings.guardrails.clone(),
         once: settings.once,
         revert_failed: settings.revert_failed,
+        require_change: settings.require_change,
+        learnings: !settings.no_learnings,
     })
 }
 

@@ -1,5 +1,5 @@
 //! Settling an attempt's work into git, so that nothing is ever lost: an
-//! accepted attempt becomes a checkpoint commit; a failed one is preserved
+//! accepted attempt becomes a checkpoint commit with its receipt; a failed one is preserved
 //! under its attempt ref before the worktree goes back to the last
 //! checkpoint. On resume, whatever a killed loop left in the worktree is
 //! preserved the same way, and HEAD is brought back onto the run's branch
@@ -32,16 +32,19 @@ impl StoryLoop {
                 failure.outcome.describe()
             ),
         };
-        let message = format!(
+        let subject = format!(
             "ralph({}): story {} {}{suffix}",
             self.settings.change, story.id, story.title
         );
+        let receipt = self.receipt(&story.id, attempt);
+        let message = format!("{subject}\n\n{receipt}");
         let checkpoint = self
             .with_repo(move |repo| repo.checkpoint(&message))
             .await
             .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
         self.state.checkpoint = checkpoint.commit;
         let commit = checkpoint.commit.to_string();
+        self.keep_receipt(&commit, &subject, &receipt);
         let (outcome, reason, checks) = match kept {
             None => (AttemptOutcome::Complete, None, Vec::new()),
             Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
@@ -276,6 +279,9 @@ impl StoryLoop {
                     log: String::new(),
                     failed_checks: Vec::new(),
                     progress: true,
+                    flag: None,
+                    asked: None,
+                    passed_checks: Vec::new(),
                 });
             self.save()?;
         }

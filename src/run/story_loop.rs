@@ -53,6 +53,11 @@ pub struct LoopSettings {
     /// Prompt mode: revert an iteration the contract does not accept,
     /// instead of building on it.
     pub revert_failed: bool,
+    /// Refuse a claim that changes nothing besides ticking boxes, unless
+    /// the story's contract says otherwise.
+    pub require_change: bool,
+    /// Keep a learnings file and show it in prompts.
+    pub learnings: bool,
 }
 
 /// How the loop ended.

@@ -1,12 +1,14 @@
 //! The files under `<git-dir>/ralph/`: one directory per change holding
 //! `state.json` (the run, rewritten atomically so a reader never sees a torn
 //! file), `events.jsonl` (every event, appended) and `attempts/` (each
-//! attempt's raw agent output), plus the repository-wide `lock` that keeps
+//! attempt's raw agent output), `learnings.md` (what the agents learned,
+//! see [`learnings`]), `receipts.txt` (every checkpoint's trailers), plus the repository-wide `lock` that keeps
 //! two loops from running at once. Nothing here knows about agents' formats
 //! or the terminal.
 
 mod atomic;
 mod events_log;
+pub mod learnings;
 mod lock;
 mod report;
 mod run;
@@ -14,7 +16,7 @@ mod run;
 pub use atomic::write_atomically;
 pub use events_log::EventsLog;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, process_alive};
-pub use report::Report;
+pub use report::{LearningsReport, Report};
 pub use run::{
     AttemptOutcome, AttemptRecord, Guardrails, RunState, RunStatus, Settings, StopReason,
     StoryRecord, Totals, now,
@@ -79,6 +81,18 @@ impl RunDir {
         self.dir
             .join("attempts")
             .join(format!("{story}-{attempt}.prompt.md"))
+    }
+
+    /// What the agents learned, for the attempts after them: outside the
+    /// worktree, so no revert erases it.
+    pub fn learnings_path(&self) -> PathBuf {
+        self.dir.join("learnings.md")
+    }
+
+    /// Every checkpoint's receipt, appended: the audit trail that outlives
+    /// a cleanup's squash.
+    pub fn receipts_path(&self) -> PathBuf {
+        self.dir.join("receipts.txt")
     }
 
     /// The running agent's process group, while an attempt runs.

@@ -28,7 +28,16 @@ pub struct Report<'a> {
     pub paused_until: Option<u64>,
     pub pause_reason: Option<&'a str>,
     pub totals: &'a Totals,
+    /// The learnings file, when the run keeps one.
+    pub learnings: Option<LearningsReport>,
     pub stories: &'a [StoryRecord],
+}
+
+/// The learnings file as `status` and `log` report it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LearningsReport {
+    pub path: String,
+    pub bytes: u64,
 }
 
 impl<'a> Report<'a> {
@@ -64,7 +73,19 @@ impl<'a> Report<'a> {
             paused_until: state.paused_until.filter(|until| *until > now()),
             pause_reason: state.pause_reason.as_deref(),
             totals: &state.totals,
+            learnings: None,
             stories: &state.stories,
         }
+    }
+
+    /// Add the learnings file at `path` (unless the run keeps none).
+    pub fn with_learnings(mut self, state: &RunState, path: &std::path::Path) -> Report<'a> {
+        if !state.settings.no_learnings {
+            self.learnings = Some(LearningsReport {
+                path: path.to_string_lossy().into_owned(),
+                bytes: super::learnings::len(path),
+            });
+        }
+        self
     }
 }

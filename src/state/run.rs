@@ -146,6 +146,16 @@ pub struct AttemptRecord {
     /// Whether the attempt changed the worktree at all.
     #[serde(default = "yes")]
     pub progress: bool,
+    /// Something about an accepted attempt worth a second look, e.g. "no
+    /// change besides ticking boxes".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    /// The question the agent ended with instead of the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
+    /// Checks that passed on this attempt's result, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed_checks: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -243,6 +253,46 @@ impl RunState {
 
     pub fn stories_done(&self) -> usize {
         self.stories.iter().filter(|story| story.done).count()
+    }
+
+    /// What the checkpoints' receipts add up to, in one line: what a
+    /// cleanup, which squashes them away, says instead.
+    pub fn receipts_summary(&self) -> String {
+        let accepted: Vec<&AttemptRecord> = self
+            .stories
+            .iter()
+            .flat_map(|story| &story.attempts)
+            .filter(|attempt| attempt.checkpoint.is_some())
+            .collect();
+        let flagged: Vec<String> = self
+            .stories
+            .iter()
+            .flat_map(|story| {
+                story
+                    .attempts
+                    .iter()
+                    .filter(|attempt| attempt.checkpoint.is_some())
+                    .filter_map(move |attempt| {
+                        attempt
+                            .flag
+                            .as_ref()
+                            .map(|flag| format!("story {} ({flag})", story.id))
+                    })
+            })
+            .collect();
+        let mut line = format!(
+            "{} checkpoint{} over {} attempt{}, {} tokens, ${:.2}",
+            accepted.len(),
+            if accepted.len() == 1 { "" } else { "s" },
+            self.totals.attempts,
+            if self.totals.attempts == 1 { "" } else { "s" },
+            self.totals.tokens(),
+            self.totals.cost_usd
+        );
+        if !flagged.is_empty() {
+            line.push_str(&format!("; flagged: {}", flagged.join(", ")));
+        }
+        line
     }
 }
 

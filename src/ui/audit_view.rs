@@ -73,7 +73,18 @@ pub fn print_trail(trail: &Trail) {
             if let Some(reason) = &attempt.reason {
                 out(&format!("       {}", s.dim.apply_to(reason)));
             }
+            if let Some(flag) = &attempt.flag {
+                out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
+            }
         }
+    }
+    if let Some(learnings) = &trail.learnings {
+        out(&format!(
+            "{} {} bytes in {}",
+            s.bold.apply_to("learnings:"),
+            learnings.bytes,
+            learnings.path
+        ));
     }
     out(&format!(
         "{} {} attempts · {} tokens · ${:.2}",

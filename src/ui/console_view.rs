@@ -128,6 +128,14 @@ impl ConsoleView {
             Event::Warning { message } => {
                 Some(format!("{} {message}", s.warn.apply_to("warning:")))
             }
+            Event::Flag {
+                story_id,
+                attempt,
+                flag,
+            } => Some(format!(
+                "  {} story {story_id}, attempt {attempt}: {flag}",
+                s.warn.apply_to("flagged:")
+            )),
             Event::Paused {
                 until_unix,
                 message,

@@ -63,7 +63,15 @@ pub fn print(report: &Report) {
         let attempts: Vec<String> = story
             .attempts
             .iter()
-            .map(|a| format!("#{} {}", a.attempt, a.outcome.describe()))
+            .map(|a| match &a.flag {
+                Some(flag) => format!(
+                    "#{} {} ({} {flag})",
+                    a.attempt,
+                    a.outcome.describe(),
+                    s.warn.apply_to("flagged:")
+                ),
+                None => format!("#{} {}", a.attempt, a.outcome.describe()),
+            })
             .collect();
         line_out(&format!(
             "  {mark} {}. {} [{}/{} tasks]{}{}",
@@ -100,6 +108,14 @@ pub fn print(report: &Report) {
     }
     if let Some(failure) = report.last_failure {
         line_out(&format!("{} {failure}", s.bold.apply_to("last failure:")));
+    }
+    if let Some(learnings) = &report.learnings {
+        line_out(&format!(
+            "{} {} bytes in {}",
+            s.bold.apply_to("learnings:"),
+            learnings.bytes,
+            learnings.path
+        ));
     }
     let totals = report.totals;
     let tokens = match (totals.tokens_unknown, totals.tokens()) {

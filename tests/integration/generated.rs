@@ -182,6 +182,15 @@ fn files_section() -> Section {
             "the prompt that attempt received",
         ),
         (
+            "<git-dir>/ralph/<change>/learnings.md",
+            "what the agents learned, appended by them and shown to later attempts and stories, \
+             newest first; a revert never touches it, and finish and abort keep it",
+        ),
+        (
+            "<git-dir>/ralph/<change>/receipts.txt",
+            "the trailers of every checkpoint commit, kept after a cleanup squashes them away",
+        ),
+        (
             "<git-dir>/ralph/prompt.md",
             "a prompt template for this repository, used instead of the built-in one",
         ),
@@ -267,7 +276,8 @@ fn environment_section() -> Section {
     );
     paragraph(
         &mut roff,
-        "Each agent process gets RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT and RALPH_PROMPT_FILE.",
+        "Each agent process gets RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT and RALPH_PROMPT_FILE, \
+         and RALPH_LEARNINGS_FILE unless --no-learnings is given.",
     );
     Section {
         title: "ENVIRONMENT",
@@ -286,6 +296,19 @@ fn prompt_section() -> Section {
     for (name, meaning) in git_ralph::prompt::VARIABLES {
         term(&mut roff, &format!("{{{{{name}}}}}"), meaning);
     }
+    paragraph(
+        &mut roff,
+        "Nobody answers an agent's questions. The built-in template says so; an attempt whose \
+         final message ends with a question and no promise counts as no signal, named \"the \
+         agent asked instead of working: <question>\", and the {{retry}} section of the next \
+         prompt quotes the question and asks the agent to decide itself and record the \
+         decision in the learnings file. The learnings file, <git-dir>/ralph/<change>/learnings.md, \
+         is created empty; the {{learnings}} section names it and asks the agent to append \
+         what the next attempt must know. After each attempt, git-ralph heads what it \
+         appended with \"## Attempt <n> at story <id>\"; prompts show the entries newest first, \
+         at most 8 KiB, and say when older ones are left out. In prompt mode (--prompt) the \
+         section follows the prompt file's text.",
+    );
     Section {
         title: "PROMPT TEMPLATE",
         roff,
@@ -326,6 +349,24 @@ fn contract_section() -> Section {
          if the verifier fails, string_match decides and a warning is printed) and multi_stage \
          (ordered stages; the first failing required stage names itself; optional stages warn). \
          Every key is optional; an unknown key or a wrong type is an error naming the line:",
+    );
+    paragraph(
+        &mut roff,
+        "A claim of completion whose only change is ticking boxes in the tracking file (or \
+         prd.json's passes fields), or that changes nothing at all, is accepted but flagged: a \
+         flag event, a mark in status, and a Ralph-Flag trailer on its checkpoint. With \
+         --require-change, ralph.requireChange or require_change = true (for the whole contract \
+         or one story), a tick-only claim is rejected as \"no change besides ticking boxes\"; \
+         require_change = false on a story exempts it.",
+    );
+    paragraph(
+        &mut roff,
+        "Every checkpoint commit carries trailers that git interpret-trailers --parse reads: \
+         Ralph-Change, Ralph-Story, Ralph-Attempt (<n> of <max>), Ralph-Agent (the preset, or \
+         command and its text, then the model), Ralph-Tokens, Ralph-Cost (when the agent reported \
+         one), Ralph-Checks (<name> passed, and so on, when checks ran) and Ralph-Flag (when flagged). \
+         They are also appended to <git-dir>/ralph/<change>/receipts.txt, since finish \
+         --cleanup squashes the checkpoints away.",
     );
     let lines: Vec<&str> = git_ralph::contract::FORMAT_EXAMPLE.lines().collect();
     example(&mut roff, "For example, with every key:", &lines);

@@ -38,4 +38,5 @@ mod loop_strays;
 mod output;
 mod real_cli_e2e;
 mod stories_e2e;
+mod truthful;
 mod tui_e2e;

@@ -422,6 +422,17 @@ impl App {
                     failed.len()
                 ));
             }
+            Event::Flag {
+                story_id,
+                attempt,
+                flag,
+            } => {
+                let line = format!("flagged: story {story_id}, attempt {attempt}: {flag}");
+                self.run_events.push(line.clone());
+                if let Some(entry) = self.current_attempt_mut() {
+                    entry.events.push(line);
+                }
+            }
             Event::Warning { message } => {
                 self.run_events.push(format!("warning: {message}"));
                 if let Some(entry) = self.current_attempt_mut() {
