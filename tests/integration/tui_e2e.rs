@@ -350,7 +350,7 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
     assert!(screen.contains("complete"), "{screen}");
     // Its prompt, one tab on.
     tmux.keys(&["Tab"]);
-    tmux.wait_for("## Story 1: Greeting");
+    tmux.wait_for("## Learnings");
     tmux.keys(&["?"]);
     tmux.wait_for("pick an attempt of the story");
     tmux.keys(&["Escape"]);
