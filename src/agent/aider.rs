@@ -241,17 +241,7 @@ mod tests {
     use crate::agent::ExitStatusKind;
     use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, conclude};
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut AiderParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut AiderParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("aider", name)
-    }
+    crate::agent::transcripts::parser_tests!(AiderParser::new(), "aider");
 
     #[test]
     fn the_reply_is_what_came_before_the_last_usage_report() {

@@ -88,17 +88,7 @@ mod tests {
     use super::*;
     use crate::agent::promise::Conclusion;
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut AmpParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut AmpParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("amp", name)
-    }
+    crate::agent::transcripts::parser_tests!(AmpParser::new(), "amp");
 
     #[test]
     fn usage_is_summed_over_assistant_messages() {

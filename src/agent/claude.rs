@@ -7,6 +7,7 @@
 //! as they arrive; the last assistant message is only remembered as a
 //! fallback for a stream that was cut before its `result`.
 
+use super::events::string_at;
 use serde_json::Value;
 
 use super::StreamParser;
@@ -132,13 +133,10 @@ impl ClaudeParser {
 
 impl StreamParser for ClaudeParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        // Non-JSON lines (warnings, a truncated oversized line) are noise, not failures.
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         match kind {
             "assistant" => self.on_assistant(&event),
@@ -262,23 +260,13 @@ fn reset_time(text: &str) -> Option<u64> {
         .filter(|&time| time > 1_000_000_000)
 }
 
-fn string_at(value: &Value, key: &str) -> String {
-    value[key].as_str().unwrap_or_default().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agent::ExitStatusKind;
     use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, PromiseScope, conclude};
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut ClaudeParser::new(), transcript)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("claude-code", name)
-    }
+    crate::agent::transcripts::parser_tests!(ClaudeParser::new(), "claude-code");
 
     #[test]
     fn an_echoed_promise_is_reported_as_a_tool_result() {

@@ -8,6 +8,7 @@
 //! of type `error` is a warning (such as unknown model metadata) and never
 //! fails the run.
 
+use super::events::string_at;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -117,12 +118,10 @@ impl CodexParser {
 
 impl StreamParser for CodexParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         match kind {
             "item.started" => self.on_item_started(&event["item"]),
@@ -208,26 +207,13 @@ fn readable_error(message: &str) -> String {
         .unwrap_or_else(|| message.to_owned())
 }
 
-fn string_at(value: &Value, key: &str) -> String {
-    value[key].as_str().unwrap_or_default().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agent::promise::Conclusion;
+    use crate::agent::transcripts;
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut CodexParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut CodexParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("codex", name)
-    }
+    crate::agent::transcripts::parser_tests!(CodexParser::new(), "codex");
 
     #[test]
     fn an_error_item_in_a_healthy_run_is_only_a_warning() {
@@ -243,42 +229,13 @@ mod tests {
     fn commands_become_tool_uses_and_results() {
         let (transcript, _) = fixture("multi-message");
         let (events, done) = parse(&transcript);
-        let kinds: Vec<&str> = events
-            .iter()
-            .map(|event| match event {
-                AgentEvent::Message { tool_uses, .. } if tool_uses.is_empty() => "message",
-                AgentEvent::Message { .. } => "tool_use",
-                AgentEvent::ToolResult { .. } => "tool_result",
-                AgentEvent::Done(_) => "done",
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "message",
-                "tool_use",
-                "tool_result",
-                "message",
-                "tool_use",
-                "tool_result",
-                "message"
-            ]
-        );
-        let AgentEvent::Message { tool_uses, .. } = &events[4] else {
-            panic!("expected a tool use, got {:?}", events[4]);
-        };
-        assert_eq!(tool_uses[0].id, "item_4");
-        assert_eq!(
-            tool_uses[0].input["command"],
-            "/bin/bash -lc 'cat hello.txt'"
-        );
-        assert_eq!(
-            events[5],
-            AgentEvent::ToolResult {
-                tool_use_id: Some("item_4".into()),
-                output: "hi\n".into(),
-                is_error: false
-            }
+        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
+        transcripts::assert_tool_round(
+            &events,
+            4,
+            "item_4",
+            "/bin/bash -lc 'cat hello.txt'",
+            "hi\n",
         );
 
         let done = done.expect("events seen");

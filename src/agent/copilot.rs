@@ -18,6 +18,7 @@
 //! above it prints many ephemeral ones (`session.background_tasks_changed`,
 //! `model.call_start`, `assistant.tool_call_delta`, …), all ignored.
 
+use super::events::string_at;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -172,12 +173,10 @@ impl CopilotParser {
 
 impl StreamParser for CopilotParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
@@ -254,10 +253,6 @@ impl StreamParser for CopilotParser {
     }
 }
 
-fn string_at(value: &Value, key: &str) -> String {
-    value[key].as_str().unwrap_or_default().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     //! The fixtures were recorded from Copilot CLI 1.0.102 (see the README
@@ -266,17 +261,7 @@ mod tests {
     use super::*;
     use crate::agent::promise::Conclusion;
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut CopilotParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut CopilotParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("copilot", name)
-    }
+    crate::agent::transcripts::parser_tests!(CopilotParser::new(), "copilot");
 
     #[test]
     fn a_session_error_fails_the_run_even_with_a_clean_exit() {

@@ -128,12 +128,10 @@ impl CursorParser {
 
 impl StreamParser for CursorParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         match kind {
             "assistant" => self.on_assistant(&event),
@@ -188,18 +186,9 @@ mod tests {
 
     use super::*;
     use crate::agent::promise::Conclusion;
+    use crate::agent::transcripts;
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut CursorParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut CursorParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("cursor", name)
-    }
+    crate::agent::transcripts::parser_tests!(CursorParser::new(), "cursor");
 
     #[test]
     fn the_whole_run_text_in_result_cannot_smuggle_in_an_earlier_promise() {
@@ -223,41 +212,10 @@ mod tests {
         assert_eq!(done.usage.total(), 0, "Cursor reports no tokens");
         assert_eq!(done.cost_usd, None);
         assert_eq!(done.subtype.as_deref(), Some("success"));
-        let kinds: Vec<&str> = events
-            .iter()
-            .map(|event| match event {
-                AgentEvent::Message { tool_uses, .. } if tool_uses.is_empty() => "message",
-                AgentEvent::Message { .. } => "tool_use",
-                AgentEvent::ToolResult { .. } => "tool_result",
-                AgentEvent::Done(_) => "done",
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "message",
-                "tool_use",
-                "tool_result",
-                "message",
-                "tool_use",
-                "tool_result",
-                "message"
-            ]
-        );
-        let AgentEvent::Message { tool_uses, .. } = &events[4] else {
-            panic!("expected a tool use, got {:?}", events[4]);
-        };
-        assert_eq!(tool_uses[0].id, "toolu_0d0c0002");
-        assert_eq!(tool_uses[0].name, "shellToolCall");
-        assert_eq!(tool_uses[0].input["command"], "cat hello.txt");
-        assert_eq!(
-            events[5],
-            AgentEvent::ToolResult {
-                tool_use_id: Some("toolu_0d0c0002".into()),
-                output: "hi\n".into(),
-                is_error: false
-            }
-        );
+        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
+        let tool =
+            transcripts::assert_tool_round(&events, 4, "toolu_0d0c0002", "cat hello.txt", "hi\n");
+        assert_eq!(tool.name, "shellToolCall");
     }
 
     #[test]

@@ -75,12 +75,10 @@ impl GeminiParser {
 
 impl StreamParser for GeminiParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         match kind {
             "message" if event["role"] == "assistant" => {
@@ -150,13 +148,7 @@ mod tests {
     use crate::agent::ExitStatusKind;
     use crate::agent::promise::{Conclusion, DEFAULT_TOKEN, PromiseScope, conclude};
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut GeminiParser::new(), transcript)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("gemini", name)
-    }
+    crate::agent::transcripts::parser_tests!(GeminiParser::new(), "gemini");
 
     #[test]
     fn final_message_is_the_chunks_after_the_last_tool_event() {

@@ -146,12 +146,10 @@ impl OpencodeParser {
 
 impl StreamParser for OpencodeParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Some((event, kind)) = super::events::typed_event(line) else {
             return Vec::new();
         };
-        let Some(kind) = event["type"].as_str() else {
-            return Vec::new();
-        };
+        let kind = kind.as_str();
         self.saw_event = true;
         if let Some(timestamp) = event["timestamp"].as_u64() {
             self.first_timestamp.get_or_insert(timestamp);
@@ -210,18 +208,9 @@ mod tests {
 
     use super::*;
     use crate::agent::promise::Conclusion;
+    use crate::agent::transcripts;
 
-    fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
-        crate::agent::transcripts::parse(&mut OpencodeParser::new(), transcript)
-    }
-
-    fn conclusion_of(transcript: &str, exit_file: &str) -> Conclusion {
-        crate::agent::transcripts::conclusion(&mut OpencodeParser::new(), transcript, exit_file)
-    }
-
-    fn fixture(name: &str) -> (String, String) {
-        crate::agent::transcripts::fixture("opencode", name)
-    }
+    crate::agent::transcripts::parser_tests!(OpencodeParser::new(), "opencode");
 
     #[test]
     fn steps_sum_tokens_and_cost() {
@@ -243,41 +232,15 @@ mod tests {
         );
         assert_eq!(done.duration_ms, Some(1795419377781 - 1795419376651));
 
-        let kinds: Vec<&str> = events
-            .iter()
-            .map(|event| match event {
-                AgentEvent::Message { tool_uses, .. } if tool_uses.is_empty() => "message",
-                AgentEvent::Message { .. } => "tool_use",
-                AgentEvent::ToolResult { .. } => "tool_result",
-                AgentEvent::Done(_) => "done",
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "message",
-                "tool_use",
-                "tool_result",
-                "message",
-                "tool_use",
-                "tool_result",
-                "message"
-            ]
+        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
+        let tool = transcripts::assert_tool_round(
+            &events,
+            4,
+            "toolu_1_1795419377229",
+            "cat hello.txt",
+            "hi\n",
         );
-        let AgentEvent::Message { tool_uses, .. } = &events[4] else {
-            panic!("expected a tool use, got {:?}", events[4]);
-        };
-        assert_eq!(tool_uses[0].id, "toolu_1_1795419377229");
-        assert_eq!(tool_uses[0].name, "bash");
-        assert_eq!(tool_uses[0].input["command"], "cat hello.txt");
-        assert_eq!(
-            events[5],
-            AgentEvent::ToolResult {
-                tool_use_id: Some("toolu_1_1795419377229".into()),
-                output: "hi\n".into(),
-                is_error: false
-            }
-        );
+        assert_eq!(tool.name, "bash");
     }
 
     #[test]

@@ -13,6 +13,78 @@ use std::path::{Path, PathBuf};
 
 use super::{AgentEvent, Conclusion, DEFAULT_TOKEN, Done, ExitStatusKind, StreamParser, conclude};
 
+/// A parser's test helpers: `parse`, `conclusion_of` and `fixture`, for
+/// `$parser` and the fixtures in `tests/fixtures/$format/`.
+macro_rules! parser_tests {
+    ($parser:expr, $format:literal) => {
+        #[allow(dead_code)]
+        fn parse(transcript: &str) -> (Vec<AgentEvent>, Option<Done>) {
+            crate::agent::transcripts::parse(&mut $parser, transcript)
+        }
+
+        #[allow(dead_code)]
+        fn conclusion_of(transcript: &str, exit_file: &str) -> crate::agent::Conclusion {
+            crate::agent::transcripts::conclusion(&mut $parser, transcript, exit_file)
+        }
+
+        #[allow(dead_code)]
+        fn fixture(name: &str) -> (String, String) {
+            crate::agent::transcripts::fixture($format, name)
+        }
+    };
+}
+pub(crate) use parser_tests;
+
+/// The shape of `events`, one word an event.
+pub(crate) fn kinds(events: &[AgentEvent]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(|event| match event {
+            AgentEvent::Message { tool_uses, .. } if tool_uses.is_empty() => "message",
+            AgentEvent::Message { .. } => "tool_use",
+            AgentEvent::ToolResult { .. } => "tool_result",
+            AgentEvent::Done(_) => "done",
+        })
+        .collect()
+}
+
+/// The shape of the recorded two-step scenario: a message, two tool round
+/// trips with a message between them, and a last message.
+pub(crate) const TWO_TOOL_ROUNDS: [&str; 7] = [
+    "message",
+    "tool_use",
+    "tool_result",
+    "message",
+    "tool_use",
+    "tool_result",
+    "message",
+];
+
+/// Event `at` is a tool use `id` running `command`, and the next event is
+/// its result `output`. Returns the tool use, for more checks.
+pub(crate) fn assert_tool_round<'a>(
+    events: &'a [AgentEvent],
+    at: usize,
+    id: &str,
+    command: &str,
+    output: &str,
+) -> &'a super::ToolUse {
+    let AgentEvent::Message { tool_uses, .. } = &events[at] else {
+        panic!("expected a tool use, got {:?}", events[at]);
+    };
+    assert_eq!(tool_uses[0].id, id);
+    assert_eq!(tool_uses[0].input["command"], command);
+    assert_eq!(
+        events[at + 1],
+        AgentEvent::ToolResult {
+            tool_use_id: Some(id.into()),
+            output: output.into(),
+            is_error: false
+        }
+    );
+    &tool_uses[0]
+}
+
 /// Every event of `transcript`, line by line, and the closing report.
 pub(crate) fn parse(
     parser: &mut dyn StreamParser,

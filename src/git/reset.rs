@@ -247,14 +247,8 @@ impl Repo {
             })
             .into_index_worktree_iter(Vec::<BString>::new())
             .ctx(|| "could not compare the worktree with the target tree".into())?;
-        let mut items = Vec::new();
-        for item in status {
-            let item = item.ctx(|| "could not compare the worktree with the target tree".into())?;
-            if !self.scratch.holds(item.rela_path()) {
-                items.push(item);
-            }
-        }
-        Ok(items)
+        self.scratch
+            .leave_out(status, "the worktree with the target tree")
     }
 
     /// Check out the entries at `positions`, overwriting what is there, and

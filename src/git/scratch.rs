@@ -22,6 +22,27 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
+    /// The items of a status run, the scratch files left out; `what` says
+    /// what the status compared, for its errors.
+    pub(crate) fn leave_out<E>(
+        &self,
+        status: impl Iterator<Item = Result<gix::status::index_worktree::Item, E>>,
+        what: &str,
+    ) -> Result<Vec<gix::status::index_worktree::Item>, super::error::GitFailure>
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    {
+        use super::error::Context;
+        let mut items = Vec::new();
+        for item in status {
+            let item = item.ctx(|| format!("could not compare {what}"))?;
+            if !self.holds(item.rela_path()) {
+                items.push(item);
+            }
+        }
+        Ok(items)
+    }
+
     /// Whether `path` (relative to the worktree, `/`-separated) is one of
     /// the scratch files or lies in one of the scratch directories.
     pub(crate) fn holds(&self, path: &BStr) -> bool {

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, shell_arguments, shell_tool};
+use super::tools::{Offered, each, shell_arguments, shell_tool};
 use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
 
 const USAGE_IN: u64 = 1000;
@@ -14,17 +14,7 @@ const USAGE_OUT: u64 = 50;
 pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
     let stream = body["stream"] == true;
     let model = body["model"].as_str().unwrap_or("standin").to_owned();
-    let offered: Vec<Offered> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| {
-            Some(Offered {
-                name: tool["name"].as_str()?,
-                schema: &tool["input_schema"],
-            })
-        })
-        .collect();
+    let offered = Offered::list(&body["tools"], "input_schema");
     if script.tools && offered.is_empty() {
         let blocks = vec![json!({"type": "text", "text": SIDE_TEXT})];
         return (
@@ -32,10 +22,7 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
             message(&model, blocks, "end_turn", stream),
         );
     }
-    let index = body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let index = each(&body["messages"])
         .filter(|message| message["role"] == "assistant")
         .count();
     let role = RequestRole::Turn { index };

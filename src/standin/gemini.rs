@@ -5,20 +5,12 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, shell_arguments, shell_tool, value_for_schema};
+use super::tools::{Offered, each, shell_arguments, shell_tool, value_for_schema};
 use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn};
 
 pub(super) fn answer(script: &Script, body: &Value, stream: bool) -> (RequestRole, Reply) {
-    let offered: Vec<Offered> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|tool| {
-            tool["functionDeclarations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-        })
+    let offered: Vec<Offered> = each(&body["tools"])
+        .flat_map(|tool| each(&tool["functionDeclarations"]))
         .filter_map(|decl| {
             let schema = if decl["parametersJsonSchema"].is_object() {
                 &decl["parametersJsonSchema"]
@@ -50,18 +42,9 @@ pub(super) fn answer(script: &Script, body: &Value, stream: bool) -> (RequestRol
             candidate(vec![json!({"text": SIDE_TEXT})], stream),
         );
     }
-    let index = body["contents"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let index = each(&body["contents"])
         .filter(|content| content["role"] == "model")
-        .filter(|content| {
-            content["parts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|part| part["functionCall"].is_object())
-        })
+        .filter(|content| each(&content["parts"]).any(|part| part["functionCall"].is_object()))
         .count();
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => error(*status, message),

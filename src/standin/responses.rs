@@ -4,31 +4,18 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, shell_arguments, shell_tool};
+use super::tools::{Offered, each, shell_arguments, shell_tool};
 use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
 
 /// Input items that are a model's tool call, one per scripted shell turn.
 const CALL_ITEMS: &[&str] = &["function_call", "local_shell_call", "custom_tool_call"];
 
 pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
-    let offered: Vec<Offered> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| {
-            Some(Offered {
-                name: tool["name"].as_str()?,
-                schema: &tool["parameters"],
-            })
-        })
-        .collect();
+    let offered = Offered::list(&body["tools"], "parameters");
     if script.tools && offered.is_empty() {
         return (RequestRole::Side, completed(vec![text_item(SIDE_TEXT, 0)]));
     }
-    let index = body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let index = each(&body["input"])
         .filter(|item| {
             item["type"]
                 .as_str()

@@ -24,6 +24,26 @@ pub(super) struct Offered<'a> {
     pub schema: &'a Value,
 }
 
+impl<'a> Offered<'a> {
+    /// The tools a request offers: each of `tools` with a `"name"`, its
+    /// schema under `schema_key`.
+    pub(super) fn list(tools: &'a Value, schema_key: &str) -> Vec<Offered<'a>> {
+        each(tools)
+            .filter_map(|tool| {
+                Some(Offered {
+                    name: tool["name"].as_str()?,
+                    schema: &tool[schema_key],
+                })
+            })
+            .collect()
+    }
+}
+
+/// The elements of `value` when it is an array; none otherwise.
+pub(super) fn each(value: &Value) -> impl Iterator<Item = &Value> {
+    value.as_array().into_iter().flatten()
+}
+
 /// The shell tool among `offered`, if any.
 pub(super) fn shell_tool<'a>(offered: &[Offered<'a>]) -> Option<&'a str> {
     SHELL_NAMES

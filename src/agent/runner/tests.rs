@@ -42,6 +42,17 @@ async fn run_with(inv: Invocation, timeout: Duration, stop: watch::Receiver<bool
     }
 }
 
+/// A plain-text agent given `timeout`, never asked to stop.
+async fn run_plain_for(script: &str, timeout: Duration) -> Outcome {
+    let (_keep, stop) = watch::channel(false);
+    run_with(
+        sh(script, StreamFormat::Plain, StdinSource::Null),
+        timeout,
+        stop,
+    )
+    .await
+}
+
 async fn run_sh(script: &str, format: StreamFormat) -> Outcome {
     let (_keep, stop) = watch::channel(false);
     run_with(
@@ -217,17 +228,7 @@ async fn the_log_is_appended_to() {
 #[tokio::test]
 async fn a_slow_agent_times_out() {
     let started = StdInstant::now();
-    let (_keep, stop) = watch::channel(false);
-    let outcome = run_with(
-        sh(
-            "echo begun; sleep 30",
-            StreamFormat::Plain,
-            StdinSource::Null,
-        ),
-        Duration::from_secs(1),
-        stop,
-    )
-    .await;
+    let outcome = run_plain_for("echo begun; sleep 30", Duration::from_secs(1)).await;
     let elapsed = started.elapsed();
     assert_eq!(outcome.run.exit, ExitStatusKind::TimedOut);
     assert_eq!(
@@ -244,15 +245,9 @@ async fn a_slow_agent_times_out() {
 #[tokio::test]
 async fn an_agent_ignoring_sigterm_is_killed() {
     let started = StdInstant::now();
-    let (_keep, stop) = watch::channel(false);
-    let outcome = run_with(
-        sh(
-            "trap '' TERM; while :; do sleep 0.1; done",
-            StreamFormat::Plain,
-            StdinSource::Null,
-        ),
+    let outcome = run_plain_for(
+        "trap '' TERM; while :; do sleep 0.1; done",
         Duration::from_millis(300),
-        stop,
     )
     .await;
     let elapsed = started.elapsed();
