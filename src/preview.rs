@@ -54,6 +54,16 @@ pub struct StoryPreview {
     /// Lines of the story file the story was read from (checklists).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<(usize, usize)>,
+    /// The tasks themselves, in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub task_list: Vec<TaskPreview>,
+}
+
+/// One task (checkbox) of a story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskPreview {
+    pub text: String,
+    pub done: bool,
 }
 
 /// What a run would read and send. Serialises as one JSON object:
@@ -145,6 +155,14 @@ pub fn preview_source(
                     .section
                     .as_ref()
                     .map(|section| (section.first_line, section.last_line)),
+                task_list: story
+                    .tasks
+                    .iter()
+                    .map(|task| TaskPreview {
+                        text: task.text.clone(),
+                        done: task.done,
+                    })
+                    .collect(),
             }
         })
         .collect();

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::start::OnFinishArg;
+use super::values::OnFinishArg;
 use crate::agent::StreamFormat;
 use crate::demo;
 use crate::exit::{CommandError, ErrorKind};
@@ -56,13 +56,13 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         json: args.json,
         ..Default::default()
     };
-    let code = super::start::run_in(repo, start, Some(agent))?;
+    let exit = super::start::run_in(repo, start, Some(agent))?;
     ui::note(&format!(
         "\nThe demo repository is {dir}. Have a look:\n  cd {dir}\n  git log --oneline --all     # the initial-state and per-story checkpoint commits\n  git ralph status            # the run, story by story\n  git show refs/ralph/{change}/attempts/2/1   # the failed attempt, preserved before its revert",
         dir = dir.display(),
         change = demo::CHANGE
     ));
-    Ok(code)
+    Ok(exit.exit().code())
 }
 
 /// The demo commits as its own author, whatever the user's config says.

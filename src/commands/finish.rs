@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use crate::exit::{CommandError, Exit};
 use crate::git::{ChangeName, HeadState, Repo};
-use crate::state::{RunDir, RunLock, RunState, RunStatus, lock_holder, now};
-use crate::ui::{self, FinishChoice};
+use crate::settings::OnFinish;
+use crate::state::{RunDir, RunLock, RunState, RunStatus, StopReason, lock_holder, now};
+use crate::ui::{self, EndChoice, FinishChoice};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(group = clap::ArgGroup::new("how").required(true).args(["keep", "cleanup"]))]
@@ -174,4 +175,45 @@ fn set_aside_unfinished_work(
         "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
     ));
     Ok(())
+}
+
+/// The loop has ended on its own: keep, clean up, or ask (and for a run
+/// that did not complete, also leave it stopped or abort).
+pub fn after_loop(
+    mut repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    mut state: RunState,
+    on_finish: OnFinish,
+) -> Result<(), CommandError> {
+    let completed = state.reason == Some(StopReason::Completed);
+    let choice = match on_finish {
+        OnFinish::Keep => Some(EndChoice::Finish(FinishChoice::Keep)),
+        OnFinish::Cleanup => Some(EndChoice::Finish(FinishChoice::Cleanup)),
+        OnFinish::Ask => {
+            ui::ask_finish(&state.branch, &state.original.head.reflog_name(), completed)
+        }
+    };
+    match choice {
+        Some(EndChoice::Finish(choice)) => apply(&mut repo, change, run_dir, &mut state, choice),
+        Some(EndChoice::Abort) => super::abort::apply(&mut repo, change, run_dir, &mut state),
+        Some(EndChoice::LeaveStopped) | None => {
+            let mut text = format!(
+                "the run stays on {}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {}\n  git ralph abort {change}              # back to exactly where you started",
+                state.branch,
+                state.original.head.reflog_name(),
+                state.branch
+            );
+            if state.reason == Some(StopReason::MaxRetries) {
+                text.push_str(&format!(
+                    "\nor resume it with more retries:\n  git ralph start {change} --max-retries {}",
+                    state.settings.max_retries + 2
+                ));
+            } else if !completed {
+                text.push_str(&format!("\nor resume it:\n  git ralph start {change}"));
+            }
+            ui::note(&text);
+            Ok(())
+        }
+    }
 }

@@ -11,6 +11,7 @@ pub mod show;
 pub mod standin;
 pub mod start;
 pub mod status;
+pub mod values;
 pub mod watch;
 
 use crate::exit::CommandError;

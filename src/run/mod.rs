@@ -1,6 +1,7 @@
 //! The run engine: everything between "start this change" and "the loop
 //! ended for this reason", in small files with one idea each.
 //!
+//! - [`plan`]: what a run would do, shown before it starts;
 //! - [`session`]: a run begun fresh, resumed, or archived to history, and
 //!   everything a loop needs assembled and validated before anything is
 //!   written;
@@ -26,6 +27,7 @@ pub mod driver;
 mod error;
 mod guardrails;
 mod judge;
+pub mod plan;
 mod receipts;
 pub mod session;
 mod settle;

@@ -87,40 +87,6 @@ struct Fresh {
     contract: Contract,
 }
 
-/// What `start --dry-run` shows: the stories as a new run would read them,
-/// the warnings, and the first prompt. Nothing is written.
-pub fn preview(
-    repo: &Repo,
-    change: &ChangeName,
-    req: &Requested,
-) -> Result<crate::preview::Preview, RunError> {
-    let settings = settings::resolve(repo, req, None)?;
-    let source = source_for(repo, change, &settings)?;
-    let template = template_text(repo, &settings)?;
-    prompt::validate(&template)?;
-    let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
-    // The run-wide promise; a story's own contract may name another.
-    let token = contract.rules_for("", &[]).promise;
-    // A new run starts with an empty learnings file.
-    let learnings = (!settings.no_learnings).then(|| prompt::Learnings {
-        path: RunDir::new(&repo.ralph_dir(), change.as_str())
-            .learnings_path()
-            .to_string_lossy()
-            .into_owned(),
-        excerpt: crate::state::learnings::excerpt("", crate::state::learnings::CAP),
-    });
-    let options = crate::preview::PreviewOptions {
-        template: Some(&template),
-        promise_token: token.as_deref(),
-        learnings: learnings.as_ref(),
-    };
-    Ok(crate::preview::preview_source(
-        source.as_ref(),
-        change.as_str(),
-        options,
-    )?)
-}
-
 /// A new run: settings, stories, template, contract and agent, all read
 /// and checked; nothing is written.
 fn prepare_fresh(
@@ -322,7 +288,7 @@ fn loop_settings(
 }
 
 /// The contract of a new run, assembled before anything is touched.
-fn assemble_contract(
+pub(super) fn assemble_contract(
     repo: &Repo,
     change: &ChangeName,
     settings: &Settings,

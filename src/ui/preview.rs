@@ -1,13 +1,16 @@
 //! `git ralph start --dry-run` for people: the stories as read, the
-//! warnings, and the first prompt exactly as the agent would receive it.
+//! warnings, the agent, contract and guardrails, and the first prompt
+//! exactly as the agent would receive it.
 
 use console::Term;
 
 use super::{Styles, out};
-use crate::preview::{Preview, StoryStatus};
+use crate::preview::StoryStatus;
+use crate::run::plan::Plan;
 
-pub fn print(preview: &Preview) {
+pub fn print(plan: &Plan) {
     let s = Styles::for_term(&Term::stdout());
+    let preview = &plan.preview;
     out(&format!(
         "{} {} ({})",
         s.bold.apply_to("stories from:"),
@@ -30,6 +33,29 @@ pub fn print(preview: &Preview) {
     }
     for warning in &preview.warnings {
         out(&format!("{} {warning}", s.warn.apply_to("warning:")));
+    }
+    let missing = if plan.agent.installed {
+        String::new()
+    } else {
+        format!(" {}", s.warn.apply_to("(not on PATH)"))
+    };
+    out(&format!(
+        "{} {}{missing}",
+        s.bold.apply_to("agent:"),
+        plan.agent.command
+    ));
+    out(&format!(
+        "{} {}",
+        s.bold.apply_to("contract:"),
+        plan.contract.join("; ")
+    ));
+    out(&format!(
+        "{} {}",
+        s.bold.apply_to("guardrails:"),
+        plan.guardrails.join("; ")
+    ));
+    if plan.resumes {
+        out("a stopped run of this change exists: start resumes it");
     }
     match &preview.prompt {
         Some(prompt) => {

@@ -201,6 +201,8 @@ fn issue_11_dry_run_previews_the_stories_the_warnings_and_the_first_prompt() {
     let run = |json: bool| {
         let mut cmd = crate::harness::ralph(&repo);
         cmd.args(["start", "plan", "--tasks", "PLAN.md", "--dry-run"]);
+        cmd.args(["--agent-command", "my-agent --fast", "--check", "make test"]);
+        cmd.args(["--max-retries", "2", "--max-runtime", "1h30m"]);
         if json {
             cmd.arg("--json");
         }
@@ -220,6 +222,36 @@ fn issue_11_dry_run_previews_the_stories_the_warnings_and_the_first_prompt() {
             .is_some_and(|w| w.iter().any(|w| w["line"] == 16)),
         "the unreadable box is named with its line: {preview}"
     );
+    let tasks: Vec<(&str, bool)> = stories[0]["task_list"]
+        .as_array()
+        .expect("the tasks themselves")
+        .iter()
+        .map(|task| {
+            (
+                task["text"].as_str().unwrap(),
+                task["done"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(tasks, [("1.1 Tokens", true), ("1.2 Expressions", false)]);
+    // The agent, the contract and the guardrails, in one glance.
+    assert_eq!(
+        preview["agent"]["command"],
+        "sh -c 'my-agent --fast' < <prompt>"
+    );
+    let contract = preview["contract"].to_string();
+    assert!(
+        contract.contains("promise: <promise>COMPLETE</promise>"),
+        "{contract}"
+    );
+    assert!(contract.contains("check: make test"), "{contract}");
+    let guardrails = preview["guardrails"].to_string();
+    assert!(
+        guardrails.contains("attempts per story: 3 (2 retries)"),
+        "{guardrails}"
+    );
+    assert!(guardrails.contains("runtime: 1h30m"), "{guardrails}");
+    assert_eq!(preview["resumes"], false);
     let prompt = preview["prompt"].as_str().expect("a first prompt");
     assert!(prompt.contains("Read the grammar first."), "{prompt}");
     assert!(prompt.contains("precedence climbing"), "{prompt}");
@@ -229,6 +261,11 @@ fn issue_11_dry_run_previews_the_stories_the_warnings_and_the_first_prompt() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("first prompt:"), "{text}");
     assert!(text.contains("warning: line 16"), "{text}");
+    assert!(
+        text.contains("agent: sh -c 'my-agent --fast' < <prompt>"),
+        "{text}"
+    );
+    assert!(text.contains("check: make test"), "{text}");
 
     let diff = crate::harness::snapshot_diff(&before, &crate::harness::disk_snapshot(&repo.root));
     assert!(diff.is_empty(), "a dry run changed {diff:?}");

@@ -1,0 +1,141 @@
+//! The flags of `git ralph start`, and how they become a [`Requested`].
+
+use std::path::PathBuf;
+
+use crate::commands::values::{OnFinishArg, SourceArg};
+use crate::exit::CommandError;
+use crate::settings::{OnFinish, Requested};
+use crate::stories::SourceKind;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Args {
+    /// The change to work on: the OpenSpec change `openspec/changes/<CHANGE>/`,
+    /// or the run's name with --prd or --tasks.
+    #[arg(value_name = "CHANGE")]
+    pub change: String,
+    /// Agent preset to run [default: claude; config: ralph.agent].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Run this command through `sh -c` instead of a preset, with the prompt
+    /// on stdin [config: ralph.agentCommand].
+    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
+    pub agent_command: Option<String>,
+    /// Model passed to the agent's --model flag.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Retries per story after its first attempt [default: 3; config: ralph.maxRetries].
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+    /// Seconds any external command may run [default: 30; config: ralph.commandTimeout].
+    #[arg(long, value_name = "SECS")]
+    pub command_timeout: Option<u64>,
+    /// Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout].
+    #[arg(long, value_name = "SECS")]
+    pub agent_timeout: Option<u64>,
+    /// What to do when the loop ends [default: ask; config: ralph.onFinish].
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub on_finish: Option<OnFinishArg>,
+    /// Print events as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The one-line progress view instead of the loop screen, even on a
+    /// terminal [config: ralph.ui = plain].
+    #[arg(long)]
+    pub plain: bool,
+    /// Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_template: Option<PathBuf>,
+    /// Where the stories come from [default: detected].
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub source: Option<SourceArg>,
+    /// A prd.json file of user stories (implies --source prd).
+    #[arg(long, value_name = "FILE")]
+    pub prd: Option<PathBuf>,
+    /// A markdown checklist file (implies --source markdown).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// Prompt mode: repeat this prompt, a fresh agent each time, until the
+    /// contract passes; no stories.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks"])]
+    pub prompt: Option<PathBuf>,
+    /// One attempt per story, no checks, no retries: the plain flow.
+    #[arg(long)]
+    pub once: bool,
+    /// Show the stories as read, any warnings, and the first prompt exactly
+    /// as the agent would receive it; change nothing (with --json: one object).
+    #[arg(long, conflicts_with = "prompt")]
+    pub dry_run: bool,
+    /// Prompt mode: revert an iteration the contract does not accept,
+    /// instead of keeping it as an iteration checkpoint to build on.
+    #[arg(long, requires = "prompt")]
+    pub revert_failed: bool,
+    /// A check every story must pass: a command run through `sh -c` in the
+    /// worktree (repeatable) [config: ralph.check].
+    #[arg(long = "check", value_name = "CMD")]
+    pub checks: Vec<String>,
+    /// The promise token for string matching, or `none` to rely on checks
+    /// alone [default: COMPLETE; config: ralph.promise].
+    #[arg(long, value_name = "TOKEN")]
+    pub promise: Option<String>,
+    /// Attempts across the whole run [config: ralph.maxIterations].
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Consecutive attempts that change nothing before the run stops; 0 is
+    /// no limit [default: 3; config: ralph.noProgressLimit].
+    #[arg(long, value_name = "N")]
+    pub no_progress_limit: Option<u32>,
+    /// Total time the run may take, e.g. 90m, 2h, 1h30m [config: ralph.maxRuntime].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub max_runtime: Option<u64>,
+    /// Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost].
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Tokens the agents may use, summed from their reports [config: ralph.maxTokens].
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub max_rate_limit_wait: Option<u64>,
+    /// Refuse a claim of completion whose only change is ticking boxes in
+    /// the tracking file; by default it is accepted and flagged
+    /// [config: ralph.requireChange; per story: require_change in ralph.toml].
+    #[arg(long)]
+    pub require_change: bool,
+    /// No learnings file: prompts neither show nor ask for one
+    /// [config: ralph.learnings = false].
+    #[arg(long)]
+    pub no_learnings: bool,
+}
+
+impl Args {
+    /// The flags as plain values for [`crate::settings::resolve`].
+    pub(super) fn requested(&self) -> Result<Requested, CommandError> {
+        Ok(Requested {
+            cwd: crate::commands::current_dir()?,
+            agent: self.agent.clone(),
+            agent_command: self.agent_command.clone(),
+            model: self.model.clone(),
+            max_retries: self.max_retries,
+            command_timeout: self.command_timeout,
+            agent_timeout: self.agent_timeout,
+            on_finish: self.on_finish.map(OnFinish::from),
+            prompt_template: self.prompt_template.clone(),
+            source: self.source.map(SourceKind::from),
+            prd: self.prd.clone(),
+            tasks: self.tasks.clone(),
+            prompt: self.prompt.clone(),
+            once: self.once,
+            revert_failed: self.revert_failed,
+            checks: self.checks.clone(),
+            promise: self.promise.clone(),
+            max_iterations: self.max_iterations,
+            no_progress_limit: self.no_progress_limit,
+            max_runtime: self.max_runtime,
+            max_cost: self.max_cost,
+            max_tokens: self.max_tokens,
+            max_rate_limit_wait: self.max_rate_limit_wait,
+            require_change: self.require_change,
+            no_learnings: self.no_learnings,
+        })
+    }
+}

@@ -1,0 +1,169 @@
+//! `git ralph start <change>`: the command line of a run. It turns the flags
+//! into a [`Requested`], opens the run's [`Session`], drives it with a view
+//! and the `q` key, and offers keep or cleanup when the loop ends. The
+//! decisions live in [`crate::run`] and [`crate::settings`].
+
+use std::process::ExitCode;
+
+use tokio::sync::mpsc;
+
+use crate::exit::{CommandError, Exit};
+use crate::git::{ChangeName, Repo};
+use crate::presets::AgentSpec;
+use crate::run::{Ending, Session, drive};
+use crate::state::{RunDir, RunLock, StopReason};
+use crate::ui::tui::RunScreen;
+use crate::ui::{self, KeyListener, Renderer};
+
+mod args;
+pub use args::Args;
+
+pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    let repo = Repo::open(&crate::commands::current_dir()?)?;
+    if args.dry_run {
+        let change = ChangeName::parse(&args.change)?;
+        let plan = crate::run::plan::plan(&repo, &change, &args.requested()?)?;
+        if args.json {
+            ui::print_json(&plan)?;
+        } else {
+            ui::preview::print(&plan);
+        }
+        return Ok(Exit::Success.code());
+    }
+    Ok(start(repo, args)?.exit().code())
+}
+
+/// How a start that ran its loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Started {
+    /// The loop ended, was stopped, or was finished; with this status.
+    Ended(Exit),
+    /// The user force-quit: the agent was killed mid-attempt.
+    ForceQuit,
+}
+
+impl Started {
+    pub fn exit(self) -> Exit {
+        match self {
+            Started::Ended(exit) => exit,
+            Started::ForceQuit => Exit::Interrupted,
+        }
+    }
+}
+
+/// Start or resume a run in `repo`: what `start` does once the flags are
+/// read, and what R on the preview screen does.
+pub fn start(repo: Repo, args: Args) -> Result<Started, CommandError> {
+    let ralph_dir = repo.ralph_dir();
+    let had_ralph_dir = ralph_dir.exists();
+    let result = run_in(repo, args, None);
+    if result.is_err() && !had_ralph_dir {
+        // A refused start leaves no trace: the lock was all it put there,
+        // and `remove_dir` only removes the directory if it is empty.
+        let _ = std::fs::remove_dir(&ralph_dir);
+    }
+    result
+}
+
+/// Start or resume in an already-open repository; `agent` replaces the
+/// configured agent (the demo's scripted one).
+pub fn run_in(
+    mut repo: Repo,
+    args: Args,
+    agent: Option<AgentSpec>,
+) -> Result<Started, CommandError> {
+    let change = ChangeName::parse(&args.change)?;
+    let requested = args.requested()?;
+    let lock = RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str())?;
+    if let Some((pid, other)) = &lock.took_over_from {
+        ui::warn(&format!(
+            "took over the lock of a loop that is no longer running (pid {pid}, change '{other}')"
+        ));
+    }
+    let session = Session::open(&mut repo, &change, &requested, agent)?;
+    for notice in &session.notices {
+        ui::note(notice);
+    }
+    let on_finish = session.state.settings.on_finish;
+    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
+    let workdir = repo.workdir().to_owned();
+
+    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
+    let ending = if use_screen(&repo, &args)? {
+        let (view, screen) = RunScreen::open(
+            &session.state,
+            workdir.clone(),
+            run_dir.clone(),
+            controls_tx,
+        );
+        let ending = drive(
+            repo,
+            run_dir.clone(),
+            session,
+            Box::new(view),
+            Some(controls_rx),
+        );
+        // A run that ended on its own stays on screen to be browsed until
+        // q; one stopped from outside or force-quit leaves at once.
+        let stay =
+            matches!(&ending, Ok(Ending::Finished(end)) if end.reason != StopReason::Stopped);
+        screen.finish(stay)?;
+        ending
+    } else {
+        let keys = if args.json {
+            None
+        } else {
+            KeyListener::start(controls_tx)
+        };
+        let ending = drive(
+            repo,
+            run_dir.clone(),
+            session,
+            Box::new(Renderer::new(args.json)),
+            keys.is_some().then_some(controls_rx),
+        );
+        // The terminal is given back before anything else is printed or read.
+        drop(keys);
+        ending
+    };
+    let end = match ending? {
+        Ending::Finished(end) => end,
+        Ending::ForceQuit => {
+            drop(lock);
+            ui::warn(&format!(
+                "force-quit: the agent was killed mid-attempt; 'git ralph start {change}' resumes (the attempt's work is preserved first), 'git ralph abort {change}' restores the pre-start state"
+            ));
+            return Ok(Started::ForceQuit);
+        }
+        Ending::Terminated(end) => {
+            // `git ralph abort` asked us to stop; it takes over from here.
+            drop(lock);
+            return Ok(Started::Ended(Exit::for_reason(end.reason)));
+        }
+    };
+    let exit = Exit::for_reason(end.reason);
+    if end.reason == StopReason::Stopped {
+        ui::note(&format!(
+            "stopped; completed stories are kept on {}.\n  resume:  git ralph start {change}\n  finish:  git ralph finish {change} --keep|--cleanup\n  abort:   git ralph abort {change}",
+            end.state.branch
+        ));
+        return Ok(Started::Ended(exit));
+    }
+    let repo = Repo::open_for_recovery(&workdir)?;
+    crate::commands::finish::after_loop(repo, &change, &run_dir, end.state, on_finish)?;
+    drop(lock);
+    Ok(Started::Ended(exit))
+}
+
+/// The loop screen, or the line view: the screen on a terminal unless
+/// `--plain`, `--json` or `ralph.ui = plain` says otherwise.
+fn use_screen(repo: &Repo, args: &Args) -> Result<bool, CommandError> {
+    use std::io::IsTerminal;
+    if args.json || args.plain {
+        return Ok(false);
+    }
+    if crate::config::ui(repo)? == Some(crate::config::UiChoice::Plain) {
+        return Ok(false);
+    }
+    Ok(std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
+}

@@ -1,0 +1,43 @@
+//! The value enums of the command line's options, and what they mean to
+//! the domain.
+
+use crate::settings::OnFinish;
+use crate::stories::SourceKind;
+
+/// `--on-finish`: what to do when a loop ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnFinishArg {
+    /// Ask with a menu on a terminal; without one, keep and say how to finish.
+    Ask,
+    /// Stay on `ralph/<change>`.
+    Keep,
+    /// Back to the original branch with all the work uncommitted.
+    Cleanup,
+}
+
+impl From<OnFinishArg> for OnFinish {
+    fn from(arg: OnFinishArg) -> Self {
+        match arg {
+            OnFinishArg::Ask => OnFinish::Ask,
+            OnFinishArg::Keep => OnFinish::Keep,
+            OnFinishArg::Cleanup => OnFinish::Cleanup,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SourceArg {
+    Openspec,
+    Prd,
+    Markdown,
+}
+
+impl From<SourceArg> for SourceKind {
+    fn from(arg: SourceArg) -> Self {
+        match arg {
+            SourceArg::Openspec => SourceKind::OpenSpec,
+            SourceArg::Prd => SourceKind::Prd,
+            SourceArg::Markdown => SourceKind::Markdown,
+        }
+    }
+}

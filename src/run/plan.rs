@@ -1,0 +1,210 @@
+//! What a run would do, in one glance, before it starts: the stories as
+//! read, the first prompt exactly as the agent would get it, the agent's
+//! command line, the contract and the guardrails. `start --dry-run` prints
+//! it and the preview screen shows it. Nothing is written.
+
+use serde::Serialize;
+
+use super::error::RunError;
+use super::session::{agent_spec, assemble_contract, source_for, template_text};
+use crate::contract::{Contract, Method};
+use crate::git::{ChangeName, Repo};
+use crate::preview::Preview;
+use crate::prompt;
+use crate::settings::{self, Requested, Settings};
+use crate::state::{RunDir, RunStatus};
+
+/// A run before it starts. Serialises as the [`Preview`]'s object with
+/// `"agent"`, `"contract"`, `"guardrails"` and `"resumes"` added.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    #[serde(flatten)]
+    pub preview: Preview,
+    pub agent: AgentPlan,
+    /// The contract as lines: the promise, the checks, what is protected.
+    pub contract: Vec<String>,
+    /// The limits the run ends within, as lines.
+    pub guardrails: Vec<String>,
+    /// A stopped run of this change exists: starting resumes it, with the
+    /// settings it began with.
+    pub resumes: bool,
+}
+
+/// The agent a run would start.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentPlan {
+    pub name: String,
+    /// As a person would type it, the prompt shown as `<prompt>`.
+    pub command: String,
+    /// Whether its program is on PATH.
+    pub installed: bool,
+}
+
+/// The plan of a run of `change` with the flags in `req`.
+pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, RunError> {
+    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
+    let stopped = if run_dir.exists() {
+        Some(run_dir.load()?)
+            .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped))
+    } else {
+        None
+    };
+    let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
+    let source = source_for(repo, change, &settings)?;
+    let template = template_text(repo, &settings)?;
+    prompt::validate(&template)?;
+    let contract = match stopped
+        .is_some()
+        .then(|| Contract::load_snapshot(&run_dir.dir))
+    {
+        Some(Ok(Some(snapshot))) => snapshot,
+        _ => assemble_contract(repo, change, &settings, source.as_ref())?,
+    };
+    // The run-wide promise; a story's own contract may name another.
+    let token = contract.rules_for("", &[]).promise;
+    let learnings = (!settings.no_learnings).then(|| {
+        let path = run_dir.learnings_path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        prompt::Learnings {
+            path: path.to_string_lossy().into_owned(),
+            excerpt: crate::state::learnings::excerpt(&text, crate::state::learnings::CAP),
+        }
+    });
+    let options = crate::preview::PreviewOptions {
+        template: Some(&template),
+        promise_token: token.as_deref(),
+        learnings: learnings.as_ref(),
+    };
+    let preview = crate::preview::preview_source(source.as_ref(), change.as_str(), options)?;
+    let spec = agent_spec(repo, &settings)?;
+    Ok(Plan {
+        preview,
+        agent: AgentPlan {
+            installed: crate::process::is_runnable(&spec.program),
+            command: spec.command_line(),
+            name: spec.name,
+        },
+        contract: contract_lines(&contract, &settings),
+        guardrails: guardrail_lines(&settings),
+        resumes: stopped.is_some(),
+    })
+}
+
+fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
+    let rules = contract.rules_for("", &[]);
+    let mut lines = vec![match (&rules.verify, &rules.promise) {
+        (Some(method), _) if !matches!(method, Method::StringMatch { .. }) => {
+            format!("verified by: {}", method.name())
+        }
+        (_, Some(token)) => format!("promise: <promise>{token}</promise>"),
+        (_, None) => "promise: none (the checks decide)".to_owned(),
+    }];
+    if settings.once {
+        lines.push("once: one attempt per story, no checks, no retries".to_owned());
+    }
+    lines.extend(
+        rules
+            .checks
+            .iter()
+            .map(|check| format!("check: {}", check.label())),
+    );
+    lines.extend(
+        rules
+            .protected
+            .iter()
+            .map(|path| format!("protected: {path}")),
+    );
+    lines.extend(
+        contract
+            .files
+            .iter()
+            .map(|file| format!("protected: {file}")),
+    );
+    for (story, extra) in &contract.story {
+        let more = extra.checks.len() + extra.acceptance_criteria.len() + extra.protected.len();
+        if more > 0 {
+            lines.push(format!(
+                "story {story}: {more} more rule{}",
+                if more == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    let require_change = rules.require_change.unwrap_or(settings.require_change);
+    lines.push(if require_change {
+        "ticking boxes alone: refused".to_owned()
+    } else {
+        "ticking boxes alone: accepted and flagged".to_owned()
+    });
+    lines
+}
+
+fn guardrail_lines(settings: &Settings) -> Vec<String> {
+    let limits = &settings.guardrails;
+    let none = || "no limit".to_owned();
+    let mut lines = vec![
+        format!(
+            "attempts per story: {} ({} retries)",
+            settings.max_retries + 1,
+            settings.max_retries
+        ),
+        format!(
+            "attempts in all: {}",
+            limits.max_iterations.map_or_else(none, |n| n.to_string())
+        ),
+        format!(
+            "no progress: {}",
+            match limits.no_progress_limit {
+                0 => none(),
+                n => format!("stop after {n} attempts that change nothing"),
+            }
+        ),
+        format!(
+            "runtime: {}",
+            limits.max_runtime_secs.map_or_else(none, clock)
+        ),
+        format!(
+            "cost: {}",
+            limits
+                .max_cost
+                .map_or_else(none, |usd| format!("${usd:.2}"))
+        ),
+        format!(
+            "tokens: {}",
+            limits.max_tokens.map_or_else(none, |n| n.to_string())
+        ),
+        format!("one attempt: {}", clock(settings.agent_timeout_secs)),
+    ];
+    if limits.max_rate_limit_wait_secs > 0 {
+        lines.push(format!(
+            "usage-limit waits: {}",
+            clock(limits.max_rate_limit_wait_secs)
+        ));
+    }
+    lines
+}
+
+/// `1h30m`, `45m`, `30s`.
+fn clock(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m{s:02}s"),
+        (h, 0, _) => format!("{h}h"),
+        (h, m, _) => format!("{h}h{m:02}m"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clock;
+
+    #[test]
+    fn clocks() {
+        assert_eq!(clock(30), "30s");
+        assert_eq!(clock(2700), "45m");
+        assert_eq!(clock(90), "1m30s");
+        assert_eq!(clock(3600), "1h");
+        assert_eq!(clock(5400), "1h30m");
+    }
+}
