@@ -71,6 +71,12 @@ impl Session {
         };
         let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
         let source = source_for(repo, change, &state.settings)?;
+        // Every story, pending ones too, for whoever shows the run before
+        // the loop reads the file again.
+        let mut state = state;
+        if let Ok(stories) = source.load() {
+            state.sync_stories(&stories);
+        }
         Ok(Session {
             state,
             resumed,

@@ -351,25 +351,7 @@ impl StoryLoop {
 
     /// Bring the recorded stories in line with the file, keeping attempts.
     fn sync_stories(&mut self, stories: &[Story]) {
-        let mut records = Vec::with_capacity(stories.len());
-        for story in stories {
-            let attempts = self
-                .state
-                .stories
-                .iter()
-                .find(|r| r.id == story.id)
-                .map(|r| r.attempts.clone())
-                .unwrap_or_default();
-            records.push(StoryRecord {
-                id: story.id.clone(),
-                title: story.title.clone(),
-                done: story.is_complete(),
-                tasks_done: story.tasks.iter().filter(|t| t.done).count(),
-                tasks_total: story.tasks.len(),
-                attempts,
-            });
-        }
-        self.state.stories = records;
+        self.state.sync_stories(stories);
     }
 
     pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {

@@ -247,6 +247,29 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// Bring the recorded stories in line with the story file (every
+    /// story, in its order, with its progress), keeping their attempts.
+    pub fn sync_stories(&mut self, stories: &[crate::stories::Story]) {
+        let mut records = Vec::with_capacity(stories.len());
+        for story in stories {
+            let attempts = self
+                .stories
+                .iter()
+                .find(|r| r.id == story.id)
+                .map(|r| r.attempts.clone())
+                .unwrap_or_default();
+            records.push(StoryRecord {
+                id: story.id.clone(),
+                title: story.title.clone(),
+                done: story.is_complete(),
+                tasks_done: story.tasks.iter().filter(|t| t.done).count(),
+                tasks_total: story.tasks.len(),
+                attempts,
+            });
+        }
+        self.stories = records;
+    }
+
     pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {
         self.stories.iter_mut().find(|story| story.id == id)
     }
