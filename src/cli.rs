@@ -15,11 +15,14 @@ use crate::commands;
     long_about = "git-ralph runs a coding agent again and again, a fresh process per attempt, through the \
 stories of a change. A story is done only when the agent promises COMPLETE and the story is marked \
 done; then it becomes a checkpoint commit on ralph/<change>. A failed attempt is preserved under \
-refs/ralph/<change>/attempts/ and the worktree is reverted before the retry."
+refs/ralph/<change>/attempts/ and the worktree is reverted before the retry. On a terminal, \
+git ralph with no subcommand lists the changes and runs to preview, start, resume or watch."
 )]
 pub struct Cli {
+    /// With none, on a terminal: the selection screen of the changes and
+    /// runs, where Enter previews a run and R starts it.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]

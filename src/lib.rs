@@ -32,10 +32,14 @@ pub mod verification;
 use std::process::ExitCode;
 
 use cli::{Cli, Command};
+use exit::CommandError;
 
 /// Run a parsed command line and map the outcome to an exit status.
 pub fn run(cli: Cli) -> ExitCode {
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return finish(commands::home::run());
+    };
+    let result = match command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
         Command::Watch(args) => commands::watch::run(args),
@@ -49,6 +53,11 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Standin(args) => commands::standin::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
     };
+    finish(result)
+}
+
+/// The exit status of a command, its error printed first.
+fn finish(result: Result<ExitCode, CommandError>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {

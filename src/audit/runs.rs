@@ -19,6 +19,8 @@ pub struct RunSummary {
     pub stories_done: usize,
     pub stories_total: usize,
     pub history: bool,
+    /// When the run last moved, in seconds since the epoch.
+    pub updated_at: u64,
 }
 
 /// The history runs of `change`, oldest first, as (unix time, dir name).
@@ -101,6 +103,7 @@ pub fn list_all(ralph_dir: &Path, lock_holder: Option<&str>) -> Vec<RunSummary> 
             stories_done: state.stories_done(),
             stories_total: state.stories.len(),
             history: found.history,
+            updated_at: state.updated_at,
         })
     };
     let mut runs: Vec<RunSummary> = list_runs(ralph_dir)

@@ -5,6 +5,7 @@ pub mod abort;
 pub mod agents;
 pub mod demo;
 pub mod finish;
+pub mod home;
 pub mod hook;
 pub mod log;
 pub mod show;

@@ -33,7 +33,14 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
             .hint("read the run with 'git ralph log' or 'git ralph show <story>'"));
     }
     let repo = Repo::open_for_recovery(&super::current_dir()?)?;
-    let found = audit::find_run(&repo.ralph_dir(), args.change.as_deref())?;
+    watch(repo, args.change.as_deref())?;
+    Ok(Exit::Success.code())
+}
+
+/// The loop screen on the run `named` (a change, `history/<dir>`, or the
+/// only run), until the user leaves it.
+pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
+    let found = audit::find_run(&repo.ralph_dir(), named)?;
     let state = found.load()?;
     let lock_path = super::lock_path(&repo);
     let change = state.change.clone();
@@ -121,5 +128,5 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let _ = stopper.join();
     drop(follow);
     exit?;
-    Ok(Exit::Success.code())
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! The terminal UI (ratatui + crossterm): the loop screen that `watch` opens
-//! and the run driver can open on `start`, and the selection and preview
-//! screens, as widgets fed by plain data. The terminal is always given back:
+//! and the run driver opens on `start`, and the selection and preview
+//! screens of a bare `git ralph`, as widgets fed by plain data. The terminal is always given back:
 //! on return, on error, on panic (a hook restores it before the message
 //! prints), and on Ctrl-C (raw mode turns it into a key, handled like q).
 //!
@@ -11,6 +11,7 @@
 
 mod app;
 mod driven;
+mod home;
 mod select;
 mod terminal;
 mod view;
@@ -26,9 +27,10 @@ pub use app::{
     StoryItem, StoryState, Tab,
 };
 pub use driven::{LoopScreenView, RunScreen};
+pub use home::{Home, HomeChoice, HomeSource, Problem};
 pub use select::{
-    ChangeEntry, PreviewAction, PreviewData, PreviewScreen, SelectionAction, SelectionData,
-    SelectionScreen, draw_preview, draw_selection,
+    ChangeEntry, PREVIEW_KEYS, PreviewAction, PreviewData, PreviewScreen, PreviewStory,
+    SELECTION_KEYS, SelectionAction, SelectionData, SelectionScreen, draw_preview, draw_selection,
 };
 pub use terminal::TerminalGuard;
 pub use view::{KEYS, Theme, draw};

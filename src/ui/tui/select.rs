@@ -13,6 +13,32 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use super::view::{Theme, too_small};
 use crate::audit::RunSummary;
 
+/// The selection screen's keys, for the documentation.
+pub const SELECTION_KEYS: &[(&str, &str)] = &[
+    ("Up Down  k j", "pick a change or a run"),
+    ("g  G", "the first / the last"),
+    (
+        "Enter",
+        "preview a run of the change (of a stopped run: its resume); open any other run in the loop screen",
+    ),
+    ("w", "open the run in the loop screen"),
+    ("q  Esc", "quit"),
+];
+
+/// The preview screen's keys, for the documentation.
+pub const PREVIEW_KEYS: &[(&str, &str)] = &[
+    (
+        "R",
+        "start the run (or resume it) on the loop screen; when it ends, back to the list",
+    ),
+    ("Up Down  k j  PgUp PgDn  g", "scroll"),
+    (
+        "Tab  Shift-Tab",
+        "the pane to scroll: the first prompt, the stories, the rules",
+    ),
+    ("Esc  q", "back to the list"),
+];
+
 /// An OpenSpec change that could be started.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeEntry {
@@ -26,12 +52,14 @@ pub struct ChangeEntry {
 pub struct SelectionData {
     pub changes: Vec<ChangeEntry>,
     pub runs: Vec<RunSummary>,
+    /// Now, in seconds since the epoch: how long ago runs moved.
+    pub now: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SelectionAction {
     None,
-    /// Preview this change.
+    /// Preview a run of this change (a new one, or the stopped one resumed).
     OpenChange(String),
     /// Open this run (its label) in the loop screen.
     OpenRun(String),
@@ -41,31 +69,62 @@ pub enum SelectionAction {
 pub struct SelectionScreen {
     pub data: SelectionData,
     pub selected: usize,
+    /// What the last run ended with, or why something could not be done.
+    pub message: Option<String>,
 }
 
 impl SelectionScreen {
     pub fn new(data: SelectionData) -> SelectionScreen {
-        SelectionScreen { data, selected: 0 }
+        SelectionScreen {
+            data,
+            selected: 0,
+            message: None,
+        }
     }
 
     fn len(&self) -> usize {
         self.data.changes.len() + self.data.runs.len()
     }
 
+    /// New data (the runs move on); the selection stays in range.
+    pub fn refresh(&mut self, data: SelectionData) {
+        self.data = data;
+        self.selected = self.selected.min(self.len().saturating_sub(1));
+    }
+
+    /// The run under the selection, if it is a run.
+    fn run(&self) -> Option<&RunSummary> {
+        let changes = self.data.changes.len();
+        self.selected
+            .checked_sub(changes)
+            .and_then(|at| self.data.runs.get(at))
+    }
+
     pub fn on_key(&mut self, key: KeyEvent) -> SelectionAction {
+        self.message = None;
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => {
                 self.selected = (self.selected + 1).min(self.len().saturating_sub(1));
             }
+            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => self.selected = self.len().saturating_sub(1),
             KeyCode::Enter => {
-                let changes = self.data.changes.len();
-                if self.selected < changes {
-                    return SelectionAction::OpenChange(
-                        self.data.changes[self.selected].name.clone(),
-                    );
+                if let Some(change) = self.data.changes.get(self.selected) {
+                    return SelectionAction::OpenChange(change.name.clone());
                 }
-                if let Some(run) = self.data.runs.get(self.selected - changes) {
+                if let Some(run) = self.run() {
+                    // A stopped run is previewed to be resumed; any other
+                    // is opened to be watched or browsed.
+                    return if resumable(run) {
+                        SelectionAction::OpenChange(run.change.clone())
+                    } else {
+                        SelectionAction::OpenRun(run.label.clone())
+                    };
+                }
+            }
+            KeyCode::Char('w') => {
+                if let Some(run) = self.run() {
                     return SelectionAction::OpenRun(run.label.clone());
                 }
             }
@@ -76,66 +135,118 @@ impl SelectionScreen {
     }
 }
 
+/// `just now`, `12 min ago`, `3 h ago`, `2 days ago`.
+fn ago(secs: u64) -> String {
+    match secs {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{} min ago", secs / 60),
+        3600..86_400 => format!("{} h ago", secs / 3600),
+        86_400..172_800 => "1 day ago".to_owned(),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
+/// A live run no loop is working on: starting its change resumes it.
+fn resumable(run: &RunSummary) -> bool {
+    !run.history && run.state == "stopped"
+}
+
 pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme) {
     if too_small(frame, theme, (40, 8)) {
         return;
     }
-    let [body, footer] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
-    let mut lines = vec![Line::styled(
-        "OpenSpec changes",
-        Style::default().add_modifier(Modifier::BOLD),
-    )];
-    let row = |selected: bool, text: String| {
+    // A long message wraps, up to three rows.
+    let message_rows = screen.message.as_ref().map_or(0, |text| {
+        let width = usize::from(frame.area().width.max(1));
+        (text.chars().count() + 1).div_ceil(width).min(3) as u16
+    });
+    let [body, message, footer] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(message_rows),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = vec![Line::styled("OpenSpec changes", bold)];
+    let mut selected_line = 0;
+    let mut row = |lines: &mut Vec<Line>, selected: bool, text: String| {
         let style = if selected {
+            selected_line = lines.len();
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
             Style::default()
         };
-        Line::styled(format!("  {text}"), style)
+        lines.push(Line::styled(format!("  {text}"), style));
     };
     if screen.data.changes.is_empty() {
-        lines.push(Line::raw("  (none)"));
+        lines.push(Line::raw("  (none in openspec/changes)"));
     }
     for (at, change) in screen.data.changes.iter().enumerate() {
-        lines.push(row(
+        row(
+            &mut lines,
             at == screen.selected,
             format!(
                 "{}  {}/{} stories done",
                 change.name, change.stories_done, change.stories_total
             ),
-        ));
+        );
     }
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Runs",
-        Style::default().add_modifier(Modifier::BOLD),
-    ));
+    lines.push(Line::styled("Runs", bold));
     if screen.data.runs.is_empty() {
-        lines.push(Line::raw("  (none)"));
+        lines.push(Line::raw("  (none yet)"));
     }
     let offset = screen.data.changes.len();
     for (at, run) in screen.data.runs.iter().enumerate() {
-        lines.push(row(
+        row(
+            &mut lines,
             offset + at == screen.selected,
             format!(
-                "{}  {}{}  {}/{} stories done",
-                run.label,
+                "{}  {}{}  {}/{} stories done  · {}",
+                if run.history {
+                    format!("{} (earlier run)", run.change)
+                } else {
+                    run.label.clone()
+                },
                 run.state,
                 run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
                 run.stories_done,
-                run.stories_total
+                run.stories_total,
+                ago(screen.data.now.saturating_sub(run.updated_at))
             ),
-        ));
+        );
     }
+    // Keep the selection in sight on a long list.
+    let visible = usize::from(body.height.saturating_sub(2)).max(1);
+    let scroll = (selected_line + 1).saturating_sub(visible);
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" git ralph ")),
+        Paragraph::new(lines)
+            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
+            .block(Block::default().borders(Borders::ALL).title(" git ralph ")),
         body,
     );
-    frame.render_widget(
-        Paragraph::new(Line::styled(" ↑↓/jk pick  Enter open  q quit", dim(theme))),
-        footer,
-    );
+    if let Some(text) = &screen.message {
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!(" {text}"), bold))
+                .wrap(ratatui::widgets::Wrap { trim: false }),
+            message,
+        );
+    }
+    let keys = match screen.run() {
+        Some(run) if resumable(run) => " ↑↓/jk pick  Enter preview the resume  w watch  q quit",
+        Some(_) => " ↑↓/jk pick  Enter watch  q quit",
+        None => " ↑↓/jk pick  Enter preview  q quit",
+    };
+    frame.render_widget(Paragraph::new(Line::styled(keys, dim(theme))), footer);
+}
+
+/// The border of the pane the scroll keys move.
+fn focus(focused: bool) -> Style {
+    if focused {
+        Style::default().add_modifier(Modifier::BOLD)
+    } else {
+        Style::default()
+    }
 }
 
 fn dim(theme: Theme) -> Style {
@@ -152,6 +263,8 @@ pub struct PreviewStory {
     pub id: String,
     pub title: String,
     pub done: bool,
+    /// The story the first attempt works on.
+    pub next: bool,
     pub tasks: Vec<(bool, String)>,
 }
 
@@ -168,6 +281,10 @@ pub struct PreviewData {
     pub contract: Vec<String>,
     /// The guardrails: retries, iterations, runtime, budget.
     pub guardrails: Vec<String>,
+    /// What to know first: warnings, an agent not on PATH.
+    pub notes: Vec<String>,
+    /// R resumes a stopped run rather than starting one.
+    pub resumes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,24 +294,54 @@ pub enum PreviewAction {
     Back,
 }
 
+/// The pane of the preview the scroll keys move; Tab goes round them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Prompt,
+    Stories,
+    Rules,
+}
+
 pub struct PreviewScreen {
     pub data: PreviewData,
-    pub scroll: u16,
+    pub focus: Pane,
+    /// The first row shown of each pane: prompt, stories, rules.
+    pub scroll: [u16; 3],
 }
 
 impl PreviewScreen {
     pub fn new(data: PreviewData) -> PreviewScreen {
-        PreviewScreen { data, scroll: 0 }
+        PreviewScreen {
+            data,
+            focus: Pane::Prompt,
+            scroll: [0; 3],
+        }
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> PreviewAction {
+        let scroll = &mut self.scroll[self.focus as usize];
         match key.code {
-            KeyCode::Char('R') | KeyCode::Char('r') => return PreviewAction::Start,
+            KeyCode::Char('R') => return PreviewAction::Start,
             KeyCode::Esc | KeyCode::Char('q') => return PreviewAction::Back,
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = self.scroll.saturating_add(1),
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Tab => {
+                self.focus = match self.focus {
+                    Pane::Prompt => Pane::Stories,
+                    Pane::Stories => Pane::Rules,
+                    Pane::Rules => Pane::Prompt,
+                }
+            }
+            KeyCode::BackTab => {
+                self.focus = match self.focus {
+                    Pane::Prompt => Pane::Rules,
+                    Pane::Stories => Pane::Prompt,
+                    Pane::Rules => Pane::Stories,
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+            KeyCode::PageDown => *scroll = scroll.saturating_add(10),
+            KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+            KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
             _ => {}
         }
         PreviewAction::None
@@ -218,7 +365,11 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     let mut story_lines = Vec::new();
     for story in &data.stories {
         story_lines.push(Line::from(vec![
-            Span::raw(if story.done { "✓ " } else { "· " }),
+            Span::raw(match (story.done, story.next) {
+                (true, _) => "✓ ",
+                (false, true) => "▶ ",
+                (false, false) => "· ",
+            }),
             Span::styled(format!("{}. {}", story.id, story.title), bold),
         ]));
         for (done, task) in &story.tasks {
@@ -229,17 +380,27 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
         }
     }
     frame.render_widget(
-        Paragraph::new(story_lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(format!(" {} · stories ", data.change)),
-        ),
+        Paragraph::new(story_lines)
+            .scroll((screen.scroll[Pane::Stories as usize], 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(if data.resumes {
+                        format!(" {} · resume · stories ", data.change)
+                    } else {
+                        format!(" {} · stories ", data.change)
+                    })
+                    .border_style(focus(screen.focus == Pane::Stories)),
+            ),
         stories,
     );
-    let mut rule_lines = vec![
-        Line::styled("agent", bold),
-        Line::raw(format!("  {}", data.agent_command)),
-    ];
+    let mut rule_lines: Vec<Line> = data
+        .notes
+        .iter()
+        .map(|note| Line::styled(format!("! {note}"), bold))
+        .collect();
+    rule_lines.push(Line::styled("agent", bold));
+    rule_lines.push(Line::raw(format!("  {}", data.agent_command)));
     rule_lines.push(Line::styled("contract", bold));
     rule_lines.extend(
         data.contract
@@ -255,23 +416,34 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     frame.render_widget(
         Paragraph::new(rule_lines)
             .wrap(ratatui::widgets::Wrap { trim: false })
-            .block(Block::default().borders(Borders::ALL).title(" rules ")),
+            .scroll((screen.scroll[Pane::Rules as usize], 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(" rules ")
+                    .border_style(focus(screen.focus == Pane::Rules)),
+            ),
         rules,
     );
     frame.render_widget(
         Paragraph::new(data.first_prompt.as_str())
             .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((screen.scroll, 0))
+            .scroll((screen.scroll[Pane::Prompt as usize], 0))
             .block(
                 Block::default()
                     .borders(Borders::ALL)
-                    .title(" first prompt "),
+                    .title(" first prompt ")
+                    .border_style(focus(screen.focus == Pane::Prompt)),
             ),
         prompt,
     );
     frame.render_widget(
         Paragraph::new(Line::styled(
-            " R start  ↑↓/PgUp/PgDn scroll the prompt  Esc back",
+            if data.resumes {
+                " R resume the run  ↑↓/PgUp/PgDn scroll  Tab next pane  Esc back"
+            } else {
+                " R start the run  ↑↓/PgUp/PgDn scroll  Tab next pane  Esc back"
+            },
             dim(theme),
         )),
         footer,

@@ -244,6 +244,7 @@ fn selection_and_preview_screens() {
                 stories_done: 1,
                 stories_total: 3,
                 history: false,
+                updated_at: 1_700_003_000,
             },
             RunSummary {
                 label: "history/greet-1700000000".into(),
@@ -253,20 +254,34 @@ fn selection_and_preview_screens() {
                 stories_done: 3,
                 stories_total: 3,
                 history: true,
+                updated_at: 1_699_900_000,
             },
         ],
+        now: 1_700_003_700,
     };
     let mut screen = SelectionScreen::new(data);
     assert_eq!(screen.on_key(key(KeyCode::Down)), SelectionAction::None);
+    // A stopped run is previewed to be resumed, or watched with w.
     assert_eq!(
         screen.on_key(key(KeyCode::Enter)),
+        SelectionAction::OpenChange("greet".into())
+    );
+    assert_eq!(
+        screen.on_key(key(KeyCode::Char('w'))),
         SelectionAction::OpenRun("greet".into())
     );
-    screen.selected = 0;
+    // A finished run is opened to be browsed.
+    screen.on_key(key(KeyCode::Char('G')));
+    assert_eq!(
+        screen.on_key(key(KeyCode::Enter)),
+        SelectionAction::OpenRun("history/greet-1700000000".into())
+    );
+    screen.on_key(key(KeyCode::Char('g')));
     assert_eq!(
         screen.on_key(key(KeyCode::Enter)),
         SelectionAction::OpenChange("add-login".into())
     );
+    screen.message = Some("greet: stopped (stopped), 1/3 stories done".into());
     for (name, width, height) in [("selection_80x24", 80, 24), ("selection_160x48", 160, 48)] {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal
@@ -281,6 +296,7 @@ fn selection_and_preview_screens() {
             id: "1".into(),
             title: "Login form".into(),
             done: false,
+            next: true,
             tasks: vec![
                 (true, "1.1 Add the route".into()),
                 (false, "1.2 Add the form".into()),
@@ -291,12 +307,36 @@ fn selection_and_preview_screens() {
         agent_command: "claude -p --output-format stream-json".into(),
         contract: vec!["promise: COMPLETE".into(), "check: cargo test".into()],
         guardrails: vec!["3 retries per story".into(), "no-progress limit 3".into()],
+        notes: vec!["claude is not on PATH".into()],
+        resumes: true,
     });
     assert_eq!(
         preview.on_key(key(KeyCode::Char('R'))),
         PreviewAction::Start
     );
+    assert_eq!(
+        preview.on_key(key(KeyCode::Char('r'))),
+        PreviewAction::None,
+        "only R starts an agent"
+    );
     assert_eq!(preview.on_key(key(KeyCode::Esc)), PreviewAction::Back);
+    // Tab gives the scroll keys to the stories, the rules, and back to
+    // the prompt; each pane keeps its own place.
+    preview.on_key(key(KeyCode::Tab));
+    preview.on_key(key(KeyCode::Down));
+    assert_eq!(preview.scroll, [0, 1, 0]);
+    preview.on_key(key(KeyCode::Tab));
+    preview.on_key(key(KeyCode::PageDown));
+    assert_eq!(preview.scroll, [0, 1, 10]);
+    preview.on_key(key(KeyCode::Tab));
+    preview.on_key(key(KeyCode::Down));
+    assert_eq!(preview.scroll, [1, 1, 10]);
+    preview.on_key(key(KeyCode::BackTab));
+    assert_eq!(preview.focus, select::Pane::Rules);
+    preview.on_key(key(KeyCode::Char('g')));
+    assert_eq!(preview.scroll, [1, 1, 0]);
+    preview.on_key(key(KeyCode::Tab));
+    preview.scroll = [0; 3];
     for (name, width, height) in [("preview_80x24", 80, 24), ("preview_160x48", 160, 48)] {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal
