@@ -132,7 +132,7 @@ fn run(sealed: &Path) {
     // repeats; keep it out of the first repetition.
     Repo::open(&bench.dir).expect("could not open the benchmark repository");
 
-    let operations: [(&str, OursSide, GitSide); 5] = [
+    let operations: [(&str, OursSide, GitSide); 6] = [
         ("checkpoint", Bench::ours_checkpoint, Bench::git_checkpoint),
         ("revert", Bench::ours_revert, Bench::git_revert),
         ("squash", Bench::ours_squash, Bench::git_squash),
@@ -148,6 +148,8 @@ fn run(sealed: &Path) {
             Bench::ours_revert_in_loop,
             Bench::git_revert,
         ),
+        // The loop screen's Diff view of a running attempt.
+        ("live-diff", Bench::ours_live_diff, Bench::git_live_diff),
     ];
     let mut sides: Vec<Sides> = operations.iter().map(|_| Sides::default()).collect();
     let mut opens = Vec::new();
@@ -784,6 +786,39 @@ impl Bench {
         )
     }
 
+    /// The Diff view of a running attempt: the worktree against HEAD,
+    /// untracked files included, hashed in memory.
+    fn ours_live_diff(&mut self) -> (Duration, Duration) {
+        self.prepare_change();
+        self.warm();
+        let started = Instant::now();
+        let repo = self.open();
+        let opened = started.elapsed();
+        let head = repo
+            .head()
+            .expect("HEAD")
+            .commit()
+            .expect("HEAD has a commit");
+        let patch = repo.worktree_patch(head).expect("live diff failed");
+        let total = started.elapsed();
+        assert!(patch.contains("feature/new0.rs"), "the diff missed a file");
+        (opened, total)
+    }
+
+    /// git's nearest read-only equivalent: the tracked changes as a patch,
+    /// and the untracked files listed (git shows no content for them).
+    fn git_live_diff(&mut self) -> Duration {
+        self.prepare_change();
+        self.warm();
+        time_git(
+            &self.dir,
+            &[
+                &["diff", "HEAD"],
+                &["ls-files", "--others", "--exclude-standard"],
+            ],
+        )
+    }
+
     fn git_status_floor(&mut self) -> Duration {
         self.prepare_change();
         self.warm();
@@ -857,6 +892,37 @@ impl Bench {
             ours.contains("?? feature/new0.rs"),
             "the squash lost the run's work"
         );
+        // Live diff: every path git sees changed, and nothing written.
+        self.prepare_change();
+        let objects = git_output(&dir, &["count-objects", "-v"]);
+        let index = fs::read(dir.join(".git/index")).expect("the index");
+        let repo = self.open();
+        let head = repo.head().expect("HEAD").commit().expect("a commit");
+        let patch = repo.worktree_patch(head).expect("live diff failed");
+        for line in status(&dir).lines() {
+            // `XY path`; the output's first space may have been trimmed.
+            let (_, path) = line.trim_start().split_once(' ').expect("a status line");
+            let path = path.trim_start();
+            assert!(
+                patch.contains(&format!("diff --git a/{path} b/{path}")),
+                "the live diff misses {line:?}; it names:\n{}",
+                patch
+                    .lines()
+                    .filter(|l| l.starts_with("diff --git"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+        assert!(
+            !patch.contains("build.log"),
+            "the live diff shows an ignored file"
+        );
+        assert_eq!(
+            git_output(&dir, &["count-objects", "-v"]),
+            objects,
+            "the live diff wrote objects"
+        );
+        assert_eq!(fs::read(dir.join(".git/index")).expect("the index"), index);
         self.reset_to_start();
     }
 

@@ -6,6 +6,7 @@
 
 mod follow;
 mod index;
+mod live_diff;
 mod runs;
 
 use std::path::{Path, PathBuf};
@@ -421,8 +422,8 @@ fn prompt_path(run_dir: &Path, log: &str) -> PathBuf {
 }
 
 /// Details of an attempt that are files or git objects rather than events,
-/// for the terminal UI. `None` means not available (yet): a running attempt
-/// has no diff.
+/// for the terminal UI. `None` means not available (yet). The diff of the
+/// attempt at work is the worktree as it is now; ask again to refresh it.
 pub trait AttemptDetails: Send {
     fn prompt(&self, story: &str, attempt: u32) -> Option<String>;
     fn diff(&self, story: &str, attempt: u32) -> Option<String>;
@@ -448,6 +449,8 @@ impl AttemptDetails for NoDetails {
 pub struct RunDetails {
     repo: Repo,
     files: RunFiles,
+    /// Started at the first look at a running attempt's diff.
+    live: std::cell::OnceCell<live_diff::LiveDiff>,
 }
 
 impl RunDetails {
@@ -455,6 +458,7 @@ impl RunDetails {
         RunDetails {
             repo,
             files: RunFiles::new(dir),
+            live: std::cell::OnceCell::new(),
         }
     }
 
@@ -472,10 +476,16 @@ impl AttemptDetails for RunDetails {
 
     fn diff(&self, story: &str, attempt: u32) -> Option<String> {
         let record = self.record(story, attempt)?;
-        if record.outcome == AttemptOutcome::Running {
-            return None;
+        if record.outcome != AttemptOutcome::Running {
+            return attempt_patch(&self.repo, &record);
         }
-        attempt_patch(&self.repo, &record)
+        // The attempt at work: the worktree as it is now, read off this
+        // thread.
+        self.live
+            .get_or_init(|| {
+                live_diff::LiveDiff::start(self.repo.workdir().to_owned(), self.files.dir.clone())
+            })
+            .diff(story, attempt)
     }
 
     fn checks(&self, story: &str, attempt: u32) -> Option<Vec<CheckResult>> {

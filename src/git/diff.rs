@@ -4,7 +4,7 @@
 use gix::bstr::ByteSlice;
 
 use super::ObjectId;
-use super::error::{Context, GitFailure};
+use super::error::{Context, GitFailure, OpError};
 use super::open::Repo;
 
 /// A file that differs between two trees.
@@ -114,6 +114,26 @@ impl Repo {
             Some(parent) => self.commit_tree(parent)?,
             None => self.repo.empty_tree().id,
         };
+        self.tree_patch(old_tree, new_tree)
+    }
+
+    /// `git diff <base>` with untracked files included, as `git add -A`
+    /// would see them: the worktree as it is now against `base`'s tree. The
+    /// objects this takes are hashed in memory and never written, and the
+    /// index is left alone, so a running loop is not disturbed.
+    pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
+        let scratch = Repo {
+            repo: self.repo.clone().with_object_memory(),
+            index_cache: Default::default(),
+            scratch: self.scratch.clone(),
+        };
+        let old_tree = scratch.commit_tree(base)?;
+        let new_tree = scratch.fingerprint()?;
+        Ok(scratch.tree_patch(old_tree, new_tree)?)
+    }
+
+    /// The unified patch from tree `old_tree` to tree `new_tree`.
+    fn tree_patch(&self, old_tree: ObjectId, new_tree: ObjectId) -> Result<String, GitFailure> {
         let mut patch = String::new();
         for file in self.changed_files(old_tree, new_tree)? {
             let old = file.old.map(|id| self.blob_text(id, PATCH_BLOB_LIMIT));

@@ -19,6 +19,10 @@ use crate::ui::transcript::{LineKind, event_lines};
 pub const OUTPUT_CAP_BYTES: usize = 4 << 20;
 /// Stop presses within this window force-quit at the third.
 const FORCE_QUIT_WINDOW: Duration = Duration::from_secs(3);
+/// How often the Diff tab of a running attempt looks at the worktree again.
+pub const LIVE_DIFF_EVERY: Duration = Duration::from_secs(2);
+/// How often a running attempt's first diff is asked for until it comes.
+const FIRST_DIFF_EVERY: Duration = Duration::from_millis(250);
 /// After this long stopping, the force-quit hint shows.
 const HINT_AFTER: Duration = Duration::from_secs(5);
 
@@ -132,6 +136,11 @@ pub struct AttemptItem {
     pub checks_failed: Vec<String>,
     pub prompt: Option<String>,
     pub diff: Option<String>,
+    /// When the diff was last asked for; a running attempt's is refreshed
+    /// every [`LIVE_DIFF_EVERY`].
+    diff_asked: Option<Instant>,
+    /// The diff shown was taken while the attempt ran.
+    diff_live: bool,
     pub checks: Option<Vec<CheckResult>>,
 }
 
@@ -150,6 +159,8 @@ impl AttemptItem {
             checks_failed: Vec::new(),
             prompt: None,
             diff: None,
+            diff_asked: None,
+            diff_live: false,
             checks: None,
         }
     }
@@ -541,7 +552,7 @@ impl App {
     }
 
     /// Fetch what the selected tab needs and is not an event.
-    pub fn load_details(&mut self, details: &dyn AttemptDetails) {
+    pub fn load_details(&mut self, details: &dyn AttemptDetails, now: Instant) {
         let tab = self.tab;
         let Some(at) = self.attempt_index() else {
             return;
@@ -555,9 +566,32 @@ impl App {
                 attempt.prompt = details.prompt(&id, attempt.number);
                 self.dirty |= attempt.prompt.is_some();
             }
-            Tab::Diff if attempt.diff.is_none() && finished => {
-                attempt.diff = details.diff(&id, attempt.number);
-                self.dirty |= attempt.diff.is_some();
+            Tab::Diff => {
+                let due = if finished {
+                    // Once, or once more after the attempt ended.
+                    attempt.diff_asked.is_none() || attempt.diff_live
+                } else {
+                    // Often until a first diff arrives, then every so often.
+                    let every = if attempt.diff.is_none() {
+                        FIRST_DIFF_EVERY
+                    } else {
+                        LIVE_DIFF_EVERY
+                    };
+                    attempt
+                        .diff_asked
+                        .is_none_or(|at| now.duration_since(at) >= every)
+                };
+                if due {
+                    let diff = details.diff(&id, attempt.number);
+                    self.dirty |= diff != attempt.diff;
+                    // A running attempt keeps its last diff when the
+                    // worktree cannot be read for a moment.
+                    if diff.is_some() || finished {
+                        attempt.diff = diff;
+                    }
+                    attempt.diff_asked = Some(now);
+                    attempt.diff_live = !finished;
+                }
             }
             Tab::Checks if attempt.checks.is_none() && finished => {
                 attempt.checks = details.checks(&id, attempt.number);

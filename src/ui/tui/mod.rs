@@ -23,8 +23,8 @@ use crossterm::event::{self, Event as TermEvent, KeyEventKind};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, error::TryRecvError};
 
 pub use app::{
-    Action, App, AttemptDetails, AttemptItem, Mode, NoDetails, OUTPUT_CAP_BYTES, Output, Search,
-    StoryItem, StoryState, Tab,
+    Action, App, AttemptDetails, AttemptItem, LIVE_DIFF_EVERY, Mode, NoDetails, OUTPUT_CAP_BYTES,
+    Output, Search, StoryItem, StoryState, Tab,
 };
 pub use driven::{LoopScreenView, RunScreen};
 pub use home::{Home, HomeChoice, HomeSource, Problem};
@@ -123,7 +123,7 @@ fn event_loop(
         }
         let now = Instant::now();
         app.tick(now_ms(), now);
-        app.load_details(details);
+        app.load_details(details, now);
         let due = last_frame.is_none_or(|at| now.duration_since(at) >= FRAME);
         if app.dirty && due {
             guard.terminal.draw(|frame| draw(frame, &mut app, theme))?;

@@ -217,6 +217,85 @@ fn diff_checks_and_events_tabs() {
     insta::assert_snapshot!("events_80x24", render(&mut app, 80, 24));
 }
 
+/// Details whose diff changes at every look, counting the looks; with
+/// `slow`, the first looks find nothing yet.
+struct Worktree {
+    looks: std::cell::Cell<u32>,
+    slow: u32,
+}
+
+impl AttemptDetails for Worktree {
+    fn prompt(&self, _: &str, _: u32) -> Option<String> {
+        None
+    }
+    fn diff(&self, _: &str, _: u32) -> Option<String> {
+        self.looks.set(self.looks.get() + 1);
+        (self.looks.get() > self.slow).then(|| format!("+++ b/a.txt\n+look {}\n", self.looks.get()))
+    }
+    fn checks(&self, _: &str, _: u32) -> Option<Vec<CheckResult>> {
+        None
+    }
+}
+
+#[test]
+fn the_diff_of_a_running_attempt_follows_the_worktree() {
+    let mut app = sample(Mode::Loop);
+    press(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.tab, Tab::Diff);
+    let (_, attempt) = app.selected().unwrap();
+    assert_eq!(attempt.unwrap().outcome, AttemptOutcome::Running);
+    let worktree = Worktree {
+        looks: Default::default(),
+        slow: 0,
+    };
+    let t0 = Instant::now();
+    app.load_details(&worktree, t0);
+    assert_eq!(worktree.looks.get(), 1);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("live: the worktree"), "{screen}");
+    assert!(screen.contains("+look 1"), "{screen}");
+    app.load_details(&worktree, t0 + Duration::from_millis(500));
+    assert_eq!(worktree.looks.get(), 1, "not looked at again within 2 s");
+    app.load_details(&worktree, t0 + LIVE_DIFF_EVERY);
+    assert_eq!(worktree.looks.get(), 2);
+    assert!(render(&mut app, 80, 24).contains("+look 2"));
+    // The attempt ends: one last look gives its final diff, then no more.
+    let at = app.attempt_index().unwrap();
+    let story = app.selected_story;
+    app.stories[story].attempts[at].outcome = AttemptOutcome::Complete;
+    app.load_details(&worktree, t0 + LIVE_DIFF_EVERY + Duration::from_millis(10));
+    assert_eq!(worktree.looks.get(), 3);
+    let screen = render(&mut app, 80, 24);
+    assert!(!screen.contains("live:"), "{screen}");
+    app.load_details(&worktree, t0 + LIVE_DIFF_EVERY * 5);
+    assert_eq!(
+        worktree.looks.get(),
+        3,
+        "a finished attempt's diff is final"
+    );
+}
+
+#[test]
+fn a_first_live_diff_is_asked_for_again_soon_but_not_every_frame() {
+    let mut app = sample(Mode::Loop);
+    press(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    let worktree = Worktree {
+        looks: Default::default(),
+        slow: 2,
+    };
+    let t0 = Instant::now();
+    app.load_details(&worktree, t0);
+    app.load_details(&worktree, t0 + Duration::from_millis(50));
+    assert_eq!(worktree.looks.get(), 1, "not at every frame");
+    app.load_details(&worktree, t0 + Duration::from_millis(250));
+    assert_eq!(worktree.looks.get(), 2);
+    app.load_details(&worktree, t0 + Duration::from_millis(500));
+    assert_eq!(worktree.looks.get(), 3);
+    assert!(render(&mut app, 80, 24).contains("+look 3"));
+    app.load_details(&worktree, t0 + Duration::from_millis(750));
+    assert_eq!(worktree.looks.get(), 3, "then only every 2 s");
+}
+
 #[test]
 fn help_and_a_terminal_too_small() {
     let mut app = sample(Mode::Loop);

@@ -377,10 +377,20 @@ fn tab_lines(app: &App, theme: Theme) -> (Vec<(Style, String)>, Option<usize>) {
             None => (vec![(theme.dim(), "no prompt recorded".to_owned())], None),
         },
         Tab::Diff => match &attempt.diff {
+            Some(diff) if diff.is_empty() && running => {
+                (vec![(theme.dim(), "no change yet (live)".to_owned())], None)
+            }
             Some(diff) if diff.is_empty() => (vec![(theme.dim(), "no change".to_owned())], None),
             Some(diff) => (
-                diff.lines()
-                    .map(|line| {
+                running
+                    .then(|| {
+                        (
+                            theme.dim(),
+                            "live: the worktree against the story's checkpoint".to_owned(),
+                        )
+                    })
+                    .into_iter()
+                    .chain(diff.lines().map(|line| {
                         let style = if line.starts_with("+++") || line.starts_with("---") {
                             theme.bold()
                         } else if line.starts_with('+') {
@@ -393,14 +403,14 @@ fn tab_lines(app: &App, theme: Theme) -> (Vec<(Style, String)>, Option<usize>) {
                             Style::default()
                         };
                         (style, line.to_owned())
-                    })
+                    }))
                     .collect(),
                 None,
             ),
             None if running => (
                 vec![(
                     theme.dim(),
-                    "the diff shows once the attempt ends".to_owned(),
+                    "no diff yet: the worktree is being read".to_owned(),
                 )],
                 None,
             ),
