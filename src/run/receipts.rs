@@ -6,20 +6,34 @@
 
 use std::io::Write;
 
-use super::story_loop::StoryLoop;
+use super::story_loop::{AgentVersion, StoryLoop};
 
 impl StoryLoop {
+    /// The agent CLI's version, waiting for the question asked at the
+    /// start if it is still out.
+    async fn agent_version(&mut self) -> Option<String> {
+        if let AgentVersion::Asking(task) = &mut self.agent_version {
+            self.agent_version = AgentVersion::Known(task.await.ok().flatten());
+        }
+        match &self.agent_version {
+            AgentVersion::Known(version) => version.clone(),
+            AgentVersion::Asking(_) => None,
+        }
+    }
+
     /// The trailer block of the checkpoint for `attempt` at `story`.
-    pub(super) fn receipt(&mut self, story: &str, attempt: u32) -> String {
+    pub(super) async fn receipt(&mut self, story: &str, attempt: u32) -> String {
+        let version = self.agent_version().await;
         let max = if self.settings.once {
             1
         } else {
             self.settings.max_retries + 1
         };
         let settings = &self.state.settings;
-        let agent = match &settings.agent_command {
-            Some(command) => format!("command {command}"),
-            None => settings.agent.clone(),
+        let agent = match (&settings.agent_command, &version) {
+            (Some(command), _) => format!("command {command}"),
+            (None, Some(version)) => format!("{} {version}", settings.agent),
+            (None, None) => settings.agent.clone(),
         };
         let model = settings.model.as_deref().unwrap_or("default model");
         let change = self.settings.change.to_string();

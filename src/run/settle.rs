@@ -36,7 +36,7 @@ impl StoryLoop {
             "ralph({}): story {} {}{suffix}",
             self.settings.change, story.id, story.title
         );
-        let receipt = self.receipt(&story.id, attempt);
+        let receipt = self.receipt(&story.id, attempt).await;
         let message = format!("{subject}\n\n{receipt}");
         let checkpoint = self
             .with_repo(move |repo| repo.checkpoint(&message))

@@ -78,6 +78,16 @@ pub struct StoryLoop {
     sink: EventSink,
     pub(super) stop: watch::Receiver<bool>,
     session_started: Instant,
+    /// The agent CLI's version, for the receipts: asked while the first
+    /// attempt runs, so that a slow `--version` never delays the start.
+    pub(super) agent_version: AgentVersion,
+}
+
+/// A preset CLI's version: being asked, or known (`None` when it gave
+/// none, or the agent is a command run through `sh -c`).
+pub(super) enum AgentVersion {
+    Asking(tokio::task::JoinHandle<Option<String>>),
+    Known(Option<String>),
 }
 
 impl StoryLoop {
@@ -101,6 +111,7 @@ impl StoryLoop {
             sink,
             stop,
             session_started: Instant::now(),
+            agent_version: AgentVersion::Known(None),
         })
     }
 
@@ -119,6 +130,12 @@ impl StoryLoop {
     }
 
     async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
+        if self.state.settings.agent_command.is_none() {
+            let program = self.settings.agent.program.clone();
+            self.agent_version = AgentVersion::Asking(tokio::spawn(async move {
+                crate::verification::version(&program).await
+            }));
+        }
         self.state.status = RunStatus::Running;
         self.state.reason = None;
         self.state.pid = Some(std::process::id());

@@ -269,6 +269,7 @@ fn install_cli_leaving(repo: &TestRepo, program: &str, transcript: &Path, scratc
     fs::create_dir_all(&records).expect("records dir");
     let script = format!(
         r#"#!/bin/sh
+if [ "$1" = --version ]; then echo "{program} 9.9.9 (stand-in)"; exit 0; fi
 rec={records}
 printf '%s\0' "$@" > "$rec/argv"
 env > "$rec/env"
@@ -279,6 +280,7 @@ cat {transcript}
 exit {code}
 "#,
         records = quote(&records),
+        program = program,
         tasks = TASKS,
         transcript = quote(transcript),
         code = exit_code_of(transcript),
@@ -438,6 +440,12 @@ fn completes(preset: &str) {
     );
     let tasks = repo.git(&["show", &format!("{branch}:{TASKS}")]);
     assert!(tasks.contains("- [x] 1.1"), "{tasks}");
+    // The receipt names the CLI at the version it gave.
+    let trailers = repo.git(&["log", "-1", "--format=%(trailers:key=Ralph-Agent)", &branch]);
+    assert!(
+        trailers.starts_with(&format!("Ralph-Agent: {preset} 9.9.9 (")),
+        "{trailers}"
+    );
     assert_eq!(repo.status_porcelain(), untracked_scratch(case));
 
     // The parsed events were logged, ending in the agent's own final word.
