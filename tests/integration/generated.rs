@@ -323,9 +323,25 @@ fn keys_section() -> Section {
          n/max, elapsed time, tokens, cost and agent; the stories with their state and attempts \
          on the left; the selected attempt on the right, in the views Output (the agent's \
          messages and tool calls, in full), Prompt, Diff (against the checkpoint it started \
-         from), Checks and Events. The keys:",
+         from; live while the attempt runs), Checks and Events. The keys:",
     );
     for (key, meaning) in git_ralph::ui::tui::KEYS {
+        term(&mut roff, key, meaning);
+    }
+    paragraph(
+        &mut roff,
+        "git ralph with no subcommand, on a terminal, opens the selection screen: the \
+         repository's OpenSpec changes and every run with its state. Its keys:",
+    );
+    for (key, meaning) in git_ralph::ui::tui::SELECTION_KEYS {
+        term(&mut roff, key, meaning);
+    }
+    paragraph(
+        &mut roff,
+        "The preview shows the stories with their tasks, the exact first prompt, the agent's \
+         command line, the contract and the guardrails. Its keys:",
+    );
+    for (key, meaning) in git_ralph::ui::tui::PREVIEW_KEYS {
         term(&mut roff, key, meaning);
     }
     Section {
@@ -362,8 +378,8 @@ fn contract_section() -> Section {
     paragraph(
         &mut roff,
         "Every checkpoint commit carries trailers that git interpret-trailers --parse reads: \
-         Ralph-Change, Ralph-Story, Ralph-Attempt (<n> of <max>), Ralph-Agent (the preset, or \
-         command and its text, then the model), Ralph-Tokens, Ralph-Cost (when the agent reported \
+         Ralph-Change, Ralph-Story, Ralph-Attempt (<n> of <max>), Ralph-Agent (the preset and \
+         the version its CLI gives, or command and its text, then the model), Ralph-Tokens, Ralph-Cost (when the agent reported \
          one), Ralph-Checks (<name> passed, and so on, when checks ran) and Ralph-Flag (when flagged). \
          They are also appended to <git-dir>/ralph/<change>/receipts.txt, since finish \
          --cleanup squashes the checkpoints away.",
@@ -512,6 +528,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
     let cmd = cli();
     let mut pages = Vec::new();
     let mut main = vec![
+        keys_section(),
         configuration_section(),
         files_section(),
         refs_section(),
@@ -531,7 +548,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
             extra.push(prompt_section());
             extra.push(contract_section());
         }
-        if name == "watch" {
+        if name == "watch" || name == "start" {
             extra.push(keys_section());
         }
         extra.push(files_section());
@@ -982,10 +999,25 @@ fn readme_tables() -> Vec<(&'static str, String)> {
             markdown_cell(meaning)
         );
     }
+    let mut home = String::from("| screen | key | what it does |\n|---|---|---|\n");
+    for (screen, table) in [
+        ("selection", git_ralph::ui::tui::SELECTION_KEYS),
+        ("preview", git_ralph::ui::tui::PREVIEW_KEYS),
+    ] {
+        for (key, meaning) in table {
+            let _ = writeln!(
+                home,
+                "| {screen} | {} | {} |",
+                markdown_cell(key),
+                markdown_cell(meaning)
+            );
+        }
+    }
     vec![
         ("config-keys", config),
         ("exit-status", exit),
         ("tui-keys", keys),
+        ("home-keys", home),
     ]
 }
 
