@@ -39,7 +39,12 @@ fn wait_for_agent(repo: &TestRepo, story: &str, attempt: u32, marker: &str) {
     wait_until(
         &format!("the agent of story {story} attempt {attempt} is at work"),
         PATIENCE,
-        || pid_file.exists() && repo.path(marker).exists(),
+        // Written, not only created: the agent is killed mid-attempt, and
+        // what it wrote must be there to be preserved.
+        || {
+            pid_file.exists()
+                && std::fs::metadata(repo.path(marker)).is_ok_and(|meta| meta.len() > 0)
+        },
     );
 }
 

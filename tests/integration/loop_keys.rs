@@ -58,7 +58,10 @@ fn three_interrupts_within_three_seconds_force_quit_and_the_run_resumes() {
     wait_until(
         "the second story's agent runs",
         Duration::from_secs(20),
-        || repo.record_dir().join("pid-2-1").exists() && repo.path("half.txt").exists(),
+        || {
+            repo.record_dir().join("pid-2-1").exists()
+                && std::fs::metadata(repo.path("half.txt")).is_ok_and(|meta| meta.len() > 0)
+        },
     );
     for _ in 0..3 {
         background.signal(Signal::SIGINT);
