@@ -200,14 +200,20 @@ fn show_prints_prompt_transcript_diff_and_checks_of_one_attempt() {
     assert_eq!(snapshot(&repo), before, "show changed nothing");
 }
 
-/// A tmux server of the test's own, driving one pane.
+/// A tmux server of the test's own, driving its panes.
 struct Tmux {
     socket: String,
+    /// The first pane's id.
+    first: String,
 }
 
 impl Tmux {
     /// `None` (and a message) when tmux is not installed.
     fn start(repo: &TestRepo, command: &str) -> Option<Tmux> {
+        Tmux::start_sized(repo, command, (100, 30))
+    }
+
+    fn start_sized(repo: &TestRepo, command: &str, (width, height): (u16, u16)) -> Option<Tmux> {
         if std::process::Command::new("tmux")
             .arg("-V")
             .output()
@@ -221,16 +227,38 @@ impl Tmux {
             std::process::id(),
             repo.dir.path().file_name().unwrap().to_string_lossy()
         );
-        let tmux = Tmux { socket };
+        let mut tmux = Tmux {
+            socket,
+            first: String::new(),
+        };
         let mut cmd = tmux.command();
         repo.lock(&mut cmd);
         cmd.env("LC_ALL", "C.UTF-8").env_remove("NO_COLOR");
-        cmd.args(["new-session", "-d", "-x", "100", "-y", "30", "-c"])
+        cmd.args(["new-session", "-d", "-P", "-F", "#{pane_id}", "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg("-c")
             .arg(&repo.root)
             .arg(command);
         let output = cmd.output().expect("tmux runs");
         assert!(output.status.success(), "{}", stderr(&output));
+        tmux.first = stdout(&output).trim().to_owned();
         Some(tmux)
+    }
+
+    /// Open a second pane below the first, running `command`; its id.
+    fn split(&self, repo: &TestRepo, command: &str) -> String {
+        let mut cmd = self.command();
+        repo.lock(&mut cmd);
+        cmd.args(["split-window", "-v", "-P", "-F", "#{pane_id}", "-t"])
+            .arg(&self.first)
+            .arg("-c")
+            .arg(&repo.root)
+            .arg(command);
+        let output = cmd.output().expect("tmux split-window");
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output).trim().to_owned()
     }
 
     fn command(&self) -> std::process::Command {
@@ -240,9 +268,13 @@ impl Tmux {
     }
 
     fn keys(&self, keys: &[&str]) {
+        self.keys_in(&self.first, keys);
+    }
+
+    fn keys_in(&self, pane: &str, keys: &[&str]) {
         let status = self
             .command()
-            .args(["send-keys", "-t", "0"])
+            .args(["send-keys", "-t", pane])
             .args(keys)
             .status()
             .expect("tmux send-keys");
@@ -250,19 +282,43 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
+        self.screen_of(&self.first)
+    }
+
+    fn screen_of(&self, pane: &str) -> String {
         let output = self
             .command()
-            .args(["capture-pane", "-p", "-t", "0"])
+            .args(["capture-pane", "-p", "-t", pane])
             .output()
             .expect("tmux capture-pane");
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// Wait until the screen shows `text`.
+    /// Press `key` in the first pane until it shows `text`: for what a
+    /// pane holds below its fold, wherever this machine's paths (in the
+    /// agent's command line, say) put it.
+    fn scroll_to(&self, key: &str, text: &str) -> String {
+        for _ in 0..60 {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            self.keys(&[key]);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("scrolling never showed {text:?}:\n{}", self.screen());
+    }
+
+    /// Wait until the first pane shows `text`.
     fn wait_for(&self, text: &str) -> String {
+        self.wait_in(&self.first, text)
+    }
+
+    /// Wait until `pane` shows `text`.
+    fn wait_in(&self, pane: &str, text: &str) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {
-            let screen = self.screen();
+            let screen = self.screen_of(pane);
             if screen.contains(text) {
                 return screen;
             }
@@ -392,8 +448,12 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
 /// `git ralph start` on a terminal, in tmux: the loop screen, the way a
 /// person uses it.
 fn start_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
+    start_in_tmux_sized(repo, agent, (100, 30))
+}
+
+fn start_in_tmux_sized(repo: &TestRepo, agent: &Path, size: (u16, u16)) -> Option<Tmux> {
     let binary = env!("CARGO_BIN_EXE_git-ralph");
-    Tmux::start(
+    Tmux::start_sized(
         repo,
         &format!(
             "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --on-finish keep; echo start-exited-$?; sleep 30",
@@ -402,6 +462,7 @@ fn start_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
             shell_quote(binary),
             shell_quote(&agent_command(repo)),
         ),
+        size,
     )
 }
 
@@ -463,5 +524,381 @@ fn three_q_presses_force_quit_the_loop_screen_and_the_run_resumes() {
     let finish = script(&repo, &story_done("2"));
     let resumed = start(&repo, &finish, &["--on-finish", "keep"]);
     assert_exit(&resumed, 0);
+    repo.assert_fsck_clean();
+}
+
+/// Every loose object and the index, as bytes: what a read-only look at
+/// the worktree must leave as it is.
+fn objects_and_index(repo: &TestRepo) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    collect(&git_dir(repo).join("objects"), &mut files);
+    files.push((
+        "index".into(),
+        fs::read(git_dir(repo).join("index")).unwrap(),
+    ));
+    files.sort();
+    files
+}
+
+#[test]
+fn the_diff_tab_follows_a_running_attempt_in_the_loop_and_in_a_second_pane() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nwrite farewell.txt half a farewell\\n\n\
+             say Story two is writing.\nsleep 60\n",
+            finish_story("1")
+        ),
+    );
+    let Some(tmux) = start_in_tmux_sized(&repo, &agent, (120, 50)) else {
+        return;
+    };
+    tmux.wait_for("Story two is writing.");
+    let before = objects_and_index(&repo);
+    // Output → Prompt → Diff: the attempt's work so far, while it runs.
+    tmux.keys(&["Tab", "Tab"]);
+    let screen = tmux.wait_for("+half a farewell");
+    assert!(screen.contains("live: the worktree"), "{screen}");
+    assert!(screen.contains("farewell.txt"), "{screen}");
+
+    // A second pane watches the same run and sees the same live diff.
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let watcher = tmux.split(
+        &repo,
+        &format!(
+            "{} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(binary)
+        ),
+    );
+    tmux.wait_in(&watcher, "Story two is writing.");
+    tmux.keys_in(&watcher, &["Tab", "Tab"]);
+    let screen = tmux.wait_in(&watcher, "+half a farewell");
+    assert!(screen.contains("live: the worktree"), "{screen}");
+    // The agent writes more; the diff follows within its refresh.
+    fs::write(
+        repo.root.join("farewell.txt"),
+        "half a farewell\nand the other half\n",
+    )
+    .unwrap();
+    tmux.wait_in(&watcher, "+and the other half");
+    tmux.wait_for("+and the other half");
+    assert_eq!(
+        objects_and_index(&repo),
+        before,
+        "looking at the worktree wrote no object and left the index alone"
+    );
+
+    // The watcher leaves; the loop goes on until q stops it.
+    tmux.keys_in(&watcher, &["q"]);
+    tmux.wait_in(&watcher, "watch-exited-0");
+    assert_eq!(state(&repo)["status"], "running");
+    tmux.keys(&["q"]);
+    tmux.wait_for("start-exited-130");
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    repo.assert_fsck_clean();
+}
+
+/// A bare `git ralph` in tmux, with the agent and the ending configured as
+/// a user would (`ralph.agentCommand`, `ralph.onFinish`).
+fn home_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
+    repo.git(&["config", "ralph.agentCommand", &agent_command(repo)]);
+    repo.git(&["config", "ralph.onFinish", "keep"]);
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    Tmux::start_sized(
+        repo,
+        &format!(
+            "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {}; echo home-exited-$?; sleep 30",
+            shell_quote(&agent.to_string_lossy()),
+            shell_quote(&repo.record_dir().to_string_lossy()),
+            shell_quote(binary),
+        ),
+        (120, 40),
+    )
+}
+
+#[test]
+fn bare_git_ralph_selects_previews_starts_stops_back_to_the_list_and_resumes() {
+    let repo = project(TWO_STORIES);
+    let agent = thinking_in_story_two(&repo);
+    let planned = start(&repo, &agent, &["--dry-run", "--json"]);
+    let planned: Value = serde_json::from_slice(&planned.stdout).expect("--dry-run --json");
+    let head = repo.git(&["symbolic-ref", "HEAD"]);
+    let Some(tmux) = home_in_tmux(&repo, &agent) else {
+        return;
+    };
+    let screen = tmux.wait_for("OpenSpec changes");
+    assert!(
+        screen.contains(&format!("{CHANGE}  0/2 stories done")),
+        "{screen}"
+    );
+    assert!(screen.contains("(none yet)"), "no run yet:\n{screen}");
+
+    // Enter: the preview, exactly what the run would do; nothing written.
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("first prompt");
+    let prompt = planned["prompt"].as_str().unwrap();
+    let first_line = prompt.lines().find(|line| !line.trim().is_empty()).unwrap();
+    let shown: String = first_line.chars().take(60).collect();
+    assert!(screen.contains(&shown), "{shown:?} missing:\n{screen}");
+    assert!(screen.contains("1. Greeting"), "{screen}");
+    assert!(screen.contains("[ ] 1.1 Create hello.txt"), "{screen}");
+    assert!(screen.contains("R start the run"), "{screen}");
+    // The guardrails are below the agent's command line, as long as
+    // this machine's paths make it: Tab to the rules pane and scroll.
+    tmux.keys(&["Tab", "Tab"]);
+    tmux.scroll_to("j", "attempts per story: 4");
+    assert!(
+        !git_dir(&repo).join("ralph").exists(),
+        "a preview writes nothing"
+    );
+    assert_eq!(repo.git(&["symbolic-ref", "HEAD"]), head);
+
+    // R starts the run on its loop screen; q stops it and returns here.
+    tmux.keys(&["R"]);
+    tmux.wait_for("Story two is thinking");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("Enter on it resumes");
+    assert!(screen.contains("OpenSpec changes"), "{screen}");
+    assert!(screen.contains(&format!("{CHANGE}: stopped")), "{screen}");
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
+
+    // w on the run opens it in the loop screen; q comes back.
+    tmux.keys(&["j", "w"]);
+    tmux.wait_for("Story two is thinking");
+    tmux.wait_for("q leave");
+    tmux.keys(&["q"]);
+    tmux.wait_for("Enter preview the resume");
+
+    // Enter on the stopped run previews the resume; R resumes it to the end.
+    fs::write(&agent, story_done("2")).unwrap();
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("R resume the run");
+    tmux.keys(&["R"]);
+    tmux.wait_for("done (completed)");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("2/2 stories done");
+    assert!(screen.contains("OpenSpec changes"), "{screen}");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("home-exited-0");
+    assert!(
+        !screen.contains("OpenSpec changes"),
+        "the terminal is given back:\n{screen}"
+    );
+    let run = state(&repo);
+    assert_eq!(run["reason"], "completed");
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn bare_git_ralph_without_a_terminal_says_what_to_run() {
+    let repo = project(TWO_STORIES);
+    let output = ralph_cmd(&repo, &[]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(err.contains("needs a subcommand"), "{err}");
+    assert!(err.contains("git ralph --help"), "{err}");
+}
+
+#[test]
+fn r_on_a_change_with_nothing_to_do_is_refused_on_the_list_and_changes_nothing() {
+    let repo = project(&TWO_STORIES.replace("- [ ]", "- [x]"));
+    let agent = thinking_in_story_two(&repo);
+    let before = (
+        repo.git(&["symbolic-ref", "HEAD"]),
+        repo.status_porcelain(),
+        repo.git(&["for-each-ref"]),
+    );
+    let Some(tmux) = home_in_tmux(&repo, &agent) else {
+        return;
+    };
+    tmux.wait_for(&format!("{CHANGE}  2/2 stories done"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("every story is done: no agent would start");
+    tmux.keys(&["R"]);
+    let screen = tmux.wait_for(&format!("could not start {CHANGE}"));
+    assert!(
+        screen.contains("give the agent work"),
+        "the hint is shown:\n{screen}"
+    );
+    assert!(screen.contains("OpenSpec changes"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("home-exited-0");
+    assert!(
+        !git_dir(&repo).join("ralph").exists(),
+        "a refused start leaves no trace"
+    );
+    assert_eq!(
+        (
+            repo.git(&["symbolic-ref", "HEAD"]),
+            repo.status_porcelain(),
+            repo.git(&["for-each-ref"]),
+        ),
+        before
+    );
+    assert_eq!(script_calls(&agent), 0, "no agent ran");
+}
+
+#[test]
+fn the_loop_screen_lists_the_pending_stories_from_the_first_frame() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, "[story=1]\nsay Story one is thinking.\nsleep 60\n");
+    let Some(tmux) = start_in_tmux(&repo, &agent) else {
+        return;
+    };
+    let screen = tmux.wait_for("Story one is thinking.");
+    assert!(screen.contains("story 1/2"), "{screen}");
+    assert!(
+        screen.contains("2. Farewell"),
+        "the pending story is listed:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("start-exited-130");
+}
+
+#[test]
+fn a_run_stopped_on_its_retries_resumes_from_the_list_with_more_of_them() {
+    let repo = project(TWO_STORIES);
+    repo.git(&["config", "ralph.maxRetries", "0"]);
+    let agent = script(&repo, "[story=1]\npromise FAILED: not yet\n");
+    let Some(tmux) = home_in_tmux(&repo, &agent) else {
+        return;
+    };
+    // Asked at the end, as by default.
+    repo.git(&["config", "--unset", "ralph.onFinish"]);
+    tmux.wait_for("OpenSpec changes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("R start the run");
+    tmux.keys(&["R"]);
+    tmux.wait_for("stopped (max_retries)");
+    tmux.keys(&["q"]);
+    // A failed run's end: the menu on the plain screen; leave it stopped.
+    tmux.wait_for("leave it stopped");
+    tmux.keys(&["Down", "Down"]);
+    tmux.wait_for("> leave it stopped");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Enter on it resumes");
+    assert!(screen.contains("stopped (max_retries)"), "{screen}");
+    assert_eq!(state(&repo)["reason"], "max_retries");
+
+    fs::write(&agent, format!("{}{}", story_done("1"), story_done("2"))).unwrap();
+    tmux.keys(&["j", "Enter"]);
+    let screen = tmux.wait_for("R resume the run");
+    assert!(screen.contains("--max-retries 2"), "{screen}");
+    tmux.keys(&["Tab", "Tab"]);
+    tmux.scroll_to("j", "attempts per story: 3");
+    tmux.keys(&["R"]);
+    tmux.wait_for("done (completed)");
+    tmux.keys(&["q"]);
+    tmux.wait_for("keep: stay on");
+    tmux.keys(&["Down"]);
+    tmux.wait_for("> keep: stay on");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("2/2 stories done");
+    let run = state(&repo);
+    assert_eq!(run["reason"], "completed");
+    assert_eq!(run["settings"]["max_retries"], 2);
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
+    tmux.keys(&["q"]);
+    tmux.wait_for("home-exited-0");
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn the_loop_screen_redraws_on_resize_says_when_too_small_and_honours_no_color() {
+    let repo = project(TWO_STORIES);
+    let agent = thinking_in_story_two(&repo);
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let Some(tmux) = Tmux::start(
+        &repo,
+        &format!(
+            "NO_COLOR=1 FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --on-finish keep; echo start-exited-$?; sleep 30",
+            shell_quote(&agent.to_string_lossy()),
+            shell_quote(&repo.record_dir().to_string_lossy()),
+            shell_quote(binary),
+            shell_quote(&agent_command(&repo)),
+        ),
+    ) else {
+        return;
+    };
+    tmux.wait_for("Story two is thinking");
+    // No colour: capture with the escape sequences, and find no colour
+    // among them (bold and reverse video stay).
+    let output = tmux
+        .command()
+        .args(["capture-pane", "-e", "-p", "-t", &tmux.first])
+        .output()
+        .expect("tmux capture-pane -e");
+    let styled = String::from_utf8_lossy(&output.stdout);
+    for sgr in styled.split("\u{1b}[").skip(1) {
+        let Some((params, _)) = sgr.split_once('m') else {
+            continue;
+        };
+        for param in params.split(';') {
+            // Reset, bold, dim, italic, underline, reverse, and back to the
+            // default colours: anything else is a colour.
+            assert!(
+                [
+                    "", "0", "1", "2", "3", "4", "7", "22", "23", "24", "27", "39", "49"
+                ]
+                .contains(&param),
+                "colour {params:?} despite NO_COLOR:\n{styled:?}"
+            );
+        }
+    }
+
+    let resize = |width: &str, height: &str| {
+        let status = tmux
+            .command()
+            .args([
+                "resize-window",
+                "-t",
+                &tmux.first,
+                "-x",
+                width,
+                "-y",
+                height,
+            ])
+            .status()
+            .expect("tmux resize-window");
+        assert!(status.success());
+    };
+    resize("30", "8");
+    let screen = tmux.wait_for("terminal too small");
+    assert!(screen.contains("30x8 here"), "{screen}");
+    resize("120", "40");
+    let screen = tmux.wait_for("Story two is thinking");
+    assert!(screen.contains("2. Farewell"), "{screen}");
+    assert!(!screen.contains("too small"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("start-exited-130");
+}
+
+#[test]
+fn ctrl_c_on_the_loop_screen_stops_the_run_like_q_and_gives_the_terminal_back() {
+    let repo = project(TWO_STORIES);
+    let agent = thinking_in_story_two(&repo);
+    let Some(tmux) = start_in_tmux(&repo, &agent) else {
+        return;
+    };
+    tmux.wait_for("Story two is thinking");
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("start-exited-130");
+    assert!(
+        !screen.contains("Stories"),
+        "the terminal is given back:\n{screen}"
+    );
+    assert!(
+        screen.contains("stopped; completed stories are kept"),
+        "{screen}"
+    );
+    let run = state(&repo);
+    assert_eq!(run["status"], "stopped");
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
     repo.assert_fsck_clean();
 }
