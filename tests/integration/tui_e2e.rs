@@ -296,7 +296,7 @@ impl Tmux {
 
     /// Press `key` in the first pane until it shows `text`: for what a
     /// pane holds below its fold, wherever this machine's paths (in the
-    /// agent's command line, say) put it.
+    /// agent's command line) put it.
     fn scroll_to(&self, key: &str, text: &str) -> String {
         for _ in 0..60 {
             let screen = self.screen();
@@ -646,10 +646,13 @@ fn bare_git_ralph_selects_previews_starts_stops_back_to_the_list_and_resumes() {
     assert!(screen.contains("1. Greeting"), "{screen}");
     assert!(screen.contains("[ ] 1.1 Create hello.txt"), "{screen}");
     assert!(screen.contains("R start the run"), "{screen}");
-    // The guardrails are below the agent's command line, as long as
-    // this machine's paths make it: Tab to the rules pane and scroll.
+    // The contract and guardrails at a glance, however long this
+    // machine's paths make the agent's command line below them; the
+    // command is there for a scroll of the rules pane.
+    assert!(screen.contains("ticking boxes alone"), "{screen}");
+    assert!(screen.contains("attempts per story: 4"), "{screen}");
     tmux.keys(&["Tab", "Tab"]);
-    tmux.scroll_to("j", "attempts per story: 4");
+    tmux.scroll_to("j", "exec");
     assert!(
         !git_dir(&repo).join("ralph").exists(),
         "a preview writes nothing"
@@ -790,8 +793,7 @@ fn a_run_stopped_on_its_retries_resumes_from_the_list_with_more_of_them() {
     tmux.keys(&["j", "Enter"]);
     let screen = tmux.wait_for("R resume the run");
     assert!(screen.contains("--max-retries 2"), "{screen}");
-    tmux.keys(&["Tab", "Tab"]);
-    tmux.scroll_to("j", "attempts per story: 3");
+    assert!(screen.contains("attempts per story: 3"), "{screen}");
     tmux.keys(&["R"]);
     tmux.wait_for("done (completed)");
     tmux.keys(&["q"]);

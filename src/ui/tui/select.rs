@@ -399,8 +399,8 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
         .iter()
         .map(|note| Line::styled(format!("! {note}"), bold))
         .collect();
-    rule_lines.push(Line::styled("agent", bold));
-    rule_lines.push(Line::raw(format!("  {}", data.agent_command)));
+    // The bounded parts first, so that the contract and the guardrails
+    // show at a glance however long the agent's command line wraps.
     rule_lines.push(Line::styled("contract", bold));
     rule_lines.extend(
         data.contract
@@ -413,6 +413,8 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
             .iter()
             .map(|line| Line::raw(format!("  {line}"))),
     );
+    rule_lines.push(Line::styled("agent", bold));
+    rule_lines.push(Line::raw(format!("  {}", data.agent_command)));
     frame.render_widget(
         Paragraph::new(rule_lines)
             .wrap(ratatui::widgets::Wrap { trim: false })
