@@ -490,6 +490,14 @@ impl App {
         self.dirty = true;
     }
 
+    /// Whether the screen should leave now that the feed has closed: when
+    /// the caller says so (the run was stopped), and also when the user
+    /// pressed q while it ran. A q that lands as the run completes on its
+    /// own still means leave; the screen does not wait for another.
+    pub fn leaves_when_closed(&self, told: bool) -> bool {
+        self.feed_closed && (told || self.stopping_since.is_some())
+    }
+
     /// Advance clocks: the header's elapsed time and the stop hint.
     pub fn tick(&mut self, now_ms: u64, now: Instant) {
         if self.ended.is_none()

@@ -128,7 +128,7 @@ fn event_loop(
         if app.dirty && due {
             guard.terminal.draw(|frame| draw(frame, &mut app, theme))?;
             last_frame = Some(now);
-            if app.feed_closed && leave_when_closed.load(Ordering::Relaxed) {
+            if app.leaves_when_closed(leave_when_closed.load(Ordering::Relaxed)) {
                 return Ok(UiExit::Left);
             }
         }

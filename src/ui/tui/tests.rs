@@ -552,6 +552,28 @@ fn once_the_run_ended_q_leaves() {
 }
 
 #[test]
+fn a_q_pressed_as_the_run_completes_leaves_when_the_feed_closes() {
+    let mut app = sample(Mode::Loop);
+    assert!(!app.leaves_when_closed(false), "the feed is open");
+    app.close_feed();
+    assert!(
+        !app.leaves_when_closed(false),
+        "a run that ended on its own stays to be browsed"
+    );
+    assert!(app.leaves_when_closed(true), "a stopped run leaves");
+
+    // q while running, then the run completes on its own, not stopped.
+    let mut app = sample(Mode::Loop);
+    assert_eq!(press(&mut app, &[KeyCode::Char('q')]), vec![Action::Stop]);
+    assert!(!app.leaves_when_closed(false), "the feed is open");
+    app.close_feed();
+    assert!(
+        app.leaves_when_closed(false),
+        "the q asked to leave; it is not asked for again"
+    );
+}
+
+#[test]
 fn watch_q_leaves_and_s_asks_the_loop_to_stop() {
     let mut app = sample(Mode::Watch { live: true });
     assert_eq!(
