@@ -204,10 +204,9 @@ pub fn after_loop(
                 state.original.head.reflog_name(),
                 state.branch
             );
-            if state.reason == Some(StopReason::MaxRetries) {
+            if let Some(retries) = state.retries_to_resume() {
                 text.push_str(&format!(
-                    "\nor resume it with more retries:\n  git ralph start {change} --max-retries {}",
-                    state.settings.max_retries + 2
+                    "\nor resume it with more retries:\n  git ralph start {change} --max-retries {retries}"
                 ));
             } else if !completed {
                 text.push_str(&format!("\nor resume it:\n  git ralph start {change}"));

@@ -13,7 +13,7 @@ use crate::git::{ChangeName, Repo};
 use crate::preview::StoryStatus;
 use crate::run::plan::{Plan, plan};
 use crate::settings::Requested;
-use crate::state::{RunDir, RunStatus, StopReason, lock_holder};
+use crate::state::{RunDir, lock_holder};
 use crate::stories::{self, SourceKind, openspec};
 use crate::ui::tui::{
     ChangeEntry, Home, HomeChoice, HomeSource, PreviewData, PreviewStory, Problem, SelectionData,
@@ -61,13 +61,13 @@ pub fn run() -> Result<ExitCode, CommandError> {
     }
 }
 
-/// A run that stopped because a story used all its retries would stop
-/// again at once: resuming it from here gives that story two more, as the
-/// command line's hint would.
+/// The `--max-retries` a resume from here needs, as the command line's
+/// hint would give it (see [`crate::state::RunState::retries_to_resume`]).
 fn more_retries(repo: &Repo, change: &str) -> Option<u32> {
-    let state = RunDir::new(&repo.ralph_dir(), change).load().ok()?;
-    let stuck = state.status == RunStatus::Stopped && state.reason == Some(StopReason::MaxRetries);
-    stuck.then_some(state.settings.max_retries + 2)
+    RunDir::new(&repo.ralph_dir(), change)
+        .load()
+        .ok()?
+        .retries_to_resume()
 }
 
 /// An error as one line for the selection screen: the message and its

@@ -270,6 +270,15 @@ impl RunState {
         self.stories = records;
     }
 
+    /// A run stopped because a story used all its retries would stop
+    /// again at once if resumed as it is: the `--max-retries` to resume it
+    /// with, two more than it had. `None` for any other run.
+    pub fn retries_to_resume(&self) -> Option<u32> {
+        let stuck =
+            self.status == RunStatus::Stopped && self.reason == Some(StopReason::MaxRetries);
+        stuck.then_some(self.settings.max_retries + 2)
+    }
+
     pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {
         self.stories.iter_mut().find(|story| story.id == id)
     }

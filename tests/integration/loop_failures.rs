@@ -5,6 +5,7 @@
 //! last checkpoint, the retry is told what it needs to know, and a story
 //! that uses up its retries stops the run without touching the next story.
 
+use std::fs;
 use std::time::{Duration, Instant};
 
 use crate::harness::story_run::*;
@@ -432,4 +433,37 @@ fn a_promise_echoed_by_a_tool_or_said_too_early_is_not_a_completion() {
         subjects(&repo, "main..HEAD"),
         checkpoint_subjects(&["2 Farewell", "1 Greeting"])
     );
+}
+
+#[test]
+fn a_run_stopped_on_its_retries_says_how_many_to_resume_with_and_that_resumes_it() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, "[story=1]\npromise FAILED: not yet\n");
+    // No terminal to ask on: the run is left stopped, with what to do.
+    let output = start(&repo, &agent, &["--max-retries", "0"]);
+    assert_exit(&output, 3);
+    let said = stderr(&output);
+    assert!(
+        said.contains("git ralph start greet --max-retries 2"),
+        "two more retries than the run had:\n{said}"
+    );
+    assert_eq!(state(&repo)["status"], "stopped");
+
+    // The command it gave resumes the run, with those retries.
+    fs::write(&agent, format!("{}{}", story_done("1"), story_done("2"))).unwrap();
+    let output = start(
+        &repo,
+        &agent,
+        &["--max-retries", "2", "--on-finish", "keep"],
+    );
+    assert_exit(&output, 0);
+    let run = state(&repo);
+    assert_eq!(run["reason"], "completed");
+    assert_eq!(run["settings"]["max_retries"], 2);
+    assert_eq!(
+        attempts_of(&run, "1").len(),
+        2,
+        "the failed attempt, then the resumed one: {run}"
+    );
+    repo.assert_fsck_clean();
 }
