@@ -240,13 +240,28 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
     frame.render_widget(Paragraph::new(Line::styled(keys, dim(theme))), footer);
 }
 
-/// The border of the pane the scroll keys move.
-fn focus(focused: bool) -> Style {
-    if focused {
+/// One pane of the preview: wrapped, scrolled where the user left it, its
+/// border bold when the scroll keys move it.
+fn pane<'a>(
+    screen: &PreviewScreen,
+    which: Pane,
+    title: String,
+    text: impl Into<ratatui::text::Text<'a>>,
+) -> Paragraph<'a> {
+    let border = if screen.focus == which {
         Style::default().add_modifier(Modifier::BOLD)
     } else {
         Style::default()
-    }
+    };
+    Paragraph::new(text)
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .scroll((screen.scroll[which as usize], 0))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(title)
+                .border_style(border),
+        )
 }
 
 fn dim(theme: Theme) -> Style {
@@ -379,21 +394,12 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
             )));
         }
     }
-    frame.render_widget(
-        Paragraph::new(story_lines)
-            .scroll((screen.scroll[Pane::Stories as usize], 0))
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(if data.resumes {
-                        format!(" {} · resume · stories ", data.change)
-                    } else {
-                        format!(" {} · stories ", data.change)
-                    })
-                    .border_style(focus(screen.focus == Pane::Stories)),
-            ),
-        stories,
-    );
+    let title = if data.resumes {
+        format!(" {} · resume · stories ", data.change)
+    } else {
+        format!(" {} · stories ", data.change)
+    };
+    frame.render_widget(pane(screen, Pane::Stories, title, story_lines), stories);
     let mut rule_lines: Vec<Line> = data
         .notes
         .iter()
@@ -416,27 +422,16 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     rule_lines.push(Line::styled("agent", bold));
     rule_lines.push(Line::raw(format!("  {}", data.agent_command)));
     frame.render_widget(
-        Paragraph::new(rule_lines)
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((screen.scroll[Pane::Rules as usize], 0))
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(" rules ")
-                    .border_style(focus(screen.focus == Pane::Rules)),
-            ),
+        pane(screen, Pane::Rules, " rules ".to_owned(), rule_lines),
         rules,
     );
     frame.render_widget(
-        Paragraph::new(data.first_prompt.as_str())
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((screen.scroll[Pane::Prompt as usize], 0))
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(" first prompt ")
-                    .border_style(focus(screen.focus == Pane::Prompt)),
-            ),
+        pane(
+            screen,
+            Pane::Prompt,
+            " first prompt ".to_owned(),
+            data.first_prompt.as_str(),
+        ),
         prompt,
     );
     frame.render_widget(
