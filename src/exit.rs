@@ -146,6 +146,21 @@ impl CommandError {
         }
     }
 
+    /// A bug in git-ralph (a panic caught at the top, or in a run), with
+    /// where it happened, how to report it, and `then`: what became of
+    /// the run and how to go on.
+    pub fn bug(bug: &crate::bug::Bug, then: Option<String>) -> Self {
+        let mut message = format!(
+            "this is a bug in git-ralph, not a problem with your repository or your agent: {} (at {}).\n\
+             Please report it to git-ralph's issue tracker with this message, the command you ran and the output of 'git ralph --version'.",
+            bug.message, bug.location
+        );
+        if let Some(backtrace) = &bug.backtrace {
+            message.push_str(&format!("\nbacktrace:\n{backtrace}"));
+        }
+        CommandError::internal(message).maybe_hint(then)
+    }
+
     /// Build from any error: its message, and its source chain kept for
     /// the `caused by:` lines.
     pub fn from_error(
@@ -220,6 +235,9 @@ user_error_with_hint!(
 
 impl From<crate::run::RunError> for CommandError {
     fn from(err: crate::run::RunError) -> Self {
+        if let crate::run::RunError::Bug(bug) = &err {
+            return CommandError::bug(bug, None);
+        }
         let kind = if err.is_usage() {
             ErrorKind::Usage
         } else if err.is_user_error() {

@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod bug;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -34,12 +35,22 @@ use std::process::ExitCode;
 use cli::{Cli, Command};
 use exit::CommandError;
 
-/// Run a parsed command line and map the outcome to an exit status.
+/// Run a parsed command line and map the outcome to an exit status. A
+/// panic is a bug in git-ralph: it is reported as an internal error, not
+/// printed raw.
 pub fn run(cli: Cli) -> ExitCode {
+    bug::install_hook();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli)))
+        .unwrap_or_else(|payload| Err(CommandError::bug(&bug::caught(payload.as_ref()), None)));
+    finish(result)
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {
+    bug::trip("command");
     let Some(command) = cli.command else {
-        return finish(commands::home::run());
+        return commands::home::run();
     };
-    let result = match command {
+    match command {
         Command::Start(args) => commands::start::run(*args),
         Command::Status(args) => commands::status::run(args),
         Command::Watch(args) => commands::watch::run(args),
@@ -52,8 +63,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Hook(args) => commands::hook::run(args),
         Command::Standin(args) => commands::standin::run(args),
         Command::DemoAgent { pace } => commands::demo::run_agent(pace),
-    };
-    finish(result)
+    }
 }
 
 /// The exit status of a command, its error printed first.

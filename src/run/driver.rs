@@ -145,7 +145,10 @@ async fn drive_async(
 
     let end = loop {
         let pressed = tokio::select! {
-            end = &mut run => break end.map_err(|err| RunError::io("run the loop", std::io::Error::other(err)))?,
+            end = &mut run => break end.map_err(|err| match err.try_into_panic() {
+                Ok(payload) => RunError::Bug(crate::bug::caught(payload.as_ref())),
+                Err(err) => RunError::io("run the loop", std::io::Error::other(err)),
+            })?,
             Some(record) = milestones.recv() => {
                 let mut view = lock(&view);
                 // Agent output that arrived before this milestone first.

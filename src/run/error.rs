@@ -66,6 +66,9 @@ pub enum RunError {
         code: i32,
         detail: String,
     },
+    /// A panic: a bug in git-ralph.
+    #[error(transparent)]
+    Bug(#[from] crate::bug::Bug),
     #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
     RateLimitCap { reason: String, cap: u64 },
 }
@@ -90,7 +93,7 @@ impl RunError {
     pub fn is_user_error(&self) -> bool {
         !matches!(
             self,
-            RunError::Io { .. } | RunError::Git { .. } | RunError::State(_)
+            RunError::Io { .. } | RunError::Git { .. } | RunError::State(_) | RunError::Bug(_)
         )
     }
 

@@ -117,6 +117,7 @@ impl StoryLoop {
         run: AgentRun,
         timeout: Duration,
     ) -> Result<(), RunError> {
+        crate::bug::trip("judge");
         let checkpoint = self.state.checkpoint;
         let (checkpoint_tree, worktree_tree) = self
             .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))

@@ -138,42 +138,123 @@ impl StoryLoop {
     /// and whatever is in the worktree now is the user's: it is committed
     /// as a checkpoint of its own, never reverted.
     pub(super) async fn recover(&mut self) -> Result<(), RunError> {
-        // An agent whose loop was killed may still be writing: end it first.
-        let pid_file = self.run_dir.agent_pid_file();
-        if blocking(move || crate::process::end_orphaned_group(&pid_file)).await {
-            self.warn("stopped the agent the previous loop left running".into());
-        }
-        let running = self.state.stories.iter().find_map(|story| {
-            story
-                .attempts
-                .iter()
-                .find(|a| a.outcome == AttemptOutcome::Running)
-                .map(|a| (story.id.clone(), a.attempt))
-        });
+        self.end_orphaned_agent().await;
+        let running = self.running_attempt();
         if running.is_none() {
             // Commits the user made on the branch while stopped are theirs
             // too: HEAD is taken as it is.
             self.adopt_user_commits().await?;
         }
         self.guard_head("on resume").await?;
-        let (checkpoint_tree, worktree_tree) = {
-            let checkpoint = self.state.checkpoint;
-            self.with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
-                .await
-                .map_err(|err| RunError::git("read the worktree on resume", err))?
-        };
-        let dirty = checkpoint_tree != worktree_tree;
-        let Some((story, attempt)) = running else {
-            if dirty {
-                self.commit_user_changes().await?;
+        let dirty = self.worktree_dirty("read the worktree on resume").await?;
+        match running {
+            Some((story, attempt)) => {
+                self.set_aside_attempt(
+                    &story,
+                    attempt,
+                    dirty,
+                    "the loop was stopped during this attempt",
+                )
+                .await?;
+                if dirty {
+                    self.warn(format!(
+                        "the previous loop stopped during attempt {attempt} at story {story}; its work is kept at {} and the worktree is back at the last checkpoint",
+                        self.attempt_ref(&story, attempt)
+                    ));
+                }
             }
-            return Ok(());
-        };
-        let refname = format!(
+            None if dirty => self.commit_user_changes().await?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// After a bug in git-ralph cut the loop short: as after a clean stop,
+    /// the attempt under way is preserved and the worktree reverted, and
+    /// anything else beyond the checkpoint is set aside too, since nothing
+    /// says whose it is.
+    pub(super) async fn set_aside_after_bug(&mut self) -> Result<(), RunError> {
+        self.end_orphaned_agent().await;
+        self.guard_head("after a bug").await?;
+        let dirty = self.worktree_dirty("read the worktree after a bug").await?;
+        match self.running_attempt() {
+            Some((story, attempt)) => {
+                self.set_aside_attempt(
+                    &story,
+                    attempt,
+                    dirty,
+                    "git-ralph hit a bug during this attempt",
+                )
+                .await
+            }
+            None if dirty => {
+                let base = format!(
+                    "{}/interrupted/{}",
+                    self.settings.change.ref_namespace(),
+                    now_ms()
+                );
+                let refname = self
+                    .with_repo(move |repo| repo.unused_ref(&base))
+                    .await
+                    .map_err(|err| RunError::git("name a ref", err))?;
+                let message = format!(
+                    "ralph({}): work set aside after a bug in git-ralph",
+                    self.settings.change
+                );
+                self.preserve_and_revert(refname, message, "set the work aside")
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// An agent a killed loop left running may still be writing: end it.
+    async fn end_orphaned_agent(&mut self) {
+        let pid_file = self.run_dir.agent_pid_file();
+        if blocking(move || crate::process::end_orphaned_group(&pid_file)).await {
+            self.warn("stopped the agent the previous loop left running".into());
+        }
+    }
+
+    /// The attempt the state records as running, if any.
+    fn running_attempt(&self) -> Option<(String, u32)> {
+        self.state.stories.iter().find_map(|story| {
+            story
+                .attempts
+                .iter()
+                .find(|a| a.outcome == AttemptOutcome::Running)
+                .map(|a| (story.id.clone(), a.attempt))
+        })
+    }
+
+    fn attempt_ref(&self, story: &str, attempt: u32) -> String {
+        format!(
             "{}/attempts/{}/{attempt}",
             self.settings.change.ref_namespace(),
-            safe_component(&story)
-        );
+            safe_component(story)
+        )
+    }
+
+    /// Whether the worktree holds anything beyond the last checkpoint.
+    async fn worktree_dirty(&self, what: &'static str) -> Result<bool, RunError> {
+        let checkpoint = self.state.checkpoint;
+        let (checkpoint_tree, worktree_tree) = self
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
+            .await
+            .map_err(|err| RunError::git(what, err))?;
+        Ok(checkpoint_tree != worktree_tree)
+    }
+
+    /// An attempt cut off: its work (if any) under its ref, the worktree
+    /// back at the checkpoint, the attempt recorded as interrupted.
+    async fn set_aside_attempt(
+        &mut self,
+        story: &str,
+        attempt: u32,
+        dirty: bool,
+        why: &str,
+    ) -> Result<(), RunError> {
+        let refname = self.attempt_ref(story, attempt);
         if dirty {
             let message = format!(
                 "ralph({}): work left by an interrupted loop",
@@ -181,15 +262,12 @@ impl StoryLoop {
             );
             self.preserve_and_revert(refname.clone(), message, "preserve the interrupted work")
                 .await?;
-            self.warn(format!(
-                "the previous loop stopped during attempt {attempt} at story {story}; its work is kept at {refname} and the worktree is back at the last checkpoint"
-            ));
         }
         self.finish_attempt(
-            &story,
+            story,
             attempt,
             AttemptOutcome::Interrupted,
-            Some("the loop was stopped during this attempt".into()),
+            Some(why.into()),
             dirty.then_some(refname),
             None,
         );

@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use super::error::RunError;
 use super::{blocking, guardrails};
+use crate::bug::Bug;
 use crate::contract::Contract;
 use crate::events::{Event, Record, now_ms};
 use crate::git::{ChangeName, Repo};
@@ -66,6 +67,8 @@ pub struct LoopEnd {
     pub reason: StopReason,
     pub message: String,
     pub state: RunState,
+    /// The bug in git-ralph that ended the loop, if one did.
+    pub bug: Option<Bug>,
 }
 
 pub struct StoryLoop {
@@ -117,9 +120,10 @@ impl StoryLoop {
 
     /// Drive the run until it ends, and say why.
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
-        match self.drive(resumed).await {
-            Ok((reason, message)) => self.end(reason, message),
-            Err(err) => {
+        match super::catching(self.drive(resumed)).await {
+            Err(bug) => self.after_bug(bug).await,
+            Ok(Ok((reason, message))) => self.end(reason, message),
+            Ok(Err(err)) => {
                 let message = match err.hint() {
                     Some(hint) => format!("{err}; {hint}"),
                     None => err.to_string(),
@@ -127,6 +131,24 @@ impl StoryLoop {
                 self.end(StopReason::Error, message)
             }
         }
+    }
+
+    /// A bug in git-ralph cut the loop short: the run is left as after a
+    /// clean stop, resumable, and the bug goes up to be reported.
+    async fn after_bug(mut self, bug: Bug) -> LoopEnd {
+        let set_aside = match super::catching(self.set_aside_after_bug()).await {
+            Ok(result) => result.map_err(|err| err.to_string()),
+            Err(again) => Err(again.to_string()),
+        };
+        if let Err(why) = set_aside {
+            self.warn(format!(
+                "after the bug, the worktree could not be set aside ({why}); 'git ralph start {}' does it on resume",
+                self.settings.change
+            ));
+        }
+        let mut end = self.end(StopReason::Error, format!("git-ralph hit a bug: {bug}"));
+        end.bug = Some(bug);
+        end
     }
 
     async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
@@ -473,6 +495,7 @@ impl StoryLoop {
             reason,
             message,
             state: self.state,
+            bug: None,
         }
     }
 }

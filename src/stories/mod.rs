@@ -351,6 +351,14 @@ pub enum StoriesError {
     #[error("{} is outside the repository at {}", path.display(), workdir.display())]
     OutsideRepository { path: PathBuf, workdir: PathBuf },
 
+    #[error("{}:{line}:{column}: the file is not UTF-8 text (byte {byte:#04x})", path.display())]
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        byte: u8,
+    },
+
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -420,6 +428,10 @@ impl StoriesError {
             }
             StoriesError::OutsideRepository { .. } => Some(
                 "the agent's progress is checkpointed with the repository, so keep the file inside it"
+                    .to_owned(),
+            ),
+            StoriesError::NotUtf8 { .. } => Some(
+                "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line"
                     .to_owned(),
             ),
             StoriesError::Io { .. } => None,
@@ -593,10 +605,28 @@ pub(crate) fn slash_path(path: &Path) -> String {
         .join("/")
 }
 
+/// A story file's text; bytes that are not UTF-8 are an error naming the
+/// line, not a guess at the encoding.
 pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
-    std::fs::read_to_string(path).map_err(|source| StoriesError::Io {
+    let bytes = std::fs::read(path).map_err(|source| StoriesError::Io {
         path: path.to_path_buf(),
         source,
+    })?;
+    String::from_utf8(bytes).map_err(|err| {
+        let bytes = err.as_bytes();
+        let at = err.utf8_error().valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        StoriesError::NotUtf8 {
+            path: path.to_path_buf(),
+            line: 1 + bytes[..at].iter().filter(|b| **b == b'\n').count(),
+            column: 1 + String::from_utf8_lossy(&bytes[line_start..at])
+                .chars()
+                .count(),
+            byte: bytes[at],
+        }
     })
 }
 

@@ -37,10 +37,7 @@ impl PromptFileSource {
 
     /// The prompt, read fresh for every attempt.
     pub fn text(&self) -> Result<String, StoriesError> {
-        std::fs::read_to_string(&self.file).map_err(|source| StoriesError::Io {
-            path: self.file.clone(),
-            source,
-        })
+        super::read_text(&self.file)
     }
 }
 

@@ -35,6 +35,7 @@ mod loop_inputs;
 mod loop_keys;
 mod loop_output;
 mod loop_strays;
+mod no_crash;
 mod output;
 mod real_cli_e2e;
 mod stories_e2e;

@@ -141,6 +141,10 @@ pub fn run_in(
             return Ok(Started::Ended(Exit::for_reason(end.reason)));
         }
     };
+    if let Some(bug) = &end.bug {
+        drop(lock);
+        return Err(CommandError::bug(bug, Some(after_bug(&change, &end.state))));
+    }
     let exit = Exit::for_reason(end.reason);
     if end.reason == StopReason::Stopped {
         ui::note(&format!(
@@ -153,6 +157,22 @@ pub fn run_in(
     crate::commands::finish::after_loop(repo, &change, &run_dir, end.state, on_finish)?;
     drop(lock);
     Ok(Started::Ended(exit))
+}
+
+/// What became of a run a bug cut short, and how to go on.
+fn after_bug(change: &ChangeName, state: &crate::state::RunState) -> String {
+    let kept = state
+        .stories
+        .iter()
+        .flat_map(|story| &story.attempts)
+        .filter(|attempt| attempt.outcome == crate::state::AttemptOutcome::Interrupted)
+        .filter_map(|attempt| attempt.preserved.as_deref())
+        .next_back()
+        .map(|refname| format!(" (the attempt's work is kept at {refname})"))
+        .unwrap_or_default();
+    format!(
+        "the run is stopped as after Ctrl-C and nothing is lost{kept}: 'git ralph start {change}' resumes it, 'git ralph abort {change}' restores the pre-start state"
+    )
 }
 
 /// The loop screen, or the line view: the screen on a terminal unless

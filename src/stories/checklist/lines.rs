@@ -194,11 +194,13 @@ pub(super) fn table_cells(line: &str) -> Vec<Range<usize>> {
     cells
 }
 
+/// The range of `line[from..to]` without its surrounding white space; an
+/// empty cell (`| |`) gives an empty range at its start.
 pub(super) fn trimmed_range(line: &str, from: usize, to: usize) -> Range<usize> {
     let cell = &line[from..to];
-    let lead = cell.len() - cell.trim_start().len();
-    let trail = cell.len() - cell.trim_end().len();
-    from + lead..to - trail
+    let start = from + (cell.len() - cell.trim_start().len());
+    let end = start + cell.trim().len();
+    start..end
 }
 
 /// Words that, alone in brackets where a box belongs, say a status.

@@ -1,0 +1,227 @@
+//! Issue 28, end to end through the real binary: no input crashes
+//! git-ralph. A task file with table rows of any shape is read, not a
+//! panic; a file that is not text is an error that names it; and a panic
+//! that still happens inside a run is reported as a bug, with the run left
+//! as after a clean stop, resumable.
+
+use crate::harness::{
+    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_with_fake, run,
+    script, stderr,
+};
+
+/// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
+fn dry_run_openspec(tasks: &str) -> (TestRepo, std::process::Output) {
+    let repo = TestRepo::with_change("tables", tasks);
+    let output = run(ralph(&repo).args([
+        "start",
+        "tables",
+        "--dry-run",
+        "--json",
+        "--agent-command",
+        "true",
+    ]));
+    (repo, output)
+}
+
+/// Story ids and their task counts from a `--dry-run --json` preview.
+fn stories_of(output: &std::process::Output) -> Vec<(String, u64)> {
+    let preview: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("one JSON object ({err}): {}", describe(output)));
+    preview["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .map(|story| {
+            (
+                story["id"].as_str().expect("id").to_owned(),
+                story["tasks"].as_u64().expect("tasks"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn issue_28_a_table_row_with_an_empty_last_cell_is_read_not_a_crash() {
+    let tasks = "## 1. One\n\n- [ ] task\n\n| a | b | |\n";
+    let (_repo, output) = dry_run_openspec(tasks);
+    assert_success(&output);
+    assert!(
+        !stderr(&output).contains("panicked"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(stories_of(&output), [("1".to_owned(), 1)]);
+}
+
+#[test]
+fn issue_28_table_rows_of_every_shape_are_read_in_openspec_and_checklists() {
+    // Empty cells first, last, in the middle, alone, several in a row;
+    // whitespace of other kinds; multi-byte text beside them; boxes in
+    // cells; CRLF line ends and a byte-order mark.
+    let rows = [
+        "| a | b | |",
+        "| | | |",
+        "|  |",
+        "| |",
+        "||",
+        "|",
+        "| \u{a0} |",
+        "|\t|\t|",
+        "| é | |",
+        "| 日本 | \u{3000} |",
+        "| [ ] | |",
+        "| | [x] |",
+        "| [ ] |",
+        "| [é] | |",
+        "| \\| | |",
+        "|\\|",
+        "| a | b |  \u{2003}|",
+        "| **Total** | | |",
+    ];
+    let body: String = rows.iter().map(|row| format!("{row}\n")).collect();
+    for (name, text) in [
+        ("plain", format!("## 1. One\n\n- [ ] task\n\n{body}")),
+        (
+            "crlf and bom",
+            format!(
+                "\u{feff}## 1. One\r\n\r\n- [ ] task\r\n\r\n{}",
+                body.replace('\n', "\r\n")
+            ),
+        ),
+    ] {
+        let (repo, output) = dry_run_openspec(&text);
+        assert_success(&output);
+        assert!(
+            stories_of(&output).iter().any(|(id, _)| id == "1"),
+            "{name}: {}",
+            describe(&output)
+        );
+        // The same file as a checklist given with --tasks.
+        repo.write("PLAN.md", &text);
+        let output = run(ralph(&repo).args([
+            "start",
+            "plan",
+            "--tasks",
+            "PLAN.md",
+            "--dry-run",
+            "--json",
+            "--agent-command",
+            "true",
+        ]));
+        assert_success(&output);
+        assert!(
+            !stderr(&output).contains("panicked"),
+            "{name}: {}",
+            describe(&output)
+        );
+    }
+}
+
+#[test]
+fn issue_28_a_task_file_that_is_not_text_is_an_error_that_names_it() {
+    let repo = TestRepo::with_change("binary", "## 1. One\n\n- [ ] task\n");
+    repo.write(
+        "openspec/changes/binary/tasks.md",
+        b"## 1. One\n\n- [ ] caf\xe9 \xff\xfe\n".as_slice(),
+    );
+    repo.commit_all("A tasks file in Latin-1");
+    let output =
+        run(ralph(&repo).args(["start", "binary", "--dry-run", "--agent-command", "true"]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(!err.contains("panicked"), "{}", describe(&output));
+    assert!(
+        err.contains("openspec/changes/binary/tasks.md:3:10:"),
+        "the file, the line and the column are named: {err}"
+    );
+    assert!(err.contains("UTF-8"), "what is wrong is said: {err}");
+}
+
+/// The fake agent's script: story 1's work, its box ticked, the promise.
+const WORK_AND_PROMISE: &str =
+    "format claude\n[*]\nwrite work.txt half done\ntick-story\npromise COMPLETE\n";
+
+#[test]
+fn issue_28_a_panic_inside_a_run_is_a_bug_report_and_the_run_resumes_as_after_a_stop() {
+    let repo = TestRepo::with_change(
+        "boom",
+        "## 1. One\n\n- [ ] first\n\n## 2. Two\n\n- [ ] second\n",
+    );
+    repo.write("mine.txt", "uncommitted work of the user\n");
+    let agent = script(&repo, WORK_AND_PROMISE);
+    let output = run(ralph_with_fake(&repo, &agent)
+        .args(["start", "boom", "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--plain"])
+        .env("GIT_RALPH_PANIC_AT", "judge")
+        .env_remove("RUST_BACKTRACE"));
+    assert_exit(&output, 70);
+    let err = stderr(&output);
+    assert!(err.contains("a bug in git-ralph"), "{}", describe(&output));
+    assert!(err.contains("src/run/"), "the location is named: {err}");
+    assert!(err.contains("report"), "how to report it: {err}");
+    assert!(err.contains("git ralph start boom"), "how to go on: {err}");
+    assert_eq!(
+        err.matches("panicked").count(),
+        0,
+        "no raw panic message: {err}"
+    );
+
+    // As after a clean stop: on the branch, the worktree at the last
+    // checkpoint, the attempt's work kept under its ref, the state stopped.
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/ralph/boom")
+    );
+    assert_eq!(repo.status_porcelain(), "", "the worktree is reverted");
+    let kept = repo.git(&["show", "refs/ralph/boom/attempts/1/1:work.txt"]);
+    assert_eq!(kept, "half done");
+    let state = repo.run_state("boom");
+    assert_eq!(state["status"], "stopped", "{state}");
+    assert_eq!(
+        state["stories"][0]["attempts"][0]["outcome"], "interrupted",
+        "{state}"
+    );
+    repo.assert_fsck_clean();
+
+    // Resumed without the fault, it completes; the user's work is there.
+    let output = run(ralph_with_fake(&repo, &agent)
+        .args(["start", "boom", "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--plain"]));
+    assert_success(&output);
+    let resumed = repo
+        .run_events("boom")
+        .iter()
+        .any(|event| event["type"] == "run_started" && event["resumed"] == true);
+    assert!(resumed, "the second start resumed the run");
+    assert_eq!(
+        repo.git(&["show", "ralph/boom:mine.txt"]),
+        "uncommitted work of the user\n"
+    );
+    let subjects = repo.subjects("main..ralph/boom");
+    assert!(
+        subjects
+            .iter()
+            .any(|s| s.starts_with("ralph(boom): story 1")),
+        "{subjects:?}"
+    );
+    assert!(
+        subjects
+            .iter()
+            .any(|s| s.starts_with("ralph(boom): story 2")),
+        "{subjects:?}"
+    );
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_28_a_panic_outside_a_run_is_a_bug_report_not_a_crash() {
+    let repo = TestRepo::with_change("boom", "## 1. One\n\n- [ ] first\n");
+    let output = run(ralph(&repo)
+        .args(["status"])
+        .env("GIT_RALPH_PANIC_AT", "command")
+        .env_remove("RUST_BACKTRACE"));
+    assert_exit(&output, 70);
+    let err = stderr(&output);
+    assert!(err.contains("a bug in git-ralph"), "{}", describe(&output));
+    assert!(!err.contains("panicked at"), "{err}");
+}
