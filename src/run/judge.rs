@@ -13,12 +13,12 @@ use std::time::Duration;
 use super::error::RunError;
 use super::guardrails;
 use super::story_loop::StoryLoop;
-use super::ticks::{self, NO_CHANGE, TICK_ONLY};
+use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion, ExitStatusKind};
 use crate::contract::{self, Method, StoryRules as Rules, Verdict, VerifyContext};
 use crate::events::Event;
 use crate::git::ObjectId;
-use crate::state::AttemptOutcome;
+use crate::state::{AttemptOutcome, Flag};
 use crate::stories::{SourceKind, Story};
 
 /// Tracking files larger than this are not compared for ticks.
@@ -50,7 +50,7 @@ impl Failure {
 /// what an acceptance would be flagged for.
 struct Changes {
     trees: (ObjectId, ObjectId),
-    flag: Option<&'static str>,
+    flag: Option<Flag>,
 }
 
 /// How the agent ended, before any gate is looked at.
@@ -151,12 +151,12 @@ impl StoryLoop {
         // kept despite a failure is already named by that failure.
         if let Some(flag) = flag.filter(|_| failure.is_none()) {
             if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.flag = Some(flag.to_owned());
+                record.flag = Some(flag);
             }
             self.emit(Event::Flag {
                 story_id: story.id.clone(),
                 attempt,
-                flag: flag.to_owned(),
+                flag,
             });
         }
         let interrupted = matches!(&failure, Some(f) if f.outcome == AttemptOutcome::Interrupted);
@@ -212,9 +212,12 @@ impl StoryLoop {
         if let Some(failure) = self.protected_paths(&rules, trees).await? {
             return Ok(Some(failure));
         }
-        if flag == Some(TICK_ONLY) && rules.require_change.unwrap_or(self.settings.require_change) {
+        if flag == Some(Flag::TickOnly)
+            && rules.require_change.unwrap_or(self.settings.require_change)
+        {
             return Ok(Some(Failure::rejected(format!(
-                "{TICK_ONLY} in {}",
+                "{} in {}",
+                Flag::TickOnly,
                 self.tracking_file()
             ))));
         }
@@ -272,7 +275,7 @@ impl StoryLoop {
     async fn change_flag(
         &self,
         (old, new): (ObjectId, ObjectId),
-    ) -> Result<Option<&'static str>, RunError> {
+    ) -> Result<Option<Flag>, RunError> {
         let kind = self.source.kind();
         let tracking = self
             .source
@@ -282,10 +285,10 @@ impl StoryLoop {
             .collect::<Vec<_>>()
             .join("/");
         self.with_repo(
-            move |repo| -> Result<Option<&'static str>, crate::git::GitFailure> {
+            move |repo| -> Result<Option<Flag>, crate::git::GitFailure> {
                 let changed = repo.changed_files(old, new)?;
                 if changed.is_empty() {
-                    return Ok(Some(NO_CHANGE));
+                    return Ok(Some(Flag::NoChange));
                 }
                 let [file] = changed.as_slice() else {
                     return Ok(None);
@@ -304,7 +307,7 @@ impl StoryLoop {
                 } else {
                     ticks::only_boxes_ticked(&before, &after)
                 };
-                Ok(only.then_some(TICK_ONLY))
+                Ok(only.then_some(Flag::TickOnly))
             },
         )
         .await

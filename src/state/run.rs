@@ -117,6 +117,36 @@ impl AttemptOutcome {
     }
 }
 
+/// Something about an accepted attempt worth a second look. Spelled in
+/// `state.json` and `events.jsonl` as the sentence people read, which is
+/// what every release has written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Flag {
+    /// The attempt changed nothing but the boxes (or `passes`) of the
+    /// tracking file: the classic fake "done".
+    #[serde(rename = "no change besides ticking boxes")]
+    TickOnly,
+    /// The attempt changed nothing at all.
+    #[serde(rename = "no change at all")]
+    NoChange,
+}
+
+impl Flag {
+    /// In words, as every view shows it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Flag::TickOnly => "no change besides ticking boxes",
+            Flag::NoChange => "no change at all",
+        }
+    }
+}
+
+impl std::fmt::Display for Flag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub attempt: u32,
@@ -146,10 +176,9 @@ pub struct AttemptRecord {
     /// Whether the attempt changed the worktree at all.
     #[serde(default = "yes")]
     pub progress: bool,
-    /// Something about an accepted attempt worth a second look, e.g. "no
-    /// change besides ticking boxes".
+    /// Something about an accepted attempt worth a second look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flag: Option<String>,
+    pub flag: Option<Flag>,
     /// The question the agent ended with instead of the work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<String>,
@@ -334,4 +363,24 @@ pub fn now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_keep_the_sentences_earlier_releases_wrote() {
+        for (flag, sentence) in [
+            (Flag::TickOnly, "no change besides ticking boxes"),
+            (Flag::NoChange, "no change at all"),
+        ] {
+            assert_eq!(serde_json::to_value(flag).unwrap(), sentence);
+            assert_eq!(
+                serde_json::from_value::<Flag>(sentence.into()).unwrap(),
+                flag
+            );
+            assert_eq!(flag.to_string(), sentence);
+        }
+    }
 }
