@@ -143,7 +143,8 @@ impl StoryLoop {
         if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
             return self.pause_for_limit(story, attempt, limit).await;
         }
-        self.judge(story, attempt, &story_key, run, timeout).await
+        self.judge_attempt(story, attempt, &story_key, run, timeout)
+            .await
     }
 
     /// Put back every branch and tag the agent moved, created or deleted;

@@ -8,7 +8,7 @@
 use super::attempt::safe_component;
 use super::blocking;
 use super::error::RunError;
-use super::judge::Failure;
+use super::judge::{self, Failure};
 use super::story_loop::StoryLoop;
 use crate::events::{Event, now_ms};
 use crate::state::{AttemptOutcome, now};
@@ -334,8 +334,8 @@ impl StoryLoop {
                 .settings
                 .contract
                 .rules_for(&story.id, &story.acceptance_criteria);
-            let verdict = self.checks(&story, attempt, &rules).await;
-            if let Some(failure) = verdict {
+            let outcomes = self.run_checks(&story, attempt, &rules).await;
+            if let Some(failure) = judge::failed_checks(&outcomes) {
                 return Err(RunError::UserChangesRejected {
                     story: story.id.clone(),
                     reason: failure.reason,
