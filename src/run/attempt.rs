@@ -358,22 +358,8 @@ impl StoryLoop {
             .to_string_lossy()
             .into_owned();
         self.story_record(&story.id).attempts.push(AttemptRecord {
-            attempt,
-            outcome: AttemptOutcome::Running,
-            reason: None,
-            preserved: None,
-            checkpoint: None,
-            started_at: now(),
-            duration_ms: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: 0.0,
             log,
-            failed_checks: Vec::new(),
-            progress: true,
-            flag: None,
-            asked: None,
-            passed_checks: Vec::new(),
+            ..AttemptRecord::new(attempt, AttemptOutcome::Running, now())
         });
         self.state.totals.attempts += 1;
     }

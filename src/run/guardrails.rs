@@ -158,22 +158,10 @@ mod tests {
 
     fn attempt(outcome: AttemptOutcome, cost: f64, tokens: u64) -> AttemptRecord {
         AttemptRecord {
-            attempt: 1,
-            outcome,
             reason: Some("why".into()),
-            preserved: None,
-            checkpoint: None,
-            started_at: 0,
-            duration_ms: 0,
             input_tokens: tokens,
-            output_tokens: 0,
             cost_usd: cost,
-            log: String::new(),
-            failed_checks: Vec::new(),
-            progress: true,
-            flag: None,
-            asked: None,
-            passed_checks: Vec::new(),
+            ..AttemptRecord::new(1, outcome, 0)
         }
     }
 

@@ -344,22 +344,9 @@ impl StoryLoop {
             self.story_record(&story.id)
                 .attempts
                 .push(crate::state::AttemptRecord {
-                    attempt,
-                    outcome: AttemptOutcome::Complete,
                     reason: Some("marked done by the user while the run was stopped".into()),
-                    preserved: None,
                     checkpoint: Some(commit.clone()),
-                    started_at: now(),
-                    duration_ms: 0,
-                    input_tokens: 0,
-                    output_tokens: 0,
-                    cost_usd: 0.0,
-                    log: String::new(),
-                    failed_checks: Vec::new(),
-                    progress: true,
-                    flag: None,
-                    asked: None,
-                    passed_checks: Vec::new(),
+                    ..crate::state::AttemptRecord::new(attempt, AttemptOutcome::Complete, now())
                 });
             self.save()?;
         }

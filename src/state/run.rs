@@ -187,6 +187,31 @@ pub struct AttemptRecord {
     pub passed_checks: Vec<String>,
 }
 
+impl AttemptRecord {
+    /// An attempt with its number, outcome and start, and nothing else
+    /// recorded yet: no tokens, no checks, no refs, and a change assumed.
+    pub fn new(attempt: u32, outcome: AttemptOutcome, started_at: u64) -> AttemptRecord {
+        AttemptRecord {
+            attempt,
+            outcome,
+            reason: None,
+            preserved: None,
+            checkpoint: None,
+            started_at,
+            duration_ms: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            log: String::new(),
+            failed_checks: Vec::new(),
+            progress: true,
+            flag: None,
+            asked: None,
+            passed_checks: Vec::new(),
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
