@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentEvent;
-use crate::state::{AttemptOutcome, StopReason, Totals};
+use crate::state::{AttemptOutcome, Flag, StopReason, Totals};
 
 /// One event with when and for which change it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,12 +58,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<String>,
     },
-    /// An accepted attempt worth a second look, e.g. "no change besides
-    /// ticking boxes". Sent before the attempt's `attempt_finished`.
+    /// An accepted attempt worth a second look. Sent before the attempt's
+    /// `attempt_finished`.
     Flag {
         story_id: String,
         attempt: u32,
-        flag: String,
+        flag: Flag,
     },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },

@@ -23,7 +23,9 @@ pub use runs::{RunSummary, find_run, list_all};
 use crate::agent::AgentEvent;
 use crate::events::Event;
 use crate::git::Repo;
-use crate::state::{AttemptOutcome, AttemptRecord, RunDir, RunState, StateError, StoryRecord};
+use crate::state::{
+    AttemptOutcome, AttemptRecord, Flag, RunDir, RunState, StateError, StoryRecord,
+};
 
 /// Why a run or one of its attempts could not be read back.
 #[derive(Debug, thiserror::Error)]
@@ -123,9 +125,8 @@ pub struct TrailAttempt {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
-    /// What an accepted attempt was flagged for, e.g. "no change besides
-    /// ticking boxes".
-    pub flag: Option<String>,
+    /// What an accepted attempt was flagged for.
+    pub flag: Option<Flag>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -141,7 +142,7 @@ impl From<&AttemptRecord> for TrailAttempt {
             input_tokens: record.input_tokens,
             output_tokens: record.output_tokens,
             cost_usd: record.cost_usd,
-            flag: record.flag.clone(),
+            flag: record.flag,
         }
     }
 }

@@ -253,10 +253,10 @@ async fn semantic(
     }
     let text = run.done.map(|done| done.final_text).unwrap_or_default();
     match verdict_line(&text) {
-        Some(Ok(())) => Verdict::Pass {
+        Some(Answer::Verified) => Verdict::Pass {
             warnings: Vec::new(),
         },
-        Some(Err(reason)) => Verdict::fail(
+        Some(Answer::NotVerified(reason)) => Verdict::fail(
             "semantic",
             format!("the verifier says NOT_VERIFIED: {reason}"),
         ),
@@ -308,15 +308,24 @@ or NOT_VERIFIED: followed by the reason.\n",
     prompt
 }
 
-/// `VERIFIED` → Ok, `NOT_VERIFIED: reason` → Err(reason), from the last line
-/// that holds either.
-fn verdict_line(text: &str) -> Option<Result<(), String>> {
+/// What a verifier agent answered on its verdict line.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// `VERIFIED`.
+    Verified,
+    /// `NOT_VERIFIED: reason`.
+    NotVerified(String),
+}
+
+/// The answer on the last line that holds either.
+fn verdict_line(text: &str) -> Option<Answer> {
     text.lines().rev().find_map(|line| {
         let line = line.trim().trim_matches(|c| c == '*' || c == '`');
         if let Some(rest) = line.strip_prefix("NOT_VERIFIED") {
-            return Some(Err(rest.trim_start_matches(':').trim().to_owned()));
+            let reason = rest.trim_start_matches(':').trim().to_owned();
+            return Some(Answer::NotVerified(reason));
         }
-        (line == "VERIFIED" || line.starts_with("VERIFIED")).then_some(Ok(()))
+        (line == "VERIFIED" || line.starts_with("VERIFIED")).then_some(Answer::Verified)
     })
 }
 
@@ -382,10 +391,13 @@ mod tests {
 
     #[test]
     fn verdicts_are_read_from_the_last_verdict_line() {
-        assert_eq!(verdict_line("thinking...\nVERIFIED"), Some(Ok(())));
+        assert_eq!(
+            verdict_line("thinking...\nVERIFIED"),
+            Some(Answer::Verified)
+        );
         assert_eq!(
             verdict_line("VERIFIED maybe\n**NOT_VERIFIED: bye.txt is empty**"),
-            Some(Err("bye.txt is empty".into()))
+            Some(Answer::NotVerified("bye.txt is empty".into()))
         );
         assert_eq!(verdict_line("no idea"), None);
     }

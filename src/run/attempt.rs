@@ -3,13 +3,13 @@
 //! and money. A usage limit ends the attempt as a pause, not a failure: no
 //! retry is spent and nothing is reverted.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::blocking;
 use super::error::RunError;
 use super::story_loop::StoryLoop;
-use crate::agent::{self, AgentEvent, AgentRun};
+use crate::agent::{self, AgentEvent, AgentRun, Invocation};
 use crate::events::{Event, Record, now_ms};
 use crate::git::{RefSnapshot, ref_component};
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
@@ -21,6 +21,19 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
 
+/// What an attempt is given before its agent starts.
+struct Prepared {
+    attempt: u32,
+    /// The story's id, safe as a ref and path component.
+    story_key: String,
+    prompt: String,
+    prompt_path: PathBuf,
+    /// Where the agent's raw output goes.
+    log_path: PathBuf,
+    /// The promise token the story's contract asks for, if any.
+    token: Option<String>,
+}
+
 impl StoryLoop {
     /// One attempt at `story`, judged and recorded.
     pub(super) async fn attempt(
@@ -29,6 +42,32 @@ impl StoryLoop {
         stories: &[Story],
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
+        let prepared = self.prepare(story, stories).await?;
+        let invocation = self.invocation(story, &prepared);
+        let timeout = self.attempt_timeout();
+        let learnings_before = learnings::len(&self.run_dir.learnings_path());
+        // The agent may only touch its own branch: the others are noted now
+        // and put back after the attempt.
+        let branch = self.settings.change.branch_ref();
+        let refs_before = self
+            .with_repo(move |repo| repo.snapshot_user_refs(&branch))
+            .await
+            .map_err(|err| RunError::git("list the branches and tags", err))?;
+        let clock = Instant::now();
+        let run = self
+            .run_agent(story, &prepared, &invocation, timeout)
+            .await?;
+        self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
+        self.label_learnings(story, prepared.attempt, learnings_before)
+            .await;
+        self.bring_back(refs_before, &prepared).await?;
+        self.route(story, &prepared, run, &invocation.program, timeout)
+            .await
+    }
+
+    /// The attempt's number, prompt and files, and its record begun and
+    /// saved before the agent starts.
+    async fn prepare(&mut self, story: &Story, stories: &[Story]) -> Result<Prepared, RunError> {
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
         let token = self.promise_token(story);
@@ -51,46 +90,60 @@ impl StoryLoop {
             attempt,
             max_attempts,
         });
+        Ok(Prepared {
+            attempt,
+            story_key,
+            prompt,
+            prompt_path,
+            log_path,
+            token,
+        })
+    }
 
+    /// The agent's command line for the attempt, and what its environment
+    /// tells it.
+    fn invocation(&self, story: &Story, prepared: &Prepared) -> Invocation {
         let workdir = self.repo_lock().workdir().to_owned();
-        let learnings_path = self.run_dir.learnings_path();
         let mut env = vec![
             ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
             ("RALPH_STORY".to_owned(), story.id.clone()),
-            ("RALPH_ATTEMPT".to_owned(), attempt.to_string()),
+            ("RALPH_ATTEMPT".to_owned(), prepared.attempt.to_string()),
             (
                 "RALPH_PROMPT_FILE".to_owned(),
-                prompt_path.to_string_lossy().into_owned(),
+                prepared.prompt_path.to_string_lossy().into_owned(),
             ),
         ];
         if self.settings.learnings {
             env.push((
                 "RALPH_LEARNINGS_FILE".to_owned(),
-                learnings_path.to_string_lossy().into_owned(),
+                self.run_dir.learnings_path().to_string_lossy().into_owned(),
             ));
         }
-        let learnings_before = learnings::len(&learnings_path);
         let mut invocation = self.settings.agent.invocation(
-            &prompt,
-            &prompt_path,
+            &prepared.prompt,
+            &prepared.prompt_path,
             &workdir,
             env,
-            token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
+            prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
-        let timeout = self.attempt_timeout();
-        // The agent may only touch its own branch: the others are noted now
-        // and put back after the attempt.
-        let branch = self.settings.change.branch_ref();
-        let refs_before = self
-            .with_repo(move |repo| repo.snapshot_user_refs(&branch))
-            .await
-            .map_err(|err| RunError::git("list the branches and tags", err))?;
-        let clock = Instant::now();
+        invocation
+    }
+
+    /// Run the agent, forwarding what it says as events. An agent that
+    /// could not even be started made no attempt: its record is taken
+    /// back.
+    async fn run_agent(
+        &mut self,
+        story: &Story,
+        prepared: &Prepared,
+        invocation: &Invocation,
+        timeout: Duration,
+    ) -> Result<AgentRun, RunError> {
         let run = {
             let stop = self.stop.clone();
             let change = self.settings.change.to_string();
-            let story_id = story.id.clone();
+            let (story_id, attempt) = (story.id.clone(), prepared.attempt);
             let mut on_event = |event: AgentEvent| {
                 self.deliver(Record {
                     ts_ms: now_ms(),
@@ -102,48 +155,67 @@ impl StoryLoop {
                     },
                 });
             };
-            agent::run(&invocation, &log_path, timeout, stop, &mut on_event).await
+            agent::run(invocation, &prepared.log_path, timeout, stop, &mut on_event).await
         };
-        let run = match run {
-            Ok(run) => run,
-            Err(err) => {
-                // The agent could not even be started: no attempt happened.
-                self.story_record(&story.id).attempts.pop();
-                self.state.totals.attempts -= 1;
-                return Err(err.into());
-            }
-        };
-        self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
-        if self.settings.learnings {
-            let (path, id) = (learnings_path.clone(), story.id.clone());
-            let labelled =
-                blocking(move || learnings::label(&path, learnings_before, &id, attempt)).await;
-            if let Err(err) = labelled {
-                self.warn(format!(
-                    "could not head this attempt's learnings in {}: {err}",
-                    learnings_path.display()
-                ));
-            }
+        run.map_err(|err| {
+            self.story_record(&story.id).attempts.pop();
+            self.state.totals.attempts -= 1;
+            err.into()
+        })
+    }
+
+    /// Head what the agent appended to the learnings file with its story
+    /// and attempt; a failure is only worth a warning.
+    async fn label_learnings(&mut self, story: &Story, attempt: u32, before: u64) {
+        if !self.settings.learnings {
+            return;
         }
-        // Work the agent committed or moved elsewhere comes back first, then
-        // every other branch and tag goes back where it was.
+        let learnings_path = self.run_dir.learnings_path();
+        let (path, id) = (learnings_path.clone(), story.id.clone());
+        let labelled = blocking(move || learnings::label(&path, before, &id, attempt)).await;
+        if let Err(err) = labelled {
+            self.warn(format!(
+                "could not head this attempt's learnings in {}: {err}",
+                learnings_path.display()
+            ));
+        }
+    }
+
+    /// Work the agent committed or moved elsewhere comes back first, then
+    /// every other branch and tag goes back where it was.
+    async fn bring_back(
+        &mut self,
+        refs_before: RefSnapshot,
+        prepared: &Prepared,
+    ) -> Result<(), RunError> {
         if let Some(moved) = self.guard_head("after the attempt").await? {
             self.warn(format!(
                 "during the attempt {moved}; its work was brought back onto {}",
                 self.state.branch
             ));
         }
-        self.restore_user_refs(refs_before, &story_key, attempt)
-            .await?;
+        self.restore_user_refs(refs_before, &prepared.story_key, prepared.attempt)
+            .await
+    }
+
+    /// Where a finished attempt goes: an agent command that could not run
+    /// stops the run, a usage limit pauses it, anything else is judged.
+    async fn route(
+        &mut self,
+        story: &Story,
+        prepared: &Prepared,
+        run: AgentRun,
+        program: &str,
+        timeout: Duration,
+    ) -> Result<(), RunError> {
         if let Some(code @ (126 | 127)) = run.exit.code() {
-            return self
-                .setup_failure(story, code, &run, &invocation.program)
-                .await;
+            return self.setup_failure(story, code, &run, program).await;
         }
         if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
-            return self.pause_for_limit(story, attempt, limit).await;
+            return self.pause_for_limit(story, prepared.attempt, limit).await;
         }
-        self.judge(story, attempt, &story_key, run, timeout).await
+        self.judge_attempt(story, prepared.attempt, &prepared.story_key, run, timeout)
+            .await
     }
 
     /// Put back every branch and tag the agent moved, created or deleted;
@@ -357,22 +429,8 @@ impl StoryLoop {
             .to_string_lossy()
             .into_owned();
         self.story_record(&story.id).attempts.push(AttemptRecord {
-            attempt,
-            outcome: AttemptOutcome::Running,
-            reason: None,
-            preserved: None,
-            checkpoint: None,
-            started_at: now(),
-            duration_ms: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: 0.0,
             log,
-            failed_checks: Vec::new(),
-            progress: true,
-            flag: None,
-            asked: None,
-            passed_checks: Vec::new(),
+            ..AttemptRecord::new(attempt, AttemptOutcome::Running, now())
         });
         self.state.totals.attempts += 1;
     }

@@ -3,7 +3,7 @@
 //! per story). Pure functions of the run's state, so each rule is tested
 //! on its own.
 
-use crate::state::{AttemptOutcome, Guardrails, RunState, StopReason, StoryRecord};
+use crate::state::{AttemptOutcome, Guardrails, RunState, StopReason, StoryRecord, Totals};
 
 /// The first limit that stops the run before another attempt at the story
 /// of `record`: retries, no progress, iterations, runtime, then budgets
@@ -12,60 +12,85 @@ pub(super) fn hit(
     limits: &Guardrails,
     state: &RunState,
     record: &StoryRecord,
-    (story_max_cost, story_max_tokens): (Option<f64>, Option<u64>),
+    story_limits: (Option<f64>, Option<u64>),
     max_retries: u32,
     runtime_ms: u64,
 ) -> Option<(StopReason, String)> {
+    retries(record, max_retries)
+        .or_else(|| no_progress(limits, state))
+        .or_else(|| iterations(limits, state))
+        .or_else(|| runtime(limits, runtime_ms))
+        .or_else(|| run_budget(limits, &state.totals))
+        .or_else(|| story_budget(record, story_limits))
+}
+
+/// The story failed more often than `--max-retries` allows.
+fn retries(record: &StoryRecord, max_retries: u32) -> Option<(StopReason, String)> {
     let failures = record
         .attempts
         .iter()
         .filter(|a| counts_as_failure(a.outcome))
         .count() as u32;
-    if failures > max_retries {
-        let last = record
-            .attempts
-            .iter()
-            .rev()
-            .find_map(|a| a.reason.clone())
-            .unwrap_or_default();
-        return Some((
-            StopReason::MaxRetries,
-            format!(
-                "story {} failed {}, more than --max-retries {max_retries} allows; last reason: {last}",
-                record.id,
-                times(failures)
-            ),
-        ));
+    if failures <= max_retries {
+        return None;
     }
-    if limits.no_progress_limit > 0 && state.no_progress_streak >= limits.no_progress_limit {
-        return Some((
+    let last = record
+        .attempts
+        .iter()
+        .rev()
+        .find_map(|a| a.reason.clone())
+        .unwrap_or_default();
+    Some((
+        StopReason::MaxRetries,
+        format!(
+            "story {} failed {}, more than --max-retries {max_retries} allows; last reason: {last}",
+            record.id,
+            times(failures)
+        ),
+    ))
+}
+
+/// Too many attempts in a row changed nothing.
+fn no_progress(limits: &Guardrails, state: &RunState) -> Option<(StopReason, String)> {
+    let limit = limits.no_progress_limit;
+    (limit > 0 && state.no_progress_streak >= limit).then(|| {
+        (
             StopReason::NoProgress,
             format!(
-                "{} attempts in a row changed nothing (--no-progress-limit {})",
-                state.no_progress_streak, limits.no_progress_limit
+                "{} attempts in a row changed nothing (--no-progress-limit {limit})",
+                state.no_progress_streak
             ),
-        ));
-    }
-    if let Some(max) = limits.max_iterations
-        && state.totals.attempts >= max
-    {
-        return Some((
+        )
+    })
+}
+
+/// The run made `--max-iterations` attempts.
+fn iterations(limits: &Guardrails, state: &RunState) -> Option<(StopReason, String)> {
+    let max = limits.max_iterations?;
+    (state.totals.attempts >= max).then(|| {
+        (
             StopReason::MaxIters,
             format!(
                 "{} attempts made, the --max-iterations limit",
                 state.totals.attempts
             ),
-        ));
-    }
-    if let Some(max) = limits.max_runtime_secs
-        && runtime_ms / 1000 >= max
-    {
-        return Some((
+        )
+    })
+}
+
+/// The run used its `--max-runtime`.
+fn runtime(limits: &Guardrails, runtime_ms: u64) -> Option<(StopReason, String)> {
+    let max = limits.max_runtime_secs?;
+    (runtime_ms / 1000 >= max).then(|| {
+        (
             StopReason::Timeout,
             format!("the run has used its --max-runtime of {max}s"),
-        ));
-    }
-    let totals = &state.totals;
+        )
+    })
+}
+
+/// The run reached `--max-cost` or `--max-tokens`.
+fn run_budget(limits: &Guardrails, totals: &Totals) -> Option<(StopReason, String)> {
     if let Some(max) = limits.max_cost
         && totals.cost_usd >= max
     {
@@ -77,46 +102,50 @@ pub(super) fn hit(
             ),
         ));
     }
-    if let Some(max) = limits.max_tokens
-        && totals.tokens() >= max
-    {
-        return Some((
+    let max = limits.max_tokens?;
+    (totals.tokens() >= max).then(|| {
+        (
             StopReason::Budget,
             format!(
                 "{} tokens used, the --max-tokens limit is {max}",
                 totals.tokens()
             ),
-        ));
-    }
-    let story_cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
-    let story_tokens: u64 = record
+        )
+    })
+}
+
+/// The story reached the cost or tokens its contract allows.
+fn story_budget(
+    record: &StoryRecord,
+    (max_cost, max_tokens): (Option<f64>, Option<u64>),
+) -> Option<(StopReason, String)> {
+    let cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
+    let tokens: u64 = record
         .attempts
         .iter()
         .map(|a| a.input_tokens + a.output_tokens)
         .sum();
-    if let Some(max) = story_max_cost
-        && story_cost >= max
+    if let Some(max) = max_cost
+        && cost >= max
     {
         return Some((
             StopReason::Budget,
             format!(
-                "story {} has cost ${story_cost:.2}, its contract allows ${max:.2}",
+                "story {} has cost ${cost:.2}, its contract allows ${max:.2}",
                 record.id
             ),
         ));
     }
-    if let Some(max) = story_max_tokens
-        && story_tokens >= max
-    {
-        return Some((
+    let max = max_tokens?;
+    (tokens >= max).then(|| {
+        (
             StopReason::Budget,
             format!(
-                "story {} has used {story_tokens} tokens, its contract allows {max}",
+                "story {} has used {tokens} tokens, its contract allows {max}",
                 record.id
             ),
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// "once", "twice", "3 times".
@@ -158,22 +187,10 @@ mod tests {
 
     fn attempt(outcome: AttemptOutcome, cost: f64, tokens: u64) -> AttemptRecord {
         AttemptRecord {
-            attempt: 1,
-            outcome,
             reason: Some("why".into()),
-            preserved: None,
-            checkpoint: None,
-            started_at: 0,
-            duration_ms: 0,
             input_tokens: tokens,
-            output_tokens: 0,
             cost_usd: cost,
-            log: String::new(),
-            failed_checks: Vec::new(),
-            progress: true,
-            flag: None,
-            asked: None,
-            passed_checks: Vec::new(),
+            ..AttemptRecord::new(1, outcome, 0)
         }
     }
 
@@ -222,17 +239,20 @@ mod tests {
         assert_eq!(hit.0, StopReason::MaxRetries);
     }
 
+    fn spent(cost: f64, tokens: u64) -> Totals {
+        Totals {
+            cost_usd: cost,
+            input_tokens: tokens,
+            ..Default::default()
+        }
+    }
+
     #[test]
-    fn budgets_are_reached_at_the_limit_globally_and_per_story() {
+    fn budgets_are_reached_at_the_limit_globally() {
         let limits = Guardrails {
             max_cost: Some(1.0),
             max_tokens: Some(1000),
             ..Guardrails::default()
-        };
-        let spent = |cost, tokens| crate::state::Totals {
-            cost_usd: cost,
-            input_tokens: tokens,
-            ..Default::default()
         };
         let empty = record(Vec::new());
         assert_eq!(
@@ -267,6 +287,10 @@ mod tests {
         )
         .unwrap();
         assert!(tokens.1.contains("--max-tokens"), "{}", tokens.1);
+    }
+
+    #[test]
+    fn budgets_are_reached_at_the_limit_per_story() {
         let story = record(vec![
             attempt(AttemptOutcome::Failed, 0.3, 40),
             attempt(AttemptOutcome::Failed, 0.3, 70),

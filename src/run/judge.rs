@@ -1,30 +1,31 @@
-//! Judging a finished attempt. First one classification of how the agent
-//! ended (stopped, timed out, failed, errored, silent, asking a question
-//! instead of working, or claiming completion); then, for a claim, the
-//! gates in order: the story is marked done in its own file, no protected
-//! path was touched, something besides the boxes changed (only when the
-//! contract or `--require-change` asks; otherwise a tick-only claim is
-//! flagged, not refused), the verification method agrees, and every
-//! objective check passes. The first gate that fails names the reason the
-//! next prompt will carry.
+//! The verdict on a finished attempt, decided from its evidence alone. No
+//! I/O happens here: `evidence` gathers the facts, this module weighs them,
+//! so every gate and the order of the gates are tested in-process.
+//!
+//! First one classification of how the agent ended (stopped, timed out,
+//! failed, errored, silent, asking a question instead of working, or
+//! claiming completion); then, for a claim, the gates in order: the story
+//! is marked done in its own file, no protected path was touched, something
+//! besides the boxes changed (only when the contract or `--require-change`
+//! asks; otherwise a tick-only claim is flagged, not refused), the
+//! verification method agrees, and every objective check passes. The first
+//! gate that fails names the reason the next prompt will carry, and the
+//! mode decides whether that failure is reverted or built on.
+//!
+//! Verification and checks are expensive, so they are gathered only when
+//! every gate before them has passed: the judge says what it still needs
+//! ([`Judgement::Needs`]) instead of a verdict. A new rule is one more gate
+//! in [`GATES`], and one more field of [`Evidence`] if it weighs a fact not
+//! gathered yet.
 
 use std::time::Duration;
 
-use super::error::RunError;
-use super::guardrails;
-use super::story_loop::StoryLoop;
-use super::ticks::{self, NO_CHANGE, TICK_ONLY};
-use crate::agent::{self, AgentRun, Conclusion, ExitStatusKind};
-use crate::contract::{self, Method, StoryRules as Rules, Verdict, VerifyContext};
-use crate::events::Event;
-use crate::git::ObjectId;
-use crate::state::AttemptOutcome;
-use crate::stories::{SourceKind, Story};
-
-/// Tracking files larger than this are not compared for ticks.
-const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
+use crate::agent::{Conclusion, ExitStatusKind};
+use crate::contract::{CheckOutcome, StoryRules, Verdict as Verification};
+use crate::state::{AttemptOutcome, Flag};
 
 /// Why an attempt did not complete.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Failure {
     pub outcome: AttemptOutcome,
     pub reason: String,
@@ -46,11 +47,152 @@ impl Failure {
     }
 }
 
-/// What the attempt changed: the checkpoint's tree and the worktree's, and
-/// what an acceptance would be flagged for.
-struct Changes {
-    trees: (ObjectId, ObjectId),
-    flag: Option<&'static str>,
+/// Everything known about a finished attempt that the verdict weighs.
+pub(super) struct Evidence {
+    pub story_id: String,
+    pub agent: AgentEnding,
+    /// The file that marks stories done, as the user names it.
+    pub tracking_file: String,
+    pub marked: Marked,
+    pub changes: Changes,
+    /// The verification method's verdict; gathered once every gate before
+    /// it has passed.
+    pub verification: Option<Verification>,
+    /// Every check's outcome; gathered once every gate before them has
+    /// passed.
+    pub checks: Option<Vec<CheckOutcome>>,
+}
+
+/// How the agent's process ended and what it concluded.
+pub(super) struct AgentEnding {
+    pub exit: ExitStatusKind,
+    pub conclusion: Conclusion,
+    /// The question it ended with instead of a promise, if any.
+    pub question: Option<String>,
+    /// The time limit it ran under.
+    pub timeout: Duration,
+}
+
+/// The story as its own file reads after the attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Marked {
+    Done,
+    NotDone,
+    /// The file could not be read or parsed, for this reason.
+    Unreadable(String),
+    /// Prompt mode: no file marks a story done.
+    Untracked,
+}
+
+/// What the attempt changed, as far as the gates care.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Changes {
+    /// What an acceptance would be flagged for: nothing changed at all, or
+    /// nothing but the boxes of the tracking file.
+    pub flag: Option<Flag>,
+    /// The first changed path the contract protects, with why.
+    pub violation: Option<String>,
+}
+
+/// What the verdict is weighed against: the story's contract and the run's
+/// mode.
+pub(super) struct Rules {
+    pub story: StoryRules,
+    /// `--require-change` (or `ralph.requireChange`), for a story whose
+    /// contract does not say.
+    pub require_change: bool,
+    /// `--once`: one pass; nothing is intercepted, the verdict only names
+    /// what happened, and the work is kept either way.
+    pub once: bool,
+    /// Prompt mode without `--revert-failed`: an iteration the contract
+    /// does not accept is built on, not reverted.
+    pub keep_failed: bool,
+}
+
+/// What becomes of the attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Verdict {
+    /// Accepted as it stands: a checkpoint, flagged when worth a second
+    /// look.
+    Accepted { flag: Option<Flag> },
+    /// Not accepted: preserved under its attempt ref and reverted.
+    Failed(Failure),
+    /// Not accepted, yet its work is kept as a checkpoint under its own
+    /// outcome (a single pass, a prompt-mode iteration).
+    KeptDespite(Failure),
+}
+
+impl Verdict {
+    pub(super) fn failure(&self) -> Option<&Failure> {
+        match self {
+            Verdict::Accepted { .. } => None,
+            Verdict::Failed(failure) | Verdict::KeptDespite(failure) => Some(failure),
+        }
+    }
+}
+
+/// Evidence the judge needs before it can decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    Verification,
+    Checks,
+}
+
+/// The judge's answer: a verdict, or the evidence to gather first.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Judgement {
+    Verdict(Verdict),
+    Needs(Need),
+}
+
+/// What one gate makes of the evidence.
+enum Gate {
+    Pass,
+    Fail(Failure),
+    Needs(Need),
+}
+
+type GateFn = fn(&Evidence, &Rules) -> Gate;
+
+/// The gates of the loop, in order: the first that does not pass decides.
+const GATES: &[GateFn] = &[
+    ending,
+    marked_done,
+    protected_paths,
+    real_change,
+    verification,
+    checks,
+];
+
+/// `--once`: the plain flow, which only names what happened.
+const SINGLE_PASS_GATES: &[GateFn] = &[ending, marked_done];
+
+/// The verdict on an attempt, or the evidence still needed to reach one.
+pub(super) fn judge(evidence: &Evidence, rules: &Rules) -> Judgement {
+    let gates = if rules.once { SINGLE_PASS_GATES } else { GATES };
+    for gate in gates {
+        match gate(evidence, rules) {
+            Gate::Pass => {}
+            Gate::Needs(need) => return Judgement::Needs(need),
+            Gate::Fail(failure) => return Judgement::Verdict(failed(failure, rules)),
+        }
+    }
+    Judgement::Verdict(Verdict::Accepted {
+        flag: evidence.changes.flag,
+    })
+}
+
+/// A failed attempt is reverted, unless the mode builds on it: a single
+/// pass intercepts nothing, and the classic loop builds on each
+/// iteration's work unless asked to revert it. A user's stop in the loop is
+/// always set aside.
+fn failed(failure: Failure, rules: &Rules) -> Verdict {
+    match failure.outcome {
+        _ if rules.once => Verdict::KeptDespite(failure),
+        AttemptOutcome::Interrupted => Verdict::Failed(failure),
+        _ if rules.keep_failed => Verdict::KeptDespite(failure),
+        _ => Verdict::Failed(failure),
+    }
 }
 
 /// How the agent ended, before any gate is looked at.
@@ -68,9 +210,9 @@ enum Ending {
 }
 
 /// One classification of the agent's ending, for every mode.
-fn classify(run: &AgentRun, timeout: Duration) -> Ending {
+fn classify(agent: &AgentEnding) -> Ending {
     let failed = |outcome, reason: String| Ending::Failed(Failure::new(outcome, reason));
-    match (&run.exit, &run.conclusion) {
+    match (&agent.exit, &agent.conclusion) {
         (ExitStatusKind::Stopped, _) => {
             failed(AttemptOutcome::Interrupted, "stopped by the user".into())
         }
@@ -78,7 +220,7 @@ fn classify(run: &AgentRun, timeout: Duration) -> Ending {
             AttemptOutcome::TimedOut,
             format!(
                 "the agent ran past its time limit ({}s) and was stopped",
-                timeout.as_secs()
+                agent.timeout.as_secs()
             ),
         ),
         (_, Conclusion::Failed { reason }) => failed(AttemptOutcome::Failed, reason.clone()),
@@ -86,378 +228,125 @@ fn classify(run: &AgentRun, timeout: Duration) -> Ending {
             AttemptOutcome::AgentError,
             format!("the agent failed: {message}"),
         ),
-        (_, Conclusion::NoSignal) => asked(run).map_or(Ending::Silent, Ending::Asked),
+        (_, Conclusion::NoSignal) => match &agent.question {
+            Some(question) => Ending::Asked(question.clone()),
+            None => Ending::Silent,
+        },
         (_, Conclusion::Complete) => Ending::Claimed,
     }
 }
 
-const NO_PROMISE: &str = "the agent ended without a promise";
-
-/// The reason an attempt that asked instead of working failed.
-pub(super) fn asked_reason(question: &str) -> String {
-    format!("the agent asked instead of working: {question}")
-}
-
-/// Silence, named when it was a question.
-fn no_signal(ending_question: Option<String>) -> Failure {
-    match ending_question {
-        Some(question) => Failure::new(AttemptOutcome::NoSignal, asked_reason(&question)),
-        None => Failure::new(AttemptOutcome::NoSignal, NO_PROMISE),
+/// Gate 0: the agent's ending. Silence fails when the contract relies on
+/// the promise alone, and always in a single pass.
+fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
+    let promise_needed =
+        rules.once || (rules.story.promise.is_some() && rules.story.verify.is_none());
+    let silence = |reason: String| Gate::Fail(Failure::new(AttemptOutcome::NoSignal, reason));
+    match classify(&evidence.agent) {
+        Ending::Failed(failure) => Gate::Fail(failure),
+        Ending::Silent if promise_needed => silence("the agent ended without a promise".into()),
+        Ending::Asked(question) if promise_needed => {
+            silence(format!("the agent asked instead of working: {question}"))
+        }
+        Ending::Silent | Ending::Asked(_) | Ending::Claimed => Gate::Pass,
     }
 }
 
-impl StoryLoop {
-    /// Decide what the attempt amounted to, then checkpoint or preserve and
-    /// revert.
-    pub(super) async fn judge(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        run: AgentRun,
-        timeout: Duration,
-    ) -> Result<(), RunError> {
-        crate::bug::trip("judge");
-        let checkpoint = self.state.checkpoint;
-        let (checkpoint_tree, worktree_tree) = self
-            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
-            .await
-            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-        let progress = checkpoint_tree != worktree_tree;
-        let flag = self.change_flag((checkpoint_tree, worktree_tree)).await?;
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.asked = asked(&run);
-        }
-        let failure = if self.settings.once {
-            self.single_pass_verdict(story, &run, timeout).await
-        } else {
-            self.verdict(
-                story,
-                attempt,
-                story_key,
-                &run,
-                timeout,
-                Changes {
-                    trees: (checkpoint_tree, worktree_tree),
-                    flag,
-                },
-            )
-            .await?
-        };
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.progress = progress;
-        }
-        // Only a claim that is accepted as it stands earns a flag; work
-        // kept despite a failure is already named by that failure.
-        if let Some(flag) = flag.filter(|_| failure.is_none()) {
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.flag = Some(flag.to_owned());
-            }
-            self.emit(Event::Flag {
-                story_id: story.id.clone(),
-                attempt,
-                flag: flag.to_owned(),
-            });
-        }
-        let interrupted = matches!(&failure, Some(f) if f.outcome == AttemptOutcome::Interrupted);
-        self.state.no_progress_streak = guardrails::next_streak(
-            self.state.no_progress_streak,
-            progress,
-            failure.is_none(),
-            interrupted,
-        );
-        // A single pass intercepts nothing, and the classic loop builds on
-        // each iteration's work unless asked to revert it: such work is kept
-        // as a checkpoint under its own outcome.
-        let keep_failed = self.settings.once
-            || (self.source.kind() == SourceKind::Prompt && !self.settings.revert_failed);
-        match failure {
-            None => self.accept(story, attempt, None).await,
-            Some(failure)
-                if failure.outcome == AttemptOutcome::Interrupted && !self.settings.once =>
-            {
-                self.reject(story, attempt, story_key, failure).await
-            }
-            Some(failure) if keep_failed => self.accept(story, attempt, Some(failure)).await,
-            Some(failure) => self.reject(story, attempt, story_key, failure).await,
-        }
-    }
+/// Gate 1: the story must be marked done in its own file. A single pass
+/// refuses nothing: an unmarked story there merely failed.
+fn marked_done(evidence: &Evidence, rules: &Rules) -> Gate {
+    let reason = match &evidence.marked {
+        Marked::Done | Marked::Untracked => return Gate::Pass,
+        Marked::Unreadable(err) => format!(
+            "{} could not be read after the attempt: {err}",
+            evidence.tracking_file
+        ),
+        Marked::NotDone => format!(
+            "story {} is not marked done in {}",
+            evidence.story_id, evidence.tracking_file
+        ),
+    };
+    let outcome = if rules.once {
+        AttemptOutcome::Failed
+    } else {
+        AttemptOutcome::Rejected
+    };
+    Gate::Fail(Failure::new(outcome, reason))
+}
 
-    /// The contract's verdict on a finished attempt: `None` when accepted.
-    async fn verdict(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        run: &AgentRun,
-        timeout: Duration,
-        Changes { trees, flag }: Changes,
-    ) -> Result<Option<Failure>, RunError> {
-        let rules = self
-            .settings
-            .contract
-            .rules_for(&story.id, &story.acceptance_criteria);
-        let promise_needed = rules.promise.is_some() && rules.verify.is_none();
-        match classify(run, timeout) {
-            Ending::Failed(failure) => return Ok(Some(failure)),
-            Ending::Silent if promise_needed => return Ok(Some(no_signal(None))),
-            Ending::Asked(question) if promise_needed => {
-                return Ok(Some(no_signal(Some(question))));
-            }
-            Ending::Silent | Ending::Asked(_) | Ending::Claimed => {}
-        }
-        if let Some(failure) = self.unmarked(story).await {
-            return Ok(Some(failure));
-        }
-        if let Some(failure) = self.protected_paths(&rules, trees).await? {
-            return Ok(Some(failure));
-        }
-        if flag == Some(TICK_ONLY) && rules.require_change.unwrap_or(self.settings.require_change) {
-            return Ok(Some(Failure::rejected(format!(
-                "{TICK_ONLY} in {}",
-                self.tracking_file()
-            ))));
-        }
-        if let Some(failure) = self
-            .verification(story, attempt, story_key, run, &rules, trees)
-            .await
-        {
-            return Ok(Some(failure));
-        }
-        Ok(self.checks(story, attempt, &rules).await)
+/// Gate 2: the contract itself, and the paths it protects, are off limits.
+fn protected_paths(evidence: &Evidence, _: &Rules) -> Gate {
+    match &evidence.changes.violation {
+        Some(violation) => Gate::Fail(Failure::rejected(violation.clone())),
+        None => Gate::Pass,
     }
+}
 
-    /// `--once`: the plain flow. Nothing is intercepted; the verdict only
-    /// names what happened.
-    async fn single_pass_verdict(
-        &mut self,
-        story: &Story,
-        run: &AgentRun,
-        timeout: Duration,
-    ) -> Option<Failure> {
-        match classify(run, timeout) {
-            Ending::Failed(failure) => Some(failure),
-            Ending::Silent => Some(no_signal(None)),
-            Ending::Asked(question) => Some(no_signal(Some(question))),
-            Ending::Claimed => self.unmarked(story).await.map(|failure| Failure {
-                outcome: AttemptOutcome::Failed,
-                ..failure
-            }),
-        }
+/// Gate 3: a claim that only ticks boxes is refused when the story's
+/// contract, or else the run, requires a change.
+fn real_change(evidence: &Evidence, rules: &Rules) -> Gate {
+    let required = rules.story.require_change.unwrap_or(rules.require_change);
+    if required && evidence.changes.flag == Some(Flag::TickOnly) {
+        return Gate::Fail(Failure::rejected(format!(
+            "{} in {}",
+            Flag::TickOnly,
+            evidence.tracking_file
+        )));
     }
+    Gate::Pass
+}
 
-    /// Gate 1: the story must be marked done in its own file.
-    async fn unmarked(&self, story: &Story) -> Option<Failure> {
-        if self.source.kind() == SourceKind::Prompt {
-            return None;
-        }
-        match self.load_stories().await {
-            Err(err) => Some(Failure::rejected(format!(
-                "{} could not be read after the attempt: {err}",
-                self.tracking_file()
-            ))),
-            Ok(stories) if !stories.iter().any(|s| s.id == story.id && s.is_complete()) => {
-                Some(Failure::rejected(format!(
-                    "story {} is not marked done in {}",
-                    story.id,
-                    self.tracking_file()
-                )))
-            }
-            Ok(_) => None,
-        }
-    }
-
-    /// What an accepted attempt would deserve a flag for: changing nothing
-    /// at all, or nothing but the boxes (or `passes`) of the tracking file.
-    async fn change_flag(
-        &self,
-        (old, new): (ObjectId, ObjectId),
-    ) -> Result<Option<&'static str>, RunError> {
-        let kind = self.source.kind();
-        let tracking = self
-            .source
-            .tracking_file()
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        self.with_repo(
-            move |repo| -> Result<Option<&'static str>, crate::git::GitFailure> {
-                let changed = repo.changed_files(old, new)?;
-                if changed.is_empty() {
-                    return Ok(Some(NO_CHANGE));
-                }
-                let [file] = changed.as_slice() else {
-                    return Ok(None);
-                };
-                if kind == SourceKind::Prompt || file.path != tracking {
-                    return Ok(None);
-                }
-                let text = |id| repo.blob_text(id, TRACKING_FILE_LIMIT);
-                let (Some(before), Some(after)) =
-                    (file.old.and_then(text), file.new.and_then(text))
-                else {
-                    return Ok(None);
-                };
-                let only = if kind == SourceKind::Prd {
-                    ticks::only_passes_changed(&before, &after)
-                } else {
-                    ticks::only_boxes_ticked(&before, &after)
-                };
-                Ok(only.then_some(TICK_ONLY))
-            },
-        )
-        .await
-        .map_err(|err| RunError::git("compare the attempt's changes", err))
-    }
-
-    /// Gate 2: the contract itself, and the paths it protects, are off
-    /// limits.
-    async fn protected_paths(
-        &self,
-        rules: &Rules,
-        (old, new): (ObjectId, ObjectId),
-    ) -> Result<Option<Failure>, RunError> {
-        let changed = self
-            .with_repo(move |repo| repo.changed_files(old, new))
-            .await
-            .map_err(|err| RunError::git("list the attempt's changes", err))?;
-        let paths: Vec<String> = changed.into_iter().map(|file| file.path).collect();
-        Ok(self
-            .settings
-            .contract
-            .violation(rules, &paths)
-            .map(Failure::rejected))
-    }
-
-    /// Gate 3: the verification method (a promise, a verifier agent, a
-    /// multi-stage pipeline).
-    async fn verification(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        run: &AgentRun,
-        rules: &Rules,
-        (old, new): (ObjectId, ObjectId),
-    ) -> Option<Failure> {
-        let workdir = self.repo_lock().workdir().to_owned();
-        let method = rules
-            .verify
-            .clone()
-            .unwrap_or(Method::StringMatch { token: None });
-        let diff = if uses_diff(&method) {
-            self.with_repo(move |repo| contract::describe_changes(repo, old, new))
-                .await
-        } else {
-            String::new()
-        };
-        let final_text = run
-            .done
-            .as_ref()
-            .map(|d| d.final_text.clone())
-            .unwrap_or_default();
-        let ctx = VerifyContext {
-            workdir: &workdir,
-            token: rules.promise.as_deref(),
-            final_text: &final_text,
-            promised: run.conclusion == Conclusion::Complete,
-            story,
-            criteria: &rules.acceptance_criteria,
-            outcome: rules.outcome.as_deref(),
-            diff: &diff,
-            command_timeout: self.settings.command_timeout,
-            verifier_log: self
-                .run_dir
-                .dir
-                .join("attempts")
-                .join(format!("{story_key}-{attempt}.verify.jsonl")),
-            stop: self.stop.clone(),
-        };
-        let verdict = contract::verify(&method, &ctx).await;
-        let (Verdict::Pass { warnings } | Verdict::Fail { warnings, .. }) = &verdict;
-        for warning in warnings.clone() {
-            self.warn(warning);
-        }
-        match verdict {
-            Verdict::Pass { .. } => None,
-            Verdict::Fail {
-                stage,
-                reason,
-                output_tail,
-                ..
-            } => Some(Failure {
-                outcome: AttemptOutcome::Rejected,
-                reason: format!("verification failed at {stage}: {reason}"),
-                checks: output_tail
-                    .map(|tail| vec![(stage, tail)])
-                    .unwrap_or_default(),
-            }),
-        }
-    }
-
-    /// Gate 4: every objective check passes. All of them run, so the report
-    /// names every failure at once.
-    pub(super) async fn checks(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        rules: &Rules,
-    ) -> Option<Failure> {
-        let workdir = self.repo_lock().workdir().to_owned();
-        let outcomes =
-            contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout).await;
-        if !outcomes.is_empty() {
-            let names = |passed: bool| {
-                outcomes
-                    .iter()
-                    .filter(|o| o.passed == passed)
-                    .map(|o| o.name.clone())
-                    .collect()
-            };
-            let passed: Vec<String> = names(true);
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.passed_checks = passed.clone();
-            }
-            self.emit(Event::Checks {
-                story_id: story.id.clone(),
-                attempt,
-                passed,
-                failed: names(false),
-            });
-        }
-        let failed: Vec<_> = outcomes.into_iter().filter(|o| !o.passed).collect();
-        if failed.is_empty() {
-            return None;
-        }
-        let names: Vec<String> = failed
-            .iter()
-            .map(|o| format!("{} ({})", o.name, o.why.clone().unwrap_or_default()))
-            .collect();
-        Some(Failure {
+/// Gate 4: the verification method (a promise, a verifier agent, a
+/// multi-stage pipeline) agrees.
+fn verification(evidence: &Evidence, _: &Rules) -> Gate {
+    match &evidence.verification {
+        None => Gate::Needs(Need::Verification),
+        Some(Verification::Pass { .. }) => Gate::Pass,
+        Some(Verification::Fail {
+            stage,
+            reason,
+            output_tail,
+            ..
+        }) => Gate::Fail(Failure {
             outcome: AttemptOutcome::Rejected,
-            reason: format!("checks failed: {}", names.join(", ")),
-            checks: failed
-                .into_iter()
-                .map(|o| (o.name, o.output_tail))
+            reason: format!("verification failed at {stage}: {reason}"),
+            checks: output_tail
+                .iter()
+                .map(|tail| (stage.clone(), tail.clone()))
                 .collect(),
-        })
+        }),
     }
 }
 
-/// The question the agent ended with instead of a promise, if any.
-fn asked(run: &AgentRun) -> Option<String> {
-    if run.conclusion != Conclusion::NoSignal {
+/// Gate 5: every objective check passes.
+fn checks(evidence: &Evidence, _: &Rules) -> Gate {
+    match &evidence.checks {
+        None => Gate::Needs(Need::Checks),
+        Some(outcomes) => failed_checks(outcomes).map_or(Gate::Pass, Gate::Fail),
+    }
+}
+
+/// The failure that checks' outcomes amount to, naming every failed check
+/// at once; `None` when all passed.
+pub(super) fn failed_checks(outcomes: &[CheckOutcome]) -> Option<Failure> {
+    let failed: Vec<&CheckOutcome> = outcomes.iter().filter(|o| !o.passed).collect();
+    if failed.is_empty() {
         return None;
     }
-    agent::trailing_question(&run.done.as_ref()?.final_text)
+    let names: Vec<String> = failed
+        .iter()
+        .map(|o| format!("{} ({})", o.name, o.why.clone().unwrap_or_default()))
+        .collect();
+    Some(Failure {
+        outcome: AttemptOutcome::Rejected,
+        reason: format!("checks failed: {}", names.join(", ")),
+        checks: failed
+            .into_iter()
+            .map(|o| (o.name.clone(), o.output_tail.clone()))
+            .collect(),
+    })
 }
 
-/// Does verifying with `method` need the attempt's diff?
-fn uses_diff(method: &Method) -> bool {
-    match method {
-        Method::Semantic { .. } => true,
-        Method::MultiStage { stages, .. } => stages.iter().any(|stage| uses_diff(&stage.method)),
-        _ => false,
-    }
-}
+#[cfg(test)]
+#[path = "judge_tests.rs"]
+mod tests;

@@ -9,9 +9,12 @@
 //!   stop, what the state and event log say;
 //! - `attempt`: one attempt: its prompt, the agent process, the accounting,
 //!   a usage-limit pause;
-//! - `judge`: how an attempt ended, classified once, then the gates in
-//!   order: marked done, protected paths, a change besides ticked boxes,
-//!   verification, checks; `ticks` tells ticking from work;
+//! - `judge`: the verdict on an attempt, decided from its evidence without
+//!   I/O: how the agent ended, classified once, then the gates in order:
+//!   marked done, protected paths, a change besides ticked boxes,
+//!   verification, checks;
+//! - `evidence`: an attempt's evidence gathered in stages for the judge,
+//!   and its verdict recorded; `ticks` tells ticking from work;
 //! - `settle`: the attempt's work into git: a checkpoint, or preserved and
 //!   reverted; and the worktree made safe again on resume;
 //! - `guardrails`: the limits every run ends within;
@@ -25,6 +28,7 @@
 mod attempt;
 pub mod driver;
 mod error;
+mod evidence;
 mod guardrails;
 mod judge;
 pub mod plan;

@@ -61,7 +61,7 @@ impl StoryLoop {
                 trailers.push(("Ralph-Checks", passed.join(", ")));
             }
             if let Some(flag) = record.flag {
-                trailers.push(("Ralph-Flag", flag));
+                trailers.push(("Ralph-Flag", flag.to_string()));
             }
         }
         trailers

@@ -8,7 +8,7 @@
 use super::attempt::safe_component;
 use super::blocking;
 use super::error::RunError;
-use super::judge::Failure;
+use super::judge::{self, Failure};
 use super::story_loop::StoryLoop;
 use crate::events::{Event, now_ms};
 use crate::state::{AttemptOutcome, now};
@@ -334,8 +334,8 @@ impl StoryLoop {
                 .settings
                 .contract
                 .rules_for(&story.id, &story.acceptance_criteria);
-            let verdict = self.checks(&story, attempt, &rules).await;
-            if let Some(failure) = verdict {
+            let outcomes = self.run_checks(&story, attempt, &rules).await;
+            if let Some(failure) = judge::failed_checks(&outcomes) {
                 return Err(RunError::UserChangesRejected {
                     story: story.id.clone(),
                     reason: failure.reason,
@@ -344,22 +344,9 @@ impl StoryLoop {
             self.story_record(&story.id)
                 .attempts
                 .push(crate::state::AttemptRecord {
-                    attempt,
-                    outcome: AttemptOutcome::Complete,
                     reason: Some("marked done by the user while the run was stopped".into()),
-                    preserved: None,
                     checkpoint: Some(commit.clone()),
-                    started_at: now(),
-                    duration_ms: 0,
-                    input_tokens: 0,
-                    output_tokens: 0,
-                    cost_usd: 0.0,
-                    log: String::new(),
-                    failed_checks: Vec::new(),
-                    progress: true,
-                    flag: None,
-                    asked: None,
-                    passed_checks: Vec::new(),
+                    ..crate::state::AttemptRecord::new(attempt, AttemptOutcome::Complete, now())
                 });
             self.save()?;
         }

@@ -3,13 +3,8 @@
 //! change of the tracking file from real work, by content, not by size: a
 //! markdown file compared line by line, where every changed line must be
 //! the same checkbox with its mark toggled; a prd.json compared as JSON
-//! with every `passes` field removed.
-
-/// The flag, and the reason when `--require-change` refuses it.
-pub const TICK_ONLY: &str = "no change besides ticking boxes";
-
-/// The flag when an accepted attempt changed nothing at all.
-pub const NO_CHANGE: &str = "no change at all";
+//! with every `passes` field removed. What such a change is called lives
+//! in [`crate::state::Flag`].
 
 /// Whether `old` and `new` differ only in the marks of checkboxes.
 pub fn only_boxes_ticked(old: &str, new: &str) -> bool {

@@ -117,6 +117,36 @@ impl AttemptOutcome {
     }
 }
 
+/// Something about an accepted attempt worth a second look. Spelled in
+/// `state.json` and `events.jsonl` as the sentence people read, which is
+/// what every release has written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Flag {
+    /// The attempt changed nothing but the boxes (or `passes`) of the
+    /// tracking file: the classic fake "done".
+    #[serde(rename = "no change besides ticking boxes")]
+    TickOnly,
+    /// The attempt changed nothing at all.
+    #[serde(rename = "no change at all")]
+    NoChange,
+}
+
+impl Flag {
+    /// In words, as every view shows it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Flag::TickOnly => "no change besides ticking boxes",
+            Flag::NoChange => "no change at all",
+        }
+    }
+}
+
+impl std::fmt::Display for Flag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub attempt: u32,
@@ -146,16 +176,40 @@ pub struct AttemptRecord {
     /// Whether the attempt changed the worktree at all.
     #[serde(default = "yes")]
     pub progress: bool,
-    /// Something about an accepted attempt worth a second look, e.g. "no
-    /// change besides ticking boxes".
+    /// Something about an accepted attempt worth a second look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flag: Option<String>,
+    pub flag: Option<Flag>,
     /// The question the agent ended with instead of the work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<String>,
     /// Checks that passed on this attempt's result, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passed_checks: Vec<String>,
+}
+
+impl AttemptRecord {
+    /// An attempt with its number, outcome and start, and nothing else
+    /// recorded yet: no tokens, no checks, no refs, and a change assumed.
+    pub fn new(attempt: u32, outcome: AttemptOutcome, started_at: u64) -> AttemptRecord {
+        AttemptRecord {
+            attempt,
+            outcome,
+            reason: None,
+            preserved: None,
+            checkpoint: None,
+            started_at,
+            duration_ms: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            log: String::new(),
+            failed_checks: Vec::new(),
+            progress: true,
+            flag: None,
+            asked: None,
+            passed_checks: Vec::new(),
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -334,4 +388,24 @@ pub fn now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_keep_the_sentences_earlier_releases_wrote() {
+        for (flag, sentence) in [
+            (Flag::TickOnly, "no change besides ticking boxes"),
+            (Flag::NoChange, "no change at all"),
+        ] {
+            assert_eq!(serde_json::to_value(flag).unwrap(), sentence);
+            assert_eq!(
+                serde_json::from_value::<Flag>(sentence.into()).unwrap(),
+                flag
+            );
+            assert_eq!(flag.to_string(), sentence);
+        }
+    }
 }

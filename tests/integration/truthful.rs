@@ -548,3 +548,56 @@ fn a_dry_run_shows_the_first_prompt_with_its_learnings_section() {
     assert_exit(&start(&repo, &agent, &["--on-finish", "keep"]), 0);
     assert_eq!(shown, saved_prompt(&repo, "1", 1));
 }
+
+/// Copies the run directory `name` of `tests/fixtures/state-flags/`, written
+/// by the release before flags were typed, into `repo` as the run of the
+/// change.
+fn previous_release_run(repo: &TestRepo, name: &str) {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        fs::create_dir_all(to).expect("the run directory is created");
+        for entry in fs::read_dir(from).expect("the fixture is readable") {
+            let entry = entry.expect("a fixture entry");
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                fs::copy(entry.path(), &target).expect("a fixture file is copied");
+            }
+        }
+    }
+    copy(
+        &source_path("tests/fixtures/state-flags").join(name),
+        &run_dir(repo),
+    );
+}
+
+#[test]
+fn issue_19_flags_written_by_the_previous_release_read_and_show_as_before() {
+    for (name, flag) in [
+        ("tick-only", "no change besides ticking boxes"),
+        ("no-change", "no change at all"),
+    ] {
+        let repo = project(TWO_STORIES);
+        previous_release_run(&repo, name);
+
+        let story1 = attempt_records(&status_json(&repo), "1");
+        assert_eq!(story1[0]["flag"], flag, "{name}");
+        let human = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+        assert!(
+            human.contains(&format!("#1 complete (flagged: {flag})")),
+            "{name}: {human}"
+        );
+        let log = ralph_cmd(&repo, &["log", CHANGE]);
+        assert_exit(&log, 0);
+        assert!(
+            stdout(&log).contains(&format!("flagged: {flag}")),
+            "{name}: {}",
+            stdout(&log)
+        );
+        let log = ralph_cmd(&repo, &["log", CHANGE, "--json"]);
+        assert_exit(&log, 0);
+        let trail: serde_json::Value =
+            serde_json::from_slice(&log.stdout).expect("log --json is JSON");
+        assert_eq!(trail["stories"][0]["attempts"][0]["flag"], flag, "{name}");
+    }
+}
