@@ -36,6 +36,19 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// A model API the stand-in answers. Each preset names the one its CLI
+/// calls (see [`crate::agent::presets::StandinSetup`]); the stand-in serves
+/// them all at once and tells them apart by path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Anthropic Messages, `POST …/v1/messages`, streaming or not.
+    AnthropicMessages,
+    /// OpenAI Responses, `POST …/v1/responses`, streaming.
+    OpenAiResponses,
+    /// Gemini `…:generateContent` and `…:streamGenerateContent`.
+    GeminiGenerateContent,
+}
+
 /// The model's side of a conversation, one entry per model turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Script {
