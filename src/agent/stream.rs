@@ -4,9 +4,9 @@
 //!
 //! Each preset brings its own parser (see [`presets`](super::presets)); a
 //! user's command is read as plain text unless its first line reveals a
-//! preset's format. The helpers at the end hold what every JSON-lines
-//! parser would otherwise repeat: reading a typed event, the closing report
-//! of a stream cut short, and telling a rate limit from another error.
+//! preset's format. The items at the end hold what every JSON-lines parser
+//! would otherwise repeat: reading a typed event, the closing report of a
+//! stream cut short, and telling a rate limit from another error.
 
 use serde_json::Value;
 

@@ -276,6 +276,13 @@ impl Reply {
     }
 }
 
+/// A server-sent event named `name` whose data is `fields` with
+/// `"type": name`, as both Anthropic and OpenAI stream them.
+fn typed_event(name: &'static str, mut fields: Value) -> (Option<&'static str>, Value) {
+    fields["type"] = Value::from(name);
+    (Some(name), fields)
+}
+
 /// Headers that tell any client to retry a 429 at once rather than after a
 /// long back-off, so a rate-limit check costs seconds, not minutes.
 fn retry_now(reply: Reply) -> Reply {
