@@ -5,8 +5,9 @@
 //! prints into agent-neutral [`AgentEvent`]s (one [`StreamParser`] per
 //! format), and reduces the run to a [`Conclusion`] through the promise
 //! protocol ([`parse_promise`], [`conclude`]); a final message that asks
-//! instead of working is told apart ([`trailing_question`]). It neither prints nor knows
-//! about the command line: callers receive events and typed results.
+//! instead of working is told apart ([`trailing_question`]). It neither
+//! prints nor knows about the command line: callers receive events and
+//! typed results.
 //!
 //! Everything particular to one agent CLI lives in one file under
 //! [`presets`]: its command line and environment, its stream parser and
@@ -18,8 +19,8 @@
 //! - `spec`: a resolved agent ([`AgentSpec`]) and the invocation of one
 //!   attempt built from it;
 //! - `stream`: the [`StreamParser`] trait, [`StreamFormat`], auto-detection
-//!   and the helpers the JSON-lines parsers share;
-//! - `plain`: plain text output, and the bounded [`TextTail`](plain) the
+//!   and what the JSON-lines parsers share;
+//! - `plain`: plain text output, and the bounded `TextTail` the
 //!   parsers keep;
 //! - `events`, `promise`, `question`: what happened, and what it means;
 //! - `runner`: one supervised attempt, output streamed to a log.
