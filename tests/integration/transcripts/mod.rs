@@ -169,17 +169,18 @@ fn read(path: &Path) -> String {
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
 
-/// Each fixture directory and the preset whose CLI printed it.
-const FORMATS: &[(&str, &str)] = &[
-    ("claude-code", "claude"),
-    ("codex", "codex"),
-    ("gemini", "gemini"),
-    ("opencode", "opencode"),
-    ("amp", "amp"),
-    ("cursor", "cursor"),
-    ("copilot", "copilot"),
-    ("aider", "aider"),
-];
+/// Each preset's fixture directory and the preset whose CLI printed it:
+/// the directory is named after the preset, but Claude Code's transcripts
+/// keep the tool's full name.
+fn formats() -> Vec<(&'static str, &'static str)> {
+    presets::PRESETS
+        .iter()
+        .map(|preset| match *preset {
+            "claude" => ("claude-code", "claude"),
+            other => (other, other),
+        })
+        .collect()
+}
 
 /// Directories of `tests/fixtures/` that hold no agent transcripts.
 const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld"];
@@ -285,13 +286,14 @@ fn every_transcript_reaches_the_conclusion_beside_it() {
         .filter(|name| !NOT_TRANSCRIPTS.contains(&name.as_str()))
         .collect();
     dirs.sort();
-    let mut known: Vec<&str> = FORMATS.iter().map(|(dir, _)| *dir).collect();
+    let formats = formats();
+    let mut known: Vec<&str> = formats.iter().map(|(dir, _)| *dir).collect();
     known.sort();
     assert_eq!(dirs, known, "every fixture directory names its format");
 
     let mut failures = Vec::new();
     let mut checked = 0;
-    for (dir, preset) in FORMATS {
+    for (dir, preset) in &formats {
         let format = format_of(preset);
         let transcripts = transcripts_in(&root.join(dir));
         assert!(!transcripts.is_empty(), "{dir} holds no transcripts");
