@@ -223,11 +223,11 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
         return Ok(None);
     };
     let name = name.trim().to_owned();
-    if crate::presets::preset(&name, None, &[]).is_err() {
+    if crate::agent::presets::preset(&name, None, &[]).is_err() {
         return Err(bad_value(
             "ralph.agent",
             &name,
-            &format!("one of {}", crate::presets::PRESETS.join(", ")),
+            &format!("one of {}", crate::agent::presets::PRESETS.join(", ")),
         ));
     }
     Ok(Some(name))

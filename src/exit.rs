@@ -270,8 +270,8 @@ impl From<crate::git::NameError> for CommandError {
     }
 }
 
-impl From<crate::presets::PresetError> for CommandError {
-    fn from(err: crate::presets::PresetError) -> Self {
+impl From<crate::agent::PresetError> for CommandError {
+    fn from(err: crate::agent::PresetError) -> Self {
         let hint = err.hint();
         CommandError::from_error(ErrorKind::User, err).hint(hint)
     }

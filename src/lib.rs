@@ -18,7 +18,6 @@ pub mod demo;
 pub mod events;
 pub mod exit;
 pub mod git;
-pub mod presets;
 pub mod preview;
 pub mod process;
 pub mod prompt;

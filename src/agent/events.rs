@@ -94,20 +94,6 @@ pub struct RateLimit {
 /// How the agent process ended.
 pub use crate::process::ExitStatusKind;
 
-/// The string at `key` of `value`, or empty.
-pub(crate) fn string_at(value: &serde_json::Value, key: &str) -> String {
-    value[key].as_str().unwrap_or_default().to_owned()
-}
-
-/// A line of a JSON-lines stream that has a `"type"`: the event and its
-/// type. Any other line (a warning, a cut oversized line) is noise, not a
-/// failure.
-pub(crate) fn typed_event(line: &str) -> Option<(serde_json::Value, String)> {
-    let event: serde_json::Value = serde_json::from_str(line).ok()?;
-    let kind = event["type"].as_str()?.to_owned();
-    Some((event, kind))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,10 +10,11 @@
 
 use std::process::ExitCode;
 
+use crate::agent::AgentSpec;
+use crate::agent::presets::{self, Preset};
 use crate::config;
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
-use crate::presets::{self, AgentSpec, Preset};
 use crate::ui::{self, AgentRow};
 use crate::verification::{self, Cache, Report, Verdict};
 

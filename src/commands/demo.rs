@@ -6,11 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::values::OnFinishArg;
-use crate::agent::StreamFormat;
+use crate::agent::{AgentSpec, PromptPassing};
 use crate::demo;
 use crate::exit::{CommandError, ErrorKind};
 use crate::git::Repo;
-use crate::presets::{AgentSpec, PromptPassing};
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -45,7 +44,8 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
             "--pace".into(),
             args.pace.to_string(),
         ],
-        format: StreamFormat::Claude,
+        // The demo agent prints what Claude Code prints.
+        format: crate::agent::presets::claude::PRESET.format(),
         prompt: PromptPassing::Stdin,
         env: Vec::new(),
         scratch: Vec::new(),

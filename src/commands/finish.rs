@@ -92,7 +92,7 @@ pub fn apply(
     require_on_branch(repo, change, "finish")?;
     // The agent's own files (Aider's history) are not unfinished work.
     if state.settings.agent_command.is_none() {
-        repo.set_scratch(crate::presets::scratch_of(&state.settings.agent));
+        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
     }
     set_aside_unfinished_work(repo, change, state)?;
     match choice {

@@ -11,9 +11,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::{CheckSpec, Method, run_check};
+use crate::agent::presets;
 use crate::agent::{self, Conclusion, Signal};
 use crate::git::{ObjectId, Repo};
-use crate::presets;
 use crate::stories::Story;
 
 /// What verification needs to know about the attempt.

@@ -5,10 +5,10 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::agent::PresetError;
 use crate::agent::RunnerError;
 use crate::contract::ContractError;
 use crate::git::{BeginError, OpError};
-use crate::presets::PresetError;
 use crate::prompt::PromptError;
 use crate::settings::SettingsError;
 use crate::state::StateError;

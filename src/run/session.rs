@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use super::error::RunError;
 use super::story_loop::LoopSettings;
+use crate::agent::AgentSpec;
+use crate::agent::presets;
 use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
-use crate::presets::{self, AgentSpec};
 use crate::prompt;
 use crate::settings::{self, Requested, Settings};
 use crate::state::{RunDir, RunState, RunStatus, now};

@@ -19,11 +19,11 @@ use tokio::sync::watch;
 
 use super::error::RunError;
 use super::{blocking, guardrails};
+use crate::agent::AgentSpec;
 use crate::bug::Bug;
 use crate::contract::Contract;
 use crate::events::{Event, Record, now_ms};
 use crate::git::{ChangeName, Repo};
-use crate::presets::AgentSpec;
 use crate::state::{
     AttemptOutcome, EventsLog, Guardrails, RunDir, RunState, RunStatus, StopReason, StoryRecord,
     now,

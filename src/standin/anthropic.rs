@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, each, shell_arguments, shell_tool};
-use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
+use super::tools::{Offered, each, shell_call};
+use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now, typed_event};
 
 const USAGE_IN: u64 = 1000;
 const USAGE_OUT: u64 = 50;
@@ -28,13 +28,8 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
     let role = RequestRole::Turn { index };
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => error(*status, message),
-        Some(Turn::Shell { text, command }) => match shell_tool(&offered) {
-            Some(name) => {
-                let schema = offered
-                    .iter()
-                    .find(|tool| tool.name == name)
-                    .map(|tool| tool.schema)
-                    .unwrap_or(&Value::Null);
+        Some(Turn::Shell { text, command }) => match shell_call(&offered, command) {
+            Some((name, input)) => {
                 let mut blocks = Vec::new();
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
@@ -43,7 +38,7 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
                     "type": "tool_use",
                     "id": format!("toolu_standin_{index}"),
                     "name": name,
-                    "input": shell_arguments(schema, command),
+                    "input": input,
                 }));
                 message(&model, blocks, "tool_use", stream)
             }
@@ -93,10 +88,9 @@ fn message(model: &str, blocks: Vec<Value>, stop_reason: &str, stream: bool) -> 
             }),
         );
     }
-    let mut events = vec![(
-        Some("message_start"),
+    let mut events = vec![typed_event(
+        "message_start",
         json!({
-            "type": "message_start",
             "message": {
                 "id": "msg_standin",
                 "type": "message",
@@ -122,28 +116,24 @@ fn message(model: &str, blocks: Vec<Value>, stop_reason: &str, stream: bool) -> 
                 json!({"type": "text_delta", "text": block["text"]}),
             )
         };
-        events.push((
-            Some("content_block_start"),
-            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        events.push(typed_event(
+            "content_block_start",
+            json!({"index": index, "content_block": start}),
         ));
-        events.push((
-            Some("content_block_delta"),
-            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        events.push(typed_event(
+            "content_block_delta",
+            json!({"index": index, "delta": delta}),
         ));
-        events.push((
-            Some("content_block_stop"),
-            json!({"type": "content_block_stop", "index": index}),
-        ));
+        events.push(typed_event("content_block_stop", json!({"index": index})));
     }
-    events.push((
-        Some("message_delta"),
+    events.push(typed_event(
+        "message_delta",
         json!({
-            "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": null},
             "usage": {"output_tokens": USAGE_OUT},
         }),
     ));
-    events.push((Some("message_stop"), json!({"type": "message_stop"})));
+    events.push(typed_event("message_stop", json!({})));
     Reply::sse(&events)
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, each, shell_arguments, shell_tool, value_for_schema};
+use super::tools::{Offered, each, shell_call, value_for_schema};
 use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn};
 
 pub(super) fn answer(script: &Script, body: &Value, stream: bool) -> (RequestRole, Reply) {
@@ -53,16 +53,8 @@ pub(super) fn answer(script: &Script, body: &Value, stream: bool) -> (RequestRol
             if !text.is_empty() {
                 parts.push(json!({"text": text}));
             }
-            if let Some(name) = shell_tool(&offered) {
-                let schema = offered
-                    .iter()
-                    .find(|tool| tool.name == name)
-                    .map(|tool| tool.schema)
-                    .unwrap_or(&Value::Null);
-                parts.push(json!({"functionCall": {
-                    "name": name,
-                    "args": shell_arguments(schema, command),
-                }}));
+            if let Some((name, args)) = shell_call(&offered, command) {
+                parts.push(json!({"functionCall": {"name": name, "args": args}}));
             }
             candidate(parts, stream)
         }

@@ -36,6 +36,19 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// A model API the stand-in answers. Each preset names the one its CLI
+/// calls (see [`crate::agent::presets::StandinSetup`]); the stand-in serves
+/// them all at once and tells them apart by path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Anthropic Messages, `POST …/v1/messages`, streaming or not.
+    AnthropicMessages,
+    /// OpenAI Responses, `POST …/v1/responses`, streaming.
+    OpenAiResponses,
+    /// Gemini `…:generateContent` and `…:streamGenerateContent`.
+    GeminiGenerateContent,
+}
+
 /// The model's side of a conversation, one entry per model turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Script {
@@ -261,6 +274,13 @@ impl Reply {
         self.headers.push((name, value.into()));
         self
     }
+}
+
+/// A server-sent event named `name` whose data is `fields` with
+/// `"type": name`, as both Anthropic and OpenAI stream them.
+fn typed_event(name: &'static str, mut fields: Value) -> (Option<&'static str>, Value) {
+    fields["type"] = Value::from(name);
+    (Some(name), fields)
 }
 
 /// Headers that tell any client to retry a 429 at once rather than after a

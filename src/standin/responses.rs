@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{Offered, each, shell_arguments, shell_tool};
-use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
+use super::tools::{Offered, each, shell_call};
+use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now, typed_event};
 
 /// Input items that are a model's tool call, one per scripted shell turn.
 const CALL_ITEMS: &[&str] = &["function_call", "local_shell_call", "custom_tool_call"];
@@ -29,18 +29,13 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
             if !text.is_empty() {
                 items.push(text_item(text, index));
             }
-            if let Some(name) = shell_tool(&offered) {
-                let schema = offered
-                    .iter()
-                    .find(|tool| tool.name == name)
-                    .map(|tool| tool.schema)
-                    .unwrap_or(&Value::Null);
+            if let Some((name, arguments)) = shell_call(&offered, command) {
                 items.push(json!({
                     "type": "function_call",
                     "id": format!("fc_standin_{index}"),
                     "call_id": format!("call_standin_{index}"),
                     "name": name,
-                    "arguments": shell_arguments(schema, command).to_string(),
+                    "arguments": arguments.to_string(),
                     "status": "completed",
                 }));
             }
@@ -72,18 +67,18 @@ fn completed(items: Vec<Value>) -> Reply {
             "output": output,
         })
     };
-    let mut events = vec![(
-        Some("response.created"),
-        json!({"type": "response.created", "response": response("in_progress", &[])}),
+    let mut events = vec![typed_event(
+        "response.created",
+        json!({"response": response("in_progress", &[])}),
     )];
     for (index, item) in items.iter().enumerate() {
-        events.push((
-            Some("response.output_item.added"),
-            json!({"type": "response.output_item.added", "output_index": index, "item": item}),
+        events.push(typed_event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item}),
         ));
-        events.push((
-            Some("response.output_item.done"),
-            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        events.push(typed_event(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
         ));
     }
     let mut done = response("completed", &items);
@@ -94,10 +89,7 @@ fn completed(items: Vec<Value>) -> Reply {
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 1050,
     });
-    events.push((
-        Some("response.completed"),
-        json!({"type": "response.completed", "response": done}),
-    ));
+    events.push(typed_event("response.completed", json!({"response": done})));
     Reply::sse(&events)
 }
 

@@ -213,3 +213,51 @@ async fn unknown_paths_are_refused_and_recorded() {
     assert!(standin.base_url().starts_with("http://127.0.0.1:"));
     standin.stop().await;
 }
+
+/// A first conversation request in `protocol`, offering a shell tool: its
+/// path and body.
+fn first_request(protocol: Protocol) -> (&'static str, Value) {
+    match protocol {
+        Protocol::AnthropicMessages => (
+            "/v1/messages",
+            json!({"model": "m", "tools": [bash_tool()],
+                "messages": [{"role": "user", "content": "go"}]}),
+        ),
+        Protocol::OpenAiResponses => (
+            "/v1/responses",
+            json!({"tools": [{"type": "function", "name": "shell", "parameters": {}}],
+                "input": [{"type": "message", "role": "user"}]}),
+        ),
+        Protocol::GeminiGenerateContent => (
+            "/v1beta/models/m:generateContent",
+            json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}],
+                "contents": [{"role": "user", "parts": [{"text": "go"}]}]}),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn every_preset_that_can_be_pointed_here_speaks_a_protocol_answered_here() {
+    let mut pointed = 0;
+    for preset in crate::agent::presets::TABLE {
+        let Some(setup) = preset.standin else {
+            continue;
+        };
+        pointed += 1;
+        let standin = Standin::start(script()).await.expect("started");
+        let (path, body) = first_request(setup.protocol);
+        let (status, answer) = post(&standin, path, &body).await;
+        assert_eq!(status, 200, "{}: {answer}", preset.name);
+        assert_eq!(
+            standin.seen()[0].role,
+            RequestRole::Turn { index: 0 },
+            "{}",
+            preset.name
+        );
+        standin.stop().await;
+    }
+    assert_eq!(
+        pointed, 6,
+        "every preset but Amp and Cursor can be verified"
+    );
+}

@@ -58,6 +58,17 @@ pub(super) fn shell_tool<'a>(offered: &[Offered<'a>]) -> Option<&'a str> {
         .map(|tool| tool.name)
 }
 
+/// The shell tool among `offered` and the arguments that make it run
+/// `command`, if a shell tool is offered.
+pub(super) fn shell_call<'a>(offered: &[Offered<'a>], command: &str) -> Option<(&'a str, Value)> {
+    let name = shell_tool(offered)?;
+    let schema = offered
+        .iter()
+        .find(|tool| tool.name == name)
+        .map_or(&Value::Null, |tool| tool.schema);
+    Some((name, shell_arguments(schema, command)))
+}
+
 /// Arguments for the shell tool with `schema` that run `command`.
 pub(super) fn shell_arguments(schema: &Value, command: &str) -> Value {
     let properties = schema["properties"].as_object();

@@ -243,6 +243,15 @@ cat '{}'"#,
         )
     }
 
+    /// An `openspec` that prints `json` the way [`printing`] says; the
+    /// directories live as long as the first value.
+    fn cli_printing(json: &str) -> ([tempfile::TempDir; 2], OpenSpecCommand) {
+        let json_dir = tempfile::tempdir().expect("temp dir");
+        write(json_dir.path(), "apply.json", json);
+        let (bin, command) = fake_cli(&printing(&json_dir.path().join("apply.json")));
+        ([json_dir, bin], command)
+    }
+
     async fn check(command: &OpenSpecCommand, timeout: Duration) -> CrossCheck {
         let repo = openspec_fixture_repo();
         let source = OpenSpecSource::new(repo.path(), "add-greeting").expect("source");
@@ -260,9 +269,7 @@ cat '{}'"#,
 
     #[tokio::test]
     async fn agrees_with_the_recorded_cli_output() {
-        let json_dir = tempfile::tempdir().expect("temp dir");
-        write(json_dir.path(), "apply.json", APPLY_JSON);
-        let (_bin, command) = fake_cli(&printing(&json_dir.path().join("apply.json")));
+        let (_dirs, command) = cli_printing(APPLY_JSON);
         assert_eq!(
             check(&command, Duration::from_secs(20)).await,
             CrossCheck::Agrees
@@ -271,11 +278,9 @@ cat '{}'"#,
 
     #[tokio::test]
     async fn reports_a_disagreement_with_both_counts() {
-        let json_dir = tempfile::tempdir().expect("temp dir");
         let changed = APPLY_JSON.replace("\"total\": 8", "\"total\": 9");
         assert_ne!(changed, APPLY_JSON);
-        write(json_dir.path(), "apply.json", &changed);
-        let (_bin, command) = fake_cli(&printing(&json_dir.path().join("apply.json")));
+        let (_dirs, command) = cli_printing(&changed);
         assert_eq!(
             check(&command, Duration::from_secs(20)).await,
             CrossCheck::Disagrees {

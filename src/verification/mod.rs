@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::watch;
 
-use crate::agent::{self, AgentRun, Conclusion, DEFAULT_TOKEN, parser_for};
-use crate::presets::{self, Preset};
+use crate::agent::presets::{self, Pointing, Preset};
+use crate::agent::{self, AgentRun, Conclusion, DEFAULT_TOKEN};
 use crate::standin::Standin;
 
 pub use cache::{Cache, CacheError};
@@ -167,7 +167,17 @@ pub async fn verify(
         name: preset.name,
         version: report.version.clone(),
     });
-    for scenario in scenarios(pointing::offers_tools(preset.name)) {
+    let Some(setup) = preset.standin else {
+        report.verdict = Verdict::CannotPoint {
+            reason: format!(
+                "{} talks only to its vendor's service; it has no setting for a local model API",
+                preset.title
+            ),
+        };
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    };
+    for scenario in scenarios(setup.offers_tools) {
         let sandbox = tempfile::Builder::new()
             .prefix("git-ralph-verify-")
             .tempdir()
@@ -176,18 +186,12 @@ pub async fn verify(
         let home = sandbox.path().join("home");
         let project = sandbox.path().join("project");
         let mut env = pointing::home_env(&home).map_err(VerifyError::Sandbox)?;
-        let Some(pointed) = pointing::point(preset.name, &standin.base_url(), &home)
-            .map_err(VerifyError::Sandbox)?
-        else {
-            report.verdict = Verdict::CannotPoint {
-                reason: format!(
-                    "{} talks only to its vendor's service; it has no setting for a local model API",
-                    preset.title
-                ),
-            };
-            break;
+        let base = standin.base_url();
+        let pointing = Pointing {
+            base: &base,
+            home: &home,
         };
-        env.extend(pointed);
+        env.extend((setup.point)(&pointing).map_err(VerifyError::Sandbox)?);
         prepare_project(&project).map_err(VerifyError::Sandbox)?;
         let at = Instant::now();
         let (run, log) = run_scenario(preset, &project, env, sandbox.path()).await?;
@@ -294,7 +298,7 @@ fn describe(run: &AgentRun) -> String {
 /// the parser turns into nothing at all. A plain-text parser places every
 /// line, so for it this is the first line with the marker, else the last.
 fn unplaced_line(preset: &Preset, log: &str, marker: &str) -> Option<String> {
-    let mut parser = parser_for(preset.format);
+    let mut parser = (preset.parser)();
     let mut first_silent = None;
     let lines = || log.lines().filter(|line| !line.trim().is_empty());
     for line in lines() {

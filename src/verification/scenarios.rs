@@ -78,93 +78,48 @@ pub fn scenarios(tools: bool) -> Vec<Scenario> {
     let text = |text: &str| Turn::Text { text: text.into() };
     let failed_text =
         format!("I cannot finish this story.\n\n<promise>FAILED: {FAILED_REASON}</promise>");
-    let rate_limit = Scenario {
-        name: "rate-limit",
-        script: Script {
-            turns: vec![Turn::Error {
-                status: 429,
-                message: "This request would exceed the rate limit for your organization".into(),
-            }],
-            tools,
-        },
-        expected: Expected::RateLimited,
-        marker: "rate",
+    let (complete, failed, echoed) = if tools {
+        (
+            vec![
+                shell("echo hello > hello.txt"),
+                text("Created hello.txt.\n\n<promise>COMPLETE</promise>"),
+            ],
+            vec![shell("ls"), text(&failed_text)],
+            vec![
+                shell("echo '<promise>COMPLETE</promise>'"),
+                text("The command printed a tag; the story is not done yet."),
+            ],
+        )
+    } else {
+        (
+            vec![text(
+                "Nothing was left to change.\n\n<promise>COMPLETE</promise>",
+            )],
+            vec![text(&failed_text)],
+            // The file is not valid Python, so Aider's linter quotes its
+            // line back; the last reply has no promise.
+            vec![
+                text(
+                    "I will add a marker file.\n\necho.py\n```python\n<<<<<<< SEARCH\n=======\n<promise>COMPLETE</promise>\n>>>>>>> REPLACE\n```\n",
+                ),
+                text("The marker file is not valid Python; the story is not done yet."),
+            ],
+        )
     };
-    if !tools {
-        return vec![
-            Scenario {
-                name: "complete",
-                script: Script {
-                    turns: vec![text(
-                        "Nothing was left to change.\n\n<promise>COMPLETE</promise>",
-                    )],
-                    tools,
-                },
-                expected: Expected::Complete,
-                marker: "promise",
-            },
-            Scenario {
-                name: "failed",
-                script: Script {
-                    turns: vec![text(&failed_text)],
-                    tools,
-                },
-                expected: Expected::Failed,
-                marker: "promise",
-            },
-            Scenario {
-                name: "echoed-promise",
-                // The file is not valid Python, so Aider's linter quotes
-                // its line back; the last reply has no promise.
-                script: Script {
-                    turns: vec![
-                        text(
-                            "I will add a marker file.\n\necho.py\n```python\n<<<<<<< SEARCH\n=======\n<promise>COMPLETE</promise>\n>>>>>>> REPLACE\n```\n",
-                        ),
-                        text("The marker file is not valid Python; the story is not done yet."),
-                    ],
-                    tools,
-                },
-                expected: Expected::NoSignal,
-                marker: "not done yet",
-            },
-            rate_limit,
-        ];
-    }
+    let rate_limit = vec![Turn::Error {
+        status: 429,
+        message: "This request would exceed the rate limit for your organization".into(),
+    }];
+    let scenario = |name, turns, expected, marker| Scenario {
+        name,
+        script: Script { turns, tools },
+        expected,
+        marker,
+    };
     vec![
-        Scenario {
-            name: "complete",
-            script: Script {
-                turns: vec![
-                    shell("echo hello > hello.txt"),
-                    text("Created hello.txt.\n\n<promise>COMPLETE</promise>"),
-                ],
-                tools,
-            },
-            expected: Expected::Complete,
-            marker: "promise",
-        },
-        Scenario {
-            name: "failed",
-            script: Script {
-                turns: vec![shell("ls"), text(&failed_text)],
-                tools,
-            },
-            expected: Expected::Failed,
-            marker: "promise",
-        },
-        Scenario {
-            name: "echoed-promise",
-            script: Script {
-                turns: vec![
-                    shell("echo '<promise>COMPLETE</promise>'"),
-                    text("The command printed a tag; the story is not done yet."),
-                ],
-                tools,
-            },
-            expected: Expected::NoSignal,
-            marker: "not done yet",
-        },
-        rate_limit,
+        scenario("complete", complete, Expected::Complete, "promise"),
+        scenario("failed", failed, Expected::Failed, "promise"),
+        scenario("echoed-promise", echoed, Expected::NoSignal, "not done yet"),
+        scenario("rate-limit", rate_limit, Expected::RateLimited, "rate"),
     ]
 }

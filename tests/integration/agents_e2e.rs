@@ -5,8 +5,8 @@
 //! Git itself judges the result.
 
 use crate::harness::TestRepo;
+use git_ralph::agent::presets;
 use git_ralph::git::Repo;
-use git_ralph::presets;
 
 const HISTORY: &str = ".aider.chat.history.md";
 const CACHE: &str = ".aider.tags.cache.v4/cache.db";

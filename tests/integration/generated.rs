@@ -600,7 +600,7 @@ fn hint_value(arg: Arg) -> Arg {
     }
     if arg.get_id() == "agent" {
         return arg.value_parser(clap::builder::PossibleValuesParser::new(
-            git_ralph::presets::PRESETS,
+            git_ralph::agent::presets::PRESETS,
         ));
     }
     let value_name = arg

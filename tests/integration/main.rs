@@ -39,5 +39,6 @@ mod no_crash;
 mod output;
 mod real_cli_e2e;
 mod stories_e2e;
+mod transcripts;
 mod truthful;
 mod tui_e2e;

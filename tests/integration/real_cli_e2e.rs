@@ -26,7 +26,7 @@ fn binary() -> &'static str {
 
 /// The CLI's program, or `None` (with the reason printed) to skip.
 fn installed(preset: &str) -> Option<&'static str> {
-    let program = git_ralph::presets::lookup(preset)
+    let program = git_ralph::agent::presets::lookup(preset)
         .expect("a preset")
         .program;
     if std::env::var_os("GIT_RALPH_SKIP_REAL_CLIS").is_some() {

@@ -2,6 +2,7 @@
 //! module itself stays short enough to read.
 
 use super::*;
+use crate::agent::presets;
 use crate::agent::promise::DEFAULT_TOKEN;
 use std::time::Instant as StdInstant;
 
@@ -425,9 +426,9 @@ async fn every_fixture_concludes_the_same_through_a_real_process() {
             )
         };
     }
-    let claude = StreamFormat::Claude;
-    let codex = StreamFormat::Codex;
-    let gemini = StreamFormat::Gemini;
+    let claude = presets::claude::PRESET.format();
+    let codex = presets::codex::PRESET.format();
+    let gemini = presets::gemini::PRESET.format();
     let cases = [
         (case!("claude-code", "complete", claude), "complete"),
         (case!("claude-code", "failed", claude), "failed"),

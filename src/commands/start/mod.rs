@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use tokio::sync::mpsc;
 
+use crate::agent::AgentSpec;
 use crate::exit::{CommandError, Exit};
 use crate::git::{ChangeName, Repo};
-use crate::presets::AgentSpec;
 use crate::run::{Ending, Session, drive};
 use crate::state::{RunDir, RunLock, StopReason};
 use crate::ui::tui::RunScreen;

@@ -1,4 +1,5 @@
-//! Cursor CLI's `cursor-agent -p --output-format stream-json` stream.
+//! Cursor CLI: its preset (it cannot be pointed at the stand-in) and its
+//! `cursor-agent -p --output-format stream-json` stream.
 //!
 //! The events look like Claude Code's (`system`, `user`, `assistant`, a
 //! closing `result`), but tools are reported as separate `tool_call` events
@@ -13,19 +14,35 @@
 
 use serde_json::Value;
 
-use super::events::{AgentEvent, Done, RateLimit, ToolUse};
-use super::plain::TextTail;
-use super::{StreamParser, mentions_rate_limit};
+use super::{Preset, PromptPassing};
+use crate::agent::plain::TextTail;
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, StreamParser, ToolUse};
 
-/// The most of the final message kept for the promise check.
-const FINAL_MESSAGE_BYTES: usize = 1024 * 1024;
+/// Cursor's CLI talks only to Cursor's service, so `agents --verify` cannot
+/// point it at the stand-in; its stream starts like Claude Code's, so
+/// auto-detection reads it as that.
+pub const PRESET: Preset = Preset {
+    name: "cursor",
+    title: "Cursor CLI",
+    program: "cursor-agent",
+    lead: &["-p", "--output-format", "stream-json", "--force"],
+    model_flag: Some("--model"),
+    tail: &[],
+    prompt: PromptPassing::Stdin,
+    env: &[],
+    scratch: &[],
+    parser: || Box::new(CursorParser::new()),
+    first_event: None,
+    standin: None,
+};
 
 /// Parses Cursor CLI stream-json output.
 pub(super) struct CursorParser {
     final_message: TextTail,
     saw_assistant_text: bool,
     result: Option<Value>,
-    saw_event: bool,
+    stream: JsonLines,
 }
 
 impl CursorParser {
@@ -34,7 +51,7 @@ impl CursorParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             saw_assistant_text: false,
             result: None,
-            saw_event: false,
+            stream: JsonLines::default(),
         }
     }
 
@@ -107,13 +124,7 @@ impl CursorParser {
             ),
             text => text.to_owned(),
         });
-        let rate_limit = error
-            .as_deref()
-            .filter(|error| mentions_rate_limit(error))
-            .map(|error| RateLimit {
-                reset_at_unix: None,
-                message: error.to_owned(),
-            });
+        let rate_limit = rate_limit_in(error.as_deref());
         Done {
             final_text,
             is_error,
@@ -128,12 +139,10 @@ impl CursorParser {
 
 impl StreamParser for CursorParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = super::events::typed_event(line) else {
+        let Some((event, kind)) = self.stream.event(line) else {
             return Vec::new();
         };
-        let kind = kind.as_str();
-        self.saw_event = true;
-        match kind {
+        match kind.as_str() {
             "assistant" => self.on_assistant(&event),
             "tool_call" => self.on_tool_call(&event),
             "result" => {
@@ -145,15 +154,12 @@ impl StreamParser for CursorParser {
     }
 
     fn finish(&mut self) -> Option<Done> {
-        if let Some(result) = self.result.take() {
-            return Some(self.done_from_result(&result));
+        match self.result.take() {
+            Some(result) => Some(self.done_from_result(&result)),
+            // The process was cut short or failed before it began: what was
+            // said last is reported, and the exit status decides.
+            None => self.stream.cut_short(&self.final_message),
         }
-        // No `result`: the process was cut short or failed before it began;
-        // the exit status decides.
-        self.saw_event.then(|| Done {
-            final_text: self.final_message.as_str().to_owned(),
-            ..Done::default()
-        })
     }
 }
 
@@ -177,86 +183,4 @@ fn tool_outcome(result: &Value) -> (String, bool) {
         output.push_str(stderr);
     }
     (output, is_error)
-}
-
-#[cfg(test)]
-mod tests {
-    //! The fixtures are documentation-based: built from Cursor's documented
-    //! stream-json format, not recorded from the CLI.
-
-    use super::*;
-    use crate::agent::promise::Conclusion;
-    use crate::agent::transcripts;
-
-    crate::agent::transcripts::parser_tests!(CursorParser::new(), "cursor");
-
-    #[test]
-    fn the_whole_run_text_in_result_cannot_smuggle_in_an_earlier_promise() {
-        let (transcript, _) = fixture("intermediate-promise");
-        assert!(transcript.contains(
-            r#""result":"Plan: when all is done I will say <promise>COMPLETE</promise>."#
-        ));
-        let (_, done) = parse(&transcript);
-        assert_eq!(
-            done.expect("result seen").final_text,
-            "I wrote the file but the tests still fail; stopping here."
-        );
-    }
-
-    #[test]
-    fn tool_calls_become_tool_uses_and_results() {
-        let (transcript, _) = fixture("multi-message");
-        let (events, done) = parse(&transcript);
-        let done = done.expect("result seen");
-        assert_eq!(done.duration_ms, Some(2180));
-        assert_eq!(done.usage.total(), 0, "Cursor reports no tokens");
-        assert_eq!(done.cost_usd, None);
-        assert_eq!(done.subtype.as_deref(), Some("success"));
-        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
-        let tool =
-            transcripts::assert_tool_round(&events, 4, "toolu_0d0c0002", "cat hello.txt", "hi\n");
-        assert_eq!(tool.name, "shellToolCall");
-    }
-
-    #[test]
-    fn an_error_result_is_an_agent_error_with_its_text() {
-        let line = r#"{"type":"result","subtype":"error","is_error":true,"result":"API Error: 400 scripted bad request"}"#;
-        assert_eq!(
-            conclusion_of(line, "0"),
-            Conclusion::AgentError {
-                message: "API Error: 400 scripted bad request".into()
-            }
-        );
-        let line = r#"{"type":"result","subtype":"error","is_error":true,"result":"You've hit your usage limit"}"#;
-        let (_, done) = parse(line);
-        assert!(done.and_then(|done| done.rate_limit).is_some());
-    }
-
-    #[test]
-    fn a_result_without_assistant_events_supplies_the_text() {
-        let line = r#"{"type":"result","subtype":"success","is_error":false,"result":"done <promise>COMPLETE</promise>"}"#;
-        assert_eq!(conclusion_of(line, "0"), Conclusion::Complete);
-    }
-
-    #[test]
-    fn a_rejected_tool_is_an_error_and_unknown_events_are_ignored() {
-        let transcript = concat!(
-            "warning: something\n",
-            r#"{"type":"thinking","subtype":"delta","text":"hmm"}"#,
-            "\n",
-            r#"{"type":"tool_call","subtype":"completed","call_id":"w","tool_call":{"writeToolCall":{"args":{"path":"a"},"result":{"rejected":{"message":"not allowed"}}}}}"#,
-            "\n",
-        );
-        let (events, done) = parse(transcript);
-        assert_eq!(
-            events,
-            [AgentEvent::ToolResult {
-                tool_use_id: Some("w".into()),
-                output: "not allowed".into(),
-                is_error: true
-            }]
-        );
-        assert!(!done.expect("events seen").is_error);
-        assert_eq!(parse("").1, None);
-    }
 }

@@ -1,4 +1,5 @@
-//! Codex's `codex exec --json` stream.
+//! OpenAI's Codex CLI: its preset, how it is pointed at the stand-in, and
+//! its `codex exec --json` stream.
 //!
 //! Codex has no single closing event that restates the final text: the final
 //! message is the last `agent_message` item, and the turn ends with either
@@ -8,17 +9,63 @@
 //! of type `error` is a warning (such as unknown model metadata) and never
 //! fails the run.
 
-use super::events::string_at;
 use std::collections::HashSet;
+use std::io;
 
 use serde_json::Value;
 
-use super::events::{AgentEvent, Done, RateLimit, ToolUse, Usage};
-use super::plain::TextTail;
-use super::{StreamParser, mentions_rate_limit};
+use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use crate::agent::plain::TextTail;
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in, string_at};
+use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::standin::Protocol;
 
-/// The most of the last agent message kept for the promise check.
-const LAST_MESSAGE_BYTES: usize = 1024 * 1024;
+pub const PRESET: Preset = Preset {
+    name: "codex",
+    title: "OpenAI Codex CLI",
+    program: "codex",
+    lead: &[
+        "exec",
+        "--json",
+        "--dangerously-bypass-approvals-and-sandbox",
+    ],
+    model_flag: Some("--model"),
+    // `-` as the prompt makes `codex exec` read it from stdin.
+    tail: &["-"],
+    prompt: PromptPassing::Stdin,
+    env: &[],
+    scratch: &[],
+    parser: || Box::new(CodexParser::new()),
+    first_event: Some(|kind, _| kind == "thread.started"),
+    standin: Some(StandinSetup {
+        protocol: Protocol::OpenAiResponses,
+        offers_tools: true,
+        point,
+    }),
+};
+
+/// A model provider of Codex's own in `$CODEX_HOME/config.toml`.
+fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
+    at.config_file(
+        ".codex/config.toml",
+        &format!(
+            "model = \"gpt-5.1-codex\"\nmodel_provider = \"standin\"\ncheck_for_update_on_startup = false\n\n\
+             [model_providers.standin]\nname = \"git-ralph stand-in\"\nbase_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"GIT_RALPH_STANDIN_KEY\"\n",
+            at.base
+        ),
+    )?;
+    let mut pairs = vars(&[
+        ("GIT_RALPH_STANDIN_KEY", STANDIN_KEY),
+        ("OPENAI_API_KEY", STANDIN_KEY),
+    ]);
+    let codex_home = at.home.join(".codex");
+    pairs.push((
+        "CODEX_HOME".to_owned(),
+        codex_home.to_string_lossy().into_owned(),
+    ));
+    Ok(pairs)
+}
 
 /// Item types reported as tool uses, besides shell commands.
 const TOOL_ITEM_TYPES: &[&str] = &["file_change", "mcp_tool_call", "web_search"];
@@ -31,18 +78,18 @@ pub(super) struct CodexParser {
     running_commands: HashSet<String>,
     unresolved_error: Option<String>,
     turn_failure: Option<String>,
-    saw_event: bool,
+    stream: JsonLines,
 }
 
 impl CodexParser {
     pub(super) fn new() -> Self {
         CodexParser {
-            last_message: TextTail::new(LAST_MESSAGE_BYTES),
+            last_message: TextTail::new(FINAL_MESSAGE_BYTES),
             usage: Usage::default(),
             running_commands: HashSet::new(),
             unresolved_error: None,
             turn_failure: None,
-            saw_event: false,
+            stream: JsonLines::default(),
         }
     }
 
@@ -118,12 +165,10 @@ impl CodexParser {
 
 impl StreamParser for CodexParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = super::events::typed_event(line) else {
+        let Some((event, kind)) = self.stream.event(line) else {
             return Vec::new();
         };
-        let kind = kind.as_str();
-        self.saw_event = true;
-        match kind {
+        match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
             "item.completed" => self.on_item_completed(&event["item"]),
             "turn.completed" => {
@@ -150,20 +195,14 @@ impl StreamParser for CodexParser {
     }
 
     fn finish(&mut self) -> Option<Done> {
-        if !self.saw_event {
+        if !self.stream.saw_event() {
             return None;
         }
         let error = self
             .turn_failure
             .take()
             .or_else(|| self.unresolved_error.take());
-        let rate_limit = error
-            .as_deref()
-            .filter(|error| mentions_rate_limit(error))
-            .map(|error| RateLimit {
-                reset_at_unix: None,
-                message: error.to_owned(),
-            });
+        let rate_limit = rate_limit_in(error.as_deref());
         Some(Done {
             final_text: self.last_message.as_str().to_owned(),
             is_error: error.is_some(),
@@ -205,123 +244,4 @@ fn readable_error(message: &str) -> String {
         .ok()
         .and_then(|body| body["error"]["message"].as_str().map(str::to_owned))
         .unwrap_or_else(|| message.to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::promise::Conclusion;
-    use crate::agent::transcripts;
-
-    crate::agent::transcripts::parser_tests!(CodexParser::new(), "codex");
-
-    #[test]
-    fn an_error_item_in_a_healthy_run_is_only_a_warning() {
-        let (transcript, _) = fixture("complete");
-        assert!(transcript.contains(r#""type":"error""#));
-        let (_, done) = parse(&transcript);
-        let done = done.expect("events seen");
-        assert!(!done.is_error);
-        assert_eq!(done.error, None);
-    }
-
-    #[test]
-    fn commands_become_tool_uses_and_results() {
-        let (transcript, _) = fixture("multi-message");
-        let (events, done) = parse(&transcript);
-        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
-        transcripts::assert_tool_round(
-            &events,
-            4,
-            "item_4",
-            "/bin/bash -lc 'cat hello.txt'",
-            "hi\n",
-        );
-
-        let done = done.expect("events seen");
-        assert_eq!(
-            done.final_text,
-            "Both steps are done.\n<promise>COMPLETE</promise>"
-        );
-        assert_eq!(done.usage.input_tokens, 3003);
-        assert_eq!(done.usage.output_tokens, 153);
-        assert_eq!(done.cost_usd, None);
-        assert_eq!(done.turns, None);
-    }
-
-    #[test]
-    fn cached_input_is_not_counted_twice() {
-        let line = r#"{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50,"reasoning_output_tokens":20}}"#;
-        let (_, done) = parse(line);
-        let usage = done.expect("events seen").usage;
-        assert_eq!(usage.input_tokens, 400);
-        assert_eq!(usage.cache_read_input_tokens, 600);
-        assert_eq!(usage.output_tokens, 50);
-        assert_eq!(usage.total(), 1050);
-    }
-
-    #[test]
-    fn a_retried_stream_error_does_not_fail_the_run() {
-        let transcript = concat!(
-            r#"{"type":"turn.started"}"#,
-            "\n",
-            r#"{"type":"error","message":"Reconnecting... 1/5"}"#,
-            "\n",
-            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#,
-            "\n",
-        );
-        assert_eq!(conclusion_of(transcript, "0"), Conclusion::Complete);
-    }
-
-    #[test]
-    fn an_error_without_recovery_fails_the_run() {
-        let transcript = concat!(
-            r#"{"type":"turn.started"}"#,
-            "\n",
-            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"error","message":"stream disconnected"}"#,
-            "\n",
-        );
-        assert_eq!(
-            conclusion_of(transcript, "0"),
-            Conclusion::AgentError {
-                message: "stream disconnected".into()
-            }
-        );
-    }
-
-    #[test]
-    fn usage_limit_errors_are_rate_limits() {
-        for message in [
-            "You've hit your usage limit. Try again later.",
-            "exceeded retry limit, last status: 429 Too Many Requests",
-            "Rate limit reached for gpt-5",
-        ] {
-            let line = serde_json::json!({"type": "turn.failed", "error": {"message": message}});
-            let (_, done) = parse(&line.to_string());
-            let done = done.expect("events seen");
-            assert!(done.is_error);
-            assert_eq!(
-                done.rate_limit.map(|limit| limit.message),
-                Some(message.to_owned())
-            );
-        }
-    }
-
-    #[test]
-    fn a_completed_command_without_start_still_reports_its_use() {
-        let line = r#"{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}}"#;
-        let (events, _) = parse(line);
-        assert_eq!(events.len(), 2);
-        assert!(
-            matches!(&events[0], AgentEvent::Message { tool_uses, .. } if tool_uses.len() == 1)
-        );
-        assert!(matches!(
-            &events[1],
-            AgentEvent::ToolResult { is_error: true, .. }
-        ));
-    }
 }

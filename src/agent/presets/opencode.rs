@@ -1,4 +1,5 @@
-//! opencode's `opencode run --format json` stream.
+//! opencode: its preset, how it is pointed at the stand-in, and its
+//! `opencode run --format json` stream.
 //!
 //! opencode prints one event per finished part of the session: `text`,
 //! `tool_use` (a tool call with its outcome), and `step_start`/`step_finish`
@@ -15,14 +16,62 @@
 //! call that needs a permission is rejected and the run ends with exit 0 and
 //! no final text, which is no signal; the preset passes `--auto`.
 
+use std::io;
+
 use serde_json::Value;
 
-use super::events::{AgentEvent, Done, RateLimit, ToolUse, Usage};
-use super::plain::TextTail;
-use super::{StreamParser, mentions_rate_limit};
+use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use crate::agent::plain::TextTail;
+use crate::agent::stream::{ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit};
+use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::standin::Protocol;
 
-/// The most of the final message kept for the promise check.
-const FINAL_MESSAGE_BYTES: usize = 1024 * 1024;
+pub const PRESET: Preset = Preset {
+    name: "opencode",
+    title: "opencode",
+    program: "opencode",
+    // Without `--auto`, `opencode run` rejects every permission it would
+    // have asked for, and the run ends there with exit 0 and no answer.
+    lead: &["run", "--auto", "--format", "json"],
+    // opencode names models `provider/model`.
+    model_flag: Some("--model"),
+    tail: &[],
+    prompt: PromptPassing::Argument,
+    env: &[],
+    // Sessions and snapshots live under $XDG_DATA_HOME, not here.
+    scratch: &[],
+    parser: || Box::new(OpencodeParser::new()),
+    first_event: Some(|kind, event| {
+        matches!(kind, "step_start" | "text" | "tool_use") && event.contains_key("part")
+    }),
+    standin: Some(StandinSetup {
+        protocol: Protocol::AnthropicMessages,
+        offers_tools: true,
+        point,
+    }),
+};
+
+/// opencode's anthropic provider, given the stand-in's URL in its config.
+fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
+    at.config_file(
+        ".config/opencode/opencode.json",
+        &serde_json::json!({
+            "$schema": "https://opencode.ai/config.json",
+            "model": "anthropic/claude-sonnet-4-5",
+            "small_model": "anthropic/claude-sonnet-4-5",
+            "autoupdate": false,
+            "share": "disabled",
+            "provider": {"anthropic": {"options": {"baseURL": format!("{}/v1", at.base), "apiKey": STANDIN_KEY}}},
+        })
+        .to_string(),
+    )?;
+    Ok(vars(&[
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_SHARE", "1"),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+    ]))
+}
 
 /// Parses opencode JSON events.
 pub(super) struct OpencodeParser {
@@ -33,12 +82,7 @@ pub(super) struct OpencodeParser {
     first_timestamp: Option<u64>,
     last_timestamp: Option<u64>,
     unresolved_error: Option<ErrorReport>,
-    saw_event: bool,
-}
-
-struct ErrorReport {
-    message: String,
-    rate_limited: bool,
+    stream: JsonLines,
 }
 
 impl OpencodeParser {
@@ -51,7 +95,7 @@ impl OpencodeParser {
             first_timestamp: None,
             last_timestamp: None,
             unresolved_error: None,
-            saw_event: false,
+            stream: JsonLines::default(),
         }
     }
 
@@ -146,16 +190,14 @@ impl OpencodeParser {
 
 impl StreamParser for OpencodeParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = super::events::typed_event(line) else {
+        let Some((event, kind)) = self.stream.event(line) else {
             return Vec::new();
         };
-        let kind = kind.as_str();
-        self.saw_event = true;
         if let Some(timestamp) = event["timestamp"].as_u64() {
             self.first_timestamp.get_or_insert(timestamp);
             self.last_timestamp = Some(timestamp);
         }
-        match kind {
+        match kind.as_str() {
             "text" => self.on_text(&event["part"]),
             "tool_use" => self.on_tool_use(&event["part"]),
             "step_finish" => {
@@ -171,17 +213,11 @@ impl StreamParser for OpencodeParser {
     }
 
     fn finish(&mut self) -> Option<Done> {
-        if !self.saw_event {
+        if !self.stream.saw_event() {
             return None;
         }
         let error = self.unresolved_error.take();
-        let rate_limit = error
-            .as_ref()
-            .filter(|error| error.rate_limited)
-            .map(|error| RateLimit {
-                reset_at_unix: None,
-                message: error.message.clone(),
-            });
+        let rate_limit = error.as_ref().and_then(ErrorReport::rate_limit);
         let duration_ms = match (self.first_timestamp, self.last_timestamp) {
             (Some(first), Some(last)) => Some(last.saturating_sub(first)),
             _ => None,
@@ -198,135 +234,5 @@ impl StreamParser for OpencodeParser {
             error: error.map(|error| error.message),
             rate_limit,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! Conclusions of the recorded transcripts are checked with every other
-    //! format's (see `transcripts.rs`); these tests check the rest.
-
-    use super::*;
-    use crate::agent::promise::Conclusion;
-    use crate::agent::transcripts;
-
-    crate::agent::transcripts::parser_tests!(OpencodeParser::new(), "opencode");
-
-    #[test]
-    fn steps_sum_tokens_and_cost() {
-        let (transcript, _) = fixture("multi-message");
-        let (events, done) = parse(&transcript);
-        let done = done.expect("events seen");
-        assert_eq!(
-            done.final_text,
-            "Both steps are done.\n<promise>COMPLETE</promise>"
-        );
-        assert_eq!(done.turns, Some(3));
-        assert_eq!(done.usage.input_tokens, 1000 + 1001 + 1002);
-        assert_eq!(done.usage.output_tokens, 50 + 51 + 52);
-        assert_eq!(done.usage.cache_read_input_tokens, 0);
-        let cost = done.cost_usd.expect("cost reported");
-        assert!(
-            (cost - (0.00375 + 0.003768 + 0.003786)).abs() < 1e-9,
-            "{cost}"
-        );
-        assert_eq!(done.duration_ms, Some(1795419377781 - 1795419376651));
-
-        assert_eq!(transcripts::kinds(&events), transcripts::TWO_TOOL_ROUNDS);
-        let tool = transcripts::assert_tool_round(
-            &events,
-            4,
-            "toolu_1_1795419377229",
-            "cat hello.txt",
-            "hi\n",
-        );
-        assert_eq!(tool.name, "bash");
-    }
-
-    #[test]
-    fn a_silent_command_reports_no_output() {
-        let (transcript, _) = fixture("complete");
-        let (events, _) = parse(&transcript);
-        assert!(events.contains(&AgentEvent::ToolResult {
-            tool_use_id: Some("toolu_0_1795419256195".into()),
-            output: "(no output)".into(),
-            is_error: false
-        }));
-    }
-
-    /// Issue 14: without `--auto` the call is rejected and the run ends
-    /// there, with exit 0 and nothing said.
-    #[test]
-    fn a_rejected_permission_is_a_failed_tool_and_the_end_of_the_run() {
-        let (transcript, _) = fixture("permission-rejected");
-        let (events, done) = parse(&transcript);
-        assert_eq!(
-            events.last(),
-            Some(&AgentEvent::ToolResult {
-                tool_use_id: Some("toolu_0_1795419365002".into()),
-                output: "The user rejected permission to use this specific tool call.".into(),
-                is_error: true
-            })
-        );
-        let done = done.expect("events seen");
-        assert_eq!(done.final_text, "");
-        assert!(!done.is_error);
-    }
-
-    #[test]
-    fn a_429_after_opencodes_own_retries_is_a_rate_limit() {
-        let (transcript, exit) = fixture("rate-limit");
-        assert_eq!(exit.trim(), "1");
-        let (_, done) = parse(&transcript);
-        let done = done.expect("events seen");
-        assert_eq!(done.turns, None, "no step ran");
-        assert_eq!(
-            done.rate_limit.map(|limit| limit.message),
-            Some("scripted rate limit".to_owned())
-        );
-    }
-
-    #[test]
-    fn a_failed_tool_reports_its_error() {
-        let line = r#"{"type":"tool_use","part":{"type":"tool","callID":"c1","tool":"bash","state":{"status":"error","input":{"command":"false"},"error":"exit status 1"}}}"#;
-        let (events, _) = parse(line);
-        assert_eq!(
-            events[1],
-            AgentEvent::ToolResult {
-                tool_use_id: Some("c1".into()),
-                output: "exit status 1".into(),
-                is_error: true
-            }
-        );
-    }
-
-    #[test]
-    fn a_step_after_an_error_means_it_was_overcome() {
-        let transcript = concat!(
-            r#"{"type":"error","error":{"name":"APIError","data":{"message":"overloaded","statusCode":529}}}"#,
-            "\n",
-            r#"{"type":"text","part":{"type":"text","text":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":1,"output":1}}}"#,
-            "\n",
-        );
-        assert_eq!(conclusion_of(transcript, "0"), Conclusion::Complete);
-    }
-
-    #[test]
-    fn unknown_events_synthetic_text_and_garbage_are_ignored() {
-        let transcript = concat!(
-            "opencode: warming up\n",
-            r#"{"type":"session.status","properties":{"status":{"type":"busy"}}}"#,
-            "\n",
-            r#"{"type":"text","part":{"type":"text","synthetic":true,"text":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"reasoning","part":{"type":"reasoning","text":"thinking"}}"#,
-            "\n",
-        );
-        let (events, done) = parse(transcript);
-        assert!(events.is_empty(), "{events:?}");
-        assert_eq!(done.expect("events seen").final_text, "");
-        assert_eq!(parse("").1, None);
     }
 }

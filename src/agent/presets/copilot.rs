@@ -1,4 +1,5 @@
-//! GitHub Copilot CLI's `copilot -p … --output-format json` stream.
+//! GitHub Copilot CLI: its preset, how it is pointed at the stand-in, and
+//! its `copilot -p … --output-format json` stream.
 //!
 //! Copilot prints its session events, one per line, each with a `type` and
 //! a `data` payload: `assistant.message` (a complete reply, with the tools
@@ -18,17 +19,63 @@
 //! above it prints many ephemeral ones (`session.background_tasks_changed`,
 //! `model.call_start`, `assistant.tool_call_delta`, …), all ignored.
 
-use super::events::string_at;
 use std::collections::HashSet;
+use std::io;
 
 use serde_json::Value;
 
-use super::events::{AgentEvent, Done, RateLimit, ToolUse, Usage};
-use super::plain::TextTail;
-use super::{StreamParser, mentions_rate_limit};
+use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use crate::agent::plain::TextTail;
+use crate::agent::stream::{
+    ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at,
+};
+use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::standin::Protocol;
 
-/// The most of the final message kept for the promise check.
-const FINAL_MESSAGE_BYTES: usize = 1024 * 1024;
+pub const PRESET: Preset = Preset {
+    name: "copilot",
+    title: "GitHub Copilot CLI",
+    program: "copilot",
+    // `--allow-all-tools` alone still denies, unattended, any path
+    // outside the repository ("Permission denied because no interactive
+    // user response was available"); paths and URLs are allowed too, as
+    // every other preset runs unattended.
+    lead: &[
+        "--allow-all-tools",
+        "--allow-all-paths",
+        "--allow-all-urls",
+        "--output-format",
+        "json",
+    ],
+    model_flag: Some("--model"),
+    tail: &["-p"],
+    prompt: PromptPassing::Argument,
+    env: &[],
+    scratch: &[],
+    parser: || Box::new(CopilotParser::new()),
+    first_event: Some(|kind, event| {
+        event.contains_key("data")
+            && ["user.", "assistant.", "session.", "tool."]
+                .iter()
+                .any(|prefix| kind.starts_with(prefix))
+    }),
+    standin: Some(StandinSetup {
+        protocol: Protocol::AnthropicMessages,
+        offers_tools: true,
+        point,
+    }),
+};
+
+/// Copilot's own provider settings, offline, with the anthropic provider.
+fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
+    Ok(vars(&[
+        ("COPILOT_OFFLINE", "true"),
+        ("COPILOT_PROVIDER_BASE_URL", at.base),
+        ("COPILOT_PROVIDER_TYPE", "anthropic"),
+        ("COPILOT_PROVIDER_API_KEY", STANDIN_KEY),
+        ("COPILOT_MODEL", "claude-sonnet-4.5"),
+    ]))
+}
 
 /// Parses Copilot CLI JSON events.
 pub(super) struct CopilotParser {
@@ -42,12 +89,7 @@ pub(super) struct CopilotParser {
     turns: u64,
     unresolved_error: Option<ErrorReport>,
     result: Option<Value>,
-    saw_event: bool,
-}
-
-struct ErrorReport {
-    message: String,
-    rate_limited: bool,
+    stream: JsonLines,
 }
 
 impl CopilotParser {
@@ -60,7 +102,7 @@ impl CopilotParser {
             turns: 0,
             unresolved_error: None,
             result: None,
-            saw_event: false,
+            stream: JsonLines::default(),
         }
     }
 
@@ -173,14 +215,12 @@ impl CopilotParser {
 
 impl StreamParser for CopilotParser {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = super::events::typed_event(line) else {
+        let Some((event, kind)) = self.stream.event(line) else {
             return Vec::new();
         };
-        let kind = kind.as_str();
-        self.saw_event = true;
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
-        match kind {
+        match kind.as_str() {
             "assistant.message" => self.on_message(&event, top_level),
             "tool.execution_start" => self.on_tool_start(data, top_level),
             "tool.execution_complete" => self.on_tool_complete(data, top_level),
@@ -213,7 +253,7 @@ impl StreamParser for CopilotParser {
     }
 
     fn finish(&mut self) -> Option<Done> {
-        if !self.saw_event {
+        if !self.stream.saw_event() {
             return None;
         }
         let result = self.result.take();
@@ -222,13 +262,7 @@ impl StreamParser for CopilotParser {
             .and_then(|result| result["exitCode"].as_i64());
         let failed_exit = exit_code.is_some_and(|code| code != 0);
         let error = self.unresolved_error.take();
-        let rate_limit = error
-            .as_ref()
-            .filter(|error| error.rate_limited)
-            .map(|error| RateLimit {
-                reset_at_unix: None,
-                message: error.message.clone(),
-            });
+        let rate_limit = error.as_ref().and_then(ErrorReport::rate_limit);
         let message = match (error, exit_code) {
             (Some(error), _) => Some(error.message),
             (None, Some(code)) if failed_exit => Some(format!("copilot reported exit code {code}")),
@@ -250,171 +284,5 @@ impl StreamParser for CopilotParser {
             error: message,
             rate_limit,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The fixtures were recorded from Copilot CLI 1.0.102 (see the README
-    //! beside them).
-
-    use super::*;
-    use crate::agent::promise::Conclusion;
-
-    crate::agent::transcripts::parser_tests!(CopilotParser::new(), "copilot");
-
-    #[test]
-    fn a_session_error_fails_the_run_even_with_a_clean_exit() {
-        let (transcript, _) = &fixture("api-error");
-        assert!(matches!(
-            conclusion_of(transcript, "0"),
-            Conclusion::AgentError { .. }
-        ));
-        let (_, done) = parse(transcript);
-        assert_eq!(done.expect("events seen").rate_limit, None);
-    }
-
-    #[test]
-    fn a_rate_limit_error_is_a_rate_limit() {
-        let (transcript, exit) = &fixture("rate-limit");
-        assert_eq!(exit.trim(), "1");
-        let (_, done) = parse(transcript);
-        let done = done.expect("events seen");
-        assert!(done.is_error);
-        let limit = done.rate_limit.expect("rate limited");
-        assert!(limit.message.contains("429"), "{}", limit.message);
-    }
-
-    #[test]
-    fn replies_tools_and_the_result_fill_the_done() {
-        let (transcript, _) = fixture("multi-message");
-        let (events, done) = parse(&transcript);
-        let done = done.expect("events seen");
-        assert_eq!(done.final_text, "All done.\n\n<promise>COMPLETE</promise>");
-        assert_eq!(done.turns, Some(3));
-        // Copilot 1.0.102 prints no token counts: unknown, not 0.
-        assert!(done.tokens_unknown);
-        assert_eq!(done.usage, Usage::default());
-        assert_eq!(done.duration_ms, Some(2315));
-        assert_eq!(done.cost_usd, None);
-        assert!(!done.is_error);
-
-        let summary: Vec<(String, usize)> = events
-            .iter()
-            .filter(|event| !matches!(event, AgentEvent::Message { text, tool_uses } if text.is_empty() && tool_uses.is_empty()))
-            .map(|event| match event {
-                AgentEvent::Message { text, tool_uses } => (text.clone(), tool_uses.len()),
-                AgentEvent::ToolResult { output, .. } => (format!("result: {output}"), 0),
-                AgentEvent::Done(_) => ("done".into(), 0),
-            })
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                ("First, the file.".to_owned(), 1),
-                (
-                    "result: \n<shellId: 0 completed with exit code 0>".to_owned(),
-                    0
-                ),
-                ("Now I check it.".to_owned(), 1),
-                (
-                    "result: hello\n<shellId: 1 completed with exit code 0>".to_owned(),
-                    0
-                ),
-                ("All done.\n\n<promise>COMPLETE</promise>".to_owned(), 0),
-            ]
-        );
-        let AgentEvent::Message { tool_uses, .. } = &events[2] else {
-            panic!("expected a reply, got {:?}", events[2]);
-        };
-        assert_eq!(tool_uses[0].id, "toolu_standin_1");
-        assert_eq!(tool_uses[0].name, "bash");
-        assert_eq!(tool_uses[0].input["command"], "cat hello.txt");
-    }
-
-    #[test]
-    fn usage_events_give_the_full_split() {
-        let transcript = concat!(
-            r#"{"type":"assistant.usage","data":{"model":"m","inputTokens":1000,"outputTokens":30,"cacheReadTokens":600,"cacheWriteTokens":100}}"#,
-            "\n",
-            r#"{"type":"assistant.message","data":{"messageId":"a","content":"done","outputTokens":30}}"#,
-            "\n",
-        );
-        let (_, done) = parse(transcript);
-        let usage = done.expect("events seen").usage;
-        assert_eq!(usage.input_tokens, 300);
-        assert_eq!(usage.cache_read_input_tokens, 600);
-        assert_eq!(usage.cache_creation_input_tokens, 100);
-        assert_eq!(usage.output_tokens, 30);
-        assert!(!done_of(transcript).tokens_unknown);
-    }
-
-    fn done_of(transcript: &str) -> Done {
-        parse(transcript).1.expect("events seen")
-    }
-
-    #[test]
-    fn a_tool_started_without_a_request_is_still_reported() {
-        let transcript = concat!(
-            r#"{"type":"tool.execution_start","data":{"toolCallId":"t","toolName":"grep","arguments":{"pattern":"x"}}}"#,
-            "\n",
-            r#"{"type":"tool.execution_complete","data":{"toolCallId":"t","success":false,"error":{"message":"no such file"}}}"#,
-            "\n",
-        );
-        let (events, _) = parse(transcript);
-        assert!(
-            matches!(&events[0], AgentEvent::Message { tool_uses, .. } if tool_uses[0].name == "grep")
-        );
-        assert_eq!(
-            events[1],
-            AgentEvent::ToolResult {
-                tool_use_id: Some("t".into()),
-                output: "no such file".into(),
-                is_error: true
-            }
-        );
-    }
-
-    #[test]
-    fn sub_agent_replies_and_unknown_events_never_give_the_final_word() {
-        let transcript = concat!(
-            "not json\n",
-            r#"{"type":"session.info","data":{"infoType":"model","message":"Using m"}}"#,
-            "\n",
-            r#"{"type":"assistant.message","data":{"messageId":"a","content":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"assistant.message","agentId":"sub-1","data":{"messageId":"b","content":"sub-agent chatter"}}"#,
-            "\n",
-            r#"{"type":"assistant.message_delta","data":{"messageId":"c","deltaContent":"late"}}"#,
-            "\n",
-            r#"{"type":"result","exitCode":0,"usage":{"premiumRequests":1}}"#,
-            "\n",
-        );
-        assert_eq!(conclusion_of(transcript, "0"), Conclusion::Complete);
-    }
-
-    #[test]
-    fn a_reply_after_an_error_means_it_was_overcome_but_a_failed_exit_code_is_not() {
-        let recovered = concat!(
-            r#"{"type":"session.error","data":{"errorType":"network","message":"socket hang up"}}"#,
-            "\n",
-            r#"{"type":"assistant.message","data":{"messageId":"a","content":"<promise>COMPLETE</promise>"}}"#,
-            "\n",
-            r#"{"type":"result","exitCode":0}"#,
-            "\n",
-        );
-        assert_eq!(conclusion_of(recovered, "0"), Conclusion::Complete);
-        let failed = recovered.replace(r#""exitCode":0"#, r#""exitCode":2"#);
-        assert_eq!(
-            conclusion_of(&failed, "0"),
-            Conclusion::AgentError {
-                message: "copilot reported exit code 2".into()
-            }
-        );
-    }
-
-    #[test]
-    fn empty_output_yields_no_done() {
-        assert_eq!(parse("").1, None);
     }
 }

@@ -1,14 +1,61 @@
-//! How each agent CLI is started headless: its program, the arguments and
-//! environment that make it run unattended and print a machine-readable
-//! stream, how it takes the prompt, which parser reads its output, and the
-//! files it keeps for itself in the worktree. Nothing here runs anything.
+//! The agent CLIs git-ralph knows how to drive, one module each, and the
+//! registry that lists them.
 //!
-//! Every preset is one row of [`TABLE`], so that `git ralph agents`, the
-//! `--agent` check and the runner all read the same facts.
+//! Everything that makes an agent lives in its module: a [`Preset`] that
+//! says how its CLI is started headless (the program, the arguments and
+//! environment that make it run unattended and print a machine-readable
+//! stream, how it takes the prompt, the files it keeps for itself in the
+//! worktree), which parser reads its output and how its first event is
+//! recognised, and how `git ralph agents --verify` points it at the
+//! stand-in (the API protocol it speaks, the environment and the config
+//! files it needs). The parser and its usage-limit notices sit beside the
+//! preset. What is per API protocol rather than per agent (the stand-in
+//! servers) stays in [`crate::standin`].
+//!
+//! Adding an agent: one new file here with its `PRESET`, its transcripts
+//! in `tests/fixtures/<name>/`, and its line in [`TABLE`] (with its `mod`
+//! line above it). `git ralph agents`, `--agent`, auto-detection and
+//! `--verify` all read the table. Nothing here runs anything.
 
-use std::path::Path;
+pub mod aider;
+pub mod amp;
+pub mod claude;
+pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod gemini;
+pub mod opencode;
 
-use crate::agent::{Invocation, StdinSource, StreamFormat};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{AgentSpec, StreamFormat, StreamParser};
+use crate::standin::Protocol;
+
+/// Every preset, in the order `git ralph agents` lists them.
+pub const TABLE: &[Preset] = &[
+    claude::PRESET,
+    codex::PRESET,
+    gemini::PRESET,
+    opencode::PRESET,
+    amp::PRESET,
+    cursor::PRESET,
+    copilot::PRESET,
+    aider::PRESET,
+];
+
+/// The presets `--agent` accepts: the names of [`TABLE`], in its order.
+pub const PRESETS: &[&str] = &{
+    let mut names = [""; TABLE.len()];
+    let mut at = 0;
+    while at < TABLE.len() {
+        names[at] = TABLE[at].name;
+        at += 1;
+    }
+    names
+};
 
 /// How an agent receives its prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,27 +67,6 @@ pub enum PromptPassing {
     /// As a file, after this flag.
     FileFlag(&'static str),
 }
-
-/// A resolved agent: a preset, or a user's command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentSpec {
-    /// The preset name, or `command`.
-    pub name: String,
-    pub program: String,
-    /// Every argument in order; the prompt (or its file) goes after them.
-    pub args: Vec<String>,
-    pub format: StreamFormat,
-    pub prompt: PromptPassing,
-    /// Set in the agent's environment on top of git-ralph's own.
-    pub env: Vec<(String, String)>,
-    /// The agent's own files in the worktree (see [`Preset::scratch`]).
-    pub scratch: Vec<String>,
-}
-
-/// The presets `--agent` accepts, in the order `git ralph agents` lists them.
-pub const PRESETS: &[&str] = &[
-    "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
-];
 
 /// One agent CLI git-ralph knows how to drive.
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +82,6 @@ pub struct Preset {
     /// Arguments that must come after the user's own: `-` (read the prompt
     /// from stdin) or the flag whose value is the prompt.
     tail: &'static [&'static str],
-    pub format: StreamFormat,
     pub prompt: PromptPassing,
     /// Environment the CLI needs to behave under git-ralph.
     env: &'static [(&'static str, &'static str)],
@@ -66,152 +91,77 @@ pub struct Preset {
     /// a trailing `*` matching any ending; a directory counts with all it
     /// holds.
     pub scratch: &'static [&'static str],
+    /// A fresh parser for what the CLI prints.
+    pub parser: fn() -> Box<dyn StreamParser>,
+    /// Whether a stream whose first event has this `type` (and these
+    /// fields) is this CLI's, so that a command's output read as
+    /// [`StreamFormat::Auto`] finds this parser; `None` for a CLI whose
+    /// stream an earlier preset's test already claims.
+    pub first_event: Option<FirstEvent>,
+    /// How `agents --verify` points the CLI at the stand-in; `None` for a
+    /// CLI that talks only to its vendor's service.
+    pub standin: Option<StandinSetup>,
 }
 
-/// Every preset, in the order of [`PRESETS`].
-pub const TABLE: &[Preset] = &[
-    Preset {
-        name: "claude",
-        title: "Claude Code",
-        program: "claude",
-        lead: &[
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--dangerously-skip-permissions",
-        ],
-        model_flag: Some("--model"),
-        tail: &[],
-        format: StreamFormat::Claude,
-        prompt: PromptPassing::Stdin,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "codex",
-        title: "OpenAI Codex CLI",
-        program: "codex",
-        lead: &[
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-        ],
-        model_flag: Some("--model"),
-        // `-` as the prompt makes `codex exec` read it from stdin.
-        tail: &["-"],
-        format: StreamFormat::Codex,
-        prompt: PromptPassing::Stdin,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "gemini",
-        title: "Gemini CLI",
-        program: "gemini",
-        // Headless Gemini refuses a directory the user never trusted in
-        // its interactive mode (exit 55); `--skip-trust` runs it anyway.
-        lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],
-        model_flag: Some("-m"),
-        tail: &["-p"],
-        format: StreamFormat::Gemini,
-        prompt: PromptPassing::Argument,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "opencode",
-        title: "opencode",
-        program: "opencode",
-        // Without `--auto`, `opencode run` rejects every permission it would
-        // have asked for, and the run ends there with exit 0 and no answer.
-        lead: &["run", "--auto", "--format", "json"],
-        // opencode names models `provider/model`.
-        model_flag: Some("--model"),
-        tail: &[],
-        format: StreamFormat::Opencode,
-        prompt: PromptPassing::Argument,
-        env: &[],
-        // Sessions and snapshots live under $XDG_DATA_HOME, not here.
-        scratch: &[],
-    },
-    Preset {
-        name: "amp",
-        title: "Amp",
-        program: "amp",
-        lead: &["-x", "--stream-json", "--dangerously-allow-all"],
-        model_flag: None,
-        tail: &[],
-        format: StreamFormat::Amp,
-        prompt: PromptPassing::Stdin,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "cursor",
-        title: "Cursor CLI",
-        program: "cursor-agent",
-        lead: &["-p", "--output-format", "stream-json", "--force"],
-        model_flag: Some("--model"),
-        tail: &[],
-        format: StreamFormat::Cursor,
-        prompt: PromptPassing::Stdin,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "copilot",
-        title: "GitHub Copilot CLI",
-        program: "copilot",
-        // `--allow-all-tools` alone still denies, unattended, any path
-        // outside the repository ("Permission denied because no interactive
-        // user response was available"); paths and URLs are allowed too, as
-        // every other preset runs unattended.
-        lead: &[
-            "--allow-all-tools",
-            "--allow-all-paths",
-            "--allow-all-urls",
-            "--output-format",
-            "json",
-        ],
-        model_flag: Some("--model"),
-        tail: &["-p"],
-        format: StreamFormat::Copilot,
-        prompt: PromptPassing::Argument,
-        env: &[],
-        scratch: &[],
-    },
-    Preset {
-        name: "aider",
-        title: "Aider",
-        program: "aider",
-        // Aider commits every edit by default; the loop decides what is
-        // committed, so auto-commits are off. It would also add `.aider*` to
-        // .gitignore, a change of the user's files that no story asked for.
-        // Pretty output renders the reply as markdown, which would swallow
-        // the `<promise>` tags.
-        lead: &[
-            "--yes-always",
-            "--no-auto-commits",
-            "--no-gitignore",
-            "--no-stream",
-            "--no-pretty",
-        ],
-        model_flag: Some("--model"),
-        tail: &[],
-        format: StreamFormat::Aider,
-        prompt: PromptPassing::FileFlag("--message-file"),
-        // Without a terminal Aider wraps every line at $COLUMNS, 80 when
-        // unset, splitting promises and error lines.
-        env: &[("COLUMNS", "10000")],
-        scratch: &[
-            ".aider.chat.history.md",
-            ".aider.input.history",
-            ".aider.llm.history",
-            ".aider.tags.cache.v*",
-        ],
-    },
-];
+/// Whether a stream's first event, of this `type` and with these fields,
+/// is a CLI's.
+pub type FirstEvent = fn(&str, &Map<String, Value>) -> bool;
+
+/// Environment variables, in the order they are set.
+pub type Env = Vec<(String, String)>;
+
+impl Preset {
+    /// The format the CLI is run with.
+    pub fn format(&'static self) -> StreamFormat {
+        StreamFormat::Preset(self)
+    }
+}
+
+/// How a CLI is pointed at the stand-in of its model API.
+#[derive(Debug, Clone, Copy)]
+pub struct StandinSetup {
+    /// The API the CLI calls, one the stand-in answers.
+    pub protocol: Protocol,
+    /// Whether the CLI offers the model tools (all but Aider do); without
+    /// them the scripted turns are told in edit blocks.
+    pub offers_tools: bool,
+    /// The environment, and the config files written under the throwaway
+    /// home, that make the CLI use the stand-in rather than its provider.
+    pub point: fn(&Pointing) -> io::Result<Env>,
+}
+
+/// Where the stand-in listens and the throwaway home a CLI runs in, so the
+/// user's own configuration is never read nor written.
+#[derive(Debug, Clone, Copy)]
+pub struct Pointing<'a> {
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub base: &'a str,
+    pub home: &'a Path,
+}
+
+impl Pointing<'_> {
+    /// Writes `contents` to `relative` under the home, directories
+    /// included; returns the file's path.
+    pub fn config_file(&self, relative: &str, contents: &str) -> io::Result<PathBuf> {
+        let path = self.home.join(relative);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, contents)?;
+        Ok(path)
+    }
+}
+
+/// The API key every CLI is given; the stand-in accepts any.
+pub const STANDIN_KEY: &str = "sk-standin-0000";
+
+/// `pairs` as owned environment variables.
+pub fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect()
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PresetError {
@@ -271,13 +221,9 @@ pub fn preset(
         name: preset.name.to_owned(),
         program: preset.program.to_owned(),
         args,
-        format: preset.format,
+        format: preset.format(),
         prompt: preset.prompt,
-        env: preset
-            .env
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-            .collect(),
+        env: vars(preset.env),
         scratch: preset
             .scratch
             .iter()
@@ -287,7 +233,7 @@ pub fn preset(
 }
 
 /// `--agent-command <CMD>`: any command through `sh -c`, prompt on stdin,
-/// output read as Claude stream-json when it is that, else as plain text.
+/// output read as a preset's stream when it is one, else as plain text.
 pub fn command(cmd: &str) -> AgentSpec {
     AgentSpec {
         name: "command".into(),
@@ -300,82 +246,10 @@ pub fn command(cmd: &str) -> AgentSpec {
     }
 }
 
-impl AgentSpec {
-    /// The invocation for one attempt; `env` (git-ralph's `RALPH_*`
-    /// variables) comes after the agent's own.
-    pub fn invocation(
-        &self,
-        prompt: &str,
-        prompt_file: &Path,
-        cwd: &Path,
-        env: Vec<(String, String)>,
-        promise_token: &str,
-    ) -> Invocation {
-        let env: Vec<(String, String)> = self.env.iter().cloned().chain(env).collect();
-        let mut args = self.args.clone();
-        let stdin = match self.prompt {
-            PromptPassing::Stdin => StdinSource::Prompt(prompt.to_owned()),
-            PromptPassing::Argument => {
-                args.push(prompt.to_owned());
-                StdinSource::Null
-            }
-            PromptPassing::FileFlag(flag) => {
-                args.push(flag.to_owned());
-                args.push(prompt_file.to_string_lossy().into_owned());
-                StdinSource::Null
-            }
-        };
-        // Some CLIs (opencode) take their working directory from an
-        // inherited PWD rather than the real one: set it to the agent's.
-        let mut env = env;
-        if !env.iter().any(|(name, _)| name == "PWD") {
-            env.insert(0, ("PWD".to_owned(), cwd.to_string_lossy().into_owned()));
-        }
-        Invocation {
-            program: self.program.clone(),
-            args,
-            env,
-            cwd: cwd.to_owned(),
-            stdin,
-            format: self.format,
-            promise_token: promise_token.to_owned(),
-            pid_file: None,
-        }
-    }
-
-    /// The command line as a person would type it (the prompt shown as
-    /// `<prompt>`).
-    pub fn command_line(&self) -> String {
-        let mut words: Vec<String> = self
-            .env
-            .iter()
-            .map(|(key, value)| format!("{key}={}", shell_quote(value)))
-            .collect();
-        words.push(self.program.clone());
-        words.extend(self.args.iter().map(|arg| shell_quote(arg)));
-        match self.prompt {
-            PromptPassing::Stdin => format!("{} < <prompt>", words.join(" ")),
-            PromptPassing::Argument => format!("{} <prompt>", words.join(" ")),
-            PromptPassing::FileFlag(flag) => format!("{} {flag} <prompt-file>", words.join(" ")),
-        }
-    }
-}
-
-fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        arg.to_owned()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::StdinSource;
 
     fn line(name: &str, model: Option<&str>, extra: &[&str]) -> String {
         let extra: Vec<String> = extra.iter().map(|arg| (*arg).to_owned()).collect();
@@ -540,11 +414,38 @@ mod tests {
     fn the_table_and_the_list_agree() {
         let names: Vec<&str> = TABLE.iter().map(|preset| preset.name).collect();
         assert_eq!(names, PRESETS);
+        assert_eq!(
+            PRESETS,
+            [
+                "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+            ],
+            "the order `git ralph agents` lists them in"
+        );
         for name in PRESETS {
             let spec = preset(name, None, &[]).expect("every listed preset resolves");
             assert_eq!(spec.name, *name);
             assert_eq!(Some(spec.program.as_str()), lookup(name).map(|p| p.program));
         }
+    }
+
+    /// A preset's format is spelled with its name and read back through
+    /// the table; only the CLIs that talk to a local API can be verified.
+    #[test]
+    fn formats_round_trip_through_the_table_and_amp_and_cursor_cannot_be_verified() {
+        for preset in TABLE {
+            let json = serde_json::to_value(preset.format()).expect("serialisable");
+            assert_eq!(json, preset.name);
+            let back: StreamFormat = serde_json::from_value(json).expect("a known name");
+            assert_eq!(back, preset.format());
+            let pointable = preset.standin.is_some();
+            assert_eq!(
+                pointable,
+                !["amp", "cursor"].contains(&preset.name),
+                "{}",
+                preset.name
+            );
+        }
+        assert!(serde_json::from_str::<StreamFormat>("\"nope\"").is_err());
     }
 
     #[test]

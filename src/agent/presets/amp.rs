@@ -1,0 +1,98 @@
+//! Amp: its preset (it cannot be pointed at the stand-in) and its
+//! `amp -x --stream-json` stream.
+//!
+//! Amp writes Claude Code's stream-json format, so the Claude parser reads
+//! it, with two differences made up for here: Amp states token usage on
+//! each assistant message rather than on the closing `result`, and a failed
+//! run's `result` carries its reason in an `error` string.
+//!
+//! Built from Amp's documented output, not from a recorded transcript.
+
+use serde_json::Value;
+
+use super::claude::ClaudeParser;
+use super::{Preset, PromptPassing};
+use crate::agent::stream::{mentions_rate_limit, unknown_reset};
+use crate::agent::{AgentEvent, Done, StreamParser, Usage};
+
+/// Amp talks only to Amp's service, so `agents --verify` cannot point it at
+/// the stand-in; its stream is Claude Code's, so auto-detection reads it as
+/// that.
+pub const PRESET: Preset = Preset {
+    name: "amp",
+    title: "Amp",
+    program: "amp",
+    lead: &["-x", "--stream-json", "--dangerously-allow-all"],
+    model_flag: None,
+    tail: &[],
+    prompt: PromptPassing::Stdin,
+    env: &[],
+    scratch: &[],
+    parser: || Box::new(AmpParser::new()),
+    first_event: None,
+    standin: None,
+};
+
+/// Parses Amp stream-json output.
+pub(super) struct AmpParser {
+    claude: ClaudeParser,
+    message_usage: Usage,
+    result_error: Option<String>,
+}
+
+impl AmpParser {
+    pub(super) fn new() -> Self {
+        AmpParser {
+            claude: ClaudeParser::new(),
+            message_usage: Usage::default(),
+            result_error: None,
+        }
+    }
+
+    fn note(&mut self, event: &Value) {
+        match event["type"].as_str() {
+            Some("assistant") => {
+                let usage = &event["message"]["usage"];
+                let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+                self.message_usage.input_tokens += count("input_tokens");
+                self.message_usage.output_tokens += count("output_tokens");
+                self.message_usage.cache_creation_input_tokens +=
+                    count("cache_creation_input_tokens");
+                self.message_usage.cache_read_input_tokens += count("cache_read_input_tokens");
+            }
+            Some("result") => {
+                self.result_error = event["error"]
+                    .as_str()
+                    .map(str::trim)
+                    .filter(|error| !error.is_empty())
+                    .map(str::to_owned);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl StreamParser for AmpParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        if let Ok(event) = serde_json::from_str::<Value>(line) {
+            self.note(&event);
+        }
+        self.claude.feed_line(line)
+    }
+
+    fn finish(&mut self) -> Option<Done> {
+        let mut done = self.claude.finish()?;
+        if done.usage == Usage::default() {
+            done.usage = self.message_usage;
+        }
+        if done.is_error
+            && let Some(error) = self.result_error.take()
+        {
+            if done.rate_limit.is_none() && mentions_rate_limit(&error) {
+                done.rate_limit = Some(unknown_reset(&error));
+            }
+            done.error = Some(error);
+        }
+        Some(done)
+    }
+}
