@@ -183,7 +183,9 @@ fn formats() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Directories of `tests/fixtures/` that hold no agent transcripts.
-const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld"];
+/// Fixture directories that hold something else than transcripts, by the
+/// start of their names: task files, state directories.
+const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state-"];
 
 /// What a `.expect` file asks for.
 #[derive(Debug)]
@@ -283,7 +285,7 @@ fn every_transcript_reaches_the_conclusion_beside_it() {
         .map(|entry| entry.expect("a directory entry"))
         .filter(|entry| entry.path().is_dir())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| !NOT_TRANSCRIPTS.contains(&name.as_str()))
+        .filter(|name| !NOT_TRANSCRIPTS.iter().any(|other| name.starts_with(other)))
         .collect();
     dirs.sort();
     let formats = formats();
