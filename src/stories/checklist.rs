@@ -53,9 +53,7 @@
 //! not start sections either. A UTF-8 byte-order mark, CRLF line ends and a
 //! missing final newline are all read as if absent.
 
-use std::collections::HashMap;
-
-use super::{Story, StorySection, Task, UnreadableLine, Warning, WarningKind};
+use super::{Story, UnreadableLine, Warning, WarningKind};
 
 /// Id of the story made of the boxes before the first section.
 pub const PREAMBLE_ID: &str = "preamble";
@@ -98,7 +96,7 @@ pub const DEFAULT_SKIP: &[&str] = &[
 /// Largest part of a section given to the agent as the story's text.
 pub const SECTION_LIMIT: usize = 48 * 1024;
 /// Largest part of each enclosing section's intro given with a story.
-const PARENT_INTRO_LIMIT: usize = 4 * 1024;
+pub(super) const PARENT_INTRO_LIMIT: usize = 4 * 1024;
 
 /// Which headings are not work.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -160,21 +158,11 @@ pub struct Checklist {
 }
 
 mod lines;
+mod outline;
+mod sections;
 
-use lines::*;
 pub use lines::{TaskLine, heading_label, task_line, unreadable_box};
-
-struct Heading<'a> {
-    level: usize,
-    text: &'a str,
-    /// 0-based index into the file's lines.
-    line: usize,
-    parent: Option<usize>,
-    skipped: bool,
-    /// Tasks with their 0-based line, before the next heading.
-    tasks: Vec<(Task, usize)>,
-    unreadable: Vec<UnreadableLine>,
-}
+use outline::{Heading, Outline};
 
 /// Parses a checklist file with the default section rules.
 pub fn parse(text: &str) -> Checklist {
@@ -182,182 +170,29 @@ pub fn parse(text: &str) -> Checklist {
 }
 
 /// Parses a checklist file into stories; see the module docs for the rules.
+///
+/// The passes: read the lines into headings and boxes, apply the title
+/// rule, mark the sections that are not work, then make the stories, one
+/// per section that is work, or one per box of a flat list when no section
+/// holds any.
 pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|raw| raw.strip_suffix('\r').unwrap_or(raw))
-        .collect();
-    let mut checklist = Checklist::default();
-    let mut headings: Vec<Heading<'_>> = Vec::new();
-    // Tasks and unreadable lines before the first heading.
-    let mut preamble: Vec<(TaskLine<'_>, usize)> = Vec::new();
-    let mut preamble_unreadable: Vec<UnreadableLine> = Vec::new();
-    let mut fence: Option<Fence> = None;
-    for (index, line) in lines.iter().enumerate() {
-        if let Some(open) = fence {
-            if closes_fence(open, line) {
-                fence = None;
-            } else if task_line(line).is_some() {
-                checklist.fenced_checkboxes += 1;
-            }
-            continue;
-        }
-        if let Some(open) = opens_fence(line) {
-            fence = Some(open);
-        } else if let Some((level, text)) = heading(line) {
-            let mut parent = headings.len().checked_sub(1);
-            while let Some(p) = parent {
-                if headings[p].level < level {
-                    break;
-                }
-                parent = headings[p].parent;
-            }
-            headings.push(Heading {
-                level,
-                text,
-                line: index,
-                parent,
-                skipped: false,
-                tasks: Vec::new(),
-                unreadable: Vec::new(),
-            });
-        } else if let Some(task) = task_line(line) {
-            match headings.last_mut() {
-                Some(heading) => heading.tasks.push((to_task(&task, index + 1), index)),
-                None => preamble.push((task, index)),
-            }
-        } else if unreadable_box(line) {
-            let unreadable = UnreadableLine {
-                line: index + 1,
-                text: line.trim().to_owned(),
-            };
-            checklist.unreadable.push(unreadable.clone());
-            match headings.last_mut() {
-                Some(heading) => heading.unreadable.push(unreadable),
-                None => preamble_unreadable.push(unreadable),
-            }
-        }
-    }
-
-    // A lone level-one heading at the top is the document's title: its
-    // direct boxes are the preamble, and it is no story's parent.
-    let title_heading = headings
-        .first()
-        .filter(|first| first.level == 1)
-        .filter(|_| headings.iter().filter(|h| h.level == 1).count() == 1)
-        .map(|_| 0);
-    if let Some(title) = title_heading {
-        let moved = std::mem::take(&mut headings[title].tasks);
-        let moved_lines: Vec<(TaskLine<'_>, usize)> = moved
-            .iter()
-            .filter_map(|(_, index)| task_line(lines[*index]).map(|task| (task, *index)))
-            .collect();
-        preamble.extend(moved_lines);
-        preamble_unreadable.append(&mut headings[title].unreadable);
-        for heading in headings.iter_mut() {
-            if heading.parent == Some(title) {
-                heading.parent = None;
-            }
-        }
-    }
-
-    for index in 0..headings.len() {
-        if Some(index) == title_heading {
-            continue;
-        }
-        let own_title = heading_label(headings[index].text)
-            .map_or_else(|| headings[index].text.to_owned(), |(_, title)| title);
-        let inherited = headings[index]
-            .parent
-            .is_some_and(|parent| headings[parent].skipped);
-        headings[index].skipped = inherited || rules.is_skipped(&own_title);
-    }
-
-    let mut warnings = unreadable_warnings(&checklist.unreadable);
-    warnings.extend(skipped_warnings(&headings));
-    let any_section_work = headings
-        .iter()
-        .enumerate()
-        .any(|(index, h)| Some(index) != title_heading && !h.skipped && !h.tasks.is_empty());
-    if !any_section_work {
-        checklist.stories = flat_stories(&lines, &preamble, title_heading.map(|t| &headings[t]));
-        attach_orphans(&mut checklist.stories, preamble_unreadable);
-        for heading in headings.iter().filter(|h| !h.skipped) {
-            attach_orphans(&mut checklist.stories, heading.unreadable.clone());
-        }
-        warnings.sort_by_key(|w| w.line);
-        checklist.warnings = warnings;
-        return checklist;
-    }
-
-    let mut stories: Vec<Story> = Vec::new();
-    if !preamble.is_empty() || !preamble_unreadable.is_empty() {
-        let tasks = preamble
-            .iter()
-            .map(|(task, index)| to_task(task, index + 1))
-            .collect();
-        let mut story = Story::from_tasks(PREAMBLE_ID, PREAMBLE_TITLE, tasks);
-        story.unreadable = preamble_unreadable;
-        stories.push(story);
-    }
-    let is_story =
-        |h: &Heading<'_>| !h.skipped && (!h.tasks.is_empty() || !h.unreadable.is_empty());
-    // An unlabelled section's id is its position among the file's headings
-    // (the title aside), counting those without boxes too, so it stays put
-    // when boxes are ticked or added.
-    let mut positions = vec![0; headings.len()];
-    let mut position = 0;
-    for (index, slot) in positions.iter_mut().enumerate() {
-        if Some(index) != title_heading {
-            position += 1;
-            *slot = position;
-        }
-    }
-    let labels: std::collections::HashSet<String> = headings
-        .iter()
-        .filter(|h| is_story(h))
-        .filter_map(|h| heading_label(h.text).map(|(id, _)| id))
-        .collect();
-    for (index, heading) in headings.iter().enumerate() {
-        if Some(index) == title_heading {
-            continue;
-        }
-        if heading.skipped {
-            continue;
-        }
-        if !is_story(heading) {
-            continue;
-        }
-        let (id, title) = match heading_label(heading.text) {
-            Some((id, title)) => (id, title),
-            None => {
-                let id = positions[index].to_string();
-                let id = if labels.contains(&id) {
-                    format!("section-{id}")
-                } else {
-                    id
-                };
-                (id, heading.text.to_owned())
-            }
-        };
-        // A heading that is only a label ("## Phase 2") is its own title.
-        let title = match (title.is_empty(), heading.text.is_empty()) {
-            (false, _) => title,
-            (true, false) => heading.text.to_owned(),
-            (true, true) => format!("Story {id}"),
-        };
-        let tasks = heading.tasks.iter().map(|(task, _)| task.clone()).collect();
-        let mut story = Story::from_tasks(id, title, tasks);
-        story.unreadable = heading.unreadable.clone();
-        story.section = Some(section_of(&lines, &headings, index, &is_story));
-        stories.push(story);
-    }
-    dedupe_ids(&mut stories, &mut warnings);
+    let mut outline = Outline::read(text);
+    outline.take_title();
+    outline.mark_skipped(rules);
+    let mut warnings = unreadable_warnings(&outline.unreadable);
+    warnings.extend(skipped_warnings(&outline.headings));
+    let stories = if outline.has_section_work() {
+        sections::section_stories(&outline, &mut warnings)
+    } else {
+        sections::flat_stories(&outline)
+    };
     warnings.sort_by_key(|w| w.line);
-    checklist.stories = stories;
-    checklist.warnings = warnings;
-    checklist
+    Checklist {
+        stories,
+        fenced_checkboxes: outline.fenced_checkboxes,
+        warnings,
+        unreadable: outline.unreadable,
+    }
 }
 
 /// One warning per skipped section that held boxes (its sub-sections'
@@ -409,171 +244,6 @@ fn unreadable_warnings(lines: &[UnreadableLine]) -> Vec<Warning> {
             ),
         })
         .collect()
-}
-
-/// Gives each repeated id a `-2`, `-3`… suffix, with a warning.
-fn dedupe_ids(stories: &mut [Story], warnings: &mut Vec<Warning>) {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let taken: std::collections::HashSet<String> = stories.iter().map(|s| s.id.clone()).collect();
-    for story in stories.iter_mut() {
-        let count = seen.entry(story.id.clone()).or_insert(0);
-        *count += 1;
-        if *count == 1 {
-            continue;
-        }
-        let mut n = *count;
-        let mut renamed = format!("{}-{n}", story.id);
-        while taken.contains(&renamed) {
-            n += 1;
-            renamed = format!("{}-{n}", story.id);
-        }
-        warnings.push(Warning {
-            line: story.section.as_ref().map(|s| s.first_line),
-            kind: WarningKind::RenamedId,
-            message: format!(
-                "id {:?} is used by an earlier section too; this story is {renamed:?}",
-                story.id
-            ),
-        });
-        story.id = renamed;
-    }
-}
-
-/// Unreadable lines outside every story go to the story before them, or
-/// the first story.
-fn attach_orphans(stories: &mut [Story], orphans: Vec<UnreadableLine>) {
-    for orphan in orphans {
-        let target = stories
-            .iter()
-            .rposition(|story| story.tasks.first().is_some_and(|t| t.line < orphan.line))
-            .or(if stories.is_empty() { None } else { Some(0) });
-        if let Some(target) = target {
-            stories[target].unreadable.push(orphan);
-        }
-    }
-}
-
-/// The text of story `index`'s section: from its heading to the next
-/// heading that is not inside it or is a story itself (a skipped
-/// sub-section, such as its notes, stays in); with the intros of the
-/// sections around it.
-fn section_of(
-    lines: &[&str],
-    headings: &[Heading<'_>],
-    index: usize,
-    is_story: &dyn Fn(&Heading<'_>) -> bool,
-) -> StorySection {
-    let heading = &headings[index];
-    let end = headings[index + 1..]
-        .iter()
-        .find(|next| next.level <= heading.level || is_story(next))
-        .map_or(lines.len(), |next| next.line);
-    let end = trim_blank_end(lines, heading.line, end);
-    let mut parents = Vec::new();
-    let mut parent = heading.parent;
-    while let Some(p) = parent {
-        let first_child = headings[p + 1..]
-            .first()
-            .map_or(lines.len(), |next| next.line);
-        let intro_end = trim_blank_end(lines, headings[p].line, first_child);
-        let intro = lines[headings[p].line..intro_end].join("\n");
-        parents.push(cut(&intro, PARENT_INTRO_LIMIT, headings[p].line + 1));
-        parent = headings[p].parent;
-    }
-    parents.reverse();
-    let text = lines[heading.line..end].join("\n");
-    StorySection {
-        first_line: heading.line + 1,
-        last_line: end,
-        text: cut(&text, SECTION_LIMIT, heading.line + 1),
-        parents,
-    }
-}
-
-fn trim_blank_end(lines: &[&str], start: usize, mut end: usize) -> usize {
-    while end > start + 1 && lines[end - 1].trim().is_empty() {
-        end -= 1;
-    }
-    end
-}
-
-/// Cuts `text` to `limit` bytes at a line end, saying so in the text.
-fn cut(text: &str, limit: usize, first_line: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut at = limit;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let at = text[..at].rfind('\n').unwrap_or(at);
-    let shown = text[..at].lines().count();
-    format!(
-        "{}\n[cut: {} more lines of this section are not shown here; read them in the file from line {}]",
-        &text[..at],
-        text.lines().count() - shown,
-        first_line + shown
-    )
-}
-
-fn to_task(task: &TaskLine<'_>, line: usize) -> Task {
-    Task {
-        text: task.full_text(),
-        done: task.done,
-        line,
-    }
-}
-
-/// A file where no section holds boxes: one story per top-level box, with
-/// the boxes nested under it as its further tasks.
-fn flat_stories(
-    lines: &[&str],
-    tasks: &[(TaskLine<'_>, usize)],
-    title: Option<&Heading<'_>>,
-) -> Vec<Story> {
-    let Some(top) = tasks.iter().map(|(task, _)| task.indent).min() else {
-        return Vec::new();
-    };
-    let mut stories: Vec<Story> = Vec::new();
-    let mut starts: Vec<usize> = Vec::new();
-    let mut seen_top_level = false;
-    for (task, index) in tasks {
-        let is_top = task.indent <= top;
-        match stories.last_mut() {
-            Some(story) if !is_top && seen_top_level => story.tasks.push(to_task(task, index + 1)),
-            _ => {
-                seen_top_level |= is_top;
-                let id = (stories.len() + 1).to_string();
-                let text = task.full_text();
-                let title = if text.is_empty() {
-                    format!("Task {id}")
-                } else {
-                    text
-                };
-                stories.push(Story::from_tasks(id, title, vec![to_task(task, index + 1)]));
-                starts.push(*index);
-            }
-        }
-    }
-    let parents: Vec<String> = title
-        .map(|heading| vec![lines[heading.line].to_owned()])
-        .unwrap_or_default();
-    for (position, story) in stories.iter_mut().enumerate() {
-        let start = starts[position];
-        let next = starts.get(position + 1).copied().unwrap_or(lines.len());
-        let stop = lines[start + 1..next]
-            .iter()
-            .position(|line| heading(line).is_some())
-            .map_or(next, |offset| start + 1 + offset);
-        let end = trim_blank_end(lines, start, stop);
-        story.section = Some(StorySection {
-            first_line: start + 1,
-            last_line: end,
-            text: cut(&lines[start..end].join("\n"), SECTION_LIMIT, start + 1),
-            parents: parents.clone(),
-        });
-    }
-    stories
 }
 
 /// Returns `text` with the box on 1-based `line` ticked (`[x]`), leaving

@@ -1,3 +1,4 @@
+use super::lines::*;
 use super::*;
 use crate::stories::{Story, WarningKind};
 
