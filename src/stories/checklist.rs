@@ -26,20 +26,28 @@
 //!   the groups are. A heading's direct boxes are those before the next
 //!   heading of any level.
 //! - Sections that are not work — Success Criteria, Status Legend, Notes,
-//!   Completed, … (see [`DEFAULT_SKIP`]) — are skipped with everything under
-//!   them; [`SectionRules`] lets `ralph.toml` add or remove headings. A
-//!   skipped section that held boxes is reported as a warning.
+//!   Completed, Rollback Plan, … (see [`DEFAULT_SKIP`]) — are skipped with
+//!   everything under them; [`SectionRules`] lets `ralph.toml` add or
+//!   remove headings. A skipped section that held boxes is reported as a
+//!   warning, and a file whose boxes all sit in such sections is refused
+//!   with where they are ([`Checklist::skipped`]).
 //! - The id is the label the author wrote: `## 3. Docs` and `## 3) Docs` give
-//!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`,
+//!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`
+//!   (also `Week 2`, `Day 2`, `Sprint 2`, …),
 //!   `### P0.1 - Stdlib` gives `P0.1`. A heading without a label takes its
 //!   1-based position among the file's headings (the title aside, sections
 //!   without boxes included), or `section-N` when a label already took that
 //!   number. Ticking or adding boxes never moves an id. A repeated label
 //!   gets `-2`, `-3`… and a warning.
 //! - A lone level-one heading at the top is the document's title, not a
-//!   section. Boxes before the first section form a story of their own
-//!   ([`PREAMBLE_ID`]); a file where no section holds boxes is a flat to-do
-//!   list, with one story per top-level box (id = its position among them).
+//!   section, unless it numbers the boxes under it (`# 1. Setup`). Boxes
+//!   before the first section form a story of their own ([`PREAMBLE_ID`]);
+//!   a file where no section holds boxes is a flat to-do list, with one
+//!   story per top-level box (id = its position among them).
+//! - A heading is read as a reader sees it: characters that take no room
+//!   (a byte-order mark, zero-width spaces) before its `#`s and a
+//!   non-breaking space after them do not hide it, and HTML comments are
+//!   no part of a title or a task.
 //!
 //! Every story keeps its whole section text (intro, nested bullets, code,
 //! acceptance paragraphs) and the intro of the sections around it, for the
@@ -63,7 +71,10 @@ pub const PREAMBLE_TITLE: &str = "Preamble";
 /// Headings that are not work unless `ralph.toml` says otherwise. A heading
 /// matches when its title, without its label, starts with one of these
 /// words (case does not matter), e.g. "Success Criteria (UPDATED)" or
-/// "Notes on consistency".
+/// "Notes on consistency". Besides reports and records (criteria, legends,
+/// summaries, what is already done), contingencies are not work: a
+/// rollback, fallback or mitigation plan is carried out only if something
+/// goes wrong.
 pub const DEFAULT_SKIP: &[&str] = &[
     "Success Criteria",
     "Validation Checklist",
@@ -91,6 +102,48 @@ pub const DEFAULT_SKIP: &[&str] = &[
     "Out of Scope",
     "Open Questions",
     "References",
+    // Contingencies: done only if something goes wrong.
+    "Rollback Plan",
+    "Rollback Procedure",
+    "Rollback Procedures",
+    "Rollback Strategy",
+    "Rollback Steps",
+    "Rollback Preparation",
+    "Contingency",
+    "Contingency Plan",
+    "Contingency Plans",
+    "Fallback Plan",
+    "Backout Plan",
+    "Emergency Procedures",
+    "Disaster Recovery Plan",
+    "Incident Response Plan",
+    "Risk Mitigation",
+    "Risks and Mitigations",
+    "Mitigation Plan",
+    "Mitigations",
+    "Mitigation Strategies",
+    "If Something Goes Wrong",
+    "Future Enhancements",
+    "Future Improvements",
+    "Future Ideas",
+    // The same in Chinese, Japanese and Korean, written without spaces, so
+    // they match as the start of a title whatever follows.
+    "已完成",
+    "近期完成",
+    "完了済み",
+    "완료",
+    "验收标准",
+    "驗收標準",
+    "成功标准",
+    "备注",
+    "備註",
+    "注意事项",
+    "风险",
+    "風險",
+    "回滚",
+    "回滾",
+    "后续优化",
+    "後續優化",
 ];
 
 /// Largest part of a section given to the agent as the story's text.
@@ -115,10 +168,11 @@ impl SectionRules {
             let phrase = normalize_title(phrase);
             !phrase.is_empty()
                 && title.starts_with(&phrase)
-                && title[phrase.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !c.is_alphanumeric())
+                && (phrase.ends_with(written_without_spaces)
+                    || title[phrase.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric()))
         };
         if self.keep.iter().any(|phrase| matches(phrase)) {
             return false;
@@ -126,6 +180,18 @@ impl SectionRules {
         DEFAULT_SKIP.iter().any(|phrase| matches(phrase))
             || self.skip.iter().any(|phrase| matches(phrase))
     }
+}
+
+/// Whether `c` belongs to a script written without spaces between words
+/// (Chinese, Japanese, Korean), where a word can end anywhere.
+fn written_without_spaces(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30ff}' // kana
+        | '\u{3400}'..='\u{4dbf}' // CJK extension A
+        | '\u{4e00}'..='\u{9fff}' // CJK unified ideographs
+        | '\u{ac00}'..='\u{d7af}' // Hangul syllables
+        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
+    )
 }
 
 /// Lower case, markdown marks and leading symbols (emoji, `✅`) dropped,
@@ -155,6 +221,23 @@ pub struct Checklist {
     /// Every line that looks like a box but could not be read, whether or
     /// not a story holds it.
     pub unreadable: Vec<UnreadableLine>,
+    /// The sections skipped as not work that held boxes, in file order.
+    pub skipped: Vec<SkippedSection>,
+}
+
+/// A section that held boxes but is not work (see [`DEFAULT_SKIP`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedSection {
+    /// The heading line as written, e.g. `## Completed`.
+    pub heading: String,
+    /// The heading's text, e.g. `Completed`.
+    pub title: String,
+    /// 1-based line of the heading.
+    pub line: usize,
+    /// Boxes in it and in the sections inside it.
+    pub boxes: usize,
+    /// How many of those are ticked.
+    pub done: usize,
 }
 
 mod lines;
@@ -179,8 +262,9 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
     let mut outline = Outline::read(text);
     outline.take_title();
     outline.mark_skipped(rules);
+    let skipped = skipped_sections(&outline);
     let mut warnings = unreadable_warnings(&outline.unreadable);
-    warnings.extend(skipped_warnings(&outline.headings));
+    warnings.extend(skipped_warnings(&skipped));
     let stories = if outline.has_section_work() {
         sections::section_stories(&outline, &mut warnings)
     } else {
@@ -192,44 +276,64 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
         fenced_checkboxes: outline.fenced_checkboxes,
         warnings,
         unreadable: outline.unreadable,
+        skipped,
     }
 }
 
-/// One warning per skipped section that held boxes (its sub-sections'
-/// included), at the outermost skipped heading.
-fn skipped_warnings(headings: &[Heading<'_>]) -> Vec<Warning> {
-    let mut warnings = Vec::new();
+/// The skipped sections that held boxes (their sub-sections' included),
+/// each at its outermost skipped heading.
+fn skipped_sections(outline: &Outline<'_>) -> Vec<SkippedSection> {
+    let headings = &outline.headings;
+    let mut skipped = Vec::new();
     for (index, heading) in headings.iter().enumerate() {
         let outermost = heading.parent.is_none_or(|p| !headings[p].skipped);
         if !heading.skipped || !outermost {
             continue;
         }
-        let count = subtree_boxes(headings, index);
-        if count == 0 {
+        let subtree = subtree(headings, index);
+        let boxes: usize = subtree.iter().map(|h| h.tasks.len()).sum();
+        if boxes == 0 {
             continue;
         }
-        warnings.push(Warning {
-            line: Some(heading.line + 1),
-            kind: WarningKind::SkippedSection,
-            message: format!(
-                "section \"{}\" is not read as work ({count} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
-                heading.text,
-                if count == 1 { "" } else { "es" }
-            ),
+        skipped.push(SkippedSection {
+            heading: outline.lines[heading.line].trim().to_owned(),
+            title: heading.text.to_owned(),
+            line: heading.line + 1,
+            boxes,
+            done: subtree
+                .iter()
+                .flat_map(|h| &h.tasks)
+                .filter(|(task, _)| task.done)
+                .count(),
         });
     }
-    warnings
+    skipped
 }
 
-fn subtree_boxes(headings: &[Heading<'_>], index: usize) -> usize {
-    let mut total = headings[index].tasks.len();
-    for heading in &headings[index + 1..] {
-        if heading.level <= headings[index].level {
-            break;
-        }
-        total += heading.tasks.len();
-    }
-    total
+/// Heading `index` and the headings inside it.
+fn subtree<'h, 'a>(headings: &'h [Heading<'a>], index: usize) -> &'h [Heading<'a>] {
+    let level = headings[index].level;
+    let end = headings[index + 1..]
+        .iter()
+        .position(|h| h.level <= level)
+        .map_or(headings.len(), |offset| index + 1 + offset);
+    &headings[index..end]
+}
+
+fn skipped_warnings(skipped: &[SkippedSection]) -> Vec<Warning> {
+    skipped
+        .iter()
+        .map(|section| Warning {
+            line: Some(section.line),
+            kind: WarningKind::SkippedSection,
+            message: format!(
+                "section \"{}\" is not read as work ({} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
+                section.title,
+                section.boxes,
+                if section.boxes == 1 { "" } else { "es" }
+            ),
+        })
+        .collect()
 }
 
 fn unreadable_warnings(lines: &[UnreadableLine]) -> Vec<Warning> {

@@ -2,9 +2,10 @@
 //! can do about it.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::SourceKind;
+use super::checklist::SkippedSection;
 
 /// Everything that can go wrong reading stories.
 #[derive(Debug, thiserror::Error)]
@@ -28,11 +29,25 @@ pub enum StoriesError {
     #[error("{} does not exist", path.display())]
     FileNotFound { path: PathBuf },
 
-    #[error("{} has no checkbox (`- [ ] task`) outside code fences{}", path.display(), fenced_note(*.fenced))]
+    #[error("{} has no checkbox (`- [ ] task`) outside code fences{}; write each task as a checkbox line, e.g. `- [ ] 1.1 Add the parser`", path.display(), fenced_note(*.fenced))]
     NoCheckboxes { path: PathBuf, fenced: usize },
 
-    #[error("{} lists no user stories", path.display())]
-    NoStories { path: PathBuf },
+    /// Every box of a checklist sits in sections that are not work.
+    #[error("{}", no_work(path, sections))]
+    NoWork {
+        path: PathBuf,
+        sections: Vec<SkippedSection>,
+    },
+
+    /// A prd.json without a story: `list` is the key of its empty list of
+    /// stories, or `None` when it has no such list; `keys` are the file's
+    /// top-level keys.
+    #[error("{}", no_stories(path, list.as_deref(), keys))]
+    NoStories {
+        path: PathBuf,
+        list: Option<String>,
+        keys: Vec<String>,
+    },
 
     #[error("{}:{line}:{column}: malformed prd.json: {message}", path.display())]
     MalformedPrd {
@@ -101,6 +116,64 @@ pub enum StoriesError {
     },
 }
 
+/// What a checklist whose boxes all sit in sections that are not work
+/// holds, and what to do about it, in one sentence.
+fn no_work(path: &Path, sections: &[SkippedSection]) -> String {
+    let boxes: usize = sections.iter().map(|s| s.boxes).sum();
+    let done: usize = sections.iter().map(|s| s.done).sum();
+    let place = headings_in_words(sections);
+    let path = path.display();
+    match (boxes, done == boxes) {
+        (1, true) => format!(
+            "{path}: its only task is already done, under {place}; there is nothing left to work on, so add an open `- [ ]` task to give a run work"
+        ),
+        (_, true) => format!(
+            "{path}: every one of the {boxes} tasks is already done, all of them under {place}; there is nothing left to work on, so add an open `- [ ]` task to give a run work"
+        ),
+        (_, false) => format!(
+            "{path}: its {boxes} task{} ({} still open) sit under {place}, which {} not work; move the open tasks under a heading of their own, or add the section to `keep` under [stories] in ralph.toml",
+            if boxes == 1 { "" } else { "s" },
+            boxes - done,
+            if sections.len() == 1 { "is" } else { "are" }
+        ),
+    }
+}
+
+/// `## A`, `## A and ## B`, `## A, ## B and ## C`, `## A, ## B, ## C and
+/// 2 more`.
+fn headings_in_words(sections: &[SkippedSection]) -> String {
+    const SHOWN: usize = 3;
+    let names: Vec<&str> = sections.iter().map(|s| s.heading.as_str()).collect();
+    match names.as_slice() {
+        [] => "no heading".to_owned(),
+        [one] => (*one).to_owned(),
+        _ if names.len() > SHOWN + 1 => format!(
+            "{} and {} more",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        ),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// What a prd.json without stories holds, and what to do, in one sentence.
+fn no_stories(path: &Path, list: Option<&str>, keys: &[String]) -> String {
+    const EXAMPLE: &str = "{\"id\": \"US-1\", \"title\": \"...\", \"passes\": false}";
+    let path = path.display();
+    match list {
+        Some(list) => format!(
+            "{path} lists no stories: its \"{list}\" list is empty; add a story to it, such as {EXAMPLE}"
+        ),
+        None if keys.is_empty() => format!(
+            "{path} lists no stories: the file is empty; write its stories in a \"userStories\" list, such as [{EXAMPLE}]"
+        ),
+        None => format!(
+            "{path} lists no stories: none of its keys ({}) holds a list of them; put the stories in a \"userStories\" list, such as [{EXAMPLE}]",
+            keys.join(", ")
+        ),
+    }
+}
+
 fn fenced_note(fenced: usize) -> String {
     match fenced {
         0 => String::new(),
@@ -130,12 +203,11 @@ impl StoriesError {
             )),
             StoriesError::FileNotFound { .. } => Some("check the path you passed".to_owned()),
             StoriesError::NoCheckboxes { .. } => Some(
-                "write each task as a markdown checkbox line, e.g. `- [ ] 1.1 Add the parser`"
+                "`git ralph start <change> --dry-run` shows how a task file is read, box by box"
                     .to_owned(),
             ),
-            StoriesError::NoStories { .. } => {
-                Some("add at least one entry to \"userStories\"".to_owned())
-            }
+            // These say what to do in their one sentence.
+            StoriesError::NoWork { .. } | StoriesError::NoStories { .. } => None,
             StoriesError::MalformedPrd { .. } => Some(
                 "expected {\"userStories\": [{\"id\": \"US-1\", \"title\": \"...\", \"passes\": false}]}"
                     .to_owned(),

@@ -465,8 +465,9 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
     })
 }
 
-/// Reads a checklist file and turns it into stories, rejecting files the
-/// agent could never finish (no checkbox) or that name two stories alike.
+/// Reads a checklist file and turns it into stories, rejecting files that
+/// give the agent nothing to do (no checkbox, or every box in sections that
+/// are not work) or that name two stories alike.
 pub(crate) fn load_checklist(
     workdir: &Path,
     relative: &Path,
@@ -475,9 +476,16 @@ pub(crate) fn load_checklist(
     let text = read_text(&workdir.join(relative))?;
     let parsed = checklist::parse_with(&text, rules);
     if parsed.stories.is_empty() {
-        return Err(StoriesError::NoCheckboxes {
-            path: relative.to_path_buf(),
-            fenced: parsed.fenced_checkboxes,
+        let path = relative.to_path_buf();
+        return Err(match parsed.skipped.is_empty() {
+            true => StoriesError::NoCheckboxes {
+                path,
+                fenced: parsed.fenced_checkboxes,
+            },
+            false => StoriesError::NoWork {
+                path,
+                sections: parsed.skipped,
+            },
         });
     }
     check_unique_ids(relative, &parsed.stories)?;

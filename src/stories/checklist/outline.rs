@@ -123,13 +123,16 @@ impl<'a> Outline<'a> {
 
     /// The title rule: a lone level-one heading at the top is the
     /// document's title, not a section. Its direct boxes join the preamble,
-    /// and it is no story's parent.
+    /// and it is no story's parent. A heading that numbers a group of boxes
+    /// (`# 1. Setup` over its boxes) is that group, not a title, wherever it
+    /// stands.
     pub fn take_title(&mut self) {
         let lone_level_one = self.headings.iter().filter(|h| h.level == 1).count() == 1;
         let Some(first) = self.headings.first_mut() else {
             return;
         };
-        if first.level != 1 || !lone_level_one {
+        let numbers_its_boxes = heading_label(first.text).is_some() && !first.tasks.is_empty();
+        if first.level != 1 || !lone_level_one || numbers_its_boxes {
             return;
         }
         self.preamble.append(&mut first.tasks);

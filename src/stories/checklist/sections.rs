@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::lines::{TaskLine, heading, heading_label};
+use super::lines::{TaskLine, heading, heading_label, without_comments};
 use super::outline::{Heading, Outline};
 use super::{PARENT_INTRO_LIMIT, PREAMBLE_ID, PREAMBLE_TITLE, SECTION_LIMIT};
 use crate::stories::{Story, StorySection, Task, UnreadableLine, Warning, WarningKind};
@@ -90,7 +90,7 @@ impl SectionIds {
             (true, false) => heading.text.to_owned(),
             (true, true) => format!("Story {id}"),
         };
-        (id, title)
+        (id, without_comments(&title))
     }
 }
 
