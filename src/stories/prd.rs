@@ -49,11 +49,7 @@ impl PrdSource {
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
-    let stories = dialect::story_entries(path, &file)?
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| dialect::to_story(path, index + 1, entry))
-        .collect::<Result<Vec<_>, _>>()?;
+    let stories = dialect::story_entries(path, &file)?.stories(path)?;
     check_unique_ids(path, &stories)?;
     check_dependencies(path, &stories)?;
     Ok(stories)

@@ -1,14 +1,32 @@
 //! The shapes of `prd.json` that other loops write, read as one.
 //!
 //! Files written for other loops vary, so the reader is lenient about
-//! shape and strict about meaning: the stories may be a top-level array or
-//! sit under `userStories` or `stories`; ids may be strings or integers;
-//! `priority` may be a number or `"high"` / `"medium"` / `"low"`; progress
-//! may be `passes` (a boolean, or an empty list for "not yet") or a
-//! `status` such as `"open"` or `"done"`, and is "not done" when missing;
-//! criteria may be `acceptanceCriteria` or `acceptance`; dependencies may
-//! be `dependsOn` or `dependencies`; unknown keys are ignored. A value that
-//! still cannot be read is an error naming the story and the field.
+//! shape and strict about meaning:
+//!
+//! - **Where the stories are:** a top-level array, or the first of
+//!   `userStories`, `stories`, `tasks`, `features`, `items`, … (see
+//!   [`STORY_LIST_KEYS`]); failing those, the one top-level list whose
+//!   entries look like stories.
+//! - **Ids** may be strings or integers. Under `userStories` (the Ralph
+//!   format) every story needs one; a list in another dialect whose entries
+//!   carry no id at all is numbered by position (`1`, `2`, …).
+//! - **Titles** come from `title` (or `name`, `summary`, `feature`, `task`);
+//!   without one, from the first sentence of the description, then the
+//!   category, then the id.
+//! - **Progress** is `passes` (a boolean, or an empty list for "not yet");
+//!   else a boolean `done` / `completed` / `complete`; else a `status` word
+//!   (see [`status_of`]); missing means "not done". A status that says the
+//!   story will not be done (cancelled, skipped, won't do) counts as done:
+//!   there is nothing left for an agent to do there.
+//! - **Priority** is a number, or a word (`critical`, `high`, `must`, `P1`…).
+//! - **Criteria** may be `acceptanceCriteria`, `acceptance`, `criteria`,
+//!   `steps` or `tests`, as text, a list of text, or a list of objects with
+//!   a `description` (or `text`, `criterion`); details may be
+//!   `description` or `details`; dependencies `dependsOn`, `depends_on` or
+//!   `dependencies`. Unknown keys are ignored.
+//!
+//! A value that still cannot be read is an error naming the story and the
+//! field.
 
 use std::path::Path;
 
@@ -16,26 +34,86 @@ use serde_json::{Map, Value};
 
 use crate::stories::{StoriesError, Story};
 
+/// Where the list of stories may be, in order of preference.
+const STORY_LIST_KEYS: &[&str] = &[
+    "userStories",
+    "user_stories",
+    "stories",
+    "tasks",
+    "features",
+    "items",
+    "requirements",
+    "backlog",
+    "todos",
+    "tickets",
+    "workItems",
+    "work_items",
+];
+
+/// Lists whose stories must each carry an id: the Ralph format's own.
+const ID_REQUIRED: &[&str] = &["userStories", "user_stories"];
+
+const ID_KEYS: &[&str] = &["id", "storyId", "story_id", "taskId", "task_id", "key"];
+const TITLE_KEYS: &[&str] = &["title", "name", "summary", "feature", "task"];
+const DESCRIPTION_KEYS: &[&str] = &["description", "details", "body"];
+const CRITERIA_KEYS: &[&str] = &[
+    "acceptanceCriteria",
+    "acceptance_criteria",
+    "acceptance",
+    "criteria",
+    "steps",
+    "tests",
+];
+const DEPENDENCY_KEYS: &[&str] = &["dependsOn", "depends_on", "dependencies"];
+/// Text fields of a criterion written as an object.
+const CRITERION_TEXT_KEYS: &[&str] = &["description", "text", "criterion", "title", "name"];
+
+/// The longest title taken from a description.
+const TITLE_FROM_TEXT: usize = 100;
+
+/// The story entries of a parsed file, and whether each must carry an id.
+pub(super) struct Entries<'a> {
+    pub entries: &'a [Value],
+    ids_required: bool,
+}
+
+impl Entries<'_> {
+    /// Whether stories are numbered by position: a list outside the Ralph
+    /// format where no entry carries an id.
+    fn numbered_by_position(&self) -> bool {
+        !self.ids_required
+            && self.entries.iter().all(|entry| {
+                entry
+                    .as_object()
+                    .is_none_or(|e| first(e, ID_KEYS).is_none())
+            })
+    }
+
+    /// Every entry read as a story.
+    pub fn stories(&self, path: &Path) -> Result<Vec<Story>, StoriesError> {
+        let by_position = self.numbered_by_position();
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| to_story(path, index + 1, entry, by_position))
+            .collect()
+    }
+}
+
 /// The list of story entries in a parsed file.
-pub(super) fn story_entries<'a>(
-    path: &Path,
-    file: &'a Value,
-) -> Result<&'a Vec<Value>, StoriesError> {
-    let entries = match file {
-        Value::Array(entries) => entries,
-        Value::Object(map) => match STORY_LIST_KEYS.iter().find_map(|key| map.get(*key)) {
-            Some(Value::Array(entries)) => entries,
-            Some(_) => {
-                return Err(field_error(
-                    path,
-                    "the file",
-                    "userStories",
-                    "is not a list",
-                ));
+pub(super) fn story_entries<'a>(path: &Path, file: &'a Value) -> Result<Entries<'a>, StoriesError> {
+    let (key, entries) = match file {
+        Value::Array(entries) => (None, entries),
+        Value::Object(map) => match first(map, STORY_LIST_KEYS).or_else(|| story_like_list(map)) {
+            Some((key, Value::Array(entries))) => (Some(key), entries),
+            Some((key, _)) => {
+                return Err(field_error(path, "the file", key, "is not a list"));
             }
             None => {
                 return Err(StoriesError::NoStories {
                     path: path.to_path_buf(),
+                    list: None,
+                    keys: map.keys().cloned().collect(),
                 });
             }
         },
@@ -51,13 +129,36 @@ pub(super) fn story_entries<'a>(
     if entries.is_empty() {
         return Err(StoriesError::NoStories {
             path: path.to_path_buf(),
+            list: key.map(str::to_owned),
+            keys: Vec::new(),
         });
     }
-    Ok(entries)
+    Ok(Entries {
+        entries,
+        ids_required: key.is_some_and(|key| ID_REQUIRED.contains(&key)),
+    })
 }
 
-/// Where the list of stories may be, in order of preference.
-const STORY_LIST_KEYS: &[&str] = &["userStories", "user_stories", "stories"];
+/// The one top-level list of objects that carry a story's fields, when
+/// exactly one does.
+fn story_like_list(map: &Map<String, Value>) -> Option<(&str, &Value)> {
+    let looks_like_story = |entry: &Value| {
+        entry.as_object().is_some_and(|entry| {
+            [ID_KEYS, TITLE_KEYS, &["passes", "status"]]
+                .iter()
+                .any(|keys| first(entry, keys).is_some())
+        })
+    };
+    let mut lists = map.iter().filter(|(_, value)| {
+        value
+            .as_array()
+            .is_some_and(|items| !items.is_empty() && items.iter().all(looks_like_story))
+    });
+    match (lists.next(), lists.next()) {
+        (Some((key, value)), None) => Some((key.as_str(), value)),
+        _ => None,
+    }
+}
 
 fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesError {
     StoriesError::PrdField {
@@ -70,20 +171,22 @@ fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesE
 
 /// The first of `keys` present in `entry` (a `null` counts as absent),
 /// with the key found.
-fn first<'a>(
-    entry: &'a Map<String, Value>,
-    keys: &[&'static str],
-) -> Option<(&'static str, &'a Value)> {
+fn first<'k, 'a>(entry: &'a Map<String, Value>, keys: &[&'k str]) -> Option<(&'k str, &'a Value)> {
     keys.iter()
         .find_map(|key| entry.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
 }
 
-pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story, StoriesError> {
+fn to_story(
+    path: &Path,
+    index: usize,
+    entry: &Value,
+    by_position: bool,
+) -> Result<Story, StoriesError> {
     let position = format!("story #{index}");
     let Value::Object(entry) = entry else {
         return Err(field_error(path, &position, "(entry)", "is not an object"));
     };
-    let id = match first(entry, &["id"]) {
+    let id = match first(entry, ID_KEYS) {
         Some((_, Value::String(id))) => id.trim().to_owned(),
         Some((_, Value::Number(number))) => number.to_string(),
         Some((key, _)) => {
@@ -94,6 +197,7 @@ pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story
                 "must be a string or a number",
             ));
         }
+        None if by_position => index.to_string(),
         None => {
             return Err(field_error(path, &position, "id", "is missing"));
         }
@@ -106,14 +210,20 @@ pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story
     }
     let name = format!("story {id:?}");
     let error = |field: &str, problem: &str| field_error(path, &name, field, problem);
-    let title = match first(entry, &["title", "name"]) {
-        Some((_, Value::String(title))) => title.clone(),
-        Some((key, _)) => return Err(error(key, "must be a string")),
-        None => id.clone(),
-    };
-    let mut description = match first(entry, &["description"]) {
+    let mut description = match first(entry, DESCRIPTION_KEYS) {
         Some((key, value)) => Some(text_of(value).ok_or_else(|| error(key, "must be text"))?),
         None => None,
+    };
+    let title = match first(entry, TITLE_KEYS) {
+        Some((_, Value::String(title))) => title.clone(),
+        Some((key, _)) => return Err(error(key, "must be a string")),
+        None => description
+            .as_deref()
+            .and_then(first_sentence)
+            .or_else(|| {
+                first(entry, &["category"]).and_then(|(_, v)| v.as_str().map(str::to_owned))
+            })
+            .unwrap_or_else(|| id.clone()),
     };
     if let Some((key, value)) = first(entry, &["notes"]) {
         let notes = text_of(value).ok_or_else(|| error(key, "must be text"))?;
@@ -125,16 +235,13 @@ pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story
             description = Some(joined);
         }
     }
-    let acceptance_criteria = match first(
-        entry,
-        &["acceptanceCriteria", "acceptance_criteria", "acceptance"],
-    ) {
+    let acceptance_criteria = match first(entry, CRITERIA_KEYS) {
         Some((key, value)) => {
-            strings(value).ok_or_else(|| error(key, "must be text or a list of text"))?
+            criteria(value).ok_or_else(|| error(key, "must be text or a list of text"))?
         }
         None => Vec::new(),
     };
-    let depends_on = match first(entry, &["dependsOn", "depends_on", "dependencies"]) {
+    let depends_on = match first(entry, DEPENDENCY_KEYS) {
         Some((key, value)) => {
             strings(value).ok_or_else(|| error(key, "must be a list of story ids"))?
         }
@@ -149,18 +256,21 @@ pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story
         })?),
         None => None,
     };
-    let passes = match first(entry, &["passes", "passed", "done", "completed"]) {
+    let passes = match first(entry, &["passes", "passed"]) {
         Some((key, value)) => {
             passes_of(value).ok_or_else(|| error(key, "must be true or false"))?
         }
-        None => match first(entry, &["status", "state"]) {
-            Some((key, value)) => status_of(value).ok_or_else(|| {
-                error(
-                    key,
-                    "must be a status such as \"open\", \"in progress\" or \"done\"",
-                )
-            })?,
-            None => false,
+        None => match done_flag(entry) {
+            Some(done) => done,
+            None => match first(entry, &["status", "state"]) {
+                Some((key, value)) => status_of(value).ok_or_else(|| {
+                    error(
+                        key,
+                        "must be a status such as \"open\", \"in progress\" or \"done\"",
+                    )
+                })?,
+                None => false,
+            },
         },
     };
     Ok(Story {
@@ -179,6 +289,35 @@ pub(super) fn to_story(path: &Path, index: usize, entry: &Value) -> Result<Story
     })
 }
 
+/// A `done`, `completed` or `complete` that holds a yes or no. Other values
+/// there (a date, a name) say nothing sure, and the status decides.
+fn done_flag(entry: &Map<String, Value>) -> Option<bool> {
+    ["done", "completed", "complete"]
+        .iter()
+        .filter_map(|key| entry.get(*key))
+        .find_map(|value| match value {
+            Value::Bool(done) => Some(*done),
+            Value::String(_) => passes_of(value),
+            _ => None,
+        })
+}
+
+/// The first sentence (or line) of `text`, cut at a word near
+/// [`TITLE_FROM_TEXT`] characters.
+fn first_sentence(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty())?;
+    let sentence = line
+        .find(". ")
+        .map_or(line, |end| &line[..end])
+        .trim_end_matches('.');
+    if sentence.chars().count() <= TITLE_FROM_TEXT {
+        return Some(sentence.to_owned());
+    }
+    let cut: String = sentence.chars().take(TITLE_FROM_TEXT).collect();
+    let at_word = cut.rfind(' ').map_or(cut.as_str(), |space| &cut[..space]);
+    Some(format!("{at_word}…"))
+}
+
 /// A string, or a list of strings joined by lines.
 fn text_of(value: &Value) -> Option<String> {
     match value {
@@ -192,15 +331,32 @@ fn text_of(value: &Value) -> Option<String> {
 fn strings(value: &Value) -> Option<Vec<String>> {
     match value {
         Value::String(text) => Some(vec![text.clone()]),
+        Value::Array(items) => items.iter().map(item_text).collect(),
+        _ => None,
+    }
+}
+
+fn item_text(item: &Value) -> Option<String> {
+    match item {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// Criteria: like [`strings`], and objects with a text field too
+/// (`{"description": "…", "passes": false}`).
+fn criteria(value: &Value) -> Option<Vec<String>> {
+    match value {
         Value::Array(items) => items
             .iter()
             .map(|item| match item {
-                Value::String(text) => Some(text.clone()),
-                Value::Number(number) => Some(number.to_string()),
-                _ => None,
+                Value::Object(fields) => first(fields, CRITERION_TEXT_KEYS)
+                    .and_then(|(_, text)| text.as_str().map(str::to_owned)),
+                other => item_text(other),
             })
             .collect(),
-        _ => None,
+        other => strings(other),
     }
 }
 
@@ -211,10 +367,10 @@ fn priority_of(value: &Value) -> Option<i64> {
             let text = text.trim().to_ascii_lowercase();
             let named = match text.as_str() {
                 "critical" | "urgent" | "highest" | "blocker" => Some(0),
-                "high" => Some(1),
-                "medium" | "normal" | "moderate" => Some(2),
-                "low" => Some(3),
-                "lowest" | "trivial" => Some(4),
+                "high" | "must" | "must have" => Some(1),
+                "medium" | "normal" | "moderate" | "should" | "should have" => Some(2),
+                "low" | "could" | "could have" => Some(3),
+                "lowest" | "trivial" | "won't" | "wont" | "won't have" => Some(4),
                 _ => None,
             };
             named.or_else(|| text.trim_start_matches('p').parse().ok())
@@ -242,18 +398,32 @@ fn passes_of(value: &Value) -> Option<bool> {
     }
 }
 
+/// Whether a status word means the story needs no more work. Case, `_`,
+/// `-` and leading marks (`✅ Done`) do not matter.
 fn status_of(value: &Value) -> Option<bool> {
     let Value::String(text) = value else {
         return None;
     };
-    let status = text.trim().to_ascii_lowercase().replace(['_', '-'], " ");
+    let status = text
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim()
+        .to_lowercase()
+        .replace(['_', '-'], " ");
     match status.as_str() {
-        "done" | "complete" | "completed" | "passed" | "passes" | "pass" | "closed"
-        | "finished" | "merged" | "resolved" | "verified" => Some(true),
-        "open" | "todo" | "to do" | "pending" | "in progress" | "started" | "blocked"
-        | "not started" | "ready" | "new" | "failed" | "failing" | "review" | "in review" | "" => {
-            Some(false)
-        }
+        // Finished.
+        "done" | "complete" | "completed" | "passed" | "passes" | "pass" | "passing" | "closed"
+        | "finished" | "merged" | "resolved" | "verified" | "shipped" | "implemented" | "fixed"
+        | "accepted" | "delivered" | "released" => Some(true),
+        // Not to be done: nothing is left for an agent.
+        "cancelled" | "canceled" | "skipped" | "wontfix" | "won't fix" | "wont fix"
+        | "won't do" | "wont do" | "obsolete" | "dropped" | "rejected" | "duplicate" => Some(true),
+        // Still to do.
+        "open" | "todo" | "to do" | "pending" | "in progress" | "inprogress" | "started"
+        | "blocked" | "not started" | "ready" | "new" | "failed" | "failing" | "review"
+        | "in review" | "needs review" | "wip" | "doing" | "active" | "backlog" | "planned"
+        | "draft" | "queued" | "waiting" | "on hold" | "paused" | "incomplete" | "not done"
+        | "partial" | "partially done" | "deferred" | "proposed" | "assigned" | "reopened"
+        | "needs work" | "in development" | "in qa" | "testing" | "" => Some(false),
         _ => None,
     }
 }

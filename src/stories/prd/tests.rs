@@ -352,3 +352,130 @@ fn long_chains_are_not_cycles() {
     let text = format!(r#"{{"userStories": [{}]}}"#, stories.join(","));
     assert_eq!(parse_ok(&text).len(), 5000);
 }
+
+/// Issue 21, pattern 3: stories under "tasks", a status word instead of
+/// `passes`, priorities in words and ids with leading zeros.
+#[test]
+fn issue_21_the_tasks_dialect_is_read() {
+    let stories = parse_ok(
+        r#"{"project": "Shop", "tasks": [
+            {"id": "001", "title": "Cart", "status": "completed", "priority": "high"},
+            {"id": "002", "title": "Checkout", "status": "pending", "priority": "medium", "dependencies": ["001"]},
+            {"id": "003", "title": "Refunds", "status": "in_progress", "priority": "low"}
+        ]}"#,
+    );
+    let summary: Vec<(&str, &str, bool, Option<i64>)> = stories
+        .iter()
+        .map(|s| (s.id.as_str(), s.title.as_str(), s.is_complete(), s.priority))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("001", "Cart", true, Some(1)),
+            ("002", "Checkout", false, Some(2)),
+            ("003", "Refunds", false, Some(3)),
+        ]
+    );
+    assert_eq!(stories[1].depends_on, ["001"]);
+}
+
+#[test]
+fn issue_21_status_words_people_use() {
+    let done = [
+        "done",
+        "complete",
+        "Completed",
+        "DONE",
+        "✅ Done",
+        "closed",
+        "merged",
+        "shipped",
+        "cancelled",
+        "skipped",
+        "won't do",
+    ];
+    let open = [
+        "todo",
+        "to-do",
+        "in_progress",
+        "In Progress",
+        "blocked",
+        "pending",
+        "open",
+        "wip",
+        "doing",
+        "not_started",
+        "review",
+        "on hold",
+        "deferred",
+    ];
+    for (words, expected) in [(&done[..], true), (&open[..], false)] {
+        for word in words {
+            let text = format!(r#"{{"tasks": [{{"id": "1", "status": "{word}"}}]}}"#);
+            assert_eq!(parse_ok(&text)[0].is_complete(), expected, "{word}");
+        }
+    }
+}
+
+/// A list in another dialect whose entries carry no ids is numbered by
+/// position; titles come from the description when there is no title;
+/// criteria written as objects and `steps` are read as criteria.
+#[test]
+fn issue_21_lists_without_ids_are_numbered_by_position() {
+    let stories = parse_ok(
+        r#"[
+            {"category": "setup", "description": "Project builds. Run the build first.", "steps": ["run build", "no errors"], "passes": true},
+            {"category": "feature", "description": "Add login", "complete": false, "started": true}
+        ]"#,
+    );
+    let summary: Vec<(&str, &str, bool)> = stories
+        .iter()
+        .map(|s| (s.id.as_str(), s.title.as_str(), s.is_complete()))
+        .collect();
+    assert_eq!(
+        summary,
+        [("1", "Project builds", true), ("2", "Add login", false)]
+    );
+    assert_eq!(stories[0].acceptance_criteria, ["run build", "no errors"]);
+
+    let features = parse_ok(
+        r#"{"features": [{"title": "Search", "acceptanceCriteria": [{"description": "finds by name", "passes": false}], "done": "no"}]}"#,
+    );
+    assert_eq!(features[0].id, "1");
+    assert_eq!(features[0].acceptance_criteria, ["finds by name"]);
+    assert!(!features[0].is_complete());
+
+    // Ralph's own format still needs every id.
+    assert!(matches!(
+        parse_err(r#"{"userStories": [{"title": "no id"}]}"#),
+        StoriesError::PrdField { .. }
+    ));
+    // A date in `completed` says nothing sure; the status decides.
+    let dated =
+        parse_ok(r#"{"tasks": [{"id": "A", "completed": "2026-01-05", "status": "open"}]}"#);
+    assert!(!dated[0].is_complete());
+}
+
+/// The one list of story-like objects is found under any key.
+#[test]
+fn issue_21_the_one_list_of_stories_is_found_under_any_key() {
+    let stories =
+        parse_ok(r#"{"name": "x", "milestones": [{"id": "M1", "status": "done"}, {"id": "M2"}]}"#);
+    assert_eq!(stories.len(), 2);
+    assert!(stories[0].is_complete());
+}
+
+/// Every refusal of a prd.json says what was found and what to do.
+#[test]
+fn issue_21_a_prd_without_stories_says_what_it_holds() {
+    let empty = parse_err(r#"{"branchName": "ralph/x", "userStories": []}"#).to_string();
+    assert_eq!(
+        empty,
+        r#"prd.json lists no stories: its "userStories" list is empty; add a story to it, such as {"id": "US-1", "title": "...", "passes": false}"#
+    );
+    let elsewhere = parse_err(r#"{"project": "x", "epics": "later"}"#).to_string();
+    assert!(
+        elsewhere.starts_with("prd.json lists no stories: none of its keys (epics, project) holds a list of them; put the stories in a \"userStories\" list"),
+        "{elsewhere}"
+    );
+}
