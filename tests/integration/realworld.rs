@@ -185,6 +185,23 @@ fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), Misread> {
     Ok(())
 }
 
+/// Each TEXT of `refusal_contains` (or one of a list) must occur in the
+/// refusal's message: a refusal says what was found.
+fn refusal_checks(specs: Option<&Value>, message: &str) -> Result<(), Misread> {
+    let Some(Value::Array(specs)) = specs else {
+        return Ok(());
+    };
+    for spec in specs {
+        let options = any_of(spec);
+        if !options.iter().any(|text| contains(message, text)) {
+            return Err(Misread(format!(
+                "the refusal {message:?} lacks {options:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The item laid out in a fresh repository: (repo, change, prd, tasks).
 struct Layout {
     repo: tempfile::TempDir,
@@ -291,10 +308,12 @@ impl Layout {
             let mut value: Value = serde_json::from_str(&text).expect("json");
             let stories = match &mut value {
                 Value::Array(stories) => stories,
+                // The first list of objects holds the stories, whatever its key.
                 Value::Object(map) => map
-                    .get_mut("userStories")
-                    .and_then(Value::as_array_mut)
-                    .expect("userStories"),
+                    .values_mut()
+                    .filter_map(Value::as_array_mut)
+                    .find(|list| list.first().is_some_and(Value::is_object))
+                    .expect("a list of stories"),
                 _ => panic!("odd prd"),
             };
             for story in stories.iter_mut().filter_map(Value::as_object_mut) {
@@ -320,6 +339,9 @@ fn score(key: &str, expected: &Value) -> Result<(), Misread> {
     let all_done = expected.get("all_done").and_then(Value::as_bool) == Some(true);
     let layout = lay_out(key);
     let main = layout.preview();
+    if let Err(refusal) = &main {
+        refusal_checks(expected.get("refusal_contains"), &refusal.0)?;
+    }
     if expect == "refuse" {
         return match main {
             Err(_) => Ok(()),
@@ -536,6 +558,15 @@ fn issue_11_realworld_scorer_rejects_wrong_expectations() {
             "the scorer accepted a wrong {name}"
         );
     }
+    let refused = "openspec/129s__NeoSHUSchedulingHelper__2025-12-08-2025-add-enrollment-functions";
+    let mut said = expected[refused].clone();
+    said["refusal_contains"] = serde_json::json!(["no checkbox"]);
+    assert_eq!(score(refused, &said), Ok(()));
+    said["refusal_contains"] = serde_json::json!(["every one of the tasks is done"]);
+    assert!(
+        score(refused, &said).is_err(),
+        "the scorer accepted a refusal that does not say what it should"
+    );
     let prd = "prd/subsy__ralph-tui__tasks-prd";
     let mut wrong = expected[prd].clone();
     wrong["alternatives"][0]["stories"][0]["done"] = false.into();
