@@ -73,7 +73,7 @@ const TITLE_FROM_TEXT: usize = 100;
 
 /// The story entries of a parsed file, and whether each must carry an id.
 pub(super) struct Entries<'a> {
-    pub entries: &'a [Value],
+    entries: &'a [Value],
     ids_required: bool,
 }
 
