@@ -172,34 +172,28 @@ fn match_unordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Resu
     Ok(())
 }
 
-fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), Misread> {
+/// Each TEXT of `specs` (a string, or a list meaning "any of these") must
+/// occur in `text`, the part of the reading called `what`.
+fn texts_in(specs: Option<&Value>, text: &str, what: &str) -> Result<(), Misread> {
     let Some(Value::Array(specs)) = specs else {
         return Ok(());
     };
     for spec in specs {
         let options = any_of(spec);
-        if !options.iter().any(|text| contains(prompt, text)) {
-            return Err(Misread(format!("the prompt lacks {options:?}")));
+        if !options.iter().any(|wanted| contains(text, wanted)) {
+            return Err(Misread(format!("{what} lacks {options:?}")));
         }
     }
     Ok(())
 }
 
-/// Each TEXT of `refusal_contains` (or one of a list) must occur in the
-/// refusal's message: a refusal says what was found.
+fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), Misread> {
+    texts_in(specs, prompt, "the prompt")
+}
+
+/// A refusal says what was found: `refusal_contains` names the words.
 fn refusal_checks(specs: Option<&Value>, message: &str) -> Result<(), Misread> {
-    let Some(Value::Array(specs)) = specs else {
-        return Ok(());
-    };
-    for spec in specs {
-        let options = any_of(spec);
-        if !options.iter().any(|text| contains(message, text)) {
-            return Err(Misread(format!(
-                "the refusal {message:?} lacks {options:?}"
-            )));
-        }
-    }
-    Ok(())
+    texts_in(specs, message, &format!("the refusal {message:?}"))
 }
 
 /// The item laid out in a fresh repository: (repo, change, prd, tasks).
