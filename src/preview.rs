@@ -203,6 +203,4 @@ fn first_prompt(
 }
 
 #[cfg(test)]
-mod realworld;
-#[cfg(test)]
 mod tests;

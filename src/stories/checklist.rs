@@ -26,20 +26,28 @@
 //!   the groups are. A heading's direct boxes are those before the next
 //!   heading of any level.
 //! - Sections that are not work — Success Criteria, Status Legend, Notes,
-//!   Completed, … (see [`DEFAULT_SKIP`]) — are skipped with everything under
-//!   them; [`SectionRules`] lets `ralph.toml` add or remove headings. A
-//!   skipped section that held boxes is reported as a warning.
+//!   Completed, Rollback Plan, … (see [`DEFAULT_SKIP`]) — are skipped with
+//!   everything under them; [`SectionRules`] lets `ralph.toml` add or
+//!   remove headings. A skipped section that held boxes is reported as a
+//!   warning, and a file whose boxes all sit in such sections is refused
+//!   with where they are ([`Checklist::skipped`]).
 //! - The id is the label the author wrote: `## 3. Docs` and `## 3) Docs` give
-//!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`,
+//!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`
+//!   (also `Week 2`, `Day 2`, `Sprint 2`, …),
 //!   `### P0.1 - Stdlib` gives `P0.1`. A heading without a label takes its
 //!   1-based position among the file's headings (the title aside, sections
 //!   without boxes included), or `section-N` when a label already took that
 //!   number. Ticking or adding boxes never moves an id. A repeated label
 //!   gets `-2`, `-3`… and a warning.
 //! - A lone level-one heading at the top is the document's title, not a
-//!   section. Boxes before the first section form a story of their own
-//!   ([`PREAMBLE_ID`]); a file where no section holds boxes is a flat to-do
-//!   list, with one story per top-level box (id = its position among them).
+//!   section, unless it numbers the boxes under it (`# 1. Setup`). Boxes
+//!   before the first section form a story of their own ([`PREAMBLE_ID`]);
+//!   a file where no section holds boxes is a flat to-do list, with one
+//!   story per top-level box (id = its position among them).
+//! - A heading is read as a reader sees it: characters that take no room
+//!   (a byte-order mark, zero-width spaces) before its `#`s and a
+//!   non-breaking space after them do not hide it, and HTML comments are
+//!   no part of a title or a task.
 //!
 //! Every story keeps its whole section text (intro, nested bullets, code,
 //! acceptance paragraphs) and the intro of the sections around it, for the
@@ -53,9 +61,7 @@
 //! not start sections either. A UTF-8 byte-order mark, CRLF line ends and a
 //! missing final newline are all read as if absent.
 
-use std::collections::HashMap;
-
-use super::{Story, StorySection, Task, UnreadableLine, Warning, WarningKind};
+use super::{Story, UnreadableLine, Warning, WarningKind};
 
 /// Id of the story made of the boxes before the first section.
 pub const PREAMBLE_ID: &str = "preamble";
@@ -65,7 +71,10 @@ pub const PREAMBLE_TITLE: &str = "Preamble";
 /// Headings that are not work unless `ralph.toml` says otherwise. A heading
 /// matches when its title, without its label, starts with one of these
 /// words (case does not matter), e.g. "Success Criteria (UPDATED)" or
-/// "Notes on consistency".
+/// "Notes on consistency". Besides reports and records (criteria, legends,
+/// summaries, what is already done), contingencies are not work: a
+/// rollback, fallback or mitigation plan is carried out only if something
+/// goes wrong.
 pub const DEFAULT_SKIP: &[&str] = &[
     "Success Criteria",
     "Validation Checklist",
@@ -93,12 +102,56 @@ pub const DEFAULT_SKIP: &[&str] = &[
     "Out of Scope",
     "Open Questions",
     "References",
+    // Contingencies: done only if something goes wrong.
+    "Rollback Plan",
+    "Rollback Procedure",
+    "Rollback Procedures",
+    "Rollback Strategy",
+    "Rollback Steps",
+    "Rollback Preparation",
+    "Contingency",
+    "Contingency Plan",
+    "Contingency Plans",
+    "Fallback Plan",
+    "Backout Plan",
+    "Emergency Procedures",
+    "Disaster Recovery Plan",
+    "Incident Response Plan",
+    "Risk Mitigation",
+    "Risks and Mitigations",
+    "Mitigation Plan",
+    "If Something Goes Wrong",
+    "Future Enhancements",
+    "Future Improvements",
+    "Future Ideas",
+    // The same in Chinese, Japanese and Korean, written without spaces, so
+    // they match as the start of a title whatever follows.
+    "已完成",
+    "近期完成",
+    "完了済み",
+    "완료",
+    "验收标准",
+    "驗收標準",
+    "成功标准",
+    "备注",
+    "備註",
+    "注意事项",
+    "风险与应对",
+    "风险和应对",
+    "风险评估与应对",
+    "應變計畫",
+    "应急预案",
+    "回滚方案",
+    "回滚计划",
+    "回滾方案",
+    "后续优化",
+    "後續優化",
 ];
 
 /// Largest part of a section given to the agent as the story's text.
 pub const SECTION_LIMIT: usize = 48 * 1024;
 /// Largest part of each enclosing section's intro given with a story.
-const PARENT_INTRO_LIMIT: usize = 4 * 1024;
+pub(super) const PARENT_INTRO_LIMIT: usize = 4 * 1024;
 
 /// Which headings are not work.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -117,10 +170,11 @@ impl SectionRules {
             let phrase = normalize_title(phrase);
             !phrase.is_empty()
                 && title.starts_with(&phrase)
-                && title[phrase.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !c.is_alphanumeric())
+                && (phrase.ends_with(written_without_spaces)
+                    || title[phrase.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric()))
         };
         if self.keep.iter().any(|phrase| matches(phrase)) {
             return false;
@@ -128,6 +182,18 @@ impl SectionRules {
         DEFAULT_SKIP.iter().any(|phrase| matches(phrase))
             || self.skip.iter().any(|phrase| matches(phrase))
     }
+}
+
+/// Whether `c` belongs to a script written without spaces between words
+/// (Chinese, Japanese, Korean), where a word can end anywhere.
+fn written_without_spaces(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30ff}' // kana
+        | '\u{3400}'..='\u{4dbf}' // CJK extension A
+        | '\u{4e00}'..='\u{9fff}' // CJK unified ideographs
+        | '\u{ac00}'..='\u{d7af}' // Hangul syllables
+        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
+    )
 }
 
 /// Lower case, markdown marks and leading symbols (emoji, `✅`) dropped,
@@ -157,24 +223,31 @@ pub struct Checklist {
     /// Every line that looks like a box but could not be read, whether or
     /// not a story holds it.
     pub unreadable: Vec<UnreadableLine>,
+    /// The sections skipped as not work that held boxes, in file order.
+    pub skipped: Vec<SkippedSection>,
+}
+
+/// A section that held boxes but is not work (see [`DEFAULT_SKIP`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedSection {
+    /// The heading line as written, e.g. `## Completed`.
+    pub heading: String,
+    /// The heading's text, e.g. `Completed`.
+    pub title: String,
+    /// 1-based line of the heading.
+    pub line: usize,
+    /// Boxes in it and in the sections inside it.
+    pub boxes: usize,
+    /// How many of those are ticked.
+    pub done: usize,
 }
 
 mod lines;
+mod outline;
+mod sections;
 
-use lines::*;
 pub use lines::{TaskLine, heading_label, task_line, unreadable_box};
-
-struct Heading<'a> {
-    level: usize,
-    text: &'a str,
-    /// 0-based index into the file's lines.
-    line: usize,
-    parent: Option<usize>,
-    skipped: bool,
-    /// Tasks with their 0-based line, before the next heading.
-    tasks: Vec<(Task, usize)>,
-    unreadable: Vec<UnreadableLine>,
-}
+use outline::{Heading, Outline};
 
 /// Parses a checklist file with the default section rules.
 pub fn parse(text: &str) -> Checklist {
@@ -182,219 +255,87 @@ pub fn parse(text: &str) -> Checklist {
 }
 
 /// Parses a checklist file into stories; see the module docs for the rules.
+///
+/// The passes: read the lines into headings and boxes, apply the title
+/// rule, mark the sections that are not work, then make the stories, one
+/// per section that is work, or one per box of a flat list when no section
+/// holds any.
 pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|raw| raw.strip_suffix('\r').unwrap_or(raw))
-        .collect();
-    let mut checklist = Checklist::default();
-    let mut headings: Vec<Heading<'_>> = Vec::new();
-    // Tasks and unreadable lines before the first heading.
-    let mut preamble: Vec<(TaskLine<'_>, usize)> = Vec::new();
-    let mut preamble_unreadable: Vec<UnreadableLine> = Vec::new();
-    let mut fence: Option<Fence> = None;
-    for (index, line) in lines.iter().enumerate() {
-        if let Some(open) = fence {
-            if closes_fence(open, line) {
-                fence = None;
-            } else if task_line(line).is_some() {
-                checklist.fenced_checkboxes += 1;
-            }
-            continue;
-        }
-        if let Some(open) = opens_fence(line) {
-            fence = Some(open);
-        } else if let Some((level, text)) = heading(line) {
-            let mut parent = headings.len().checked_sub(1);
-            while let Some(p) = parent {
-                if headings[p].level < level {
-                    break;
-                }
-                parent = headings[p].parent;
-            }
-            headings.push(Heading {
-                level,
-                text,
-                line: index,
-                parent,
-                skipped: false,
-                tasks: Vec::new(),
-                unreadable: Vec::new(),
-            });
-        } else if let Some(task) = task_line(line) {
-            match headings.last_mut() {
-                Some(heading) => heading.tasks.push((to_task(&task, index + 1), index)),
-                None => preamble.push((task, index)),
-            }
-        } else if unreadable_box(line) {
-            let unreadable = UnreadableLine {
-                line: index + 1,
-                text: line.trim().to_owned(),
-            };
-            checklist.unreadable.push(unreadable.clone());
-            match headings.last_mut() {
-                Some(heading) => heading.unreadable.push(unreadable),
-                None => preamble_unreadable.push(unreadable),
-            }
-        }
-    }
-
-    // A lone level-one heading at the top is the document's title: its
-    // direct boxes are the preamble, and it is no story's parent.
-    let title_heading = headings
-        .first()
-        .filter(|first| first.level == 1)
-        .filter(|_| headings.iter().filter(|h| h.level == 1).count() == 1)
-        .map(|_| 0);
-    if let Some(title) = title_heading {
-        let moved = std::mem::take(&mut headings[title].tasks);
-        let moved_lines: Vec<(TaskLine<'_>, usize)> = moved
-            .iter()
-            .filter_map(|(_, index)| task_line(lines[*index]).map(|task| (task, *index)))
-            .collect();
-        preamble.extend(moved_lines);
-        preamble_unreadable.append(&mut headings[title].unreadable);
-        for heading in headings.iter_mut() {
-            if heading.parent == Some(title) {
-                heading.parent = None;
-            }
-        }
-    }
-
-    for index in 0..headings.len() {
-        if Some(index) == title_heading {
-            continue;
-        }
-        let own_title = heading_label(headings[index].text)
-            .map_or_else(|| headings[index].text.to_owned(), |(_, title)| title);
-        let inherited = headings[index]
-            .parent
-            .is_some_and(|parent| headings[parent].skipped);
-        headings[index].skipped = inherited || rules.is_skipped(&own_title);
-    }
-
-    let mut warnings = unreadable_warnings(&checklist.unreadable);
-    warnings.extend(skipped_warnings(&headings));
-    let any_section_work = headings
-        .iter()
-        .enumerate()
-        .any(|(index, h)| Some(index) != title_heading && !h.skipped && !h.tasks.is_empty());
-    if !any_section_work {
-        checklist.stories = flat_stories(&lines, &preamble, title_heading.map(|t| &headings[t]));
-        attach_orphans(&mut checklist.stories, preamble_unreadable);
-        for heading in headings.iter().filter(|h| !h.skipped) {
-            attach_orphans(&mut checklist.stories, heading.unreadable.clone());
-        }
-        warnings.sort_by_key(|w| w.line);
-        checklist.warnings = warnings;
-        return checklist;
-    }
-
-    let mut stories: Vec<Story> = Vec::new();
-    if !preamble.is_empty() || !preamble_unreadable.is_empty() {
-        let tasks = preamble
-            .iter()
-            .map(|(task, index)| to_task(task, index + 1))
-            .collect();
-        let mut story = Story::from_tasks(PREAMBLE_ID, PREAMBLE_TITLE, tasks);
-        story.unreadable = preamble_unreadable;
-        stories.push(story);
-    }
-    let is_story =
-        |h: &Heading<'_>| !h.skipped && (!h.tasks.is_empty() || !h.unreadable.is_empty());
-    // An unlabelled section's id is its position among the file's headings
-    // (the title aside), counting those without boxes too, so it stays put
-    // when boxes are ticked or added.
-    let mut positions = vec![0; headings.len()];
-    let mut position = 0;
-    for (index, slot) in positions.iter_mut().enumerate() {
-        if Some(index) != title_heading {
-            position += 1;
-            *slot = position;
-        }
-    }
-    let labels: std::collections::HashSet<String> = headings
-        .iter()
-        .filter(|h| is_story(h))
-        .filter_map(|h| heading_label(h.text).map(|(id, _)| id))
-        .collect();
-    for (index, heading) in headings.iter().enumerate() {
-        if Some(index) == title_heading {
-            continue;
-        }
-        if heading.skipped {
-            continue;
-        }
-        if !is_story(heading) {
-            continue;
-        }
-        let (id, title) = match heading_label(heading.text) {
-            Some((id, title)) => (id, title),
-            None => {
-                let id = positions[index].to_string();
-                let id = if labels.contains(&id) {
-                    format!("section-{id}")
-                } else {
-                    id
-                };
-                (id, heading.text.to_owned())
-            }
-        };
-        // A heading that is only a label ("## Phase 2") is its own title.
-        let title = match (title.is_empty(), heading.text.is_empty()) {
-            (false, _) => title,
-            (true, false) => heading.text.to_owned(),
-            (true, true) => format!("Story {id}"),
-        };
-        let tasks = heading.tasks.iter().map(|(task, _)| task.clone()).collect();
-        let mut story = Story::from_tasks(id, title, tasks);
-        story.unreadable = heading.unreadable.clone();
-        story.section = Some(section_of(&lines, &headings, index, &is_story));
-        stories.push(story);
-    }
-    dedupe_ids(&mut stories, &mut warnings);
+    let mut outline = Outline::read(text);
+    outline.take_title();
+    outline.mark_skipped(rules);
+    let skipped = skipped_sections(&outline);
+    let mut warnings = unreadable_warnings(&outline.unreadable);
+    warnings.extend(skipped_warnings(&skipped));
+    let stories = if outline.has_section_work() {
+        sections::section_stories(&outline, &mut warnings)
+    } else {
+        sections::flat_stories(&outline)
+    };
     warnings.sort_by_key(|w| w.line);
-    checklist.stories = stories;
-    checklist.warnings = warnings;
-    checklist
+    Checklist {
+        stories,
+        fenced_checkboxes: outline.fenced_checkboxes,
+        warnings,
+        unreadable: outline.unreadable,
+        skipped,
+    }
 }
 
-/// One warning per skipped section that held boxes (its sub-sections'
-/// included), at the outermost skipped heading.
-fn skipped_warnings(headings: &[Heading<'_>]) -> Vec<Warning> {
-    let mut warnings = Vec::new();
+/// The skipped sections that held boxes (their sub-sections' included),
+/// each at its outermost skipped heading.
+fn skipped_sections(outline: &Outline<'_>) -> Vec<SkippedSection> {
+    let headings = &outline.headings;
+    let mut skipped = Vec::new();
     for (index, heading) in headings.iter().enumerate() {
         let outermost = heading.parent.is_none_or(|p| !headings[p].skipped);
         if !heading.skipped || !outermost {
             continue;
         }
-        let count = subtree_boxes(headings, index);
-        if count == 0 {
+        let subtree = subtree(headings, index);
+        let boxes: usize = subtree.iter().map(|h| h.tasks.len()).sum();
+        if boxes == 0 {
             continue;
         }
-        warnings.push(Warning {
-            line: Some(heading.line + 1),
-            kind: WarningKind::SkippedSection,
-            message: format!(
-                "section \"{}\" is not read as work ({count} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
-                heading.text,
-                if count == 1 { "" } else { "es" }
-            ),
+        skipped.push(SkippedSection {
+            heading: outline.lines[heading.line].trim().to_owned(),
+            title: heading.text.to_owned(),
+            line: heading.line + 1,
+            boxes,
+            done: subtree
+                .iter()
+                .flat_map(|h| &h.tasks)
+                .filter(|(task, _)| task.done)
+                .count(),
         });
     }
-    warnings
+    skipped
 }
 
-fn subtree_boxes(headings: &[Heading<'_>], index: usize) -> usize {
-    let mut total = headings[index].tasks.len();
-    for heading in &headings[index + 1..] {
-        if heading.level <= headings[index].level {
-            break;
-        }
-        total += heading.tasks.len();
-    }
-    total
+/// Heading `index` and the headings inside it.
+fn subtree<'h, 'a>(headings: &'h [Heading<'a>], index: usize) -> &'h [Heading<'a>] {
+    let level = headings[index].level;
+    let end = headings[index + 1..]
+        .iter()
+        .position(|h| h.level <= level)
+        .map_or(headings.len(), |offset| index + 1 + offset);
+    &headings[index..end]
+}
+
+fn skipped_warnings(skipped: &[SkippedSection]) -> Vec<Warning> {
+    skipped
+        .iter()
+        .map(|section| Warning {
+            line: Some(section.line),
+            kind: WarningKind::SkippedSection,
+            message: format!(
+                "section \"{}\" is not read as work ({} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
+                section.title,
+                section.boxes,
+                if section.boxes == 1 { "" } else { "es" }
+            ),
+        })
+        .collect()
 }
 
 fn unreadable_warnings(lines: &[UnreadableLine]) -> Vec<Warning> {
@@ -409,171 +350,6 @@ fn unreadable_warnings(lines: &[UnreadableLine]) -> Vec<Warning> {
             ),
         })
         .collect()
-}
-
-/// Gives each repeated id a `-2`, `-3`… suffix, with a warning.
-fn dedupe_ids(stories: &mut [Story], warnings: &mut Vec<Warning>) {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let taken: std::collections::HashSet<String> = stories.iter().map(|s| s.id.clone()).collect();
-    for story in stories.iter_mut() {
-        let count = seen.entry(story.id.clone()).or_insert(0);
-        *count += 1;
-        if *count == 1 {
-            continue;
-        }
-        let mut n = *count;
-        let mut renamed = format!("{}-{n}", story.id);
-        while taken.contains(&renamed) {
-            n += 1;
-            renamed = format!("{}-{n}", story.id);
-        }
-        warnings.push(Warning {
-            line: story.section.as_ref().map(|s| s.first_line),
-            kind: WarningKind::RenamedId,
-            message: format!(
-                "id {:?} is used by an earlier section too; this story is {renamed:?}",
-                story.id
-            ),
-        });
-        story.id = renamed;
-    }
-}
-
-/// Unreadable lines outside every story go to the story before them, or
-/// the first story.
-fn attach_orphans(stories: &mut [Story], orphans: Vec<UnreadableLine>) {
-    for orphan in orphans {
-        let target = stories
-            .iter()
-            .rposition(|story| story.tasks.first().is_some_and(|t| t.line < orphan.line))
-            .or(if stories.is_empty() { None } else { Some(0) });
-        if let Some(target) = target {
-            stories[target].unreadable.push(orphan);
-        }
-    }
-}
-
-/// The text of story `index`'s section: from its heading to the next
-/// heading that is not inside it or is a story itself (a skipped
-/// sub-section, such as its notes, stays in); with the intros of the
-/// sections around it.
-fn section_of(
-    lines: &[&str],
-    headings: &[Heading<'_>],
-    index: usize,
-    is_story: &dyn Fn(&Heading<'_>) -> bool,
-) -> StorySection {
-    let heading = &headings[index];
-    let end = headings[index + 1..]
-        .iter()
-        .find(|next| next.level <= heading.level || is_story(next))
-        .map_or(lines.len(), |next| next.line);
-    let end = trim_blank_end(lines, heading.line, end);
-    let mut parents = Vec::new();
-    let mut parent = heading.parent;
-    while let Some(p) = parent {
-        let first_child = headings[p + 1..]
-            .first()
-            .map_or(lines.len(), |next| next.line);
-        let intro_end = trim_blank_end(lines, headings[p].line, first_child);
-        let intro = lines[headings[p].line..intro_end].join("\n");
-        parents.push(cut(&intro, PARENT_INTRO_LIMIT, headings[p].line + 1));
-        parent = headings[p].parent;
-    }
-    parents.reverse();
-    let text = lines[heading.line..end].join("\n");
-    StorySection {
-        first_line: heading.line + 1,
-        last_line: end,
-        text: cut(&text, SECTION_LIMIT, heading.line + 1),
-        parents,
-    }
-}
-
-fn trim_blank_end(lines: &[&str], start: usize, mut end: usize) -> usize {
-    while end > start + 1 && lines[end - 1].trim().is_empty() {
-        end -= 1;
-    }
-    end
-}
-
-/// Cuts `text` to `limit` bytes at a line end, saying so in the text.
-fn cut(text: &str, limit: usize, first_line: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut at = limit;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let at = text[..at].rfind('\n').unwrap_or(at);
-    let shown = text[..at].lines().count();
-    format!(
-        "{}\n[cut: {} more lines of this section are not shown here; read them in the file from line {}]",
-        &text[..at],
-        text.lines().count() - shown,
-        first_line + shown
-    )
-}
-
-fn to_task(task: &TaskLine<'_>, line: usize) -> Task {
-    Task {
-        text: task.full_text(),
-        done: task.done,
-        line,
-    }
-}
-
-/// A file where no section holds boxes: one story per top-level box, with
-/// the boxes nested under it as its further tasks.
-fn flat_stories(
-    lines: &[&str],
-    tasks: &[(TaskLine<'_>, usize)],
-    title: Option<&Heading<'_>>,
-) -> Vec<Story> {
-    let Some(top) = tasks.iter().map(|(task, _)| task.indent).min() else {
-        return Vec::new();
-    };
-    let mut stories: Vec<Story> = Vec::new();
-    let mut starts: Vec<usize> = Vec::new();
-    let mut seen_top_level = false;
-    for (task, index) in tasks {
-        let is_top = task.indent <= top;
-        match stories.last_mut() {
-            Some(story) if !is_top && seen_top_level => story.tasks.push(to_task(task, index + 1)),
-            _ => {
-                seen_top_level |= is_top;
-                let id = (stories.len() + 1).to_string();
-                let text = task.full_text();
-                let title = if text.is_empty() {
-                    format!("Task {id}")
-                } else {
-                    text
-                };
-                stories.push(Story::from_tasks(id, title, vec![to_task(task, index + 1)]));
-                starts.push(*index);
-            }
-        }
-    }
-    let parents: Vec<String> = title
-        .map(|heading| vec![lines[heading.line].to_owned()])
-        .unwrap_or_default();
-    for (position, story) in stories.iter_mut().enumerate() {
-        let start = starts[position];
-        let next = starts.get(position + 1).copied().unwrap_or(lines.len());
-        let stop = lines[start + 1..next]
-            .iter()
-            .position(|line| heading(line).is_some())
-            .map_or(next, |offset| start + 1 + offset);
-        let end = trim_blank_end(lines, start, stop);
-        story.section = Some(StorySection {
-            first_line: start + 1,
-            last_line: end,
-            text: cut(&lines[start..end].join("\n"), SECTION_LIMIT, start + 1),
-            parents: parents.clone(),
-        });
-    }
-    stories
 }
 
 /// Returns `text` with the box on 1-based `line` ticked (`[x]`), leaving

@@ -129,6 +129,39 @@ mod tests {
         );
     }
 
+    /// Issue 21, pattern 4: a file whose boxes all sit in sections that are
+    /// not work is refused with what was found and what to do, in one
+    /// sentence.
+    #[test]
+    fn issue_21_a_file_with_no_work_says_where_its_boxes_are() {
+        let repo = tempfile::tempdir().expect("temp dir");
+        let refusal = |text: &str| {
+            write(repo.path(), "TODO.md", text);
+            let source = MarkdownSource::new(repo.path(), Path::new("TODO.md")).expect("source");
+            let error = source.load().expect_err("no work");
+            assert!(matches!(error, StoriesError::NoWork { .. }), "{error}");
+            assert_eq!(error.hint(), None, "the sentence says it all");
+            error.to_string()
+        };
+        let done: String = (1..=200).map(|n| format!("- [x] task {n}\n")).collect();
+        assert_eq!(
+            refusal(&format!("# Plan\n\n## Current\n\n## Completed\n{done}")),
+            "TODO.md: every one of the 200 tasks is already done, all of them under ## Completed; there is nothing left to work on, so add an open `- [ ]` task to give a run work"
+        );
+        assert_eq!(
+            refusal("## ✅ Completed\n- [x] a\n## Done\n- [x] b\n"),
+            "TODO.md: every one of the 2 tasks is already done, all of them under ## ✅ Completed and ## Done; there is nothing left to work on, so add an open `- [ ]` task to give a run work"
+        );
+        assert_eq!(
+            refusal("## Completed\n- [x] a\n"),
+            "TODO.md: its only task is already done, under ## Completed; there is nothing left to work on, so add an open `- [ ]` task to give a run work"
+        );
+        assert_eq!(
+            refusal("## Validation Checklist\n- [x] a\n- [ ] b\n- [ ] c\n"),
+            "TODO.md: its 3 tasks (2 still open) sit under ## Validation Checklist, which is not work; move the open tasks under a heading of their own, or add the section to `keep` under [stories] in ralph.toml"
+        );
+    }
+
     #[test]
     fn unreadable_file_names_its_path() {
         let repo = tempfile::tempdir().expect("temp dir");

@@ -9,6 +9,7 @@
 //! what the agent says — is what decides whether a story is done.
 
 pub mod checklist;
+mod error;
 pub mod markdown;
 pub mod openspec;
 pub mod openspec_cli;
@@ -24,6 +25,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use checklist::{Checklist, SectionRules};
+pub use error::StoriesError;
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
@@ -272,173 +274,6 @@ pub trait StorySource: Send + Sync {
     }
 }
 
-/// Everything that can go wrong reading stories.
-#[derive(Debug, thiserror::Error)]
-pub enum StoriesError {
-    #[error("invalid change name {name:?}: {reason}")]
-    InvalidChangeName { name: String, reason: &'static str },
-
-    #[error("unknown story source {name:?} (expected openspec, prd or markdown)")]
-    UnknownSourceKind { name: String },
-
-    #[error("no OpenSpec change named {change:?} in {}", changes_dir.display())]
-    ChangeNotFound {
-        change: String,
-        changes_dir: PathBuf,
-        existing: Vec<String>,
-    },
-
-    #[error("OpenSpec change {change:?} has no tasks file: {} does not exist", path.display())]
-    TasksFileMissing { change: String, path: PathBuf },
-
-    #[error("{} does not exist", path.display())]
-    FileNotFound { path: PathBuf },
-
-    #[error("{} has no checkbox (`- [ ] task`) outside code fences{}", path.display(), fenced_note(*.fenced))]
-    NoCheckboxes { path: PathBuf, fenced: usize },
-
-    #[error("{} lists no user stories", path.display())]
-    NoStories { path: PathBuf },
-
-    #[error("{}:{line}:{column}: malformed prd.json: {message}", path.display())]
-    MalformedPrd {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-
-    #[error("{}: {story}: field \"{field}\" {problem}", path.display())]
-    PrdField {
-        path: PathBuf,
-        /// `story "US-3"`, or `story #3` when the id itself is unreadable.
-        story: String,
-        field: String,
-        problem: String,
-    },
-
-    #[error("{}: story #{index} has an empty id", path.display())]
-    EmptyId { path: PathBuf, index: usize },
-
-    #[error("{}: story id {id:?} is used more than once", path.display())]
-    DuplicateId { path: PathBuf, id: String },
-
-    #[error("{}: story {story:?} depends on {dependency:?}, which is not a story in the file", path.display())]
-    UnknownDependency {
-        path: PathBuf,
-        story: String,
-        dependency: String,
-    },
-
-    #[error("{}: dependency cycle {}", path.display(), cycle.join(" -> "))]
-    DependencyCycle { path: PathBuf, cycle: Vec<String> },
-
-    #[error("no stories found for change {change:?}: looked for {}", looked_for.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and "))]
-    NoSource {
-        change: String,
-        looked_for: Vec<PathBuf>,
-    },
-
-    #[error("the markdown source needs a checklist file, and none was given")]
-    MissingTasksPath,
-
-    #[error("the story source was set to {kind}, but {flag} was also given")]
-    ConflictingSource {
-        kind: SourceKind,
-        flag: &'static str,
-    },
-
-    #[error("{} is outside the repository at {}", path.display(), workdir.display())]
-    OutsideRepository { path: PathBuf, workdir: PathBuf },
-
-    #[error("{}:{line}:{column}: the file is not UTF-8 text (byte {byte:#04x})", path.display())]
-    NotUtf8 {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        byte: u8,
-    },
-
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-}
-
-fn fenced_note(fenced: usize) -> String {
-    match fenced {
-        0 => String::new(),
-        n => format!(" ({n} inside code fences do not count)"),
-    }
-}
-
-impl StoriesError {
-    /// What the user can do about the error, when there is something to say.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            StoriesError::InvalidChangeName { .. } => Some(
-                "use the directory name of the change under openspec/changes/, e.g. `add-login`"
-                    .to_owned(),
-            ),
-            StoriesError::UnknownSourceKind { .. } => {
-                Some("pass one of: openspec, prd, markdown".to_owned())
-            }
-            StoriesError::ChangeNotFound { existing, .. } if existing.is_empty() => Some(
-                "there are no changes yet; create one with `openspec new change <name>`, or pass --prd / --tasks".to_owned(),
-            ),
-            StoriesError::ChangeNotFound { existing, .. } => {
-                Some(format!("existing changes: {}", existing.join(", ")))
-            }
-            StoriesError::TasksFileMissing { change, .. } => Some(format!(
-                "write the task list first, e.g. `openspec instructions tasks --change {change}`"
-            )),
-            StoriesError::FileNotFound { .. } => Some("check the path you passed".to_owned()),
-            StoriesError::NoCheckboxes { .. } => Some(
-                "write each task as a markdown checkbox line, e.g. `- [ ] 1.1 Add the parser`"
-                    .to_owned(),
-            ),
-            StoriesError::NoStories { .. } => {
-                Some("add at least one entry to \"userStories\"".to_owned())
-            }
-            StoriesError::MalformedPrd { .. } => Some(
-                "expected {\"userStories\": [{\"id\": \"US-1\", \"title\": \"...\", \"passes\": false}]}"
-                    .to_owned(),
-            ),
-            StoriesError::PrdField { field, .. } => Some(format!(
-                "fix \"{field}\" in that story, or remove the field if it is not needed"
-            )),
-            StoriesError::EmptyId { .. } => Some("give every story a non-empty \"id\"".to_owned()),
-            StoriesError::DuplicateId { .. } => {
-                Some("give every story (or `## N.` heading) a distinct id".to_owned())
-            }
-            StoriesError::UnknownDependency { .. } => {
-                Some("fix the id in \"dependsOn\" or add the missing story".to_owned())
-            }
-            StoriesError::DependencyCycle { .. } => {
-                Some("remove one of the \"dependsOn\" entries in the cycle".to_owned())
-            }
-            StoriesError::NoSource { .. } => Some(
-                "create the OpenSpec change, or pass --prd <file> for a prd.json or --tasks <file> for a markdown checklist".to_owned(),
-            ),
-            StoriesError::MissingTasksPath => Some("pass --tasks <file>".to_owned()),
-            StoriesError::ConflictingSource { .. } => {
-                Some("pass either the source kind or the file flag that matches it".to_owned())
-            }
-            StoriesError::OutsideRepository { .. } => Some(
-                "the agent's progress is checkpointed with the repository, so keep the file inside it"
-                    .to_owned(),
-            ),
-            StoriesError::NotUtf8 { .. } => Some(
-                "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line"
-                    .to_owned(),
-            ),
-            StoriesError::Io { .. } => None,
-        }
-    }
-}
-
 /// Checks a change name before it is joined into a path, so a name can never
 /// reach outside `openspec/changes/`.
 pub fn validate_change_name(name: &str) -> Result<(), StoriesError> {
@@ -630,8 +465,9 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
     })
 }
 
-/// Reads a checklist file and turns it into stories, rejecting files the
-/// agent could never finish (no checkbox) or that name two stories alike.
+/// Reads a checklist file and turns it into stories, rejecting files that
+/// give the agent nothing to do (no checkbox, or every box in sections that
+/// are not work) or that name two stories alike.
 pub(crate) fn load_checklist(
     workdir: &Path,
     relative: &Path,
@@ -640,9 +476,16 @@ pub(crate) fn load_checklist(
     let text = read_text(&workdir.join(relative))?;
     let parsed = checklist::parse_with(&text, rules);
     if parsed.stories.is_empty() {
-        return Err(StoriesError::NoCheckboxes {
-            path: relative.to_path_buf(),
-            fenced: parsed.fenced_checkboxes,
+        let path = relative.to_path_buf();
+        return Err(match parsed.skipped.is_empty() {
+            true => StoriesError::NoCheckboxes {
+                path,
+                fenced: parsed.fenced_checkboxes,
+            },
+            false => StoriesError::NoWork {
+                path,
+                sections: parsed.skipped,
+            },
         });
     }
     check_unique_ids(relative, &parsed.stories)?;

@@ -38,6 +38,7 @@ mod loop_strays;
 mod no_crash;
 mod output;
 mod real_cli_e2e;
+mod realworld;
 mod stories_e2e;
 mod transcripts;
 mod truthful;

@@ -272,3 +272,143 @@ fn issue_11_dry_run_previews_the_stories_the_warnings_and_the_first_prompt() {
     assert!(!repo.root.join(".git/ralph").exists());
     assert_eq!(recorded_calls(&repo).len(), 0);
 }
+
+/// `git ralph start ARGS --dry-run --json` in `repo`: its exit code, the
+/// preview (when it printed one) and stderr.
+fn dry_run_json(repo: &TestRepo, args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let output = crate::harness::ralph(repo)
+        .arg("start")
+        .args(args)
+        .args(["--dry-run", "--json"])
+        .output()
+        .expect("git-ralph runs");
+    let preview = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), preview, stderr)
+}
+
+/// (id, title, done, tasks) of each story of a preview.
+fn story_rows(preview: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
+    preview["stories"]
+        .as_array()
+        .map(|stories| {
+            stories
+                .iter()
+                .map(|s| {
+                    (
+                        s["id"].as_str().unwrap_or_default().to_owned(),
+                        s["title"].as_str().unwrap_or_default().to_owned(),
+                        s["done"].as_u64().unwrap_or_default(),
+                        s["tasks"].as_u64().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn row(id: &str, title: &str, done: u64, tasks: u64) -> (String, String, u64, u64) {
+    (id.to_owned(), title.to_owned(), done, tasks)
+}
+
+/// Issue 21, pattern 1: the group on the first line of an OpenSpec
+/// `tasks.md` is the first story, however that line is written.
+#[test]
+fn issue_21_the_group_on_the_first_line_is_the_first_story() {
+    for first_line in ["# 1. Schema", "\u{200b}## 1. Schema"] {
+        let repo = TestRepo::new();
+        repo.openspec_change(
+            "add-shop",
+            &format!(
+                "{first_line}\n- [x] 1.1 Tables\n- [ ] 1.2 Indexes\n\n## 2. API\n- [ ] 2.1 Routes\n"
+            ),
+        );
+        let (code, preview, stderr) = dry_run_json(&repo, &["add-shop"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(
+            story_rows(&preview),
+            [row("1", "Schema", 1, 2), row("2", "API", 0, 1)],
+            "{first_line:?}: {preview}"
+        );
+        assert_eq!(preview["stories"][0]["status"], "next");
+    }
+}
+
+/// Issue 21, pattern 2: a rollback plan is not work.
+#[test]
+fn issue_21_a_rollback_plan_is_not_a_story() {
+    let plan = "# Release 2.0\n\n## 1. Migrate\n- [ ] run the migration\n\n## 2. Deploy\n- [ ] deploy the API\n\n## Rollback Plan\n- [ ] restore the database snapshot\n- [ ] redeploy 1.9\n\n## Risk Mitigation\n- [ ] keep the feature flag off\n";
+    let repo = project_with(&[("PLAN.md", plan)]);
+    let (code, preview, stderr) = dry_run_json(&repo, &["release", "--tasks", "PLAN.md"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        story_rows(&preview),
+        [row("1", "Migrate", 0, 1), row("2", "Deploy", 0, 1)],
+        "{preview}"
+    );
+    let warnings = preview["warnings"].to_string();
+    assert!(warnings.contains("Rollback Plan"), "{warnings}");
+    assert!(warnings.contains("Risk Mitigation"), "{warnings}");
+}
+
+/// Issue 21, pattern 3: stories under "tasks", with status words, word
+/// priorities and ids such as "001".
+#[test]
+fn issue_21_a_prd_with_tasks_and_status_words_is_read() {
+    let prd = r#"{
+  "project": "Bookings",
+  "tasks": [
+    {"id": "001", "title": "Calendar model", "status": "completed", "priority": "high"},
+    {"id": "002", "title": "Booking form", "status": "pending", "priority": "medium"},
+    {"id": "003", "title": "Reminders", "status": "todo", "priority": "low"},
+    {"id": "004", "title": "Invoices", "status": "in_progress", "priority": "high"}
+  ]
+}
+"#;
+    let repo = project_with(&[("prd.json", prd)]);
+    let (code, preview, stderr) = dry_run_json(&repo, &["bookings"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(preview["source"], "prd");
+    let statuses: Vec<(&str, &str)> = preview["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    // The open story with the best priority comes first.
+    assert_eq!(
+        statuses,
+        [
+            ("001", "done"),
+            ("002", "open"),
+            ("003", "open"),
+            ("004", "next")
+        ],
+        "{preview}"
+    );
+    let prompt = preview["prompt"].as_str().expect("a first prompt");
+    assert!(prompt.contains("Invoices"), "{prompt}");
+}
+
+/// Issue 21, pattern 4: a checklist whose boxes are all ticked under
+/// `## Completed` is refused with what was found, in one sentence.
+#[test]
+fn issue_21_a_finished_checklist_says_every_task_is_done() {
+    let done: String = (1..=40).map(|n| format!("- [x] Task {n}\n")).collect();
+    let plan =
+        format!("# Fix Plan\n\n## High Priority\n\n## Medium Priority\n\n## Completed\n{done}");
+    let repo = project_with(&[("fix_plan.md", &plan)]);
+    let (code, _, stderr) = dry_run_json(&repo, &["fixes", "--tasks", "fix_plan.md"]);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr
+            .contains("every one of the 40 tasks is already done, all of them under ## Completed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no checkbox"), "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("error:")).count(),
+        1
+    );
+    assert_eq!(recorded_calls(&repo).len(), 0);
+}

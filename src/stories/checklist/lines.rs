@@ -19,13 +19,36 @@ pub struct TaskLine<'a> {
 }
 
 impl TaskLine<'_> {
+    /// The task as a reader sees it: its bold id, then its text without
+    /// HTML comments (`<!-- id: 3 -->`), which markdown does not show.
     pub(super) fn full_text(&self) -> String {
+        let text = without_comments(self.text);
         match self.id {
-            Some(id) if self.text.is_empty() => id.to_owned(),
-            Some(id) => format!("{id} {}", self.text),
-            None => self.text.to_owned(),
+            Some(id) if text.is_empty() => id.to_owned(),
+            Some(id) => format!("{id} {text}"),
+            None => text,
         }
     }
+}
+
+/// `text` without its HTML comments, with the white space around them
+/// closed up; an unclosed `<!--` is kept. Text without comments is
+/// returned as it is.
+pub(super) fn without_comments(text: &str) -> String {
+    if !text.contains("<!--") {
+        return text.to_owned();
+    }
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        let Some(length) = rest[start + 4..].find("-->") else {
+            break;
+        };
+        shown.push_str(&rest[..start]);
+        rest = &rest[start + 4 + length + 3..];
+    }
+    shown.push_str(rest);
+    shown.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// JavaScript's `\s`: Unicode white space without U+0085, plus the BOM.
@@ -308,8 +331,17 @@ pub(super) fn closes_fence(open: Fence, line: &str) -> bool {
     })
 }
 
+/// Characters that take no room on screen: the byte-order mark, zero-width
+/// space, non-joiner and joiner, and the word joiner.
+const INVISIBLE: &[char] = &['\u{feff}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}'];
+
 /// The level and text of an ATX heading (`#` to `######`), if the line is one.
+///
+/// Characters no reader sees do not hide a heading: a byte-order mark or a
+/// zero-width character before the `#`s (files pasted together, or written
+/// by tools, carry them), and a non-breaking space after them.
 pub(super) fn heading(line: &str) -> Option<(usize, &str)> {
+    let line = line.trim_start_matches(INVISIBLE);
     let spaces = line.len() - line.trim_start_matches(' ').len();
     if spaces > 3 {
         return None;
@@ -320,7 +352,7 @@ pub(super) fn heading(line: &str) -> Option<(usize, &str)> {
         return None;
     }
     let rest = &hashes[level..];
-    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+    if !(rest.is_empty() || rest.starts_with([' ', '\t', '\u{a0}'])) {
         return None;
     }
     let text = rest.trim();
@@ -353,6 +385,8 @@ pub(super) const LABEL_WORDS: &[&str] = &[
     "level",
     "wave",
     "batch",
+    "week",
+    "day",
 ];
 
 /// Splits a heading into the id its label gives and the title without the

@@ -1,3 +1,4 @@
+use super::lines::*;
 use super::*;
 use crate::stories::{Story, WarningKind};
 
@@ -501,4 +502,99 @@ fn issue_11_a_heading_that_is_only_a_label_is_its_own_title() {
             row("section-3", "Story section-3", 0, 1),
         ]
     );
+}
+
+/// Issue 21, pattern 1: the group written on the file's first line is a
+/// story however that line starts: with a level-one heading that numbers
+/// its boxes, or with characters no reader sees.
+#[test]
+fn issue_21_a_numbered_group_on_the_first_line_is_a_story() {
+    let groups = "- [ ] 1.1 Tokens\n- [x] 1.2 Grammar\n\n## 2. Printer\n- [ ] 2.1 Pretty\n";
+    let expected = vec![row("1", "Parser", 1, 2), row("2", "Printer", 0, 1)];
+    for first_line in [
+        "# 1. Parser",
+        "\u{200b}## 1. Parser",
+        "\u{feff}\u{2060}## 1. Parser",
+        "##\u{a0}1. Parser",
+        "## 1. Parser",
+    ] {
+        let parsed = parse(&format!("{first_line}\n{groups}"));
+        assert_eq!(ids_and_counts(&parsed), expected, "{first_line:?}");
+    }
+    // A title that numbers nothing is still the title.
+    assert_eq!(
+        ids_and_counts(&parse("# 2024 Plan\n\n## 1. Parser\n- [ ] a\n")),
+        vec![row("1", "Parser", 0, 1)]
+    );
+}
+
+/// Issue 21, pattern 2: a plan for when something goes wrong is not work.
+#[test]
+fn issue_21_contingency_sections_are_not_work() {
+    let parsed = parse(
+        "## 1. Ship\n- [ ] deploy\n\n## Rollback Plan\n- [ ] revert the release\n- [ ] restore the backup\n\n## Risk Mitigation\n- [ ] feature flag off\n\n### Contingency\n- [ ] call the vendor\n\n## Fallback Plan\n- [ ] keep v1 running\n\n## 2. Announce\n- [ ] blog post\n",
+    );
+    assert_eq!(
+        ids_and_counts(&parsed),
+        vec![row("1", "Ship", 0, 1), row("2", "Announce", 0, 1)]
+    );
+    let skipped: Vec<(&str, usize)> = parsed
+        .skipped
+        .iter()
+        .map(|s| (s.heading.as_str(), s.boxes))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("## Rollback Plan", 2),
+            ("## Risk Mitigation", 2),
+            ("## Fallback Plan", 1)
+        ]
+    );
+    // A feature that is about rollbacks is work.
+    assert_eq!(
+        ids_and_counts(&parse("## Rollback support\n- [ ] undo a migration\n")),
+        vec![row("1", "Rollback support", 0, 1)]
+    );
+}
+
+/// Headings that are not work, written in Chinese, Japanese or Korean,
+/// match at the start of a title whatever follows, since those scripts put
+/// no space between words.
+#[test]
+fn issue_21_headings_that_are_not_work_in_other_scripts() {
+    let parsed = parse(
+        "## 高优先级\n- [ ] 修复登录\n\n## ✅ 已完成\n- [x] 初始化项目\n\n## 验收标准（必须全部满足）\n- [ ] 测试通过\n",
+    );
+    assert_eq!(ids_and_counts(&parsed), vec![row("1", "高优先级", 0, 1)]);
+    assert_eq!(parsed.skipped.len(), 2);
+}
+
+/// What markdown does not show is not part of a task or a title, and a
+/// week or a day numbers a group as a phase does.
+#[test]
+fn issue_21_comments_are_not_text_and_weeks_are_labels() {
+    let parsed = parse(
+        "## Week 1: Setup <!-- owner: ana -->\n- [ ] **Schema** <!-- id: 20 -->\n\n## Day 2 - Polish\n- [x] docs\n",
+    );
+    assert_eq!(
+        ids_and_counts(&parsed),
+        vec![row("week-1", "Setup", 0, 1), row("day-2", "Polish", 1, 1)]
+    );
+    assert_eq!(parsed.stories[0].tasks[0].text, "**Schema**");
+}
+
+/// Issue 21, pattern 4: where the boxes of a file with no work are.
+#[test]
+fn issue_21_every_box_under_sections_that_are_not_work_is_reported() {
+    let parsed = parse(
+        "# Plan\n\n## In Progress\n\n## Completed\n- [x] a\n- [x] b\n### Older\n- [x] c\n\n## Notes\n- [ ] remember\n",
+    );
+    assert!(parsed.stories.is_empty());
+    let skipped: Vec<(&str, usize, usize, usize)> = parsed
+        .skipped
+        .iter()
+        .map(|s| (s.heading.as_str(), s.line, s.boxes, s.done))
+        .collect();
+    assert_eq!(skipped, [("## Completed", 5, 3, 3), ("## Notes", 11, 1, 0)]);
 }

@@ -9,8 +9,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Preview, PreviewOptions, StoryPreview, StoryStatus, preview};
-use crate::stories::checklist;
+use git_ralph::preview::{Preview, PreviewOptions, StoryPreview, StoryStatus, preview};
+use git_ralph::stories::checklist;
+
+/// How an item was read differently from its expectation, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Misread(String);
+
+impl std::fmt::Display for Misread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Misread {
+    fn from(why: &str) -> Self {
+        Misread(why.to_owned())
+    }
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/realworld")
@@ -70,7 +86,7 @@ fn is_done(story: &StoryPreview) -> bool {
     story.status == StoryStatus::Done
 }
 
-fn story_matches(expected: &Value, got: &StoryPreview, prd: bool) -> Result<(), String> {
+fn story_matches(expected: &Value, got: &StoryPreview, prd: bool) -> Result<(), Misread> {
     let mut problems = Vec::new();
     if let Some(spec) = expected.get("title_contains") {
         let options = any_of(spec);
@@ -106,7 +122,11 @@ fn story_matches(expected: &Value, got: &StoryPreview, prd: bool) -> Result<(), 
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("story {:?}: {}", got.id, problems.join("; ")))
+        Err(Misread(format!(
+            "story {:?}: {}",
+            got.id,
+            problems.join("; ")
+        )))
     }
 }
 
@@ -114,55 +134,66 @@ fn optional(expected: &Value) -> bool {
     expected.get("optional").and_then(Value::as_bool) == Some(true)
 }
 
-fn match_ordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), String> {
+fn match_ordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), Misread> {
     let mut at = 0;
     for story in expected {
         let matched = got
             .get(at)
             .map(|g| story_matches(story, g, prd))
-            .unwrap_or_else(|| Err("no story left".to_owned()));
+            .unwrap_or_else(|| Err(Misread::from("no story left")));
         match matched {
             Ok(()) => at += 1,
             Err(_) if optional(story) => {}
-            Err(why) => return Err(format!("expected {story}: {why}")),
+            Err(why) => return Err(Misread(format!("expected {story}: {why}"))),
         }
     }
     if at == got.len() {
         Ok(())
     } else {
         let extra: Vec<&str> = got[at..].iter().map(|s| s.title.as_str()).collect();
-        Err(format!("unexpected stories: {extra:?}"))
+        Err(Misread(format!("unexpected stories: {extra:?}")))
     }
 }
 
-fn match_unordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), String> {
+fn match_unordered(expected: &[Value], got: &[&StoryPreview], prd: bool) -> Result<(), Misread> {
     for story in got {
         let twin = expected
             .iter()
             .find(|e| e.get("id").and_then(Value::as_str) == Some(story.id.as_str()))
-            .ok_or_else(|| format!("unexpected story {:?}", story.id))?;
+            .ok_or_else(|| Misread(format!("unexpected story {:?}", story.id)))?;
         story_matches(twin, story, prd)?;
     }
     for story in expected.iter().filter(|e| !optional(e)) {
         let id = story.get("id").and_then(Value::as_str);
         if !got.iter().any(|g| Some(g.id.as_str()) == id) {
-            return Err(format!("missing story {story}"));
+            return Err(Misread(format!("missing story {story}")));
         }
     }
     Ok(())
 }
 
-fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), String> {
+/// Each TEXT of `specs` (a string, or a list meaning "any of these") must
+/// occur in `text`, the part of the reading called `what`.
+fn texts_in(specs: Option<&Value>, text: &str, what: &str) -> Result<(), Misread> {
     let Some(Value::Array(specs)) = specs else {
         return Ok(());
     };
     for spec in specs {
         let options = any_of(spec);
-        if !options.iter().any(|text| contains(prompt, text)) {
-            return Err(format!("the prompt lacks {options:?}"));
+        if !options.iter().any(|wanted| contains(text, wanted)) {
+            return Err(Misread(format!("{what} lacks {options:?}")));
         }
     }
     Ok(())
+}
+
+fn prompt_checks(specs: Option<&Value>, prompt: &str) -> Result<(), Misread> {
+    texts_in(specs, prompt, "the prompt")
+}
+
+/// A refusal says what was found: `refusal_contains` names the words.
+fn refusal_checks(specs: Option<&Value>, message: &str) -> Result<(), Misread> {
+    texts_in(specs, message, &format!("the refusal {message:?}"))
 }
 
 /// The item laid out in a fresh repository: (repo, change, prd, tasks).
@@ -251,7 +282,7 @@ impl Layout {
         }
     }
 
-    fn preview(&self) -> Result<Preview, String> {
+    fn preview(&self) -> Result<Preview, Misread> {
         preview(
             self.repo.path(),
             &self.change,
@@ -260,7 +291,7 @@ impl Layout {
             self.tasks.as_deref(),
             PreviewOptions::default(),
         )
-        .map_err(|error| error.to_string())
+        .map_err(|error| Misread(error.to_string()))
     }
 
     /// Removes every done mark from the story file.
@@ -271,10 +302,12 @@ impl Layout {
             let mut value: Value = serde_json::from_str(&text).expect("json");
             let stories = match &mut value {
                 Value::Array(stories) => stories,
+                // The first list of objects holds the stories, whatever its key.
                 Value::Object(map) => map
-                    .get_mut("userStories")
-                    .and_then(Value::as_array_mut)
-                    .expect("userStories"),
+                    .values_mut()
+                    .filter_map(Value::as_array_mut)
+                    .find(|list| list.first().is_some_and(Value::is_object))
+                    .expect("a list of stories"),
                 _ => panic!("odd prd"),
             };
             for story in stories.iter_mut().filter_map(Value::as_object_mut) {
@@ -293,17 +326,20 @@ impl Layout {
 }
 
 /// Scores one item; `Err` says what was read differently.
-fn score(key: &str, expected: &Value) -> Result<(), String> {
+fn score(key: &str, expected: &Value) -> Result<(), Misread> {
     let kind = expected["kind"].as_str().expect("kind");
     let prd = kind == "prd";
     let expect = expected["expect"].as_str().expect("expect");
     let all_done = expected.get("all_done").and_then(Value::as_bool) == Some(true);
     let layout = lay_out(key);
     let main = layout.preview();
+    if let Err(refusal) = &main {
+        refusal_checks(expected.get("refusal_contains"), &refusal.0)?;
+    }
     if expect == "refuse" {
         return match main {
             Err(_) => Ok(()),
-            Ok(_) => Err("read stories where a refusal was expected".to_owned()),
+            Ok(_) => Err(Misread::from("read stories where a refusal was expected")),
         };
     }
     if expect == "refuse_or_stories" && main.is_err() {
@@ -313,12 +349,14 @@ fn score(key: &str, expected: &Value) -> Result<(), String> {
         if let Ok(main) = &main
             && (main.prompt.is_some() || !main.all_done)
         {
-            return Err("every task is done, yet an agent would start".to_owned());
+            return Err(Misread::from(
+                "every task is done, yet an agent would start",
+            ));
         }
         layout.untick();
         let variant = layout
             .preview()
-            .map_err(|e| format!("unticked variant: {e}"))?;
+            .map_err(|e| Misread(format!("unticked variant: {e}")))?;
         let prompt = variant
             .prompt
             .clone()
@@ -342,7 +380,10 @@ fn score(key: &str, expected: &Value) -> Result<(), String> {
     if let Some(spec) = expected.get("n_stories")
         && !num_ok(spec, stories.len())
     {
-        return Err(format!("{} stories, expected {spec}", stories.len()));
+        return Err(Misread(format!(
+            "{} stories, expected {spec}",
+            stories.len()
+        )));
     }
     if !prd {
         let total: usize = stories.iter().map(|s| s.tasks).sum();
@@ -350,28 +391,30 @@ fn score(key: &str, expected: &Value) -> Result<(), String> {
         if let Some(spec) = expected.get("total_tasks")
             && !num_ok(spec, total)
         {
-            return Err(format!("{total} tasks in all, expected {spec}"));
+            return Err(Misread(format!("{total} tasks in all, expected {spec}")));
         }
         if let Some(spec) = expected.get("total_done")
             && !num_ok(spec, done)
         {
-            return Err(format!("{done} tasks done in all, expected {spec}"));
+            return Err(Misread(format!(
+                "{done} tasks done in all, expected {spec}"
+            )));
         }
     }
     if let Some(Value::Array(names)) = expected.get("not_stories") {
         for name in names.iter().filter_map(Value::as_str) {
             if let Some(story) = stories.iter().find(|s| contains(&s.title, name)) {
-                return Err(format!(
+                return Err(Misread(format!(
                     "{:?} is not work, yet it is story {:?}",
                     name, story.id
-                ));
+                )));
             }
         }
     }
     if let Some(Value::Array(must)) = expected.get("must_include") {
         for story in must {
             if !stories.iter().any(|g| story_matches(story, g, prd).is_ok()) {
-                return Err(format!("no story matches {story}"));
+                return Err(Misread(format!("no story matches {story}")));
             }
         }
     }
@@ -384,10 +427,10 @@ fn score(key: &str, expected: &Value) -> Result<(), String> {
         let ids = first.get("id").map(any_of).unwrap_or_default();
         let ok = titles.iter().any(|t| contains(&next.title, t)) || ids.contains(&next.id.as_str());
         if !ok {
-            return Err(format!(
+            return Err(Misread(format!(
                 "the first prompt is for {:?} ({:?}), expected {first}",
                 next.id, next.title
-            ));
+            )));
         }
     }
     prompt_checks(expected.get("prompt_contains"), &prompt)?;
@@ -409,7 +452,10 @@ fn score(key: &str, expected: &Value) -> Result<(), String> {
             Err(why) => reasons.push(format!("{}: {why}", alternative["name"])),
         }
     }
-    Err(format!("no alternative matches — {}", reasons.join(" | ")))
+    Err(Misread(format!(
+        "no alternative matches — {}",
+        reasons.join(" | ")
+    )))
 }
 
 #[test]
@@ -506,6 +552,15 @@ fn issue_11_realworld_scorer_rejects_wrong_expectations() {
             "the scorer accepted a wrong {name}"
         );
     }
+    let refused = "openspec/129s__NeoSHUSchedulingHelper__2025-12-08-2025-add-enrollment-functions";
+    let mut said = expected[refused].clone();
+    said["refusal_contains"] = serde_json::json!(["no checkbox"]);
+    assert_eq!(score(refused, &said), Ok(()));
+    said["refusal_contains"] = serde_json::json!(["every one of the tasks is done"]);
+    assert!(
+        score(refused, &said).is_err(),
+        "the scorer accepted a refusal that does not say what it should"
+    );
     let prd = "prd/subsy__ralph-tui__tasks-prd";
     let mut wrong = expected[prd].clone();
     wrong["alternatives"][0]["stories"][0]["done"] = false.into();

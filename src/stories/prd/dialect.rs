@@ -1,0 +1,429 @@
+//! The shapes of `prd.json` that other loops write, read as one.
+//!
+//! Files written for other loops vary, so the reader is lenient about
+//! shape and strict about meaning:
+//!
+//! - **Where the stories are:** a top-level array, or the first of
+//!   `userStories`, `stories`, `tasks`, `features`, `items`, … (see
+//!   [`STORY_LIST_KEYS`]); failing those, the one top-level list whose
+//!   entries look like stories.
+//! - **Ids** may be strings or integers. Under `userStories` (the Ralph
+//!   format) every story needs one; a list in another dialect whose entries
+//!   carry no id at all is numbered by position (`1`, `2`, …).
+//! - **Titles** come from `title` (or `name`, `summary`, `feature`, `task`);
+//!   without one, from the first sentence of the description, then the
+//!   category, then the id.
+//! - **Progress** is `passes` (a boolean, or an empty list for "not yet");
+//!   else a boolean `done` / `completed` / `complete`; else a `status` word
+//!   (see [`status_of`]); missing means "not done". A status that says the
+//!   story will not be done (cancelled, skipped, won't do) counts as done:
+//!   there is nothing left for an agent to do there.
+//! - **Priority** is a number, or a word (`critical`, `high`, `must`, `P1`…).
+//! - **Criteria** may be `acceptanceCriteria`, `acceptance`, `criteria`,
+//!   `steps` or `tests`, as text, a list of text, or a list of objects with
+//!   a `description` (or `text`, `criterion`); details may be
+//!   `description` or `details`; dependencies `dependsOn`, `depends_on` or
+//!   `dependencies`. Unknown keys are ignored.
+//!
+//! A value that still cannot be read is an error naming the story and the
+//! field.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::stories::{StoriesError, Story};
+
+/// Where the list of stories may be, in order of preference.
+const STORY_LIST_KEYS: &[&str] = &[
+    "userStories",
+    "user_stories",
+    "stories",
+    "tasks",
+    "features",
+    "items",
+    "requirements",
+    "backlog",
+    "todos",
+    "tickets",
+    "workItems",
+    "work_items",
+];
+
+/// Lists whose stories must each carry an id: the Ralph format's own.
+const ID_REQUIRED: &[&str] = &["userStories", "user_stories"];
+
+const ID_KEYS: &[&str] = &["id", "storyId", "story_id", "taskId", "task_id", "key"];
+const TITLE_KEYS: &[&str] = &["title", "name", "summary", "feature", "task"];
+const DESCRIPTION_KEYS: &[&str] = &["description", "details", "body"];
+const CRITERIA_KEYS: &[&str] = &[
+    "acceptanceCriteria",
+    "acceptance_criteria",
+    "acceptance",
+    "criteria",
+    "steps",
+    "tests",
+];
+const DEPENDENCY_KEYS: &[&str] = &["dependsOn", "depends_on", "dependencies"];
+/// Text fields of a criterion written as an object.
+const CRITERION_TEXT_KEYS: &[&str] = &["description", "text", "criterion", "title", "name"];
+
+/// The longest title taken from a description.
+const TITLE_FROM_TEXT: usize = 100;
+
+/// The story entries of a parsed file, and whether each must carry an id.
+pub(super) struct Entries<'a> {
+    entries: &'a [Value],
+    ids_required: bool,
+}
+
+impl Entries<'_> {
+    /// Whether stories are numbered by position: a list outside the Ralph
+    /// format where no entry carries an id.
+    fn numbered_by_position(&self) -> bool {
+        !self.ids_required
+            && self.entries.iter().all(|entry| {
+                entry
+                    .as_object()
+                    .is_none_or(|e| first(e, ID_KEYS).is_none())
+            })
+    }
+
+    /// Every entry read as a story.
+    pub fn stories(&self, path: &Path) -> Result<Vec<Story>, StoriesError> {
+        let by_position = self.numbered_by_position();
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| to_story(path, index + 1, entry, by_position))
+            .collect()
+    }
+}
+
+/// The list of story entries in a parsed file.
+pub(super) fn story_entries<'a>(path: &Path, file: &'a Value) -> Result<Entries<'a>, StoriesError> {
+    let (key, entries) = match file {
+        Value::Array(entries) => (None, entries),
+        Value::Object(map) => match first(map, STORY_LIST_KEYS).or_else(|| story_like_list(map)) {
+            Some((key, Value::Array(entries))) => (Some(key), entries),
+            Some((key, _)) => {
+                return Err(field_error(path, "the file", key, "is not a list"));
+            }
+            None => {
+                return Err(StoriesError::NoStories {
+                    path: path.to_path_buf(),
+                    list: None,
+                    keys: map.keys().cloned().collect(),
+                });
+            }
+        },
+        _ => {
+            return Err(field_error(
+                path,
+                "the file",
+                "userStories",
+                "the file is neither an object nor a list of stories",
+            ));
+        }
+    };
+    if entries.is_empty() {
+        return Err(StoriesError::NoStories {
+            path: path.to_path_buf(),
+            list: key.map(str::to_owned),
+            keys: Vec::new(),
+        });
+    }
+    Ok(Entries {
+        entries,
+        ids_required: key.is_some_and(|key| ID_REQUIRED.contains(&key)),
+    })
+}
+
+/// The one top-level list of objects that carry a story's fields, when
+/// exactly one does.
+fn story_like_list(map: &Map<String, Value>) -> Option<(&str, &Value)> {
+    let looks_like_story = |entry: &Value| {
+        entry.as_object().is_some_and(|entry| {
+            [ID_KEYS, TITLE_KEYS, &["passes", "status"]]
+                .iter()
+                .any(|keys| first(entry, keys).is_some())
+        })
+    };
+    let mut lists = map.iter().filter(|(_, value)| {
+        value
+            .as_array()
+            .is_some_and(|items| !items.is_empty() && items.iter().all(looks_like_story))
+    });
+    match (lists.next(), lists.next()) {
+        (Some((key, value)), None) => Some((key.as_str(), value)),
+        _ => None,
+    }
+}
+
+fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesError {
+    StoriesError::PrdField {
+        path: path.to_path_buf(),
+        story: story.to_owned(),
+        field: field.to_owned(),
+        problem: problem.to_owned(),
+    }
+}
+
+/// The first of `keys` present in `entry` (a `null` counts as absent),
+/// with the key found.
+fn first<'k, 'a>(entry: &'a Map<String, Value>, keys: &[&'k str]) -> Option<(&'k str, &'a Value)> {
+    keys.iter()
+        .find_map(|key| entry.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
+}
+
+fn to_story(
+    path: &Path,
+    index: usize,
+    entry: &Value,
+    by_position: bool,
+) -> Result<Story, StoriesError> {
+    let position = format!("story #{index}");
+    let Value::Object(entry) = entry else {
+        return Err(field_error(path, &position, "(entry)", "is not an object"));
+    };
+    let id = match first(entry, ID_KEYS) {
+        Some((_, Value::String(id))) => id.trim().to_owned(),
+        Some((_, Value::Number(number))) => number.to_string(),
+        Some((key, _)) => {
+            return Err(field_error(
+                path,
+                &position,
+                key,
+                "must be a string or a number",
+            ));
+        }
+        None if by_position => index.to_string(),
+        None => {
+            return Err(field_error(path, &position, "id", "is missing"));
+        }
+    };
+    if id.is_empty() {
+        return Err(StoriesError::EmptyId {
+            path: path.to_path_buf(),
+            index,
+        });
+    }
+    let name = format!("story {id:?}");
+    let error = |field: &str, problem: &str| field_error(path, &name, field, problem);
+    let mut description = match first(entry, DESCRIPTION_KEYS) {
+        Some((key, value)) => Some(text_of(value).ok_or_else(|| error(key, "must be text"))?),
+        None => None,
+    };
+    let title = match first(entry, TITLE_KEYS) {
+        Some((_, Value::String(title))) => title.clone(),
+        Some((key, _)) => return Err(error(key, "must be a string")),
+        None => description
+            .as_deref()
+            .and_then(first_sentence)
+            .or_else(|| {
+                first(entry, &["category"]).and_then(|(_, v)| v.as_str().map(str::to_owned))
+            })
+            .unwrap_or_else(|| id.clone()),
+    };
+    if let Some((key, value)) = first(entry, &["notes"]) {
+        let notes = text_of(value).ok_or_else(|| error(key, "must be text"))?;
+        if !notes.trim().is_empty() {
+            let joined = match description.take() {
+                Some(text) if !text.trim().is_empty() => format!("{text}\n\nNotes: {notes}"),
+                _ => format!("Notes: {notes}"),
+            };
+            description = Some(joined);
+        }
+    }
+    let acceptance_criteria = match first(entry, CRITERIA_KEYS) {
+        Some((key, value)) => {
+            criteria(value).ok_or_else(|| error(key, "must be text or a list of text"))?
+        }
+        None => Vec::new(),
+    };
+    let depends_on = match first(entry, DEPENDENCY_KEYS) {
+        Some((key, value)) => {
+            strings(value).ok_or_else(|| error(key, "must be a list of story ids"))?
+        }
+        None => Vec::new(),
+    };
+    let priority = match first(entry, &["priority"]) {
+        Some((key, value)) => Some(priority_of(value).ok_or_else(|| {
+            error(
+                key,
+                "must be a whole number or one of critical, high, medium, low",
+            )
+        })?),
+        None => None,
+    };
+    let passes = match first(entry, &["passes", "passed"]) {
+        Some((key, value)) => {
+            passes_of(value).ok_or_else(|| error(key, "must be true or false"))?
+        }
+        None => match done_flag(entry) {
+            Some(done) => done,
+            None => match first(entry, &["status", "state"]) {
+                Some((key, value)) => status_of(value).ok_or_else(|| {
+                    error(
+                        key,
+                        "must be a status such as \"open\", \"in progress\" or \"done\"",
+                    )
+                })?,
+                None => false,
+            },
+        },
+    };
+    Ok(Story {
+        id,
+        title,
+        tasks: Vec::new(),
+        description,
+        acceptance_criteria,
+        depends_on,
+        priority,
+        // `Some` marks the story as one whose completion is the flag, not
+        // its (absent) tasks.
+        passes: Some(passes),
+        unreadable: Vec::new(),
+        section: None,
+    })
+}
+
+/// A `done`, `completed` or `complete` that holds a yes or no. Other values
+/// there (a date, a name) say nothing sure, and the status decides.
+fn done_flag(entry: &Map<String, Value>) -> Option<bool> {
+    ["done", "completed", "complete"]
+        .iter()
+        .filter_map(|key| entry.get(*key))
+        .find_map(|value| match value {
+            Value::Bool(done) => Some(*done),
+            Value::String(_) => passes_of(value),
+            _ => None,
+        })
+}
+
+/// The first sentence (or line) of `text`, cut at a word near
+/// [`TITLE_FROM_TEXT`] characters.
+fn first_sentence(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty())?;
+    let sentence = line
+        .find(". ")
+        .map_or(line, |end| &line[..end])
+        .trim_end_matches('.');
+    if sentence.chars().count() <= TITLE_FROM_TEXT {
+        return Some(sentence.to_owned());
+    }
+    let cut: String = sentence.chars().take(TITLE_FROM_TEXT).collect();
+    let at_word = cut.rfind(' ').map_or(cut.as_str(), |space| &cut[..space]);
+    Some(format!("{at_word}…"))
+}
+
+/// A string, or a list of strings joined by lines.
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(_) => strings(value).map(|lines| lines.join("\n")),
+        _ => None,
+    }
+}
+
+/// A list of strings (numbers are written out), or one string.
+fn strings(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::String(text) => Some(vec![text.clone()]),
+        Value::Array(items) => items.iter().map(item_text).collect(),
+        _ => None,
+    }
+}
+
+fn item_text(item: &Value) -> Option<String> {
+    match item {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// Criteria: like [`strings`], and objects with a text field too
+/// (`{"description": "…", "passes": false}`).
+fn criteria(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Object(fields) => first(fields, CRITERION_TEXT_KEYS)
+                    .and_then(|(_, text)| text.as_str().map(str::to_owned)),
+                other => item_text(other),
+            })
+            .collect(),
+        other => strings(other),
+    }
+}
+
+fn priority_of(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => {
+            let text = text.trim().to_ascii_lowercase();
+            let named = match text.as_str() {
+                "critical" | "urgent" | "highest" | "blocker" => Some(0),
+                "high" | "must" | "must have" => Some(1),
+                "medium" | "normal" | "moderate" | "should" | "should have" => Some(2),
+                "low" | "could" | "could have" => Some(3),
+                "lowest" | "trivial" | "won't" | "wont" | "won't have" => Some(4),
+                _ => None,
+            };
+            named.or_else(|| text.trim_start_matches('p').parse().ok())
+        }
+        _ => None,
+    }
+}
+
+fn passes_of(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(passes) => Some(*passes),
+        // Some generators write an empty list of passed checks.
+        Value::Array(items) if items.is_empty() => Some(false),
+        Value::Array(items) => items
+            .iter()
+            .map(Value::as_bool)
+            .collect::<Option<Vec<_>>>()
+            .map(|all| all.iter().all(|b| *b)),
+        Value::String(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" => Some(true),
+            "false" | "no" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a status word means the story needs no more work. Case, `_`,
+/// `-` and leading marks (`✅ Done`) do not matter.
+fn status_of(value: &Value) -> Option<bool> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    let status = text
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim()
+        .to_lowercase()
+        .replace(['_', '-'], " ");
+    match status.as_str() {
+        // Finished.
+        "done" | "complete" | "completed" | "passed" | "passes" | "pass" | "passing" | "closed"
+        | "finished" | "merged" | "resolved" | "verified" | "shipped" | "implemented" | "fixed"
+        | "accepted" | "delivered" | "released" => Some(true),
+        // Not to be done: nothing is left for an agent.
+        "cancelled" | "canceled" | "skipped" | "wontfix" | "won't fix" | "wont fix"
+        | "won't do" | "wont do" | "obsolete" | "dropped" | "rejected" | "duplicate" => Some(true),
+        // Still to do.
+        "open" | "todo" | "to do" | "pending" | "in progress" | "inprogress" | "started"
+        | "blocked" | "not started" | "ready" | "new" | "failed" | "failing" | "review"
+        | "in review" | "needs review" | "wip" | "doing" | "active" | "backlog" | "planned"
+        | "draft" | "queued" | "waiting" | "on hold" | "paused" | "incomplete" | "not done"
+        | "partial" | "partially done" | "deferred" | "proposed" | "assigned" | "reopened"
+        | "needs work" | "in development" | "in qa" | "testing" | "" => Some(false),
+        _ => None,
+    }
+}
