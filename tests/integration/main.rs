@@ -25,6 +25,8 @@ mod config;
 mod contract;
 mod engine;
 mod fake_agent;
+mod fuzz_checklist;
+mod fuzz_prd;
 mod generated;
 mod install;
 mod lifecycle_e2e;
