@@ -3,7 +3,7 @@
 //! per story). Pure functions of the run's state, so each rule is tested
 //! on its own.
 
-use crate::state::{AttemptOutcome, Guardrails, RunState, StopReason, StoryRecord};
+use crate::state::{AttemptOutcome, AttemptRecord, Guardrails, RunState, StopReason, StoryRecord};
 
 /// The first limit that stops the run before another attempt at the story
 /// of `record`: retries, no progress, iterations, runtime, then budgets
@@ -92,8 +92,8 @@ pub(super) fn hit(
     let story_tokens: u64 = record
         .attempts
         .iter()
-        .map(|a| a.input_tokens + a.output_tokens)
-        .sum();
+        .map(AttemptRecord::tokens)
+        .fold(0, u64::saturating_add);
     if let Some(max) = story_max_cost
         && story_cost >= max
     {

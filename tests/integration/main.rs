@@ -25,6 +25,7 @@ mod config;
 mod contract;
 mod engine;
 mod fake_agent;
+mod fuzz_agent_streams;
 mod fuzz_checklist;
 mod fuzz_prd;
 mod generated;

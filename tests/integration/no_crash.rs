@@ -5,8 +5,8 @@
 //! as after a clean stop, resumable.
 
 use crate::harness::{
-    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_with_fake, run,
-    script, stderr,
+    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_cmd,
+    ralph_with_fake, run, script, stderr,
 };
 
 /// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
@@ -224,4 +224,93 @@ fn issue_28_a_panic_outside_a_run_is_a_bug_report_not_a_crash() {
     let err = stderr(&output);
     assert!(err.contains("a bug in git-ralph"), "{}", describe(&output));
     assert!(!err.contains("panicked at"), "{err}");
+}
+
+/// An agent, run through `--agent-command` and recognised by its first
+/// line, that ticks every box of the change and prints `lines`.
+fn agent_printing(repo: &TestRepo, change: &str, lines: &[String]) -> String {
+    let mut body = format!("sed -i 's/- \\[ \\]/- [x]/' openspec/changes/{change}/tasks.md\n");
+    for line in lines {
+        body.push_str(&format!("printf '%s\\n' '{line}'\n"));
+    }
+    let path = repo.dir.path().join(format!("{change}-agent.sh"));
+    std::fs::write(&path, body).expect("agent script");
+    format!("sh {}", path.display())
+}
+
+#[test]
+fn issue_28_token_counts_at_their_limit_are_not_a_crash() {
+    const MAX: u64 = u64::MAX;
+    let promise = "Done.\\n\\n<promise>COMPLETE</promise>";
+    let streams = [
+        (
+            "codex",
+            vec![
+                r#"{"type":"thread.started","thread_id":"t"}"#.to_owned(),
+                format!(
+                    r#"{{"type":"turn.completed","usage":{{"input_tokens":{MAX},"output_tokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"item.completed","item":{{"id":"i","type":"agent_message","text":"{promise}"}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"turn.completed","usage":{{"input_tokens":{MAX},"output_tokens":{MAX}}}}}"#
+                ),
+            ],
+        ),
+        (
+            "opencode",
+            vec![
+                r#"{"type":"step_start","part":{"type":"step-start"}}"#.to_owned(),
+                format!(
+                    r#"{{"type":"step_finish","part":{{"tokens":{{"input":{MAX},"output":{MAX},"reasoning":{MAX}}}}}}}"#
+                ),
+                format!(r#"{{"type":"text","part":{{"type":"text","text":"{promise}"}}}}"#),
+                format!(
+                    r#"{{"type":"step_finish","part":{{"tokens":{{"input":{MAX},"output":{MAX},"cache":{{"read":{MAX}}}}}}}}}"#
+                ),
+            ],
+        ),
+        (
+            "copilot",
+            vec![
+                format!(
+                    r#"{{"type":"assistant.message","data":{{"content":"working","outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.usage","data":{{"inputTokens":{MAX},"outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.message","data":{{"content":"{promise}","outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.usage","data":{{"inputTokens":{MAX},"outputTokens":{MAX}}}}}"#
+                ),
+                r#"{"type":"result","exitCode":0}"#.to_owned(),
+            ],
+        ),
+    ];
+    for (agent, lines) in streams {
+        let repo = TestRepo::with_change("limits", "## 1. One\n\n- [ ] first\n");
+        let command = agent_printing(&repo, "limits", &lines);
+        let output = run(ralph(&repo)
+            .args(["start", "limits", "--agent-command", &command])
+            .args(["--on-finish", "keep", "--plain"]));
+        assert_success(&output);
+        assert!(
+            !stderr(&output).contains("bug in git-ralph"),
+            "{agent}: {}",
+            describe(&output)
+        );
+        let status = repo.status_json("limits");
+        assert_eq!(status["totals"]["output_tokens"], MAX, "{agent}: {status}");
+        let log = ralph_cmd(&repo, &["log", "limits"]);
+        assert_success(&log);
+        let receipt = repo.git(&["log", "-1", "--format=%B", "ralph/limits"]);
+        assert!(
+            receipt.contains(&format!("Ralph-Tokens: {MAX}")),
+            "{agent}: {receipt}"
+        );
+        repo.assert_fsck_clean();
+    }
 }
