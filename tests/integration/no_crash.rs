@@ -314,3 +314,68 @@ fn issue_28_token_counts_at_their_limit_are_not_a_crash() {
         repo.assert_fsck_clean();
     }
 }
+
+/// The peak resident memory of a running process, in KiB, from Linux's
+/// `/proc` (`None` elsewhere, or once it has ended).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn issue_28_a_100_mb_line_without_a_newline_is_neither_held_nor_a_hang() {
+    const LINE_BYTES: u64 = 100_000_000;
+    let huge = format!("head -c {LINE_BYTES} /dev/zero | tr '\\0' x");
+    let agents = [
+        ("plain text", huge.clone()),
+        (
+            "an event of Claude Code's stream that never ends",
+            format!(
+                "printf '%s\\n' '{{\"type\":\"system\",\"subtype\":\"init\"}}'; \
+                 printf '%s' '{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"'; {huge}"
+            ),
+        ),
+    ];
+    for (what, command) in agents {
+        let repo = TestRepo::with_change("huge", "## 1. One\n\n- [ ] first\n");
+        let mut child = ralph(&repo)
+            .args(["start", "huge", "--agent-command", &command])
+            .args(["--on-finish", "keep", "--plain", "--max-iterations", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("git-ralph starts");
+        let started = std::time::Instant::now();
+        let mut peak = 0;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("waitable") {
+                break status;
+            }
+            peak = peak.max(peak_rss_kib(child.id()).unwrap_or(0));
+            if started.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{what}: git-ralph hangs on a 100 MB line");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr read");
+        // One attempt that gave no promise: the run stops at the limit.
+        assert_eq!(status.code(), Some(4), "{what}: {err}");
+        assert!(!err.contains("bug in git-ralph"), "{what}: {err}");
+        let log = repo.run_dir("huge").join("attempts/1-1.jsonl");
+        let logged = std::fs::metadata(&log).expect("the attempt's log").len();
+        assert!(
+            logged >= LINE_BYTES,
+            "{what}: the whole line is on disk ({logged})"
+        );
+        if peak_rss_kib(std::process::id()).is_some() {
+            assert!(
+                peak > 0 && peak < 96 * 1024,
+                "{what}: git-ralph's peak memory was {peak} KiB for a 100 MB line"
+            );
+        }
+    }
+}
