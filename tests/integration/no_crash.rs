@@ -6,7 +6,7 @@
 
 use crate::harness::{
     TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_cmd,
-    ralph_with_fake, run, script, stderr,
+    ralph_with_fake, run, script, start_with_fake, stderr,
 };
 
 /// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
@@ -378,4 +378,45 @@ fn issue_28_a_100_mb_line_without_a_newline_is_neither_held_nor_a_hang() {
             );
         }
     }
+}
+
+/// A run of `change` that stopped after one attempt without a promise.
+fn stopped_run(change: &str) -> TestRepo {
+    let repo = TestRepo::with_change(change, "## 1. One\n\n- [ ] first\n");
+    let output = start_with_fake(
+        &repo,
+        change,
+        "format claude\n[*]\nsay not yet\n",
+        &["--plain", "--max-iterations", "1"],
+    );
+    assert_exit(&output, 4);
+    repo
+}
+
+#[test]
+fn issue_28_a_lock_or_pid_file_naming_pid_0_signals_nobody() {
+    let repo = stopped_run("zero");
+    // What `kill` and `killpg` read as "my own process group".
+    repo.write(".git/ralph/lock", "0\nzero\n");
+    repo.write(".git/ralph/zero/agent.pid", "0\n");
+    let status = repo.status_json("zero");
+    assert_eq!(status["alive"], false, "pid 0 holds no lock: {status}");
+    // In a process group of its own, so that a signal to "its own group"
+    // would reach git-ralph alone.
+    let started = std::time::Instant::now();
+    let output = run(
+        std::os::unix::process::CommandExt::process_group(&mut ralph(&repo), 0)
+            .args(["abort", "zero"]),
+    );
+    assert_success(&output);
+    let err = stderr(&output);
+    assert!(!err.contains("stopping the running loop"), "{err}");
+    assert!(!err.contains("killed loop had left running"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "abort waited on a group that is no agent's"
+    );
+    assert_eq!(repo.run_state("zero")["status"], "aborted");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    repo.assert_fsck_clean();
 }
