@@ -53,6 +53,34 @@ pub enum StateError {
     },
 }
 
+impl StateError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StateError::Read { path, .. } => Some(format!(
+                "check that {} is a file git-ralph may read",
+                path.display()
+            )),
+            StateError::Corrupt { path, .. } => {
+                let dir = path.parent().unwrap_or(path);
+                let name = dir
+                    .file_name()
+                    .map_or_else(|| "<change>".into(), |name| name.to_string_lossy());
+                Some(format!(
+                    "git-ralph writes this file whole, so something else changed it: restore it if you \
+                     can, or move {} aside to forget the run (its commits stay on branch ralph/{name} \
+                     and under refs/ralph/{name}/)",
+                    dir.display()
+                ))
+            }
+            StateError::Write { path, .. } => Some(format!(
+                "check that {} is writable and the disk is not full",
+                path.display()
+            )),
+        }
+    }
+}
+
 impl RunDir {
     /// `<ralph-dir>/<change>`; `change` must already be validated.
     pub fn new(ralph_dir: &Path, change: &str) -> RunDir {

@@ -6,7 +6,7 @@
 
 use crate::harness::{
     TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_cmd,
-    ralph_with_fake, run, script, start_with_fake, stderr,
+    ralph_with_fake, run, script, start_with_fake, stderr, stdout,
 };
 
 /// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
@@ -419,4 +419,85 @@ fn issue_28_a_lock_or_pid_file_naming_pid_0_signals_nobody() {
     assert_eq!(repo.run_state("zero")["status"], "aborted");
     assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
     repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_28_a_damaged_state_file_is_an_error_that_names_it_and_says_what_to_do() {
+    let repo = stopped_run("torn");
+    let path = repo.run_dir("torn").join("state.json");
+    let whole = std::fs::read(&path).expect("state.json");
+    let damaged: [(&str, Vec<u8>); 4] = [
+        ("empty", Vec::new()),
+        ("cut in half", whole[..whole.len() / 2].to_vec()),
+        ("cut inside a character", b"{\"change\": \"caf\xc3".to_vec()),
+        (
+            "a field of the wrong type",
+            String::from_utf8_lossy(&whole)
+                .replacen("\"status\": \"finished\"", "\"status\": 7", 1)
+                .into_bytes(),
+        ),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&path, &bytes).expect("damaged");
+        for args in [
+            &["status", "torn"][..],
+            &["status"],
+            &["log", "torn"],
+            &["show", "1", "torn"],
+            &["abort", "torn"],
+            &["finish", "torn", "--keep"],
+            &["start", "torn", "--agent-command", "true"],
+        ] {
+            let output = ralph_cmd(&repo, args);
+            let err = stderr(&output);
+            assert_exit(&output, 70);
+            assert!(!err.contains("bug in git-ralph"), "{what}, {args:?}: {err}");
+            assert!(
+                err.contains(".git/ralph/torn/state.json"),
+                "{what}, {args:?}: the file is named: {err}"
+            );
+            assert!(
+                err.contains("line"),
+                "{what}, {args:?}: the line is named: {err}"
+            );
+            assert!(
+                err.contains("hint:") && err.contains("ralph/torn"),
+                "{what}, {args:?}: what to do is said: {err}"
+            );
+        }
+    }
+    // Nothing was touched: the run's branch and refs are as they were.
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/ralph/torn")
+    );
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_28_a_damaged_events_log_is_read_as_far_as_it_goes() {
+    let repo = stopped_run("cut");
+    let path = repo.run_dir("cut").join("events.jsonl");
+    let whole = std::fs::read(&path).expect("events.jsonl");
+    let mut damaged = whole[..whole.len() - 7].to_vec();
+    damaged.extend_from_slice(b"\n{\"ts_ms\": \"soon\", \"type\": 7}\n\xff\xfe garbage\n{\"ts_ms\":1,\"change\":\"cut\",\"type\":\"story_event\",\"story_id\":\"1\",\"attempt\":1,\"event\":{\"type\":\"message\",\"text\":\"caf\xc3");
+    std::fs::write(&path, &damaged).expect("damaged");
+    for args in [
+        &["log", "cut"][..],
+        &["log", "cut", "--json"],
+        &["show", "1", "cut"],
+        &["show", "1/1", "cut", "--transcript", "--json"],
+        &["status", "cut"],
+    ] {
+        let output = ralph_cmd(&repo, args);
+        assert_success(&output);
+        assert!(
+            !stderr(&output).contains("bug in git-ralph"),
+            "{args:?}: {}",
+            describe(&output)
+        );
+    }
+    // The transcript holds what the damage left readable.
+    let output = ralph_cmd(&repo, &["show", "1/1", "cut", "--transcript"]);
+    assert!(stdout(&output).contains("not yet"), "{}", describe(&output));
 }
