@@ -20,7 +20,7 @@ use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
 use serde_json::Value;
 
-use crate::harness::fuzz::{awkward_line, cases};
+use crate::harness::fuzz::{awkward_line, cases, replace_nodes};
 
 /// The lines of every transcript in `tests/fixtures/<dir>/`.
 fn fixture_lines(dir: &str) -> Vec<String> {
@@ -111,28 +111,6 @@ fn wrong_value() -> impl Strategy<Value = Value> {
     })
 }
 
-/// Every JSON pointer inside `value` but the event's `type`, which decides
-/// whether a parser reads the event at all.
-fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
-    if at != "/type" && !at.is_empty() {
-        out.push(at.clone());
-    }
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map {
-                let key = key.replace('~', "~0").replace('/', "~1");
-                pointers(child, format!("{at}/{key}"), out);
-            }
-        }
-        Value::Array(items) => {
-            for (index, child) in items.iter().enumerate() {
-                pointers(child, format!("{at}/{index}"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// One line of generated output.
 #[derive(Debug, Clone)]
 enum Line {
@@ -166,17 +144,8 @@ fn render(line: &Line, real: &[String]) -> Vec<u8> {
             let Ok(mut event) = serde_json::from_str::<Value>(pick(*index)) else {
                 return pick(*index).clone().into_bytes();
             };
-            for (at, value) in changes {
-                let mut all = Vec::new();
-                pointers(&event, String::new(), &mut all);
-                if all.is_empty() {
-                    break;
-                }
-                let pointer = &all[((all.len() as f64) * at) as usize % all.len()];
-                if let Some(slot) = event.pointer_mut(pointer) {
-                    *slot = value.clone();
-                }
-            }
+            // The event's type decides whether a parser reads it at all.
+            replace_nodes(&mut event, changes, &["/type"]);
             serde_json::to_vec(&event).expect("JSON")
         }
         Line::Cut(index, at) => {

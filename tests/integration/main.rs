@@ -27,6 +27,7 @@ mod engine;
 mod fake_agent;
 mod fuzz_agent_streams;
 mod fuzz_checklist;
+mod fuzz_contract;
 mod fuzz_prd;
 mod generated;
 mod install;

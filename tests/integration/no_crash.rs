@@ -422,6 +422,26 @@ fn issue_28_a_lock_or_pid_file_naming_pid_0_signals_nobody() {
 }
 
 #[test]
+fn issue_28_a_contract_that_is_not_text_is_an_error_that_names_it() {
+    let repo = TestRepo::with_change("latin", "## 1. One\n\n- [ ] first\n");
+    repo.write(
+        "ralph.toml",
+        b"[[check]]\nname = \"caf\xe9\"\ncommand = \"true\"\n".as_slice(),
+    );
+    repo.commit_all("A contract in Latin-1");
+    let output = run(ralph(&repo).args(["start", "latin", "--dry-run", "--agent-command", "true"]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(!err.contains("bug in git-ralph"), "{}", describe(&output));
+    assert!(
+        err.contains("ralph.toml:2:12:"),
+        "the file, the line and the column are named: {err}"
+    );
+    assert!(err.contains("UTF-8"), "what is wrong is said: {err}");
+    assert!(err.contains("hint:"), "what to do is said: {err}");
+}
+
+#[test]
 fn issue_28_a_damaged_state_file_is_an_error_that_names_it_and_says_what_to_do() {
     let repo = stopped_run("torn");
     let path = repo.run_dir("torn").join("state.json");

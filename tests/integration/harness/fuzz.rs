@@ -82,3 +82,80 @@ pub fn cut_bytes(text: &[u8], at: f64) -> &[u8] {
     let end = ((text.len() as f64) * at) as usize;
     &text[..end.min(text.len())]
 }
+
+/// Every JSON pointer inside `value` (the root aside) except `keep`,
+/// depth first.
+pub fn json_pointers(value: &serde_json::Value, keep: &[&str]) -> Vec<String> {
+    fn walk(value: &serde_json::Value, at: String, keep: &[&str], out: &mut Vec<String>) {
+        if !at.is_empty() && !keep.contains(&at.as_str()) {
+            out.push(at.clone());
+        }
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map {
+                    let key = key.replace('~', "~0").replace('/', "~1");
+                    walk(child, format!("{at}/{key}"), keep, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (index, child) in items.iter().enumerate() {
+                    walk(child, format!("{at}/{index}"), keep, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, String::new(), keep, &mut out);
+    out
+}
+
+/// `value` with one node per change replaced: each change picks a node by
+/// its fraction of [`json_pointers`] (taken afresh, as replacing a node
+/// changes the tree below it).
+pub fn replace_nodes(
+    value: &mut serde_json::Value,
+    changes: &[(f64, serde_json::Value)],
+    keep: &[&str],
+) {
+    for (at, replacement) in changes {
+        let all = json_pointers(value, keep);
+        if all.is_empty() {
+            return;
+        }
+        let pointer = &all[((all.len() as f64) * at) as usize % all.len()];
+        if let Some(slot) = value.pointer_mut(pointer) {
+            *slot = replacement.clone();
+        }
+    }
+}
+
+/// JSON values of every type, numbers at their limits among them: the
+/// wrong type for any field of a file git-ralph reads.
+pub fn wrong_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        3 => proptest::sample::select(&[u64::MAX, u64::MAX / 2 + 1, u32::MAX as u64 + 1, 1 << 63][..])
+            .prop_map(Value::from),
+        1 => proptest::sample::select(&[i64::MIN, -1, 0, 1, 429, 529, 1_750_000_000][..])
+            .prop_map(Value::from),
+        1 => proptest::sample::select(&[1e308, -1e308, 0.5, -0.0][..]).prop_map(Value::from),
+        1 => any::<u64>().prop_map(Value::from),
+        2 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::Bool),
+        3 => awkward_line(24).prop_map(Value::String),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                proptest::sample::select(&["type", "text", "id", "kind", "name", ""][..]),
+                inner,
+                0..3
+            )
+            .prop_map(|map| {
+                Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            }),
+        ]
+    })
+}
