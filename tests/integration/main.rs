@@ -29,6 +29,7 @@ mod fuzz_agent_streams;
 mod fuzz_checklist;
 mod fuzz_contract;
 mod fuzz_prd;
+mod fuzz_state;
 mod generated;
 mod install;
 mod lifecycle_e2e;
