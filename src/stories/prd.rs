@@ -55,6 +55,10 @@ impl PrdSource {
 /// still cannot be read is an error naming the story and the field.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    read_stories(path, text).map_err(|error| with_line(error, text, None))
+}
+
+fn read_stories(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
     let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
     let entries = match &file {
         Value::Array(entries) => entries,
@@ -91,7 +95,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
     let stories = entries
         .iter()
         .enumerate()
-        .map(|(index, entry)| to_story(path, index + 1, entry))
+        .map(|(index, entry)| {
+            to_story(path, index + 1, entry)
+                .map_err(|error| with_line(error, text, Some(index + 1)))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     check_unique_ids(path, &stories)?;
     check_dependencies(path, &stories)?;
@@ -104,10 +111,58 @@ const STORY_LIST_KEYS: &[&str] = &["userStories", "user_stories", "stories"];
 fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesError {
     StoriesError::PrdField {
         path: path.to_path_buf(),
+        line: None,
         story: story.to_owned(),
         field: field.to_owned(),
         problem: problem.to_owned(),
     }
+}
+
+/// `error` with the line of the value it is about, when it is about one
+/// field of story `index` (1-based), or of the file when there is none,
+/// and the value can be found.
+fn with_line(mut error: StoriesError, text: &str, index: Option<usize>) -> StoriesError {
+    if let StoriesError::PrdField {
+        line: line @ None,
+        field,
+        ..
+    } = &mut error
+    {
+        *line = value_line(text, index, field);
+    }
+    error
+}
+
+/// The 1-based line where `field` of story `index` starts (the story
+/// itself when it has no such field), or the list of stories when no
+/// story is given.
+fn value_line(text: &str, index: Option<usize>, field: &str) -> Option<usize> {
+    use serde_json::value::RawValue;
+    type Fields<'a> = HashMap<String, &'a RawValue>;
+    let top: &RawValue = serde_json::from_str(text).ok()?;
+    let list = match serde_json::from_str::<Fields<'_>>(top.get()) {
+        Ok(map) => STORY_LIST_KEYS
+            .iter()
+            .find_map(|key| map.get(*key).copied())?,
+        Err(_) => top,
+    };
+    let Some(index) = index else {
+        return Some(line_of(text, list));
+    };
+    let entries: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
+    let entry = *entries.get(index.checked_sub(1)?)?;
+    let value = serde_json::from_str::<Fields<'_>>(entry.get())
+        .ok()
+        .and_then(|fields| fields.get(field).copied())
+        .unwrap_or(entry);
+    Some(line_of(text, value))
+}
+
+/// The line of `text` on which `value`, a slice of it, starts.
+fn line_of(text: &str, value: &serde_json::value::RawValue) -> usize {
+    let offset = (value.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    1 + before.iter().filter(|byte| **byte == b'\n').count()
 }
 
 /// The first of `keys` present in `entry` (a `null` counts as absent),

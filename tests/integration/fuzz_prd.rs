@@ -202,16 +202,41 @@ fn check_error(error: &StoriesError, text: &str, file: &str) -> Result<(), TestC
     let message = error.to_string();
     prop_assert!(message.contains(file), "the file is named: {message}");
     prop_assert!(error.hint().is_some(), "what to do is said: {message}");
-    if let StoriesError::MalformedPrd { line, column, .. } = error {
-        let lines = 1 + text.matches('\n').count();
-        prop_assert!(
-            (1..=lines).contains(line),
-            "line {line} of {lines}: {message}"
-        );
-        prop_assert!(
-            message.contains(&format!("{file}:{line}:{column}:")),
-            "{message}"
-        );
+    let lines = 1 + text.matches('\n').count();
+    match error {
+        StoriesError::MalformedPrd { line, column, .. } => {
+            prop_assert!(
+                (1..=lines).contains(line),
+                "line {line} of {lines}: {message}"
+            );
+            prop_assert!(
+                message.contains(&format!("{file}:{line}:{column}:")),
+                "{message}"
+            );
+        }
+        StoriesError::PrdField {
+            line,
+            field,
+            problem,
+            ..
+        } => {
+            prop_assert!(line.is_some(), "the line is named: {message}");
+            let line = line.expect("checked");
+            prop_assert!(
+                (1..=lines).contains(&line),
+                "line {line} of {lines}: {message}"
+            );
+            prop_assert!(message.contains(&format!("{file}:{line}:")), "{message}");
+            // The value of a field that is there starts on the field's line.
+            let at = text.lines().nth(line - 1).unwrap_or_default();
+            if problem != "is missing" && !field.starts_with('(') && field != "userStories" {
+                prop_assert!(
+                    at.contains(&format!("\"{field}\"")),
+                    "line {line} is {at:?}: {message}"
+                );
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

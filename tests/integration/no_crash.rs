@@ -521,3 +521,27 @@ fn issue_28_a_damaged_events_log_is_read_as_far_as_it_goes() {
     let output = ralph_cmd(&repo, &["show", "1/1", "cut", "--transcript"]);
     assert!(stdout(&output).contains("not yet"), "{}", describe(&output));
 }
+
+#[test]
+fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
+    let prd = "{\n  \"userStories\": [\n    {\"id\": \"US-1\", \"title\": \"One\"},\n    {\n      \"id\": \"US-2\",\n      \"priority\": [1, 2]\n    }\n  ]\n}\n";
+    let repo = TestRepo::with_files(&[("prd.json", prd)]);
+    let output = run(ralph(&repo).args([
+        "start",
+        "prd",
+        "--prd",
+        "prd.json",
+        "--dry-run",
+        "--agent-command",
+        "true",
+    ]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(!err.contains("bug in git-ralph"), "{}", describe(&output));
+    assert!(
+        err.contains("prd.json:6:"),
+        "the file and the line of the field are named: {err}"
+    );
+    assert!(err.contains("\"priority\""), "the field is named: {err}");
+    assert!(err.contains("hint:"), "what to do is said: {err}");
+}
