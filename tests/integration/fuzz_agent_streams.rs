@@ -379,3 +379,60 @@ fn issue_28_token_counts_at_their_limit_saturate_in_every_parser() {
         assert_eq!(done.usage.total(), MAX, "{format:?}: {done:?}");
     }
 }
+
+/// Every format the runner can be set to.
+const FORMATS: &[StreamFormat] = &[
+    StreamFormat::Claude,
+    StreamFormat::Codex,
+    StreamFormat::Gemini,
+    StreamFormat::Opencode,
+    StreamFormat::Amp,
+    StreamFormat::Cursor,
+    StreamFormat::Copilot,
+    StreamFormat::Aider,
+    StreamFormat::Plain,
+    StreamFormat::Auto,
+];
+
+/// A recorded line whose longest text is `unit` repeated `count` times:
+/// long enough to pass the tails parsers keep (64 KiB of plain text, 1 MiB
+/// of a final message), cut on a character of up to four bytes.
+fn long_line(real: &[String], index: usize, unit: &str, count: usize) -> Vec<u8> {
+    let line = &real[index % real.len()];
+    let long = unit.repeat(count);
+    let Ok(mut event) = serde_json::from_str::<Value>(line) else {
+        return format!("{line}{long}").into_bytes();
+    };
+    let longest = crate::harness::fuzz::json_pointers(&event, &["/type"])
+        .into_iter()
+        .filter_map(|pointer| Some((event.pointer(&pointer)?.as_str()?.len(), pointer)))
+        .max();
+    if let Some((_, pointer)) = longest
+        && let Some(text) = event.pointer_mut(&pointer)
+    {
+        *text = Value::String(long);
+    }
+    serde_json::to_vec(&event).expect("JSON")
+}
+
+proptest! {
+    #![proptest_config(cases(16))]
+
+    /// 16 cases: a few recorded lines of each format, their texts made
+    /// longer than what the parsers keep (up to 1.2 MB a line).
+    #[test]
+    fn fuzz_agent_stream_long_lines(
+        format in select(FORMATS),
+        lines in proptest::collection::vec(
+            (any::<usize>(), select(&["é", "日", "😀", "a\u{301}", "x"][..]), 20_000usize..300_000),
+            1..4,
+        ),
+    ) {
+        let real: Vec<String> = format_dirs(format).iter().flat_map(|dir| fixture_lines(dir)).collect();
+        let lines: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|(index, unit, count)| long_line(&real, *index, unit, *count))
+            .collect();
+        check_stream(format, &lines)?;
+    }
+}

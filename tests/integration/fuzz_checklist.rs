@@ -597,3 +597,48 @@ fn write(root: &Path, relative: &str, bytes: &[u8]) {
     std::fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
     std::fs::write(&path, bytes).expect("written");
 }
+
+proptest! {
+    #![proptest_config(cases(24))]
+
+    /// 24 cases: sections and intros longer than what a prompt is given
+    /// (48 KiB of a section, 4 KiB of each enclosing intro), in characters
+    /// of one to four bytes: the text is cut at a line end within the
+    /// limit, with a note saying where the rest is.
+    #[test]
+    fn fuzz_checklist_long_sections(
+        unit in select(&["é", "日", "😀", "x", "a\u{301}"][..]),
+        line_chars in 1usize..400,
+        intro_lines in 0usize..200,
+        body_lines in 0usize..600,
+        crlf in any::<bool>(),
+    ) {
+        let line = unit.repeat(line_chars);
+        let mut plan = String::from("# Plan\n\n## Phase 1: Core\n\n");
+        for _ in 0..intro_lines {
+            plan.push_str(&line);
+            plan.push('\n');
+        }
+        plan.push_str("### 1.1 Parser\n\n- [ ] write it\n");
+        for _ in 0..body_lines {
+            plan.push_str(&line);
+            plan.push('\n');
+        }
+        plan.push_str("- [x] test it\n");
+        if crlf {
+            plan = plan.replace('\n', "\r\n");
+        }
+        let parsed = checklist::parse(&plan);
+        check_reading(&plan, &parsed)?;
+        prop_assert_eq!(parsed.stories.len(), 1);
+        let section = parsed.stories[0].section.as_ref().expect("a section");
+        let note = 256;
+        prop_assert!(section.text.len() <= checklist::SECTION_LIMIT + note, "{}", section.text.len());
+        for parent in &section.parents {
+            prop_assert!(parent.len() <= 4 * 1024 + note, "{}", parent.len());
+        }
+        if section.text.contains("[cut: ") {
+            prop_assert!(section.text.contains("read them in the file from line"));
+        }
+    }
+}
