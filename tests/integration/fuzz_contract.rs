@@ -88,9 +88,23 @@ fn fuzz_contract_cut_at_every_byte() {
     }
 }
 
-/// A TOML value for `value`, when TOML can hold it (it has no null).
+/// `value` as TOML. TOML has no null and no integer past `i64::MAX`: a
+/// null becomes the text `null`, such a number a float.
 fn to_toml(value: &Value) -> Option<String> {
-    toml::to_string(value).ok()
+    fn tomlable(value: &mut Value) {
+        match value {
+            Value::Null => *value = Value::from("null"),
+            Value::Number(number) if number.is_u64() && number.as_i64().is_none() => {
+                *value = Value::from(number.as_f64().unwrap_or(f64::MAX));
+            }
+            Value::Array(items) => items.iter_mut().for_each(tomlable),
+            Value::Object(map) => map.values_mut().for_each(tomlable),
+            _ => {}
+        }
+    }
+    let mut value = value.clone();
+    tomlable(&mut value);
+    toml::to_string(&value).ok()
 }
 
 /// Latin-1 letters, a lone lead and a lone continuation byte, a surrogate.
