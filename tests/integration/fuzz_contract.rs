@@ -67,8 +67,9 @@ fn assemble(root: &Path, in_change: bool, bytes: &[u8]) -> Result<Contract, Cont
     Contract::assemble(root, Some(&change_dir), &[], &["true".to_owned()], None)
 }
 
-/// The example cut at every byte, as the root's and as a change's file: a
-/// contract, or an error naming the file and the line.
+/// 1,802 cases, one per cut of the 1,801-byte example: the example cut at
+/// every byte, as the root's and as a change's file in turn, is a contract
+/// or an error naming the file and the line.
 #[test]
 fn fuzz_contract_cut_at_every_byte() {
     let example = example();

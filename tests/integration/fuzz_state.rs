@@ -34,9 +34,10 @@ fn run_dir() -> (tempfile::TempDir, RunDir) {
     (tmp, dir)
 }
 
-/// `state.json` cut at every byte: an error that names the file, with the
-/// line and column where JSON stopped making sense; the whole file (its
-/// final white space aside) reads.
+/// 2,902 cases, one per cut of the 2,901-byte fixture: `state.json` cut
+/// at every byte is an error that names the file, with the line and
+/// column where JSON stopped making sense; the whole file (its final white
+/// space aside) reads.
 #[test]
 fn fuzz_state_json_cut_at_every_byte() {
     let whole = fixture("state.json");
@@ -235,8 +236,9 @@ proptest! {
     }
 }
 
-/// The run's real `events.jsonl` cut at every byte: the records read are
-/// exactly those of the lines complete before the cut.
+/// 4,077 cases, one per cut of the 4,076-byte fixture: the run's real
+/// `events.jsonl` cut at every byte gives exactly the records of the lines
+/// complete before the cut.
 #[test]
 fn fuzz_state_events_cut_at_every_byte() {
     let whole = fixture("events.jsonl");
@@ -257,8 +259,9 @@ fn fuzz_state_events_cut_at_every_byte() {
     }
 }
 
-/// The contract snapshot (`contract.json`) cut at every byte: an error
-/// naming the file and the line, or the contract.
+/// 70 cases, one per cut of the 69-byte fixture: the contract snapshot
+/// (`contract.json`) cut at every byte is an error naming the file and
+/// the line, or the contract.
 #[test]
 fn fuzz_state_contract_snapshot_cut_at_every_byte() {
     let whole = fixture("contract.json");
@@ -338,7 +341,8 @@ proptest! {
         }
     }
 
-    /// 256 cases: the agent's pid file of a run holding garbage or a number
+    /// 256 cases (those naming a group that may be alive set aside): the
+    /// agent's pid file of a run holding garbage or a number
     /// that is no agent of a dead loop: ending the orphaned agent finds
     /// none, and signals nobody (0 and 1 would be git-ralph's own group
     /// and init's).
