@@ -304,8 +304,19 @@ fn issue_28_token_counts_at_their_limit_are_not_a_crash() {
         );
         let status = repo.status_json("limits");
         assert_eq!(status["totals"]["output_tokens"], MAX, "{agent}: {status}");
-        let log = ralph_cmd(&repo, &["log", "limits"]);
-        assert_success(&log);
+        for args in [
+            &["status", "limits"][..],
+            &["log", "limits"],
+            &["show", "1", "limits"],
+        ] {
+            let output = ralph_cmd(&repo, args);
+            assert_success(&output);
+            assert!(
+                stdout(&output).contains(&MAX.to_string()),
+                "{agent}, {args:?}: {}",
+                describe(&output)
+            );
+        }
         let receipt = repo.git(&["log", "-1", "--format=%B", "ralph/limits"]);
         assert!(
             receipt.contains(&format!("Ralph-Tokens: {MAX}")),
