@@ -63,7 +63,7 @@ impl Exit {
             Exit::Timeout => "timeout: --max-runtime passed",
             Exit::Budget => "budget: --max-cost or --max-tokens was reached",
             Exit::Internal => {
-                "internal: a failure of git-ralph itself or of the machine (an I/O or git error)"
+                "internal: a failure of git-ralph itself or of the machine (an I/O or git error, a damaged state file)"
             }
             Exit::Interrupted => {
                 "interrupted: the user stopped the run (Ctrl-C, q, or git ralph abort)"
@@ -285,7 +285,8 @@ impl From<crate::git::GitFailure> for CommandError {
 
 impl From<crate::state::StateError> for CommandError {
     fn from(err: crate::state::StateError) -> Self {
-        CommandError::from_error(ErrorKind::Internal, err)
+        let hint = err.hint();
+        CommandError::from_error(ErrorKind::Internal, err).maybe_hint(hint)
     }
 }
 

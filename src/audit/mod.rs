@@ -66,7 +66,8 @@ impl AuditError {
             | AuditError::NoAttempts(_) => {
                 Some("see the stories and their attempts with 'git ralph log'".to_owned())
             }
-            AuditError::State(_) | AuditError::Io { .. } => None,
+            AuditError::State(err) => err.hint(),
+            AuditError::Io { .. } => None,
         }
     }
 }

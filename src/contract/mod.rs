@@ -275,10 +275,8 @@ pub fn stories_settings(
     let mut paths = vec![workdir.join("ralph.toml")];
     paths.extend(change_dir.map(|dir| dir.join("ralph.toml")));
     for path in paths {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(ContractError::Read { path, source }),
+        let Some(text) = read_file(&path)? else {
+            continue;
         };
         let file = Contract::parse(&path, &text)?;
         settings.skip.extend(file.stories.skip);
@@ -326,6 +324,13 @@ pub enum ContractError {
     },
     #[error("{} is not a valid contract: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    #[error("{}:{line}:{column}: the contract is not UTF-8 text (byte {byte:#04x})", path.display())]
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        byte: u8,
+    },
     #[error("could not save the contract snapshot to {}", path.display())]
     Snapshot {
         path: PathBuf,
@@ -340,9 +345,35 @@ impl ContractError {
             ContractError::Invalid { .. } => Some(
                 "see CONTRACT FILES in 'man git-ralph-start' for the keys and their types".into(),
             ),
+            ContractError::NotUtf8 { .. } => Some(
+                "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line".into(),
+            ),
             _ => None,
         }
     }
+}
+
+/// The text of a contract file, or `None` when there is no such file.
+fn read_file(path: &Path) -> Result<Option<String>, ContractError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ContractError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    String::from_utf8(bytes).map(Some).map_err(|err| {
+        let (line, column, byte) = crate::stories::first_bad_byte(&err);
+        ContractError::NotUtf8 {
+            path: path.to_owned(),
+            line,
+            column,
+            byte,
+        }
+    })
 }
 
 /// The contract for one story, with everything merged.
@@ -394,10 +425,8 @@ impl Contract {
             paths.push(dir.join("ralph.toml"));
         }
         for path in paths {
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => return Err(ContractError::Read { path, source }),
+            let Some(text) = read_file(&path)? else {
+                continue;
             };
             let file = Contract::parse(&path, &text)?;
             let relative = path.strip_prefix(workdir).unwrap_or(&path);

@@ -409,16 +409,22 @@ fn exit_kind(status: ExitStatus) -> ExitStatusKind {
     }
 }
 
+/// `pid` as the group of a child this supervisor spawned: never 0 or
+/// 1, never a number that wraps below 0, never git-ralph's own group.
+fn child_group(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 1 && Pid::from_raw(raw) != getpgrp())
+        .map(Pid::from_raw)
+}
+
 /// Sends `signal` to the process group led by `pid`, as started by [`run`].
 ///
 /// A group that no longer exists is not an error. Refuses pid 0 and 1 and
 /// git-ralph's own group, which would otherwise be signalled instead.
 pub fn signal_group(pid: u32, signal: Signal) -> Result<(), ProcessError> {
-    let raw = i32::try_from(pid)
-        .ok()
-        .filter(|&raw| raw > 1 && Pid::from_raw(raw) != getpgrp())
-        .ok_or(ProcessError::NotAChildGroup(pid))?;
-    match killpg(Pid::from_raw(raw), signal) {
+    let group = child_group(pid).ok_or(ProcessError::NotAChildGroup(pid))?;
+    match killpg(group, signal) {
         Ok(()) | Err(Errno::ESRCH) => Ok(()),
         Err(source) => Err(ProcessError::Signal {
             pgid: pid,
@@ -439,7 +445,12 @@ pub fn end_orphaned_group(pid_file: &Path) -> bool {
         return false;
     };
     let _ = std::fs::remove_file(pid_file);
-    let alive = || killpg(Pid::from_raw(pid as i32), None).is_ok();
+    // A file that names no group a child could have (0 is our own, 1
+    // init's) names no orphan either.
+    let Some(group) = child_group(pid) else {
+        return false;
+    };
+    let alive = || killpg(group, None).is_ok();
     if !alive() {
         return false;
     }

@@ -331,7 +331,10 @@ impl StoryLoop {
                 )
             })
             .count() as u32;
-        self.settings.max_retries + 1 + free
+        self.settings
+            .max_retries
+            .saturating_add(1)
+            .saturating_add(free)
     }
 
     /// The promise token the story's contract asks for, if any.
@@ -520,15 +523,14 @@ impl StoryLoop {
             None => (0, 0, 0, 0, 0.0),
         };
         let totals = &mut self.state.totals;
-        totals.input_tokens += input;
-        totals.output_tokens += output;
-        totals.cache_read_tokens += cache_read;
-        totals.cache_creation_tokens += cache_creation;
+        totals.add_tokens(input, output, cache_read, cache_creation);
         totals.cost_usd += cost;
         totals.tokens_unknown |= run.done.as_ref().is_some_and(|done| done.tokens_unknown);
         if let Some(attempt) = self.story_record(story).attempts.last_mut() {
             attempt.duration_ms = duration_ms;
-            attempt.input_tokens = input + cache_read + cache_creation;
+            attempt.input_tokens = input
+                .saturating_add(cache_read)
+                .saturating_add(cache_creation);
             attempt.output_tokens = output;
             attempt.cost_usd = cost;
         }

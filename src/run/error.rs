@@ -132,6 +132,7 @@ impl RunError {
                 "check that `{command}` exists and is executable (--agent-command or ralph.agentCommand); no retry was spent"
             )),
             RunError::Git { source, .. } => source.hint(),
+            RunError::State(err) => err.hint(),
             _ => None,
         }
     }

@@ -3,7 +3,9 @@
 //! per story). Pure functions of the run's state, so each rule is tested
 //! on its own.
 
-use crate::state::{AttemptOutcome, Guardrails, RunState, StopReason, StoryRecord, Totals};
+use crate::state::{
+    AttemptOutcome, AttemptRecord, Guardrails, RunState, StopReason, StoryRecord, Totals,
+};
 
 /// The first limit that stops the run before another attempt at the story
 /// of `record`: retries, no progress, iterations, runtime, then budgets
@@ -123,8 +125,8 @@ fn story_budget(
     let tokens: u64 = record
         .attempts
         .iter()
-        .map(|a| a.input_tokens + a.output_tokens)
-        .sum();
+        .map(AttemptRecord::tokens)
+        .fold(0, u64::saturating_add);
     if let Some(max) = max_cost
         && cost >= max
     {

@@ -144,7 +144,7 @@ fn guardrail_lines(settings: &Settings) -> Vec<String> {
     let mut lines = vec![
         format!(
             "attempts per story: {} ({} retries)",
-            settings.max_retries + 1,
+            settings.max_retries.saturating_add(1),
             settings.max_retries
         ),
         format!(

@@ -27,7 +27,7 @@ impl StoryLoop {
         let max = if self.settings.once {
             1
         } else {
-            self.settings.max_retries + 1
+            self.settings.max_retries.saturating_add(1)
         };
         let settings = &self.state.settings;
         let agent = match (&settings.agent_command, &version) {
@@ -45,10 +45,7 @@ impl StoryLoop {
         ];
         if let Some(record) = self.attempt_record(story, attempt) {
             let record = record.clone();
-            trailers.push((
-                "Ralph-Tokens",
-                (record.input_tokens + record.output_tokens).to_string(),
-            ));
+            trailers.push(("Ralph-Tokens", record.tokens().to_string()));
             if record.cost_usd > 0.0 {
                 trailers.push(("Ralph-Cost", format!("{:.4}", record.cost_usd)));
             }

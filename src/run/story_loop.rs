@@ -287,7 +287,9 @@ impl StoryLoop {
 
     /// Time spent in loops, this one included.
     pub(super) fn runtime_ms(&self) -> u64 {
-        self.state.runtime_ms + self.session_started.elapsed().as_millis() as u64
+        self.state
+            .runtime_ms
+            .saturating_add(self.session_started.elapsed().as_millis() as u64)
     }
 
     fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {

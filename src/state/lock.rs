@@ -39,12 +39,21 @@ impl LockError {
     }
 }
 
+/// `pid` as a single process `kill` may name: 0 and numbers past
+/// `i32::MAX` (which wrap to -1 and below) name a group or every process.
+fn single_process(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|raw| *raw > 0)
+        .map(Pid::from_raw)
+}
+
 /// Is `pid` a live process?
 pub fn process_alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
+    let Some(pid) = single_process(pid) else {
         return false;
     };
-    match kill(Pid::from_raw(raw), None) {
+    match kill(pid, None) {
         Ok(()) => true,
         Err(nix::errno::Errno::EPERM) => true,
         Err(_) => false,
@@ -54,13 +63,15 @@ pub fn process_alive(pid: u32) -> bool {
 /// Ask the loop `pid` to stop gracefully: SIGTERM, which it handles like a
 /// stop request (the agent is stopped, completed work is kept, no menu).
 pub fn ask_to_stop(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
+    let Some(pid) = single_process(pid) else {
         return false;
     };
-    kill(Pid::from_raw(raw), nix::sys::signal::Signal::SIGTERM).is_ok()
+    kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
 }
 
-/// The live holder of the lock at `path`: PID and change.
+/// The live holder of the lock at `path`: PID and change. A lock that
+/// names no live process (cut short, garbage, a PID of 0) has none, and
+/// [`RunLock::acquire`] takes it over.
 pub fn lock_holder(path: &Path) -> Option<(u32, String)> {
     let text = std::fs::read_to_string(path).ok()?;
     let (pid, change) = parse(&text)?;

@@ -2,9 +2,10 @@
 //! `state.json` (the run, rewritten atomically so a reader never sees a torn
 //! file), `events.jsonl` (every event, appended) and `attempts/` (each
 //! attempt's raw agent output), `learnings.md` (what the agents learned,
-//! see [`learnings`]), `receipts.txt` (every checkpoint's trailers), plus the repository-wide `lock` that keeps
-//! two loops from running at once. Nothing here knows about agents' formats
-//! or the terminal.
+//! see [`learnings`]), `receipts.txt` (every checkpoint's trailers, only
+//! ever appended to: nothing reads it back), plus the repository-wide
+//! `lock` that keeps two loops from running at once. Nothing here knows
+//! about agents' formats or the terminal.
 
 mod atomic;
 mod events_log;
@@ -51,6 +52,43 @@ pub enum StateError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl StateError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            StateError::Read { path, .. } => Some(format!(
+                "check that {} is a file git-ralph may read",
+                path.display()
+            )),
+            StateError::Corrupt { path, .. } => {
+                let dir = path.parent().unwrap_or(path);
+                let in_history = dir
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|name| name == "history");
+                let kept = match dir.file_name() {
+                    Some(name) if !in_history => {
+                        let name = name.to_string_lossy();
+                        format!(
+                            "its commits stay on branch ralph/{name} and under refs/ralph/{name}/"
+                        )
+                    }
+                    _ => "its commits stay in git, under refs/ralph/".to_owned(),
+                };
+                Some(format!(
+                    "git-ralph writes this file whole, so something else changed it: restore it if you \
+                     can, or move {} aside to forget the run ({kept})",
+                    dir.display()
+                ))
+            }
+            StateError::Write { path, .. } => Some(format!(
+                "check that {} is writable and the disk is not full",
+                path.display()
+            )),
+        }
+    }
 }
 
 impl RunDir {
@@ -150,4 +188,37 @@ pub fn list_runs(ralph_dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corrupt(path: &str) -> StateError {
+        StateError::Corrupt {
+            path: PathBuf::from(path),
+            source: serde_json::from_str::<RunState>("{").expect_err("not a state"),
+        }
+    }
+
+    #[test]
+    fn a_damaged_state_says_where_the_runs_commits_stay() {
+        let live = corrupt("/r/.git/ralph/greet/state.json")
+            .hint()
+            .expect("a hint");
+        assert!(live.contains("move /r/.git/ralph/greet aside"), "{live}");
+        assert!(
+            live.contains("branch ralph/greet and under refs/ralph/greet/"),
+            "{live}"
+        );
+        // A run in the history is named after its change and when it ended.
+        let old = corrupt("/r/.git/ralph/history/greet-1767225600/state.json")
+            .hint()
+            .expect("a hint");
+        assert!(
+            old.contains("move /r/.git/ralph/history/greet-1767225600 aside"),
+            "{old}"
+        );
+        assert!(!old.contains("branch ralph/greet-"), "{old}");
+    }
 }

@@ -216,6 +216,14 @@ fn yes() -> bool {
     true
 }
 
+impl AttemptRecord {
+    /// Tokens in and out. Counts come from agents and from a file anyone
+    /// can edit: one at the limit saturates the sum, never overflows it.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoryRecord {
     pub id: String,
@@ -242,8 +250,24 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Every token of the run; like [`AttemptRecord::tokens`], it saturates.
     pub fn tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_creation_tokens
+        self.input_tokens().saturating_add(self.output_tokens)
+    }
+
+    /// Input tokens, cached or not.
+    pub fn input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_creation_tokens)
+    }
+
+    /// Adds one attempt's counts, saturating.
+    pub fn add_tokens(&mut self, input: u64, output: u64, cache_read: u64, cache_creation: u64) {
+        self.input_tokens = self.input_tokens.saturating_add(input);
+        self.output_tokens = self.output_tokens.saturating_add(output);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(cache_read);
+        self.cache_creation_tokens = self.cache_creation_tokens.saturating_add(cache_creation);
     }
 }
 
@@ -330,7 +354,7 @@ impl RunState {
     pub fn retries_to_resume(&self) -> Option<u32> {
         let stuck =
             self.status == RunStatus::Stopped && self.reason == Some(StopReason::MaxRetries);
-        stuck.then_some(self.settings.max_retries + 2)
+        stuck.then_some(self.settings.max_retries.saturating_add(2))
     }
 
     pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {

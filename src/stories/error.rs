@@ -57,9 +57,11 @@ pub enum StoriesError {
         message: String,
     },
 
-    #[error("{}: {story}: field \"{field}\" {problem}", path.display())]
+    #[error("{}{}: {story}: field \"{field}\" {problem}", path.display(), line_suffix(*line))]
     PrdField {
         path: PathBuf,
+        /// Where the value is, when it can be found.
+        line: Option<usize>,
         /// `story "US-3"`, or `story #3` when the id itself is unreadable.
         story: String,
         field: String,
@@ -172,6 +174,10 @@ fn no_stories(path: &Path, list: Option<&str>, keys: &[String]) -> String {
             keys.join(", ")
         ),
     }
+}
+
+fn line_suffix(line: Option<usize>) -> String {
+    line.map(|line| format!(":{line}")).unwrap_or_default()
 }
 
 fn fenced_note(fenced: usize) -> String {

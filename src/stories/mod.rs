@@ -10,6 +10,7 @@
 
 pub mod checklist;
 mod error;
+pub mod json_edit;
 pub mod markdown;
 pub mod openspec;
 pub mod openspec_cli;
@@ -448,21 +449,32 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
         source,
     })?;
     String::from_utf8(bytes).map_err(|err| {
-        let bytes = err.as_bytes();
-        let at = err.utf8_error().valid_up_to();
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |newline| newline + 1);
+        let (line, column, byte) = first_bad_byte(&err);
         StoriesError::NotUtf8 {
             path: path.to_path_buf(),
-            line: 1 + bytes[..at].iter().filter(|b| **b == b'\n').count(),
-            column: 1 + String::from_utf8_lossy(&bytes[line_start..at])
-                .chars()
-                .count(),
-            byte: bytes[at],
+            line,
+            column,
+            byte,
         }
     })
+}
+
+/// Where text stops being UTF-8: the 1-based line and column (in
+/// characters) of the first bad byte, and the byte.
+pub(crate) fn first_bad_byte(err: &std::string::FromUtf8Error) -> (usize, usize, u8) {
+    let bytes = err.as_bytes();
+    let at = err.utf8_error().valid_up_to();
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |newline| newline + 1);
+    (
+        1 + bytes[..at].iter().filter(|b| **b == b'\n').count(),
+        1 + String::from_utf8_lossy(&bytes[line_start..at])
+            .chars()
+            .count(),
+        bytes[at],
+    )
 }
 
 /// Reads a checklist file and turns it into stories, rejecting files that

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::json_edit::{self, Step};
+
 use super::{
     ContextFile, SourceKind, StoriesError, Story, StorySource, check_unique_ids,
     read_context_files, read_text, repo_relative_file, slash_path,
@@ -49,10 +51,44 @@ impl PrdSource {
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
-    let stories = dialect::story_entries(path, &file)?.stories(path)?;
+    let entries =
+        dialect::story_entries(path, &file).map_err(|error| with_line(error, text, &[], None))?;
+    let list: Vec<Step<'_>> = entries.key.map(Step::Key).into_iter().collect();
+    let stories = entries
+        .stories(path)
+        .map_err(|(index, error)| with_line(error, text, &list, Some(index)))?;
     check_unique_ids(path, &stories)?;
     check_dependencies(path, &stories)?;
     Ok(stories)
+}
+
+/// `error` with the line of the value it is about: the field of entry
+/// `index` (0-based) of the list of stories at `list`, that entry when it
+/// has no such field, or the list itself.
+fn with_line(
+    mut error: StoriesError,
+    text: &str,
+    list: &[Step<'_>],
+    index: Option<usize>,
+) -> StoriesError {
+    let StoriesError::PrdField {
+        line: line @ None,
+        field,
+        ..
+    } = &mut error
+    else {
+        return error;
+    };
+    let entry = index.and_then(|index| {
+        let mut at: Vec<Step<'_>> = list.to_vec();
+        at.push(Step::Index(index));
+        let entry = json_edit::span(text, &at)?;
+        at.push(Step::Key(field));
+        Some(json_edit::span(text, &at).unwrap_or(entry))
+    });
+    let span = entry.or_else(|| json_edit::span(text, list));
+    *line = span.map(|span| 1 + text[..span.start].matches('\n').count());
+    error
 }
 
 fn malformed(path: &Path, error: &serde_json::Error) -> StoriesError {

@@ -67,7 +67,7 @@ pub fn print_trail(trail: &Trail) {
                 attempt.attempt,
                 where_kept(attempt),
                 duration(attempt.duration_ms),
-                attempt.input_tokens + attempt.output_tokens,
+                attempt.input_tokens.saturating_add(attempt.output_tokens),
                 attempt.cost_usd
             ));
             if let Some(reason) = &attempt.reason {
@@ -182,7 +182,7 @@ fn print_head(detail: &AttemptDetail, s: &Styles) {
             .map(|r| format!(": {r}"))
             .unwrap_or_default(),
         where_kept(a),
-        a.input_tokens + a.output_tokens,
+        a.input_tokens.saturating_add(a.output_tokens),
         a.cost_usd
     ));
     if let Some(prompt) = &detail.prompt {

@@ -94,7 +94,7 @@ impl ConsoleView {
                         }
                     }
                     AgentEvent::Done(done) => {
-                        self.tokens += done.usage.total();
+                        self.tokens = self.tokens.saturating_add(done.usage.total());
                         self.cost += done.cost_usd.unwrap_or(0.0);
                     }
                     AgentEvent::ToolResult { .. } => {}

@@ -122,7 +122,7 @@ pub fn print(report: &Report) {
         (true, 0) => "tokens unknown (the agent reports none)".to_owned(),
         (unknown, _) => format!(
             "{} tokens in, {} out{}",
-            totals.input_tokens + totals.cache_read_tokens + totals.cache_creation_tokens,
+            totals.input_tokens(),
             totals.output_tokens,
             if unknown {
                 " (some attempts' tokens unknown)"

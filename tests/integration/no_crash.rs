@@ -5,8 +5,8 @@
 //! as after a clean stop, resumable.
 
 use crate::harness::{
-    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_with_fake, run,
-    script, stderr,
+    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_cmd,
+    ralph_with_fake, run, script, start_with_fake, stderr, stdout,
 };
 
 /// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
@@ -224,4 +224,335 @@ fn issue_28_a_panic_outside_a_run_is_a_bug_report_not_a_crash() {
     let err = stderr(&output);
     assert!(err.contains("a bug in git-ralph"), "{}", describe(&output));
     assert!(!err.contains("panicked at"), "{err}");
+}
+
+/// An agent, run through `--agent-command` and recognised by its first
+/// line, that ticks every box of the change and prints `lines`.
+fn agent_printing(repo: &TestRepo, change: &str, lines: &[String]) -> String {
+    let mut body = format!("sed -i 's/- \\[ \\]/- [x]/' openspec/changes/{change}/tasks.md\n");
+    for line in lines {
+        body.push_str(&format!("printf '%s\\n' '{line}'\n"));
+    }
+    let path = repo.dir.path().join(format!("{change}-agent.sh"));
+    std::fs::write(&path, body).expect("agent script");
+    format!("sh {}", path.display())
+}
+
+#[test]
+fn issue_28_token_counts_at_their_limit_are_not_a_crash() {
+    const MAX: u64 = u64::MAX;
+    let promise = "Done.\\n\\n<promise>COMPLETE</promise>";
+    let streams = [
+        (
+            "codex",
+            vec![
+                r#"{"type":"thread.started","thread_id":"t"}"#.to_owned(),
+                format!(
+                    r#"{{"type":"turn.completed","usage":{{"input_tokens":{MAX},"output_tokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"item.completed","item":{{"id":"i","type":"agent_message","text":"{promise}"}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"turn.completed","usage":{{"input_tokens":{MAX},"output_tokens":{MAX}}}}}"#
+                ),
+            ],
+        ),
+        (
+            "opencode",
+            vec![
+                r#"{"type":"step_start","part":{"type":"step-start"}}"#.to_owned(),
+                format!(
+                    r#"{{"type":"step_finish","part":{{"tokens":{{"input":{MAX},"output":{MAX},"reasoning":{MAX}}}}}}}"#
+                ),
+                format!(r#"{{"type":"text","part":{{"type":"text","text":"{promise}"}}}}"#),
+                format!(
+                    r#"{{"type":"step_finish","part":{{"tokens":{{"input":{MAX},"output":{MAX},"cache":{{"read":{MAX}}}}}}}}}"#
+                ),
+            ],
+        ),
+        (
+            "copilot",
+            vec![
+                format!(
+                    r#"{{"type":"assistant.message","data":{{"content":"working","outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.usage","data":{{"inputTokens":{MAX},"outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.message","data":{{"content":"{promise}","outputTokens":{MAX}}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant.usage","data":{{"inputTokens":{MAX},"outputTokens":{MAX}}}}}"#
+                ),
+                r#"{"type":"result","exitCode":0}"#.to_owned(),
+            ],
+        ),
+    ];
+    for (agent, lines) in streams {
+        let repo = TestRepo::with_change("limits", "## 1. One\n\n- [ ] first\n");
+        let command = agent_printing(&repo, "limits", &lines);
+        let output = run(ralph(&repo)
+            .args(["start", "limits", "--agent-command", &command])
+            .args(["--on-finish", "keep", "--plain"]));
+        assert_success(&output);
+        assert!(
+            !stderr(&output).contains("bug in git-ralph"),
+            "{agent}: {}",
+            describe(&output)
+        );
+        let status = repo.status_json("limits");
+        assert_eq!(status["totals"]["output_tokens"], MAX, "{agent}: {status}");
+        for args in [
+            &["status", "limits"][..],
+            &["log", "limits"],
+            &["show", "1", "limits"],
+        ] {
+            let output = ralph_cmd(&repo, args);
+            assert_success(&output);
+            assert!(
+                stdout(&output).contains(&MAX.to_string()),
+                "{agent}, {args:?}: {}",
+                describe(&output)
+            );
+        }
+        let receipt = repo.git(&["log", "-1", "--format=%B", "ralph/limits"]);
+        assert!(
+            receipt.contains(&format!("Ralph-Tokens: {MAX}")),
+            "{agent}: {receipt}"
+        );
+        repo.assert_fsck_clean();
+    }
+}
+
+/// The peak resident memory of a running process, in KiB, from Linux's
+/// `/proc` (`None` elsewhere, or once it has ended).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn issue_28_a_100_mb_line_without_a_newline_is_neither_held_nor_a_hang() {
+    const LINE_BYTES: u64 = 100_000_000;
+    let huge = format!("head -c {LINE_BYTES} /dev/zero | tr '\\0' x");
+    let agents = [
+        ("plain text", huge.clone()),
+        (
+            "an event of Claude Code's stream that never ends",
+            format!(
+                "printf '%s\\n' '{{\"type\":\"system\",\"subtype\":\"init\"}}'; \
+                 printf '%s' '{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"'; {huge}"
+            ),
+        ),
+    ];
+    for (what, command) in agents {
+        let repo = TestRepo::with_change("huge", "## 1. One\n\n- [ ] first\n");
+        let mut child = ralph(&repo)
+            .args(["start", "huge", "--agent-command", &command])
+            .args(["--on-finish", "keep", "--plain", "--max-iterations", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("git-ralph starts");
+        let started = std::time::Instant::now();
+        let mut peak = 0;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("waitable") {
+                break status;
+            }
+            peak = peak.max(peak_rss_kib(child.id()).unwrap_or(0));
+            if started.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{what}: git-ralph hangs on a 100 MB line");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr read");
+        // One attempt that gave no promise: the run stops at the limit.
+        assert_eq!(status.code(), Some(4), "{what}: {err}");
+        assert!(!err.contains("bug in git-ralph"), "{what}: {err}");
+        let log = repo.run_dir("huge").join("attempts/1-1.jsonl");
+        let logged = std::fs::metadata(&log).expect("the attempt's log").len();
+        assert!(
+            logged >= LINE_BYTES,
+            "{what}: the whole line is on disk ({logged})"
+        );
+        if peak_rss_kib(std::process::id()).is_some() {
+            assert!(
+                peak > 0 && peak < 96 * 1024,
+                "{what}: git-ralph's peak memory was {peak} KiB for a 100 MB line"
+            );
+        }
+    }
+}
+
+/// A run of `change` that stopped after one attempt without a promise.
+fn stopped_run(change: &str) -> TestRepo {
+    let repo = TestRepo::with_change(change, "## 1. One\n\n- [ ] first\n");
+    let output = start_with_fake(
+        &repo,
+        change,
+        "format claude\n[*]\nsay not yet\n",
+        &["--plain", "--max-iterations", "1"],
+    );
+    assert_exit(&output, 4);
+    repo
+}
+
+#[test]
+fn issue_28_a_lock_or_pid_file_naming_pid_0_signals_nobody() {
+    let repo = stopped_run("zero");
+    // What `kill` and `killpg` read as "my own process group".
+    repo.write(".git/ralph/lock", "0\nzero\n");
+    repo.write(".git/ralph/zero/agent.pid", "0\n");
+    let status = repo.status_json("zero");
+    assert_eq!(status["alive"], false, "pid 0 holds no lock: {status}");
+    // In a process group of its own, so that a signal to "its own group"
+    // would reach git-ralph alone.
+    let started = std::time::Instant::now();
+    let output = run(
+        std::os::unix::process::CommandExt::process_group(&mut ralph(&repo), 0)
+            .args(["abort", "zero"]),
+    );
+    assert_success(&output);
+    let err = stderr(&output);
+    assert!(!err.contains("stopping the running loop"), "{err}");
+    assert!(!err.contains("killed loop had left running"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "abort waited on a group that is no agent's"
+    );
+    assert_eq!(repo.run_state("zero")["status"], "aborted");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_28_a_contract_that_is_not_text_is_an_error_that_names_it() {
+    let repo = TestRepo::with_change("latin", "## 1. One\n\n- [ ] first\n");
+    repo.write(
+        "ralph.toml",
+        b"[[check]]\nname = \"caf\xe9\"\ncommand = \"true\"\n".as_slice(),
+    );
+    repo.commit_all("A contract in Latin-1");
+    let output = run(ralph(&repo).args(["start", "latin", "--dry-run", "--agent-command", "true"]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(!err.contains("bug in git-ralph"), "{}", describe(&output));
+    assert!(
+        err.contains("ralph.toml:2:12:"),
+        "the file, the line and the column are named: {err}"
+    );
+    assert!(err.contains("UTF-8"), "what is wrong is said: {err}");
+    assert!(err.contains("hint:"), "what to do is said: {err}");
+}
+
+#[test]
+fn issue_28_a_damaged_state_file_is_an_error_that_names_it_and_says_what_to_do() {
+    let repo = stopped_run("torn");
+    let path = repo.run_dir("torn").join("state.json");
+    let whole = std::fs::read(&path).expect("state.json");
+    let damaged: [(&str, Vec<u8>); 4] = [
+        ("empty", Vec::new()),
+        ("cut in half", whole[..whole.len() / 2].to_vec()),
+        ("cut inside a character", b"{\"change\": \"caf\xc3".to_vec()),
+        (
+            "a field of the wrong type",
+            String::from_utf8_lossy(&whole)
+                .replacen("\"status\": \"finished\"", "\"status\": 7", 1)
+                .into_bytes(),
+        ),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&path, &bytes).expect("damaged");
+        for args in [
+            &["status", "torn"][..],
+            &["status"],
+            &["log", "torn"],
+            &["show", "1", "torn"],
+            &["abort", "torn"],
+            &["finish", "torn", "--keep"],
+            &["start", "torn", "--agent-command", "true"],
+        ] {
+            let output = ralph_cmd(&repo, args);
+            let err = stderr(&output);
+            assert_exit(&output, 70);
+            assert!(!err.contains("bug in git-ralph"), "{what}, {args:?}: {err}");
+            assert!(
+                err.contains(".git/ralph/torn/state.json"),
+                "{what}, {args:?}: the file is named: {err}"
+            );
+            assert!(
+                err.contains("line"),
+                "{what}, {args:?}: the line is named: {err}"
+            );
+            assert!(
+                err.contains("hint:") && err.contains("ralph/torn"),
+                "{what}, {args:?}: what to do is said: {err}"
+            );
+        }
+    }
+    // Nothing was touched: the run's branch and refs are as they were.
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/ralph/torn")
+    );
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_28_a_damaged_events_log_is_read_as_far_as_it_goes() {
+    let repo = stopped_run("cut");
+    let path = repo.run_dir("cut").join("events.jsonl");
+    let whole = std::fs::read(&path).expect("events.jsonl");
+    let mut damaged = whole[..whole.len() - 7].to_vec();
+    damaged.extend_from_slice(b"\n{\"ts_ms\": \"soon\", \"type\": 7}\n\xff\xfe garbage\n{\"ts_ms\":1,\"change\":\"cut\",\"type\":\"story_event\",\"story_id\":\"1\",\"attempt\":1,\"event\":{\"type\":\"message\",\"text\":\"caf\xc3");
+    std::fs::write(&path, &damaged).expect("damaged");
+    for args in [
+        &["log", "cut"][..],
+        &["log", "cut", "--json"],
+        &["show", "1", "cut"],
+        &["show", "1/1", "cut", "--transcript", "--json"],
+        &["status", "cut"],
+    ] {
+        let output = ralph_cmd(&repo, args);
+        assert_success(&output);
+        assert!(
+            !stderr(&output).contains("bug in git-ralph"),
+            "{args:?}: {}",
+            describe(&output)
+        );
+    }
+    // The transcript holds what the damage left readable.
+    let output = ralph_cmd(&repo, &["show", "1/1", "cut", "--transcript"]);
+    assert!(stdout(&output).contains("not yet"), "{}", describe(&output));
+}
+
+#[test]
+fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
+    let prd = "{\n  \"userStories\": [\n    {\"id\": \"US-1\", \"title\": \"One\"},\n    {\n      \"id\": \"US-2\",\n      \"priority\": [1, 2]\n    }\n  ]\n}\n";
+    let repo = TestRepo::with_files(&[("prd.json", prd)]);
+    let output = run(ralph(&repo).args([
+        "start",
+        "prd",
+        "--prd",
+        "prd.json",
+        "--dry-run",
+        "--agent-command",
+        "true",
+    ]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(!err.contains("bug in git-ralph"), "{}", describe(&output));
+    assert!(
+        err.contains("prd.json:6:"),
+        "the file and the line of the field are named: {err}"
+    );
+    assert!(err.contains("\"priority\""), "the field is named: {err}");
+    assert!(err.contains("hint:"), "what to do is said: {err}");
 }

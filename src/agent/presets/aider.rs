@@ -178,13 +178,15 @@ impl AiderParser {
             let Some(count) = token_count(count) else {
                 continue;
             };
-            match what.trim() {
-                "sent" => self.usage.input_tokens += count,
-                "received" => self.usage.output_tokens += count,
-                "cache write" => self.usage.cache_creation_input_tokens += count,
-                "cache hit" => self.usage.cache_read_input_tokens += count,
-                _ => {}
-            }
+            // A count Aider printed wrong (`1e400`) saturates, never overflows.
+            let total = match what.trim() {
+                "sent" => &mut self.usage.input_tokens,
+                "received" => &mut self.usage.output_tokens,
+                "cache write" => &mut self.usage.cache_creation_input_tokens,
+                "cache hit" => &mut self.usage.cache_read_input_tokens,
+                _ => continue,
+            };
+            *total = total.saturating_add(count);
         }
     }
 }

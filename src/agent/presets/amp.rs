@@ -54,11 +54,16 @@ impl AmpParser {
             Some("assistant") => {
                 let usage = &event["message"]["usage"];
                 let count = |key: &str| usage[key].as_u64().unwrap_or(0);
-                self.message_usage.input_tokens += count("input_tokens");
-                self.message_usage.output_tokens += count("output_tokens");
-                self.message_usage.cache_creation_input_tokens +=
-                    count("cache_creation_input_tokens");
-                self.message_usage.cache_read_input_tokens += count("cache_read_input_tokens");
+                // Counts come from the agent: a wrong one saturates.
+                let total = &mut self.message_usage;
+                total.input_tokens = total.input_tokens.saturating_add(count("input_tokens"));
+                total.output_tokens = total.output_tokens.saturating_add(count("output_tokens"));
+                total.cache_creation_input_tokens = total
+                    .cache_creation_input_tokens
+                    .saturating_add(count("cache_creation_input_tokens"));
+                total.cache_read_input_tokens = total
+                    .cache_read_input_tokens
+                    .saturating_add(count("cache_read_input_tokens"));
             }
             Some("result") => {
                 self.result_error = event["error"]

@@ -157,9 +157,14 @@ impl CodexParser {
         let cached = usage["cached_input_tokens"].as_u64().unwrap_or(0);
         // OpenAI counts cached input inside input_tokens and reasoning inside
         // output_tokens; split the cache out so that no token is counted twice.
-        self.usage.input_tokens += input.saturating_sub(cached);
-        self.usage.cache_read_input_tokens += cached;
-        self.usage.output_tokens += usage["output_tokens"].as_u64().unwrap_or(0);
+        // Counts come from the agent: a wrong one saturates, never overflows.
+        let usage_out = usage["output_tokens"].as_u64().unwrap_or(0);
+        let total = &mut self.usage;
+        total.input_tokens = total
+            .input_tokens
+            .saturating_add(input.saturating_sub(cached));
+        total.cache_read_input_tokens = total.cache_read_input_tokens.saturating_add(cached);
+        total.output_tokens = total.output_tokens.saturating_add(usage_out);
     }
 }
 

@@ -122,7 +122,8 @@ impl CopilotParser {
         self.announced_tools
             .extend(tool_uses.iter().map(|tool| tool.id.clone()));
         if let Some(tokens) = data["outputTokens"].as_u64() {
-            *self.reply_output_tokens.get_or_insert(0) += tokens;
+            let total = self.reply_output_tokens.get_or_insert(0);
+            *total = total.saturating_add(tokens);
         }
         if top_level {
             // A reply that got this far means any earlier error was retried away.
@@ -181,11 +182,15 @@ impl CopilotParser {
         let cache_read = count("cacheReadTokens");
         let cache_write = count("cacheWriteTokens");
         let usage = self.usage.get_or_insert_with(Usage::default);
-        // `inputTokens` counts the cached prompt too; split it out.
-        usage.input_tokens += count("inputTokens").saturating_sub(cache_read + cache_write);
-        usage.cache_read_input_tokens += cache_read;
-        usage.cache_creation_input_tokens += cache_write;
-        usage.output_tokens += count("outputTokens");
+        // `inputTokens` counts the cached prompt too; split it out. Counts
+        // come from the agent: a wrong one saturates, never overflows.
+        let uncached = count("inputTokens").saturating_sub(cache_read.saturating_add(cache_write));
+        usage.input_tokens = usage.input_tokens.saturating_add(uncached);
+        usage.cache_read_input_tokens = usage.cache_read_input_tokens.saturating_add(cache_read);
+        usage.cache_creation_input_tokens = usage
+            .cache_creation_input_tokens
+            .saturating_add(cache_write);
+        usage.output_tokens = usage.output_tokens.saturating_add(count("outputTokens"));
     }
 
     fn on_session_error(&mut self, data: &Value) {

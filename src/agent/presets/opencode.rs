@@ -158,10 +158,19 @@ impl OpencodeParser {
         let count = |value: &Value| value.as_u64().unwrap_or(0);
         // opencode reports input without the cached part, and reasoning
         // apart from output; reasoning is billed as output.
-        self.usage.input_tokens += count(&tokens["input"]);
-        self.usage.output_tokens += count(&tokens["output"]) + count(&tokens["reasoning"]);
-        self.usage.cache_read_input_tokens += count(&tokens["cache"]["read"]);
-        self.usage.cache_creation_input_tokens += count(&tokens["cache"]["write"]);
+        // Counts come from the agent: a wrong one saturates, never overflows.
+        let usage = &mut self.usage;
+        usage.input_tokens = usage.input_tokens.saturating_add(count(&tokens["input"]));
+        usage.output_tokens = usage
+            .output_tokens
+            .saturating_add(count(&tokens["output"]))
+            .saturating_add(count(&tokens["reasoning"]));
+        usage.cache_read_input_tokens = usage
+            .cache_read_input_tokens
+            .saturating_add(count(&tokens["cache"]["read"]));
+        usage.cache_creation_input_tokens = usage
+            .cache_creation_input_tokens
+            .saturating_add(count(&tokens["cache"]["write"]));
         if let Some(cost) = part["cost"].as_f64() {
             *self.cost_usd.get_or_insert(0.0) += cost;
         }

@@ -73,7 +73,10 @@ const TITLE_FROM_TEXT: usize = 100;
 
 /// The story entries of a parsed file, and whether each must carry an id.
 pub(super) struct Entries<'a> {
-    entries: &'a [Value],
+    /// The key of the list in the top-level object; `None` for a file
+    /// that is the list itself.
+    pub key: Option<&'a str>,
+    pub entries: &'a [Value],
     ids_required: bool,
 }
 
@@ -89,13 +92,16 @@ impl Entries<'_> {
             })
     }
 
-    /// Every entry read as a story.
-    pub fn stories(&self, path: &Path) -> Result<Vec<Story>, StoriesError> {
+    /// Every entry read as a story; an error comes with the 0-based index
+    /// of the entry it is about.
+    pub fn stories(&self, path: &Path) -> Result<Vec<Story>, (usize, StoriesError)> {
         let by_position = self.numbered_by_position();
         self.entries
             .iter()
             .enumerate()
-            .map(|(index, entry)| to_story(path, index + 1, entry, by_position))
+            .map(|(index, entry)| {
+                to_story(path, index + 1, entry, by_position).map_err(|error| (index, error))
+            })
             .collect()
     }
 }
@@ -134,6 +140,7 @@ pub(super) fn story_entries<'a>(path: &Path, file: &'a Value) -> Result<Entries<
         });
     }
     Ok(Entries {
+        key,
         entries,
         ids_required: key.is_some_and(|key| ID_REQUIRED.contains(&key)),
     })
@@ -163,6 +170,7 @@ fn story_like_list(map: &Map<String, Value>) -> Option<(&str, &Value)> {
 fn field_error(path: &Path, story: &str, field: &str, problem: &str) -> StoriesError {
     StoriesError::PrdField {
         path: path.to_path_buf(),
+        line: None,
         story: story.to_owned(),
         field: field.to_owned(),
         problem: problem.to_owned(),

@@ -271,10 +271,10 @@ impl App {
         self.max_attempts = if state.settings.once {
             1
         } else {
-            state.settings.max_retries + 1
+            state.settings.max_retries.saturating_add(1)
         };
         if self.started_ms.is_none() {
-            self.started_ms = Some(state.started_at * 1000);
+            self.started_ms = Some(state.started_at.saturating_mul(1000));
         }
         for story in &state.stories {
             let item = self.story_mut(&story.id, &story.title);
@@ -287,7 +287,7 @@ impl App {
                 attempt.reason = record.reason.clone();
                 attempt.kept = record.checkpoint.clone().or(record.preserved.clone());
                 if attempt.tokens == 0 {
-                    attempt.tokens = record.input_tokens + record.output_tokens;
+                    attempt.tokens = record.tokens();
                 }
                 if attempt.cost == 0.0 {
                     attempt.cost = record.cost_usd;
@@ -555,7 +555,7 @@ impl App {
             .iter()
             .flat_map(|story| &story.attempts)
             .fold((0, 0.0), |(tokens, cost), a| {
-                (tokens + a.tokens, cost + a.cost)
+                (a.tokens.saturating_add(tokens), cost + a.cost)
             })
     }
 

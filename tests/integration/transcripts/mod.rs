@@ -182,10 +182,9 @@ fn formats() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// Directories of `tests/fixtures/` that hold no agent transcripts.
 /// Fixture directories that hold something else than transcripts, by the
 /// start of their names: task files, state directories.
-const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state-"];
+const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state"];
 
 /// What a `.expect` file asks for.
 #[derive(Debug)]
