@@ -167,7 +167,7 @@ mod tests {
     ];
 
     /// Directories of `tests/fixtures/` that hold no agent transcripts.
-    const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld"];
+    const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state-v1"];
 
     /// What a `.expect` file asks for.
     #[derive(Debug)]

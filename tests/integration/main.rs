@@ -38,6 +38,7 @@ mod loop_strays;
 mod no_crash;
 mod output;
 mod real_cli_e2e;
+mod state_v1;
 mod stories_e2e;
 mod truthful;
 mod tui_e2e;
