@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 
 use crate::exit::{CommandError, Exit};
 use crate::git::{ChangeName, Repo};
-use crate::state::{RunDir, RunLock, RunState, RunStatus, lock_holder, now};
+use crate::state::{FinishChoice, RunDir, RunLock, RunState, RunStatus, lock_holder, now};
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     }
     let mut state = run_dir.load()?;
     let kept = state.status == RunStatus::Finished
-        && state.finished_with.as_deref() == Some("keep")
+        && state.finished_with == Some(FinishChoice::Keep)
         && repo.resolve_ref(&change.branch_ref())?.is_some();
     match state.status {
         RunStatus::Aborted => {
@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         RunStatus::Finished => {
             return Err(CommandError::user(format!(
                 "the run '{change}' is finished ({}); there is nothing to abort",
-                state.finished_with.as_deref().unwrap_or("keep")
+                state.finished_with.unwrap_or(FinishChoice::Keep)
             ))
             .hint(format!(
                 "its work stays reachable under {}/",

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use crate::exit::{CommandError, Exit};
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::settings::OnFinish;
+use crate::state::FinishChoice;
 use crate::state::{RunDir, RunLock, RunState, RunStatus, StopReason, lock_holder, now};
-use crate::ui::{self, EndChoice, FinishChoice};
+use crate::ui::{self, EndChoice};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(group = clap::ArgGroup::new("how").required(true).args(["keep", "cleanup"]))]
@@ -46,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     }
     let mut state = run_dir.load()?;
     let kept = state.status == RunStatus::Finished
-        && state.finished_with.as_deref() == Some("keep")
+        && state.finished_with == Some(FinishChoice::Keep)
         && repo.resolve_ref(&change.branch_ref())?.is_some();
     match state.status {
         // A kept run's branch is still there: it can still be cleaned up.
@@ -61,7 +62,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         RunStatus::Finished => {
             return Err(CommandError::user(format!(
                 "the run '{change}' is already finished ({})",
-                state.finished_with.as_deref().unwrap_or("keep")
+                state.finished_with.unwrap_or(FinishChoice::Keep)
             )));
         }
         RunStatus::Aborted => {
@@ -122,10 +123,7 @@ pub fn apply(
         }
     }
     state.status = RunStatus::Finished;
-    state.finished_with = Some(match choice {
-        FinishChoice::Keep => "keep".into(),
-        FinishChoice::Cleanup => "cleanup".into(),
-    });
+    state.finished_with = Some(choice);
     state.pid = None;
     state.updated_at = now();
     run_dir.save(state)?;

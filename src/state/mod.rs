@@ -18,8 +18,8 @@ pub use events_log::EventsLog;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, process_alive};
 pub use report::{LearningsReport, Report};
 pub use run::{
-    AttemptOutcome, AttemptRecord, Guardrails, RunState, RunStatus, Settings, StopReason,
-    StoryRecord, Totals, now,
+    AttemptOutcome, AttemptRecord, FinishChoice, Guardrails, RunState, RunStatus, Settings,
+    StopReason, StoryRecord, Totals, now,
 };
 
 use std::path::{Path, PathBuf};

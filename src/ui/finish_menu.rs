@@ -6,12 +6,7 @@
 use console::Term;
 use dialoguer::Select;
 
-/// How to finish a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishChoice {
-    Cleanup,
-    Keep,
-}
+pub use crate::state::FinishChoice;
 
 /// What the user chose at the end of a loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
