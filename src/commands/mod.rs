@@ -40,6 +40,15 @@ pub fn pick_change(repo: &Repo, named: Option<&str>) -> Result<ChangeName, Comma
     }
 }
 
+/// The repository (opened even mid-operation, to report or close a run)
+/// and the run a command is about: its change and its directory.
+pub fn open_run(named: Option<&str>) -> Result<(Repo, ChangeName, RunDir), CommandError> {
+    let repo = Repo::open_for_recovery(&current_dir()?)?;
+    let change = pick_change(&repo, named)?;
+    let run_dir = existing_run(&repo, &change)?;
+    Ok((repo, change, run_dir))
+}
+
 /// The run directory of `change`, which must exist.
 pub fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandError> {
     let dir = RunDir::new(&repo.ralph_dir(), change.as_str());
@@ -54,7 +63,7 @@ pub fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandE
 
 /// The lock shared by every run of this repository.
 pub fn lock_path(repo: &Repo) -> std::path::PathBuf {
-    repo.ralph_dir().join("lock")
+    crate::state::lock_path(&repo.ralph_dir())
 }
 
 pub fn current_dir() -> Result<std::path::PathBuf, CommandError> {

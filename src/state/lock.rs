@@ -39,6 +39,12 @@ impl LockError {
     }
 }
 
+/// The lock shared by every run of the repository whose ralph directory
+/// is `ralph_dir`.
+pub fn lock_path(ralph_dir: &Path) -> PathBuf {
+    ralph_dir.join("lock")
+}
+
 /// Is `pid` a live process?
 pub fn process_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
