@@ -7,6 +7,7 @@
 mod agents_view;
 mod audit_view;
 mod console_view;
+mod digest;
 pub mod ending;
 mod finish_menu;
 mod keys;
