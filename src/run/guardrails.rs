@@ -12,31 +12,48 @@ pub(super) fn hit(
     limits: &Guardrails,
     state: &RunState,
     record: &StoryRecord,
-    (story_max_cost, story_max_tokens): (Option<f64>, Option<u64>),
+    story_budget: (Option<f64>, Option<u64>),
     max_retries: u32,
     runtime_ms: u64,
 ) -> Option<(StopReason, String)> {
+    retries_used(record, max_retries)
+        .or_else(|| run_limit(limits, state, runtime_ms))
+        .or_else(|| run_budget(limits, state))
+        .or_else(|| story_budget_used(record, story_budget))
+}
+
+/// The story failed more often than `--max-retries` allows.
+fn retries_used(record: &StoryRecord, max_retries: u32) -> Option<(StopReason, String)> {
     let failures = record
         .attempts
         .iter()
         .filter(|a| counts_as_failure(a.outcome))
         .count() as u32;
-    if failures > max_retries {
-        let last = record
-            .attempts
-            .iter()
-            .rev()
-            .find_map(|a| a.reason.clone())
-            .unwrap_or_default();
-        return Some((
-            StopReason::MaxRetries,
-            format!(
-                "story {} failed {}, more than --max-retries {max_retries} allows; last reason: {last}",
-                record.id,
-                times(failures)
-            ),
-        ));
+    if failures <= max_retries {
+        return None;
     }
+    let last = record
+        .attempts
+        .iter()
+        .rev()
+        .find_map(|a| a.reason.clone())
+        .unwrap_or_default();
+    Some((
+        StopReason::MaxRetries,
+        format!(
+            "story {} failed {}, more than --max-retries {max_retries} allows; last reason: {last}",
+            record.id,
+            times(failures)
+        ),
+    ))
+}
+
+/// No progress, iterations, runtime: the limits of the run as a whole.
+fn run_limit(
+    limits: &Guardrails,
+    state: &RunState,
+    runtime_ms: u64,
+) -> Option<(StopReason, String)> {
     if limits.no_progress_limit > 0 && state.no_progress_streak >= limits.no_progress_limit {
         return Some((
             StopReason::NoProgress,
@@ -65,6 +82,11 @@ pub(super) fn hit(
             format!("the run has used its --max-runtime of {max}s"),
         ));
     }
+    None
+}
+
+/// Money, then tokens, spent by the whole run.
+fn run_budget(limits: &Guardrails, state: &RunState) -> Option<(StopReason, String)> {
     let totals = &state.totals;
     if let Some(max) = limits.max_cost
         && totals.cost_usd >= max
@@ -88,6 +110,14 @@ pub(super) fn hit(
             ),
         ));
     }
+    None
+}
+
+/// Money, then tokens, spent on this story, against its contract's limits.
+fn story_budget_used(
+    record: &StoryRecord,
+    (story_max_cost, story_max_tokens): (Option<f64>, Option<u64>),
+) -> Option<(StopReason, String)> {
     let story_cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
     let story_tokens: u64 = record
         .attempts
@@ -222,17 +252,20 @@ mod tests {
         assert_eq!(hit.0, StopReason::MaxRetries);
     }
 
+    fn spent(cost: f64, tokens: u64) -> crate::state::Totals {
+        crate::state::Totals {
+            cost_usd: cost,
+            input_tokens: tokens,
+            ..Default::default()
+        }
+    }
+
     #[test]
-    fn budgets_are_reached_at_the_limit_globally_and_per_story() {
+    fn budgets_are_reached_at_the_limit_globally() {
         let limits = Guardrails {
             max_cost: Some(1.0),
             max_tokens: Some(1000),
             ..Guardrails::default()
-        };
-        let spent = |cost, tokens| crate::state::Totals {
-            cost_usd: cost,
-            input_tokens: tokens,
-            ..Default::default()
         };
         let empty = record(Vec::new());
         assert_eq!(
@@ -267,6 +300,10 @@ mod tests {
         )
         .unwrap();
         assert!(tokens.1.contains("--max-tokens"), "{}", tokens.1);
+    }
+
+    #[test]
+    fn budgets_are_reached_at_the_limit_per_story() {
         let story = record(vec![
             attempt(AttemptOutcome::Failed, 0.3, 40),
             attempt(AttemptOutcome::Failed, 0.3, 70),
