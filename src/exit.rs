@@ -250,6 +250,22 @@ impl From<crate::run::RunError> for CommandError {
     }
 }
 
+impl From<crate::run::ending::EndingError> for CommandError {
+    fn from(err: crate::run::ending::EndingError) -> Self {
+        use crate::run::ending::EndingError;
+        match err {
+            EndingError::Lock(err) => err.into(),
+            EndingError::State(err) => err.into(),
+            EndingError::Op(err) => err.into(),
+            EndingError::Git(err) => err.into(),
+            err => {
+                let hint = err.hint();
+                CommandError::from_error(ErrorKind::User, err).maybe_hint(hint)
+            }
+        }
+    }
+}
+
 impl From<crate::settings::SettingsError> for CommandError {
     fn from(err: crate::settings::SettingsError) -> Self {
         crate::run::RunError::from(err).into()

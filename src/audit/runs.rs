@@ -7,15 +7,16 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{AuditError, FoundRun};
-use crate::state::{RunDir, RunStatus, list_runs};
+use crate::state::{RunDir, RunStatus, StopReason, list_runs};
 
 /// One run, as the selection screen lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunSummary {
     pub label: String,
     pub change: String,
-    pub state: &'static str,
-    pub reason: Option<&'static str>,
+    /// As a reader should see it ([`RunStatus::seen`]).
+    pub state: RunStatus,
+    pub reason: Option<StopReason>,
     pub stories_done: usize,
     pub stories_total: usize,
     pub history: bool,
@@ -91,15 +92,11 @@ pub fn find_run(ralph_dir: &Path, named: Option<&str>) -> Result<FoundRun, Audit
 pub fn list_all(ralph_dir: &Path, lock_holder: Option<&str>) -> Vec<RunSummary> {
     let summary = |found: FoundRun, change_alive: bool| {
         let state = found.load().ok()?;
-        let status = match (state.status, change_alive) {
-            (RunStatus::Running, false) => "stopped",
-            (status, _) => status.as_str(),
-        };
         Some(RunSummary {
             label: found.label,
             change: state.change.clone(),
-            state: status,
-            reason: state.reason.map(|reason| reason.as_str()),
+            state: state.status.seen(change_alive),
+            reason: state.reason,
             stories_done: state.stories_done(),
             stories_total: state.stories.len(),
             history: found.history,

@@ -13,7 +13,7 @@ use crate::git::{ChangeName, Repo};
 use crate::preview::StoryStatus;
 use crate::run::plan::{Plan, plan};
 use crate::settings::Requested;
-use crate::state::{RunDir, lock_holder};
+use crate::state::{RunDir, RunStatus, lock_holder};
 use crate::stories::{self, SourceKind, openspec};
 use crate::ui::tui::{
     ChangeEntry, Home, HomeChoice, HomeSource, PreviewData, PreviewStory, Problem, SelectionData,
@@ -108,7 +108,7 @@ fn describe(run: &RunSummary) -> String {
         ", {}/{} stories done",
         run.stories_done, run.stories_total
     ));
-    if run.state == "stopped" {
+    if run.state == RunStatus::Stopped {
         text.push_str("; Enter on it resumes");
     }
     text

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use crate::audit;
 use crate::exit::{CommandError, Exit};
-use crate::git::Repo;
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -20,9 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
-    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
-    let found = audit::find_run(&repo.ralph_dir(), args.change.as_deref())?;
-    let state = found.load()?;
+    let (_, found, state) = super::open_recorded_run(args.change.as_deref())?;
     let trail = audit::trail(&found, &state);
     if args.json {
         ui::print_json(&trail)?;

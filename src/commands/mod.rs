@@ -15,12 +15,13 @@ pub mod status;
 pub mod values;
 pub mod watch;
 
+use crate::audit::{self, FoundRun};
 use crate::exit::CommandError;
 use crate::git::{ChangeName, Repo};
-use crate::state::{RunDir, list_runs};
+use crate::state::{RunDir, RunState, list_runs};
 
 /// The change a command is about: the one named, or the only run there is.
-pub fn pick_change(repo: &Repo, named: Option<&str>) -> Result<ChangeName, CommandError> {
+fn pick_change(repo: &Repo, named: Option<&str>) -> Result<ChangeName, CommandError> {
     if let Some(name) = named {
         return Ok(ChangeName::parse(name)?);
     }
@@ -40,8 +41,48 @@ pub fn pick_change(repo: &Repo, named: Option<&str>) -> Result<ChangeName, Comma
     }
 }
 
+/// The repository (opened even mid-operation, to report or close a run)
+/// and the run a command is about: its change and its directory.
+pub fn open_run(named: Option<&str>) -> Result<(Repo, ChangeName, RunDir), CommandError> {
+    let repo = open_repo()?;
+    let (change, run_dir) = run_of(&repo, named)?;
+    Ok((repo, change, run_dir))
+}
+
+/// The repository around the current directory, opened even in the middle
+/// of a git operation, as the commands that report or close a run need.
+pub fn open_repo() -> Result<Repo, CommandError> {
+    Ok(Repo::open_for_recovery(&current_dir()?)?)
+}
+
+/// The change named, or the only run there is, and its run directory.
+pub fn run_of(repo: &Repo, named: Option<&str>) -> Result<(ChangeName, RunDir), CommandError> {
+    let change = pick_change(repo, named)?;
+    let run_dir = existing_run(repo, &change)?;
+    Ok((change, run_dir))
+}
+
+/// The repository and a recorded run, live or in the history (`named` is
+/// a change, `history/<dir>`, or nothing for the only run), with its
+/// state: where the commands that only read a run begin.
+pub fn open_recorded_run(named: Option<&str>) -> Result<(Repo, FoundRun, RunState), CommandError> {
+    let repo = open_repo()?;
+    let (found, state) = recorded_run(&repo, named)?;
+    Ok((repo, found, state))
+}
+
+/// The recorded run `named` of `repo`, and its state.
+pub fn recorded_run(
+    repo: &Repo,
+    named: Option<&str>,
+) -> Result<(FoundRun, RunState), CommandError> {
+    let found = audit::find_run(&repo.ralph_dir(), named)?;
+    let state = found.load()?;
+    Ok((found, state))
+}
+
 /// The run directory of `change`, which must exist.
-pub fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandError> {
+fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandError> {
     let dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     if !dir.exists() {
         return Err(
@@ -54,7 +95,7 @@ pub fn existing_run(repo: &Repo, change: &ChangeName) -> Result<RunDir, CommandE
 
 /// The lock shared by every run of this repository.
 pub fn lock_path(repo: &Repo) -> std::path::PathBuf {
-    repo.ralph_dir().join("lock")
+    crate::state::lock_path(&repo.ralph_dir())
 }
 
 pub fn current_dir() -> Result<std::path::PathBuf, CommandError> {

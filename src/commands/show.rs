@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use crate::audit::{self, Parts};
 use crate::exit::{CommandError, Exit};
-use crate::git::Repo;
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -37,9 +36,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
-    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
-    let found = audit::find_run(&repo.ralph_dir(), args.change.as_deref())?;
-    let state = found.load()?;
+    let (repo, found, state) = super::open_recorded_run(args.change.as_deref())?;
     let (story, record) = audit::pick_attempt(&state, &args.attempt)?;
     let mut parts = Parts {
         prompt: args.prompt,

@@ -24,13 +24,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
-    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let repo = super::open_repo()?;
     let runs = list_runs(&repo.ralph_dir());
     if args.change.is_none() && (args.all || runs.len() > 1) {
         return list(&repo, &runs, args.all, args.json);
     }
-    let change = super::pick_change(&repo, args.change.as_deref())?;
-    let run_dir = super::existing_run(&repo, &change)?;
+    let (change, run_dir) = super::run_of(&repo, args.change.as_deref())?;
     let state = run_dir.load()?;
     let holder = lock_holder(&super::lock_path(&repo))
         .filter(|(_, c)| c == change.as_str())

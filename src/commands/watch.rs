@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::audit::{self, Follower, RunDetails};
+use crate::audit::{Follower, RunDetails};
 use crate::events::Event;
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
@@ -32,7 +32,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         return Err(CommandError::usage("watch needs a terminal")
             .hint("read the run with 'git ralph log' or 'git ralph show <story>'"));
     }
-    let repo = Repo::open_for_recovery(&super::current_dir()?)?;
+    let repo = super::open_repo()?;
     watch(repo, args.change.as_deref())?;
     Ok(Exit::Success.code())
 }
@@ -40,8 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
 /// The loop screen on the run `named` (a change, `history/<dir>`, or the
 /// only run), until the user leaves it.
 pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
-    let found = audit::find_run(&repo.ralph_dir(), named)?;
-    let state = found.load()?;
+    let (found, state) = super::recorded_run(&repo, named)?;
     let lock_path = super::lock_path(&repo);
     let change = state.change.clone();
     let holder = {

@@ -138,24 +138,13 @@ async fn drive_async(
     let mut interrupt = signal(SignalKind::interrupt()).map_err(signal_error)?;
     let mut terminate = signal(SignalKind::terminate()).map_err(signal_error)?;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
-    let mut presses: Vec<Instant> = Vec::new();
-    let mut stopping_since: Option<Instant> = None;
-    let mut hinted = false;
-    let mut terminated = false;
+    let mut stops = Stops::new(view.clone(), stop_tx);
 
     let end = loop {
         let pressed = tokio::select! {
-            end = &mut run => break end.map_err(|err| match err.try_into_panic() {
-                Ok(payload) => RunError::Bug(crate::bug::caught(payload.as_ref())),
-                Err(err) => RunError::io("run the loop", std::io::Error::other(err)),
-            })?,
+            end = &mut run => break joined(end)?,
             Some(record) = milestones.recv() => {
-                let mut view = lock(&view);
-                // Agent output that arrived before this milestone first.
-                while let Ok(output) = agent_output.try_recv() {
-                    view.render(&output);
-                }
-                view.render(&record);
+                show_milestone(&view, &mut agent_output, &record);
                 false
             }
             Some(record) = agent_output.recv() => {
@@ -165,53 +154,48 @@ async fn drive_async(
             _ = interrupt.recv() => true,
             Some(control) = async { controls.as_mut()?.recv().await }, if controls.is_some() => {
                 if control == Control::ForceQuit {
-                    run.abort();
-                    let _ = run.await;
-                    return Ok(Ending::ForceQuit);
+                    return Ok(force_quit(run).await);
                 }
                 true
             }
             _ = terminate.recv() => {
-                terminated = true;
-                let _ = stop_tx.send(true);
-                stopping_since.get_or_insert_with(Instant::now);
+                stops.terminate();
                 false
             }
             _ = ticker.tick() => {
-                let mut view = lock(&view);
-                view.tick();
-                if let Some(since) = stopping_since
-                    && !hinted
-                    && since.elapsed() >= STOP_HINT_AFTER
-                {
-                    hinted = true;
-                    view.clear();
-                    view.note("still stopping… press Ctrl-C twice more to force quit");
-                }
+                stops.tick();
                 false
             }
         };
-        if pressed {
-            let now = Instant::now();
-            presses.retain(|at| now.duration_since(*at) < FORCE_QUIT_WINDOW);
-            presses.push(now);
-            if presses.len() >= FORCE_QUIT_PRESSES {
-                lock(&view).clear();
-                // Dropping the loop's future kills the agent's process group.
-                run.abort();
-                let _ = run.await;
-                return Ok(Ending::ForceQuit);
-            }
-            if stopping_since.is_none() {
-                stopping_since = Some(now);
-                let _ = stop_tx.send(true);
-                let mut view = lock(&view);
-                view.clear();
-                view.note("stopping: the agent is being stopped, completed work is kept…");
-            }
+        if pressed && stops.press(Instant::now()) {
+            lock(&view).clear();
+            return Ok(force_quit(run).await);
         }
     };
-    let mut view = lock(&view);
+    show_the_rest(&view, &mut milestones, &mut agent_output);
+    Ok(if stops.terminated {
+        Ending::Terminated(end)
+    } else {
+        Ending::Finished(end)
+    })
+}
+
+/// A milestone, after the agent output that arrived before it.
+fn show_milestone(view: &SharedView, agent_output: &mut mpsc::Receiver<Record>, record: &Record) {
+    let mut view = lock(view);
+    while let Ok(output) = agent_output.try_recv() {
+        view.render(&output);
+    }
+    view.render(record);
+}
+
+/// What the loop said last, then room for whatever is printed next.
+fn show_the_rest(
+    view: &SharedView,
+    milestones: &mut mpsc::UnboundedReceiver<Record>,
+    agent_output: &mut mpsc::Receiver<Record>,
+) {
+    let mut view = lock(view);
     while let Ok(record) = agent_output.try_recv() {
         view.render(&record);
     }
@@ -219,9 +203,84 @@ async fn drive_async(
         view.render(&record);
     }
     view.clear();
-    Ok(if terminated {
-        Ending::Terminated(end)
-    } else {
-        Ending::Finished(end)
+}
+
+/// The loop's task, joined: its end, or the panic that cut it short.
+fn joined(end: Result<LoopEnd, tokio::task::JoinError>) -> Result<LoopEnd, RunError> {
+    end.map_err(|err| match err.try_into_panic() {
+        Ok(payload) => RunError::Bug(crate::bug::caught(payload.as_ref())),
+        Err(err) => RunError::io("run the loop", std::io::Error::other(err)),
     })
+}
+
+/// Quit now: dropping the loop's future kills the agent's process group.
+async fn force_quit(run: tokio::task::JoinHandle<LoopEnd>) -> Ending {
+    run.abort();
+    let _ = run.await;
+    Ending::ForceQuit
+}
+
+/// The stop requests while the loop runs: the first asks the loop to stop,
+/// the third within [`FORCE_QUIT_WINDOW`] forces a quit, and a stop that
+/// takes long gets a hint.
+struct Stops {
+    view: SharedView,
+    stop_tx: watch::Sender<bool>,
+    presses: Vec<Instant>,
+    since: Option<Instant>,
+    hinted: bool,
+    /// SIGTERM asked for the stop (`git ralph abort`).
+    terminated: bool,
+}
+
+impl Stops {
+    fn new(view: SharedView, stop_tx: watch::Sender<bool>) -> Stops {
+        Stops {
+            view,
+            stop_tx,
+            presses: Vec::new(),
+            since: None,
+            hinted: false,
+            terminated: false,
+        }
+    }
+
+    /// One stop request (Ctrl-C, the stop key); whether it forces a quit.
+    fn press(&mut self, now: Instant) -> bool {
+        self.presses
+            .retain(|at| now.duration_since(*at) < FORCE_QUIT_WINDOW);
+        self.presses.push(now);
+        if self.presses.len() >= FORCE_QUIT_PRESSES {
+            return true;
+        }
+        if self.since.is_none() {
+            self.since = Some(now);
+            let _ = self.stop_tx.send(true);
+            let mut view = lock(&self.view);
+            view.clear();
+            view.note("stopping: the agent is being stopped, completed work is kept…");
+        }
+        false
+    }
+
+    /// SIGTERM: stop gracefully, quietly, and without the finish menu.
+    fn terminate(&mut self) {
+        self.terminated = true;
+        let _ = self.stop_tx.send(true);
+        self.since.get_or_insert_with(Instant::now);
+    }
+
+    /// Once a second: the view's clock, and the hint for a slow stop.
+    fn tick(&mut self) {
+        let mut view = lock(&self.view);
+        view.tick();
+        if let Some(since) = self.since
+            && !self.hinted
+            && since.elapsed() >= STOP_HINT_AFTER
+        {
+            self.hinted = true;
+            view.clear();
+            view.note("still stopping… press Ctrl-C twice more to force quit");
+        }
+    }
 }

@@ -19,7 +19,9 @@
 //!   reverted; and the worktree made safe again on resume;
 //! - `guardrails`: the limits every run ends within;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
-//!   loop, feeding a [`driver::View`].
+//!   loop, feeding a [`driver::View`];
+//! - [`ending`]: how a run ends: finish (keep or cleanup), abort, or left
+//!   stopped after its loop, each returned as a typed outcome.
 //!
 //! The engine knows neither clap nor the terminal. It reports typed events
 //! and returns typed errors ([`RunError`]); the command layer decides how
@@ -27,6 +29,7 @@
 
 mod attempt;
 pub mod driver;
+pub mod ending;
 mod error;
 mod evidence;
 mod guardrails;

@@ -48,6 +48,12 @@ fn single_process(pid: u32) -> Option<Pid> {
         .map(Pid::from_raw)
 }
 
+/// The lock shared by every run of the repository whose ralph directory
+/// is `ralph_dir`.
+pub fn lock_path(ralph_dir: &Path) -> PathBuf {
+    ralph_dir.join("lock")
+}
+
 /// Is `pid` a live process?
 pub fn process_alive(pid: u32) -> bool {
     let Some(pid) = single_process(pid) else {

@@ -16,11 +16,11 @@ mod run;
 
 pub use atomic::write_atomically;
 pub use events_log::EventsLog;
-pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, process_alive};
+pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
 pub use report::{LearningsReport, Report};
 pub use run::{
-    AttemptOutcome, AttemptRecord, Flag, Guardrails, RunState, RunStatus, Settings, StopReason,
-    StoryRecord, Totals, now,
+    AttemptOutcome, AttemptRecord, FinishChoice, Flag, Guardrails, RunState, RunStatus, Settings,
+    StopReason, StoryRecord, Totals, now,
 };
 
 use std::path::{Path, PathBuf};

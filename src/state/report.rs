@@ -4,15 +4,16 @@
 
 use serde::Serialize;
 
-use super::{RunState, RunStatus, StoryRecord, Totals, now};
+use super::{FinishChoice, RunState, RunStatus, StopReason, StoryRecord, Totals, now};
 
 /// What `status --json` prints.
 #[derive(Serialize)]
 pub struct Report<'a> {
     pub change: &'a str,
     pub branch: &'a str,
-    pub state: &'static str,
-    pub reason: Option<&'static str>,
+    /// As a reader should see it ([`RunStatus::seen`]).
+    pub state: RunStatus,
+    pub reason: Option<StopReason>,
     pub alive: bool,
     pub pid: Option<u32>,
     pub source: &'a str,
@@ -23,7 +24,7 @@ pub struct Report<'a> {
     pub current_attempt: u32,
     pub last_failure: Option<&'a str>,
     pub original: String,
-    pub finished_with: Option<&'a str>,
+    pub finished_with: Option<FinishChoice>,
     /// A usage-limit pause in force until then (unix seconds).
     pub paused_until: Option<u64>,
     pub pause_reason: Option<&'a str>,
@@ -45,16 +46,11 @@ impl<'a> Report<'a> {
     /// lock for this change, if one does.
     pub fn new(state: &'a RunState, holder: Option<u32>) -> Report<'a> {
         let alive = holder.is_some();
-        // A loop that died without saving still says "running".
-        let run_state = match (state.status, alive) {
-            (RunStatus::Running, false) => "stopped",
-            (status, _) => status.as_str(),
-        };
         Report {
             change: &state.change,
             branch: &state.branch,
-            state: run_state,
-            reason: state.reason.map(|r| r.as_str()),
+            state: state.status.seen(alive),
+            reason: state.reason,
             alive,
             pid: holder,
             source: state.settings.source_name(),
@@ -69,7 +65,7 @@ impl<'a> Report<'a> {
             current_attempt: state.current_attempt,
             last_failure: state.last_failure.as_deref(),
             original: state.original.head.describe(),
-            finished_with: state.finished_with.as_deref(),
+            finished_with: state.finished_with,
             paused_until: state.paused_until.filter(|until| *until > now()),
             pause_reason: state.pause_reason.as_deref(),
             totals: &state.totals,

@@ -65,6 +65,20 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// The status as a reader should see it: a loop that died without
+    /// saving still says "running", but no loop holds the lock for it.
+    pub fn seen(self, loop_alive: bool) -> RunStatus {
+        match (self, loop_alive) {
+            (RunStatus::Running, false) => RunStatus::Stopped,
+            (status, _) => status,
+        }
+    }
+
+    /// Whether the run is over: nothing resumes it any more.
+    pub fn is_over(self) -> bool {
+        matches!(self, RunStatus::Finished | RunStatus::Aborted)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -72,6 +86,37 @@ impl RunStatus {
             RunStatus::Finished => "finished",
             RunStatus::Aborted => "aborted",
         }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a run was finished, as `state.json` and `status --json` spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishChoice {
+    /// Back to the original branch with all the work uncommitted.
+    Cleanup,
+    /// Stay on `ralph/<change>`, one commit per story.
+    Keep,
+}
+
+impl FinishChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishChoice::Cleanup => "cleanup",
+            FinishChoice::Keep => "keep",
+        }
+    }
+}
+
+impl std::fmt::Display for FinishChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -302,9 +347,9 @@ pub struct RunState {
     /// The PID of the loop driving the run, while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// `keep` or `cleanup`, once finished.
+    /// How the run was finished, once it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_with: Option<String>,
+    pub finished_with: Option<FinishChoice>,
     /// Consecutive attempts whose worktree equalled the last checkpoint.
     #[serde(default)]
     pub no_progress_streak: u32,

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use console::Term;
 
+use super::digest::{Notice, NoticeKind, spent};
 use super::{Styles, out};
 use crate::agent::AgentEvent;
 use crate::events::{Event, Record};
@@ -84,20 +85,17 @@ impl ConsoleView {
                 ))
             }
             Event::StoryEvent { event, .. } => {
-                match event {
-                    AgentEvent::Message { text, tool_uses } => {
-                        let text = text.trim();
-                        if !text.is_empty() {
-                            self.last_message = text.lines().last().unwrap_or_default().to_owned();
-                        } else if let Some(tool) = tool_uses.last() {
-                            self.last_message = format!("[{}]", tool.name);
-                        }
+                if let AgentEvent::Message { text, tool_uses } = event {
+                    let text = text.trim();
+                    if !text.is_empty() {
+                        self.last_message = text.lines().last().unwrap_or_default().to_owned();
+                    } else if let Some(tool) = tool_uses.last() {
+                        self.last_message = format!("[{}]", tool.name);
                     }
-                    AgentEvent::Done(done) => {
-                        self.tokens = self.tokens.saturating_add(done.usage.total());
-                        self.cost += done.cost_usd.unwrap_or(0.0);
-                    }
-                    AgentEvent::ToolResult { .. } => {}
+                }
+                if let Some((tokens, cost)) = spent(event) {
+                    self.tokens = self.tokens.saturating_add(tokens);
+                    self.cost += cost;
                 }
                 None
             }
@@ -125,28 +123,8 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { message } => {
-                Some(format!("{} {message}", s.warn.apply_to("warning:")))
-            }
-            Event::Flag {
-                story_id,
-                attempt,
-                flag,
-            } => Some(format!(
-                "  {} story {story_id}, attempt {attempt}: {flag}",
-                s.warn.apply_to("flagged:")
-            )),
-            Event::Paused {
-                until_unix,
-                message,
-                ..
-            } => {
-                self.paused_until = Some(*until_unix);
-                Some(format!(
-                    "  {} {message}; no retry is spent, waiting until the limit resets (about {})",
-                    s.warn.apply_to("⏸"),
-                    clock(until_unix.saturating_sub(crate::state::now()))
-                ))
+            Event::Warning { .. } | Event::Flag { .. } | Event::Paused { .. } => {
+                Notice::of(&record.event).map(|notice| self.notice_line(&notice))
             }
             Event::Checks { passed, failed, .. } => Some(format!(
                 "  checks: {} passed{}",
@@ -187,6 +165,23 @@ impl ConsoleView {
             out(&line);
         }
         self.tick();
+    }
+
+    /// A notice's line; a pause also starts the countdown.
+    fn notice_line(&mut self, notice: &Notice) -> String {
+        let (s, text) = (&self.styles, &notice.text);
+        match notice.kind {
+            NoticeKind::Warning => format!("{} {text}", s.warn.apply_to(notice.label())),
+            NoticeKind::Flag => format!("  {} {text}", s.warn.apply_to(notice.label())),
+            NoticeKind::Paused { until_unix } => {
+                self.paused_until = Some(until_unix);
+                format!(
+                    "  {} {text}; no retry is spent, waiting until the limit resets (about {})",
+                    s.warn.apply_to("⏸"),
+                    clock(until_unix.saturating_sub(crate::state::now()))
+                )
+            }
+        }
     }
 
     /// Redraw the live status line (terminals only).

@@ -6,26 +6,16 @@
 use console::Term;
 use dialoguer::Select;
 
-/// How to finish a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishChoice {
-    Cleanup,
-    Keep,
-}
-
-/// What the user chose at the end of a loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndChoice {
-    Finish(FinishChoice),
-    /// Leave the run stopped on its branch, to resume or finish later.
-    LeaveStopped,
-    /// Restore the exact pre-start state.
-    Abort,
-}
+use crate::run::ending::{EndChoice, FinishChoice, Question};
 
 /// Ask on the terminal; `None` when there is no terminal or the user
-/// dismissed the menu. `completed` runs are offered keep and cleanup only.
-pub fn ask_finish(branch: &str, original: &str, completed: bool) -> Option<EndChoice> {
+/// dismissed the menu. Completed runs are offered keep and cleanup only.
+pub fn ask_finish(question: &Question) -> Option<EndChoice> {
+    let Question {
+        branch,
+        original,
+        completed,
+    } = question;
     use std::io::IsTerminal;
     let term = Term::stderr();
     if !std::io::stdin().is_terminal() || !term.is_term() {
@@ -41,7 +31,7 @@ pub fn ask_finish(branch: &str, original: &str, completed: bool) -> Option<EndCh
             format!("keep: stay on {branch} with one commit per story"),
         ),
     ];
-    if !completed {
+    if !*completed {
         items.push((
             EndChoice::LeaveStopped,
             "leave it stopped: resume later with 'git ralph start', or finish then".into(),

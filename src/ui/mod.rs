@@ -7,6 +7,8 @@
 mod agents_view;
 mod audit_view;
 mod console_view;
+mod digest;
+pub mod ending;
 mod finish_menu;
 mod keys;
 pub mod preview;
@@ -22,7 +24,7 @@ use console::{Style, Term};
 pub use agents_view::{AgentRow, print_agents, print_progress, print_verdicts};
 pub use audit_view::{AttemptPrinter, duration, outcome_word, print_trail};
 pub use console_view::ConsoleView;
-pub use finish_menu::{EndChoice, FinishChoice, ask_finish};
+pub use finish_menu::ask_finish;
 pub use keys::KeyListener;
 
 use crate::events::Record;

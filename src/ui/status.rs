@@ -2,7 +2,7 @@
 //! a terminal.
 
 use super::{Styles, out as line_out};
-use crate::state::Report;
+use crate::state::{FinishChoice, Report, RunStatus};
 
 /// `git ralph status` for people.
 pub fn print(report: &Report) {
@@ -10,8 +10,8 @@ pub fn print(report: &Report) {
     let s = Styles::for_term(&term);
     line_out(&format!("{} {}", s.bold.apply_to("change:"), report.change));
     let gone = match (report.state, report.finished_with) {
-        ("aborted", _) => Some("aborted"),
-        ("finished", Some("cleanup")) => Some("finished"),
+        (RunStatus::Aborted, _) => Some("aborted"),
+        (RunStatus::Finished, Some(FinishChoice::Cleanup)) => Some("finished"),
         _ => None,
     };
     match gone {
@@ -23,7 +23,7 @@ pub fn print(report: &Report) {
         )),
         None => line_out(&format!("{} {}", s.bold.apply_to("branch:"), report.branch)),
     }
-    let ended = matches!(report.state, "aborted" | "finished");
+    let ended = report.state.is_over();
     let mut line = format!("{} {}", s.bold.apply_to("state: "), report.state);
     if let Some(reason) = report.reason {
         line.push_str(&format!(" ({reason})"));

@@ -44,6 +44,7 @@ mod no_crash;
 mod output;
 mod real_cli_e2e;
 mod realworld;
+mod state_v1;
 mod stories_e2e;
 mod transcripts;
 mod truthful;

@@ -154,7 +154,15 @@ pub fn run_in(
         return Ok(Started::Ended(exit));
     }
     let repo = Repo::open_for_recovery(&workdir)?;
-    crate::commands::finish::after_loop(repo, &change, &run_dir, end.state, on_finish)?;
+    let after = crate::run::ending::after_loop(
+        repo,
+        &change,
+        &run_dir,
+        end.state,
+        on_finish,
+        &mut ui::ending::Console,
+    )?;
+    ui::ending::after_loop(&after);
     drop(lock);
     Ok(Started::Ended(exit))
 }

@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::view::{Theme, too_small};
 use crate::audit::RunSummary;
+use crate::state::RunStatus;
 
 /// The selection screen's keys, for the documentation.
 pub const SELECTION_KEYS: &[(&str, &str)] = &[
@@ -148,7 +149,7 @@ fn ago(secs: u64) -> String {
 
 /// A live run no loop is working on: starting its change resumes it.
 fn resumable(run: &RunSummary) -> bool {
-    !run.history && run.state == "stopped"
+    !run.history && run.state == RunStatus::Stopped
 }
 
 pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme) {

@@ -12,7 +12,7 @@ use super::*;
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::audit::{CheckResult, RunSummary};
 use crate::events::{Event, Record};
-use crate::state::AttemptOutcome;
+use crate::state::{AttemptOutcome, RunStatus, StopReason};
 
 fn record(event: Event) -> Record {
     Record {
@@ -318,8 +318,8 @@ fn selection_and_preview_screens() {
             RunSummary {
                 label: "greet".into(),
                 change: "greet".into(),
-                state: "stopped",
-                reason: Some("max_retries"),
+                state: RunStatus::Stopped,
+                reason: Some(StopReason::MaxRetries),
                 stories_done: 1,
                 stories_total: 3,
                 history: false,
@@ -328,8 +328,8 @@ fn selection_and_preview_screens() {
             RunSummary {
                 label: "history/greet-1700000000".into(),
                 change: "greet".into(),
-                state: "finished",
-                reason: Some("completed"),
+                state: RunStatus::Finished,
+                reason: Some(StopReason::Completed),
                 stories_done: 3,
                 stories_total: 3,
                 history: true,

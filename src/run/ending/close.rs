@@ -1,0 +1,117 @@
+//! The two ways to close a run, whoever decided on them: finish (keep or
+//! cleanup, with unfinished work set aside first) and abort. Both work on
+//! the run's branch only, and record what they did in `state.json`.
+
+use super::{Aborted, CleanedUp, EndingError, Finished, Kept, Notice, Onlooker};
+use crate::git::{ChangeName, HeadState, Repo};
+use crate::state::{FinishChoice, RunDir, RunState, RunStatus, now};
+
+/// Keep or clean up, and record it. A half-done attempt is never left
+/// behind: the worktree must be at the last checkpoint.
+pub(super) fn finish(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    choice: FinishChoice,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Finished, EndingError> {
+    require_on_branch(repo, change, "finish")?;
+    // The agent's own files (Aider's history) are not unfinished work.
+    if state.settings.agent_command.is_none() {
+        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
+    }
+    set_aside_unfinished_work(repo, change, state, onlooker)?;
+    let finished = match choice {
+        FinishChoice::Keep => {
+            repo.finish_keep(change)?;
+            Finished::Kept(Kept {
+                branch: state.branch.clone(),
+                stories_done: state.stories_done(),
+                stories_total: state.stories.len(),
+            })
+        }
+        FinishChoice::Cleanup => {
+            let tip = repo.finish_cleanup(change, &state.original)?;
+            Finished::CleanedUp(CleanedUp {
+                original: state.original.head.reflog_name(),
+                branch: state.branch.clone(),
+                tip,
+                tip_ref: format!("{}/finished", change.ref_namespace()),
+                receipts: state.receipts_summary(),
+                receipts_file: run_dir.receipts_path(),
+            })
+        }
+    };
+    state.status = RunStatus::Finished;
+    state.finished_with = Some(choice);
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(state)?;
+    Ok(finished)
+}
+
+/// Restore the pre-start state and record it.
+pub(super) fn abort(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+) -> Result<Aborted, EndingError> {
+    require_on_branch(repo, change, "abort")?;
+    let tip = repo.abort(change, &state.original, state.initial_commit)?;
+    state.status = RunStatus::Aborted;
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(state)?;
+    Ok(Aborted {
+        original: state.original.head.reflog_name(),
+        branch: state.branch.clone(),
+        tip,
+        tip_ref: format!("{}/aborted", change.ref_namespace()),
+    })
+}
+
+/// Finish and abort work on the run's branch only: anything the user did on
+/// another branch meanwhile is theirs, and is not touched.
+fn require_on_branch(
+    repo: &Repo,
+    change: &ChangeName,
+    what: &'static str,
+) -> Result<(), EndingError> {
+    match repo.head()? {
+        HeadState::Branch { name, .. } if name == change.branch_ref() => Ok(()),
+        other => Err(EndingError::NotOnBranch {
+            what,
+            change: change.clone(),
+            head: other.describe(),
+        }),
+    }
+}
+
+/// Work in the worktree beyond the last checkpoint (a loop killed
+/// mid-attempt) is preserved and reverted before finishing.
+fn set_aside_unfinished_work(
+    repo: &mut Repo,
+    change: &ChangeName,
+    state: &RunState,
+    onlooker: &mut dyn Onlooker,
+) -> Result<(), EndingError> {
+    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
+    if checkpoint_tree == worktree {
+        return Ok(());
+    }
+    // Keyed by the millisecond, and never over an existing ref.
+    let refname = repo.unused_ref(&format!(
+        "{}/interrupted/{}",
+        change.ref_namespace(),
+        crate::events::now_ms()
+    ))?;
+    repo.preserve(
+        &refname,
+        &format!("ralph({change}): unfinished work set aside at finish"),
+    )?;
+    repo.revert()?;
+    onlooker.notice(Notice::SetAside { refname });
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! Why a run could not be finished or aborted, and what the user can do.
+
+use std::time::Duration;
+
+use crate::git::{ChangeName, GitFailure, OpError};
+use crate::state::{FinishChoice, LockError, StateError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EndingError {
+    /// `finish` while a loop still drives the run.
+    #[error("the loop for '{change}' is still running (pid {pid})")]
+    StillRunning { change: ChangeName, pid: u32 },
+    /// `abort` asked the loop to stop, and it did not.
+    #[error("the loop (pid {pid}) did not stop within {}s", patience.as_secs())]
+    LoopWouldNotStop { pid: u32, patience: Duration },
+    #[error("the run '{change}' is already finished ({with})")]
+    AlreadyFinished { change: String, with: FinishChoice },
+    #[error("the run '{change}' was aborted")]
+    WasAborted { change: String },
+    #[error("the run '{change}' is already aborted")]
+    AlreadyAborted { change: String },
+    #[error("the run '{change}' is finished ({with}); there is nothing to abort")]
+    NothingToAbort {
+        change: ChangeName,
+        with: FinishChoice,
+    },
+    /// HEAD left the run's branch: what is there is the user's.
+    #[error("cannot {what} '{change}': HEAD is on {head}, not on {}", change.branch_short())]
+    NotOnBranch {
+        what: &'static str,
+        change: ChangeName,
+        head: String,
+    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Op(#[from] OpError),
+    #[error(transparent)]
+    Git(#[from] GitFailure),
+}
+
+impl EndingError {
+    /// What the user can do about it, for the errors of this module's own.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            EndingError::StillRunning { change, .. } => Some(format!(
+                "stop it first (Ctrl-C or q in its terminal), or 'git ralph abort {change}'"
+            )),
+            EndingError::LoopWouldNotStop { pid, .. } => Some(format!(
+                "stop it by hand ('kill {pid}'), then run 'git ralph abort' again"
+            )),
+            EndingError::NothingToAbort { change, .. } => Some(format!(
+                "its work stays reachable under {}/",
+                change.ref_namespace()
+            )),
+            EndingError::NotOnBranch { change, .. } => Some(format!(
+                "commit or stash what you changed there, 'git switch {}', then run this again",
+                change.branch_short()
+            )),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! How a run ends: finished with keep or cleanup, aborted back to the exact
+//! pre-start state, or left stopped to resume later. `finish` and `abort`
+//! take over a run no loop drives any more ([`take_over`]); a loop that
+//! ended on its own goes through [`after_loop`], which finishes, aborts or
+//! leaves the run as the settings or the user say.
+//!
+//! Every ending returns what it did as a typed outcome, and reports what
+//! happens on the way as [`Notice`]s to an [`Onlooker`], which also answers
+//! the question of how to finish when that is the user's to say. This
+//! module decides; it prints nothing and knows neither clap nor the
+//! terminal.
+
+mod close;
+mod error;
+mod take_over;
+
+use std::path::PathBuf;
+
+pub use error::EndingError;
+use take_over::{Running, Standing, take_over};
+
+use crate::git::{ChangeName, ObjectId, Repo};
+use crate::settings::OnFinish;
+pub use crate::state::FinishChoice;
+use crate::state::{RunDir, RunState, StopReason};
+
+/// What the user may choose when a loop ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndChoice {
+    Finish(FinishChoice),
+    /// Leave the run stopped on its branch, to resume or finish later.
+    LeaveStopped,
+    /// Restore the exact pre-start state.
+    Abort,
+}
+
+/// The question asked when a loop ends and `--on-finish ask` is in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The run's branch, `ralph/<change>`.
+    pub branch: String,
+    /// The branch (or commit) the run started from.
+    pub original: String,
+    /// A completed run is offered keep and cleanup only.
+    pub completed: bool,
+}
+
+/// Something an ending did on its way, worth telling at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// `abort` is stopping the loop that still drives the run.
+    StoppingLoop { pid: u32 },
+    /// An agent a killed loop had left running was stopped.
+    StoppedOrphanAgent,
+    /// Work beyond the last checkpoint was kept at `refname` and reverted.
+    SetAside { refname: String },
+}
+
+/// Whoever watches a run end: told what happens, and asked how to finish
+/// when the settings leave it to the user.
+pub trait Onlooker {
+    fn notice(&mut self, notice: Notice);
+    /// `None`: nobody can answer, or the question was dismissed.
+    fn ask(&mut self, question: &Question) -> Option<EndChoice>;
+}
+
+/// What `finish` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finished {
+    /// The run stays on its branch.
+    Kept(Kept),
+    /// Back on the original branch, the work uncommitted.
+    CleanedUp(CleanedUp),
+    /// The run had already been kept: nothing was done.
+    AlreadyKept { change: String, branch: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub branch: String,
+    pub stories_done: usize,
+    pub stories_total: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CleanedUp {
+    /// The branch (or commit) the run started from, now checked out again.
+    pub original: String,
+    /// The deleted branch.
+    pub branch: String,
+    /// Its tip, kept at `tip_ref`.
+    pub tip: ObjectId,
+    pub tip_ref: String,
+    /// What the checkpoints' receipts add up to, in one line.
+    pub receipts: String,
+    /// Where each checkpoint's trailers are kept.
+    pub receipts_file: PathBuf,
+}
+
+/// What `abort` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aborted {
+    /// The branch (or commit) the run started from, now checked out again.
+    pub original: String,
+    /// The deleted branch.
+    pub branch: String,
+    /// Its tip, kept at `tip_ref`.
+    pub tip: ObjectId,
+    pub tip_ref: String,
+}
+
+/// A run left stopped after its loop, and how to go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftStopped {
+    pub change: String,
+    pub branch: String,
+    pub original: String,
+    /// The `--max-retries` to resume a run stuck on one story with.
+    pub retries_to_resume: Option<u32>,
+    /// Every story is done: there is nothing to resume.
+    pub completed: bool,
+}
+
+/// What became of a run whose loop ended on its own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterLoop {
+    Finished(Finished),
+    Aborted(Aborted),
+    LeftStopped(LeftStopped),
+}
+
+/// `git ralph finish`: keep or clean up a run no loop drives.
+pub fn finish(
+    repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    choice: FinishChoice,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Finished, EndingError> {
+    let mut run = take_over(repo, change, run_dir, Running::Refuse, onlooker)?;
+    let change_name = || change.to_string();
+    match (run.standing, choice) {
+        // A kept run's branch is still there: it can still be cleaned up.
+        (Standing::Open, _) | (Standing::Kept, FinishChoice::Cleanup) => {}
+        (Standing::Kept, FinishChoice::Keep) => {
+            return Ok(Finished::AlreadyKept {
+                change: change_name(),
+                branch: run.state.branch,
+            });
+        }
+        (Standing::Closed(with), _) => {
+            return Err(EndingError::AlreadyFinished {
+                change: change_name(),
+                with,
+            });
+        }
+        (Standing::Aborted, _) => {
+            return Err(EndingError::WasAborted {
+                change: change_name(),
+            });
+        }
+    }
+    close::finish(
+        &mut run.repo,
+        change,
+        run_dir,
+        &mut run.state,
+        choice,
+        onlooker,
+    )
+}
+
+/// `git ralph abort`: stop the loop if one still drives the run, and
+/// restore the exact pre-start state.
+pub fn abort(
+    repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Aborted, EndingError> {
+    let mut run = take_over(repo, change, run_dir, Running::Stop, onlooker)?;
+    match run.standing {
+        Standing::Aborted => {
+            return Err(EndingError::AlreadyAborted {
+                change: change.to_string(),
+            });
+        }
+        // A kept run's branch is still there: it can still be undone.
+        Standing::Open | Standing::Kept => {}
+        Standing::Closed(with) => {
+            return Err(EndingError::NothingToAbort {
+                change: change.clone(),
+                with,
+            });
+        }
+    }
+    close::abort(&mut run.repo, change, run_dir, &mut run.state)
+}
+
+/// The loop has ended on its own: keep, clean up, or ask (and for a run
+/// that did not complete, also leave it stopped or abort). The caller
+/// still holds the run's lock.
+pub fn after_loop(
+    mut repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    mut state: RunState,
+    on_finish: OnFinish,
+    onlooker: &mut dyn Onlooker,
+) -> Result<AfterLoop, EndingError> {
+    let completed = state.reason == Some(StopReason::Completed);
+    let choice = match on_finish {
+        OnFinish::Keep => Some(EndChoice::Finish(FinishChoice::Keep)),
+        OnFinish::Cleanup => Some(EndChoice::Finish(FinishChoice::Cleanup)),
+        OnFinish::Ask => onlooker.ask(&Question {
+            branch: state.branch.clone(),
+            original: state.original.head.reflog_name(),
+            completed,
+        }),
+    };
+    Ok(match choice {
+        Some(EndChoice::Finish(choice)) => AfterLoop::Finished(close::finish(
+            &mut repo, change, run_dir, &mut state, choice, onlooker,
+        )?),
+        Some(EndChoice::Abort) => {
+            AfterLoop::Aborted(close::abort(&mut repo, change, run_dir, &mut state)?)
+        }
+        Some(EndChoice::LeaveStopped) | None => AfterLoop::LeftStopped(LeftStopped {
+            change: change.to_string(),
+            branch: state.branch.clone(),
+            original: state.original.head.reflog_name(),
+            retries_to_resume: state.retries_to_resume(),
+            completed,
+        }),
+    })
+}

@@ -1,0 +1,106 @@
+//! The run's events as both live views read them: the line view of
+//! `start --plain` and the loop screen each look their own way, but what a
+//! notice says and what an agent spent is read once, here.
+
+use crate::agent::AgentEvent;
+use crate::events::Event;
+
+/// A word the run says in passing, which both views list: a warning, a
+/// flag on an accepted attempt, a pause for a usage limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    /// What it says, without its label.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Warning,
+    Flag,
+    /// No retry is spent; the run waits until then (unix seconds).
+    Paused {
+        until_unix: u64,
+    },
+}
+
+impl Notice {
+    /// The notice `event` is, if it is one.
+    pub fn of(event: &Event) -> Option<Notice> {
+        let (kind, text) = match event {
+            Event::Warning { message } => (NoticeKind::Warning, message.clone()),
+            Event::Flag {
+                story_id,
+                attempt,
+                flag,
+            } => (
+                NoticeKind::Flag,
+                format!("story {story_id}, attempt {attempt}: {flag}"),
+            ),
+            Event::Paused {
+                until_unix,
+                message,
+                ..
+            } => (
+                NoticeKind::Paused {
+                    until_unix: *until_unix,
+                },
+                message.clone(),
+            ),
+            _ => return None,
+        };
+        Some(Notice { kind, text })
+    }
+
+    /// The word it is introduced with: `warning:`, `flagged:`, `paused:`.
+    pub fn label(&self) -> &'static str {
+        match self.kind {
+            NoticeKind::Warning => "warning:",
+            NoticeKind::Flag => "flagged:",
+            NoticeKind::Paused { .. } => "paused:",
+        }
+    }
+}
+
+/// What an attempt's agent reported spending, once it was done: tokens and
+/// US dollars (none reported counts as nothing).
+pub fn spent(event: &AgentEvent) -> Option<(u64, f64)> {
+    match event {
+        AgentEvent::Done(done) => Some((done.usage.total(), done.cost_usd.unwrap_or(0.0))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notices_say_what_the_event_says() {
+        let flag = Notice::of(&Event::Flag {
+            story_id: "2".into(),
+            attempt: 3,
+            flag: crate::state::Flag::TickOnly,
+        })
+        .expect("a flag is a notice");
+        assert_eq!(flag.label(), "flagged:");
+        assert_eq!(
+            flag.text,
+            "story 2, attempt 3: no change besides ticking boxes"
+        );
+        let paused = Notice::of(&Event::Paused {
+            story_id: "1".into(),
+            until_unix: 42,
+            message: "usage limit".into(),
+        })
+        .expect("a pause is a notice");
+        assert_eq!(paused.kind, NoticeKind::Paused { until_unix: 42 });
+        assert_eq!(paused.label(), "paused:");
+        assert!(
+            Notice::of(&Event::Warning {
+                message: "w".into()
+            })
+            .is_some()
+        );
+    }
+}

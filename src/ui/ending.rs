@@ -1,0 +1,100 @@
+//! How a run's ending reads: the notices on the way (a loop being stopped,
+//! work set aside) and what finish, abort or the end of a loop did, on
+//! stderr, so that stdout stays clean for `--json`.
+
+use super::{note, warn};
+use crate::run::ending::{
+    Aborted, AfterLoop, EndChoice, Finished, LeftStopped, Notice, Onlooker, Question,
+};
+
+/// The terminal as the onlooker of an ending: notices are printed as they
+/// come, and the question is asked with a menu when there is a terminal.
+pub struct Console;
+
+impl Onlooker for Console {
+    fn notice(&mut self, notice: Notice) {
+        match notice {
+            Notice::StoppingLoop { pid } => {
+                note(&format!("stopping the running loop (pid {pid})…"))
+            }
+            Notice::StoppedOrphanAgent => {
+                warn("stopped an agent that a killed loop had left running")
+            }
+            Notice::SetAside { refname } => warn(&format!(
+                "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
+            )),
+        }
+    }
+
+    fn ask(&mut self, question: &Question) -> Option<EndChoice> {
+        super::ask_finish(question)
+    }
+}
+
+/// What `finish` did.
+pub fn finished(finished: &Finished) {
+    match finished {
+        Finished::Kept(kept) => note(&format!(
+            "kept: {} holds one commit per finished story ({} of {} done).",
+            kept.branch, kept.stories_done, kept.stories_total
+        )),
+        Finished::CleanedUp(done) => {
+            note(&format!(
+                "cleaned up: back on {} with all the work as uncommitted changes; {} was deleted (its tip {} is kept at {}).",
+                done.original,
+                done.branch,
+                done.tip.to_hex_with_len(10),
+                done.tip_ref
+            ));
+            note(&format!(
+                "receipts: {}; each checkpoint's trailers are kept in {}.",
+                done.receipts,
+                done.receipts_file.display()
+            ));
+        }
+        Finished::AlreadyKept { change, branch } => {
+            note(&format!("the run '{change}' is already kept on {branch}"));
+        }
+    }
+}
+
+/// What `abort` did.
+pub fn aborted(aborted: &Aborted) {
+    note(&format!(
+        "aborted: back on {} exactly as before the run; {} was deleted (its tip {} is kept at {}).",
+        aborted.original,
+        aborted.branch,
+        aborted.tip.to_hex_with_len(10),
+        aborted.tip_ref
+    ));
+}
+
+/// What became of a run whose loop ended on its own.
+pub fn after_loop(after: &AfterLoop) {
+    match after {
+        AfterLoop::Finished(done) => finished(done),
+        AfterLoop::Aborted(done) => aborted(done),
+        AfterLoop::LeftStopped(left) => left_stopped(left),
+    }
+}
+
+/// The ways on from a run left stopped.
+fn left_stopped(left: &LeftStopped) {
+    let LeftStopped {
+        change,
+        branch,
+        original,
+        ..
+    } = left;
+    let mut text = format!(
+        "the run stays on {branch}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {original}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {branch}\n  git ralph abort {change}              # back to exactly where you started"
+    );
+    if let Some(retries) = left.retries_to_resume {
+        text.push_str(&format!(
+            "\nor resume it with more retries:\n  git ralph start {change} --max-retries {retries}"
+        ));
+    } else if !left.completed {
+        text.push_str(&format!("\nor resume it:\n  git ralph start {change}"));
+    }
+    note(&text);
+}
