@@ -24,6 +24,7 @@ mod scratch;
 mod session;
 mod snapshot;
 mod tree;
+mod walk;
 
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};

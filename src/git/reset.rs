@@ -22,6 +22,7 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
+use super::walk::Walk;
 
 /// What a revert did, for the record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,25 +231,7 @@ impl Repo {
     /// ignored), so deleting them can never reach an ignored file. The
     /// agent's scratch files are left out: neither restored nor deleted.
     fn reset_status(&self, target: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        let status = self
-            .repo
-            .status(gix::progress::Discard)
-            .ctx(|| "could not prepare a status".into())?
-            .index(self.status_input(target))
-            .index_worktree_submodules(None)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .dirwalk_options(|options| {
-                options
-                    .emit_ignored(None)
-                    .emit_tracked(false)
-                    .emit_empty_directories(true)
-                    .recurse_repositories(false)
-                    .for_deletion(Some(Default::default()))
-            })
-            .into_index_worktree_iter(Vec::<BString>::new())
-            .ctx(|| "could not compare the worktree with the target tree".into())?;
-        self.scratch
-            .leave_out(status, "the worktree with the target tree")
+        self.walk_status(target, Walk::Deletion, "the worktree with the target tree")
     }
 
     /// Check out the entries at `positions`, overwriting what is there, and

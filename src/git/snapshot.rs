@@ -16,6 +16,7 @@ use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
 use super::tree::write_tree;
+use super::walk::Walk;
 
 /// The result of [`Repo::checkpoint`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,24 +143,7 @@ impl Repo {
     /// type-changed entries, stat-only changes, and every untracked
     /// (not ignored) file; the agent's scratch files aside.
     fn changed_paths(&self, index: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        let status = self
-            .repo
-            .status(gix::progress::Discard)
-            .ctx(|| "could not prepare a status".into())?
-            .index(self.status_input(index))
-            .index_worktree_submodules(None)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .dirwalk_options(|options| {
-                options
-                    .emit_ignored(None)
-                    .emit_tracked(false)
-                    .emit_empty_directories(false)
-                    .recurse_repositories(false)
-            })
-            .into_index_worktree_iter(Vec::<BString>::new())
-            .ctx(|| "could not compare the worktree with the index".into())?;
-        self.scratch
-            .leave_out(status, "the worktree with the index")
+        self.walk_status(index, Walk::Snapshot, "the worktree with the index")
     }
 
     fn hash_changes(
