@@ -10,6 +10,7 @@
 //!
 //! This module knows nothing of stories, agents, the terminal or clap.
 
+mod blob;
 mod diff;
 mod error;
 mod guard;
@@ -26,6 +27,7 @@ mod snapshot;
 mod tree;
 mod walk;
 
+pub use blob::human_size;
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use guard::{RefSnapshot, RestoredRef};

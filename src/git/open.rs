@@ -16,6 +16,9 @@ pub struct Repo {
     /// The agent's own files, which a run's checkpoints and reverts leave
     /// alone.
     pub(crate) scratch: super::scratch::Scratch,
+    /// Set when objects live in memory: big files are then only hashed,
+    /// and their sizes kept here (see `blob.rs`).
+    pub(crate) hashed_only: Option<std::cell::RefCell<std::collections::HashMap<ObjectId, u64>>>,
 }
 
 /// Where HEAD points.
@@ -144,6 +147,7 @@ impl Repo {
             repo,
             index_cache: Default::default(),
             scratch: Default::default(),
+            hashed_only: None,
         })
     }
 

@@ -168,9 +168,7 @@ impl Repo {
         let mut pipeline = gix::filter::Pipeline::new(&self.repo, attributes.detach())
             .ctx(|| "could not set up the filter pipeline".into())?;
         let mut hash = |path: &BStr, old_mode: Option<Mode>| -> Result<Option<Blob>, GitFailure> {
-            let found = pipeline
-                .worktree_file_to_object(path, index)
-                .ctx(|| format!("could not hash '{}'", path.to_str_lossy()))?;
+            let found = self.worktree_file_to_blob(&mut pipeline, path, index)?;
             let Some((id, kind, metadata)) = found else {
                 return Ok(None);
             };

@@ -522,3 +522,60 @@ fn same_second_same_size_changes_are_not_missed() {
     assert!(checkpoint.changed, "the tick must be committed");
     assert_eq!(fx.git(&["show", "HEAD:tasks.md"]), "- [x] one");
 }
+
+mod big_files {
+    use super::*;
+
+    /// Three megabytes of bytes git calls binary, above the size the engine
+    /// streams from.
+    fn big_binary() -> Vec<u8> {
+        (0..3 * 1024 * 1024u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn issue_24_a_big_file_is_checkpointed_preserved_and_reverted_as_git_would() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        fx.write("big.bin", big_binary());
+        fx.write("assets/exec.bin", big_binary());
+        fx.chmod_x("assets/exec.bin", true);
+        let expected = fx.oracle_tree();
+        assert_eq!(repo.fingerprint().unwrap().to_string(), expected);
+        let kept = repo.preserve("refs/ralph/x/attempts/1/1", "kept").unwrap();
+        assert_eq!(
+            fx.git(&["rev-parse", &format!("{kept}^{{tree}}")]),
+            expected
+        );
+        repo.revert().unwrap();
+        assert!(!fx.path("big.bin").exists());
+        assert_eq!(fx.status(), "");
+
+        fx.write("big.bin", big_binary());
+        let checkpoint = repo.checkpoint("big").unwrap();
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+        assert_eq!(fx.status(), "");
+        // A big tracked file the agent rewrites comes back whole.
+        fx.write("big.bin", b"small now".as_slice());
+        repo.revert().unwrap();
+        assert_eq!(std::fs::read(fx.path("big.bin")).unwrap(), big_binary());
+        assert_eq!(fx.status(), "");
+        fx.assert_fsck_clean();
+    }
+
+    #[test]
+    fn issue_24_the_live_diff_names_a_big_file_by_its_size_and_writes_nothing() {
+        let fx = Fixture::new();
+        let repo = Repo::open(&fx.root).unwrap();
+        let head = repo.head().unwrap().commit().unwrap();
+        fx.write("big.bin", big_binary());
+        let objects = fx.git(&["count-objects", "-v"]);
+        let patch = repo.worktree_patch(head).unwrap();
+        assert!(
+            patch.contains("Binary files /dev/null and b/big.bin differ (binary, 3.1 MB)"),
+            "{patch}"
+        );
+        assert_eq!(fx.git(&["count-objects", "-v"]), objects);
+    }
+}
