@@ -131,6 +131,7 @@ impl Repo {
             index_cache: Default::default(),
             scratch: self.scratch.clone(),
             hashed_only: Some(Default::default()),
+            watching: Default::default(),
         };
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;

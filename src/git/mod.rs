@@ -21,11 +21,13 @@ mod name;
 mod open;
 mod refs;
 mod reset;
+mod scope;
 mod scratch;
 mod session;
 mod snapshot;
 mod tree;
 mod walk;
+mod watch;
 
 pub use blob::human_size;
 pub use diff::ChangedFile;
@@ -34,8 +36,10 @@ pub use guard::{RefSnapshot, RestoredRef};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;
+pub use scope::Scan;
 pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
+pub use watch::WatchLost;
 
 /// An object id, as this module hands it out.
 pub type ObjectId = gix::ObjectId;

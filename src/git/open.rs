@@ -19,6 +19,8 @@ pub struct Repo {
     /// Set when objects live in memory: big files are then only hashed,
     /// and their sizes kept here (see `blob.rs`).
     pub(crate) hashed_only: Option<std::cell::RefCell<std::collections::HashMap<ObjectId, u64>>>,
+    /// The worktree watch, when one runs (see `scope.rs`).
+    pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
 }
 
 /// Where HEAD points.
@@ -148,6 +150,7 @@ impl Repo {
             index_cache: Default::default(),
             scratch: Default::default(),
             hashed_only: None,
+            watching: Default::default(),
         })
     }
 

@@ -22,6 +22,7 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
+use super::scope::{Learned, Scope};
 use super::walk::Walk;
 
 /// What a revert did, for the record.
@@ -38,29 +39,37 @@ impl Repo {
     /// `git reset --hard HEAD && git clean -fd`.
     pub fn revert(&mut self) -> Result<RevertStats, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let current = self.shared_index()?;
-        let head = self.head()?;
-        let tree = match head.commit() {
-            Some(commit) => self.commit_tree(commit)?,
-            None => self.repo.empty_tree().id,
-        };
-        let (index, stats) = self.reset_worktree(tree, current)?;
-        self.commit_index(lock, index, Some(tree))?;
-        Ok(stats)
+        self.scoped(|scope| -> Result<_, OpError> {
+            let current = self.shared_index()?;
+            let head = self.head()?;
+            let tree = match head.commit() {
+                Some(commit) => self.commit_tree(commit)?,
+                None => self.repo.empty_tree().id,
+            };
+            let (index, stats) = self.reset_worktree(tree, current, scope)?;
+            self.commit_index(lock, index, Some(tree))?;
+            Ok((stats, Some(Learned::Clean)))
+        })
     }
 
     /// Make the worktree equal `tree` (ignored files aside) and return the
-    /// index that describes it. The index on disk is not written.
+    /// index that describes it, looking only at `scope` when the index
+    /// already describes `tree`. The index on disk is not written.
     pub(crate) fn reset_worktree(
         &self,
         tree: ObjectId,
         current: gix::worktree::Index,
+        scope: &Scope,
     ) -> Result<(gix::index::File, RevertStats), GitFailure> {
         let mut stats = RevertStats::default();
         // Right after a checkpoint or a revert the index already describes
         // the target (nothing was staged since): then it is the target, stat
         // data and all, and nothing is stale.
-        let (target, stale) = if self.index_describes(&current, tree)? {
+        let describes = self.index_describes(&current, tree)?;
+        // What the watch knows is relative to the current index; against
+        // another one, every entry may differ.
+        let scope = if describes { scope } else { &Scope::All };
+        let (target, stale) = if describes {
             (current, Vec::new())
         } else {
             let target = self.index_for_tree(tree, &current)?;
@@ -74,7 +83,7 @@ impl Repo {
                 stale,
             )
         };
-        let items = self.reset_status(&target)?;
+        let items = self.reset_status(&target, scope)?;
         let mut target = target.into_owned_or_cloned();
 
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
@@ -125,7 +134,7 @@ impl Repo {
                 self.checkout_only(&mut target, &rules)?;
             }
             let shared = std::sync::Arc::new(gix::fs::FileSnapshot::new(target));
-            let items = self.reset_status(&shared)?;
+            let items = self.reset_status(&shared, scope)?;
             target = shared.into_owned_or_cloned();
             untracked = items
                 .into_iter()
@@ -230,8 +239,17 @@ impl Repo {
     /// file and empty directory listed one by one (nothing collapsed, nothing
     /// ignored), so deleting them can never reach an ignored file. The
     /// agent's scratch files are left out: neither restored nor deleted.
-    fn reset_status(&self, target: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        self.walk_status(target, Walk::Deletion, "the worktree with the target tree")
+    fn reset_status(
+        &self,
+        target: &gix::worktree::Index,
+        scope: &Scope,
+    ) -> Result<Vec<Item>, GitFailure> {
+        self.walk_status(
+            target,
+            Walk::Deletion,
+            scope,
+            "the worktree with the target tree",
+        )
     }
 
     /// Check out the entries at `positions`, overwriting what is there, and

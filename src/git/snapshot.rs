@@ -15,6 +15,7 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
+use super::scope::{Learned, Scope};
 use super::tree::write_tree;
 use super::walk::Walk;
 
@@ -34,6 +35,8 @@ pub struct Checkpoint {
 pub(crate) struct Snapshot {
     pub tree: ObjectId,
     pub index: gix::index::File,
+    /// The paths at which the worktree differed from the index.
+    pub dirty: std::collections::BTreeSet<BString>,
 }
 
 /// One change `git add -A` would make to the index.
@@ -54,38 +57,63 @@ impl Repo {
     /// `git add -A && git commit --allow-empty -m <message>`.
     pub fn checkpoint(&mut self, message: &str) -> Result<Checkpoint, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let Snapshot { tree, index } = self.snapshot(self.shared_index()?)?;
-        let checkpoint = self.commit_on_head(message, tree)?;
-        self.commit_index(lock, index, Some(tree))?;
-        Ok(checkpoint)
+        self.scoped(|scope| {
+            let Snapshot {
+                tree, index, dirty, ..
+            } = self.snapshot(self.shared_index()?, scope)?;
+            let checkpoint = self.commit_on_head(message, tree)?;
+            self.commit_index(lock, index, Some(tree))?;
+            // What it just committed is looked at once more next time: a
+            // removal may have left a directory that only now, with the
+            // new index, is untracked and empty.
+            Ok((checkpoint, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// Commit the worktree's state to `refname` without moving HEAD or the
     /// branch, and without touching the index or the worktree.
     pub fn preserve(&mut self, refname: &str, message: &str) -> Result<ObjectId, OpError> {
-        let Snapshot { tree, .. } = self.snapshot(self.shared_index()?)?;
-        let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
-        let commit = self.write_commit(message, tree, &parents)?;
-        self.set_ref(refname, commit, message)?;
-        Ok(commit)
+        self.scoped(|scope| {
+            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
+            let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
+            let commit = self.write_commit(message, tree, &parents)?;
+            self.set_ref(refname, commit, message)?;
+            Ok((commit, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// The tree [`Repo::checkpoint`] would write now, without committing or
     /// touching the index.
     pub fn fingerprint(&self) -> Result<ObjectId, OpError> {
-        Ok(self.snapshot(self.shared_index()?)?.tree)
+        self.scoped(|scope| -> Result<_, OpError> {
+            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
+            Ok((tree, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// Bring `index` in line with the worktree as `git add -A` would, and
-    /// write the blobs and trees that takes.
-    pub(crate) fn snapshot(&self, shared: gix::worktree::Index) -> Result<Snapshot, OpError> {
+    /// write the blobs and trees that takes; only `scope` is looked at.
+    pub(crate) fn snapshot(
+        &self,
+        shared: gix::worktree::Index,
+        scope: &Scope,
+    ) -> Result<Snapshot, OpError> {
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
             .ctx(|| "the system clock is before 1970".into())?;
         // When this process wrote the index, the tree it describes is known,
         // and the new tree is that one with the edits applied: only the
         // trees along changed paths are touched.
         let base = self.known_index_tree();
-        let items = self.changed_paths(&shared)?;
+        let items = self.walk_status(
+            &shared,
+            Walk::Snapshot,
+            scope,
+            "the worktree with the index",
+        )?;
+        let dirty = items
+            .iter()
+            .map(|item| item.rela_path().to_owned())
+            .collect();
         let edits = self.hash_changes(&shared, items, started)?;
         let edits = self.update_gitlinks(&shared, edits)?;
         let edited = match base {
@@ -106,7 +134,7 @@ impl Repo {
             }
             None => write_tree(&self.repo, &index)?,
         };
-        Ok(Snapshot { tree, index })
+        Ok(Snapshot { tree, index, dirty })
     }
 
     /// `base` with `edits` applied: removals first, so that a file can
@@ -137,13 +165,6 @@ impl Repo {
                 .ctx(context)?;
         }
         Ok(editor.write().ctx(context)?.detach())
-    }
-
-    /// Run status between `index` and the worktree: modified, removed and
-    /// type-changed entries, stat-only changes, and every untracked
-    /// (not ignored) file; the agent's scratch files aside.
-    fn changed_paths(&self, index: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        self.walk_status(index, Walk::Snapshot, "the worktree with the index")
     }
 
     fn hash_changes(

@@ -579,3 +579,90 @@ mod big_files {
         assert_eq!(fx.git(&["count-objects", "-v"]), objects);
     }
 }
+
+mod watched {
+    use super::*;
+    use git_ralph::git::Scan;
+
+    /// A change made just before a checkpoint reaches the watch's thread
+    /// only later; the checkpoint waits for its cookie, so the change is
+    /// never missed, however quickly the checkpoint follows it.
+    #[test]
+    fn issue_24_a_change_right_before_a_checkpoint_is_never_missed() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        repo.watch_worktree().unwrap();
+        repo.fingerprint().unwrap();
+        for round in 0..20 {
+            // A burst of new files, which nothing but the watch can name,
+            // so that the watch's thread is still at work when the
+            // checkpoint begins.
+            for file in 0..100 {
+                fx.write(format!("src/r{round}/n{file}.txt"), "new\n");
+            }
+            let checkpoint = repo.checkpoint(&format!("round {round}")).unwrap();
+            assert!(
+                matches!(repo.last_scan(), Some(Scan::Watched { .. })),
+                "round {round}: {:?}",
+                repo.last_scan()
+            );
+            assert_eq!(
+                checkpoint.tree.to_string(),
+                fx.oracle_tree(),
+                "round {round}"
+            );
+            assert_eq!(
+                fx.git(&["--no-optional-locks", "status", "--porcelain"]),
+                "",
+                "round {round}"
+            );
+        }
+        fx.assert_fsck_clean();
+    }
+
+    /// The first operation after the watch starts has no baseline, and a
+    /// changed info/exclude may change what is ignored anywhere: both scan
+    /// in full. An index another program wrote (an agent's `git add` or
+    /// `git status`) only adds the entries that differ.
+    #[test]
+    fn issue_24_without_a_trusted_baseline_the_scan_is_full() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        assert_eq!(repo.last_scan(), None);
+        repo.watch_worktree().unwrap();
+        fx.write("src/a.txt", "one\n");
+        repo.checkpoint("first").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Full { .. })));
+
+        fx.write("src/a.txt", "two\n");
+        repo.checkpoint("second").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+
+        // `git add` rewrites the index behind the engine's back, and `git
+        // status` refreshes it.
+        fx.write("docs/keep.txt", "changed\n");
+        fx.git(&["add", "docs/keep.txt"]);
+        fx.git(&["status", "--porcelain"]);
+        fx.git(&["rm", "-q", "--cached", "run.sh"]);
+        fx.write("src/a.txt", "three\n");
+        let checkpoint = repo.checkpoint("third").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+
+        fx.write(".git/info/exclude", "*.txt\n");
+        fx.write("new.txt", "ignored now\n");
+        let checkpoint = repo.checkpoint("fourth").unwrap();
+        let Some(Scan::Full { why }) = repo.last_scan() else {
+            panic!("a changed info/exclude must mean a full scan");
+        };
+        assert!(why.contains("exclude"), "{why}");
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+
+        repo.stop_watching();
+        fx.write("src/a.txt", "four\n");
+        repo.checkpoint("fifth").unwrap();
+        assert_eq!(repo.last_scan(), None);
+        assert_eq!(fx.status(), "");
+        fx.assert_fsck_clean();
+    }
+}
