@@ -113,6 +113,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.learnings",
         "keep a learnings file the agents read and append to (default: true); --no-learnings",
     ),
+    (
+        "ralph.fullScan",
+        "look at every file after each attempt instead of what the agent touched (default: false); --full-scan",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.

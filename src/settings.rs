@@ -105,6 +105,10 @@ pub struct Settings {
     /// `--no-learnings`: no learnings file, and no word of one in prompts.
     #[serde(default)]
     pub no_learnings: bool,
+    /// `--full-scan`: every checkpoint and revert looks at every file,
+    /// none only at what a watch of the worktree saw touched.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_scan: bool,
 }
 
 impl Settings {
@@ -163,6 +167,7 @@ pub struct Requested {
     pub max_rate_limit_wait: Option<u64>,
     pub require_change: bool,
     pub no_learnings: bool,
+    pub full_scan: bool,
 }
 
 /// A setting that cannot be used.
@@ -272,9 +277,16 @@ pub fn resolve(
         || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
         false,
     )?;
+    let full_scan = layer(
+        req.full_scan.then_some(true),
+        stored.map(|s| s.full_scan),
+        || config::boolean(repo, "ralph.fullScan"),
+        false,
+    )?;
     Ok(Settings {
         require_change,
         no_learnings,
+        full_scan,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),

@@ -132,6 +132,7 @@ impl Repo {
             scratch: self.scratch.clone(),
             hashed_only: Some(Default::default()),
             watching: Default::default(),
+            watch_refused: Default::default(),
         };
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;

@@ -21,6 +21,8 @@ pub struct Repo {
     pub(crate) hashed_only: Option<std::cell::RefCell<std::collections::HashMap<ObjectId, u64>>>,
     /// The worktree watch, when one runs (see `scope.rs`).
     pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
+    /// A watch could not be started here once; it is not tried again.
+    pub(crate) watch_refused: std::cell::Cell<bool>,
 }
 
 /// Where HEAD points.
@@ -151,6 +153,7 @@ impl Repo {
             scratch: Default::default(),
             hashed_only: None,
             watching: Default::default(),
+            watch_refused: Default::default(),
         })
     }
 

@@ -78,15 +78,18 @@ impl Repo {
     /// Watch the worktree from now on, so that snapshots and reverts look
     /// only at what changed. Until the next full scan nothing is known, so
     /// the first snapshot or revert after this still looks at everything.
-    pub fn watch_worktree(&mut self) -> Result<(), WatchLost> {
-        if self.watching.borrow().is_some() {
-            return Ok(());
+    /// `Ok(false)` when a watch already runs, or could not be started
+    /// before: it is not tried again.
+    pub fn watch_worktree(&mut self) -> Result<bool, WatchLost> {
+        if self.watching.borrow().is_some() || self.watch_refused.get() {
+            return Ok(false);
         }
         let watch = WorktreeWatch::start(
             self.workdir(),
             self.git_dir(),
             self.ralph_dir().join("cookies"),
-        )?;
+        )
+        .inspect_err(|_| self.watch_refused.set(true))?;
         *self.watching.borrow_mut() = Some(Watching {
             watch,
             touched: BTreeSet::new(),
@@ -94,7 +97,7 @@ impl Repo {
             baseline: None,
             last: None,
         });
-        Ok(())
+        Ok(true)
     }
 
     /// Stop watching: every later operation looks at everything.

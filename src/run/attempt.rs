@@ -53,6 +53,7 @@ impl StoryLoop {
             .with_repo(move |repo| repo.snapshot_user_refs(&branch))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
+        self.watch_worktree().await;
         let clock = Instant::now();
         let run = self
             .run_agent(story, &prepared, &invocation, timeout)

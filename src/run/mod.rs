@@ -40,6 +40,7 @@ pub mod session;
 mod settle;
 pub mod story_loop;
 mod ticks;
+mod watching;
 
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;

@@ -59,6 +59,9 @@ pub struct LoopSettings {
     pub require_change: bool,
     /// Keep a learnings file and show it in prompts.
     pub learnings: bool,
+    /// Never watch the worktree: every snapshot and revert looks at every
+    /// file.
+    pub full_scan: bool,
 }
 
 /// How the loop ended.

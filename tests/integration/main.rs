@@ -40,6 +40,7 @@ mod loop_inputs;
 mod loop_keys;
 mod loop_output;
 mod loop_strays;
+mod loop_watched;
 mod no_crash;
 mod output;
 mod real_cli_e2e;
