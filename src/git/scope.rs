@@ -167,10 +167,13 @@ impl Repo {
             };
         }
         // A removal can leave its directory empty, which `git clean -fd`
-        // deletes: an empty directory above a touched path is in scope too,
-        // at no cost since it holds nothing.
+        // deletes: an empty directory above a path that is gone is in
+        // scope too, at no cost since it holds nothing.
         let mut seen = BTreeSet::new();
         for path in paths.clone() {
+            if self.exists(path.as_ref()) {
+                continue;
+            }
             for slash in path.rfind_iter("/") {
                 let dir = BString::from(&path[..slash]);
                 if !seen.insert(dir.clone()) {
@@ -203,6 +206,11 @@ impl Repo {
             },
         });
         watching.touched = watching.new_dirs.clone();
+    }
+
+    fn exists(&self, relative: &BStr) -> bool {
+        gix::path::from_bstr(relative)
+            .is_ok_and(|relative| self.workdir().join(relative).symlink_metadata().is_ok())
     }
 
     fn is_empty_dir(&self, relative: &BStr) -> bool {
@@ -303,14 +311,11 @@ pub(crate) struct Subset {
     pub index: gix::worktree::Index,
     /// The position in the whole index of each entry here.
     pub positions: Vec<usize>,
-    /// Literal pathspecs for the scope and the unsure entries.
-    pub pathspecs: Vec<BString>,
 }
 
 pub(crate) fn subset(index: &gix::index::File, paths: &[BString]) -> Subset {
     let entries = index.entries();
     let mut positions = Vec::new();
-    let mut specs: BTreeSet<BString> = paths.iter().cloned().collect();
     for path in paths {
         let Some(range) = index.prefixed_entries_range(path.as_ref()) else {
             continue;
@@ -330,12 +335,15 @@ pub(crate) fn subset(index: &gix::index::File, paths: &[BString]) -> Subset {
             || entry.flags.contains(Flags::INTENT_TO_ADD)
         {
             positions.push(at);
-            specs.insert(entry.path(index).to_owned());
         }
     }
     positions.sort_unstable();
     positions.dedup();
     let mut state = gix::index::State::new(index.object_hash());
+    // Racy entries are told by the index file's own time: the subset
+    // must keep it, or an entry written in the same second as the index
+    // would be trusted on its stat data alone.
+    state.set_timestamp(index.timestamp());
     for &at in &positions {
         let entry = &entries[at];
         state.dangerously_push_entry(
@@ -347,19 +355,17 @@ pub(crate) fn subset(index: &gix::index::File, paths: &[BString]) -> Subset {
         );
     }
     let file = gix::index::File::from_state(state, index.path().to_owned());
-    let pathspecs = specs
-        .into_iter()
-        .map(|path| {
-            let mut spec = BString::from(":(top,literal)");
-            spec.extend_from_slice(&path);
-            spec
-        })
-        .collect();
     Subset {
         index: std::sync::Arc::new(gix::fs::FileSnapshot::new(file)),
         positions,
-        pathspecs,
     }
+}
+
+/// A pathspec for exactly `path` and what lies below it.
+pub(crate) fn literal(path: &BStr) -> BString {
+    let mut spec = BString::from(":(top,literal)");
+    spec.extend_from_slice(path);
+    spec
 }
 
 /// Put the positions of a subset's items back into the whole index's.

@@ -4,7 +4,7 @@
 //! revert ask the same question and differ only in what a revert must also
 //! know to delete safely: which entries a deletion may reach.
 
-use gix::bstr::BString;
+use gix::bstr::{BString, ByteSlice};
 use gix::status::index_worktree::Item;
 
 use super::error::{Context, GitFailure};
@@ -31,30 +31,60 @@ impl Repo {
         scope: &Scope,
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
-        match scope {
-            Scope::All => self.walk(index, walk, Vec::new(), what),
-            Scope::Paths(paths) => {
-                let subset = super::scope::subset(index, paths);
-                // No pathspec would mean every path.
-                if subset.pathspecs.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let mut items = self.walk(&subset.index, walk, subset.pathspecs, what)?;
-                super::scope::remap(&mut items, &subset.positions);
-                Ok(items)
-            }
+        let Scope::Paths(paths) = scope else {
+            return self.walk(index, walk, Some(Vec::new()), what);
+        };
+        // The entries in scope are compared without pathspecs, whose
+        // matching costs every pattern for every path; only the paths that
+        // may hold untracked files are walked, with pathspecs.
+        let subset = super::scope::subset(index, paths);
+        let mut items = if subset.index.entries().is_empty() {
+            Vec::new()
+        } else {
+            self.walk(&subset.index, walk, None, what)?
+        };
+        super::scope::remap(&mut items, &subset.positions);
+        let untracked = self.may_hold_untracked(index, paths);
+        if !untracked.is_empty() {
+            let found = self.walk(&subset.index, walk, Some(untracked), what)?;
+            items.extend(
+                found
+                    .into_iter()
+                    .filter(|item| matches!(item, Item::DirectoryContents { .. })),
+            );
         }
+        Ok(items)
     }
 
+    /// Literal pathspecs for the paths of `paths` that are not a tracked
+    /// file still standing: new files, directories, and paths now gone.
+    fn may_hold_untracked(&self, index: &gix::index::File, paths: &[BString]) -> Vec<BString> {
+        paths
+            .iter()
+            .filter(|path| {
+                index.entry_by_path(path.as_bstr()).is_none()
+                    || gix::path::from_bstr(path.as_bstr()).is_ok_and(|relative| {
+                        self.workdir()
+                            .join(relative)
+                            .symlink_metadata()
+                            .is_ok_and(|meta| meta.is_dir())
+                    })
+            })
+            .map(|path| super::scope::literal(path.as_bstr()))
+            .collect()
+    }
+
+    /// One status run: with `pathspecs` the untracked files within them
+    /// too (none for every path), without only the index entries.
     fn walk(
         &self,
         index: &gix::worktree::Index,
         walk: Walk,
-        pathspecs: Vec<BString>,
+        pathspecs: Option<Vec<BString>>,
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
         let deletion = walk == Walk::Deletion;
-        let status = self
+        let mut status = self
             .repo
             .status(gix::progress::Discard)
             .ctx(|| "could not prepare a status".into())?
@@ -70,8 +100,12 @@ impl Repo {
                     .emit_empty_directories(true)
                     .recurse_repositories(false)
                     .for_deletion(deletion.then(Default::default))
-            })
-            .into_index_worktree_iter(pathspecs)
+            });
+        if pathspecs.is_none() {
+            status = status.untracked_files(gix::status::UntrackedFiles::None);
+        }
+        let status = status
+            .into_index_worktree_iter(pathspecs.unwrap_or_default())
             .ctx(|| format!("could not compare {what}"))?;
         self.scratch.leave_out(status, what)
     }

@@ -665,4 +665,32 @@ mod watched {
         assert_eq!(fx.status(), "");
         fx.assert_fsck_clean();
     }
+
+    /// A tracked file rewritten with the same size in the second git wrote
+    /// the index looks unchanged by its stat data; only the index's time
+    /// tells that it must be read. The slice of the index a watched scan
+    /// compares must keep that time, or the rewrite goes unseen once the
+    /// clock has moved on.
+    #[test]
+    fn issue_24_a_same_size_rewrite_in_the_index_second_is_seen() {
+        use std::os::unix::fs::MetadataExt;
+        let second = |fx: &Fixture| std::fs::metadata(fx.path("docs/keep.txt")).unwrap().mtime();
+        for _ in 0..5 {
+            let fx = Fixture::new();
+            let written = second(&fx);
+            let mut repo = Repo::open(&fx.root).unwrap();
+            repo.watch_worktree().unwrap();
+            repo.fingerprint().unwrap();
+            fx.write("docs/keep.txt", "*\n!y\n");
+            if second(&fx) != written {
+                continue;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            repo.revert().unwrap();
+            assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+            assert_eq!(fx.read("docs/keep.txt"), "keep\n");
+            return;
+        }
+        panic!("could not rewrite the file within the second it was written");
+    }
 }

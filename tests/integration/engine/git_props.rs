@@ -273,13 +273,23 @@ fn check_checkpoint(
         .fingerprint()
         .map_err(|err| failed("fingerprint", &err))?;
     check_scan(repo, scanning, "fingerprint")?;
-    same_tree(fx, &fingerprint.to_string(), &expected, "fingerprint")?;
+    same_tree(
+        fx,
+        &fingerprint.to_string(),
+        &expected,
+        &format!("fingerprint of round {number}"),
+    )?;
 
     let checkpoint = repo
         .checkpoint(&format!("round {number}"))
         .map_err(|err| failed("checkpoint", &err))?;
     check_scan(repo, scanning, "checkpoint")?;
-    same_tree(fx, &checkpoint.tree.to_string(), &expected, "checkpoint")?;
+    same_tree(
+        fx,
+        &checkpoint.tree.to_string(),
+        &expected,
+        &format!("checkpoint of round {number}"),
+    )?;
     prop_assert_eq!(fx.git(&["rev-parse", "HEAD^{tree}"]), expected.clone());
     prop_assert_eq!(
         fx.git(&["rev-parse", "HEAD"]),
@@ -325,7 +335,7 @@ fn check_preserve(
         fx,
         &fx.git(&["rev-parse", &format!("{refname}^{{tree}}")]),
         &expected,
-        "preserved tree",
+        &format!("preserved tree of round {number}"),
     )?;
     prop_assert_eq!(
         fx.git(&["rev-parse", &format!("{refname}^")]),
@@ -372,7 +382,18 @@ fn same_tree(fx: &Fixture, ours: &str, git: &str, what: &str) -> Result<(), Test
     if ours == git {
         return Ok(());
     }
-    let differences = fx.git(&["diff-tree", "-r", "--name-status", git, ours]);
+    // git's tree was written in a copy: list both there.
+    let copy = tempfile::tempdir().expect("a temporary directory");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", fx.root.display()))
+        .arg(copy.path())
+        .status()
+        .expect("cp runs");
+    assert!(status.success(), "could not copy the repository");
+    fx.git_at(copy.path(), &["add", "-A"]);
+    fx.git_at(copy.path(), &["write-tree"]);
+    let differences = fx.git_at(copy.path(), &["diff-tree", "-r", git, ours]);
     Err(TestCaseError::fail(format!(
         "the {what} differs from git add -A (git's tree to ours):\n{differences}"
     )))
