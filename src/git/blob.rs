@@ -4,7 +4,9 @@
 //! `core.bigFileThreshold`; smaller files, and files a filter rewrites, go
 //! through gix's filter pipeline in memory as before. A repository that
 //! keeps its objects in memory (the live diff) only hashes a big file and
-//! remembers its size, so the diff can name it without reading it.
+//! remembers its size, so the diff can name it without reading it. A
+//! revert that restores a big blob streams it out of its loose object the
+//! same way, unless a filter would convert it.
 
 use std::io::Read;
 use std::path::Path;
@@ -157,6 +159,164 @@ pub fn human_size(bytes: u64) -> String {
         format!("{value:.1} {}", UNITS[unit])
     } else {
         format!("{value:.0} {}", UNITS[unit])
+    }
+}
+
+/// Attributes that make checkout rewrite a blob on its way out.
+const CONVERTING: [&str; 6] = [
+    "text",
+    "eol",
+    "crlf",
+    "ident",
+    "filter",
+    "working-tree-encoding",
+];
+
+impl Repo {
+    /// Check out the big blobs among `positions` of `index` by streaming
+    /// them from their loose objects, and return the positions done. A
+    /// blob that is packed, small, or that a filter would convert, a path
+    /// whose directories are not plain directories, are left to gix's
+    /// checkout, which reads blobs whole.
+    pub(crate) fn stream_big_checkouts(
+        &self,
+        index: &mut gix::index::File,
+        positions: &std::collections::HashSet<usize>,
+    ) -> Result<std::collections::HashSet<usize>, GitFailure> {
+        use gix::index::entry::Mode;
+        let mut done = std::collections::HashSet::new();
+        let big: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|&at| {
+                let entry = &index.entries()[at];
+                matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
+                    && self.loose_path(entry.id).is_file()
+                    && self
+                        .blob_size(entry.id)
+                        .is_some_and(|size| size > STREAM_ABOVE)
+            })
+            .collect();
+        if big.is_empty() || self.converts_line_endings() {
+            return Ok(done);
+        }
+        let mut attributes = self
+            .repo
+            .attributes_only(
+                index,
+                gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
+            )
+            .ctx(|| "could not read .gitattributes".into())?;
+        let mut outcome = attributes.selected_attribute_matches(CONVERTING);
+        for at in big {
+            let (path, mode, id) = {
+                let entry = &index.entries()[at];
+                (entry.path(index).to_owned(), entry.mode, entry.id)
+            };
+            let converts = attributes
+                .at_entry(path.as_bstr(), Some(mode))
+                .ctx(|| format!("could not read the attributes of '{path}'"))?
+                .matching_attributes(&mut outcome);
+            let converts = converts
+                && outcome.iter_selected().any(|found| {
+                    !matches!(found.assignment.state, gix::attrs::StateRef::Unspecified)
+                });
+            if converts {
+                continue;
+            }
+            let relative = gix::path::from_bstr(path.as_bstr())
+                .ctx(|| format!("'{path}' is not a valid path here"))?;
+            let target = self.workdir().join(&relative);
+            if !self.plain_parents(&relative) {
+                continue;
+            }
+            if target.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
+                continue;
+            }
+            self.stream_out(id, &target, mode == Mode::FILE_EXECUTABLE)
+                .ctx(|| format!("could not check out '{path}'"))?;
+            index.entries_mut()[at].stat = gix::index::entry::Stat::default();
+            done.insert(at);
+        }
+        Ok(done)
+    }
+
+    fn loose_path(&self, id: ObjectId) -> std::path::PathBuf {
+        let hex = id.to_hex().to_string();
+        self.repo
+            .objects
+            .store_ref()
+            .path()
+            .join(&hex[..2])
+            .join(&hex[2..])
+    }
+
+    /// `core.autocrlf` or `core.eol` may convert any text file.
+    fn converts_line_endings(&self) -> bool {
+        let config = self.repo.config_snapshot();
+        let autocrlf = config.string("core.autocrlf");
+        autocrlf.is_some_and(|value| !value.eq_ignore_ascii_case(b"false"))
+            || config.string("core.eol").is_some()
+    }
+
+    /// Whether every directory above `relative` is a plain directory, or
+    /// not there yet: never write through a symlink or over a file.
+    fn plain_parents(&self, relative: &Path) -> bool {
+        let mut dir = self.workdir().to_owned();
+        let Some(parent) = relative.parent() else {
+            return true;
+        };
+        for part in parent.components() {
+            dir.push(part);
+            match dir.symlink_metadata() {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => return false,
+                Err(_) => return true,
+            }
+        }
+        true
+    }
+
+    /// Inflate loose object `id` into `target`, through a temporary file
+    /// beside it that is renamed into place.
+    fn stream_out(&self, id: ObjectId, target: &Path, executable: bool) -> std::io::Result<()> {
+        use std::io::Write;
+        let dir = target.parent().unwrap_or(self.workdir());
+        std::fs::create_dir_all(dir)?;
+        let source = std::fs::File::open(self.loose_path(id))?;
+        let mut source = std::io::BufReader::with_capacity(64 * 1024, source);
+        let mut inflate = gix::zlib::Decompress::new();
+        let mut out = tempfile::NamedTempFile::new_in(dir)?;
+        let mut buf = vec![0; 256 * 1024];
+        let mut header = true;
+        loop {
+            let read = gix::zlib::stream::inflate::read(&mut source, &mut inflate, &mut buf)?;
+            if read == 0 {
+                break;
+            }
+            let mut data = &buf[..read];
+            if header {
+                let Some(end) = data.iter().position(|b| *b == 0) else {
+                    return Err(std::io::Error::other("a loose object header is too long"));
+                };
+                data = &data[end + 1..];
+                header = false;
+            }
+            out.write_all(data)?;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let file = out.as_file();
+        let mode = file.metadata()?.permissions().mode() & 0o777;
+        let mode = if executable {
+            mode | ((mode & 0o444) >> 2)
+        } else {
+            mode
+        };
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        // A rename replaces a file or a symlink, never what a symlink
+        // points to.
+        out.persist(target).map_err(|err| err.error)?;
+        Ok(())
     }
 }
 

@@ -259,6 +259,18 @@ impl Repo {
         index: &mut gix::index::File,
         positions: &HashSet<usize>,
     ) -> Result<(), GitFailure> {
+        // Big blobs go from their objects to disk as they are read.
+        let streamed = self.stream_big_checkouts(index, positions)?;
+        let rest: HashSet<usize>;
+        let positions = if streamed.is_empty() {
+            positions
+        } else {
+            rest = positions.difference(&streamed).copied().collect();
+            &rest
+        };
+        if positions.is_empty() {
+            return Ok(());
+        }
         let skipped: Vec<bool> = index
             .entries()
             .iter()

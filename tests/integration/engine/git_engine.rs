@@ -553,14 +553,26 @@ mod big_files {
         assert_eq!(fx.status(), "");
 
         fx.write("big.bin", big_binary());
+        fx.write("assets/exec.bin", big_binary());
+        fx.chmod_x("assets/exec.bin", true);
         let checkpoint = repo.checkpoint("big").unwrap();
         assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
         assert_eq!(fx.status(), "");
-        // A big tracked file the agent rewrites comes back whole.
+        // Big tracked files the agent rewrites, deletes or replaces come
+        // back whole, streamed from their objects, with their modes.
         fx.write("big.bin", b"small now".as_slice());
+        fx.remove("assets/exec.bin");
+        fx.symlink("big.bin", "assets/exec.bin");
         repo.revert().unwrap();
         assert_eq!(std::fs::read(fx.path("big.bin")).unwrap(), big_binary());
+        assert_eq!(
+            std::fs::read(fx.path("assets/exec.bin")).unwrap(),
+            big_binary()
+        );
+        assert!(fx.is_executable("assets/exec.bin"));
+        assert!(!fx.is_executable("big.bin"));
         assert_eq!(fx.status(), "");
+
         fx.assert_fsck_clean();
     }
 
