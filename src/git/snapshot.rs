@@ -110,8 +110,18 @@ impl Repo {
             scope,
             "the worktree with the index",
         )?;
+        // A stat-only change leaves the content as the index has it.
         let dirty = items
             .iter()
+            .filter(|item| {
+                !matches!(
+                    item,
+                    Item::Modification {
+                        status: EntryStatus::NeedsUpdate(_),
+                        ..
+                    }
+                )
+            })
             .map(|item| item.rela_path().to_owned())
             .collect();
         let edits = self.hash_changes(&shared, items, started)?;

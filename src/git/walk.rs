@@ -75,7 +75,9 @@ impl Repo {
     }
 
     /// One status run: with `pathspecs` the untracked files within them
-    /// too (none for every path), without only the index entries.
+    /// too (none for every path), without only the index entries. Run on
+    /// this thread, and without looking for submodules, which would read
+    /// the index from disk once more.
     fn walk(
         &self,
         index: &gix::worktree::Index,
@@ -84,29 +86,79 @@ impl Repo {
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
         let deletion = walk == Walk::Deletion;
-        let mut status = self
-            .repo
-            .status(gix::progress::Discard)
-            .ctx(|| "could not prepare a status".into())?
-            .index(self.status_input(index))
-            .index_worktree_submodules(None)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .dirwalk_options(|options| {
-                options
+        let dirwalk = match &pathspecs {
+            None => None,
+            Some(_) => Some(
+                self.repo
+                    .dirwalk_options()
+                    .ctx(|| "could not prepare a status".into())?
+                    .emit_untracked(gix::dir::walk::EmissionMode::Matching)
                     .emit_ignored(None)
                     .emit_tracked(false)
-                    // A snapshot adds none, but a watched revert must
-                    // know the ones a checkpoint left.
+                    // A snapshot adds none, but a watched revert must know
+                    // the ones a checkpoint left.
                     .emit_empty_directories(true)
                     .recurse_repositories(false)
-                    .for_deletion(deletion.then(Default::default))
-            });
-        if pathspecs.is_none() {
-            status = status.untracked_files(gix::status::UntrackedFiles::None);
-        }
-        let status = status
-            .into_index_worktree_iter(pathspecs.unwrap_or_default())
+                    .for_deletion(deletion.then(Default::default)),
+            ),
+        };
+        let options = gix::status::index_worktree::Options {
+            sorting: None,
+            dirwalk_options: dirwalk,
+            rewrites: None,
+            thread_limit: None,
+        };
+        let input = self.status_input(index);
+        let mut collect = Collect(Vec::new());
+        self.repo
+            .index_worktree_status(
+                &input,
+                pathspecs.unwrap_or_default(),
+                &mut collect,
+                gix::status::plumbing::index_as_worktree::traits::FastEq,
+                NoSubmodules,
+                &mut gix::progress::Discard,
+                &std::sync::atomic::AtomicBool::new(false),
+                options,
+            )
             .ctx(|| format!("could not compare {what}"))?;
-        self.scratch.leave_out(status, what)
+        self.scratch
+            .leave_out(collect.0.into_iter().map(Ok::<_, GitFailure>), what)
+    }
+}
+
+/// Status items as they come.
+struct Collect(Vec<Item>);
+
+impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index> for Collect {
+    type ContentChange = ();
+    type SubmoduleStatus = gix::submodule::Status;
+
+    fn visit_entry(
+        &mut self,
+        entry: gix::status::plumbing::index_as_worktree_with_renames::Entry<
+            'index,
+            Self::ContentChange,
+            Self::SubmoduleStatus,
+        >,
+    ) {
+        self.0.push(entry.into());
+    }
+}
+
+/// Submodules are left alone: a snapshot reads their HEAD itself, and a
+/// revert never touches them.
+#[derive(Clone, Copy)]
+struct NoSubmodules;
+
+impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for NoSubmodules {
+    type Output = gix::submodule::Status;
+
+    fn status(
+        &mut self,
+        _entry: &gix::index::Entry,
+        _rela_path: &gix::bstr::BStr,
+    ) -> gix::Result<Option<Self::Output>> {
+        Ok(None)
     }
 }
