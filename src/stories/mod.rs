@@ -8,6 +8,7 @@
 //! re-reads the file from disk on every call, because the file on disk — not
 //! what the agent says — is what decides whether a story is done.
 
+pub mod changes;
 pub mod checklist;
 mod error;
 pub mod json_edit;
