@@ -106,6 +106,7 @@ impl StoryLoop {
             changes: Changes {
                 flag,
                 violation: self.settings.contract.violation(&rules.story, &paths),
+                ..Changes::default()
             },
             verification: None,
             checks: None,
