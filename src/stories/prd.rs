@@ -26,6 +26,9 @@ use super::{
 pub const DEFAULT_FILE: &str = "prd.json";
 
 mod dialect;
+mod reopen;
+
+pub use reopen::reopen;
 
 /// The stories of one `prd.json` inside the repository.
 #[derive(Debug, Clone)]
