@@ -673,6 +673,7 @@ fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
         .push(crate::stories::changes::TickedElsewhere {
             story: "2".into(),
             boxes: 1,
+            lines: vec![7],
         });
     assert_eq!(
         verdict(&evidence, &loop_rules()),

@@ -71,6 +71,9 @@ pub struct TickedElsewhere {
     pub story: String,
     /// How many boxes; a prd story's `passes` counts as one.
     pub boxes: usize,
+    /// The 1-based lines of the ticked boxes in the file after the
+    /// attempt (none for a prd story).
+    pub lines: Vec<usize>,
 }
 
 /// A task that appeared in a story.
@@ -136,6 +139,7 @@ fn compare_story(old: &Story, new: &Story, own: bool, changes: &mut ListChanges)
         changes.broken.push(rewrote("acceptance criteria"));
     }
     let mut ticked = 0;
+    let mut lines = Vec::new();
     match (old.passes, new.passes) {
         (Some(false), Some(true)) if !own => ticked += 1,
         (Some(true), Some(false)) if !own => changes.broken.push(Breakage::Reopened {
@@ -147,7 +151,10 @@ fn compare_story(old: &Story, new: &Story, own: bool, changes: &mut ListChanges)
     for step in align(&old.tasks, &new.tasks) {
         match step {
             Step::Same(was, now) => match (was.done, now.done) {
-                (false, true) if !own => ticked += 1,
+                (false, true) if !own => {
+                    ticked += 1;
+                    lines.push(now.line);
+                }
                 (true, false) if !own => changes.broken.push(Breakage::Reopened {
                     story: id.clone(),
                     task: was.text.clone(),
@@ -173,6 +180,7 @@ fn compare_story(old: &Story, new: &Story, own: bool, changes: &mut ListChanges)
         changes.ticked_elsewhere.push(TickedElsewhere {
             story: id.clone(),
             boxes: ticked,
+            lines,
         });
     }
 }

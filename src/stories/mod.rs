@@ -274,6 +274,22 @@ pub trait StorySource: Send + Sync {
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
         Ok(0)
     }
+
+    /// The tracking file's text after an attempt (`after`), with the ticks
+    /// it made in a story it was not given put back as `before` had them;
+    /// `None` when that cannot be done. A checklist's boxes are opened
+    /// again line by line; every other byte stays as the attempt left it.
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &changes::TickedElsewhere,
+    ) -> Option<String> {
+        let _ = before;
+        Some(ticked.lines.iter().fold(after.to_owned(), |text, line| {
+            checklist::untick(&text, *line)
+        }))
+    }
 }
 
 /// Checks a change name before it is joined into a path, so a name can never

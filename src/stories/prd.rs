@@ -232,6 +232,15 @@ impl StorySource for PrdSource {
             slash_path(&self.file)
         )
     }
+
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &super::changes::TickedElsewhere,
+    ) -> Option<String> {
+        reopen(before, after, &ticked.story)
+    }
 }
 
 #[cfg(test)]

@@ -30,11 +30,13 @@ fn ticks_in_other_stories_are_named_with_their_count() {
         [
             TickedElsewhere {
                 story: "2".into(),
-                boxes: 1
+                boxes: 1,
+                lines: vec![8],
             },
             TickedElsewhere {
                 story: "3".into(),
-                boxes: 1
+                boxes: 1,
+                lines: vec![12],
             }
         ]
     );
@@ -129,7 +131,8 @@ fn prd_passes_set_on_another_story_is_a_tick_elsewhere_and_criteria_are_words() 
         changes.ticked_elsewhere,
         [TickedElsewhere {
             story: "US-2".into(),
-            boxes: 1
+            boxes: 1,
+            lines: vec![],
         }]
     );
     let mut weakened = after.clone();
