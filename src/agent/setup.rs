@@ -10,8 +10,12 @@
 pub struct Ending<'a> {
     /// It exited with an error status or reported an error.
     pub failed: bool,
+    /// It changed the worktree: it got to work, whatever it said.
+    pub changed: bool,
     /// It produced at least one assistant message (a model turn).
     pub model_turned: bool,
+    /// Its output held at least one event git-ralph could read.
+    pub spoke: bool,
     /// The error the agent reported, if any.
     pub error: Option<&'a str>,
     /// The end of what it wrote on stderr.
@@ -21,6 +25,9 @@ pub struct Ending<'a> {
 /// What kind of set-up problem it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetupKind {
+    /// The command could not be run at all: the shell's 127 (not found) or
+    /// 126 (not executable).
+    NotRunnable(i32),
     RootRefused,
     MissingKey,
     NotLoggedIn,
@@ -41,6 +48,9 @@ impl SetupError {
     /// What the user can do, for the kind of problem.
     pub fn advice(&self) -> &'static str {
         match self.kind {
+            SetupKind::NotRunnable(_) => {
+                "check that the agent's command exists and is executable (--agent, --agent-command or ralph.agentCommand)"
+            }
             SetupKind::RootRefused => {
                 "run git-ralph as a normal user; only inside a throwaway container, set IS_SANDBOX=1 to let the agent run as root"
             }
@@ -112,9 +122,27 @@ const PATTERNS: &[(SetupKind, &[&str])] = &[
     ),
 ];
 
-/// Whether the ending is a set-up error rather than a failed attempt.
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            SetupKind::NotRunnable(code) => {
+                write!(
+                    f,
+                    "the agent command could not be run (exit {code}): {}",
+                    self.words
+                )
+            }
+            _ => write!(f, "the agent could not start working: {}", self.words),
+        }
+    }
+}
+
+/// Whether the ending is a set-up error rather than a failed attempt: it
+/// failed without changing anything, and either said what is wrong in
+/// words recognised here (even after a synthetic turn, the way an API
+/// error is reported), or said nothing at all before it stopped.
 pub fn recognise(ending: &Ending<'_>) -> Option<SetupError> {
-    if !ending.failed {
+    if !ending.failed || ending.changed {
         return None;
     }
     let lines = ending
@@ -135,7 +163,7 @@ pub fn recognise(ending: &Ending<'_>) -> Option<SetupError> {
             }
         }
     }
-    if ending.model_turned {
+    if ending.model_turned || ending.spoke {
         return None;
     }
     let words = ending
@@ -167,7 +195,9 @@ mod tests {
     ) -> Ending<'static> {
         Ending {
             failed: true,
+            changed: false,
             model_turned,
+            spoke: model_turned,
             error,
             stderr_tail: stderr,
         }
@@ -211,6 +241,16 @@ mod tests {
             })
         );
         assert_eq!(recognise(&ending(true, Some("Overloaded"), "")), None);
+    }
+
+    #[test]
+    fn an_agent_that_changed_the_worktree_or_spoke_got_to_work() {
+        let mut worked = ending(false, None, "Invalid API key");
+        worked.changed = true;
+        assert_eq!(recognise(&worked), None);
+        let mut spoke = ending(false, Some("bad request"), "");
+        spoke.spoke = true;
+        assert_eq!(recognise(&spoke), None);
     }
 
     #[test]

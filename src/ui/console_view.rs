@@ -123,7 +123,12 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { .. } | Event::Flag { .. } | Event::Paused { .. } => {
+            Event::Warning { .. }
+            | Event::Flag { .. }
+            | Event::Paused { .. }
+            | Event::TicksOutsideStory { .. }
+            | Event::GitDirChanged { .. }
+            | Event::TasksAdded { .. } => {
                 Notice::of(&record.event).map(|notice| self.notice_line(&notice))
             }
             Event::Checks { passed, failed, .. } => Some(format!(
@@ -172,7 +177,9 @@ impl ConsoleView {
         let (s, text) = (&self.styles, &notice.text);
         match notice.kind {
             NoticeKind::Warning => format!("{} {text}", s.warn.apply_to(notice.label())),
-            NoticeKind::Flag => format!("  {} {text}", s.warn.apply_to(notice.label())),
+            NoticeKind::Flag | NoticeKind::Undone | NoticeKind::Note => {
+                format!("  {} {text}", s.warn.apply_to(notice.label()))
+            }
             NoticeKind::Paused { until_unix } => {
                 self.paused_until = Some(until_unix);
                 format!(

@@ -90,7 +90,7 @@ fn assert_contained(arm: &str, path: &str, executes: bool) {
     assert!(
         changed
             .iter()
-            .any(|event| event["path"].as_str().is_some_and(|p| p.contains(path))),
+            .any(|event| event["what"].as_str().is_some_and(|w| w.contains(path))),
         "an event names {path}: {changed:?}"
     );
     let said = format!("undone: the agent changed .git/{path}");
@@ -178,7 +178,7 @@ vector!(
 vector!(
     issue_20_an_include_if_is_undone_and_fails_the_attempt,
     "git config includeIf.gitdir:/.path /tmp/evil.gitconfig",
-    "config (includeif.gitdir:/.path)",
+    "config (includeIf.gitdir:/.path)",
     true
 );
 vector!(
@@ -244,7 +244,7 @@ fn issue_20_under_sandbox_the_git_directory_is_read_only_to_the_agent() {
     let agent = script(
         &repo,
         &format!(
-            "[story=1 attempt=1]\nwrite story-1.txt one\\n\nwrite .git/hooks/pre-commit #!/bin/sh\\n\n[story=1]\n{}{}",
+            "[story=1 attempt=1]\nformat claude\nsay I will add a hook.\nwrite story-1.txt one\\n\nwrite .git/hooks/pre-commit #!/bin/sh\\n\n[story=1]\n{}{}",
             finish_story("1"),
             story_done("2")
         ),
