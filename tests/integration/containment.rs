@@ -99,6 +99,13 @@ fn assert_contained(arm: &str, path: &str, executes: bool) {
         "{said}\n{}",
         stdout(&output)
     );
+    assert!(
+        stdout(&output).contains(&format!(
+            "beyond its story: story 1 attempt 1 changed .git/{path}"
+        )),
+        "the final summary names it: {}",
+        stdout(&output)
+    );
     let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
     assert!(status.contains(&format!(".git/{path}")), "{status}");
     let log = stdout(&ralph_cmd(&repo, &["log", CHANGE]));

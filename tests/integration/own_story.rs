@@ -60,6 +60,17 @@ fn issue_20_ticks_in_other_stories_do_not_count_for_them() {
     assert_eq!(ticked, ["2", "3"]);
     let said = "ticked boxes of other stories (2, 3); they are unticked again";
     assert!(stdout(&output).contains(said), "{}", stdout(&output));
+    // And the final summary, after the last story.
+    let summary = stdout(&output)
+        .split("all 3 stories done")
+        .nth(1)
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(
+        summary.contains("beyond its story: story 1 attempt 1 ticked story 2, 3 (put back)"),
+        "{}",
+        stdout(&output)
+    );
     let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
     assert!(
         status.contains("ticked outside its story: 2, 3"),
