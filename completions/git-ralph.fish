@@ -80,6 +80,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l require-change -d 'Refuse a claim of completion whose only change is ticking boxes in the tracking file; by default it is accepted and flagged [config: ralph.requireChange; per story: require_change in ralph.toml]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnings -d 'No learnings file: prompts neither show nor ask for one [config: ralph.learnings = false]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'

@@ -113,6 +113,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.learnings",
         "keep a learnings file the agents read and append to (default: true); --no-learnings",
     ),
+    (
+        "ralph.sandbox",
+        "run the agent under bubblewrap with the git directory read-only (default: false); --sandbox",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.

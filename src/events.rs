@@ -65,6 +65,36 @@ pub enum Event {
         attempt: u32,
         flag: Flag,
     },
+    /// The attempt ticked boxes of stories it was not given. Those ticks
+    /// do not count: they were put back, and each of those stories gets
+    /// attempts of its own. Sent before the attempt's `attempt_finished`.
+    TicksOutsideStory {
+        story_id: String,
+        attempt: u32,
+        stories: Vec<TickedStory>,
+    },
+    /// The attempt changed something in the git directory; the change was
+    /// undone. One event per file, or per config key.
+    GitDirChanged {
+        story_id: String,
+        attempt: u32,
+        /// The file, as `.git/…`.
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The file and key as people look for them:
+        /// `.git/config (core.hooksPath)`.
+        what: String,
+        change: GitDirChange,
+        /// Whether the change could have run code as the user.
+        runs_code: bool,
+    },
+    /// The attempt added tasks to the list; they stand.
+    TasksAdded {
+        story_id: String,
+        attempt: u32,
+        tasks: Vec<AddedTask>,
+    },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },
     /// The agent hit a usage or rate limit; the loop waits, spending no
@@ -95,6 +125,29 @@ pub enum Event {
         stories_total: usize,
         totals: Totals,
     },
+}
+
+/// A story whose boxes an attempt at another story ticked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickedStory {
+    pub id: String,
+    pub boxes: usize,
+}
+
+/// A task an attempt added, and the story it stands in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddedTask {
+    pub story: String,
+    pub text: String,
+}
+
+/// What happened to a file of the git directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GitDirChange {
+    Added,
+    Modified,
+    Removed,
 }
 
 pub fn now_ms() -> u64 {

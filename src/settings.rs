@@ -105,6 +105,10 @@ pub struct Settings {
     /// `--no-learnings`: no learnings file, and no word of one in prompts.
     #[serde(default)]
     pub no_learnings: bool,
+    /// `--sandbox`: the agent runs under bubblewrap, the git directory
+    /// read-only to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox: bool,
 }
 
 impl Settings {
@@ -163,6 +167,7 @@ pub struct Requested {
     pub max_rate_limit_wait: Option<u64>,
     pub require_change: bool,
     pub no_learnings: bool,
+    pub sandbox: bool,
 }
 
 /// A setting that cannot be used.
@@ -272,9 +277,16 @@ pub fn resolve(
         || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
         false,
     )?;
+    let sandbox = layer(
+        req.sandbox.then_some(true),
+        stored.map(|s| s.sandbox),
+        || config::boolean(repo, "ralph.sandbox"),
+        false,
+    )?;
     Ok(Settings {
         require_change,
         no_learnings,
+        sandbox,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),

@@ -128,6 +128,15 @@ pub struct TrailAttempt {
     pub cost_usd: f64,
     /// What an accepted attempt was flagged for.
     pub flag: Option<Flag>,
+    /// Stories whose boxes it ticked though it was not given them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outside_ticks: Vec<String>,
+    /// What it changed in the git directory (undone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub git_dir_changes: Vec<String>,
+    /// Tasks it added, as `<story>: <task>`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub added_tasks: Vec<String>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -144,6 +153,9 @@ impl From<&AttemptRecord> for TrailAttempt {
             output_tokens: record.output_tokens,
             cost_usd: record.cost_usd,
             flag: record.flag,
+            outside_ticks: record.outside_ticks.clone(),
+            git_dir_changes: record.git_dir_changes.clone(),
+            added_tasks: record.added_tasks.clone(),
         }
     }
 }

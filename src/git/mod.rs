@@ -12,6 +12,7 @@
 
 mod diff;
 mod error;
+mod git_dir;
 mod guard;
 pub mod hex;
 mod index_cache;
@@ -27,6 +28,7 @@ mod tree;
 
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
+pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 pub use guard::{RefSnapshot, RestoredRef};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};

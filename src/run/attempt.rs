@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use super::blocking;
 use super::error::RunError;
 use super::story_loop::StoryLoop;
-use crate::agent::{self, AgentEvent, AgentRun, Invocation};
+use crate::agent::setup::{self, SetupError, SetupKind};
+use crate::agent::{self, AgentEvent, AgentRun, Conclusion, ExitStatusKind, Invocation};
 use crate::events::{Event, Record, now_ms};
-use crate::git::{RefSnapshot, ref_component};
+use crate::git::{GitDirChange, RefSnapshot, ref_component};
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
@@ -20,6 +21,24 @@ use crate::stories::Story;
 const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What the agent's run left for the rest of the attempt to weigh.
+pub(super) struct Ran {
+    pub run: AgentRun,
+    pub activity: Activity,
+    /// What it changed in the git directory, already undone.
+    pub git_dir: Vec<GitDirChange>,
+}
+
+/// What the agent said while it ran, as far as telling a set-up error
+/// from work goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Activity {
+    /// Events its output held.
+    pub events: usize,
+    /// It said something as the model (an assistant message).
+    pub model_turned: bool,
+}
 
 /// What an attempt is given before its agent starts.
 struct Prepared {
@@ -43,26 +62,36 @@ impl StoryLoop {
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
         let prepared = self.prepare(story, stories).await?;
-        let invocation = self.invocation(story, &prepared);
+        let invocation = self.sandboxed(self.invocation(story, &prepared));
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
-        // and put back after the attempt.
+        // and put back after the attempt; likewise the git directory.
         let branch = self.settings.change.branch_ref();
         let refs_before = self
             .with_repo(move |repo| repo.snapshot_user_refs(&branch))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
+        let git_dir_before = self.snapshot_git_dir().await?;
         let clock = Instant::now();
-        let run = self
+        let (run, mut activity) = self
             .run_agent(story, &prepared, &invocation, timeout)
+            .await?;
+        let git_dir = self
+            .contain_git_dir(&story.id, prepared.attempt, git_dir_before)
             .await?;
         self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
         self.label_learnings(story, prepared.attempt, learnings_before)
             .await;
         self.bring_back(refs_before, &prepared).await?;
-        self.route(story, &prepared, run, &invocation.program, timeout)
-            .await
+        // A write the sandbox refused was the agent at work.
+        activity.model_turned |= self.note_sandbox_refusal(&run, &log_tail(&prepared.log_path));
+        let ran = Ran {
+            run,
+            activity,
+            git_dir,
+        };
+        self.route(story, stories, &prepared, ran, timeout).await
     }
 
     /// The attempt's number, prompt and files, and its record begun and
@@ -139,12 +168,15 @@ impl StoryLoop {
         prepared: &Prepared,
         invocation: &Invocation,
         timeout: Duration,
-    ) -> Result<AgentRun, RunError> {
+    ) -> Result<(AgentRun, Activity), RunError> {
+        let mut activity = Activity::default();
         let run = {
             let stop = self.stop.clone();
             let change = self.settings.change.to_string();
             let (story_id, attempt) = (story.id.clone(), prepared.attempt);
             let mut on_event = |event: AgentEvent| {
+                activity.events += 1;
+                activity.model_turned |= matches!(event, AgentEvent::Message { .. });
                 self.deliver(Record {
                     ts_ms: now_ms(),
                     change: change.clone(),
@@ -157,7 +189,7 @@ impl StoryLoop {
             };
             agent::run(invocation, &prepared.log_path, timeout, stop, &mut on_event).await
         };
-        run.map_err(|err| {
+        run.map(|run| (run, activity)).map_err(|err| {
             self.story_record(&story.id).attempts.pop();
             self.state.totals.attempts -= 1;
             err.into()
@@ -203,19 +235,61 @@ impl StoryLoop {
     async fn route(
         &mut self,
         story: &Story,
+        before: &[Story],
         prepared: &Prepared,
-        run: AgentRun,
-        program: &str,
+        ran: Ran,
         timeout: Duration,
     ) -> Result<(), RunError> {
-        if let Some(code @ (126 | 127)) = run.exit.code() {
-            return self.setup_failure(story, code, &run, program).await;
+        let program = self.settings.agent.program.clone();
+        if let Some(code @ (126 | 127)) = ran.run.exit.code() {
+            let words = last_line(&ran.run.stderr_tail).unwrap_or("not found");
+            let setup = SetupError {
+                kind: SetupKind::NotRunnable(code),
+                words: words.to_owned(),
+            };
+            return self.setup_failure(story, setup, &program).await;
         }
-        if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
+        if let Some(limit) = ran
+            .run
+            .done
+            .as_ref()
+            .and_then(|done| done.rate_limit.clone())
+        {
             return self.pause_for_limit(story, prepared.attempt, limit).await;
         }
-        self.judge_attempt(story, prepared.attempt, &prepared.story_key, run, timeout)
+        if let Some(setup) = self.setup_error(&ran).await? {
+            return self.setup_failure(story, setup, &program).await;
+        }
+        self.judge_attempt(
+            story,
+            before,
+            prepared.attempt,
+            &prepared.story_key,
+            ran,
+            timeout,
+        )
+        .await
+    }
+
+    /// The set-up error the attempt's ending amounts to, if any. Only a
+    /// failed run is looked at, and the worktree read only then.
+    async fn setup_error(&self, ran: &Ran) -> Result<Option<SetupError>, RunError> {
+        if !failed(&ran.run) {
+            return Ok(None);
+        }
+        let checkpoint = self.state.checkpoint;
+        let (old, new) = self
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
             .await
+            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+        Ok(setup::recognise(&setup::Ending {
+            failed: true,
+            changed: old != new,
+            model_turned: ran.activity.model_turned,
+            spoke: ran.activity.events > 0,
+            error: ran.run.done.as_ref().and_then(|done| done.error.as_deref()),
+            stderr_tail: &ran.run.stderr_tail,
+        }))
     }
 
     /// Put back every branch and tag the agent moved, created or deleted;
@@ -253,15 +327,14 @@ impl StoryLoop {
         Ok(())
     }
 
-    /// The agent command could not be run at all (the shell's 127, command
-    /// not found, or 126, not executable): a set-up error, not a failed
-    /// story. The run stops at once and no retry is spent; anything the
-    /// attempt left is set aside first.
+    /// The agent could not work at all (its command not found or not
+    /// executable, a root refusal, no API key, an unknown option): a
+    /// set-up error, not a failed story. The run stops at once and no
+    /// retry is spent; anything the attempt left is set aside first.
     async fn setup_failure(
         &mut self,
         story: &Story,
-        code: i32,
-        run: &AgentRun,
+        setup: SetupError,
         program: &str,
     ) -> Result<(), RunError> {
         let checkpoint = self.state.checkpoint;
@@ -276,7 +349,7 @@ impl StoryLoop {
                 now_ms()
             );
             let message = format!(
-                "ralph({}): work left by an agent command that could not run",
+                "ralph({}): work left by an agent that could not work",
                 self.settings.change
             );
             self.with_repo(move |repo| -> Result<(), RunError> {
@@ -294,13 +367,6 @@ impl StoryLoop {
         self.story_record(&story.id).attempts.pop();
         self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
         self.save()?;
-        let detail = run
-            .stderr_tail
-            .lines()
-            .rev()
-            .find(|line| !line.trim().is_empty())
-            .map(|line| format!(": {}", line.trim()))
-            .unwrap_or_default();
         // `--agent-command` runs through `sh -c`: name the user's command.
         let agent = &self.settings.agent;
         let command = match (agent.name.as_str(), agent.args.last()) {
@@ -309,8 +375,8 @@ impl StoryLoop {
         };
         Err(RunError::AgentSetup {
             command,
-            code,
-            detail,
+            change: self.settings.change.to_string(),
+            setup,
         })
     }
 
@@ -569,6 +635,41 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
         std::fs::write(path, bytes)
     };
     write().map_err(|err| RunError::io(format!("write {}", path.display()), err))
+}
+
+/// The last line of `text` that holds anything.
+fn last_line(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .rev()
+        .find(|line| !line.is_empty())
+}
+
+/// Whether the agent exited on its own and failed: an error status, or an
+/// error it reported. A run stopped, timed out or killed by a signal is
+/// judged as an attempt, never taken for a set-up error.
+fn failed(run: &AgentRun) -> bool {
+    let ExitStatusKind::Exited(code) = run.exit else {
+        return false;
+    };
+    code != 0
+        || matches!(run.conclusion, Conclusion::AgentError { .. })
+        || run.done.as_ref().is_some_and(|done| done.is_error)
+}
+
+/// The end of the agent's output log, where a refusal by the sandbox
+/// shows when the agent reports tool results there.
+fn log_tail(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
+    let mut bytes = Vec::new();
+    let _ = file.take(TAIL).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]

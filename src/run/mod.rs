@@ -28,6 +28,7 @@
 //! they look.
 
 mod attempt;
+mod containment;
 pub mod driver;
 pub mod ending;
 mod error;

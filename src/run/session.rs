@@ -103,6 +103,9 @@ fn prepare_fresh(
     agent: Option<&AgentSpec>,
 ) -> Result<Fresh, RunError> {
     let mut settings = settings::resolve(repo, req, None)?;
+    if settings.sandbox {
+        crate::sandbox::check()?;
+    }
     let source = source_for(repo, change, &settings)?;
     // Status states the source that was found, not "auto".
     settings.source = Some(source.kind());
@@ -190,6 +193,9 @@ fn prepare_resume(
         }
     }
     state.settings = settings::resolve(repo, req, Some(&state.settings))?;
+    if state.settings.sandbox {
+        crate::sandbox::check()?;
+    }
     Ok(state)
 }
 
@@ -291,6 +297,7 @@ fn loop_settings(
         revert_failed: settings.revert_failed,
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
+        sandbox: settings.sandbox,
     })
 }
 

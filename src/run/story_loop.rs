@@ -59,6 +59,8 @@ pub struct LoopSettings {
     pub require_change: bool,
     /// Keep a learnings file and show it in prompts.
     pub learnings: bool,
+    /// Run the agent under bubblewrap, the git directory read-only to it.
+    pub sandbox: bool,
 }
 
 /// How the loop ended.
@@ -69,6 +71,9 @@ pub struct LoopEnd {
     pub state: RunState,
     /// The bug in git-ralph that ended the loop, if one did.
     pub bug: Option<Bug>,
+    /// The error that ended it, when the command should report it as such
+    /// (an agent that could not work at all).
+    pub error: Option<RunError>,
 }
 
 pub struct StoryLoop {
@@ -128,6 +133,12 @@ impl StoryLoop {
                     Some(hint) => format!("{err}; {hint}"),
                     None => err.to_string(),
                 };
+                if matches!(err, RunError::AgentSetup { .. }) {
+                    // Resumable as after a clean stop, once fixed.
+                    let mut end = self.end(StopReason::Setup, message);
+                    end.error = Some(err);
+                    return end;
+                }
                 self.end(StopReason::Error, message)
             }
         }
@@ -498,6 +509,7 @@ impl StoryLoop {
             message,
             state: self.state,
             bug: None,
+            error: None,
         }
     }
 }

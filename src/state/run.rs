@@ -26,6 +26,10 @@ pub enum StopReason {
     Stopped,
     /// git-ralph itself failed.
     Error,
+    /// The agent could not work at all (not installed, no API key, not
+    /// logged in, refusing to run): no retry was spent, and the run
+    /// resumes once the cause is fixed.
+    Setup,
 }
 
 impl StopReason {
@@ -39,6 +43,7 @@ impl StopReason {
             StopReason::Budget => "budget",
             StopReason::Stopped => "stopped",
             StopReason::Error => "error",
+            StopReason::Setup => "setup",
         }
     }
 }
@@ -230,6 +235,17 @@ pub struct AttemptRecord {
     /// Checks that passed on this attempt's result, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passed_checks: Vec<String>,
+    /// Stories whose boxes the attempt ticked though it was not given
+    /// them; the ticks were put back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_ticks: Vec<String>,
+    /// What the attempt changed in the git directory, as the user would
+    /// look for it (`.git/config (core.hooksPath)`); each was undone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_dir_changes: Vec<String>,
+    /// Tasks the attempt added to the list, as `<story>: <task>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_tasks: Vec<String>,
 }
 
 impl AttemptRecord {
@@ -253,6 +269,9 @@ impl AttemptRecord {
             flag: None,
             asked: None,
             passed_checks: Vec::new(),
+            outside_ticks: Vec::new(),
+            git_dir_changes: Vec::new(),
+            added_tasks: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! re-reads the file from disk on every call, because the file on disk — not
 //! what the agent says — is what decides whether a story is done.
 
+pub mod changes;
 pub mod checklist;
 mod error;
 pub mod json_edit;
@@ -272,6 +273,22 @@ pub trait StorySource: Send + Sync {
     /// cross-check needs the number.
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
         Ok(0)
+    }
+
+    /// The tracking file's text after an attempt (`after`), with the ticks
+    /// it made in a story it was not given put back as `before` had them;
+    /// `None` when that cannot be done. A checklist's boxes are opened
+    /// again line by line; every other byte stays as the attempt left it.
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &changes::TickedElsewhere,
+    ) -> Option<String> {
+        let _ = before;
+        Some(ticked.lines.iter().fold(after.to_owned(), |text, line| {
+            checklist::untick(&text, *line)
+        }))
     }
 }
 

@@ -26,6 +26,9 @@ use super::{
 pub const DEFAULT_FILE: &str = "prd.json";
 
 mod dialect;
+mod reopen;
+
+pub use reopen::reopen;
 
 /// The stories of one `prd.json` inside the repository.
 #[derive(Debug, Clone)]
@@ -228,6 +231,15 @@ impl StorySource for PrdSource {
             story.id,
             slash_path(&self.file)
         )
+    }
+
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &super::changes::TickedElsewhere,
+    ) -> Option<String> {
+        reopen(before, after, &ticked.story)
     }
 }
 

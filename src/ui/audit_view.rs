@@ -76,6 +76,13 @@ pub fn print_trail(trail: &Trail) {
             if let Some(flag) = &attempt.flag {
                 out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
             }
+            for remark in super::attempt_remarks(
+                &attempt.outside_ticks,
+                &attempt.git_dir_changes,
+                &attempt.added_tasks,
+            ) {
+                out(&format!("       {}", s.warn.apply_to(remark)));
+            }
         }
     }
     if let Some(learnings) = &trail.learnings {

@@ -105,6 +105,11 @@ pub struct Args {
     /// [config: ralph.learnings = false].
     #[arg(long)]
     pub no_learnings: bool,
+    /// Run the agent under bubblewrap (Linux), with the git directory and
+    /// your global git config read-only to it
+    /// [config: ralph.sandbox].
+    #[arg(long)]
+    pub sandbox: bool,
 }
 
 impl Args {
@@ -136,6 +141,7 @@ impl Args {
             max_rate_limit_wait: self.max_rate_limit_wait,
             require_change: self.require_change,
             no_learnings: self.no_learnings,
+            sandbox: self.sandbox,
         })
     }
 }

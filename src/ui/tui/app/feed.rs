@@ -181,7 +181,12 @@ impl App {
                     failed.len()
                 ));
             }
-            Event::Flag { .. } | Event::Warning { .. } | Event::Paused { .. } => {
+            Event::Flag { .. }
+            | Event::Warning { .. }
+            | Event::Paused { .. }
+            | Event::TicksOutsideStory { .. }
+            | Event::GitDirChanged { .. }
+            | Event::TasksAdded { .. } => {
                 if let Some(notice) = Notice::of(&record.event) {
                     let line = format!("{} {}", notice.label(), notice.text);
                     self.run_events.push(line.clone());
