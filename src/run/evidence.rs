@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use super::blocking;
 use super::error::RunError;
 use super::guardrails;
 use super::judge::{
@@ -169,14 +170,33 @@ impl StoryLoop {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
-        self.with_repo(move |repo| -> Result<_, GitFailure> {
-            let changed = repo.changed_files(old, new)?;
-            let flag = change_flag(repo, kind, &tracking, &changed);
-            let paths = changed.into_iter().map(|file| file.path).collect();
-            Ok((paths, flag))
-        })
-        .await
-        .map_err(|err| RunError::git("compare the attempt's changes", err))
+        let (paths, flag) = self
+            .with_repo(move |repo| -> Result<_, GitFailure> {
+                let changed = repo.changed_files(old, new)?;
+                let flag = change_flag(repo, kind, &tracking, &changed);
+                let paths = changed.into_iter().map(|file| file.path).collect();
+                Ok((paths, flag))
+            })
+            .await
+            .map_err(|err| RunError::git("compare the attempt's changes", err))?;
+        if flag != Some(Flag::NoChange) {
+            return Ok((paths, flag));
+        }
+        // Nothing changed in the worktree; tracking kept outside it may
+        // still have been ticked, which is a tick and no more.
+        let source = self.source.clone();
+        let ticked = blocking(move || source.tracking_change())
+            .await
+            .map_err(RunError::from)?
+            .is_some();
+        Ok((
+            paths,
+            Some(if ticked {
+                Flag::TickOnly
+            } else {
+                Flag::NoChange
+            }),
+        ))
     }
 
     /// The verification method's verdict (a promise, a verifier agent, a

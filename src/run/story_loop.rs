@@ -59,6 +59,8 @@ pub struct LoopSettings {
     pub require_change: bool,
     /// Keep a learnings file and show it in prompts.
     pub learnings: bool,
+    /// Post a comment on the GitHub issue of each finished story.
+    pub comment: bool,
 }
 
 /// How the loop ended.

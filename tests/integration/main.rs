@@ -46,6 +46,7 @@ mod real_cli_e2e;
 mod realworld;
 mod state_v1;
 mod stories_e2e;
+mod trackers_e2e;
 mod transcripts;
 mod truthful;
 mod tui_e2e;
