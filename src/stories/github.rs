@@ -59,7 +59,7 @@ struct GhLabel {
 /// `workdir`.
 pub fn list(workdir: &Path, label: &str, timeout: Duration) -> Result<Snapshot, StoriesError> {
     let args = list_args(label);
-    let stdout = run_gh(workdir, &args, None, timeout)?;
+    let stdout = run_gh(workdir, &args, timeout)?;
     let from = format!("gh {}", shown(&args[..4]));
     Ok(parse(&from, &stdout, Some(label))?)
 }
@@ -99,13 +99,9 @@ fn list_args(label: &str) -> Vec<String> {
     .to_vec()
 }
 
-fn run_gh(
-    workdir: &Path,
-    args: &[String],
-    stdin: Option<String>,
-    timeout: Duration,
-) -> Result<String, IssuesError> {
-    let spec = gh_spec(workdir, args, stdin)?;
+/// Runs `gh` from code that is not async, and returns its stdout.
+fn run_gh(workdir: &Path, args: &[String], timeout: Duration) -> Result<String, IssuesError> {
+    let spec = gh_spec(workdir, args, None)?;
     let done = process::run_split_blocking(&spec, Limits::timeout(timeout), OUTPUT_LIMIT);
     outcome(args, done, timeout)
 }

@@ -484,3 +484,45 @@ fn issue_27_tracker_flags_need_their_source() {
         describe(&output)
     );
 }
+
+#[test]
+fn issue_27_gh_that_cannot_answer_stops_the_start_with_what_to_do() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let preview = |path: &str| {
+        let output = run(ralph(&repo)
+            .args(["start", CHANGE, "--source", "github", "--dry-run"])
+            .env("PATH", path));
+        assert_exit(&output, 1);
+        stderr(&output)
+    };
+    let empty = repo.dir.path().join("empty-bin");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let missing = preview(empty.to_str().unwrap());
+    assert!(
+        missing.contains("error: the GitHub CLI `gh` is not on PATH"),
+        "{missing}"
+    );
+    assert!(missing.contains("--issues issues.json"), "{missing}");
+
+    let gh = empty.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\necho 'To get started with GitHub CLI, please run:  gh auth login' >&2\nexit 4\n",
+    )
+    .expect("write gh");
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let logged_out = preview(empty.to_str().unwrap());
+    assert!(
+        logged_out.contains("exited with code 4: To get started with GitHub CLI"),
+        "{logged_out}"
+    );
+    assert!(
+        logged_out.contains("hint: log in first: `gh auth login`"),
+        "{logged_out}"
+    );
+    assert!(
+        !repo.path(".git/ralph").exists(),
+        "a refused start writes nothing"
+    );
+}
