@@ -208,7 +208,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --sandbox --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --sandbox --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -270,7 +270,7 @@ __git_ralph_clap() {
                     return 0
                     ;;
                 --source)
-                    COMPREPLY=($(compgen -W "openspec prd markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openspec prd markdown github beads" -- "${cur}"))
                     return 0
                     ;;
                 --prd)
@@ -300,6 +300,28 @@ __git_ralph_clap() {
                     fi
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --issues)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
                     fi
                     return 0
                     ;;
@@ -434,7 +456,7 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
     esac
     return 1

@@ -59,11 +59,15 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish 
 keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt-template -d 'Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one' -r -F
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t''
-prd\t''
-markdown\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t'openspec/changes/<CHANGE>/tasks.md'
+prd\t'a prd.json of user stories (--prd)'
+markdown\t'a markdown checklist (--tasks)'
+github\t'open GitHub issues with a label (--label), through `gh` or --issues'
+beads\t'open issues of the beads tracker, .beads/issues.jsonl'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prd -d 'A prd.json file of user stories (implies --source prd)' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l tasks -d 'A markdown checklist file (implies --source markdown)' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l issues -d 'With --source github: the issues from a file that `gh issue list --json number,title,body,labels,state` wrote, instead of asking `gh` (all its open issues, or those with --label); with --source beads: the issues file instead of .beads/issues.jsonl' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l label -d 'With --source github: work on the open issues with this label [default: ralph]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt -d 'Prompt mode: repeat this prompt, a fresh agent each time, until the contract passes; no stories' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l check -d 'A check every story must pass: a command run through `sh -c` in the worktree (repeatable) [config: ralph.check]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l promise -d 'The promise token for string matching, or `none` to rely on checks alone [default: COMPLETE; config: ralph.promise]' -r -f
@@ -75,6 +79,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l plain -d 'The one-line progress view instead of the loop screen, even on a terminal [config: ralph.ui = plain]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l comment -d 'With --source github: post one comment on each issue whose story is finished (`gh issue comment`), naming its checkpoint; without it, nothing is written to GitHub'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d 'Show the stories as read, any warnings, and the first prompt exactly as the agent would receive it; change nothing (with --json: one object)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'

@@ -80,6 +80,17 @@ pub struct Settings {
     pub tasks_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prd_file: Option<String>,
+    /// `--issues`: the file the issues were read from, absolute, instead of
+    /// `gh` (GitHub) or `.beads/issues.jsonl` (beads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issues_file: Option<String>,
+    /// `--label`: the GitHub label whose open issues are the work; `None`
+    /// is [`crate::stories::github::DEFAULT_LABEL`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `--comment`: a comment on each GitHub issue whose story is finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub comment: bool,
     /// Guardrails; `None` or 0 means no limit.
     #[serde(default)]
     pub guardrails: Guardrails,
@@ -154,6 +165,9 @@ pub struct Requested {
     pub source: Option<SourceKind>,
     pub prd: Option<PathBuf>,
     pub tasks: Option<PathBuf>,
+    pub issues: Option<PathBuf>,
+    pub label: Option<String>,
+    pub comment: bool,
     pub prompt: Option<PathBuf>,
     pub once: bool,
     pub revert_failed: bool,
@@ -308,6 +322,12 @@ pub fn resolve(
         source,
         tasks_file: as_typed(&req.tasks).or_else(|| stored.and_then(|s| s.tasks_file.clone())),
         prd_file: as_typed(&req.prd).or_else(|| stored.and_then(|s| s.prd_file.clone())),
+        issues_file: absolute(&req.issues).or_else(|| stored.and_then(|s| s.issues_file.clone())),
+        label: req
+            .label
+            .clone()
+            .or_else(|| stored.and_then(|s| s.label.clone())),
+        comment: req.comment || stored.is_some_and(|s| s.comment),
     })
 }
 
@@ -441,6 +461,8 @@ mod tests {
             (None, "\"auto\""),
             (Some(SourceKind::OpenSpec), "\"openspec\""),
             (Some(SourceKind::Prompt), "\"prompt\""),
+            (Some(SourceKind::Github), "\"github\""),
+            (Some(SourceKind::Beads), "\"beads\""),
         ] {
             #[derive(Serialize, Deserialize)]
             struct Wrap(#[serde(with = "source_setting")] Option<SourceKind>);

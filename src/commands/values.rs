@@ -25,11 +25,19 @@ impl From<OnFinishArg> for OnFinish {
     }
 }
 
+/// `--source`: where the stories come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SourceArg {
+    /// openspec/changes/<CHANGE>/tasks.md
     Openspec,
+    /// a prd.json of user stories (--prd)
     Prd,
+    /// a markdown checklist (--tasks)
     Markdown,
+    /// open GitHub issues with a label (--label), through `gh` or --issues
+    Github,
+    /// open issues of the beads tracker, .beads/issues.jsonl
+    Beads,
 }
 
 impl From<SourceArg> for SourceKind {
@@ -38,6 +46,8 @@ impl From<SourceArg> for SourceKind {
             SourceArg::Openspec => SourceKind::OpenSpec,
             SourceArg::Prd => SourceKind::Prd,
             SourceArg::Markdown => SourceKind::Markdown,
+            SourceArg::Github => SourceKind::Github,
+            SourceArg::Beads => SourceKind::Beads,
         }
     }
 }

@@ -399,6 +399,31 @@ pub async fn run_split(
     Ok((exit, stdout, stderr))
 }
 
+/// [`run_split`] for code that is not async (a run being set up): the
+/// child is supervised on a runtime of its own, on a thread of its own, so
+/// this works whether or not the caller is itself on a runtime.
+pub fn run_split_blocking(
+    spec: &Spec,
+    limits: Limits,
+    max_output: usize,
+) -> Result<(ExitStatusKind, Tail, Tail), ProcessError> {
+    let spec = spec.clone();
+    let supervise = move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| ProcessError::Spawn {
+                program: spec.program.clone(),
+                source,
+            })?;
+        runtime.block_on(run_split(&spec, limits, max_output))
+    };
+    match std::thread::spawn(supervise).join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
 fn exit_kind(status: ExitStatus) -> ExitStatusKind {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {

@@ -37,7 +37,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("change", "name of the change being worked through"),
     (
         "source_kind",
-        "where the stories come from: openspec, prd or markdown",
+        "where the stories come from: openspec, prd, markdown, github or beads",
     ),
     ("story_id", "id of the story, e.g. `2` or `US-003`"),
     ("story_title", "title of the story"),
@@ -65,7 +65,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         "tracking_file",
-        "repository-relative path of the file the agent updates",
+        "repository-relative path of the file the agent updates (absolute for github and beads: the run's own record, outside the worktree)",
     ),
     (
         "done_instruction",
@@ -319,10 +319,7 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
 }
 
 fn slash(path: &std::path::Path) -> String {
-    path.components()
-        .map(|component| component.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::stories::slash_path(path)
 }
 
 fn section_text(text: Option<&str>) -> String {

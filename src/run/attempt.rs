@@ -364,6 +364,7 @@ impl StoryLoop {
             })
             .await?;
         }
+        self.tracking_reverted().await?;
         self.story_record(&story.id).attempts.pop();
         self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
         self.save()?;

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::attempt::Ran;
+use super::blocking;
 use super::error::RunError;
 use super::guardrails;
 use super::judge::{
@@ -279,19 +280,35 @@ impl StoryLoop {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
-        self.with_repo(move |repo| -> Result<_, GitFailure> {
-            let changed = repo.changed_files(old, new)?;
-            let flag = change_flag(repo, kind, &tracking, &changed);
-            let tracking_before = changed
-                .iter()
-                .find(|file| file.path == tracking)
-                .and_then(|file| file.old)
-                .and_then(|id| repo.blob_text(id, TRACKING_FILE_LIMIT));
-            let paths = changed.into_iter().map(|file| file.path).collect();
-            Ok((paths, flag, tracking_before))
-        })
-        .await
-        .map_err(|err| RunError::git("compare the attempt's changes", err))
+        let (paths, flag, tracking_before) = self
+            .with_repo(move |repo| -> Result<_, GitFailure> {
+                let changed = repo.changed_files(old, new)?;
+                let flag = change_flag(repo, kind, &tracking, &changed);
+                let tracking_before = changed
+                    .iter()
+                    .find(|file| file.path == tracking)
+                    .and_then(|file| file.old)
+                    .and_then(|id| repo.blob_text(id, TRACKING_FILE_LIMIT));
+                let paths = changed.into_iter().map(|file| file.path).collect();
+                Ok((paths, flag, tracking_before))
+            })
+            .await
+            .map_err(|err| RunError::git("compare the attempt's changes", err))?;
+        // Tracking kept outside the worktree is compared by its source.
+        let source = self.source.clone();
+        let outside = blocking(move || source.tracking_change())
+            .await
+            .map_err(RunError::from)?;
+        let Some((before, _)) = outside else {
+            return Ok((paths, flag, tracking_before));
+        };
+        // Nothing changed in the worktree but the tracking: a tick and no
+        // more.
+        let flag = match flag {
+            Some(Flag::NoChange) => Some(Flag::TickOnly),
+            flag => flag,
+        };
+        Ok((paths, flag, Some(before)))
     }
 
     /// The verification method's verdict (a promise, a verifier agent, a

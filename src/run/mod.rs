@@ -17,6 +17,8 @@
 //!   and its verdict recorded; `ticks` tells ticking from work;
 //! - `settle`: the attempt's work into git: a checkpoint, or preserved and
 //!   reverted; and the worktree made safe again on resume;
+//! - `tracker`: what the run tells the tracker its stories came from (a
+//!   comment per finished GitHub issue, with `--comment`);
 //! - `guardrails`: the limits every run ends within;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
 //!   loop, feeding a [`driver::View`];
@@ -41,6 +43,7 @@ pub mod session;
 mod settle;
 pub mod story_loop;
 mod ticks;
+mod tracker;
 
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::error::RunError;
-use super::session::{agent_spec, assemble_contract, source_for, template_text};
+use super::session::{Begin, agent_spec, assemble_contract, source_for, template_text};
 use crate::contract::{Contract, Method};
 use crate::git::{ChangeName, Repo};
 use crate::preview::Preview;
@@ -50,7 +50,11 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         None
     };
     let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
-    let source = source_for(repo, change, &settings)?;
+    let begin = match stopped {
+        Some(_) => Begin::Resume,
+        None => Begin::Fresh,
+    };
+    let source = source_for(repo, change, &settings, begin)?;
     let template = template_text(repo, &settings)?;
     prompt::validate(&template)?;
     let contract = match stopped

@@ -3,7 +3,9 @@
 //! under its attempt ref before the worktree goes back to the last
 //! checkpoint. On resume, whatever a killed loop left in the worktree is
 //! preserved the same way, and HEAD is brought back onto the run's branch
-//! if an agent moved it.
+//! if an agent moved it. Tracking the story source keeps outside the
+//! worktree (the run's record of a tracker's issues) follows each
+//! checkpoint and each revert, as the worktree does.
 
 use super::attempt::safe_component;
 use super::blocking;
@@ -43,8 +45,10 @@ impl StoryLoop {
             .await
             .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
         self.state.checkpoint = checkpoint.commit;
+        self.tracking_checkpointed().await?;
         let commit = checkpoint.commit.to_string();
         self.keep_receipt(&commit, &subject, &receipt);
+        let finished = kept.is_none();
         let (outcome, reason, checks) = match kept {
             None => (AttemptOutcome::Complete, None, Vec::new()),
             Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
@@ -68,9 +72,24 @@ impl StoryLoop {
             outcome,
             reason,
             preserved: None,
-            checkpoint: Some(commit),
+            checkpoint: Some(commit.clone()),
         });
+        if finished {
+            self.tell_tracker(story, attempt, &commit).await;
+        }
         Ok(())
+    }
+
+    /// The source's tracking outside the worktree follows the checkpoint.
+    async fn tracking_checkpointed(&self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        Ok(blocking(move || source.checkpointed()).await?)
+    }
+
+    /// The source's tracking outside the worktree follows a revert.
+    pub(super) async fn tracking_reverted(&self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        Ok(blocking(move || source.reverted()).await?)
     }
 
     /// Preserve the attempt under its ref and go back to the checkpoint.
@@ -129,7 +148,8 @@ impl StoryLoop {
                 .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
             Ok(())
         })
-        .await
+        .await?;
+        self.tracking_reverted().await
     }
 
     /// On resume. An attempt the state records as running was cut off (a
@@ -147,6 +167,7 @@ impl StoryLoop {
         }
         self.guard_head("on resume").await?;
         let dirty = self.worktree_dirty("read the worktree on resume").await?;
+        let stopped_cleanly = running.is_none();
         match running {
             Some((story, attempt)) => {
                 self.set_aside_attempt(
@@ -166,7 +187,24 @@ impl StoryLoop {
             None if dirty => self.commit_user_changes().await?,
             None => {}
         }
+        if stopped_cleanly {
+            self.adopt_tracking().await?;
+        }
         Ok(())
+    }
+
+    /// The run stopped cleanly, so what its tracking outside the worktree
+    /// says now is the user's, as the worktree is: it is kept.
+    async fn adopt_tracking(&mut self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        let changed = blocking(move || source.tracking_change()).await?;
+        if changed.is_some() {
+            self.warn(format!(
+                "{} was changed while the run was stopped; its marks are kept",
+                self.tracking_file()
+            ));
+        }
+        self.tracking_checkpointed().await
     }
 
     /// After a bug in git-ralph cut the loop short: as after a clean stop,
@@ -262,6 +300,8 @@ impl StoryLoop {
             );
             self.preserve_and_revert(refname.clone(), message, "preserve the interrupted work")
                 .await?;
+        } else {
+            self.tracking_reverted().await?;
         }
         self.finish_attempt(
             story,

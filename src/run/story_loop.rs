@@ -61,6 +61,8 @@ pub struct LoopSettings {
     pub learnings: bool,
     /// Run the agent under bubblewrap, the git directory read-only to it.
     pub sandbox: bool,
+    /// Post a comment on the GitHub issue of each finished story.
+    pub comment: bool,
 }
 
 /// How the loop ended.

@@ -2,15 +2,20 @@
 //!
 //! A change is worked through story by story, and each story has to be read
 //! from a file the agent itself updates as it goes: an OpenSpec `tasks.md`, a
-//! `prd.json` in the Ralph style, or any markdown checklist. This module gives
-//! those three formats one shape ([`Story`], [`Task`]) behind one trait
-//! ([`StorySource`]), picks the right source for a run ([`detect`]), and
-//! re-reads the file from disk on every call, because the file on disk — not
-//! what the agent says — is what decides whether a story is done.
+//! `prd.json` in the Ralph style, any markdown checklist, or the run's own
+//! record of the issues it took from GitHub or beads ([`issues`]). This
+//! module gives those formats one shape ([`Story`], [`Task`]) behind one
+//! trait ([`StorySource`]), picks the right file source for a run
+//! ([`detect`]), and re-reads the file from disk on every call, because the
+//! file on disk — not what the agent says — is what decides whether a story
+//! is done.
 
 pub mod changes;
+pub mod beads;
 pub mod checklist;
 mod error;
+pub mod github;
+pub mod issues;
 pub mod json_edit;
 pub mod markdown;
 pub mod openspec;
@@ -28,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use checklist::{Checklist, SectionRules};
 pub use error::StoriesError;
+pub use issues::{IssueSource, IssuesError};
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
@@ -62,6 +68,12 @@ pub enum WarningKind {
     SkippedSection,
     /// Two sections carried the same label; the later one was renamed.
     RenamedId,
+    /// An open issue of the tracker is not a story of the run: it waits on
+    /// an issue the run will not work on.
+    LeftOut,
+    /// An issue depends on one that is not among the run's stories; the
+    /// dependency is taken as met.
+    OutsideDependency,
 }
 
 /// Something the reader of a story file wants the user to know.
@@ -199,10 +211,21 @@ pub enum SourceKind {
     Markdown,
     /// Prompt mode: no stories, one prompt repeated until the contract passes.
     Prompt,
+    /// Open GitHub issues with a label, one story each.
+    Github,
+    /// Open issues of the beads tracker (`.beads/issues.jsonl`), one story
+    /// each.
+    Beads,
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 3] = [SourceKind::OpenSpec, SourceKind::Prd, SourceKind::Markdown];
+    pub const ALL: [SourceKind; 5] = [
+        SourceKind::OpenSpec,
+        SourceKind::Prd,
+        SourceKind::Markdown,
+        SourceKind::Github,
+        SourceKind::Beads,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -210,7 +233,15 @@ impl SourceKind {
             SourceKind::Prd => "prd",
             SourceKind::Markdown => "markdown",
             SourceKind::Prompt => "prompt",
+            SourceKind::Github => "github",
+            SourceKind::Beads => "beads",
         }
+    }
+
+    /// Whether the stories are issues of a tracker, tracked in the run's
+    /// own record rather than in a file of the worktree.
+    pub fn is_tracker(self) -> bool {
+        matches!(self, SourceKind::Github | SourceKind::Beads)
     }
 }
 
@@ -290,6 +321,58 @@ pub trait StorySource: Send + Sync {
             checklist::untick(&text, *line)
         }))
     }
+    /// The run has begun: a source that keeps the run's own record of its
+    /// stories (issues from a tracker) writes it now, so that a refused
+    /// start writes nothing. Sources tracked in the worktree have nothing
+    /// to write.
+    fn begin(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// An attempt's work became a checkpoint. Tracking kept outside the
+    /// worktree is in no commit, so its source keeps a copy of it as of
+    /// this checkpoint; tracking in the worktree is committed with it.
+    fn checkpointed(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// The worktree went back to the last checkpoint. Tracking kept outside
+    /// it goes back to its copy of that checkpoint, so that the marks of a
+    /// failed attempt do not outlive its work; git reverts tracking in the
+    /// worktree.
+    fn reverted(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// Tracking kept outside the worktree as of the last checkpoint and as
+    /// it is now, when the two differ: what an attempt did to it. `None`
+    /// when they agree, and for tracking in the worktree, which git
+    /// compares.
+    fn tracking_change(&self) -> Result<Option<(String, String)>, StoriesError> {
+        Ok(None)
+    }
+}
+
+/// The incomplete story with the lowest priority number whose dependencies
+/// are all complete; unnumbered stories come last and ties go to the
+/// earlier story. The order of work of sources that carry priorities and
+/// dependencies (prd.json, issues).
+pub(crate) fn next_ready(stories: &[Story]) -> Option<&Story> {
+    let complete: std::collections::HashMap<&str, bool> = stories
+        .iter()
+        .map(|story| (story.id.as_str(), story.is_complete()))
+        .collect();
+    stories
+        .iter()
+        .filter(|story| !story.is_complete())
+        .filter(|story| {
+            story
+                .depends_on
+                .iter()
+                .all(|dependency| complete.get(dependency.as_str()).copied().unwrap_or(false))
+        })
+        // min_by_key keeps the first of equal keys, i.e. file order.
+        .min_by_key(|story| story.priority.unwrap_or(i64::MAX))
 }
 
 /// Checks a change name before it is joined into a path, so a name can never
@@ -356,6 +439,13 @@ pub fn detect(
         Some(SourceKind::Prompt) => Err(StoriesError::UnknownSourceKind {
             name: "prompt (use --prompt <FILE>)".to_owned(),
         }),
+        // Issues are read when a run begins, into the run's own record;
+        // see [`issues`].
+        Some(kind @ (SourceKind::Github | SourceKind::Beads)) => {
+            Err(StoriesError::UnknownSourceKind {
+                name: format!("{kind} (issues are read by `git ralph start --source {kind}`)"),
+            })
+        }
         None => detect_implicit(workdir, change, prd, tasks),
     }
 }
@@ -450,8 +540,12 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// A repository-relative path spelled with `/`, whatever the platform.
+/// A repository-relative path spelled with `/`, whatever the platform; an
+/// absolute path (the run's own record of its issues) as it is.
 pub(crate) fn slash_path(path: &Path) -> String {
+    if path.is_absolute() {
+        return path.to_string_lossy().into_owned();
+    }
     path.components()
         .map(|component| component.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
@@ -599,7 +693,7 @@ pub(crate) fn read_context_files(
     Ok(files)
 }
 
-fn truncate(text: &str, limit: usize) -> String {
+pub(crate) fn truncate(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }

@@ -4,7 +4,7 @@
 
 use super::{note, warn};
 use crate::run::ending::{
-    Aborted, AfterLoop, EndChoice, Finished, LeftStopped, Notice, Onlooker, Question,
+    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, LeftStopped, Notice, Onlooker, Question,
 };
 
 /// The terminal as the onlooker of an ending: notices are printed as they
@@ -34,10 +34,13 @@ impl Onlooker for Console {
 /// What `finish` did.
 pub fn finished(finished: &Finished) {
     match finished {
-        Finished::Kept(kept) => note(&format!(
-            "kept: {} holds one commit per finished story ({} of {} done).",
-            kept.branch, kept.stories_done, kept.stories_total
-        )),
+        Finished::Kept(kept) => {
+            note(&format!(
+                "kept: {} holds one commit per finished story ({} of {} done).",
+                kept.branch, kept.stories_done, kept.stories_total
+            ));
+            offer_to_close(kept.close.as_ref());
+        }
         Finished::CleanedUp(done) => {
             note(&format!(
                 "cleaned up: back on {} with all the work as uncommitted changes; {} was deleted (its tip {} is kept at {}).",
@@ -51,10 +54,42 @@ pub fn finished(finished: &Finished) {
                 done.receipts,
                 done.receipts_file.display()
             ));
+            offer_to_close(done.close.as_ref());
         }
         Finished::AlreadyKept { change, branch } => {
             note(&format!("the run '{change}' is already kept on {branch}"));
         }
+    }
+}
+
+/// The beads issues the run finished, and the one command that closes
+/// them: git-ralph leaves that to the user.
+fn offer_to_close(offer: Option<&CloseOffer>) {
+    let Some(offer) = offer else {
+        return;
+    };
+    let count = offer.ids.len();
+    let ids: Vec<String> = offer.ids.iter().map(|id| shell_word(id)).collect();
+    note(&format!(
+        "the run finished {count} beads issue{}; git-ralph leaves them open. To close {} in beads:\n  bd close {} --reason {}",
+        if count == 1 { "" } else { "s" },
+        if count == 1 { "it" } else { "them" },
+        ids.join(" "),
+        shell_word(&format!("Done on {}", offer.branch))
+    ));
+}
+
+/// `word` as a shell reads it back: as it is when it is plain, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':'));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

@@ -187,6 +187,21 @@ fn files_section() -> Section {
              newest first; a revert never touches it, and finish and abort keep it",
         ),
         (
+            "<git-dir>/ralph/<change>/issues.json",
+            "with --source github or beads: the issues as read when the run began",
+        ),
+        (
+            "<git-dir>/ralph/<change>/tasks.md",
+            "with --source github or beads: the run's tracking file, one section per issue \
+             holding the boxes of its task list, ticked by the agent; the issues themselves \
+             are never changed",
+        ),
+        (
+            "<git-dir>/ralph/<change>/tasks.checkpoint.md",
+            "tasks.md as of the last checkpoint: a failed attempt's ticks are taken back from \
+             it, as its work is reverted",
+        ),
+        (
             "<git-dir>/ralph/<change>/receipts.txt",
             "the trailers of every checkpoint commit, kept after a cleanup squashes them away",
         ),
@@ -204,6 +219,44 @@ fn files_section() -> Section {
     }
     Section {
         title: "FILES",
+        roff,
+    }
+}
+
+fn issues_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "With --source github or --source beads, the stories are a tracker's open issues, one \
+         story each, and CHANGE names the run (its branch is ralph/<CHANGE>). The issues are \
+         read once, when the run begins; resuming reads the run's own record. Each issue's \
+         task list (- [ ] lines of its text) gives the story's tasks; an issue without one is \
+         a single task. The tasks are ticked in the run's own tracking file, \
+         <git-dir>/ralph/<change>/tasks.md, never in the worktree and never in the tracker.",
+    );
+    term(
+        &mut roff,
+        "--source github",
+        "the open issues with the label --label (default ralph), from `gh issue list --label \
+         <label> --state open --json number,title,body,labels,state`, or from a file that \
+         command wrote (--issues FILE). Of each issue, number (the story id), title, body, \
+         labels and state are read. They are worked oldest first; a line of the body that \
+         starts with \"Depends on #N\" or \"Blocked by #N\" makes the issue wait for #N. \
+         Nothing is written to GitHub unless --comment is given: then each finished story's \
+         issue gets one comment (gh issue comment) naming its checkpoint.",
+    );
+    term(
+        &mut roff,
+        "--source beads",
+        "the issues of .beads/issues.jsonl (or --issues FILE) whose status is open, \
+         in_progress or blocked: id, title, description, design, notes, acceptance_criteria, \
+         status, priority, issue_type, labels, created_at and dependencies are read. They are \
+         worked by priority (0 first), a blocks dependency and an epic's children first. \
+         Nothing is closed in beads: finish lists the finished issues with the bd close \
+         command that closes them.",
+    );
+    Section {
+        title: "ISSUES AS STORIES",
         roff,
     }
 }
@@ -458,6 +511,21 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
             );
             example(
                 &mut roff,
+                "Work through the open GitHub issues labelled ralph (through gh), and comment \
+                 on each finished one; or read them from a file gh exported:",
+                &[
+                    "git ralph start issues --source github --comment",
+                    "gh issue list --label ralph --json number,title,body,labels,state > ../issues.json",
+                    "git ralph start issues --source github --issues ../issues.json",
+                ],
+            );
+            example(
+                &mut roff,
+                "Work through the open beads issues, by priority, dependencies first:",
+                &["git ralph start backlog --source beads"],
+            );
+            example(
+                &mut roff,
                 "Stream the events as JSON lines to a program, here only each attempt's end:",
                 &[
                     "git ralph start add-dark-mode --json --on-finish keep | jq -c 'select(.type == \"attempt_finished\")'",
@@ -545,6 +613,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
         let mut extra = Vec::new();
         if name == "start" {
             extra.push(configuration_section());
+            extra.push(issues_section());
             extra.push(prompt_section());
             extra.push(contract_section());
         }

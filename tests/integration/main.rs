@@ -49,6 +49,7 @@ mod realworld;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;
+mod trackers_e2e;
 mod transcripts;
 mod truthful;
 mod tui_e2e;

@@ -10,7 +10,8 @@ use crate::stories::SourceKind;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
     /// The change to work on: the OpenSpec change `openspec/changes/<CHANGE>/`,
-    /// or the run's name with --prd or --tasks.
+    /// or the run's name with --prd, --tasks or --source github|beads (its
+    /// branch is ralph/<CHANGE>).
     #[arg(value_name = "CHANGE")]
     pub change: String,
     /// Agent preset to run [default: claude; config: ralph.agent].
@@ -54,9 +55,24 @@ pub struct Args {
     /// A markdown checklist file (implies --source markdown).
     #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
+    /// With --source github: the issues from a file that `gh issue list
+    /// --json number,title,body,labels,state` wrote, instead of asking `gh`
+    /// (all its open issues, or those with --label); with --source beads:
+    /// the issues file instead of .beads/issues.jsonl.
+    #[arg(long, value_name = "FILE")]
+    pub issues: Option<PathBuf>,
+    /// With --source github: work on the open issues with this label
+    /// [default: ralph].
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// With --source github: post one comment on each issue whose story is
+    /// finished (`gh issue comment`), naming its checkpoint; without it,
+    /// nothing is written to GitHub.
+    #[arg(long)]
+    pub comment: bool,
     /// Prompt mode: repeat this prompt, a fresh agent each time, until the
     /// contract passes; no stories.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks", "issues", "label", "comment"])]
     pub prompt: Option<PathBuf>,
     /// One attempt per story, no checks, no retries: the plain flow.
     #[arg(long)]
@@ -128,6 +144,9 @@ impl Args {
             source: self.source.map(SourceKind::from),
             prd: self.prd.clone(),
             tasks: self.tasks.clone(),
+            issues: self.issues.clone(),
+            label: self.label.clone(),
+            comment: self.comment,
             prompt: self.prompt.clone(),
             once: self.once,
             revert_failed: self.revert_failed,

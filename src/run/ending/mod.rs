@@ -9,6 +9,10 @@
 //! the question of how to finish when that is the user's to say. This
 //! module decides; it prints nothing and knows neither clap nor the
 //! terminal.
+//!
+//! A run over beads issues finishes without touching beads: closing the
+//! issues it finished is the user's choice, so the outcome lists them
+//! ([`CloseOffer`]) for whoever shows it to offer `bd close`.
 
 mod close;
 mod error;
@@ -80,6 +84,18 @@ pub struct Kept {
     pub branch: String,
     pub stories_done: usize,
     pub stories_total: usize,
+    /// The tracker's issues the run finished, which the user may close.
+    pub close: Option<CloseOffer>,
+}
+
+/// The beads issues a run finished. The run closes nothing in the tracker;
+/// closing them there (`bd close`) is the user's to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseOffer {
+    /// The issues' ids, in the order of the run's stories.
+    pub ids: Vec<String>,
+    /// The run's branch, for the reason given to the tracker.
+    pub branch: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +111,8 @@ pub struct CleanedUp {
     pub receipts: String,
     /// Where each checkpoint's trailers are kept.
     pub receipts_file: PathBuf,
+    /// The tracker's issues the run finished, which the user may close.
+    pub close: Option<CloseOffer>,
 }
 
 /// What `abort` did.

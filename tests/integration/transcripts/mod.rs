@@ -184,7 +184,7 @@ fn formats() -> Vec<(&'static str, &'static str)> {
 
 /// Fixture directories that hold something else than transcripts, by the
 /// start of their names: task files, state directories.
-const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state"];
+const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state", "trackers"];
 
 /// What a `.expect` file asks for.
 #[derive(Debug)]
