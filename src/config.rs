@@ -63,7 +63,19 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "ralph.onFinish",
-        "ask, keep or cleanup (default: ask); --on-finish",
+        "ask, keep, cleanup, push or pr (default: ask); --on-finish",
+    ),
+    (
+        "ralph.remote",
+        "the remote finish --push and --pr push to (default: the upstream remote of the branch the run started from, else origin); --remote",
+    ),
+    (
+        "ralph.prBase",
+        "the branch a pull request asks to merge into (default: the branch the run started from); --base",
+    ),
+    (
+        "ralph.prDraft",
+        "open pull requests as drafts (default: false); --draft",
     ),
     (
         "ralph.ui",
@@ -211,9 +223,13 @@ pub fn boolean(repo: &Repo, key: &str) -> Result<Option<bool>, ConfigError> {
 pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
     match repo.config_string("ralph.onFinish") {
         None => Ok(None),
-        Some(value) => OnFinish::parse(value.trim())
-            .map(Some)
-            .ok_or_else(|| bad_value("ralph.onFinish", &value, "one of ask, keep, cleanup")),
+        Some(value) => OnFinish::parse(value.trim()).map(Some).ok_or_else(|| {
+            bad_value(
+                "ralph.onFinish",
+                &value,
+                "one of ask, keep, cleanup, push, pr",
+            )
+        }),
     }
 }
 

@@ -31,6 +31,7 @@ mod fuzz_contract;
 mod fuzz_prd;
 mod fuzz_state;
 mod generated;
+mod handoff_e2e;
 mod install;
 mod lifecycle_e2e;
 mod loop_basics;
