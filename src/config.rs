@@ -78,6 +78,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "open pull requests as drafts (default: false); --draft",
     ),
     (
+        "ralph.forge",
+        "github or gitlab: whose CLI finish --pr runs, gh or glab (default: gitlab when the remote's host names GitLab, else github)",
+    ),
+    (
         "ralph.ui",
         "screen or plain: how start shows a run on a terminal (default: screen); --plain",
     ),
@@ -231,6 +235,23 @@ pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
             )
         }),
     }
+}
+
+/// A key whose value must be one of `choices` (compared without case),
+/// returned as the choice spells it.
+pub fn one_of(
+    repo: &Repo,
+    key: &str,
+    choices: &[&'static str],
+) -> Result<Option<&'static str>, ConfigError> {
+    let Some(value) = repo.config_string(key) else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|choice| choice.eq_ignore_ascii_case(value.trim()))
+        .map(|choice| Some(*choice))
+        .ok_or_else(|| bad_value(key, &value, &format!("one of {}", choices.join(", "))))
 }
 
 /// `ralph.agent`, checked against the presets so a typo names the key.

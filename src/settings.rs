@@ -248,6 +248,7 @@ pub fn resolve(
     if matches!(on_finish, OnFinish::Push | OnFinish::Pr) {
         // Read when the loop ends; a malformed value is said now.
         config::boolean(repo, "ralph.prDraft")?;
+        config::one_of(repo, "ralph.forge", &["github", "gitlab"])?;
     }
     if command_timeout == 0 || agent_timeout == 0 {
         return Err(SettingsError::ZeroTimeout);

@@ -14,101 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::harness::forge::{FakeForge, MR_URL, PR_URL};
 use crate::harness::story_run::*;
 use crate::harness::*;
-
-/// The address the scripted forge CLIs give the pull request.
-const PR_URL: &str = "https://github.example/o/greet/pull/7";
-const MR_URL: &str = "https://gitlab.example.com/group/greet/-/merge_requests/3";
-
-/// A scripted `gh` (and `glab`): each call's arguments (NUL-separated) and
-/// standard input are recorded as `call-<n>.args` and `call-<n>.stdin`;
-/// `pr list` answers with what `pr create` opened. `FAKE_FORGE_MODE=auth`
-/// makes every call fail as a CLI that is not logged in does.
-const FAKE_FORGE: &str = r#"#!/bin/sh
-dir="$FAKE_FORGE_DIR"
-n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
-echo "$n" > "$dir/count"
-printf '%s\0' "$(basename "$0")" "$@" > "$dir/call-$n.args"
-cat > "$dir/call-$n.stdin"
-if [ "$FAKE_FORGE_MODE" = auth ]; then
-  echo "To get started with GitHub CLI, please run:  gh auth login" >&2
-  exit 4
-fi
-case "$(basename "$0") $1 $2" in
-  "gh pr list") cat "$dir/open.json" 2>/dev/null || echo "[]" ;;
-  "gh pr create")
-    echo '[{"number":7,"url":"https://github.example/o/greet/pull/7"}]' > "$dir/open.json"
-    echo "https://github.example/o/greet/pull/7" ;;
-  "gh pr edit") echo "https://github.example/o/greet/pull/7" ;;
-  "glab mr list") cat "$dir/open.json" 2>/dev/null || echo "[]" ;;
-  "glab mr create")
-    echo '[{"iid":3,"web_url":"https://gitlab.example.com/group/greet/-/merge_requests/3"}]' > "$dir/open.json"
-    printf '\nCreating merge request for ralph/greet into main in group/greet\n\n!3 Greet (ralph/greet)\n https://gitlab.example.com/group/greet/-/merge_requests/3\n\n' ;;
-  "glab mr update") echo "- Updating merge request !3" ;;
-  *) echo "unexpected call: $*" >&2; exit 1 ;;
-esac
-"#;
-
-/// The scripted forge CLIs, their directory on PATH and their records.
-struct FakeForge {
-    bin: PathBuf,
-    records: PathBuf,
-}
-
-/// One recorded call: the program and its arguments, and its stdin.
-#[derive(Debug)]
-struct Call {
-    args: Vec<String>,
-    stdin: String,
-}
-
-impl FakeForge {
-    fn new(repo: &TestRepo) -> FakeForge {
-        let bin = repo.dir.path().join("forge-bin");
-        let records = repo.dir.path().join("forge-calls");
-        fs::create_dir_all(&bin).unwrap();
-        fs::create_dir_all(&records).unwrap();
-        for name in ["gh", "glab"] {
-            let path = bin.join(name);
-            fs::write(&path, FAKE_FORGE).unwrap();
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        FakeForge { bin, records }
-    }
-
-    /// `cmd` with the forge CLIs first on PATH.
-    fn on_path(&self, cmd: &mut Command) {
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", self.bin.display()))
-            .env("FAKE_FORGE_DIR", &self.records);
-    }
-
-    fn calls(&self) -> Vec<Call> {
-        let count: usize = fs::read_to_string(self.records.join("count"))
-            .map(|text| text.trim().parse().unwrap())
-            .unwrap_or(0);
-        (1..=count)
-            .map(|n| Call {
-                args: fs::read_to_string(self.records.join(format!("call-{n}.args")))
-                    .unwrap()
-                    .split_terminator('\0')
-                    .map(str::to_string)
-                    .collect(),
-                stdin: fs::read_to_string(self.records.join(format!("call-{n}.stdin")))
-                    .unwrap_or_default(),
-            })
-            .collect()
-    }
-
-    /// The calls as `program subcommand verb`.
-    fn verbs(&self) -> Vec<String> {
-        self.calls()
-            .iter()
-            .map(|call| call.args[..3].join(" "))
-            .collect()
-    }
-}
 
 /// A bare repository beside the worktree, added as remote `name`.
 fn bare_remote(repo: &TestRepo, name: &str) -> PathBuf {
@@ -687,17 +595,15 @@ fn issue_26_a_gitlab_remote_opens_a_merge_request_with_glab() {
 
 #[test]
 fn issue_26_a_malformed_hand_off_setting_refuses_the_start() {
-    let repo = project(TWO_STORIES);
-    repo.git(&["config", "ralph.prDraft", "maybe"]);
-    let before = Untouched::take(&repo);
-    let agent = script(&repo, &story_done("1"));
-    let output = start(&repo, &agent, &["--on-finish", "pr"]);
-    assert_exit(&output, 1);
-    assert!(
-        stderr(&output).contains("ralph.prDraft"),
-        "{}",
-        describe(&output)
-    );
-    before.assert_still(&repo, "a start refused for ralph.prDraft");
-    assert!(recorded_calls(&repo).is_empty(), "the agent never ran");
+    for (key, value) in [("ralph.prDraft", "maybe"), ("ralph.forge", "bitbucket")] {
+        let repo = project(TWO_STORIES);
+        repo.git(&["config", key, value]);
+        let before = Untouched::take(&repo);
+        let agent = script(&repo, &story_done("1"));
+        let output = start(&repo, &agent, &["--on-finish", "pr"]);
+        assert_exit(&output, 1);
+        assert!(stderr(&output).contains(key), "{}", describe(&output));
+        before.assert_still(&repo, &format!("a start refused for {key}"));
+        assert!(recorded_calls(&repo).is_empty(), "the agent never ran");
+    }
 }

@@ -31,6 +31,8 @@ pub struct Handoff {
     pub remote: Option<String>,
     /// Also open (or update) a pull request.
     pub review: Option<ReviewRequest>,
+    /// Whose CLI opens it; `None`: told from the remote's URL.
+    pub forge: Option<Forge>,
 }
 
 /// How to open the pull request.
@@ -44,7 +46,7 @@ pub struct ReviewRequest {
 
 impl Handoff {
     /// The hand-off as git config sets it (`ralph.remote`, `ralph.prBase`,
-    /// `ralph.prDraft`), with a pull request or without.
+    /// `ralph.prDraft`, `ralph.forge`), with a pull request or without.
     pub fn configured(repo: &Repo, with_review: bool) -> Result<Handoff, ConfigError> {
         let trimmed = |key: &str| {
             repo.config_string(key)
@@ -52,7 +54,13 @@ impl Handoff {
                 .filter(|value| !value.is_empty())
         };
         let draft = config::boolean(repo, "ralph.prDraft")?.unwrap_or(false);
+        let forge = match config::one_of(repo, "ralph.forge", &["github", "gitlab"])? {
+            Some("gitlab") => Some(Forge::GitLab),
+            Some(_) => Some(Forge::GitHub),
+            None => None,
+        };
         Ok(Handoff {
+            forge,
             remote: trimmed("ralph.remote"),
             review: with_review.then(|| ReviewRequest {
                 draft,
@@ -121,7 +129,7 @@ pub(super) fn hand_off(
         path: body_file.clone(),
         source,
     })?;
-    let forge = Forge::of(url.as_deref());
+    let forge = handoff.forge.unwrap_or_else(|| Forge::of(url.as_deref()));
     let request = forge::Request {
         forge,
         url: url.as_deref(),
