@@ -316,8 +316,8 @@ fn issue_26_a_second_pr_updates_the_branch_and_the_description_instead_of_openin
 /// `finish <args>` must fail with `expected` in its error, and leave the
 /// repository as `finish --keep` would: the same refs, HEAD, worktree and
 /// index as the stopped run had, recorded as kept. Run again on the kept
-/// run, it must change nothing at all.
-fn assert_refused_push(repo: &TestRepo, args: &[&str], expected: &[&str]) {
+/// run, it must change nothing at all. Returns what it said.
+fn assert_refused_push(repo: &TestRepo, args: &[&str], expected: &[&str]) -> String {
     let forge = FakeForge::new(repo);
     let before = git_view(repo);
     let started = Instant::now();
@@ -344,13 +344,14 @@ fn assert_refused_push(repo: &TestRepo, args: &[&str], expected: &[&str]) {
     assert_exit(&run(ralph(repo).arg("finish").args(args)), 1);
     untouched.assert_still(repo, &format!("{args:?} again, on the kept run"));
     assert_kept(repo);
+    err
 }
 
 #[test]
 fn issue_26_no_remote_is_refused_after_keeping() {
     let repo = project(TWO_STORIES);
     stopped_run(&repo);
-    assert_refused_push(
+    let err = assert_refused_push(
         &repo,
         &["--push"],
         &[
@@ -358,6 +359,7 @@ fn issue_26_no_remote_is_refused_after_keeping() {
             "git remote add origin",
         ],
     );
+    assert!(!err.contains("pushing"), "nothing is pushed: {err}");
     assert_refused_push(
         &repo,
         &["--pr", "--remote", "nowhere"],

@@ -117,12 +117,10 @@ impl HandoffError {
                 "the run is kept on its branch; {}",
                 again(change, "--push")
             )],
-            HandoffError::Git { source, .. } => source
-                .hint()
-                .map(|hint| {
-                    vec![hint.replace("configure a command that is on PATH", "put it on PATH")]
-                })
-                .unwrap_or_default(),
+            HandoffError::Git { source, .. } if source.is_setup() => vec![
+                "the push runs the git binary (gitoxide cannot push): install git or put it on PATH, then run this again; the run is kept on its branch".to_owned(),
+            ],
+            HandoffError::Git { .. } => Vec::new(),
             HandoffError::Review(not_opened) => {
                 let NotOpened {
                     change,

@@ -108,6 +108,13 @@ pub(super) fn hand_off(
     onlooker: &mut dyn Onlooker,
 ) -> Result<(Pushed, Option<Review>), HandoffError> {
     let remote = push::remote_for(repo, state, handoff.remote.as_deref());
+    let Some(url) = push::remote_url(repo, &remote) else {
+        return Err(HandoffError::NoRemote {
+            remote,
+            branch: change.branch_short(),
+            change: change.to_string(),
+        });
+    };
     onlooker.notice(Notice::Pushing {
         branch: change.branch_short(),
         remote: remote.clone(),
@@ -116,7 +123,6 @@ pub(super) fn hand_off(
     let Some(review) = &handoff.review else {
         return Ok((pushed, None));
     };
-    let url = push::remote_url(repo, &remote);
     let base = review
         .base
         .clone()
@@ -129,10 +135,10 @@ pub(super) fn hand_off(
         path: body_file.clone(),
         source,
     })?;
-    let forge = handoff.forge.unwrap_or_else(|| Forge::of(url.as_deref()));
+    let forge = handoff.forge.unwrap_or_else(|| Forge::of(Some(&url)));
     let request = forge::Request {
         forge,
-        url: url.as_deref(),
+        url: Some(&url),
         branch: &pushed.branch,
         base: base.as_deref(),
         title: &title,

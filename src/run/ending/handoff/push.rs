@@ -44,15 +44,9 @@ pub(super) fn remote_url(repo: &Repo, remote: &str) -> Option<String> {
 
 /// `git push <remote> ralph/<change>`: a plain push, so a remote branch
 /// that holds commits this run does not is rejected, never overwritten.
+/// `remote` is one the repository has (see [`remote_url`]).
 pub(super) fn push(repo: &Repo, change: &ChangeName, remote: &str) -> Result<Pushed, HandoffError> {
     let branch = change.branch_short();
-    if remote_url(repo, remote).is_none() {
-        return Err(HandoffError::NoRemote {
-            remote: remote.to_owned(),
-            branch,
-            change: change.to_string(),
-        });
-    }
     let commit = repo.ensure_on_branch(change)?;
     let refspec = format!("{0}:{0}", change.branch_ref());
     let spec = Spec {
