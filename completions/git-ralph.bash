@@ -116,7 +116,7 @@ __git_ralph_clap() {
             fi
             case "${prev}" in
                 --on-finish)
-                    COMPREPLY=($(compgen -W "ask keep cleanup" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ask keep cleanup push pr" -- "${cur}"))
                     return 0
                     ;;
                 --pace)
@@ -134,12 +134,26 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__finish)
-            opts="-h -V --keep --cleanup --help --version"
+            opts="-h -V --keep --cleanup --push --pr --remote --draft --base --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -251,7 +265,7 @@ __git_ralph_clap() {
                     return 0
                     ;;
                 --on-finish)
-                    COMPREPLY=($(compgen -W "ask keep cleanup" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ask keep cleanup push pr" -- "${cur}"))
                     return 0
                     ;;
                 --prompt-template)
@@ -457,6 +471,7 @@ __git_ralph_takes_value ()
 {
     case $1 in
         start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait) return 0 ;; esac ;;
+        finish) case $2 in --remote|--base) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
     esac
     return 1

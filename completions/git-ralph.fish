@@ -38,7 +38,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "show" -d 'One attempt of a run: its prompt, transcript, diff and checks'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
-complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "agents" -d 'List the agent presets, which are on PATH, and the command each runs'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "hook" -d 'Hooks for agent CLIs, e.g. the Claude Code Stop hook'
@@ -57,7 +57,9 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l command-ti
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-timeout -d 'Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish -d 'What to do when the loop ends [default: ask; config: ralph.onFinish]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
-cleanup\t'Back to the original branch with all the work uncommitted'"
+cleanup\t'Back to the original branch with all the work uncommitted'
+push\t'Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`)'
+pr\t'Keep, push, and open or update a pull request (see `git ralph finish --pr`)'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt-template -d 'Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t'openspec/changes/<CHANGE>/tasks.md'
 prd\t'a prd.json of user stories (--prd)'
@@ -106,13 +108,20 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s h -l help -
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l remote -d 'The remote to push to [default: the upstream remote of the branch the run started from, else origin; config: ralph.remote]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l base -d 'The branch the pull request asks to merge into [default: the branch the run started from; config: ralph.prBase]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l keep -d 'Stay on ralph/<change>, one commit per story'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l cleanup -d 'Back to the original branch with all the work uncommitted; the branch is deleted, its tip kept at refs/ralph/<change>/finished'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l push -d 'Keep, then push ralph/<change> to the remote. The push runs the git binary, never prompting; if it fails, the run is kept all the same'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l pr -d 'Keep, push, then open a pull request with gh (glab for a GitLab remote), its description written from the run\'s record, or update the one already open for the branch; its address is printed on stdout'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l draft -d 'Open the pull request as a draft [config: ralph.prDraft]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l on-finish -d 'What to do when the loop ends [default: ask]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
-cleanup\t'Back to the original branch with all the work uncommitted'"
+cleanup\t'Back to the original branch with all the work uncommitted'
+push\t'Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`)'
+pr\t'Keep, push, and open or update a pull request (see `git ralph finish --pr`)'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l pace -d 'Milliseconds the scripted agent pauses between steps' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'

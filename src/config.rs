@@ -63,7 +63,23 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "ralph.onFinish",
-        "ask, keep or cleanup (default: ask); --on-finish",
+        "ask, keep, cleanup, push or pr (default: ask); --on-finish",
+    ),
+    (
+        "ralph.remote",
+        "the remote finish --push and --pr push to (default: the upstream remote of the branch the run started from, else origin); --remote",
+    ),
+    (
+        "ralph.prBase",
+        "the branch a pull request asks to merge into (default: the branch the run started from); --base",
+    ),
+    (
+        "ralph.prDraft",
+        "open pull requests as drafts (default: false); --draft",
+    ),
+    (
+        "ralph.forge",
+        "github or gitlab: whose CLI finish --pr runs, gh or glab (default: gitlab when the remote's host names GitLab, else github)",
     ),
     (
         "ralph.ui",
@@ -215,10 +231,31 @@ pub fn boolean(repo: &Repo, key: &str) -> Result<Option<bool>, ConfigError> {
 pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
     match repo.config_string("ralph.onFinish") {
         None => Ok(None),
-        Some(value) => OnFinish::parse(value.trim())
-            .map(Some)
-            .ok_or_else(|| bad_value("ralph.onFinish", &value, "one of ask, keep, cleanup")),
+        Some(value) => OnFinish::parse(value.trim()).map(Some).ok_or_else(|| {
+            bad_value(
+                "ralph.onFinish",
+                &value,
+                "one of ask, keep, cleanup, push, pr",
+            )
+        }),
     }
+}
+
+/// A key whose value must be one of `choices` (compared without case),
+/// returned as the choice spells it.
+pub fn one_of(
+    repo: &Repo,
+    key: &str,
+    choices: &[&'static str],
+) -> Result<Option<&'static str>, ConfigError> {
+    let Some(value) = repo.config_string(key) else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|choice| choice.eq_ignore_ascii_case(value.trim()))
+        .map(|choice| Some(*choice))
+        .ok_or_else(|| bad_value(key, &value, &format!("one of {}", choices.join(", "))))
 }
 
 /// `ralph.agent`, checked against the presets so a typo names the key.

@@ -271,6 +271,13 @@ impl From<crate::run::ending::EndingError> for CommandError {
             EndingError::State(err) => err.into(),
             EndingError::Op(err) => err.into(),
             EndingError::Git(err) => err.into(),
+            EndingError::Config(err) => err.into(),
+            EndingError::Handoff(err) => {
+                let hints = err.hints();
+                let mut error = CommandError::from_error(ErrorKind::User, *err);
+                error.hints = hints;
+                error
+            }
             err => {
                 let hint = err.hint();
                 CommandError::from_error(ErrorKind::User, err).maybe_hint(hint)

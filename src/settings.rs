@@ -28,6 +28,10 @@ pub enum OnFinish {
     Keep,
     /// Back to the original branch with all the work uncommitted.
     Cleanup,
+    /// Keep, then push `ralph/<change>` to the remote.
+    Push,
+    /// Keep, push, and open (or update) a pull request.
+    Pr,
 }
 
 impl OnFinish {
@@ -36,6 +40,8 @@ impl OnFinish {
             OnFinish::Ask => "ask",
             OnFinish::Keep => "keep",
             OnFinish::Cleanup => "cleanup",
+            OnFinish::Push => "push",
+            OnFinish::Pr => "pr",
         }
     }
 
@@ -44,6 +50,8 @@ impl OnFinish {
             "ask" => Some(OnFinish::Ask),
             "keep" => Some(OnFinish::Keep),
             "cleanup" => Some(OnFinish::Cleanup),
+            "push" => Some(OnFinish::Push),
+            "pr" => Some(OnFinish::Pr),
             _ => None,
         }
     }
@@ -256,6 +264,11 @@ pub fn resolve(
         || config::on_finish(repo),
         OnFinish::Ask,
     )?;
+    if matches!(on_finish, OnFinish::Push | OnFinish::Pr) {
+        // Read when the loop ends; a malformed value is said now.
+        config::boolean(repo, "ralph.prDraft")?;
+        config::one_of(repo, "ralph.forge", &["github", "gitlab"])?;
+    }
     if command_timeout == 0 || agent_timeout == 0 {
         return Err(SettingsError::ZeroTimeout);
     }

@@ -13,6 +13,10 @@ pub enum OnFinishArg {
     Keep,
     /// Back to the original branch with all the work uncommitted.
     Cleanup,
+    /// Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`).
+    Push,
+    /// Keep, push, and open or update a pull request (see `git ralph finish --pr`).
+    Pr,
 }
 
 impl From<OnFinishArg> for OnFinish {
@@ -21,6 +25,8 @@ impl From<OnFinishArg> for OnFinish {
             OnFinishArg::Ask => OnFinish::Ask,
             OnFinishArg::Keep => OnFinish::Keep,
             OnFinishArg::Cleanup => OnFinish::Cleanup,
+            OnFinishArg::Push => OnFinish::Push,
+            OnFinishArg::Pr => OnFinish::Pr,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One supervised child process, the only place git-ralph starts programs.
 //!
-//! The agent, the contract's checks and the optional `openspec` CLI are all
+//! The agent, the contract's checks, the optional `openspec` CLI, and at the
+//! hand-off `git push` (gitoxide cannot push) and `gh` or `glab` are all
 //! programs git-ralph does not control: they may hang, print gigabytes,
 //! ignore SIGTERM, or leave a background job holding the pipes open. So
 //! every child runs here the same way: in its own process group (killed
@@ -150,6 +151,8 @@ pub enum ProcessError {
     /// The caller's output handler failed (a log that could not be written).
     #[error(transparent)]
     Output(io::Error),
+    #[error("could not start the async runtime: {0}")]
+    Runtime(io::Error),
 }
 
 impl ProcessError {

@@ -4,7 +4,8 @@
 
 use super::{note, warn};
 use crate::run::ending::{
-    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, LeftStopped, Notice, Onlooker, Question,
+    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, HandedOff, LeftStopped, Notice, Onlooker,
+    Question,
 };
 
 /// The terminal as the onlooker of an ending: notices are printed as they
@@ -23,6 +24,7 @@ impl Onlooker for Console {
             Notice::SetAside { refname } => warn(&format!(
                 "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
             )),
+            Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
         }
     }
 
@@ -93,6 +95,32 @@ fn shell_word(word: &str) -> String {
     }
 }
 
+/// What `finish --push` or `--pr` did. The pull request's address also
+/// goes alone on stdout when `url_on_stdout`, for scripts to take.
+pub fn handed_off(done: &HandedOff, url_on_stdout: bool) {
+    finished(&done.kept);
+    note(&format!(
+        "pushed {} to {} at {}.",
+        done.pushed.branch,
+        done.pushed.remote,
+        done.pushed.commit.to_hex_with_len(10)
+    ));
+    if let Some(review) = &done.review {
+        let what = review.forge.review_name();
+        if review.created {
+            note(&format!("opened the {what}: {}", review.url));
+        } else {
+            note(&format!(
+                "updated the {what} already open for {} (its description is rewritten): {}",
+                done.pushed.branch, review.url
+            ));
+        }
+        if url_on_stdout {
+            super::out(&review.url);
+        }
+    }
+}
+
 /// What `abort` did.
 pub fn aborted(aborted: &Aborted) {
     note(&format!(
@@ -108,6 +136,8 @@ pub fn aborted(aborted: &Aborted) {
 pub fn after_loop(after: &AfterLoop) {
     match after {
         AfterLoop::Finished(done) => finished(done),
+        // Stdout may carry the run's JSON lines.
+        AfterLoop::HandedOff(done) => handed_off(done, false),
         AfterLoop::Aborted(done) => aborted(done),
         AfterLoop::LeftStopped(left) => left_stopped(left),
     }

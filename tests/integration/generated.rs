@@ -206,6 +206,11 @@ fn files_section() -> Section {
             "the trailers of every checkpoint commit, kept after a cleanup squashes them away",
         ),
         (
+            "<git-dir>/ralph/<change>/pull-request.md",
+            "the pull request's description finish --pr wrote from the run's record, kept to \
+             open it by hand when gh could not",
+        ),
+        (
             "<git-dir>/ralph/prompt.md",
             "a prompt template for this repository, used instead of the built-in one",
         ),
@@ -331,6 +336,13 @@ fn environment_section() -> Section {
         &mut roff,
         "Each agent process gets RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT and RALPH_PROMPT_FILE, \
          and RALPH_LEARNINGS_FILE unless --no-learnings is given.",
+    );
+    paragraph(
+        &mut roff,
+        "git push (finish --push and --pr) runs with GIT_TERMINAL_PROMPT=0 and GCM_INTERACTIVE=never, \
+         and with GIT_SSH_COMMAND='ssh -o BatchMode=yes' unless GIT_SSH_COMMAND, GIT_SSH or \
+         core.sshCommand is set; gh and glab run with their prompts off. gh reads GH_TOKEN and glab \
+         GITLAB_TOKEN, as in CI.",
     );
     Section {
         title: "ENVIRONMENT",
@@ -562,6 +574,15 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
                 &mut roff,
                 "Go back to the original branch with all the work as uncommitted changes:",
                 &["git ralph finish --cleanup"],
+            );
+            example(
+                &mut roff,
+                "Keep the run and push ralph/add-dark-mode to the remote, then open a draft pull \
+                 request (or update the one already open) and print its address:",
+                &[
+                    "git ralph finish add-dark-mode --push",
+                    "git ralph finish add-dark-mode --pr --draft",
+                ],
             );
         }
         Some("demo") => {
