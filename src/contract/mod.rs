@@ -53,6 +53,7 @@
 //! ```
 
 mod checks;
+pub mod roles;
 mod verify;
 
 /// The contract file format, as documented in the man page and README.
@@ -104,6 +105,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use checks::{CheckOutcome, run_check, run_checks};
+pub use roles::{Role, RoleAgent, RoleError, RoleRules, RolesField};
 pub use verify::{Verdict, VerifyContext, describe_changes, verify};
 
 /// The token that turns string matching off.
@@ -175,7 +177,7 @@ pub enum Method {
     },
     /// Negative patterns on the attempt's diff, then a verifier agent.
     Semantic {
-        #[serde(default)]
+        #[serde(default, alias = "check_for")]
         criteria: Vec<String>,
         #[serde(default)]
         negative_patterns: Vec<String>,
@@ -185,6 +187,9 @@ pub enum Method {
         /// Or any command, prompt on stdin.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         command: Option<String>,
+        /// The verifier agent's model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout: Option<u64>,
     },
@@ -243,6 +248,9 @@ pub struct StoryContract {
     /// besides ticking boxes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_change: Option<bool>,
+    /// The story's own settings of its roles (`[story."2".roles.tester]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<Role, roles::RoleSettings>,
 }
 
 /// `[stories]`: which sections of a task file are work. Headings are
@@ -307,6 +315,9 @@ pub struct Contract {
     pub story: BTreeMap<String, StoryContract>,
     #[serde(default, skip_serializing_if = "StoriesSettings::is_empty")]
     pub stories: StoriesSettings,
+    /// The role pipeline and the roles' settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<RolesField>,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -463,6 +474,10 @@ impl Contract {
         if other.require_change.is_some() {
             self.require_change = other.require_change;
         }
+        self.roles = match (self.roles.take(), other.roles) {
+            (Some(earlier), Some(later)) => Some(earlier.merge(later)),
+            (earlier, later) => later.or(earlier),
+        };
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
         for (id, story) in other.story {
@@ -485,7 +500,44 @@ impl Contract {
             if story.require_change.is_some() {
                 entry.require_change = story.require_change;
             }
+            for (role, settings) in story.roles {
+                let merged = entry.roles.remove(&role).unwrap_or_default().over(settings);
+                entry.roles.insert(role, merged);
+            }
         }
+    }
+
+    /// The role pipeline the contract files give, if they give one.
+    pub fn pipeline(&self) -> Option<Vec<Role>> {
+        self.roles
+            .as_ref()
+            .and_then(RolesField::pipeline)
+            .map(roles::in_order)
+    }
+
+    /// Story `story`'s pipeline of `roles`, each role resolved: the story's
+    /// settings over the role's, over the defaults, and the command line's
+    /// choice of agent (`agents`) over all. Roles turned off for the story
+    /// are left out.
+    pub fn pipeline_for(
+        &self,
+        story: &str,
+        roles: &[Role],
+        agents: &BTreeMap<Role, RoleAgent>,
+    ) -> Result<Vec<RoleRules>, RoleError> {
+        let configured = self.roles.as_ref().and_then(RolesField::settings);
+        let for_story = self.story.get(story).map(|story| &story.roles);
+        let mut pipeline = Vec::new();
+        for role in roles::in_order(roles) {
+            let resolved = roles::resolve(
+                role,
+                configured.and_then(|settings| settings.get(&role)),
+                for_story.and_then(|settings| settings.get(&role)),
+                agents.get(&role),
+            )?;
+            pipeline.extend(resolved);
+        }
+        Ok(pipeline)
     }
 
     /// The rules for `story` (with criteria from the story source, e.g. a

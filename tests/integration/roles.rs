@@ -128,7 +128,10 @@ fn issue_22_a_reviewer_that_rejects_once_sends_its_finding_to_the_coder() {
     // One checkpoint for the story, after the whole pipeline.
     assert_eq!(story_checkpoints(&repo, "1"), 1);
     let trailers = repo.git(&["log", "-1", "--format=%(trailers)", BRANCH]);
-    assert!(trailers.contains("Ralph-Role: coder, 2 iterations"), "{trailers}");
+    assert!(
+        trailers.contains("Ralph-Role: coder, 2 iterations"),
+        "{trailers}"
+    );
     assert!(
         trailers.contains("Ralph-Role: reviewer, 2 iterations"),
         "{trailers}"
@@ -234,7 +237,10 @@ fn issue_22_a_tester_whose_command_fails_sends_the_output_to_the_coder_then_pass
     );
     let second = recorded_prompt(&repo, "1", 3);
     assert!(second.contains("Findings from the tester"), "{second}");
-    assert!(second.contains("grep -q fixed"), "the failing command: {second}");
+    assert!(
+        second.contains("grep -q fixed"),
+        "the failing command: {second}"
+    );
     // The tester's first test went with its failure; the second stands.
     let files = tree_files(&repo, BRANCH);
     assert!(files.contains(&"greeting.test".to_owned()), "{files:?}");
@@ -340,7 +346,10 @@ fn issue_22_a_story_overrides_its_roles() {
 #[test]
 fn issue_22_each_role_runs_its_own_agent_and_knows_its_role() {
     let repo = project(ONE_STORY);
-    let coder = script(&repo, &format!("[*]\nprint-env RALPH_ROLE\n{}", coder_does("1")));
+    let coder = script(
+        &repo,
+        &format!("[*]\nprint-env RALPH_ROLE\n{}", coder_does("1")),
+    );
     let reviewer_script = script(&repo, "[*]\nprint-env RALPH_ROLE\npromise REVIEW_PASSED\n");
     let reviewer = format!(
         "FAKE_AGENT_SCRIPT={} {}",
@@ -362,7 +371,10 @@ fn issue_22_each_role_runs_its_own_agent_and_knows_its_role() {
     assert_exit(&output, 0);
     assert_eq!(script_calls(&coder), 1);
     assert_eq!(script_calls(&reviewer_script), 1);
-    assert_eq!(agent_record(&repo, "env", "1", 1).contains("RALPH_ROLE=coder"), true);
+    assert_eq!(
+        agent_record(&repo, "env", "1", 1).contains("RALPH_ROLE=coder"),
+        true
+    );
 }
 
 #[test]
@@ -418,7 +430,9 @@ fn issue_22_dry_run_shows_each_storys_pipeline_with_its_settings() {
     ]));
     assert_success(&output);
     let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    let pipeline = plan["stories"][0]["pipeline"].as_array().expect("a pipeline");
+    let pipeline = plan["stories"][0]["pipeline"]
+        .as_array()
+        .expect("a pipeline");
     let roles: Vec<&str> = pipeline.iter().filter_map(|r| r["role"].as_str()).collect();
     assert_eq!(roles, ["coder", "reviewer", "tester"]);
     assert_eq!(pipeline[0]["promise"], "IMPLEMENTATION_COMPLETE");
