@@ -253,7 +253,7 @@ fn issue_22_qa_checks_acceptance_with_stages() {
     let repo = project(ONE_STORY);
     repo.write(
         "ralph.toml",
-        "roles = [\"coder\", \"qa\"]\n\n[roles.qa]\nmax_iterations = 2\n\n[roles.qa.verification]\nmethod = \"multi_stage\"\n\n\
+        "[roles]\npipeline = [\"coder\", \"qa\"]\n\n[roles.qa]\nmax_iterations = 2\n\n[roles.qa.verification]\nmethod = \"multi_stage\"\n\n\
          [[roles.qa.verification.stages]]\nmethod = \"external\"\ncommand = \"test -f story-1.txt\"\n\n\
          [[roles.qa.verification.stages]]\nmethod = \"external\"\ncommand = \"false\"\nrequired = false\n",
     );
@@ -371,10 +371,8 @@ fn issue_22_each_role_runs_its_own_agent_and_knows_its_role() {
     assert_exit(&output, 0);
     assert_eq!(script_calls(&coder), 1);
     assert_eq!(script_calls(&reviewer_script), 1);
-    assert_eq!(
-        agent_record(&repo, "env", "1", 1).contains("RALPH_ROLE=coder"),
-        true
-    );
+    let env = agent_record(&repo, "env", "1", 1);
+    assert!(env.contains("RALPH_ROLE=coder"), "{env}");
 }
 
 #[test]
@@ -414,7 +412,7 @@ fn issue_22_dry_run_shows_each_storys_pipeline_with_its_settings() {
     let repo = project(TWO_STORIES);
     repo.write(
         "ralph.toml",
-        "roles = [\"coder\", \"reviewer\", \"tester\"]\n\n[roles.tester.verification]\nmethod = \"external\"\ncommand = \"cargo test\"\n\n\
+        "[roles]\npipeline = [\"coder\", \"reviewer\", \"tester\"]\n\n[roles.tester.verification]\nmethod = \"external\"\ncommand = \"cargo test\"\n\n\
          [story.\"2\".roles.tester]\nenabled = false\n",
     );
     repo.commit_all("Roles");
