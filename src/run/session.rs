@@ -184,6 +184,7 @@ fn begin_fresh(
         pause_reason: None,
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
+        pipeline: None,
     };
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;

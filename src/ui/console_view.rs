@@ -291,7 +291,7 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::AgentError => "hit an agent error",
         AttemptOutcome::TimedOut => "timed out",
         AttemptOutcome::Interrupted => "was interrupted",
-        AttemptOutcome::Complete | AttemptOutcome::Running => "ended",
+        AttemptOutcome::Complete | AttemptOutcome::Passed | AttemptOutcome::Running => "ended",
     }
 }
 
