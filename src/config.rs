@@ -284,9 +284,13 @@ pub fn roles(repo: &Repo) -> Result<Option<Vec<Role>>, ConfigError> {
     let Some(value) = repo.config_string("ralph.roles") else {
         return Ok(None);
     };
-    parse_roles(&value)
-        .map(Some)
-        .map_err(|_| bad_value("ralph.roles", &value, "roles among coder, reviewer, tester, qa, separated by commas"))
+    parse_roles(&value).map(Some).map_err(|_| {
+        bad_value(
+            "ralph.roles",
+            &value,
+            "roles among coder, reviewer, tester, qa, separated by commas",
+        )
+    })
 }
 
 /// `coder,reviewer,tester`: roles, in the order they run, each once.

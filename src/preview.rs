@@ -197,6 +197,7 @@ fn first_prompt(
         retry: None,
         promise_token: options.promise_token.unwrap_or(crate::agent::DEFAULT_TOKEN),
         learnings: options.learnings,
+        role: None,
     };
     let template = options.template.unwrap_or(prompt::DEFAULT_TEMPLATE);
     Ok(prompt::render(template, &input)?)

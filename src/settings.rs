@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::contract::{Role, RoleAgent};
 use crate::config::{self, ConfigError};
+use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;
 use crate::stories::SourceKind;
 

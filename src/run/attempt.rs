@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use super::blocking;
 use super::error::RunError;
+use super::pipeline::Turn;
 use super::story_loop::StoryLoop;
 use crate::agent::setup::{self, SetupError, SetupKind};
-use crate::agent::{self, AgentEvent, AgentRun, Conclusion, ExitStatusKind, Invocation};
+use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
+use crate::contract::RoleRules;
 use crate::events::{Event, Record, now_ms};
 use crate::git::{GitDirChange, RefSnapshot, ref_component};
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
@@ -28,6 +30,18 @@ pub(super) struct Ran {
     pub activity: Activity,
     /// What it changed in the git directory, already undone.
     pub git_dir: Vec<GitDirChange>,
+    /// The role it played, in a role pipeline.
+    pub turn: Option<Turn>,
+}
+
+/// Where an attempt stands among the stories and the story's attempts.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// 1-based position of the story.
+    index: usize,
+    total: usize,
+    /// 1-based number of the attempt at the story.
+    attempt: u32,
 }
 
 /// What the agent said while it ran, as far as telling a set-up error
@@ -59,10 +73,11 @@ impl StoryLoop {
         &mut self,
         story: &Story,
         stories: &[Story],
+        turn: Option<Turn>,
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
-        let prepared = self.prepare(story, stories).await?;
-        let invocation = self.sandboxed(self.invocation(story, &prepared));
+        let prepared = self.prepare(story, stories, turn.as_ref()).await?;
+        let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
@@ -90,25 +105,39 @@ impl StoryLoop {
             run,
             activity,
             git_dir,
+            turn,
         };
         self.route(story, stories, &prepared, ran, timeout).await
     }
 
     /// The attempt's number, prompt and files, and its record begun and
     /// saved before the agent starts.
-    async fn prepare(&mut self, story: &Story, stories: &[Story]) -> Result<Prepared, RunError> {
+    async fn prepare(
+        &mut self,
+        story: &Story,
+        stories: &[Story],
+        turn: Option<&Turn>,
+    ) -> Result<Prepared, RunError> {
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
-        let token = self.promise_token(story);
+        let token = match turn {
+            Some(turn) => Some(turn.rules.promise.clone()),
+            None => self.promise_token(story),
+        };
+        let place = Place {
+            index,
+            total: stories.len(),
+            attempt,
+        };
         let prompt = self
-            .render_prompt(story, index, stories.len(), attempt, token.as_deref())
+            .render_prompt(story, place, token.as_deref(), turn)
             .await?;
         let story_key = safe_component(&story.id);
         let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
         let log_path = self.run_dir.attempt_log(&story_key, attempt);
         write_file(&prompt_path, prompt.as_bytes())?;
 
-        self.begin_record(story, attempt, &log_path);
+        self.begin_record(story, attempt, &log_path, turn.map(Turn::role));
         self.save()?;
         let max_attempts = self.max_attempts(&story.id);
         self.emit(Event::StoryProgress {
@@ -118,6 +147,9 @@ impl StoryLoop {
             total: stories.len(),
             attempt,
             max_attempts,
+            role: turn.map(Turn::role),
+            role_iteration: turn.map(|turn| turn.iteration),
+            role_max_iterations: turn.map(|turn| turn.rules.max_iterations),
         });
         Ok(Prepared {
             attempt,
@@ -131,7 +163,12 @@ impl StoryLoop {
 
     /// The agent's command line for the attempt, and what its environment
     /// tells it.
-    fn invocation(&self, story: &Story, prepared: &Prepared) -> Invocation {
+    fn invocation(
+        &self,
+        story: &Story,
+        prepared: &Prepared,
+        turn: Option<&Turn>,
+    ) -> Result<Invocation, RunError> {
         let workdir = self.repo_lock().workdir().to_owned();
         let mut env = vec![
             ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
@@ -148,7 +185,14 @@ impl StoryLoop {
                 self.run_dir.learnings_path().to_string_lossy().into_owned(),
             ));
         }
-        let mut invocation = self.settings.agent.invocation(
+        if let Some(turn) = turn {
+            env.push(("RALPH_ROLE".to_owned(), turn.role().to_string()));
+        }
+        let agent = match turn {
+            Some(turn) => self.role_agent(&turn.rules)?,
+            None => self.settings.agent.clone(),
+        };
+        let mut invocation = agent.invocation(
             &prepared.prompt,
             &prepared.prompt_path,
             &workdir,
@@ -156,7 +200,26 @@ impl StoryLoop {
             prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
-        invocation
+        Ok(invocation)
+    }
+
+    /// The agent a role runs: its own command or preset (with its model),
+    /// the run's preset with the role's model, or the run's agent.
+    fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
+        if let Some(command) = &rules.agent_command {
+            return Ok(agent::presets::command(command));
+        }
+        let preset = match (&rules.agent, &self.state.settings.agent_command) {
+            (Some(name), _) => name.clone(),
+            (None, None) if rules.model.is_some() => self.state.settings.agent.clone(),
+            _ => return Ok(self.settings.agent.clone()),
+        };
+        let args = crate::config::agent_args(&self.repo_lock(), &preset);
+        let model = rules
+            .model
+            .as_deref()
+            .or(self.state.settings.model.as_deref());
+        Ok(agent::presets::preset(&preset, model, &args)?)
     }
 
     /// Run the agent, forwarding what it says as events. An agent that
@@ -417,12 +480,11 @@ impl StoryLoop {
     async fn render_prompt(
         &self,
         story: &Story,
-        index: usize,
-        total: usize,
-        attempt: u32,
+        place: Place,
         token: Option<&str>,
+        turn: Option<&Turn>,
     ) -> Result<String, RunError> {
-        let retry = self.retry_context(&story.id);
+        let retry = self.retry_context(&story.id, turn.map(Turn::role));
         let learnings = self.learnings().await?;
         if let Some(text) = &self.settings.classic_prompt {
             let text = match &learnings {
@@ -439,21 +501,71 @@ impl StoryLoop {
             let source = self.source.clone();
             blocking(move || source.context_files()).await?
         };
+        let template = self.template_for(turn)?;
+        let work = match turn {
+            Some(turn) if turn.role() != crate::contract::Role::Coder => {
+                Some(self.work_so_far().await)
+            }
+            _ => None,
+        };
         Ok(prompt::render(
-            &self.settings.template,
+            &template,
             &PromptInput {
                 change: self.settings.change.as_str(),
                 story,
-                story_index: index,
-                story_total: total,
-                attempt,
+                story_index: place.index,
+                story_total: place.total,
+                attempt: place.attempt,
                 source: self.source.as_ref(),
                 context_files: &context_files,
                 retry,
                 promise_token: token.unwrap_or(agent::DEFAULT_TOKEN),
                 learnings: learnings.as_ref(),
+                role: turn.map(|turn| prompt::RolePrompt {
+                    role: turn.role(),
+                    description: turn.rules.description.as_deref(),
+                    iteration: turn.iteration,
+                    max_iterations: turn.rules.max_iterations,
+                    findings: turn.findings.as_ref(),
+                    work: work.as_deref(),
+                }),
             },
         )?)
+    }
+
+    /// The template of an attempt: the role's own file when ralph.toml
+    /// gives one, the built-in prompt of a role that does not code, or the
+    /// story's prompt.
+    fn template_for(&self, turn: Option<&Turn>) -> Result<String, RunError> {
+        let Some(turn) = turn else {
+            return Ok(self.settings.template.clone());
+        };
+        if let Some(file) = &turn.rules.prompt {
+            let path = self.repo_lock().workdir().join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| RunError::Template { path, source })?;
+            prompt::validate(&text)?;
+            return Ok(text);
+        }
+        Ok(prompt::role_template(turn.role())
+            .map_or_else(|| self.settings.template.clone(), str::to_owned))
+    }
+
+    /// The story's change so far (the pipeline's base against the last
+    /// checkpoint), file by file, for the roles that review it.
+    async fn work_so_far(&self) -> String {
+        let (checkpoint, base) = (self.state.checkpoint, self.iteration_base());
+        self.with_repo(move |repo| -> String {
+            let trees = repo
+                .checkpoint_tree_and_fingerprint(checkpoint)
+                .ok()
+                .zip(repo.checkpoint_tree_and_fingerprint(base).ok());
+            match trees {
+                Some(((old, _), (new, _))) => crate::contract::describe_changes(repo, old, new),
+                None => "(the work could not be read; see `git diff HEAD`)".to_owned(),
+            }
+        })
+        .await
     }
 
     /// The learnings file as the prompt shows it, created empty so the
@@ -490,7 +602,13 @@ impl StoryLoop {
 
     /// Record the attempt as running, so that a killed loop is known to
     /// have stopped mid-attempt.
-    fn begin_record(&mut self, story: &Story, attempt: u32, log_path: &Path) {
+    fn begin_record(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        log_path: &Path,
+        role: Option<crate::contract::Role>,
+    ) {
         self.state.current_story = Some(story.id.clone());
         self.state.current_attempt = attempt;
         let log = log_path
@@ -500,6 +618,7 @@ impl StoryLoop {
             .into_owned();
         self.story_record(&story.id).attempts.push(AttemptRecord {
             log,
+            role,
             ..AttemptRecord::new(attempt, AttemptOutcome::Running, now())
         });
         self.state.totals.attempts += 1;
@@ -548,14 +667,21 @@ impl StoryLoop {
 
     /// Why the story's last real attempt failed, for the next prompt.
     /// Stops and usage limits say nothing about the work.
-    fn retry_context(&self, story: &str) -> Option<RetryContext> {
+    fn retry_context(
+        &self,
+        story: &str,
+        role: Option<crate::contract::Role>,
+    ) -> Option<RetryContext> {
         let record = self.state.stories.iter().find(|s| s.id == story)?;
         // A usage limit says nothing about the work; a stop cut the last
-        // attempt short, so there is no reason to quote for it.
+        // attempt short, so there is no reason to quote for it. In a
+        // pipeline, only the role's own last iteration counts: what other
+        // roles found comes as findings.
         let last = record
             .attempts
             .iter()
             .rev()
+            .filter(|a| a.role == role)
             .find(|a| a.outcome != AttemptOutcome::RateLimited)?;
         match last.outcome {
             AttemptOutcome::Interrupted => None,

@@ -70,6 +70,8 @@ pub enum RunError {
     },
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Roles(#[from] crate::contract::RoleError),
     /// A panic: a bug in git-ralph.
     #[error(transparent)]
     Bug(#[from] crate::bug::Bug),

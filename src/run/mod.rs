@@ -37,6 +37,7 @@ mod error;
 mod evidence;
 mod guardrails;
 mod judge;
+mod pipeline;
 pub mod plan;
 mod receipts;
 pub mod session;

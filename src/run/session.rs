@@ -391,6 +391,13 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    // The pipeline: the command line's or git config's, else the
+    // contract's; none means one agent per story.
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
     Ok(LoopSettings {
         change: change.clone(),
         agent,
@@ -406,6 +413,8 @@ fn loop_settings(
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
         sandbox: settings.sandbox,
+        roles,
+        role_agents: settings.role_agents.clone(),
         comment: settings.comment && settings.source == Some(SourceKind::Github),
     })
 }

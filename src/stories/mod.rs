@@ -10,8 +10,8 @@
 //! file on disk — not what the agent says — is what decides whether a story
 //! is done.
 
-pub mod changes;
 pub mod beads;
+pub mod changes;
 pub mod checklist;
 mod error;
 pub mod github;

@@ -108,7 +108,7 @@ fn issue_22_a_reviewer_that_rejects_once_sends_its_finding_to_the_coder() {
         pipeline_of(&repo, "1"),
         pairs(&[
             ("coder", "passed"),
-            ("reviewer", "rejected"),
+            ("reviewer", "failed"),
             ("coder", "passed"),
             ("reviewer", "complete"),
         ])
@@ -144,7 +144,7 @@ fn issue_22_a_reviewer_that_rejects_once_sends_its_finding_to_the_coder() {
         .collect();
     assert_eq!(roles, ["coder", "reviewer", "coder", "reviewer"]);
     let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
-    assert!(status.contains("#2 reviewer rejected"), "{status}");
+    assert!(status.contains("#2 reviewer failed"), "{status}");
     let log = stdout(&ralph_cmd(&repo, &["log", CHANGE]));
     assert!(log.contains("reviewer"), "{log}");
     repo.assert_fsck_clean();

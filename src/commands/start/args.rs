@@ -131,7 +131,7 @@ pub struct Args {
     /// coder, reviewer, tester, qa [config: ralph.roles; roles in
     /// ralph.toml]. Without it, one agent does each story.
     #[arg(long, value_name = "ROLES", value_parser = parse_roles)]
-    pub roles: Option<Vec<Role>>,
+    pub roles: Option<RoleList>,
     /// The agent preset a role runs, e.g. reviewer=codex (repeatable).
     #[arg(long, value_name = "ROLE=PRESET", value_parser = role_value)]
     pub role_agent: Vec<(Role, String)>,
@@ -144,8 +144,14 @@ pub struct Args {
     pub role_model: Vec<(Role, String)>,
 }
 
-fn parse_roles(text: &str) -> Result<Vec<Role>, String> {
-    crate::config::parse_roles(text).map_err(|err| err.to_string())
+/// `--roles coder,reviewer`: a pipeline, as one value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleList(pub Vec<Role>);
+
+fn parse_roles(text: &str) -> Result<RoleList, String> {
+    crate::config::parse_roles(text)
+        .map(RoleList)
+        .map_err(|err| err.to_string())
 }
 
 /// `ROLE=VALUE`.
@@ -208,7 +214,7 @@ impl Args {
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             sandbox: self.sandbox,
-            roles: self.roles.clone(),
+            roles: self.roles.clone().map(|list| list.0),
             role_agents: self.role_agents(),
         })
     }

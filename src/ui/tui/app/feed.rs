@@ -140,6 +140,7 @@ impl App {
                 reason,
                 preserved,
                 checkpoint,
+                ..
             } => {
                 let item = self.story_mut(story_id, "");
                 if *outcome == AttemptOutcome::Complete {
@@ -186,7 +187,9 @@ impl App {
             | Event::Paused { .. }
             | Event::TicksOutsideStory { .. }
             | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. } => {
+            | Event::TasksAdded { .. }
+            | Event::RoleEditsUndone { .. }
+            | Event::SentBack { .. } => {
                 if let Some(notice) = Notice::of(&record.event) {
                     let line = format!("{} {}", notice.label(), notice.text);
                     self.run_events.push(line.clone());
