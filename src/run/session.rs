@@ -135,11 +135,54 @@ fn prepare_fresh(
             });
         }
     }
+    check_roles(repo, &settings, &contract, &stories)?;
     Ok(Fresh {
         settings,
         contract,
         source,
     })
+}
+
+/// A role pipeline must fit the run: story by story (not with `--once`
+/// or `--prompt`), every story's roles resolvable, every role's agent
+/// installed.
+fn check_roles(
+    repo: &Repo,
+    settings: &Settings,
+    contract: &Contract,
+    stories: &[crate::stories::Story],
+) -> Result<(), RunError> {
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
+    if roles.is_empty() {
+        return Ok(());
+    }
+    if settings.once || settings.prompt_file.is_some() {
+        return Err(RunError::RolesNeedStories);
+    }
+    for story in stories {
+        for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
+            let spec = match (&rules.agent_command, &rules.agent) {
+                (Some(command), _) => presets::command(command),
+                (None, Some(preset)) => presets::preset(
+                    preset,
+                    rules.model.as_deref(),
+                    &crate::config::agent_args(repo, preset),
+                )?,
+                (None, None) => continue,
+            };
+            if !crate::process::is_runnable(&spec.program) {
+                return Err(RunError::AgentMissing {
+                    name: format!("{} (the {})", spec.name, rules.role),
+                    program: spec.program,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a new run began with: its state, the tip `ralph/<change>` had

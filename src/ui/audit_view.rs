@@ -182,11 +182,14 @@ fn section(s: &Styles, name: &str) {
 fn print_head(detail: &AttemptDetail, s: &Styles) {
     let a = &detail.record;
     out(&format!(
-        "{} {}/{} · {} · {}{} · {} · {} tokens · ${:.2}",
+        "{} {}/{} · {} · {}{}{} · {} · {} tokens · ${:.2}",
         s.bold.apply_to("attempt"),
         detail.story,
         a.attempt,
         detail.title,
+        a.role
+            .map(|role| format!("the {role}: "))
+            .unwrap_or_default(),
         outcome_word(a.outcome),
         a.reason
             .as_deref()

@@ -477,3 +477,38 @@ fn issue_22_without_roles_nothing_changes() {
     let trailers = repo.git(&["log", "-1", "--format=%(trailers)", BRANCH]);
     assert!(!trailers.contains("Ralph-Role"), "{trailers}");
 }
+
+#[test]
+fn issue_22_a_pipeline_that_cannot_run_is_refused_before_anything_is_written() {
+    let repo = project(ONE_STORY);
+    let untouched = Untouched::take(&repo);
+    for args in [
+        &["--roles", "coder,reviewer", "--once"][..],
+        &[
+            "--roles",
+            "coder,reviewer",
+            "--role-agent",
+            "reviewer=no-such-preset",
+        ][..],
+        &["--roles", "coder,architect"][..],
+    ] {
+        let coder = script(&repo, &coder_does("1"));
+        let output = start(&repo, &coder, args);
+        assert_ne!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            describe(&output)
+        );
+        assert!(!stderr(&output).is_empty(), "{args:?}: says why");
+        untouched.assert_still(&repo, &format!("a refused start with {args:?}"));
+    }
+    repo.write("ralph.toml", "[roles.reviewer]\nverification = \"vibes\"\n");
+    repo.commit_all("A bad role");
+    let untouched = Untouched::take(&repo);
+    let coder = script(&repo, &coder_does("1"));
+    let output = start(&repo, &coder, &["--roles", "coder,reviewer"]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("vibes"), "{}", describe(&output));
+    untouched.assert_still(&repo, "a refused start with a bad role");
+}

@@ -385,6 +385,7 @@ fn selection_and_preview_screens() {
                 (true, "1.1 Add the route".into()),
                 (false, "1.2 Add the form".into()),
             ],
+            pipeline: Vec::new(),
         }],
         first_prompt:
             "You are working on story 1 of 4: Login form.\n\nTasks:\n- 1.2 Add the form\n".into(),
