@@ -53,6 +53,8 @@
 //! ```
 
 mod checks;
+mod error;
+mod method;
 pub mod roles;
 mod verify;
 
@@ -100,11 +102,14 @@ command = "test -s bye.txt"
 "#;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 pub use checks::{CheckOutcome, run_check, run_checks};
+pub use error::ContractError;
+use error::read_file;
+pub use method::{Method, Stage};
 pub use roles::{Role, RoleAgent, RoleError, RoleRules, RolesField};
 pub use verify::{Verdict, VerifyContext, describe_changes, verify};
 
@@ -147,82 +152,6 @@ impl CheckSpec {
     /// The name shown in reports: the given one, or the command.
     pub fn label(&self) -> String {
         self.name.clone().unwrap_or_else(|| self.command.clone())
-    }
-}
-
-/// A verification method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Method {
-    /// The promise token in the agent's final message.
-    StringMatch {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        token: Option<String>,
-    },
-    /// A command's exit code and output.
-    External {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        success_exit_code: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        output_contains: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        output_not_contains: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout: Option<u64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        working_dir: Option<String>,
-    },
-    /// Negative patterns on the attempt's diff, then a verifier agent.
-    Semantic {
-        #[serde(default, alias = "check_for")]
-        criteria: Vec<String>,
-        #[serde(default)]
-        negative_patterns: Vec<String>,
-        /// An agent preset to verify with.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-        /// Or any command, prompt on stdin.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        command: Option<String>,
-        /// The verifier agent's model.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        model: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout: Option<u64>,
-    },
-    /// Ordered stages.
-    MultiStage {
-        stages: Vec<Stage>,
-        #[serde(default = "yes")]
-        require_all: bool,
-    },
-}
-
-/// One stage of a multi-stage verification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stage {
-    #[serde(flatten)]
-    pub method: Method,
-    /// A failing optional stage only warns.
-    #[serde(default = "yes")]
-    pub required: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Method {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Method::StringMatch { .. } => "string_match",
-            Method::External { .. } => "external",
-            Method::Semantic { .. } => "semantic",
-            Method::MultiStage { .. } => "multi_stage",
-        }
     }
 }
 
@@ -322,69 +251,6 @@ pub struct Contract {
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
-}
-
-/// Why a contract could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ContractError {
-    #[error("could not read {}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} is not a valid contract: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-    #[error("{}:{line}:{column}: the contract is not UTF-8 text (byte {byte:#04x})", path.display())]
-    NotUtf8 {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        byte: u8,
-    },
-    #[error("could not save the contract snapshot to {}", path.display())]
-    Snapshot {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl ContractError {
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            ContractError::Invalid { .. } => Some(
-                "see CONTRACT FILES in 'man git-ralph-start' for the keys and their types".into(),
-            ),
-            ContractError::NotUtf8 { .. } => Some(
-                "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line".into(),
-            ),
-            _ => None,
-        }
-    }
-}
-
-/// The text of a contract file, or `None` when there is no such file.
-fn read_file(path: &Path) -> Result<Option<String>, ContractError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ContractError::Read {
-                path: path.to_owned(),
-                source,
-            });
-        }
-    };
-    String::from_utf8(bytes).map(Some).map_err(|err| {
-        let (line, column, byte) = crate::stories::first_bad_byte(&err);
-        ContractError::NotUtf8 {
-            path: path.to_owned(),
-            line,
-            column,
-            byte,
-        }
-    })
 }
 
 /// The contract for one story, with everything merged.

@@ -39,6 +39,7 @@ mod guardrails;
 mod judge;
 mod pipeline;
 pub mod plan;
+mod prompting;
 mod receipts;
 pub mod session;
 mod settle;
