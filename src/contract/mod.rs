@@ -99,6 +99,37 @@ max_tokens = 300000
 require_change = false          # this story may legitimately change nothing
 [[story."2".check]]
 command = "test -s bye.txt"
+
+[roles]                         # a role pipeline per story (or: roles = ["coder", ...])
+pipeline = ["coder", "reviewer", "tester", "qa"]   # any of these, in this order
+[roles.reviewer]                # every key optional; the defaults per role:
+agent = "codex"                 #   the run's agent; or agent_command = "..."
+model = "gpt-5"                 #   the agent's default model
+promise = "REVIEW_PASSED"       #   IMPLEMENTATION_COMPLETE, REVIEW_PASSED, TESTS_PASSED, QA_PASSED
+max_iterations = 5              #   coder 15, reviewer 5, tester 10, qa 5
+description = "Check error handling first."   # said to the role's agent
+prompt = "prompts/reviewer.md"  #   the role's built-in prompt
+enabled = true                  #   false leaves the role out
+verification = "semantic"       #   coder/tester external, reviewer semantic, qa multi_stage;
+                                #   with nothing to run, the story's contract decides
+[roles.tester.verification]     # or a method with its settings, as [verify] takes them
+method = "external"
+command = "cargo test"          # also success_exit_code, output_contains,
+timeout = 900                   # output_not_contains, working_dir
+[roles.qa.verification]
+method = "multi_stage"
+require_all = true
+[[roles.qa.verification.stages]]
+method = "semantic"             # check_for, negative_patterns, agent, command, model
+check_for = ["a user can say goodbye"]
+agent = "claude"
+[[roles.qa.verification.stages]]
+method = "external"
+command = "./scripts/smoke.sh"
+required = false
+
+[story."3".roles.tester]        # one story's roles, over [roles.*]
+enabled = false
 "#;
 
 use std::collections::BTreeMap;
