@@ -79,6 +79,10 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtim
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent -d 'The agent preset a role runs, e.g. reviewer=codex (repeatable)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent-command -d 'A command a role runs instead of a preset, prompt on stdin, e.g. \'reviewer=my-reviewer --strict\' (repeatable)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-model -d 'The model a role\'s agent uses, e.g. reviewer=gpt-5 (repeatable)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l plain -d 'The one-line progress view instead of the loop screen, even on a terminal [config: ralph.ui = plain]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l comment -d 'With --source github: post one comment on each issue whose story is finished (`gh issue comment`), naming its checkpoint; without it, nothing is written to GitHub'

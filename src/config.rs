@@ -5,6 +5,7 @@
 //! error that names its key instead of a silent default. How config ranks
 //! against flags and a run's stored settings is [`crate::settings`]'s job.
 
+use crate::contract::Role;
 use crate::git::Repo;
 use crate::settings::OnFinish;
 
@@ -128,6 +129,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "ralph.learnings",
         "keep a learnings file the agents read and append to (default: true); --no-learnings",
+    ),
+    (
+        "ralph.roles",
+        "the role pipeline, e.g. coder,reviewer,tester (default: none, one agent per story); --roles",
     ),
     (
         "ralph.sandbox",
@@ -272,6 +277,30 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
         ));
     }
     Ok(Some(name))
+}
+
+/// `ralph.roles`: a comma-separated pipeline of roles.
+pub fn roles(repo: &Repo) -> Result<Option<Vec<Role>>, ConfigError> {
+    let Some(value) = repo.config_string("ralph.roles") else {
+        return Ok(None);
+    };
+    parse_roles(&value).map(Some).map_err(|_| {
+        bad_value(
+            "ralph.roles",
+            &value,
+            "roles among coder, reviewer, tester, qa, separated by commas",
+        )
+    })
+}
+
+/// `coder,reviewer,tester`: roles, in the order they run, each once.
+pub fn parse_roles(text: &str) -> Result<Vec<Role>, crate::contract::roles::UnknownRole> {
+    let roles = text
+        .split(',')
+        .filter(|name| !name.trim().is_empty())
+        .map(str::parse)
+        .collect::<Result<Vec<Role>, _>>()?;
+    Ok(crate::contract::roles::in_order(&roles))
 }
 
 /// How `start` shows a run on a terminal.

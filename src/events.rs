@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentEvent;
+use crate::contract::Role;
 use crate::state::{AttemptOutcome, Flag, StopReason, Totals};
 
 /// One event with when and for which change it happened.
@@ -37,6 +38,14 @@ pub enum Event {
         total: usize,
         attempt: u32,
         max_attempts: u32,
+        /// The role this attempt plays in the story's pipeline, with its
+        /// iteration and bound.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role_iteration: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role_max_iterations: Option<u32>,
     },
     /// Something the agent did, untruncated.
     StoryEvent {
@@ -57,6 +66,26 @@ pub enum Event {
         /// The checkpoint commit of a completed story.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<String>,
+        /// The role the attempt played.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+    },
+    /// A role that only looks (reviewer, qa) changed files; they were
+    /// undone, and what it wrote is kept at `kept_at`.
+    RoleEditsUndone {
+        story_id: String,
+        attempt: u32,
+        role: Role,
+        paths: Vec<String>,
+        kept_at: String,
+    },
+    /// A role did not pass the story, and sent it back to the coder with
+    /// its findings; the pipeline goes on at `role` once the coder passes.
+    SentBack {
+        story_id: String,
+        attempt: u32,
+        role: Role,
+        findings: String,
     },
     /// An accepted attempt worth a second look. Sent before the attempt's
     /// `attempt_finished`.

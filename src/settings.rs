@@ -9,11 +9,13 @@
 //! [`Settings`] (stored in `state.json`) or a [`SettingsError`] that names
 //! the key or flag at fault.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{self, ConfigError};
+use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;
 use crate::stories::SourceKind;
 
@@ -128,6 +130,13 @@ pub struct Settings {
     /// read-only to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sandbox: bool,
+    /// `--roles` or `ralph.roles`: the role pipeline; `None` leaves it to
+    /// the contract (`roles` in ralph.toml), which may give none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<Role>>,
+    /// `--role-agent`, `--role-agent-command`, `--role-model`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_agents: BTreeMap<Role, RoleAgent>,
 }
 
 impl Settings {
@@ -190,6 +199,8 @@ pub struct Requested {
     pub require_change: bool,
     pub no_learnings: bool,
     pub sandbox: bool,
+    pub roles: Option<Vec<Role>>,
+    pub role_agents: BTreeMap<Role, RoleAgent>,
 }
 
 /// A setting that cannot be used.
@@ -310,10 +321,29 @@ pub fn resolve(
         || config::boolean(repo, "ralph.sandbox"),
         false,
     )?;
+    let roles = match (&req.roles, stored.and_then(|s| s.roles.clone())) {
+        (Some(roles), _) => Some(roles.clone()),
+        (None, Some(stored)) => Some(stored),
+        (None, None) if fresh => config::roles(repo)?,
+        (None, None) => None,
+    };
+    let mut role_agents = stored.map(|s| s.role_agents.clone()).unwrap_or_default();
+    for (role, choice) in &req.role_agents {
+        let entry = role_agents.entry(*role).or_default();
+        if choice.agent.is_some() || choice.agent_command.is_some() {
+            entry.agent = choice.agent.clone();
+            entry.agent_command = choice.agent_command.clone();
+        }
+        if choice.model.is_some() {
+            entry.model = choice.model.clone();
+        }
+    }
     Ok(Settings {
         require_change,
         no_learnings,
         sandbox,
+        roles,
+        role_agents,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),

@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 
 use super::blocking;
 use super::error::RunError;
+use super::pipeline::Turn;
+use super::prompting::Place;
 use super::story_loop::StoryLoop;
 use crate::agent::setup::{self, SetupError, SetupKind};
-use crate::agent::{self, AgentEvent, AgentRun, Conclusion, ExitStatusKind, Invocation};
+use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
+use crate::contract::RoleRules;
 use crate::events::{Event, Record, now_ms};
 use crate::git::{GitDirChange, RefSnapshot, ref_component};
-use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
 
@@ -28,6 +30,8 @@ pub(super) struct Ran {
     pub activity: Activity,
     /// What it changed in the git directory, already undone.
     pub git_dir: Vec<GitDirChange>,
+    /// The role it played, in a role pipeline.
+    pub turn: Option<Turn>,
 }
 
 /// What the agent said while it ran, as far as telling a set-up error
@@ -59,10 +63,11 @@ impl StoryLoop {
         &mut self,
         story: &Story,
         stories: &[Story],
+        turn: Option<Turn>,
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
-        let prepared = self.prepare(story, stories).await?;
-        let invocation = self.sandboxed(self.invocation(story, &prepared));
+        let prepared = self.prepare(story, stories, turn.as_ref()).await?;
+        let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
@@ -90,25 +95,39 @@ impl StoryLoop {
             run,
             activity,
             git_dir,
+            turn,
         };
         self.route(story, stories, &prepared, ran, timeout).await
     }
 
     /// The attempt's number, prompt and files, and its record begun and
     /// saved before the agent starts.
-    async fn prepare(&mut self, story: &Story, stories: &[Story]) -> Result<Prepared, RunError> {
+    async fn prepare(
+        &mut self,
+        story: &Story,
+        stories: &[Story],
+        turn: Option<&Turn>,
+    ) -> Result<Prepared, RunError> {
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
-        let token = self.promise_token(story);
+        let token = match turn {
+            Some(turn) => Some(turn.rules.promise.clone()),
+            None => self.promise_token(story),
+        };
+        let place = Place {
+            index,
+            total: stories.len(),
+            attempt,
+        };
         let prompt = self
-            .render_prompt(story, index, stories.len(), attempt, token.as_deref())
+            .render_prompt(story, place, token.as_deref(), turn)
             .await?;
         let story_key = safe_component(&story.id);
         let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
         let log_path = self.run_dir.attempt_log(&story_key, attempt);
         write_file(&prompt_path, prompt.as_bytes())?;
 
-        self.begin_record(story, attempt, &log_path);
+        self.begin_record(story, attempt, &log_path, turn.map(Turn::role));
         self.save()?;
         let max_attempts = self.max_attempts(&story.id);
         self.emit(Event::StoryProgress {
@@ -118,6 +137,9 @@ impl StoryLoop {
             total: stories.len(),
             attempt,
             max_attempts,
+            role: turn.map(Turn::role),
+            role_iteration: turn.map(|turn| turn.iteration),
+            role_max_iterations: turn.map(|turn| turn.rules.max_iterations),
         });
         Ok(Prepared {
             attempt,
@@ -131,7 +153,12 @@ impl StoryLoop {
 
     /// The agent's command line for the attempt, and what its environment
     /// tells it.
-    fn invocation(&self, story: &Story, prepared: &Prepared) -> Invocation {
+    fn invocation(
+        &self,
+        story: &Story,
+        prepared: &Prepared,
+        turn: Option<&Turn>,
+    ) -> Result<Invocation, RunError> {
         let workdir = self.repo_lock().workdir().to_owned();
         let mut env = vec![
             ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
@@ -148,7 +175,14 @@ impl StoryLoop {
                 self.run_dir.learnings_path().to_string_lossy().into_owned(),
             ));
         }
-        let mut invocation = self.settings.agent.invocation(
+        if let Some(turn) = turn {
+            env.push(("RALPH_ROLE".to_owned(), turn.role().to_string()));
+        }
+        let agent = match turn {
+            Some(turn) => self.role_agent(&turn.rules)?,
+            None => self.settings.agent.clone(),
+        };
+        let mut invocation = agent.invocation(
             &prepared.prompt,
             &prepared.prompt_path,
             &workdir,
@@ -156,7 +190,26 @@ impl StoryLoop {
             prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
-        invocation
+        Ok(invocation)
+    }
+
+    /// The agent a role runs: its own command or preset (with its model),
+    /// the run's preset with the role's model, or the run's agent.
+    fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
+        if let Some(command) = &rules.agent_command {
+            return Ok(agent::presets::command(command));
+        }
+        let preset = match (&rules.agent, &self.state.settings.agent_command) {
+            (Some(name), _) => name.clone(),
+            (None, None) if rules.model.is_some() => self.state.settings.agent.clone(),
+            _ => return Ok(self.settings.agent.clone()),
+        };
+        let args = crate::config::agent_args(&self.repo_lock(), &preset);
+        let model = rules
+            .model
+            .as_deref()
+            .or(self.state.settings.model.as_deref());
+        Ok(agent::presets::preset(&preset, model, &args)?)
     }
 
     /// Run the agent, forwarding what it says as events. An agent that
@@ -412,70 +465,6 @@ impl StoryLoop {
             .promise
     }
 
-    /// The prompt for this attempt: the classic prompt in prompt mode, the
-    /// story's own otherwise, with why the last attempt failed.
-    async fn render_prompt(
-        &self,
-        story: &Story,
-        index: usize,
-        total: usize,
-        attempt: u32,
-        token: Option<&str>,
-    ) -> Result<String, RunError> {
-        let retry = self.retry_context(&story.id);
-        let learnings = self.learnings().await?;
-        if let Some(text) = &self.settings.classic_prompt {
-            let text = match &learnings {
-                Some(learnings) => format!(
-                    "{}\n\n{}",
-                    text.trim_end(),
-                    prompt::learnings_section(learnings)
-                ),
-                None => text.clone(),
-            };
-            return Ok(prompt::render_classic(&text, retry.as_ref(), token));
-        }
-        let context_files = {
-            let source = self.source.clone();
-            blocking(move || source.context_files()).await?
-        };
-        Ok(prompt::render(
-            &self.settings.template,
-            &PromptInput {
-                change: self.settings.change.as_str(),
-                story,
-                story_index: index,
-                story_total: total,
-                attempt,
-                source: self.source.as_ref(),
-                context_files: &context_files,
-                retry,
-                promise_token: token.unwrap_or(agent::DEFAULT_TOKEN),
-                learnings: learnings.as_ref(),
-            },
-        )?)
-    }
-
-    /// The learnings file as the prompt shows it, created empty so the
-    /// agent can append to it; `None` with `--no-learnings`.
-    async fn learnings(&self) -> Result<Option<Learnings>, RunError> {
-        if !self.settings.learnings {
-            return Ok(None);
-        }
-        let path = self.run_dir.learnings_path();
-        let read = path.clone();
-        let text = blocking(move || -> std::io::Result<String> {
-            learnings::create(&read)?;
-            std::fs::read_to_string(&read)
-        })
-        .await
-        .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
-        Ok(Some(Learnings {
-            path: path.to_string_lossy().into_owned(),
-            excerpt: learnings::excerpt(&text, learnings::CAP),
-        }))
-    }
-
     /// The attempt may not outlive the run's runtime budget.
     fn attempt_timeout(&self) -> Duration {
         let timeout = self.settings.agent_timeout;
@@ -490,7 +479,13 @@ impl StoryLoop {
 
     /// Record the attempt as running, so that a killed loop is known to
     /// have stopped mid-attempt.
-    fn begin_record(&mut self, story: &Story, attempt: u32, log_path: &Path) {
+    fn begin_record(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        log_path: &Path,
+        role: Option<crate::contract::Role>,
+    ) {
         self.state.current_story = Some(story.id.clone());
         self.state.current_attempt = attempt;
         let log = log_path
@@ -500,6 +495,7 @@ impl StoryLoop {
             .into_owned();
         self.story_record(&story.id).attempts.push(AttemptRecord {
             log,
+            role,
             ..AttemptRecord::new(attempt, AttemptOutcome::Running, now())
         });
         self.state.totals.attempts += 1;
@@ -544,36 +540,6 @@ impl StoryLoop {
             message: reason,
         });
         Ok(())
-    }
-
-    /// Why the story's last real attempt failed, for the next prompt.
-    /// Stops and usage limits say nothing about the work.
-    fn retry_context(&self, story: &str) -> Option<RetryContext> {
-        let record = self.state.stories.iter().find(|s| s.id == story)?;
-        // A usage limit says nothing about the work; a stop cut the last
-        // attempt short, so there is no reason to quote for it.
-        let last = record
-            .attempts
-            .iter()
-            .rev()
-            .find(|a| a.outcome != AttemptOutcome::RateLimited)?;
-        match last.outcome {
-            AttemptOutcome::Interrupted => None,
-            _ if !last.failed_checks.is_empty() => {
-                Some(RetryContext::ChecksFailed(last.failed_checks.clone()))
-            }
-            AttemptOutcome::Failed => last.reason.clone().map(RetryContext::FailedReason),
-            AttemptOutcome::Rejected => last.reason.clone().map(RetryContext::Rejected),
-            AttemptOutcome::TimedOut => Some(RetryContext::TimedOut),
-            AttemptOutcome::NoSignal => last.asked.clone().map(|question| RetryContext::Asked {
-                question,
-                learnings: self
-                    .settings
-                    .learnings
-                    .then(|| self.run_dir.learnings_path().to_string_lossy().into_owned()),
-            }),
-            _ => None,
-        }
     }
 
     /// Add the attempt's time, tokens and cost to the run's totals and to

@@ -70,6 +70,10 @@ pub enum RunError {
     },
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Roles(#[from] crate::contract::RoleError),
+    #[error("a role pipeline works story by story; it does not go with --once or --prompt")]
+    RolesNeedStories,
     /// A panic: a bug in git-ralph.
     #[error(transparent)]
     Bug(#[from] crate::bug::Bug),
@@ -138,6 +142,12 @@ impl RunError {
             )),
             RunError::Git { source, .. } => source.hint(),
             RunError::Sandbox(err) => Some(err.hint()),
+            RunError::Roles(_) => {
+                Some("see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys".into())
+            }
+            RunError::RolesNeedStories => Some(
+                "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
+            ),
             RunError::State(err) => err.hint(),
             _ => None,
         }

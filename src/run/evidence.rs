@@ -15,15 +15,27 @@ use super::guardrails;
 use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
+use super::pipeline::Turn;
 use super::story_loop::StoryLoop;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
-use crate::contract::{self, CheckOutcome, Method, StoryRules, VerifyContext};
+use crate::contract::{self, CheckOutcome, Method, Role, StoryRules, VerifyContext};
 use crate::events::{AddedTask, Event, TickedStory};
 use crate::git::{ChangedFile, GitFailure, ObjectId, Repo};
 use crate::state::{AttemptOutcome, Flag};
 use crate::stories::changes::{self, ListChanges};
 use crate::stories::{SourceKind, Story};
+
+/// Where the judge gathers evidence: the attempt and what it is weighed
+/// against.
+struct Gathering<'a> {
+    story: &'a Story,
+    attempt: u32,
+    story_key: &'a str,
+    run: &'a AgentRun,
+    rules: &'a Rules,
+    trees: (ObjectId, ObjectId),
+}
 
 /// Tracking files larger than this are not compared for ticks.
 const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
@@ -41,13 +53,19 @@ impl StoryLoop {
         timeout: Duration,
     ) -> Result<(), RunError> {
         crate::bug::trip("judge");
-        let checkpoint = self.state.checkpoint;
+        let Ran {
+            run, git_dir, turn, ..
+        } = ran;
+        if let Some(turn) = turn.as_ref().filter(|turn| !turn.role().edits()) {
+            self.undo_role_edits(story, attempt, story_key, turn.role())
+                .await?;
+        }
+        let base = self.iteration_base();
         let trees = self
-            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
             .await
             .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-        let rules = self.rules(story);
-        let Ran { run, git_dir, .. } = ran;
+        let rules = self.rules(story, turn.as_ref());
         let (mut evidence, tracking_before) = self
             .evidence(story, before, &run, timeout, &rules, trees)
             .await?;
@@ -55,20 +73,15 @@ impl StoryLoop {
         if let Some(record) = self.attempt_record(&story.id, attempt) {
             record.asked = evidence.agent.question.clone();
         }
-        let verdict = loop {
-            match judge(&evidence, &rules) {
-                Judgement::Verdict(verdict) => break verdict,
-                Judgement::Needs(Need::Verification) => {
-                    let verification = self
-                        .verification(story, attempt, story_key, &run, &rules.story, trees)
-                        .await;
-                    evidence.verification = Some(verification);
-                }
-                Judgement::Needs(Need::Checks) => {
-                    evidence.checks = Some(self.run_checks(story, attempt, &rules.story).await);
-                }
-            }
+        let gathering = Gathering {
+            story,
+            attempt,
+            story_key,
+            run: &run,
+            rules: &rules,
+            trees,
         };
+        let verdict = self.weigh(gathering, &mut evidence).await;
         self.record_verdict(story, attempt, trees.0 != trees.1, &verdict);
         self.settle_list(
             story,
@@ -78,10 +91,45 @@ impl StoryLoop {
             tracking_before,
         )
         .await?;
-        match verdict {
-            Verdict::Accepted { .. } => self.accept(story, attempt, None).await,
-            Verdict::KeptDespite(failure) => self.accept(story, attempt, Some(failure)).await,
-            Verdict::Failed(failure) => self.reject(story, attempt, story_key, failure).await,
+        match (turn, verdict) {
+            (Some(turn), verdict) => {
+                self.settle_turn(story, attempt, story_key, turn, verdict)
+                    .await
+            }
+            (None, Verdict::Accepted { .. }) => self.accept(story, attempt, None).await,
+            (None, Verdict::KeptDespite(failure)) => {
+                self.accept(story, attempt, Some(failure)).await
+            }
+            (None, Verdict::Failed(failure)) => {
+                self.reject(story, attempt, story_key, failure).await
+            }
+        }
+    }
+
+    /// Ask the judge until it has a verdict, gathering what it needs on
+    /// the way: verification, then the checks.
+    async fn weigh(&mut self, at: Gathering<'_>, evidence: &mut Evidence) -> Verdict {
+        loop {
+            match judge(evidence, at.rules) {
+                Judgement::Verdict(verdict) => return verdict,
+                Judgement::Needs(Need::Verification) => {
+                    let verification = self
+                        .verification(
+                            at.story,
+                            at.attempt,
+                            at.story_key,
+                            at.run,
+                            &at.rules.story,
+                            at.trees,
+                        )
+                        .await;
+                    evidence.verification = Some(verification);
+                }
+                Judgement::Needs(Need::Checks) => {
+                    let checks = self.run_checks(at.story, at.attempt, &at.rules.story).await;
+                    evidence.checks = Some(checks);
+                }
+            }
         }
     }
 
@@ -171,16 +219,31 @@ impl StoryLoop {
         Ok(())
     }
 
-    /// What the story's attempt is weighed against.
-    fn rules(&self, story: &Story) -> Rules {
+    /// What the story's attempt is weighed against: the story's contract,
+    /// and in a role pipeline the role's promise and verification. A role
+    /// whose verification has nothing to run falls back to the contract's
+    /// (its checks, or the promise alone); one that has its own is judged
+    /// by it, the coder by the contract's checks as well.
+    fn rules(&self, story: &Story, turn: Option<&Turn>) -> Rules {
+        let mut story_rules = self
+            .settings
+            .contract
+            .rules_for(&story.id, &story.acceptance_criteria);
+        if let Some(turn) = turn {
+            story_rules.promise = Some(turn.rules.promise.clone());
+            if let Some(method) = &turn.rules.verification {
+                story_rules.verify = Some(method.clone());
+                if turn.role() != Role::Coder {
+                    story_rules.checks.clear();
+                }
+            }
+        }
         Rules {
-            story: self
-                .settings
-                .contract
-                .rules_for(&story.id, &story.acceptance_criteria),
+            story: story_rules,
             require_change: self.settings.require_change,
             once: self.settings.once,
             keep_failed: self.source.kind() == SourceKind::Prompt && !self.settings.revert_failed,
+            role: turn.map(Turn::role),
         }
     }
 
@@ -228,8 +291,14 @@ impl StoryLoop {
             record.progress = progress;
         }
         // Only a claim that is accepted as it stands earns a flag; work
-        // kept despite a failure is already named by that failure.
-        if let Verdict::Accepted { flag: Some(flag) } = *verdict {
+        // kept despite a failure is already named by that failure. In a
+        // pipeline, only the coder's claim is about the story's work.
+        let coding = self
+            .attempt_role(&story.id, attempt)
+            .is_none_or(|role| role == Role::Coder);
+        if let Verdict::Accepted { flag: Some(flag) } = *verdict
+            && coding
+        {
             if let Some(record) = self.attempt_record(&story.id, attempt) {
                 record.flag = Some(flag);
             }

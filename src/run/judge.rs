@@ -23,7 +23,7 @@
 use std::time::Duration;
 
 use crate::agent::{Conclusion, ExitStatusKind};
-use crate::contract::{CheckOutcome, StoryRules, Verdict as Verification};
+use crate::contract::{CheckOutcome, Role, StoryRules, Verdict as Verification};
 use crate::git::{GitDirChange, Risk};
 use crate::state::{AttemptOutcome, Flag};
 use crate::stories::changes::ListChanges;
@@ -115,6 +115,9 @@ pub(super) struct Rules {
     /// Prompt mode without `--revert-failed`: an iteration the contract
     /// does not accept is built on, not reverted.
     pub keep_failed: bool,
+    /// The role the attempt played in a role pipeline; its gates are the
+    /// role's.
+    pub role: Option<Role>,
 }
 
 /// What becomes of the attempt.
@@ -177,9 +180,29 @@ const GATES: &[GateFn] = &[
 /// `--once`: the plain flow, which only names what happened.
 const SINGLE_PASS_GATES: &[GateFn] = &[ending, marked_done];
 
+/// A reviewer or qa: it only looks (its edits are already undone), so its
+/// verdict, its verification and, as its fallback, the story's checks.
+const LOOKING_GATES: &[GateFn] = &[ending, git_dir, verification, checks];
+
+/// A tester: its tests are files the story keeps, within the contract;
+/// the story's mark is the coder's.
+const TESTING_GATES: &[GateFn] = &[
+    ending,
+    git_dir,
+    list_shape,
+    protected_paths,
+    verification,
+    checks,
+];
+
 /// The verdict on an attempt, or the evidence still needed to reach one.
 pub(super) fn judge(evidence: &Evidence, rules: &Rules) -> Judgement {
-    let gates = if rules.once { SINGLE_PASS_GATES } else { GATES };
+    let gates = match rules.role {
+        _ if rules.once => SINGLE_PASS_GATES,
+        Some(Role::Reviewer | Role::Qa) => LOOKING_GATES,
+        Some(Role::Tester) => TESTING_GATES,
+        Some(Role::Coder) | None => GATES,
+    };
     for gate in gates {
         match gate(evidence, rules) {
             Gate::Pass => {}
@@ -249,8 +272,10 @@ fn classify(agent: &AgentEnding) -> Ending {
 /// Gate 0: the agent's ending. Silence fails when the contract relies on
 /// the promise alone, and always in a single pass.
 fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
-    let promise_needed =
-        rules.once || (rules.story.promise.is_some() && rules.story.verify.is_none());
+    // A role passes only by its own promise, whatever else verifies it.
+    let promise_needed = rules.once
+        || rules.role.is_some()
+        || (rules.story.promise.is_some() && rules.story.verify.is_none());
     let silence = |reason: String| Gate::Fail(Failure::new(AttemptOutcome::NoSignal, reason));
     match classify(&evidence.agent) {
         Ending::Failed(failure) => Gate::Fail(failure),

@@ -30,6 +30,7 @@ fn loop_rules() -> Rules {
         require_change: false,
         once: false,
         keep_failed: false,
+        role: None,
     }
 }
 

@@ -135,11 +135,54 @@ fn prepare_fresh(
             });
         }
     }
+    check_roles(repo, &settings, &contract, &stories)?;
     Ok(Fresh {
         settings,
         contract,
         source,
     })
+}
+
+/// A role pipeline must fit the run: story by story (not with `--once`
+/// or `--prompt`), every story's roles resolvable, every role's agent
+/// installed.
+fn check_roles(
+    repo: &Repo,
+    settings: &Settings,
+    contract: &Contract,
+    stories: &[crate::stories::Story],
+) -> Result<(), RunError> {
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
+    if roles.is_empty() {
+        return Ok(());
+    }
+    if settings.once || settings.prompt_file.is_some() {
+        return Err(RunError::RolesNeedStories);
+    }
+    for story in stories {
+        for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
+            let spec = match (&rules.agent_command, &rules.agent) {
+                (Some(command), _) => presets::command(command),
+                (None, Some(preset)) => presets::preset(
+                    preset,
+                    rules.model.as_deref(),
+                    &crate::config::agent_args(repo, preset),
+                )?,
+                (None, None) => continue,
+            };
+            if !crate::process::is_runnable(&spec.program) {
+                return Err(RunError::AgentMissing {
+                    name: format!("{} (the {})", spec.name, rules.role),
+                    program: spec.program,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a new run began with: its state, the tip `ralph/<change>` had
@@ -184,6 +227,7 @@ fn begin_fresh(
         pause_reason: None,
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
+        pipeline: None,
     };
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
@@ -390,6 +434,13 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    // The pipeline: the command line's or git config's, else the
+    // contract's; none means one agent per story.
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
     Ok(LoopSettings {
         change: change.clone(),
         agent,
@@ -405,6 +456,8 @@ fn loop_settings(
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
         sandbox: settings.sandbox,
+        roles,
+        role_agents: settings.role_agents.clone(),
         comment: settings.comment && settings.source == Some(SourceKind::Github),
     })
 }

@@ -66,6 +66,7 @@ impl StoryLoop {
         }
         self.state.last_failure = reason.clone();
         self.save()?;
+        let role = self.attempt_role(&story.id, attempt);
         self.emit(Event::AttemptFinished {
             story_id: story.id.clone(),
             attempt,
@@ -73,6 +74,7 @@ impl StoryLoop {
             reason,
             preserved: None,
             checkpoint: Some(commit.clone()),
+            role,
         });
         if finished {
             self.tell_tracker(story, attempt, &commit).await;
@@ -110,12 +112,24 @@ impl StoryLoop {
         );
         self.preserve_and_revert(preserved.clone(), message, "preserve the attempt")
             .await?;
+        self.record_failure(story, attempt, failure, Some(preserved))
+    }
+
+    /// A failed attempt into its record, the state and the events; its
+    /// work, if any, is kept at `preserved`.
+    pub(super) fn record_failure(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        failure: Failure,
+        preserved: Option<String>,
+    ) -> Result<(), RunError> {
         self.finish_attempt(
             &story.id,
             attempt,
             failure.outcome,
             Some(failure.reason.clone()),
-            Some(preserved.clone()),
+            preserved.clone(),
             None,
         );
         if let Some(record) = self.attempt_record(&story.id, attempt) {
@@ -123,29 +137,36 @@ impl StoryLoop {
         }
         self.state.last_failure = Some(failure.reason.clone());
         self.save()?;
+        let role = self.attempt_role(&story.id, attempt);
         self.emit(Event::AttemptFinished {
             story_id: story.id.clone(),
             attempt,
             outcome: failure.outcome,
             reason: Some(failure.reason),
-            preserved: Some(preserved),
+            preserved,
             checkpoint: None,
+            role,
         });
         Ok(())
     }
 
-    /// Commit the worktree under `refname`, then revert to the checkpoint.
-    async fn preserve_and_revert(
+    /// Commit the worktree under `refname`, then revert to the last
+    /// checkpoint, or to the work a story's pipeline has passed so far.
+    pub(super) async fn preserve_and_revert(
         &self,
         refname: String,
         message: String,
         what: &'static str,
     ) -> Result<(), RunError> {
+        let base = self.pipeline_base();
         self.with_repo(move |repo| -> Result<(), RunError> {
             repo.preserve(&refname, &message)
                 .map_err(|err| RunError::git(what, err))?;
-            repo.revert()
-                .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
+            match base {
+                Some(base) => repo.revert_to(base),
+                None => repo.revert(),
+            }
+            .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
             Ok(())
         })
         .await?;
@@ -183,6 +204,11 @@ impl StoryLoop {
                         self.attempt_ref(&story, attempt)
                     ));
                 }
+            }
+            // In a pipeline, the story's uncommitted work is the base: what
+            // the user changed beyond it joins it.
+            None if dirty && self.pipeline_base().is_some() => {
+                self.keep_changes_in_pipeline().await?;
             }
             None if dirty => self.commit_user_changes().await?,
             None => {}
@@ -273,9 +299,10 @@ impl StoryLoop {
         )
     }
 
-    /// Whether the worktree holds anything beyond the last checkpoint.
+    /// Whether the worktree holds anything beyond the last checkpoint (or
+    /// a pipeline's work so far).
     async fn worktree_dirty(&self, what: &'static str) -> Result<bool, RunError> {
-        let checkpoint = self.state.checkpoint;
+        let checkpoint = self.iteration_base();
         let (checkpoint_tree, worktree_tree) = self
             .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
             .await

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::error::RunError;
+use super::pipeline::Turn;
 use super::{blocking, guardrails};
 use crate::agent::AgentSpec;
 use crate::bug::Bug;
@@ -61,6 +62,11 @@ pub struct LoopSettings {
     pub learnings: bool,
     /// Run the agent under bubblewrap, the git directory read-only to it.
     pub sandbox: bool,
+    /// The role pipeline every story goes through; empty for one agent
+    /// per story.
+    pub roles: Vec<crate::contract::Role>,
+    /// The command line's choice of agent per role.
+    pub role_agents: std::collections::BTreeMap<crate::contract::Role, crate::contract::RoleAgent>,
     /// Post a comment on the GitHub issue of each finished story.
     pub comment: bool,
 }
@@ -209,11 +215,12 @@ impl StoryLoop {
                 self.state.current_story = None;
                 return self.no_story_left(&stories).await;
             };
-            if let Some(limit) = self.guardrail(&story) {
+            let turn = self.turn(&story)?;
+            if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
                 self.state.current_story = Some(story.id.clone());
                 return Ok(limit);
             }
-            self.attempt(&story, &stories).await?;
+            self.attempt(&story, &stories, turn).await?;
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
@@ -229,6 +236,13 @@ impl StoryLoop {
     /// The story to attempt next. A single pass visits each story once,
     /// done or not.
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
+        // A story part-way through its pipeline is finished first: its
+        // file may already mark it done.
+        if let Some(state) = &self.state.pipeline
+            && let Some(story) = stories.iter().find(|story| story.id == state.story)
+        {
+            return Some(story);
+        }
         if self.settings.once {
             stories.iter().find(|story| {
                 !story.is_complete()
@@ -277,11 +291,15 @@ impl StoryLoop {
 
     /// The first guardrail that stops the run before another attempt at
     /// `story`, with its reason.
-    fn guardrail(&mut self, story: &Story) -> Option<(StopReason, String)> {
-        let max_retries = if self.settings.once {
-            0
-        } else {
-            self.settings.max_retries
+    /// In a role pipeline each role's bound takes the place of the retries.
+    fn guardrail(&mut self, story: &Story, turn: Option<&Turn>) -> Option<(StopReason, String)> {
+        if let Some(limit) = turn.and_then(|turn| self.role_bound(story, turn)) {
+            return Some(limit);
+        }
+        let max_retries = match turn {
+            Some(_) => u32::MAX,
+            None if self.settings.once => 0,
+            None => self.settings.max_retries,
         };
         let rules = self
             .settings

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::Role;
 use crate::git::{Original, hex};
 
 /// Why a run ended. Every run ends with exactly one.
@@ -131,6 +132,10 @@ impl std::fmt::Display for FinishChoice {
 pub enum AttemptOutcome {
     /// Verified done and checkpointed.
     Complete,
+    /// A role's gate passed and the story goes on to the next role; the
+    /// work so far is kept under the attempt's ref until the pipeline's
+    /// checkpoint.
+    Passed,
     /// The agent said FAILED.
     Failed,
     /// The agent claimed completion, but the story was not marked done, the
@@ -155,6 +160,7 @@ impl AttemptOutcome {
     pub fn describe(self) -> &'static str {
         match self {
             AttemptOutcome::Complete => "complete",
+            AttemptOutcome::Passed => "passed",
             AttemptOutcome::Failed => "failed",
             AttemptOutcome::Rejected => "rejected",
             AttemptOutcome::RateLimited => "usage-limited",
@@ -246,6 +252,9 @@ pub struct AttemptRecord {
     /// Tasks the attempt added to the list, as `<story>: <task>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added_tasks: Vec<String>,
+    /// The role the attempt played in the story's pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
 }
 
 impl AttemptRecord {
@@ -272,6 +281,7 @@ impl AttemptRecord {
             outside_ticks: Vec::new(),
             git_dir_changes: Vec::new(),
             added_tasks: Vec::new(),
+            role: None,
         }
     }
 }
@@ -386,6 +396,37 @@ pub struct RunState {
     pub rate_limit_wait_secs: u64,
     #[serde(default)]
     pub rate_limit_pauses: u32,
+    /// Where the current story is in its role pipeline, while it is in
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<PipelineState>,
+}
+
+/// A story part-way through its role pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipelineState {
+    pub story: String,
+    /// The role whose iteration comes next.
+    pub role: Role,
+    /// Where the pipeline goes on once the coder passes again, after a
+    /// later role sent the story back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_at: Option<Role>,
+    /// The commit holding the work every role so far passed (under an
+    /// attempt's ref); `None` until the coder first passes.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option")]
+    pub base: Option<crate::git::ObjectId>,
+    /// What the role that sent the story back found, for the coder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Findings>,
+}
+
+/// A later role's findings, handed back to the coder verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Findings {
+    pub role: Role,
+    pub attempt: u32,
+    pub text: String,
 }
 
 impl RunState {
@@ -403,7 +444,9 @@ impl RunState {
             records.push(StoryRecord {
                 id: story.id.clone(),
                 title: story.title.clone(),
-                done: story.is_complete(),
+                // A story in its pipeline is done once the last role passed.
+                done: story.is_complete()
+                    && self.pipeline.as_ref().is_none_or(|p| p.story != story.id),
                 tasks_done: story.tasks.iter().filter(|t| t.done).count(),
                 tasks_total: story.tasks.len(),
                 attempts,

@@ -78,12 +78,21 @@ impl ConsoleView {
                 total,
                 attempt,
                 max_attempts,
+                role,
+                role_iteration,
+                role_max_iterations,
             } => {
                 self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
                 self.attempt_started = Instant::now();
                 self.last_message.clear();
+                let step = match (role, role_iteration, role_max_iterations) {
+                    (Some(role), Some(n), Some(max)) => {
+                        format!("{role} {n}/{max} · attempt {attempt}")
+                    }
+                    _ => format!("attempt {attempt}/{max_attempts}"),
+                };
                 Some(format!(
-                    "{} story {index}/{total} · {story_id}. {title} · attempt {attempt}/{max_attempts}",
+                    "{} story {index}/{total} · {story_id}. {title} · {step}",
                     s.bold.apply_to("▶")
                 ))
             }
@@ -109,16 +118,35 @@ impl ConsoleView {
                 reason,
                 preserved,
                 checkpoint,
+                role,
             } => {
                 let elapsed = self.attempt_started.elapsed().as_secs_f64();
+                let who = role
+                    .map(|role| format!("the {role}'s "))
+                    .unwrap_or_default();
                 Some(match outcome {
                     AttemptOutcome::Complete => format!(
                         "  {} story {story_id} done in {elapsed:.1}s · checkpoint {}",
                         s.good.apply_to("✓"),
                         checkpoint.as_deref().map(short).unwrap_or_default()
                     ),
+                    AttemptOutcome::Passed => format!(
+                        "  {} {}passed story {story_id} in {elapsed:.1}s{}",
+                        s.good.apply_to("✓"),
+                        role.map(|role| format!("the {role} ")).unwrap_or_default(),
+                        preserved
+                            .as_deref()
+                            .map(|kept| format!(" · work so far kept at {kept}"))
+                            .unwrap_or_default()
+                    ),
+                    _ if role.is_some_and(|role| !role.edits()) => format!(
+                        "  {} {who}attempt {attempt} {}: {}",
+                        s.bad.apply_to("✗"),
+                        outcome_word(*outcome),
+                        reason.as_deref().unwrap_or("no reason given"),
+                    ),
                     _ => format!(
-                        "  {} attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
+                        "  {} {who}attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
                         s.bad.apply_to("✗"),
                         outcome_word(*outcome),
                         reason.as_deref().unwrap_or("no reason given"),
@@ -131,7 +159,9 @@ impl ConsoleView {
             | Event::Paused { .. }
             | Event::TicksOutsideStory { .. }
             | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. } => {
+            | Event::TasksAdded { .. }
+            | Event::RoleEditsUndone { .. }
+            | Event::SentBack { .. } => {
                 self.remember_beyond(&record.event);
                 Notice::of(&record.event).map(|notice| self.notice_line(&notice))
             }
@@ -291,7 +321,7 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::AgentError => "hit an agent error",
         AttemptOutcome::TimedOut => "timed out",
         AttemptOutcome::Interrupted => "was interrupted",
-        AttemptOutcome::Complete | AttemptOutcome::Running => "ended",
+        AttemptOutcome::Complete | AttemptOutcome::Passed | AttemptOutcome::Running => "ended",
     }
 }
 

@@ -86,6 +86,30 @@ impl Notice {
                     format!("the agent changed {what} ({how}{danger})"),
                 )
             }
+            Event::RoleEditsUndone {
+                role,
+                paths,
+                kept_at,
+                ..
+            } => (
+                NoticeKind::Warning,
+                format!(
+                    "the {role} changed {}; undone, as a {role} only looks (what it wrote is kept at {kept_at})",
+                    paths.join(", ")
+                ),
+            ),
+            Event::SentBack {
+                story_id,
+                role,
+                findings,
+                ..
+            } => (
+                NoticeKind::Note,
+                format!(
+                    "the {role} sent story {story_id} back to the coder: {}",
+                    findings.lines().next().unwrap_or_default()
+                ),
+            ),
             Event::TasksAdded {
                 story_id,
                 attempt,

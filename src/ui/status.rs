@@ -64,7 +64,8 @@ pub fn print(report: &Report) {
             .attempts
             .iter()
             .map(|a| {
-                let mut said = format!("#{} {}", a.attempt, a.outcome.describe());
+                let role = a.role.map(|role| format!("{role} ")).unwrap_or_default();
+                let mut said = format!("#{} {role}{}", a.attempt, a.outcome.describe());
                 let mut remarks = Vec::new();
                 if let Some(flag) = &a.flag {
                     remarks.push(format!("{} {flag}", s.warn.apply_to("flagged:")));

@@ -266,6 +266,51 @@ fn issues_section() -> Section {
     }
 }
 
+fn roles_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "With --roles (ralph.roles, or roles in ralph.toml), each story goes through a \
+         pipeline of roles, in this order: coder, reviewer, tester, qa (any of them). Each role \
+         is a loop of its own over the story: a fresh agent per iteration (RALPH_ROLE in its \
+         environment), its own prompt, promise, verification and bound. The coder does the \
+         story; its pass is kept under its attempt's ref, not on the branch. A reviewer or qa \
+         only looks: files it changes are undone and reported. A tester's tests are kept only \
+         when its gate passes. A role that does not pass sends the story back to the coder \
+         with its findings, word for word in the coder's next prompt, and the pipeline goes on \
+         at that role once the coder passes again. Every iteration counts against its role's \
+         max_iterations; a role out of iterations stops the run (exit 3), named. The story's \
+         one checkpoint is made once the last role passed, with a Ralph-Role trailer per role. \
+         --max-retries does not apply to a pipeline.",
+    );
+    term(
+        &mut roff,
+        "defaults",
+        "coder: 15 iterations, IMPLEMENTATION_COMPLETE, external; reviewer: 5, REVIEW_PASSED, \
+         semantic; tester: 10, TESTS_PASSED, external; qa: 5, QA_PASSED, multi_stage. A \
+         verification with nothing to run (external without a command, semantic without \
+         patterns or a verifier, multi_stage without stages) falls back to the story's \
+         contract: its checks, or the promise alone; start --dry-run says so.",
+    );
+    term(
+        &mut roff,
+        "keys",
+        "[roles] pipeline = [...] (or roles = [...] alone), then [roles.<role>] with enabled, \
+         promise, description, max_iterations, agent, agent_command, model, prompt (a \
+         template file replacing the role's built-in prompt) and verification (a method's \
+         name, or a table with method and its settings: command, success_exit_code, \
+         output_contains, output_not_contains, timeout, working_dir; check_for, \
+         negative_patterns, agent, command, model; stages with required, require_all). \
+         [story.\"<id>\".roles.<role>] takes the same keys for one story, over the role's. \
+         --role-agent ROLE=PRESET, --role-agent-command ROLE=CMD and --role-model ROLE=MODEL \
+         choose a role's agent over all of them.",
+    );
+    Section {
+        title: "ROLE PIPELINE",
+        roff,
+    }
+}
+
 fn refs_section() -> Section {
     let mut roff = Roff::new();
     paragraph(
@@ -637,6 +682,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
             extra.push(issues_section());
             extra.push(prompt_section());
             extra.push(contract_section());
+            extra.push(roles_section());
         }
         if name == "watch" || name == "start" {
             extra.push(keys_section());

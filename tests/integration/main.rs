@@ -48,6 +48,7 @@ mod output;
 mod own_story;
 mod real_cli_e2e;
 mod realworld;
+mod roles;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;

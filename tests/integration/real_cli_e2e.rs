@@ -213,3 +213,92 @@ real_cli!(gemini_is_verified_and_runs_a_story, "gemini");
 real_cli!(opencode_is_verified_and_runs_a_story, "opencode");
 real_cli!(copilot_is_verified_and_runs_a_story, "copilot");
 real_cli!(aider_is_verified_and_runs_a_story, "aider");
+
+/// Issue 22: two real CLIs in two roles of one story, each through the
+/// stand-in of its own API. Claude Code, the coder, writes a greeting and
+/// ticks the box; Codex, the reviewer, passes it by its promise, but the
+/// reviewer's verification wants the world greeted, so the story goes back
+/// to the coder with that finding, and the coder's second pass greets the
+/// world. The stand-in keeps no state between conversations, so the
+/// coder's one scripted command decides by what the worktree holds.
+#[test]
+fn claude_codes_and_codex_reviews_a_story() {
+    if installed("claude").is_none() || installed("codex").is_none() {
+        return;
+    }
+    let repo = TestRepo::new();
+    repo.openspec_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n");
+    repo.write(
+        "ralph.toml",
+        "[roles.reviewer.verification]\nmethod = \"external\"\ncommand = \"grep -q world hello.txt\"\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "Add the change"]);
+    let coder = serve(
+        repo.dir.path(),
+        &json!({"turns": [
+            {"kind": "shell", "command": format!(
+                "if [ -f hello.txt ]; then echo 'hello, world' > hello.txt; else echo hello > hello.txt; fi \
+                 && sed -i 's/- \\[ \\] 1.1/- [x] 1.1/' {TASKS}")},
+            {"kind": "text", "text": "Done.\n\n<promise>IMPLEMENTATION_COMPLETE</promise>"}
+        ], "tools": true}),
+    );
+    let reviewer_dir = repo.dir.path().join("reviewer");
+    std::fs::create_dir_all(&reviewer_dir).expect("a directory");
+    let reviewer = serve(
+        &reviewer_dir,
+        &json!({"turns": [
+            {"kind": "text", "text": "Looks right to me.\n\n<promise>REVIEW_PASSED</promise>"}
+        ], "tools": false}),
+    );
+    let cli_home = repo.dir.path().join("cli-home");
+    let mut env = pointing::home_env(&cli_home).expect("a CLI home");
+    for (preset, base) in [("claude", &coder.base), ("codex", &reviewer.base)] {
+        env.extend(
+            pointing::point(preset, base, &cli_home)
+                .expect("config written")
+                .expect("the CLI can be pointed at the stand-in"),
+        );
+    }
+    let mut cmd = ralph(&repo);
+    cmd.envs(env)
+        .env("GIT_CONFIG_GLOBAL", repo.global_config())
+        .args(["start", CHANGE, "--agent", "claude", "--on-finish", "keep"])
+        .args([
+            "--roles",
+            "coder,reviewer",
+            "--role-agent",
+            "reviewer=codex",
+        ])
+        .arg("--json");
+    if as_root() {
+        cmd.env("IS_SANDBOX", "1");
+    }
+    let output = cmd.output().expect("git-ralph runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let branch = format!("ralph/{CHANGE}");
+    assert_eq!(
+        repo.git(&["show", &format!("{branch}:hello.txt")]),
+        "hello, world\n"
+    );
+    let prompt = std::fs::read_to_string(
+        repo.path(".git/ralph")
+            .join(CHANGE)
+            .join("attempts/1-3.prompt.md"),
+    )
+    .expect("the coder's second prompt");
+    assert!(prompt.contains("Findings from the reviewer"), "{prompt}");
+    assert!(prompt.contains("grep -q world hello.txt"), "{prompt}");
+    let trailers = repo.git(&["log", "-1", "--format=%(trailers)", &branch]);
+    assert!(
+        trailers.contains("Ralph-Role: coder, 2 iterations"),
+        "{trailers}"
+    );
+    assert!(
+        trailers.contains("Ralph-Role: reviewer, 2 iterations (codex)"),
+        "{trailers}"
+    );
+    repo.assert_fsck_clean();
+}

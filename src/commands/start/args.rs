@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::commands::values::{OnFinishArg, SourceArg};
+use crate::contract::{Role, RoleAgent};
 use crate::exit::CommandError;
 use crate::settings::{OnFinish, Requested};
 use crate::stories::SourceKind;
@@ -126,9 +127,61 @@ pub struct Args {
     /// [config: ralph.sandbox].
     #[arg(long)]
     pub sandbox: bool,
+    /// The role pipeline each story goes through, in this order: any of
+    /// coder, reviewer, tester, qa [config: ralph.roles; roles in
+    /// ralph.toml]. Without it, one agent does each story.
+    #[arg(long, value_name = "ROLES", value_parser = parse_roles)]
+    pub roles: Option<RoleList>,
+    /// The agent preset a role runs, e.g. reviewer=codex (repeatable).
+    #[arg(long, value_name = "ROLE=PRESET", value_parser = role_value)]
+    pub role_agent: Vec<(Role, String)>,
+    /// A command a role runs instead of a preset, prompt on stdin, e.g.
+    /// 'reviewer=my-reviewer --strict' (repeatable).
+    #[arg(long, value_name = "ROLE=CMD", value_parser = role_value)]
+    pub role_agent_command: Vec<(Role, String)>,
+    /// The model a role's agent uses, e.g. reviewer=gpt-5 (repeatable).
+    #[arg(long, value_name = "ROLE=MODEL", value_parser = role_value)]
+    pub role_model: Vec<(Role, String)>,
+}
+
+/// `--roles coder,reviewer`: a pipeline, as one value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleList(pub Vec<Role>);
+
+fn parse_roles(text: &str) -> Result<RoleList, String> {
+    crate::config::parse_roles(text)
+        .map(RoleList)
+        .map_err(|err| err.to_string())
+}
+
+/// `ROLE=VALUE`.
+fn role_value(text: &str) -> Result<(Role, String), String> {
+    let (role, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not ROLE=VALUE"))?;
+    let role = role.parse::<Role>().map_err(|err| err.to_string())?;
+    if value.trim().is_empty() {
+        return Err(format!("{text:?} gives the {role} nothing"));
+    }
+    Ok((role, value.to_owned()))
 }
 
 impl Args {
+    /// The command line's choice of agent per role.
+    fn role_agents(&self) -> std::collections::BTreeMap<Role, RoleAgent> {
+        let mut agents: std::collections::BTreeMap<Role, RoleAgent> = Default::default();
+        for (role, preset) in &self.role_agent {
+            agents.entry(*role).or_default().agent = Some(preset.clone());
+        }
+        for (role, command) in &self.role_agent_command {
+            agents.entry(*role).or_default().agent_command = Some(command.clone());
+        }
+        for (role, model) in &self.role_model {
+            agents.entry(*role).or_default().model = Some(model.clone());
+        }
+        agents
+    }
+
     /// The flags as plain values for [`crate::settings::resolve`].
     pub(super) fn requested(&self) -> Result<Requested, CommandError> {
         Ok(Requested {
@@ -161,6 +214,8 @@ impl Args {
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             sandbox: self.sandbox,
+            roles: self.roles.clone().map(|list| list.0),
+            role_agents: self.role_agents(),
         })
     }
 }
