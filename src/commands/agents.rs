@@ -179,6 +179,7 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Agent
         name: preset.name,
         title: preset.title,
         program: preset.program,
+        verified_release: preset.verified,
         on_path: crate::process::is_runnable(preset.program),
         default,
         model_option: preset.model_flag,

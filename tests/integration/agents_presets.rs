@@ -703,6 +703,16 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(row("opencode")["scratch"], serde_json::json!([]));
     assert_eq!(row("amp")["model_option"], Value::Null);
     assert_eq!(row("gemini")["model_option"], "-m");
+    // Every preset but the vendor-only ones names the release it was
+    // verified on.
+    let verified: Vec<&str> = rows
+        .iter()
+        .filter(|row| row["verified_release"].is_string())
+        .filter_map(|row| row["name"].as_str())
+        .collect();
+    assert_eq!(verified.len(), 6, "{verified:?}");
+    assert_eq!(row("amp")["verified_release"], Value::Null);
+    assert_eq!(row("claude")["verified_release"], "2.1.332");
 
     let human = ralph_on_path(&repo, &["agents"]);
     assert_eq!(human.status.code(), Some(0), "{}", describe(&human));
@@ -713,6 +723,14 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     }
     assert!(text.contains("gemini not found"), "{text}");
     assert!(!text.contains("cursor-agent not found"), "{text}");
+    assert!(
+        text.contains("gemini   Gemini CLI · verified on 0.61.0 · gemini not found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cursor   Cursor CLI · cannot be verified (its vendor's service only)"),
+        "{text}"
+    );
 }
 
 #[test]

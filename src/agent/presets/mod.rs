@@ -75,6 +75,11 @@ pub struct Preset {
     /// What people call the tool.
     pub title: &'static str,
     pub program: &'static str,
+    /// The release of the CLI this preset was verified on: its transcripts
+    /// are in `tests/fixtures/<name>/`, and `.ci/install-agent-clis` pins
+    /// it for the real-CLI tests. `None` for a CLI that cannot be verified
+    /// here (it talks only to its vendor's service).
+    pub verified: Option<&'static str>,
     /// Headless mode, machine-readable output and unattended permissions.
     lead: &'static [&'static str],
     /// The CLI's model option, if it has one.
@@ -429,7 +434,8 @@ mod tests {
     }
 
     /// A preset's format is spelled with its name and read back through
-    /// the table; only the CLIs that talk to a local API can be verified.
+    /// the table; only the CLIs that talk to a local API can be verified,
+    /// and each of those names the release it was verified on.
     #[test]
     fn formats_round_trip_through_the_table_and_amp_and_cursor_cannot_be_verified() {
         for preset in TABLE {
@@ -444,6 +450,7 @@ mod tests {
                 "{}",
                 preset.name
             );
+            assert_eq!(preset.verified.is_some(), pointable, "{}", preset.name);
         }
         assert!(serde_json::from_str::<StreamFormat>("\"nope\"").is_err());
     }
