@@ -205,6 +205,25 @@ const CASES: &[Case] = &[
         env: &[("COLUMNS", "10000")],
         scratch: &[".aider.chat.history.md", ".aider.tags.cache.v4/cache.db"],
     },
+    Case {
+        preset: "qwen",
+        program: "qwen",
+        fixtures: "qwen",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "--output-format",
+            "stream-json",
+            "--yolo",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
 ];
 
 fn case(preset: &str) -> &'static Case {
@@ -466,8 +485,9 @@ fn completes(preset: &str) {
     );
 }
 
-/// An API error: the attempt fails, is preserved and reverted, and with no
-/// retries left the run stops with exit code 3.
+/// An API error, or a FAILED promise (for the CLIs recorded with one): the
+/// attempt fails, is preserved and reverted, and with no retries left the
+/// run stops with exit code 3; a FAILED promise's reason is shown.
 fn fails(preset: &str) {
     let case = case(preset);
     let repo = project();
@@ -490,9 +510,32 @@ fn fails(preset: &str) {
     let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
     let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
     let attempt = &report["stories"][0]["attempts"][0];
-    assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
     let reason = attempt["reason"].as_str().unwrap_or_default();
-    assert!(reason.starts_with("the agent failed"), "{reason}");
+    match promised_failure(&transcript) {
+        Some(promised) => {
+            assert_eq!(attempt["outcome"], "failed", "{report:#}");
+            assert!(reason.contains(&promised), "{reason}");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(stdout.contains(&promised), "{}", describe(&output));
+            let human = ralph_on_path(&repo, &["status", CHANGE]);
+            let text = String::from_utf8_lossy(&human.stdout);
+            assert!(text.contains(&promised), "{text}");
+        }
+        None => {
+            assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
+            assert!(reason.starts_with("the agent failed"), "{reason}");
+        }
+    }
+}
+
+/// The reason of the FAILED promise a transcript's `.expect` file names.
+fn promised_failure(transcript: &Path) -> Option<String> {
+    let expect = transcript.with_extension("expect");
+    let text = fs::read_to_string(&expect)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", expect.display()));
+    text.trim()
+        .strip_prefix("failed:")
+        .map(|reason| reason.trim().to_owned())
 }
 
 /// `git status --porcelain` of a worktree holding nothing but the CLI's
@@ -630,6 +673,13 @@ fn aider_preset_end_to_end() {
 }
 
 #[test]
+fn qwen_preset_end_to_end() {
+    completes("qwen");
+    fails("qwen");
+    pauses_for_a_rate_limit("qwen");
+}
+
+#[test]
 fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
     let repo = project();
     let head = repo.rev_parse("HEAD");
@@ -677,7 +727,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(
         names,
         [
-            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen"
         ]
     );
     let row = |name: &str| {
@@ -710,7 +760,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         .filter(|row| row["verified_release"].is_string())
         .filter_map(|row| row["name"].as_str())
         .collect();
-    assert_eq!(verified.len(), 6, "{verified:?}");
+    assert_eq!(verified.len(), 7, "{verified:?}");
     assert_eq!(row("amp")["verified_release"], Value::Null);
     assert_eq!(row("claude")["verified_release"], "2.1.332");
 

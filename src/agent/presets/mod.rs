@@ -25,6 +25,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod opencode;
+pub mod qwen;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ pub const TABLE: &[Preset] = &[
     cursor::PRESET,
     copilot::PRESET,
     aider::PRESET,
+    qwen::PRESET,
 ];
 
 /// The presets `--agent` accepts: the names of [`TABLE`], in its order.
@@ -101,7 +103,10 @@ pub struct Preset {
     /// Whether a stream whose first event has this `type` (and these
     /// fields) is this CLI's, so that a command's output read as
     /// [`StreamFormat::Auto`] finds this parser; `None` for a CLI whose
-    /// stream an earlier preset's test already claims.
+    /// stream another preset's test already claims. The table is searched
+    /// from its end, so a CLI added later that starts its stream the way an
+    /// earlier one does (Qwen Code and Factory Droid open with Claude
+    /// Code's `system` event) is told apart by its own, narrower test.
     pub first_event: Option<FirstEvent>,
     /// How `agents --verify` points the CLI at the stand-in; `None` for a
     /// CLI that talks only to its vendor's service.
@@ -298,6 +303,10 @@ mod tests {
                 "aider",
                 "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --model gpt-5 -c x=1 --message-file <prompt-file>",
             ),
+            (
+                "qwen",
+                "qwen --output-format stream-json --yolo --model gpt-5 -c x=1 < <prompt>",
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(
@@ -422,7 +431,8 @@ mod tests {
         assert_eq!(
             PRESETS,
             [
-                "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+                "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
+                "qwen"
             ],
             "the order `git ralph agents` lists them in"
         );

@@ -49,6 +49,7 @@ mod copilot;
 mod cursor;
 mod gemini;
 mod opencode;
+mod qwen;
 
 /// The format of the preset `name`.
 fn format_of(name: &str) -> StreamFormat {
