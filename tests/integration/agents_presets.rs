@@ -224,6 +224,26 @@ const CASES: &[Case] = &[
         env: &[],
         scratch: &[],
     },
+    Case {
+        preset: "pi",
+        program: "pi",
+        fixtures: "pi",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "-p",
+            "--mode",
+            "json",
+            "--no-session",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
 ];
 
 fn case(preset: &str) -> &'static Case {
@@ -680,6 +700,13 @@ fn qwen_preset_end_to_end() {
 }
 
 #[test]
+fn pi_preset_end_to_end() {
+    completes("pi");
+    fails("pi");
+    pauses_for_a_rate_limit("pi");
+}
+
+#[test]
 fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
     let repo = project();
     let head = repo.rev_parse("HEAD");
@@ -727,7 +754,8 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(
         names,
         [
-            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen"
+            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen",
+            "pi"
         ]
     );
     let row = |name: &str| {
@@ -760,7 +788,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         .filter(|row| row["verified_release"].is_string())
         .filter_map(|row| row["name"].as_str())
         .collect();
-    assert_eq!(verified.len(), 7, "{verified:?}");
+    assert_eq!(verified.len(), 8, "{verified:?}");
     assert_eq!(row("amp")["verified_release"], Value::Null);
     assert_eq!(row("claude")["verified_release"], "2.1.332");
 

@@ -25,6 +25,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 
 use std::io;
@@ -46,6 +47,7 @@ pub const TABLE: &[Preset] = &[
     copilot::PRESET,
     aider::PRESET,
     qwen::PRESET,
+    pi::PRESET,
 ];
 
 /// The presets `--agent` accepts: the names of [`TABLE`], in its order.
@@ -307,6 +309,10 @@ mod tests {
                 "qwen",
                 "qwen --output-format stream-json --yolo --model gpt-5 -c x=1 < <prompt>",
             ),
+            (
+                "pi",
+                "pi -p --mode json --no-session --model gpt-5 -c x=1 < <prompt>",
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(
@@ -432,7 +438,7 @@ mod tests {
             PRESETS,
             [
                 "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
-                "qwen"
+                "qwen", "pi"
             ],
             "the order `git ralph agents` lists them in"
         );
