@@ -244,6 +244,19 @@ const CASES: &[Case] = &[
         env: &[],
         scratch: &[],
     },
+    Case {
+        preset: "kilo",
+        program: "kilo",
+        fixtures: "kilo",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
+        ],
+        prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
+    },
 ];
 
 fn case(preset: &str) -> &'static Case {
@@ -707,6 +720,13 @@ fn pi_preset_end_to_end() {
 }
 
 #[test]
+fn kilo_preset_end_to_end() {
+    completes("kilo");
+    fails("kilo");
+    pauses_for_a_rate_limit("kilo");
+}
+
+#[test]
 fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
     let repo = project();
     let head = repo.rev_parse("HEAD");
@@ -755,7 +775,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         names,
         [
             "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen",
-            "pi"
+            "pi", "kilo"
         ]
     );
     let row = |name: &str| {
@@ -788,7 +808,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         .filter(|row| row["verified_release"].is_string())
         .filter_map(|row| row["name"].as_str())
         .collect();
-    assert_eq!(verified.len(), 8, "{verified:?}");
+    assert_eq!(verified.len(), 9, "{verified:?}");
     assert_eq!(row("amp")["verified_release"], Value::Null);
     assert_eq!(row("claude")["verified_release"], "2.1.332");
 

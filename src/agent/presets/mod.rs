@@ -24,6 +24,7 @@ pub mod codex;
 pub mod copilot;
 pub mod cursor;
 pub mod gemini;
+pub mod kilo;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
@@ -48,6 +49,7 @@ pub const TABLE: &[Preset] = &[
     aider::PRESET,
     qwen::PRESET,
     pi::PRESET,
+    kilo::PRESET,
 ];
 
 /// The presets `--agent` accepts: the names of [`TABLE`], in its order.
@@ -313,6 +315,10 @@ mod tests {
                 "pi",
                 "pi -p --mode json --no-session --model gpt-5 -c x=1 < <prompt>",
             ),
+            (
+                "kilo",
+                "kilo run --auto --format json --model gpt-5 -c x=1 <prompt>",
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(
@@ -438,7 +444,7 @@ mod tests {
             PRESETS,
             [
                 "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
-                "qwen", "pi"
+                "qwen", "pi", "kilo"
             ],
             "the order `git ralph agents` lists them in"
         );

@@ -48,6 +48,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod gemini;
+mod kilo;
 mod opencode;
 mod pi;
 mod qwen;
