@@ -222,7 +222,7 @@ __git_ralph_clap() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo droid" -- "${cur}"))
                     return 0
                     ;;
                 --agent-command)

@@ -52,7 +52,8 @@ copilot\t''
 aider\t''
 qwen\t''
 pi\t''
-kilo\t''"
+kilo\t''
+droid\t''"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d 'Model passed to the agent\'s --model flag' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f

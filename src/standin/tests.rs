@@ -367,7 +367,7 @@ async fn every_preset_that_can_be_pointed_here_speaks_a_protocol_answered_here()
         standin.stop().await;
     }
     assert_eq!(
-        pointed, 9,
+        pointed, 10,
         "every preset but Amp and Cursor can be verified"
     );
 }

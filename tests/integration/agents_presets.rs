@@ -257,6 +257,26 @@ const CASES: &[Case] = &[
         env: &[],
         scratch: &[],
     },
+    Case {
+        preset: "droid",
+        program: "droid",
+        fixtures: "droid",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "exec",
+            "--output-format",
+            "stream-json",
+            "--skip-permissions-unsafe",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
 ];
 
 fn case(preset: &str) -> &'static Case {
@@ -727,6 +747,13 @@ fn kilo_preset_end_to_end() {
 }
 
 #[test]
+fn droid_preset_end_to_end() {
+    completes("droid");
+    fails("droid");
+    pauses_for_a_rate_limit("droid");
+}
+
+#[test]
 fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
     let repo = project();
     let head = repo.rev_parse("HEAD");
@@ -775,7 +802,7 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         names,
         [
             "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen",
-            "pi", "kilo"
+            "pi", "kilo", "droid"
         ]
     );
     let row = |name: &str| {
@@ -808,9 +835,10 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
         .filter(|row| row["verified_release"].is_string())
         .filter_map(|row| row["name"].as_str())
         .collect();
-    assert_eq!(verified.len(), 9, "{verified:?}");
+    assert_eq!(verified.len(), 10, "{verified:?}");
     assert_eq!(row("amp")["verified_release"], Value::Null);
     assert_eq!(row("claude")["verified_release"], "2.1.332");
+    assert_eq!(row("droid")["verified_release"], "0.225.2");
 
     let human = ralph_on_path(&repo, &["agents"]);
     assert_eq!(human.status.code(), Some(0), "{}", describe(&human));

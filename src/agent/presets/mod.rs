@@ -23,6 +23,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
 pub mod kilo;
 pub mod opencode;
@@ -50,6 +51,7 @@ pub const TABLE: &[Preset] = &[
     qwen::PRESET,
     pi::PRESET,
     kilo::PRESET,
+    droid::PRESET,
 ];
 
 /// The presets `--agent` accepts: the names of [`TABLE`], in its order.
@@ -319,6 +321,10 @@ mod tests {
                 "kilo",
                 "kilo run --auto --format json --model gpt-5 -c x=1 <prompt>",
             ),
+            (
+                "droid",
+                "droid exec --output-format stream-json --skip-permissions-unsafe --model gpt-5 -c x=1 < <prompt>",
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(
@@ -444,7 +450,7 @@ mod tests {
             PRESETS,
             [
                 "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
-                "qwen", "pi", "kilo"
+                "qwen", "pi", "kilo", "droid"
             ],
             "the order `git ralph agents` lists them in"
         );

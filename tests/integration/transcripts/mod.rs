@@ -47,6 +47,7 @@ mod claude;
 mod codex;
 mod copilot;
 mod cursor;
+mod droid;
 mod gemini;
 mod kilo;
 mod opencode;
