@@ -95,12 +95,19 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__agents)
-            opts="-h -V --json --verify --help --version"
+            opts="-h -V --json --verify --record --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --record)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -116,7 +123,7 @@ __git_ralph_clap() {
             fi
             case "${prev}" in
                 --on-finish)
-                    COMPREPLY=($(compgen -W "ask keep cleanup" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ask keep cleanup push pr" -- "${cur}"))
                     return 0
                     ;;
                 --pace)
@@ -134,12 +141,26 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__finish)
-            opts="-h -V --keep --cleanup --help --version"
+            opts="-h -V --keep --cleanup --push --pr --remote --draft --base --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -208,14 +229,14 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --full-scan --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --full-scan --sandbox --roles --role-agent --role-agent-command --role-model --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo droid" -- "${cur}"))
                     return 0
                     ;;
                 --agent-command)
@@ -251,7 +272,7 @@ __git_ralph_clap() {
                     return 0
                     ;;
                 --on-finish)
-                    COMPREPLY=($(compgen -W "ask keep cleanup" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ask keep cleanup push pr" -- "${cur}"))
                     return 0
                     ;;
                 --prompt-template)
@@ -270,7 +291,7 @@ __git_ralph_clap() {
                     return 0
                     ;;
                 --source)
-                    COMPREPLY=($(compgen -W "openspec prd markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openspec prd markdown github beads" -- "${cur}"))
                     return 0
                     ;;
                 --prd)
@@ -300,6 +321,28 @@ __git_ralph_clap() {
                     fi
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --issues)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
                     fi
                     return 0
                     ;;
@@ -371,6 +414,34 @@ __git_ralph_clap() {
                     fi
                     return 0
                     ;;
+                --roles)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --role-agent)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --role-agent-command)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --role-model)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -434,8 +505,10 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--roles|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
+        finish) case $2 in --remote|--base) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
+        agents) case $2 in --record) return 0 ;; esac ;;
     esac
     return 1
 }

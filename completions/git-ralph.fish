@@ -38,7 +38,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "show" -d 'One attempt of a run: its prompt, transcript, diff and checks'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
-complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "agents" -d 'List the agent presets, which are on PATH, and the command each runs'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "hook" -d 'Hooks for agent CLIs, e.g. the Claude Code Stop hook'
@@ -49,7 +49,11 @@ opencode\t''
 amp\t''
 cursor\t''
 copilot\t''
-aider\t''"
+aider\t''
+qwen\t''
+pi\t''
+kilo\t''
+droid\t''"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d 'Model passed to the agent\'s --model flag' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f
@@ -57,13 +61,19 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l command-ti
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-timeout -d 'Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish -d 'What to do when the loop ends [default: ask; config: ralph.onFinish]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
-cleanup\t'Back to the original branch with all the work uncommitted'"
+cleanup\t'Back to the original branch with all the work uncommitted'
+push\t'Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`)'
+pr\t'Keep, push, and open or update a pull request (see `git ralph finish --pr`)'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt-template -d 'Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one' -r -F
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t''
-prd\t''
-markdown\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t'openspec/changes/<CHANGE>/tasks.md'
+prd\t'a prd.json of user stories (--prd)'
+markdown\t'a markdown checklist (--tasks)'
+github\t'open GitHub issues with a label (--label), through `gh` or --issues'
+beads\t'open issues of the beads tracker, .beads/issues.jsonl'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prd -d 'A prd.json file of user stories (implies --source prd)' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l tasks -d 'A markdown checklist file (implies --source markdown)' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l issues -d 'With --source github: the issues from a file that `gh issue list --json number,title,body,labels,state` wrote, instead of asking `gh` (all its open issues, or those with --label); with --source beads: the issues file instead of .beads/issues.jsonl' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l label -d 'With --source github: work on the open issues with this label [default: ralph]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt -d 'Prompt mode: repeat this prompt, a fresh agent each time, until the contract passes; no stories' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l check -d 'A check every story must pass: a command run through `sh -c` in the worktree (repeatable) [config: ralph.check]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l promise -d 'The promise token for string matching, or `none` to rely on checks alone [default: COMPLETE; config: ralph.promise]' -r -f
@@ -73,14 +83,20 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtim
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent -d 'The agent preset a role runs, e.g. reviewer=codex (repeatable)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent-command -d 'A command a role runs instead of a preset, prompt on stdin, e.g. \'reviewer=my-reviewer --strict\' (repeatable)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-model -d 'The model a role\'s agent uses, e.g. reviewer=gpt-5 (repeatable)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l plain -d 'The one-line progress view instead of the loop screen, even on a terminal [config: ralph.ui = plain]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l comment -d 'With --source github: post one comment on each issue whose story is finished (`gh issue comment`), naming its checkpoint; without it, nothing is written to GitHub'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d 'Show the stories as read, any warnings, and the first prompt exactly as the agent would receive it; change nothing (with --json: one object)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l require-change -d 'Refuse a claim of completion whose only change is ticking boxes in the tracking file; by default it is accepted and flagged [config: ralph.requireChange; per story: require_change in ralph.toml]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnings -d 'No learnings file: prompts neither show nor ask for one [config: ralph.learnings = false]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l full-scan -d 'Look at every file of the worktree after each attempt, as git does, instead of only at what the agent touched while it ran [config: ralph.fullScan]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'
@@ -101,19 +117,27 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s h -l help -
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l remote -d 'The remote to push to [default: the upstream remote of the branch the run started from, else origin; config: ralph.remote]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l base -d 'The branch the pull request asks to merge into [default: the branch the run started from; config: ralph.prBase]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l keep -d 'Stay on ralph/<change>, one commit per story'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l cleanup -d 'Back to the original branch with all the work uncommitted; the branch is deleted, its tip kept at refs/ralph/<change>/finished'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l push -d 'Keep, then push ralph/<change> to the remote. The push runs the git binary, never prompting; if it fails, the run is kept all the same'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l pr -d 'Keep, push, then open a pull request with gh (glab for a GitLab remote), its description written from the run\'s record, or update the one already open for the branch; its address is printed on stdout'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l draft -d 'Open the pull request as a draft [config: ralph.prDraft]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l on-finish -d 'What to do when the loop ends [default: ask]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
-cleanup\t'Back to the original branch with all the work uncommitted'"
+cleanup\t'Back to the original branch with all the work uncommitted'
+push\t'Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`)'
+pr\t'Keep, push, and open or update a pull request (see `git ralph finish --pr`)'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l pace -d 'Milliseconds the scripted agent pauses between steps' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l record -d 'With --verify: keep what each CLI printed in each scenario under DIR/<name>/: the transcript, its exit code and the conclusion expected (for a bug report, or as test fixtures)' -r -f -a "(__fish_complete_directories)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets (with --verify, the verdicts) as one JSON array'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l verify -d 'Run each installed agent CLI against a local scripted stand-in of its model API, offline, and check that git-ralph reads its completions, failures, echoed promises and rate limits right'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l verify -d 'Run each installed agent CLI against a local scripted stand-in of its model API, offline, and check that git-ralph reads its completions, failures, echoed promises and rate limits right. Exits 1 unless every CLI checked is verified (one not understood, one that cannot be pointed at a local API, one named but not installed)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'

@@ -39,15 +39,32 @@ pub enum Command {
     Show(commands::show::Args),
     /// Stop a run and restore the exact pre-start state.
     Abort(commands::abort::Args),
-    /// Finish a stopped run: keep its branch, or clean up to uncommitted changes.
+    /// Finish a stopped run: keep its branch, or clean up to uncommitted
+    /// changes; or keep it, push it and open a pull request.
+    ///
+    /// --push and --pr keep the run first, then push ralph/<change>. The push
+    /// is the one operation for which git-ralph runs the git binary
+    /// (gitoxide cannot push yet); it never prompts: it has no standard
+    /// input, GIT_TERMINAL_PROMPT=0, and ssh runs in batch mode. A missing
+    /// remote, a rejected push or missing credentials is an error after
+    /// which the run is exactly as finish --keep leaves it. --pr then opens
+    /// a pull request with gh (glab when the remote's host names GitLab),
+    /// titled after the change, its description written from the run's
+    /// record and kept in .git/ralph/<change>/pull-request.md; when one is
+    /// already open for the branch, its description is rewritten instead.
+    /// Without gh, or not logged in, the branch stays pushed and the error
+    /// gives the command that opens the pull request by hand.
     Finish(commands::finish::Args),
     /// Watch a real loop work on a throwaway repository, offline.
     Demo(commands::demo::Args),
     /// List the agent presets, which are on PATH, and the command each runs.
     ///
     /// Each preset runs its CLI unattended, with its permission prompts off
-    /// (opencode with --auto, Aider with --yes-always), and prints a stream
-    /// git-ralph reads. The command line shows the environment a preset sets
+    /// (opencode and Kilo with --auto, Qwen Code with --yolo, Factory Droid
+    /// with --skip-permissions-unsafe, Aider with --yes-always; pi asks for
+    /// none), and prints a stream git-ralph reads. Each row names the
+    /// release git-ralph was verified on, and whether the installed version
+    /// was verified on this machine (see --verify). The command line shows the environment a preset sets
     /// (Aider's COLUMNS, so that its output is not wrapped). Files an agent
     /// keeps for itself in the worktree (Aider's .aider.chat.history.md,
     /// .aider.input.history, .aider.llm.history and .aider.tags.cache.v*) are

@@ -5,6 +5,7 @@
 //! error that names its key instead of a silent default. How config ranks
 //! against flags and a run's stored settings is [`crate::settings`]'s job.
 
+use crate::contract::Role;
 use crate::git::Repo;
 use crate::settings::OnFinish;
 
@@ -63,7 +64,23 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "ralph.onFinish",
-        "ask, keep or cleanup (default: ask); --on-finish",
+        "ask, keep, cleanup, push or pr (default: ask); --on-finish",
+    ),
+    (
+        "ralph.remote",
+        "the remote finish --push and --pr push to (default: the upstream remote of the branch the run started from, else origin); --remote",
+    ),
+    (
+        "ralph.prBase",
+        "the branch a pull request asks to merge into (default: the branch the run started from); --base",
+    ),
+    (
+        "ralph.prDraft",
+        "open pull requests as drafts (default: false); --draft",
+    ),
+    (
+        "ralph.forge",
+        "github or gitlab: whose CLI finish --pr runs, gh or glab (default: gitlab when the remote's host names GitLab, else github)",
     ),
     (
         "ralph.ui",
@@ -116,6 +133,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "ralph.fullScan",
         "look at every file after each attempt instead of what the agent touched (default: false); --full-scan",
+    ),
+    (
+        "ralph.roles",
+        "the role pipeline, e.g. coder,reviewer,tester (default: none, one agent per story); --roles",
+    ),
+    (
+        "ralph.sandbox",
+        "run the agent under bubblewrap with the git directory read-only (default: false); --sandbox",
     ),
 ];
 
@@ -215,10 +240,31 @@ pub fn boolean(repo: &Repo, key: &str) -> Result<Option<bool>, ConfigError> {
 pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
     match repo.config_string("ralph.onFinish") {
         None => Ok(None),
-        Some(value) => OnFinish::parse(value.trim())
-            .map(Some)
-            .ok_or_else(|| bad_value("ralph.onFinish", &value, "one of ask, keep, cleanup")),
+        Some(value) => OnFinish::parse(value.trim()).map(Some).ok_or_else(|| {
+            bad_value(
+                "ralph.onFinish",
+                &value,
+                "one of ask, keep, cleanup, push, pr",
+            )
+        }),
     }
+}
+
+/// A key whose value must be one of `choices` (compared without case),
+/// returned as the choice spells it.
+pub fn one_of(
+    repo: &Repo,
+    key: &str,
+    choices: &[&'static str],
+) -> Result<Option<&'static str>, ConfigError> {
+    let Some(value) = repo.config_string(key) else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|choice| choice.eq_ignore_ascii_case(value.trim()))
+        .map(|choice| Some(*choice))
+        .ok_or_else(|| bad_value(key, &value, &format!("one of {}", choices.join(", "))))
 }
 
 /// `ralph.agent`, checked against the presets so a typo names the key.
@@ -235,6 +281,30 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
         ));
     }
     Ok(Some(name))
+}
+
+/// `ralph.roles`: a comma-separated pipeline of roles.
+pub fn roles(repo: &Repo) -> Result<Option<Vec<Role>>, ConfigError> {
+    let Some(value) = repo.config_string("ralph.roles") else {
+        return Ok(None);
+    };
+    parse_roles(&value).map(Some).map_err(|_| {
+        bad_value(
+            "ralph.roles",
+            &value,
+            "roles among coder, reviewer, tester, qa, separated by commas",
+        )
+    })
+}
+
+/// `coder,reviewer,tester`: roles, in the order they run, each once.
+pub fn parse_roles(text: &str) -> Result<Vec<Role>, crate::contract::roles::UnknownRole> {
+    let roles = text
+        .split(',')
+        .filter(|name| !name.trim().is_empty())
+        .map(str::parse)
+        .collect::<Result<Vec<Role>, _>>()?;
+    Ok(crate::contract::roles::in_order(&roles))
 }
 
 /// How `start` shows a run on a terminal.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentEvent;
+use crate::contract::Role;
 use crate::state::{AttemptOutcome, Flag, StopReason, Totals};
 
 /// One event with when and for which change it happened.
@@ -37,6 +38,14 @@ pub enum Event {
         total: usize,
         attempt: u32,
         max_attempts: u32,
+        /// The role this attempt plays in the story's pipeline, with its
+        /// iteration and bound.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role_iteration: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role_max_iterations: Option<u32>,
     },
     /// Something the agent did, untruncated.
     StoryEvent {
@@ -57,6 +66,26 @@ pub enum Event {
         /// The checkpoint commit of a completed story.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<String>,
+        /// The role the attempt played.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+    },
+    /// A role that only looks (reviewer, qa) changed files; they were
+    /// undone, and what it wrote is kept at `kept_at`.
+    RoleEditsUndone {
+        story_id: String,
+        attempt: u32,
+        role: Role,
+        paths: Vec<String>,
+        kept_at: String,
+    },
+    /// A role did not pass the story, and sent it back to the coder with
+    /// its findings; the pipeline goes on at `role` once the coder passes.
+    SentBack {
+        story_id: String,
+        attempt: u32,
+        role: Role,
+        findings: String,
     },
     /// An accepted attempt worth a second look. Sent before the attempt's
     /// `attempt_finished`.
@@ -64,6 +93,36 @@ pub enum Event {
         story_id: String,
         attempt: u32,
         flag: Flag,
+    },
+    /// The attempt ticked boxes of stories it was not given. Those ticks
+    /// do not count: they were put back, and each of those stories gets
+    /// attempts of its own. Sent before the attempt's `attempt_finished`.
+    TicksOutsideStory {
+        story_id: String,
+        attempt: u32,
+        stories: Vec<TickedStory>,
+    },
+    /// The attempt changed something in the git directory; the change was
+    /// undone. One event per file, or per config key.
+    GitDirChanged {
+        story_id: String,
+        attempt: u32,
+        /// The file, as `.git/…`.
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The file and key as people look for them:
+        /// `.git/config (core.hooksPath)`.
+        what: String,
+        change: GitDirChange,
+        /// Whether the change could have run code as the user.
+        runs_code: bool,
+    },
+    /// The attempt added tasks to the list; they stand.
+    TasksAdded {
+        story_id: String,
+        attempt: u32,
+        tasks: Vec<AddedTask>,
     },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },
@@ -95,6 +154,29 @@ pub enum Event {
         stories_total: usize,
         totals: Totals,
     },
+}
+
+/// A story whose boxes an attempt at another story ticked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickedStory {
+    pub id: String,
+    pub boxes: usize,
+}
+
+/// A task an attempt added, and the story it stands in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddedTask {
+    pub story: String,
+    pub text: String,
+}
+
+/// What happened to a file of the git directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GitDirChange {
+    Added,
+    Modified,
+    Removed,
 }
 
 pub fn now_ms() -> u64 {

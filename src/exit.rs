@@ -27,6 +27,9 @@ pub enum Exit {
     Timeout = 6,
     /// The run stopped: `--max-cost` or `--max-tokens` was reached.
     Budget = 7,
+    /// The run stopped: the agent could not work at all; no retry was
+    /// spent.
+    Setup = 8,
     /// A failure of git-ralph itself or of the machine (a bug, a full disk,
     /// an unreadable state file), as sysexits' EX_SOFTWARE.
     Internal = 70,
@@ -36,7 +39,7 @@ pub enum Exit {
 
 impl Exit {
     /// Every status, in the documented order.
-    pub const ALL: [Exit; 10] = [
+    pub const ALL: [Exit; 11] = [
         Exit::Success,
         Exit::Error,
         Exit::Usage,
@@ -45,6 +48,7 @@ impl Exit {
         Exit::NoProgress,
         Exit::Timeout,
         Exit::Budget,
+        Exit::Setup,
         Exit::Internal,
         Exit::Interrupted,
     ];
@@ -62,6 +66,9 @@ impl Exit {
             }
             Exit::Timeout => "timeout: --max-runtime passed",
             Exit::Budget => "budget: --max-cost or --max-tokens was reached",
+            Exit::Setup => {
+                "setup: the agent could not work at all (missing, not logged in, no API key, refusing to run); no retry was spent, and 'git ralph start' resumes once it is fixed"
+            }
             Exit::Internal => {
                 "internal: a failure of git-ralph itself or of the machine (an I/O or git error, a damaged state file)"
             }
@@ -85,6 +92,7 @@ impl Exit {
             StopReason::Budget => Exit::Budget,
             StopReason::Stopped => Exit::Interrupted,
             StopReason::Error => Exit::Error,
+            StopReason::Setup => Exit::Setup,
         }
     }
 }
@@ -105,6 +113,8 @@ pub enum ErrorKind {
     Usage,
     /// Stopped by the user.
     Interrupted,
+    /// The agent could not work at all; the run is stopped, resumable.
+    Setup,
     /// A bug or an environment failure.
     Internal,
     /// Stdout was closed by its reader (`git ralph status | head -1`): not
@@ -207,6 +217,7 @@ impl CommandError {
             ErrorKind::Internal => Exit::Internal,
             ErrorKind::Usage => Exit::Usage,
             ErrorKind::Interrupted => Exit::Interrupted,
+            ErrorKind::Setup => Exit::Setup,
             ErrorKind::BrokenPipe => Exit::Success,
         }
     }
@@ -238,7 +249,9 @@ impl From<crate::run::RunError> for CommandError {
         if let crate::run::RunError::Bug(bug) = &err {
             return CommandError::bug(bug, None);
         }
-        let kind = if err.is_usage() {
+        let kind = if matches!(err, crate::run::RunError::AgentSetup { .. }) {
+            ErrorKind::Setup
+        } else if err.is_usage() {
             ErrorKind::Usage
         } else if err.is_user_error() {
             ErrorKind::User
@@ -258,6 +271,13 @@ impl From<crate::run::ending::EndingError> for CommandError {
             EndingError::State(err) => err.into(),
             EndingError::Op(err) => err.into(),
             EndingError::Git(err) => err.into(),
+            EndingError::Config(err) => err.into(),
+            EndingError::Handoff(err) => {
+                let hints = err.hints();
+                let mut error = CommandError::from_error(ErrorKind::User, *err);
+                error.hints = hints;
+                error
+            }
             err => {
                 let hint = err.hint();
                 CommandError::from_error(ErrorKind::User, err).maybe_hint(hint)

@@ -22,6 +22,7 @@ pub mod preview;
 pub mod process;
 pub mod prompt;
 pub mod run;
+pub mod sandbox;
 pub mod settings;
 pub mod standin;
 pub mod state;

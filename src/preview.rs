@@ -57,6 +57,21 @@ pub struct StoryPreview {
     /// The tasks themselves, in file order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub task_list: Vec<TaskPreview>,
+    /// The story's role pipeline, in a run with roles.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline: Vec<RolePreview>,
+}
+
+/// One role of a story's pipeline, with its resolved settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RolePreview {
+    pub role: crate::contract::Role,
+    /// The preset or command that plays it, or `the run's agent`.
+    pub agent: String,
+    pub promise: String,
+    pub max_iterations: u32,
+    /// What decides that it passed, in words.
+    pub verification: String,
 }
 
 /// One task (checkbox) of a story.
@@ -163,6 +178,7 @@ pub fn preview_source(
                         done: task.done,
                     })
                     .collect(),
+                pipeline: Vec::new(),
             }
         })
         .collect();
@@ -197,6 +213,7 @@ fn first_prompt(
         retry: None,
         promise_token: options.promise_token.unwrap_or(crate::agent::DEFAULT_TOKEN),
         learnings: options.learnings,
+        role: None,
     };
     let template = options.template.unwrap_or(prompt::DEFAULT_TEMPLATE);
     Ok(prompt::render(template, &input)?)

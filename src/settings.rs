@@ -9,11 +9,13 @@
 //! [`Settings`] (stored in `state.json`) or a [`SettingsError`] that names
 //! the key or flag at fault.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{self, ConfigError};
+use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;
 use crate::stories::SourceKind;
 
@@ -28,6 +30,10 @@ pub enum OnFinish {
     Keep,
     /// Back to the original branch with all the work uncommitted.
     Cleanup,
+    /// Keep, then push `ralph/<change>` to the remote.
+    Push,
+    /// Keep, push, and open (or update) a pull request.
+    Pr,
 }
 
 impl OnFinish {
@@ -36,6 +42,8 @@ impl OnFinish {
             OnFinish::Ask => "ask",
             OnFinish::Keep => "keep",
             OnFinish::Cleanup => "cleanup",
+            OnFinish::Push => "push",
+            OnFinish::Pr => "pr",
         }
     }
 
@@ -44,6 +52,8 @@ impl OnFinish {
             "ask" => Some(OnFinish::Ask),
             "keep" => Some(OnFinish::Keep),
             "cleanup" => Some(OnFinish::Cleanup),
+            "push" => Some(OnFinish::Push),
+            "pr" => Some(OnFinish::Pr),
             _ => None,
         }
     }
@@ -80,6 +90,17 @@ pub struct Settings {
     pub tasks_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prd_file: Option<String>,
+    /// `--issues`: the file the issues were read from, absolute, instead of
+    /// `gh` (GitHub) or `.beads/issues.jsonl` (beads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issues_file: Option<String>,
+    /// `--label`: the GitHub label whose open issues are the work; `None`
+    /// is [`crate::stories::github::DEFAULT_LABEL`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `--comment`: a comment on each GitHub issue whose story is finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub comment: bool,
     /// Guardrails; `None` or 0 means no limit.
     #[serde(default)]
     pub guardrails: Guardrails,
@@ -109,6 +130,17 @@ pub struct Settings {
     /// none only at what a watch of the worktree saw touched.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_scan: bool,
+    /// `--sandbox`: the agent runs under bubblewrap, the git directory
+    /// read-only to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox: bool,
+    /// `--roles` or `ralph.roles`: the role pipeline; `None` leaves it to
+    /// the contract (`roles` in ralph.toml), which may give none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<Role>>,
+    /// `--role-agent`, `--role-agent-command`, `--role-model`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_agents: BTreeMap<Role, RoleAgent>,
 }
 
 impl Settings {
@@ -154,6 +186,9 @@ pub struct Requested {
     pub source: Option<SourceKind>,
     pub prd: Option<PathBuf>,
     pub tasks: Option<PathBuf>,
+    pub issues: Option<PathBuf>,
+    pub label: Option<String>,
+    pub comment: bool,
     pub prompt: Option<PathBuf>,
     pub once: bool,
     pub revert_failed: bool,
@@ -168,6 +203,9 @@ pub struct Requested {
     pub require_change: bool,
     pub no_learnings: bool,
     pub full_scan: bool,
+    pub sandbox: bool,
+    pub roles: Option<Vec<Role>>,
+    pub role_agents: BTreeMap<Role, RoleAgent>,
 }
 
 /// A setting that cannot be used.
@@ -242,6 +280,11 @@ pub fn resolve(
         || config::on_finish(repo),
         OnFinish::Ask,
     )?;
+    if matches!(on_finish, OnFinish::Push | OnFinish::Pr) {
+        // Read when the loop ends; a malformed value is said now.
+        config::boolean(repo, "ralph.prDraft")?;
+        config::one_of(repo, "ralph.forge", &["github", "gitlab"])?;
+    }
     if command_timeout == 0 || agent_timeout == 0 {
         return Err(SettingsError::ZeroTimeout);
     }
@@ -283,10 +326,36 @@ pub fn resolve(
         || config::boolean(repo, "ralph.fullScan"),
         false,
     )?;
+    let sandbox = layer(
+        req.sandbox.then_some(true),
+        stored.map(|s| s.sandbox),
+        || config::boolean(repo, "ralph.sandbox"),
+        false,
+    )?;
+    let roles = match (&req.roles, stored.and_then(|s| s.roles.clone())) {
+        (Some(roles), _) => Some(roles.clone()),
+        (None, Some(stored)) => Some(stored),
+        (None, None) if fresh => config::roles(repo)?,
+        (None, None) => None,
+    };
+    let mut role_agents = stored.map(|s| s.role_agents.clone()).unwrap_or_default();
+    for (role, choice) in &req.role_agents {
+        let entry = role_agents.entry(*role).or_default();
+        if choice.agent.is_some() || choice.agent_command.is_some() {
+            entry.agent = choice.agent.clone();
+            entry.agent_command = choice.agent_command.clone();
+        }
+        if choice.model.is_some() {
+            entry.model = choice.model.clone();
+        }
+    }
     Ok(Settings {
         require_change,
         no_learnings,
         full_scan,
+        sandbox,
+        roles,
+        role_agents,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),
@@ -308,6 +377,12 @@ pub fn resolve(
         source,
         tasks_file: as_typed(&req.tasks).or_else(|| stored.and_then(|s| s.tasks_file.clone())),
         prd_file: as_typed(&req.prd).or_else(|| stored.and_then(|s| s.prd_file.clone())),
+        issues_file: absolute(&req.issues).or_else(|| stored.and_then(|s| s.issues_file.clone())),
+        label: req
+            .label
+            .clone()
+            .or_else(|| stored.and_then(|s| s.label.clone())),
+        comment: req.comment || stored.is_some_and(|s| s.comment),
     })
 }
 
@@ -441,6 +516,8 @@ mod tests {
             (None, "\"auto\""),
             (Some(SourceKind::OpenSpec), "\"openspec\""),
             (Some(SourceKind::Prompt), "\"prompt\""),
+            (Some(SourceKind::Github), "\"github\""),
+            (Some(SourceKind::Beads), "\"beads\""),
         ] {
             #[derive(Serialize, Deserialize)]
             struct Wrap(#[serde(with = "source_setting")] Option<SourceKind>);

@@ -23,7 +23,8 @@
 //! - `plain`: plain text output, and the bounded `TextTail` the
 //!   parsers keep;
 //! - `events`, `promise`, `question`: what happened, and what it means;
-//! - `runner`: one supervised attempt, output streamed to a log.
+//! - `runner`: one supervised attempt, output streamed to a log;
+//! - `setup`: an agent that cannot work at all, told from one that failed.
 
 mod events;
 mod plain;
@@ -31,6 +32,7 @@ pub mod presets;
 mod promise;
 mod question;
 mod runner;
+pub mod setup;
 mod spec;
 mod stream;
 

@@ -128,6 +128,18 @@ pub struct TrailAttempt {
     pub cost_usd: f64,
     /// What an accepted attempt was flagged for.
     pub flag: Option<Flag>,
+    /// The role it played in the story's pipeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::contract::Role>,
+    /// Stories whose boxes it ticked though it was not given them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outside_ticks: Vec<String>,
+    /// What it changed in the git directory (undone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub git_dir_changes: Vec<String>,
+    /// Tasks it added, as `<story>: <task>`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub added_tasks: Vec<String>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -144,6 +156,10 @@ impl From<&AttemptRecord> for TrailAttempt {
             output_tokens: record.output_tokens,
             cost_usd: record.cost_usd,
             flag: record.flag,
+            role: record.role,
+            outside_ticks: record.outside_ticks.clone(),
+            git_dir_changes: record.git_dir_changes.clone(),
+            added_tasks: record.added_tasks.clone(),
         }
     }
 }

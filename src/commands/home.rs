@@ -203,6 +203,16 @@ fn preview_data(change: &str, plan: Plan) -> PreviewData {
                     .into_iter()
                     .map(|task| (task.done, task.text))
                     .collect(),
+                pipeline: story
+                    .pipeline
+                    .iter()
+                    .map(|role| {
+                        format!(
+                            "{}: {}, at most {} iterations; {}",
+                            role.role, role.agent, role.max_iterations, role.verification
+                        )
+                    })
+                    .collect(),
                 id: story.id,
                 title: story.title,
             })

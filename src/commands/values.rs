@@ -13,6 +13,10 @@ pub enum OnFinishArg {
     Keep,
     /// Back to the original branch with all the work uncommitted.
     Cleanup,
+    /// Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`).
+    Push,
+    /// Keep, push, and open or update a pull request (see `git ralph finish --pr`).
+    Pr,
 }
 
 impl From<OnFinishArg> for OnFinish {
@@ -21,15 +25,25 @@ impl From<OnFinishArg> for OnFinish {
             OnFinishArg::Ask => OnFinish::Ask,
             OnFinishArg::Keep => OnFinish::Keep,
             OnFinishArg::Cleanup => OnFinish::Cleanup,
+            OnFinishArg::Push => OnFinish::Push,
+            OnFinishArg::Pr => OnFinish::Pr,
         }
     }
 }
 
+/// `--source`: where the stories come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SourceArg {
+    /// openspec/changes/<CHANGE>/tasks.md
     Openspec,
+    /// a prd.json of user stories (--prd)
     Prd,
+    /// a markdown checklist (--tasks)
     Markdown,
+    /// open GitHub issues with a label (--label), through `gh` or --issues
+    Github,
+    /// open issues of the beads tracker, .beads/issues.jsonl
+    Beads,
 }
 
 impl From<SourceArg> for SourceKind {
@@ -38,6 +52,8 @@ impl From<SourceArg> for SourceKind {
             SourceArg::Openspec => SourceKind::OpenSpec,
             SourceArg::Prd => SourceKind::Prd,
             SourceArg::Markdown => SourceKind::Markdown,
+            SourceArg::Github => SourceKind::Github,
+            SourceArg::Beads => SourceKind::Beads,
         }
     }
 }

@@ -53,6 +53,9 @@
 //! ```
 
 mod checks;
+mod error;
+mod method;
+pub mod roles;
 mod verify;
 
 /// The contract file format, as documented in the man page and README.
@@ -96,14 +99,49 @@ max_tokens = 300000
 require_change = false          # this story may legitimately change nothing
 [[story."2".check]]
 command = "test -s bye.txt"
+
+[roles]                         # a role pipeline per story (or: roles = ["coder", ...])
+pipeline = ["coder", "reviewer", "tester", "qa"]   # any of these, in this order
+[roles.reviewer]                # every key optional; the defaults per role:
+agent = "codex"                 #   the run's agent; or agent_command = "..."
+model = "gpt-5"                 #   the agent's default model
+promise = "REVIEW_PASSED"       #   IMPLEMENTATION_COMPLETE, REVIEW_PASSED, TESTS_PASSED, QA_PASSED
+max_iterations = 5              #   coder 15, reviewer 5, tester 10, qa 5
+description = "Check error handling first."   # said to the role's agent
+prompt = "prompts/reviewer.md"  #   the role's built-in prompt
+enabled = true                  #   false leaves the role out
+verification = "semantic"       #   coder/tester external, reviewer semantic, qa multi_stage;
+                                #   with nothing to run, the story's contract decides
+[roles.tester.verification]     # or a method with its settings, as [verify] takes them
+method = "external"
+command = "cargo test"          # also success_exit_code, output_contains,
+timeout = 900                   # output_not_contains, working_dir
+[roles.qa.verification]
+method = "multi_stage"
+require_all = true
+[[roles.qa.verification.stages]]
+method = "semantic"             # check_for, negative_patterns, agent, command, model
+check_for = ["a user can say goodbye"]
+agent = "claude"
+[[roles.qa.verification.stages]]
+method = "external"
+command = "./scripts/smoke.sh"
+required = false
+
+[story."3".roles.tester]        # one story's roles, over [roles.*]
+enabled = false
 "#;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 pub use checks::{CheckOutcome, run_check, run_checks};
+pub use error::ContractError;
+use error::read_file;
+pub use method::{Method, Stage};
+pub use roles::{Role, RoleAgent, RoleError, RoleRules, RolesField};
 pub use verify::{Verdict, VerifyContext, describe_changes, verify};
 
 /// The token that turns string matching off.
@@ -148,79 +186,6 @@ impl CheckSpec {
     }
 }
 
-/// A verification method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Method {
-    /// The promise token in the agent's final message.
-    StringMatch {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        token: Option<String>,
-    },
-    /// A command's exit code and output.
-    External {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        success_exit_code: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        output_contains: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        output_not_contains: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout: Option<u64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        working_dir: Option<String>,
-    },
-    /// Negative patterns on the attempt's diff, then a verifier agent.
-    Semantic {
-        #[serde(default)]
-        criteria: Vec<String>,
-        #[serde(default)]
-        negative_patterns: Vec<String>,
-        /// An agent preset to verify with.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-        /// Or any command, prompt on stdin.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        command: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout: Option<u64>,
-    },
-    /// Ordered stages.
-    MultiStage {
-        stages: Vec<Stage>,
-        #[serde(default = "yes")]
-        require_all: bool,
-    },
-}
-
-/// One stage of a multi-stage verification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stage {
-    #[serde(flatten)]
-    pub method: Method,
-    /// A failing optional stage only warns.
-    #[serde(default = "yes")]
-    pub required: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Method {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Method::StringMatch { .. } => "string_match",
-            Method::External { .. } => "external",
-            Method::Semantic { .. } => "semantic",
-            Method::MultiStage { .. } => "multi_stage",
-        }
-    }
-}
-
 /// Per-story additions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,6 +208,9 @@ pub struct StoryContract {
     /// besides ticking boxes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_change: Option<bool>,
+    /// The story's own settings of its roles (`[story."2".roles.tester]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<Role, roles::RoleSettings>,
 }
 
 /// `[stories]`: which sections of a task file are work. Headings are
@@ -307,73 +275,13 @@ pub struct Contract {
     pub story: BTreeMap<String, StoryContract>,
     #[serde(default, skip_serializing_if = "StoriesSettings::is_empty")]
     pub stories: StoriesSettings,
+    /// The role pipeline and the roles' settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<RolesField>,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
-}
-
-/// Why a contract could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ContractError {
-    #[error("could not read {}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} is not a valid contract: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-    #[error("{}:{line}:{column}: the contract is not UTF-8 text (byte {byte:#04x})", path.display())]
-    NotUtf8 {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        byte: u8,
-    },
-    #[error("could not save the contract snapshot to {}", path.display())]
-    Snapshot {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl ContractError {
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            ContractError::Invalid { .. } => Some(
-                "see CONTRACT FILES in 'man git-ralph-start' for the keys and their types".into(),
-            ),
-            ContractError::NotUtf8 { .. } => Some(
-                "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line".into(),
-            ),
-            _ => None,
-        }
-    }
-}
-
-/// The text of a contract file, or `None` when there is no such file.
-fn read_file(path: &Path) -> Result<Option<String>, ContractError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ContractError::Read {
-                path: path.to_owned(),
-                source,
-            });
-        }
-    };
-    String::from_utf8(bytes).map(Some).map_err(|err| {
-        let (line, column, byte) = crate::stories::first_bad_byte(&err);
-        ContractError::NotUtf8 {
-            path: path.to_owned(),
-            line,
-            column,
-            byte,
-        }
-    })
 }
 
 /// The contract for one story, with everything merged.
@@ -463,6 +371,10 @@ impl Contract {
         if other.require_change.is_some() {
             self.require_change = other.require_change;
         }
+        self.roles = match (self.roles.take(), other.roles) {
+            (Some(earlier), Some(later)) => Some(earlier.merge(later)),
+            (earlier, later) => later.or(earlier),
+        };
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
         for (id, story) in other.story {
@@ -485,7 +397,44 @@ impl Contract {
             if story.require_change.is_some() {
                 entry.require_change = story.require_change;
             }
+            for (role, settings) in story.roles {
+                let merged = entry.roles.remove(&role).unwrap_or_default().over(settings);
+                entry.roles.insert(role, merged);
+            }
         }
+    }
+
+    /// The role pipeline the contract files give, if they give one.
+    pub fn pipeline(&self) -> Option<Vec<Role>> {
+        self.roles
+            .as_ref()
+            .and_then(RolesField::pipeline)
+            .map(roles::in_order)
+    }
+
+    /// Story `story`'s pipeline of `roles`, each role resolved: the story's
+    /// settings over the role's, over the defaults, and the command line's
+    /// choice of agent (`agents`) over all. Roles turned off for the story
+    /// are left out.
+    pub fn pipeline_for(
+        &self,
+        story: &str,
+        roles: &[Role],
+        agents: &BTreeMap<Role, RoleAgent>,
+    ) -> Result<Vec<RoleRules>, RoleError> {
+        let configured = self.roles.as_ref().and_then(RolesField::settings);
+        let for_story = self.story.get(story).map(|story| &story.roles);
+        let mut pipeline = Vec::new();
+        for role in roles::in_order(roles) {
+            let resolved = roles::resolve(
+                role,
+                configured.and_then(|settings| settings.get(&role)),
+                for_story.and_then(|settings| settings.get(&role)),
+                agents.get(&role),
+            )?;
+            pipeline.extend(resolved);
+        }
+        Ok(pipeline)
     }
 
     /// The rules for `story` (with criteria from the story source, e.g. a

@@ -112,17 +112,16 @@ pub async fn verify(method: &Method, ctx: &VerifyContext<'_>) -> Verdict {
             negative_patterns,
             agent,
             command,
+            model,
             timeout,
         } => {
-            semantic(
-                criteria,
-                negative_patterns,
-                agent.as_deref(),
-                command.as_deref(),
-                *timeout,
-                ctx,
-            )
-            .await
+            let verifier = Verifier {
+                agent: agent.as_deref(),
+                command: command.as_deref(),
+                model: model.as_deref(),
+                timeout: *timeout,
+            };
+            semantic(criteria, negative_patterns, verifier, ctx).await
         }
         Method::MultiStage {
             stages,
@@ -195,12 +194,23 @@ fn string_match(token: Option<&str>, ctx: &VerifyContext<'_>) -> Verdict {
     }
 }
 
+/// Who verifies: an agent preset (with its model) or any command.
+struct Verifier<'a> {
+    agent: Option<&'a str>,
+    command: Option<&'a str>,
+    model: Option<&'a str>,
+    timeout: Option<u64>,
+}
+
 async fn semantic(
     criteria: &[String],
     negative_patterns: &[String],
-    agent: Option<&str>,
-    command: Option<&str>,
-    timeout: Option<u64>,
+    Verifier {
+        agent,
+        command,
+        model,
+        timeout,
+    }: Verifier<'_>,
     ctx: &VerifyContext<'_>,
 ) -> Verdict {
     for pattern in negative_patterns {
@@ -213,7 +223,7 @@ async fn semantic(
     }
     let spec = match (agent, command) {
         (_, Some(command)) => presets::command(command),
-        (Some(agent), None) => match presets::preset(agent, None, &[]) {
+        (Some(agent), None) => match presets::preset(agent, model, &[]) {
             Ok(spec) => spec,
             Err(err) => return fallback(format!("the verifier agent is unusable ({err})"), ctx),
         },

@@ -13,6 +13,7 @@
 mod blob;
 mod diff;
 mod error;
+mod git_dir;
 mod guard;
 pub mod hex;
 mod index_cache;
@@ -32,6 +33,7 @@ mod watch;
 pub use blob::human_size;
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
+pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 pub use guard::{RefSnapshot, RestoredRef};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};

@@ -195,6 +195,12 @@ impl Repo {
         self.repo.git_dir()
     }
 
+    /// The git dir shared by every worktree (the same as [`Repo::git_dir`]
+    /// outside a linked worktree).
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
     /// Where run state lives: `<git-dir>/ralph/`.
     pub fn ralph_dir(&self) -> PathBuf {
         self.repo.git_dir().join("ralph")

@@ -38,11 +38,22 @@ pub struct RevertStats {
 impl Repo {
     /// `git reset --hard HEAD && git clean -fd`.
     pub fn revert(&mut self) -> Result<RevertStats, OpError> {
+        let commit = self.head()?.commit();
+        self.reset_to(commit)
+    }
+
+    /// The worktree and index as `commit` has them (`git read-tree -u
+    /// --reset <commit> && git clean -fd`), HEAD left where it is: the
+    /// uncommitted work a story has so far, taken up again.
+    pub fn revert_to(&mut self, commit: ObjectId) -> Result<RevertStats, OpError> {
+        self.reset_to(Some(commit))
+    }
+
+    fn reset_to(&mut self, commit: Option<ObjectId>) -> Result<RevertStats, OpError> {
         let lock = IndexLock::acquire(self)?;
         self.scoped(|scope| -> Result<_, OpError> {
             let current = self.shared_index()?;
-            let head = self.head()?;
-            let tree = match head.commit() {
+            let tree = match commit {
                 Some(commit) => self.commit_tree(commit)?,
                 None => self.repo.empty_tree().id,
             };

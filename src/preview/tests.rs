@@ -90,6 +90,7 @@ fn preview_prompt_is_the_loops_first_prompt() {
             retry: None,
             promise_token: "DONE",
             learnings: None,
+            role: None,
         },
     )
     .expect("render");

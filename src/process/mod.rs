@@ -1,6 +1,7 @@
 //! One supervised child process, the only place git-ralph starts programs.
 //!
-//! The agent, the contract's checks and the optional `openspec` CLI are all
+//! The agent, the contract's checks, the optional `openspec` CLI, and at the
+//! hand-off `git push` (gitoxide cannot push) and `gh` or `glab` are all
 //! programs git-ralph does not control: they may hang, print gigabytes,
 //! ignore SIGTERM, or leave a background job holding the pipes open. So
 //! every child runs here the same way: in its own process group (killed
@@ -150,6 +151,8 @@ pub enum ProcessError {
     /// The caller's output handler failed (a log that could not be written).
     #[error(transparent)]
     Output(io::Error),
+    #[error("could not start the async runtime: {0}")]
+    Runtime(io::Error),
 }
 
 impl ProcessError {
@@ -397,6 +400,31 @@ pub async fn run_split(
     })
     .await?;
     Ok((exit, stdout, stderr))
+}
+
+/// [`run_split`] for code that is not async (a run being set up): the
+/// child is supervised on a runtime of its own, on a thread of its own, so
+/// this works whether or not the caller is itself on a runtime.
+pub fn run_split_blocking(
+    spec: &Spec,
+    limits: Limits,
+    max_output: usize,
+) -> Result<(ExitStatusKind, Tail, Tail), ProcessError> {
+    let spec = spec.clone();
+    let supervise = move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| ProcessError::Spawn {
+                program: spec.program.clone(),
+                source,
+            })?;
+        runtime.block_on(run_split(&spec, limits, max_output))
+    };
+    match std::thread::spawn(supervise).join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 fn exit_kind(status: ExitStatus) -> ExitStatusKind {

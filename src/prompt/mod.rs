@@ -21,10 +21,23 @@
 //! e.g. from a context file, are wrapped in backticks) and never ends with a
 //! promise tag.
 
+use crate::contract::Role;
+use crate::state::Findings;
 use crate::stories::{ContextFile, Story, StorySource};
 
 /// The prompt used when the project configures none.
 pub const DEFAULT_TEMPLATE: &str = include_str!("template.md");
+
+/// The built-in prompt of a role that does not code: the coder's is the
+/// story's prompt ([`DEFAULT_TEMPLATE`], or the project's).
+pub fn role_template(role: Role) -> Option<&'static str> {
+    match role {
+        Role::Coder => None,
+        Role::Reviewer => Some(include_str!("roles/reviewer.md")),
+        Role::Tester => Some(include_str!("roles/tester.md")),
+        Role::Qa => Some(include_str!("roles/qa.md")),
+    }
+}
 
 /// The word that means completion: `<promise>COMPLETE</promise>`.
 pub const DEFAULT_PROMISE_TOKEN: &str = "COMPLETE";
@@ -37,7 +50,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("change", "name of the change being worked through"),
     (
         "source_kind",
-        "where the stories come from: openspec, prd or markdown",
+        "where the stories come from: openspec, prd, markdown, github or beads",
     ),
     ("story_id", "id of the story, e.g. `2` or `US-003`"),
     ("story_title", "title of the story"),
@@ -65,7 +78,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         "tracking_file",
-        "repository-relative path of the file the agent updates",
+        "repository-relative path of the file the agent updates (absolute for github and beads: the run's own record, outside the worktree)",
     ),
     (
         "done_instruction",
@@ -82,6 +95,30 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (
         "learnings_file",
         "absolute path of the learnings file (also `$RALPH_LEARNINGS_FILE`), or nothing with --no-learnings",
+    ),
+    (
+        "role",
+        "the role this attempt plays in the story's pipeline (coder, reviewer, tester, qa), or nothing without roles",
+    ),
+    (
+        "role_description",
+        "the role's description from ralph.toml, as a paragraph, or nothing",
+    ),
+    (
+        "iteration",
+        "1-based number of this iteration of the role, or nothing without roles",
+    ),
+    (
+        "max_iterations",
+        "how many iterations the role gets, or nothing without roles",
+    ),
+    (
+        "findings",
+        "a `## Findings from the <role>` section with what the role that sent the story back found, word for word, or nothing",
+    ),
+    (
+        "work",
+        "a `## The work` section: the story's change so far, file by file, for the roles that review it; or nothing",
     ),
     (
         "promise_complete",
@@ -140,6 +177,21 @@ pub struct PromptInput<'a> {
     pub promise_token: &'a str,
     /// `None` with `--no-learnings`.
     pub learnings: Option<&'a Learnings>,
+    /// The role this attempt plays, in a role pipeline.
+    pub role: Option<RolePrompt<'a>>,
+}
+
+/// What a role's prompt says of the role.
+pub struct RolePrompt<'a> {
+    pub role: Role,
+    pub description: Option<&'a str>,
+    /// 1-based.
+    pub iteration: u32,
+    pub max_iterations: u32,
+    /// What the role that sent the story back found, for the coder.
+    pub findings: Option<&'a Findings>,
+    /// The story's change so far, for the roles that look at it.
+    pub work: Option<&'a str>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -189,7 +241,12 @@ pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptE
             token: token.to_owned(),
         });
     }
-    let text = substitute(template, |name, line| value(name, line, input))?;
+    let mut text = substitute(template, |name, line| value(name, line, input))?;
+    // Findings reach the coder whatever its template says.
+    let findings = findings_section(input);
+    if !findings.is_empty() && !template.contains("{{findings}}") {
+        text = format!("{findings}\n{text}");
+    }
     Ok(guard_promises(text, PROMISE_TAG))
 }
 
@@ -287,6 +344,7 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
     known(name, line)?;
     let story = input.story;
     let token = input.promise_token;
+    let role = input.role.as_ref();
     Ok(match name {
         "change" => input.change.to_owned(),
         "source_kind" => input.source.kind().to_string(),
@@ -307,6 +365,17 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
             .learnings
             .map(|learnings| learnings.path.clone())
             .unwrap_or_default(),
+        "role" => role.map(|r| r.role.to_string()).unwrap_or_default(),
+        "role_description" => section_text(role.and_then(|r| r.description)),
+        "iteration" => role.map(|r| r.iteration.to_string()).unwrap_or_default(),
+        "max_iterations" => role
+            .map(|r| r.max_iterations.to_string())
+            .unwrap_or_default(),
+        "findings" => findings_section(input),
+        "work" => role
+            .and_then(|r| r.work)
+            .map(|work| format!("## The work\n\n{}\n", work.trim_end()))
+            .unwrap_or_default(),
         "promise_complete" => format!("<{PROMISE_TAG}>{token}</{PROMISE_TAG}>"),
         "promise_failed" => format!("<{PROMISE_TAG}>FAILED: <reason></{PROMISE_TAG}>"),
         _ => {
@@ -318,11 +387,22 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
     })
 }
 
+/// The `## Findings from the <role>` section, word for word, or nothing.
+fn findings_section(input: &PromptInput<'_>) -> String {
+    let Some(findings) = input.role.as_ref().and_then(|role| role.findings) else {
+        return String::new();
+    };
+    format!(
+        "## Findings from the {} (attempt {})\n\nThe {} sent this story back: fix what it found, then finish the story again.\n\n{}\n",
+        findings.role,
+        findings.attempt,
+        findings.role,
+        findings.text.trim_end()
+    )
+}
+
 fn slash(path: &std::path::Path) -> String {
-    path.components()
-        .map(|component| component.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::stories::slash_path(path)
 }
 
 fn section_text(text: Option<&str>) -> String {

@@ -88,6 +88,7 @@ fn render_default(
         retry,
         promise_token: DEFAULT_PROMISE_TOKEN,
         learnings: None,
+        role: None,
     };
     render(DEFAULT_TEMPLATE, &input).expect("default template renders")
 }
@@ -272,6 +273,7 @@ fn minimal_input<'a>(story: &'a Story, source: &'a dyn StorySource) -> PromptInp
         retry: None,
         promise_token: DEFAULT_PROMISE_TOKEN,
         learnings: None,
+        role: None,
     }
 }
 
@@ -392,6 +394,11 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
     story.acceptance_criteria = vec!["hello.txt exists".into()];
     let files = context_files();
     let learnings = learnings_of("use make db");
+    let findings = crate::state::Findings {
+        role: crate::contract::Role::Reviewer,
+        attempt: 2,
+        text: "hello.txt is empty".into(),
+    };
     let input = PromptInput {
         change: "add-greeting",
         story: &story,
@@ -403,6 +410,14 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
         retry: Some(RetryContext::TimedOut),
         promise_token: DEFAULT_PROMISE_TOKEN,
         learnings: Some(&learnings),
+        role: Some(RolePrompt {
+            role: crate::contract::Role::Coder,
+            description: Some("Keep it small."),
+            iteration: 2,
+            max_iterations: 15,
+            findings: Some(&findings),
+            work: Some("hello.txt (added)"),
+        }),
     };
     for (name, description) in VARIABLES {
         assert!(!description.is_empty());
@@ -410,14 +425,18 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
             .unwrap_or_else(|error| panic!("{name}: {error}"));
         assert!(rendered.len() > 2, "{name} rendered empty");
     }
-    assert_eq!(
-        render(
-            "{{story_index}}/{{story_total}} #{{attempt}} {{source_kind}}",
-            &input
-        )
-        .expect("render"),
-        "2/5 #3 openspec"
+    // Findings reach the coder even through a template without them.
+    let tiny = "{{story_index}}/{{story_total}} #{{attempt}} {{source_kind}}";
+    assert!(
+        render(tiny, &input)
+            .expect("render")
+            .contains("hello.txt is empty")
     );
+    let plain = PromptInput {
+        role: None,
+        ..input
+    };
+    assert_eq!(render(tiny, &plain).expect("render"), "2/5 #3 openspec");
 }
 
 #[test]

@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 
 use super::blocking;
 use super::error::RunError;
+use super::pipeline::Turn;
+use super::prompting::Place;
 use super::story_loop::StoryLoop;
-use crate::agent::{self, AgentEvent, AgentRun, Invocation};
+use crate::agent::setup::{self, SetupError, SetupKind};
+use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
+use crate::contract::RoleRules;
 use crate::events::{Event, Record, now_ms};
-use crate::git::{RefSnapshot, ref_component};
-use crate::prompt::{self, Learnings, PromptInput, RetryContext};
+use crate::git::{GitDirChange, RefSnapshot, ref_component};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
 
@@ -20,6 +23,26 @@ use crate::stories::Story;
 const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What the agent's run left for the rest of the attempt to weigh.
+pub(super) struct Ran {
+    pub run: AgentRun,
+    pub activity: Activity,
+    /// What it changed in the git directory, already undone.
+    pub git_dir: Vec<GitDirChange>,
+    /// The role it played, in a role pipeline.
+    pub turn: Option<Turn>,
+}
+
+/// What the agent said while it ran, as far as telling a set-up error
+/// from work goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Activity {
+    /// Events its output held.
+    pub events: usize,
+    /// It said something as the model (an assistant message).
+    pub model_turned: bool,
+}
 
 /// What an attempt is given before its agent starts.
 struct Prepared {
@@ -40,47 +63,72 @@ impl StoryLoop {
         &mut self,
         story: &Story,
         stories: &[Story],
+        turn: Option<Turn>,
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
-        let prepared = self.prepare(story, stories).await?;
-        let invocation = self.invocation(story, &prepared);
+        let prepared = self.prepare(story, stories, turn.as_ref()).await?;
+        let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
-        // and put back after the attempt.
+        // and put back after the attempt; likewise the git directory.
         let branch = self.settings.change.branch_ref();
         let refs_before = self
             .with_repo(move |repo| repo.snapshot_user_refs(&branch))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
         self.watch_worktree().await;
+        let git_dir_before = self.snapshot_git_dir().await?;
         let clock = Instant::now();
-        let run = self
+        let (run, mut activity) = self
             .run_agent(story, &prepared, &invocation, timeout)
+            .await?;
+        let git_dir = self
+            .contain_git_dir(&story.id, prepared.attempt, git_dir_before)
             .await?;
         self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
         self.label_learnings(story, prepared.attempt, learnings_before)
             .await;
         self.bring_back(refs_before, &prepared).await?;
-        self.route(story, &prepared, run, &invocation.program, timeout)
-            .await
+        // A write the sandbox refused was the agent at work.
+        activity.model_turned |= self.note_sandbox_refusal(&run, &log_tail(&prepared.log_path));
+        let ran = Ran {
+            run,
+            activity,
+            git_dir,
+            turn,
+        };
+        self.route(story, stories, &prepared, ran, timeout).await
     }
 
     /// The attempt's number, prompt and files, and its record begun and
     /// saved before the agent starts.
-    async fn prepare(&mut self, story: &Story, stories: &[Story]) -> Result<Prepared, RunError> {
+    async fn prepare(
+        &mut self,
+        story: &Story,
+        stories: &[Story],
+        turn: Option<&Turn>,
+    ) -> Result<Prepared, RunError> {
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
-        let token = self.promise_token(story);
+        let token = match turn {
+            Some(turn) => Some(turn.rules.promise.clone()),
+            None => self.promise_token(story),
+        };
+        let place = Place {
+            index,
+            total: stories.len(),
+            attempt,
+        };
         let prompt = self
-            .render_prompt(story, index, stories.len(), attempt, token.as_deref())
+            .render_prompt(story, place, token.as_deref(), turn)
             .await?;
         let story_key = safe_component(&story.id);
         let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
         let log_path = self.run_dir.attempt_log(&story_key, attempt);
         write_file(&prompt_path, prompt.as_bytes())?;
 
-        self.begin_record(story, attempt, &log_path);
+        self.begin_record(story, attempt, &log_path, turn.map(Turn::role));
         self.save()?;
         let max_attempts = self.max_attempts(&story.id);
         self.emit(Event::StoryProgress {
@@ -90,6 +138,9 @@ impl StoryLoop {
             total: stories.len(),
             attempt,
             max_attempts,
+            role: turn.map(Turn::role),
+            role_iteration: turn.map(|turn| turn.iteration),
+            role_max_iterations: turn.map(|turn| turn.rules.max_iterations),
         });
         Ok(Prepared {
             attempt,
@@ -103,7 +154,12 @@ impl StoryLoop {
 
     /// The agent's command line for the attempt, and what its environment
     /// tells it.
-    fn invocation(&self, story: &Story, prepared: &Prepared) -> Invocation {
+    fn invocation(
+        &self,
+        story: &Story,
+        prepared: &Prepared,
+        turn: Option<&Turn>,
+    ) -> Result<Invocation, RunError> {
         let workdir = self.repo_lock().workdir().to_owned();
         let mut env = vec![
             ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
@@ -120,7 +176,14 @@ impl StoryLoop {
                 self.run_dir.learnings_path().to_string_lossy().into_owned(),
             ));
         }
-        let mut invocation = self.settings.agent.invocation(
+        if let Some(turn) = turn {
+            env.push(("RALPH_ROLE".to_owned(), turn.role().to_string()));
+        }
+        let agent = match turn {
+            Some(turn) => self.role_agent(&turn.rules)?,
+            None => self.settings.agent.clone(),
+        };
+        let mut invocation = agent.invocation(
             &prepared.prompt,
             &prepared.prompt_path,
             &workdir,
@@ -128,7 +191,26 @@ impl StoryLoop {
             prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
-        invocation
+        Ok(invocation)
+    }
+
+    /// The agent a role runs: its own command or preset (with its model),
+    /// the run's preset with the role's model, or the run's agent.
+    fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
+        if let Some(command) = &rules.agent_command {
+            return Ok(agent::presets::command(command));
+        }
+        let preset = match (&rules.agent, &self.state.settings.agent_command) {
+            (Some(name), _) => name.clone(),
+            (None, None) if rules.model.is_some() => self.state.settings.agent.clone(),
+            _ => return Ok(self.settings.agent.clone()),
+        };
+        let args = crate::config::agent_args(&self.repo_lock(), &preset);
+        let model = rules
+            .model
+            .as_deref()
+            .or(self.state.settings.model.as_deref());
+        Ok(agent::presets::preset(&preset, model, &args)?)
     }
 
     /// Run the agent, forwarding what it says as events. An agent that
@@ -140,12 +222,15 @@ impl StoryLoop {
         prepared: &Prepared,
         invocation: &Invocation,
         timeout: Duration,
-    ) -> Result<AgentRun, RunError> {
+    ) -> Result<(AgentRun, Activity), RunError> {
+        let mut activity = Activity::default();
         let run = {
             let stop = self.stop.clone();
             let change = self.settings.change.to_string();
             let (story_id, attempt) = (story.id.clone(), prepared.attempt);
             let mut on_event = |event: AgentEvent| {
+                activity.events += 1;
+                activity.model_turned |= matches!(event, AgentEvent::Message { .. });
                 self.deliver(Record {
                     ts_ms: now_ms(),
                     change: change.clone(),
@@ -158,7 +243,7 @@ impl StoryLoop {
             };
             agent::run(invocation, &prepared.log_path, timeout, stop, &mut on_event).await
         };
-        run.map_err(|err| {
+        run.map(|run| (run, activity)).map_err(|err| {
             self.story_record(&story.id).attempts.pop();
             self.state.totals.attempts -= 1;
             err.into()
@@ -204,19 +289,61 @@ impl StoryLoop {
     async fn route(
         &mut self,
         story: &Story,
+        before: &[Story],
         prepared: &Prepared,
-        run: AgentRun,
-        program: &str,
+        ran: Ran,
         timeout: Duration,
     ) -> Result<(), RunError> {
-        if let Some(code @ (126 | 127)) = run.exit.code() {
-            return self.setup_failure(story, code, &run, program).await;
+        let program = self.settings.agent.program.clone();
+        if let Some(code @ (126 | 127)) = ran.run.exit.code() {
+            let words = last_line(&ran.run.stderr_tail).unwrap_or("not found");
+            let setup = SetupError {
+                kind: SetupKind::NotRunnable(code),
+                words: words.to_owned(),
+            };
+            return self.setup_failure(story, setup, &program).await;
         }
-        if let Some(limit) = run.done.as_ref().and_then(|done| done.rate_limit.clone()) {
+        if let Some(limit) = ran
+            .run
+            .done
+            .as_ref()
+            .and_then(|done| done.rate_limit.clone())
+        {
             return self.pause_for_limit(story, prepared.attempt, limit).await;
         }
-        self.judge_attempt(story, prepared.attempt, &prepared.story_key, run, timeout)
+        if let Some(setup) = self.setup_error(&ran).await? {
+            return self.setup_failure(story, setup, &program).await;
+        }
+        self.judge_attempt(
+            story,
+            before,
+            prepared.attempt,
+            &prepared.story_key,
+            ran,
+            timeout,
+        )
+        .await
+    }
+
+    /// The set-up error the attempt's ending amounts to, if any. Only a
+    /// failed run is looked at, and the worktree read only then.
+    async fn setup_error(&self, ran: &Ran) -> Result<Option<SetupError>, RunError> {
+        if !failed(&ran.run) {
+            return Ok(None);
+        }
+        let checkpoint = self.state.checkpoint;
+        let (old, new) = self
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
             .await
+            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+        Ok(setup::recognise(&setup::Ending {
+            failed: true,
+            changed: old != new,
+            model_turned: ran.activity.model_turned,
+            spoke: ran.activity.events > 0,
+            error: ran.run.done.as_ref().and_then(|done| done.error.as_deref()),
+            stderr_tail: &ran.run.stderr_tail,
+        }))
     }
 
     /// Put back every branch and tag the agent moved, created or deleted;
@@ -254,15 +381,14 @@ impl StoryLoop {
         Ok(())
     }
 
-    /// The agent command could not be run at all (the shell's 127, command
-    /// not found, or 126, not executable): a set-up error, not a failed
-    /// story. The run stops at once and no retry is spent; anything the
-    /// attempt left is set aside first.
+    /// The agent could not work at all (its command not found or not
+    /// executable, a root refusal, no API key, an unknown option): a
+    /// set-up error, not a failed story. The run stops at once and no
+    /// retry is spent; anything the attempt left is set aside first.
     async fn setup_failure(
         &mut self,
         story: &Story,
-        code: i32,
-        run: &AgentRun,
+        setup: SetupError,
         program: &str,
     ) -> Result<(), RunError> {
         let checkpoint = self.state.checkpoint;
@@ -277,7 +403,7 @@ impl StoryLoop {
                 now_ms()
             );
             let message = format!(
-                "ralph({}): work left by an agent command that could not run",
+                "ralph({}): work left by an agent that could not work",
                 self.settings.change
             );
             self.with_repo(move |repo| -> Result<(), RunError> {
@@ -292,16 +418,10 @@ impl StoryLoop {
             })
             .await?;
         }
+        self.tracking_reverted().await?;
         self.story_record(&story.id).attempts.pop();
         self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
         self.save()?;
-        let detail = run
-            .stderr_tail
-            .lines()
-            .rev()
-            .find(|line| !line.trim().is_empty())
-            .map(|line| format!(": {}", line.trim()))
-            .unwrap_or_default();
         // `--agent-command` runs through `sh -c`: name the user's command.
         let agent = &self.settings.agent;
         let command = match (agent.name.as_str(), agent.args.last()) {
@@ -310,8 +430,8 @@ impl StoryLoop {
         };
         Err(RunError::AgentSetup {
             command,
-            code,
-            detail,
+            change: self.settings.change.to_string(),
+            setup,
         })
     }
 
@@ -346,70 +466,6 @@ impl StoryLoop {
             .promise
     }
 
-    /// The prompt for this attempt: the classic prompt in prompt mode, the
-    /// story's own otherwise, with why the last attempt failed.
-    async fn render_prompt(
-        &self,
-        story: &Story,
-        index: usize,
-        total: usize,
-        attempt: u32,
-        token: Option<&str>,
-    ) -> Result<String, RunError> {
-        let retry = self.retry_context(&story.id);
-        let learnings = self.learnings().await?;
-        if let Some(text) = &self.settings.classic_prompt {
-            let text = match &learnings {
-                Some(learnings) => format!(
-                    "{}\n\n{}",
-                    text.trim_end(),
-                    prompt::learnings_section(learnings)
-                ),
-                None => text.clone(),
-            };
-            return Ok(prompt::render_classic(&text, retry.as_ref(), token));
-        }
-        let context_files = {
-            let source = self.source.clone();
-            blocking(move || source.context_files()).await?
-        };
-        Ok(prompt::render(
-            &self.settings.template,
-            &PromptInput {
-                change: self.settings.change.as_str(),
-                story,
-                story_index: index,
-                story_total: total,
-                attempt,
-                source: self.source.as_ref(),
-                context_files: &context_files,
-                retry,
-                promise_token: token.unwrap_or(agent::DEFAULT_TOKEN),
-                learnings: learnings.as_ref(),
-            },
-        )?)
-    }
-
-    /// The learnings file as the prompt shows it, created empty so the
-    /// agent can append to it; `None` with `--no-learnings`.
-    async fn learnings(&self) -> Result<Option<Learnings>, RunError> {
-        if !self.settings.learnings {
-            return Ok(None);
-        }
-        let path = self.run_dir.learnings_path();
-        let read = path.clone();
-        let text = blocking(move || -> std::io::Result<String> {
-            learnings::create(&read)?;
-            std::fs::read_to_string(&read)
-        })
-        .await
-        .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
-        Ok(Some(Learnings {
-            path: path.to_string_lossy().into_owned(),
-            excerpt: learnings::excerpt(&text, learnings::CAP),
-        }))
-    }
-
     /// The attempt may not outlive the run's runtime budget.
     fn attempt_timeout(&self) -> Duration {
         let timeout = self.settings.agent_timeout;
@@ -424,7 +480,13 @@ impl StoryLoop {
 
     /// Record the attempt as running, so that a killed loop is known to
     /// have stopped mid-attempt.
-    fn begin_record(&mut self, story: &Story, attempt: u32, log_path: &Path) {
+    fn begin_record(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        log_path: &Path,
+        role: Option<crate::contract::Role>,
+    ) {
         self.state.current_story = Some(story.id.clone());
         self.state.current_attempt = attempt;
         let log = log_path
@@ -434,6 +496,7 @@ impl StoryLoop {
             .into_owned();
         self.story_record(&story.id).attempts.push(AttemptRecord {
             log,
+            role,
             ..AttemptRecord::new(attempt, AttemptOutcome::Running, now())
         });
         self.state.totals.attempts += 1;
@@ -478,36 +541,6 @@ impl StoryLoop {
             message: reason,
         });
         Ok(())
-    }
-
-    /// Why the story's last real attempt failed, for the next prompt.
-    /// Stops and usage limits say nothing about the work.
-    fn retry_context(&self, story: &str) -> Option<RetryContext> {
-        let record = self.state.stories.iter().find(|s| s.id == story)?;
-        // A usage limit says nothing about the work; a stop cut the last
-        // attempt short, so there is no reason to quote for it.
-        let last = record
-            .attempts
-            .iter()
-            .rev()
-            .find(|a| a.outcome != AttemptOutcome::RateLimited)?;
-        match last.outcome {
-            AttemptOutcome::Interrupted => None,
-            _ if !last.failed_checks.is_empty() => {
-                Some(RetryContext::ChecksFailed(last.failed_checks.clone()))
-            }
-            AttemptOutcome::Failed => last.reason.clone().map(RetryContext::FailedReason),
-            AttemptOutcome::Rejected => last.reason.clone().map(RetryContext::Rejected),
-            AttemptOutcome::TimedOut => Some(RetryContext::TimedOut),
-            AttemptOutcome::NoSignal => last.asked.clone().map(|question| RetryContext::Asked {
-                question,
-                learnings: self
-                    .settings
-                    .learnings
-                    .then(|| self.run_dir.learnings_path().to_string_lossy().into_owned()),
-            }),
-            _ => None,
-        }
     }
 
     /// Add the attempt's time, tokens and cost to the run's totals and to
@@ -570,6 +603,41 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
         std::fs::write(path, bytes)
     };
     write().map_err(|err| RunError::io(format!("write {}", path.display()), err))
+}
+
+/// The last line of `text` that holds anything.
+fn last_line(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .rev()
+        .find(|line| !line.is_empty())
+}
+
+/// Whether the agent exited on its own and failed: an error status, or an
+/// error it reported. A run stopped, timed out or killed by a signal is
+/// judged as an attempt, never taken for a set-up error.
+fn failed(run: &AgentRun) -> bool {
+    let ExitStatusKind::Exited(code) = run.exit else {
+        return false;
+    };
+    code != 0
+        || matches!(run.conclusion, Conclusion::AgentError { .. })
+        || run.done.as_ref().is_some_and(|done| done.is_error)
+}
+
+/// The end of the agent's output log, where a refusal by the sandbox
+/// shows when the agent reports tool results there.
+fn log_tail(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
+    let mut bytes = Vec::new();
+    let _ = file.take(TAIL).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]

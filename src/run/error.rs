@@ -60,12 +60,20 @@ pub enum RunError {
     Io { what: String, source: io::Error },
     #[error("story {story} was marked done while the run was stopped, but {reason}")]
     UserChangesRejected { story: String, reason: String },
-    #[error("the agent command could not be run (exit {code}){detail}")]
+    /// The agent could not work at all; no retry was spent.
+    #[error("{setup}")]
     AgentSetup {
+        /// The agent's command as the user gave it.
         command: String,
-        code: i32,
-        detail: String,
+        change: String,
+        setup: crate::agent::setup::SetupError,
     },
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Roles(#[from] crate::contract::RoleError),
+    #[error("a role pipeline works story by story; it does not go with --once or --prompt")]
+    RolesNeedStories,
     /// A panic: a bug in git-ralph.
     #[error(transparent)]
     Bug(#[from] crate::bug::Bug),
@@ -128,10 +136,18 @@ impl RunError {
             RunError::UserChangesRejected { story, .. } => Some(format!(
                 "your changes are committed on the branch; fix them, or untick story {story}, then 'git ralph start' again"
             )),
-            RunError::AgentSetup { command, .. } => Some(format!(
-                "check that `{command}` exists and is executable (--agent-command or ralph.agentCommand); no retry was spent"
+            RunError::AgentSetup { command, change, setup } => Some(format!(
+                "{} (the command: `{command}`); no retry was spent: once it is fixed, 'git ralph start {change}' resumes the run, 'git ralph abort {change}' restores the pre-start state",
+                setup.advice()
             )),
             RunError::Git { source, .. } => source.hint(),
+            RunError::Sandbox(err) => Some(err.hint()),
+            RunError::Roles(_) => {
+                Some("see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys".into())
+            }
+            RunError::RolesNeedStories => Some(
+                "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
+            ),
             RunError::State(err) => err.hint(),
             _ => None,
         }

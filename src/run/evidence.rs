@@ -8,92 +8,261 @@
 
 use std::time::Duration;
 
+use super::attempt::Ran;
+use super::blocking;
 use super::error::RunError;
 use super::guardrails;
 use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
+use super::pipeline::Turn;
 use super::story_loop::StoryLoop;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
-use crate::contract::{self, CheckOutcome, Method, StoryRules, VerifyContext};
-use crate::events::Event;
+use crate::contract::{self, CheckOutcome, Method, Role, StoryRules, VerifyContext};
+use crate::events::{AddedTask, Event, TickedStory};
 use crate::git::{ChangedFile, GitFailure, ObjectId, Repo};
 use crate::state::{AttemptOutcome, Flag};
+use crate::stories::changes::{self, ListChanges};
 use crate::stories::{SourceKind, Story};
+
+/// Where the judge gathers evidence: the attempt and what it is weighed
+/// against.
+struct Gathering<'a> {
+    story: &'a Story,
+    attempt: u32,
+    story_key: &'a str,
+    run: &'a AgentRun,
+    rules: &'a Rules,
+    trees: (ObjectId, ObjectId),
+}
 
 /// Tracking files larger than this are not compared for ticks.
 const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
 
 impl StoryLoop {
     /// Decide what the attempt amounted to, then checkpoint or preserve and
-    /// revert.
+    /// revert. `before` is the list as it stood when the attempt began.
     pub(super) async fn judge_attempt(
         &mut self,
         story: &Story,
+        before: &[Story],
         attempt: u32,
         story_key: &str,
-        run: AgentRun,
+        ran: Ran,
         timeout: Duration,
     ) -> Result<(), RunError> {
         crate::bug::trip("judge");
-        let checkpoint = self.state.checkpoint;
+        let Ran {
+            run, git_dir, turn, ..
+        } = ran;
+        if let Some(turn) = turn.as_ref().filter(|turn| !turn.role().edits()) {
+            self.undo_role_edits(story, attempt, story_key, turn.role())
+                .await?;
+        }
+        let base = self.iteration_base();
         let trees = self
-            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
+            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
             .await
             .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-        let rules = self.rules(story);
-        let mut evidence = self.evidence(story, &run, timeout, &rules, trees).await?;
+        let rules = self.rules(story, turn.as_ref());
+        let (mut evidence, tracking_before) = self
+            .evidence(story, before, &run, timeout, &rules, trees)
+            .await?;
+        evidence.changes.git_dir = git_dir;
         if let Some(record) = self.attempt_record(&story.id, attempt) {
             record.asked = evidence.agent.question.clone();
         }
-        let verdict = loop {
-            match judge(&evidence, &rules) {
-                Judgement::Verdict(verdict) => break verdict,
+        let gathering = Gathering {
+            story,
+            attempt,
+            story_key,
+            run: &run,
+            rules: &rules,
+            trees,
+        };
+        let verdict = self.weigh(gathering, &mut evidence).await;
+        self.record_verdict(story, attempt, trees.0 != trees.1, &verdict);
+        self.settle_list(
+            story,
+            attempt,
+            &evidence.changes.list,
+            &verdict,
+            tracking_before,
+        )
+        .await?;
+        match (turn, verdict) {
+            (Some(turn), verdict) => {
+                self.settle_turn(story, attempt, story_key, turn, verdict)
+                    .await
+            }
+            (None, Verdict::Accepted { .. }) => self.accept(story, attempt, None).await,
+            (None, Verdict::KeptDespite(failure)) => {
+                self.accept(story, attempt, Some(failure)).await
+            }
+            (None, Verdict::Failed(failure)) => {
+                self.reject(story, attempt, story_key, failure).await
+            }
+        }
+    }
+
+    /// Ask the judge until it has a verdict, gathering what it needs on
+    /// the way: verification, then the checks.
+    async fn weigh(&mut self, at: Gathering<'_>, evidence: &mut Evidence) -> Verdict {
+        loop {
+            match judge(evidence, at.rules) {
+                Judgement::Verdict(verdict) => return verdict,
                 Judgement::Needs(Need::Verification) => {
                     let verification = self
-                        .verification(story, attempt, story_key, &run, &rules.story, trees)
+                        .verification(
+                            at.story,
+                            at.attempt,
+                            at.story_key,
+                            at.run,
+                            &at.rules.story,
+                            at.trees,
+                        )
                         .await;
                     evidence.verification = Some(verification);
                 }
                 Judgement::Needs(Need::Checks) => {
-                    evidence.checks = Some(self.run_checks(story, attempt, &rules.story).await);
+                    let checks = self.run_checks(at.story, at.attempt, &at.rules.story).await;
+                    evidence.checks = Some(checks);
                 }
             }
-        };
-        self.record_verdict(story, attempt, trees.0 != trees.1, &verdict);
-        match verdict {
-            Verdict::Accepted { .. } => self.accept(story, attempt, None).await,
-            Verdict::KeptDespite(failure) => self.accept(story, attempt, Some(failure)).await,
-            Verdict::Failed(failure) => self.reject(story, attempt, story_key, failure).await,
         }
     }
 
-    /// What the story's attempt is weighed against.
-    fn rules(&self, story: &Story) -> Rules {
+    /// What the attempt did to the task list beyond its own story, told
+    /// and recorded; ticks in other stories are put back in the file when
+    /// its work is kept (a failed attempt's go with its revert).
+    async fn settle_list(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        list: &ListChanges,
+        verdict: &Verdict,
+        tracking_before: Option<String>,
+    ) -> Result<(), RunError> {
+        let kept = !matches!(verdict, Verdict::Failed(_));
+        if !list.ticked_elsewhere.is_empty() {
+            if kept {
+                self.reopen_elsewhere(list, tracking_before.as_deref().unwrap_or_default())
+                    .await?;
+            }
+            if let Some(record) = self.attempt_record(&story.id, attempt) {
+                record.outside_ticks = list
+                    .ticked_elsewhere
+                    .iter()
+                    .map(|t| t.story.clone())
+                    .collect();
+            }
+            self.emit(Event::TicksOutsideStory {
+                story_id: story.id.clone(),
+                attempt,
+                stories: list
+                    .ticked_elsewhere
+                    .iter()
+                    .map(|ticked| TickedStory {
+                        id: ticked.story.clone(),
+                        boxes: ticked.boxes,
+                    })
+                    .collect(),
+            });
+        }
+        if kept && !list.added_tasks.is_empty() {
+            if let Some(record) = self.attempt_record(&story.id, attempt) {
+                record.added_tasks = list
+                    .added_tasks
+                    .iter()
+                    .map(|task| format!("{}: {}", task.story, task.text))
+                    .collect();
+            }
+            self.emit(Event::TasksAdded {
+                story_id: story.id.clone(),
+                attempt,
+                tasks: list
+                    .added_tasks
+                    .iter()
+                    .map(|task| AddedTask {
+                        story: task.story.clone(),
+                        text: task.text.clone(),
+                    })
+                    .collect(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Open again, in the tracking file, what the attempt ticked in stories
+    /// it was not given; `before` is the file's text at the checkpoint.
+    async fn reopen_elsewhere(&self, list: &ListChanges, before: &str) -> Result<(), RunError> {
+        let path = self.repo_lock().workdir().join(self.source.tracking_file());
+        let after = std::fs::read_to_string(&path)
+            .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
+        let mut text = after.clone();
+        for ticked in &list.ticked_elsewhere {
+            match self.source.reopen(before, &text, ticked) {
+                Some(reopened) => text = reopened,
+                None => {
+                    return Err(RunError::io(
+                        format!("put back the ticks of story {}", ticked.story),
+                        std::io::Error::other("the tracking file could not be edited"),
+                    ));
+                }
+            }
+        }
+        if text != after {
+            crate::state::write_atomically(&path, text.as_bytes())
+                .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
+        }
+        Ok(())
+    }
+
+    /// What the story's attempt is weighed against: the story's contract,
+    /// and in a role pipeline the role's promise and verification. A role
+    /// whose verification has nothing to run falls back to the contract's
+    /// (its checks, or the promise alone); one that has its own is judged
+    /// by it, the coder by the contract's checks as well.
+    fn rules(&self, story: &Story, turn: Option<&Turn>) -> Rules {
+        let mut story_rules = self
+            .settings
+            .contract
+            .rules_for(&story.id, &story.acceptance_criteria);
+        if let Some(turn) = turn {
+            story_rules.promise = Some(turn.rules.promise.clone());
+            if let Some(method) = &turn.rules.verification {
+                story_rules.verify = Some(method.clone());
+                if turn.role() != Role::Coder {
+                    story_rules.checks.clear();
+                }
+            }
+        }
         Rules {
-            story: self
-                .settings
-                .contract
-                .rules_for(&story.id, &story.acceptance_criteria),
+            story: story_rules,
             require_change: self.settings.require_change,
             once: self.settings.once,
             keep_failed: self.source.kind() == SourceKind::Prompt && !self.settings.revert_failed,
+            role: turn.map(Turn::role),
         }
     }
 
-    /// The cheap evidence: how the agent ended, what the attempt changed,
-    /// and the story's mark in its file.
+    /// The cheap evidence: how the agent ended, what the attempt changed
+    /// (in the worktree and in the task list), and the story's mark in its
+    /// file; with the tracking file's text before the attempt when the
+    /// attempt changed it.
     async fn evidence(
         &self,
         story: &Story,
+        before: &[Story],
         run: &AgentRun,
         timeout: Duration,
         rules: &Rules,
         trees: (ObjectId, ObjectId),
-    ) -> Result<Evidence, RunError> {
-        let (paths, flag) = self.changes(trees).await?;
-        Ok(Evidence {
+    ) -> Result<(Evidence, Option<String>), RunError> {
+        let (paths, flag, tracking_before) = self.changes(trees).await?;
+        let (marked, list) = self.read_list(story, before).await;
+        let evidence = Evidence {
             story_id: story.id.clone(),
             agent: AgentEnding {
                 exit: run.exit,
@@ -102,14 +271,17 @@ impl StoryLoop {
                 timeout,
             },
             tracking_file: self.tracking_file(),
-            marked: self.marked(story).await,
+            marked,
             changes: Changes {
                 flag,
                 violation: self.settings.contract.violation(&rules.story, &paths),
+                list,
+                ..Changes::default()
             },
             verification: None,
             checks: None,
-        })
+        };
+        Ok((evidence, tracking_before))
     }
 
     /// The verdict into the attempt's record, the events and the
@@ -119,8 +291,14 @@ impl StoryLoop {
             record.progress = progress;
         }
         // Only a claim that is accepted as it stands earns a flag; work
-        // kept despite a failure is already named by that failure.
-        if let Verdict::Accepted { flag: Some(flag) } = *verdict {
+        // kept despite a failure is already named by that failure. In a
+        // pipeline, only the coder's claim is about the story's work.
+        let coding = self
+            .attempt_role(&story.id, attempt)
+            .is_none_or(|role| role == Role::Coder);
+        if let Verdict::Accepted { flag: Some(flag) } = *verdict
+            && coding
+        {
             if let Some(record) = self.attempt_record(&story.id, attempt) {
                 record.flag = Some(flag);
             }
@@ -141,26 +319,28 @@ impl StoryLoop {
         );
     }
 
-    /// Whether the story's own file marks it done after the attempt.
-    async fn marked(&self, story: &Story) -> Marked {
+    /// The list after the attempt: whether it marks the story done, and
+    /// what else the attempt did to it.
+    async fn read_list(&self, story: &Story, before: &[Story]) -> (Marked, ListChanges) {
         if self.source.kind() == SourceKind::Prompt {
-            return Marked::Untracked;
+            return (Marked::Untracked, ListChanges::default());
         }
         match self.load_stories().await {
-            Err(err) => Marked::Unreadable(err.to_string()),
-            Ok(stories) if stories.iter().any(|s| s.id == story.id && s.is_complete()) => {
-                Marked::Done
+            Err(err) => (Marked::Unreadable(err.to_string()), ListChanges::default()),
+            Ok(after) => {
+                let done = after.iter().any(|s| s.id == story.id && s.is_complete());
+                let marked = if done { Marked::Done } else { Marked::NotDone };
+                (marked, changes::compare(before, &after, &story.id))
             }
-            Ok(_) => Marked::NotDone,
         }
     }
 
-    /// Every path the attempt changed, and what an acceptance would be
-    /// flagged for.
+    /// Every path the attempt changed, what an acceptance would be flagged
+    /// for, and the tracking file's text before the attempt if it changed.
     async fn changes(
         &self,
         (old, new): (ObjectId, ObjectId),
-    ) -> Result<(Vec<String>, Option<Flag>), RunError> {
+    ) -> Result<(Vec<String>, Option<Flag>, Option<String>), RunError> {
         let kind = self.source.kind();
         let tracking = self
             .source
@@ -169,14 +349,35 @@ impl StoryLoop {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
-        self.with_repo(move |repo| -> Result<_, GitFailure> {
-            let changed = repo.changed_files(old, new)?;
-            let flag = change_flag(repo, kind, &tracking, &changed);
-            let paths = changed.into_iter().map(|file| file.path).collect();
-            Ok((paths, flag))
-        })
-        .await
-        .map_err(|err| RunError::git("compare the attempt's changes", err))
+        let (paths, flag, tracking_before) = self
+            .with_repo(move |repo| -> Result<_, GitFailure> {
+                let changed = repo.changed_files(old, new)?;
+                let flag = change_flag(repo, kind, &tracking, &changed);
+                let tracking_before = changed
+                    .iter()
+                    .find(|file| file.path == tracking)
+                    .and_then(|file| file.old)
+                    .and_then(|id| repo.blob_text(id, TRACKING_FILE_LIMIT));
+                let paths = changed.into_iter().map(|file| file.path).collect();
+                Ok((paths, flag, tracking_before))
+            })
+            .await
+            .map_err(|err| RunError::git("compare the attempt's changes", err))?;
+        // Tracking kept outside the worktree is compared by its source.
+        let source = self.source.clone();
+        let outside = blocking(move || source.tracking_change())
+            .await
+            .map_err(RunError::from)?;
+        let Some((before, _)) = outside else {
+            return Ok((paths, flag, tracking_before));
+        };
+        // Nothing changed in the worktree but the tracking: a tick and no
+        // more.
+        let flag = match flag {
+            Some(Flag::NoChange) => Some(Flag::TickOnly),
+            flag => flag,
+        };
+        Ok((paths, flag, Some(before)))
     }
 
     /// The verification method's verdict (a promise, a verifier agent, a

@@ -4,11 +4,13 @@
 //!
 //! First one classification of how the agent ended (stopped, timed out,
 //! failed, errored, silent, asking a question instead of working, or
-//! claiming completion); then, for a claim, the gates in order: the story
-//! is marked done in its own file, no protected path was touched, something
-//! besides the boxes changed (only when the contract or `--require-change`
-//! asks; otherwise a tick-only claim is flagged, not refused), the
-//! verification method agrees, and every objective check passes. The first
+//! claiming completion); then, for a claim, the gates in order: nothing in
+//! the git directory that could run code was changed, the task list kept
+//! its shape, the story is marked done in its own file, no protected path
+//! was touched, something besides the boxes changed (only when the
+//! contract or `--require-change` asks; otherwise a tick-only claim is
+//! flagged, not refused), the verification method agrees, and every
+//! objective check passes. The first
 //! gate that fails names the reason the next prompt will carry, and the
 //! mode decides whether that failure is reverted or built on.
 //!
@@ -21,8 +23,10 @@
 use std::time::Duration;
 
 use crate::agent::{Conclusion, ExitStatusKind};
-use crate::contract::{CheckOutcome, StoryRules, Verdict as Verification};
+use crate::contract::{CheckOutcome, Role, StoryRules, Verdict as Verification};
+use crate::git::{GitDirChange, Risk};
 use crate::state::{AttemptOutcome, Flag};
+use crate::stories::changes::ListChanges;
 
 /// Why an attempt did not complete.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +96,10 @@ pub(super) struct Changes {
     pub flag: Option<Flag>,
     /// The first changed path the contract protects, with why.
     pub violation: Option<String>,
+    /// What the attempt did to the task list beyond its own boxes.
+    pub list: ListChanges,
+    /// What it changed in the git directory (already undone).
+    pub git_dir: Vec<GitDirChange>,
 }
 
 /// What the verdict is weighed against: the story's contract and the run's
@@ -107,6 +115,9 @@ pub(super) struct Rules {
     /// Prompt mode without `--revert-failed`: an iteration the contract
     /// does not accept is built on, not reverted.
     pub keep_failed: bool,
+    /// The role the attempt played in a role pipeline; its gates are the
+    /// role's.
+    pub role: Option<Role>,
 }
 
 /// What becomes of the attempt.
@@ -157,6 +168,8 @@ type GateFn = fn(&Evidence, &Rules) -> Gate;
 /// The gates of the loop, in order: the first that does not pass decides.
 const GATES: &[GateFn] = &[
     ending,
+    git_dir,
+    list_shape,
     marked_done,
     protected_paths,
     real_change,
@@ -167,9 +180,29 @@ const GATES: &[GateFn] = &[
 /// `--once`: the plain flow, which only names what happened.
 const SINGLE_PASS_GATES: &[GateFn] = &[ending, marked_done];
 
+/// A reviewer or qa: it only looks (its edits are already undone), so its
+/// verdict, its verification and, as its fallback, the story's checks.
+const LOOKING_GATES: &[GateFn] = &[ending, git_dir, verification, checks];
+
+/// A tester: its tests are files the story keeps, within the contract;
+/// the story's mark is the coder's.
+const TESTING_GATES: &[GateFn] = &[
+    ending,
+    git_dir,
+    list_shape,
+    protected_paths,
+    verification,
+    checks,
+];
+
 /// The verdict on an attempt, or the evidence still needed to reach one.
 pub(super) fn judge(evidence: &Evidence, rules: &Rules) -> Judgement {
-    let gates = if rules.once { SINGLE_PASS_GATES } else { GATES };
+    let gates = match rules.role {
+        _ if rules.once => SINGLE_PASS_GATES,
+        Some(Role::Reviewer | Role::Qa) => LOOKING_GATES,
+        Some(Role::Tester) => TESTING_GATES,
+        Some(Role::Coder) | None => GATES,
+    };
     for gate in gates {
         match gate(evidence, rules) {
             Gate::Pass => {}
@@ -239,8 +272,10 @@ fn classify(agent: &AgentEnding) -> Ending {
 /// Gate 0: the agent's ending. Silence fails when the contract relies on
 /// the promise alone, and always in a single pass.
 fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
-    let promise_needed =
-        rules.once || (rules.story.promise.is_some() && rules.story.verify.is_none());
+    // A role passes only by its own promise, whatever else verifies it.
+    let promise_needed = rules.once
+        || rules.role.is_some()
+        || (rules.story.promise.is_some() && rules.story.verify.is_none());
     let silence = |reason: String| Gate::Fail(Failure::new(AttemptOutcome::NoSignal, reason));
     match classify(&evidence.agent) {
         Ending::Failed(failure) => Gate::Fail(failure),
@@ -252,7 +287,50 @@ fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
     }
 }
 
-/// Gate 1: the story must be marked done in its own file. A single pass
+/// Gate 1: nothing in the git directory that could run code as the user,
+/// or rewrite the run's own rules, was changed (the change itself is
+/// already undone; this fails the attempt that made it).
+fn git_dir(evidence: &Evidence, _: &Rules) -> Gate {
+    let named = |risk: Risk| {
+        evidence
+            .changes
+            .git_dir
+            .iter()
+            .filter(|change| change.risk == risk)
+            .map(GitDirChange::what)
+            .collect::<Vec<_>>()
+    };
+    let (code, rules) = (named(Risk::RunsCode), named(Risk::RunRules));
+    let reason = match (code.is_empty(), rules.is_empty()) {
+        (true, true) => return Gate::Pass,
+        (false, _) => format!(
+            "the agent changed {}, which could run code as you; it is undone",
+            code.join(", ")
+        ),
+        (true, false) => format!(
+            "the agent changed the run's own rules ({}); they are put back",
+            rules.join(", ")
+        ),
+    };
+    Gate::Fail(Failure::rejected(reason))
+}
+
+/// Gate 2: the task list keeps its shape: no story or task removed or
+/// rewritten, no done task of another story opened again.
+fn list_shape(evidence: &Evidence, _: &Rules) -> Gate {
+    let broken = &evidence.changes.list.broken;
+    if broken.is_empty() {
+        return Gate::Pass;
+    }
+    let said: Vec<String> = broken.iter().map(ToString::to_string).collect();
+    Gate::Fail(Failure::rejected(format!(
+        "the attempt {} in {}; only ticking the story's own boxes and adding tasks are allowed",
+        said.join(", "),
+        evidence.tracking_file
+    )))
+}
+
+/// Gate 3: the story must be marked done in its own file. A single pass
 /// refuses nothing: an unmarked story there merely failed.
 fn marked_done(evidence: &Evidence, rules: &Rules) -> Gate {
     let reason = match &evidence.marked {
@@ -274,7 +352,7 @@ fn marked_done(evidence: &Evidence, rules: &Rules) -> Gate {
     Gate::Fail(Failure::new(outcome, reason))
 }
 
-/// Gate 2: the contract itself, and the paths it protects, are off limits.
+/// Gate 4: the contract itself, and the paths it protects, are off limits.
 fn protected_paths(evidence: &Evidence, _: &Rules) -> Gate {
     match &evidence.changes.violation {
         Some(violation) => Gate::Fail(Failure::rejected(violation.clone())),
@@ -282,7 +360,7 @@ fn protected_paths(evidence: &Evidence, _: &Rules) -> Gate {
     }
 }
 
-/// Gate 3: a claim that only ticks boxes is refused when the story's
+/// Gate 5: a claim that only ticks boxes is refused when the story's
 /// contract, or else the run, requires a change.
 fn real_change(evidence: &Evidence, rules: &Rules) -> Gate {
     let required = rules.story.require_change.unwrap_or(rules.require_change);
@@ -296,7 +374,7 @@ fn real_change(evidence: &Evidence, rules: &Rules) -> Gate {
     Gate::Pass
 }
 
-/// Gate 4: the verification method (a promise, a verifier agent, a
+/// Gate 6: the verification method (a promise, a verifier agent, a
 /// multi-stage pipeline) agrees.
 fn verification(evidence: &Evidence, _: &Rules) -> Gate {
     match &evidence.verification {
@@ -318,7 +396,7 @@ fn verification(evidence: &Evidence, _: &Rules) -> Gate {
     }
 }
 
-/// Gate 5: every objective check passes.
+/// Gate 7: every objective check passes.
 fn checks(evidence: &Evidence, _: &Rules) -> Gate {
     match &evidence.checks {
         None => Gate::Needs(Need::Checks),

@@ -30,6 +30,7 @@ fn loop_rules() -> Rules {
         require_change: false,
         once: false,
         keep_failed: false,
+        role: None,
     }
 }
 
@@ -106,6 +107,7 @@ fn the_first_gate_that_fails_decides() {
     evidence.changes = Changes {
         flag: Some(Flag::TickOnly),
         violation: Some("the attempt edited the contract file ralph.toml".into()),
+        ..Changes::default()
     };
     evidence.verification = Some(Verification::Fail {
         stage: "external".into(),
@@ -172,6 +174,7 @@ fn verification_and_checks_are_asked_for_only_after_the_gates_before_them() {
             changes: Changes {
                 flag: None,
                 violation: Some("protected".into()),
+                ..Changes::default()
             },
             ..claim()
         },
@@ -326,6 +329,7 @@ fn a_protected_path_refuses_the_claim() {
         changes: Changes {
             flag: None,
             violation: Some("the attempt changed ci.yml, which the contract protects".into()),
+            ..Changes::default()
         },
         ..claim()
     };
@@ -341,6 +345,7 @@ fn a_tick_only_claim_is_refused_only_when_a_change_is_required() {
         changes: Changes {
             flag: Some(Flag::TickOnly),
             violation: None,
+            ..Changes::default()
         },
         ..claim()
     };
@@ -371,6 +376,7 @@ fn a_tick_only_claim_is_refused_only_when_a_change_is_required() {
         changes: Changes {
             flag: Some(Flag::NoChange),
             violation: None,
+            ..Changes::default()
         },
         ..claim()
     };
@@ -439,6 +445,7 @@ fn an_accepted_claim_carries_its_flag() {
             changes: Changes {
                 flag,
                 violation: None,
+                ..Changes::default()
             },
             ..claim()
         };
@@ -499,6 +506,7 @@ fn a_single_pass_names_what_happened_and_keeps_the_work() {
         changes: Changes {
             flag: Some(Flag::TickOnly),
             violation: Some("protected".into()),
+            ..Changes::default()
         },
         verification: None,
         checks: None,
@@ -568,5 +576,108 @@ fn an_interrupted_attempt_in_the_loop_is_set_aside() {
             AttemptOutcome::Interrupted,
             "stopped by the user"
         ))
+    );
+}
+
+fn git_change(what: &str, key: Option<&str>, risk: Risk) -> GitDirChange {
+    GitDirChange {
+        path: what.into(),
+        key: key.map(Into::into),
+        change: crate::git::FileChange::Modified,
+        risk,
+    }
+}
+
+fn rejected_reason(evidence: &Evidence) -> String {
+    match verdict(evidence, &loop_rules()) {
+        Verdict::Failed(failure) => {
+            assert_eq!(failure.outcome, AttemptOutcome::Rejected);
+            failure.reason
+        }
+        other => panic!("not a failure: {other:?}"),
+    }
+}
+
+#[test]
+fn a_git_dir_change_that_runs_code_fails_before_every_later_gate() {
+    let mut evidence = claim();
+    evidence.marked = Marked::NotDone;
+    evidence
+        .changes
+        .list
+        .broken
+        .push(crate::stories::changes::Breakage::RemovedStory {
+            id: "3".into(),
+            title: "Docs".into(),
+        });
+    evidence.changes.git_dir = vec![
+        git_change(".git/info/exclude", None, Risk::Changes),
+        git_change(".git/config", Some("core.hooksPath"), Risk::RunsCode),
+    ];
+    assert_eq!(
+        rejected_reason(&evidence),
+        "the agent changed .git/config (core.hooksPath), which could run code as you; it is undone"
+    );
+    // The ending still comes first: a stop is a stop.
+    let mut stopped = evidence;
+    stopped.agent.exit = ExitStatusKind::Stopped;
+    assert!(matches!(
+        verdict(&stopped, &loop_rules()),
+        Verdict::Failed(Failure {
+            outcome: AttemptOutcome::Interrupted,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_harmless_git_dir_change_is_no_failure_and_the_runs_rules_are() {
+    let mut evidence = claim();
+    evidence.changes.git_dir = vec![git_change(".git/info/exclude", None, Risk::Changes)];
+    assert_eq!(
+        verdict(&evidence, &loop_rules()),
+        Verdict::Accepted { flag: None }
+    );
+    evidence.changes.git_dir = vec![git_change(
+        ".git/ralph/greet/contract.json",
+        None,
+        Risk::RunRules,
+    )];
+    assert_eq!(
+        rejected_reason(&evidence),
+        "the agent changed the run's own rules (.git/ralph/greet/contract.json); they are put back"
+    );
+}
+
+#[test]
+fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
+    let mut evidence = claim();
+    evidence.marked = Marked::NotDone;
+    evidence
+        .changes
+        .list
+        .broken
+        .push(crate::stories::changes::Breakage::RemovedStory {
+            id: "3".into(),
+            title: "Docs".into(),
+        });
+    assert_eq!(
+        rejected_reason(&evidence),
+        "the attempt removed story 3 (Docs) in tasks.md; only ticking the story's own boxes and adding tasks are allowed"
+    );
+    // Ticks elsewhere and added tasks are no failure.
+    let mut evidence = claim();
+    evidence
+        .changes
+        .list
+        .ticked_elsewhere
+        .push(crate::stories::changes::TickedElsewhere {
+            story: "2".into(),
+            boxes: 1,
+            lines: vec![7],
+        });
+    assert_eq!(
+        verdict(&evidence, &loop_rules()),
+        Verdict::Accepted { flag: None }
     );
 }

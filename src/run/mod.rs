@@ -17,6 +17,8 @@
 //!   and its verdict recorded; `ticks` tells ticking from work;
 //! - `settle`: the attempt's work into git: a checkpoint, or preserved and
 //!   reverted; and the worktree made safe again on resume;
+//! - `tracker`: what the run tells the tracker its stories came from (a
+//!   comment per finished GitHub issue, with `--comment`);
 //! - `guardrails`: the limits every run ends within;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
 //!   loop, feeding a [`driver::View`];
@@ -28,18 +30,22 @@
 //! they look.
 
 mod attempt;
+mod containment;
 pub mod driver;
 pub mod ending;
 mod error;
 mod evidence;
 mod guardrails;
 mod judge;
+mod pipeline;
 pub mod plan;
+mod prompting;
 mod receipts;
 pub mod session;
 mod settle;
 pub mod story_loop;
 mod ticks;
+mod tracker;
 mod watching;
 
 pub use driver::{Control, Ending, View, drive};

@@ -6,10 +6,10 @@
 use serde::Serialize;
 
 use super::error::RunError;
-use super::session::{agent_spec, assemble_contract, source_for, template_text};
-use crate::contract::{Contract, Method};
+use super::session::{Begin, agent_spec, assemble_contract, source_for, template_text};
+use crate::contract::{Contract, Method, RoleRules, StoryRules};
 use crate::git::{ChangeName, Repo};
-use crate::preview::Preview;
+use crate::preview::{Preview, RolePreview};
 use crate::prompt;
 use crate::settings::{self, Requested, Settings};
 use crate::state::{RunDir, RunStatus};
@@ -50,7 +50,11 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         None
     };
     let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
-    let source = source_for(repo, change, &settings)?;
+    let begin = match stopped {
+        Some(_) => Begin::Resume,
+        None => Begin::Fresh,
+    };
+    let source = source_for(repo, change, &settings, begin)?;
     let template = template_text(repo, &settings)?;
     prompt::validate(&template)?;
     let contract = match stopped
@@ -60,8 +64,21 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         Some(Ok(Some(snapshot))) => snapshot,
         _ => assemble_contract(repo, change, &settings, source.as_ref())?,
     };
-    // The run-wide promise; a story's own contract may name another.
-    let token = contract.rules_for("", &[]).promise;
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
+    // The run-wide promise (the first role's, with roles); a story's own
+    // contract may name another.
+    let first_role = contract
+        .pipeline_for("", &roles, &settings.role_agents)?
+        .into_iter()
+        .next();
+    let token = match &first_role {
+        Some(rules) => Some(rules.promise.clone()),
+        None => contract.rules_for("", &[]).promise,
+    };
     let learnings = (!settings.no_learnings).then(|| {
         let path = run_dir.learnings_path();
         let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -75,7 +92,15 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         promise_token: token.as_deref(),
         learnings: learnings.as_ref(),
     };
-    let preview = crate::preview::preview_source(source.as_ref(), change.as_str(), options)?;
+    let mut preview = crate::preview::preview_source(source.as_ref(), change.as_str(), options)?;
+    for story in &mut preview.stories {
+        let pipeline = contract.pipeline_for(&story.id, &roles, &settings.role_agents)?;
+        let rules = contract.rules_for(&story.id, &[]);
+        story.pipeline = pipeline
+            .iter()
+            .map(|role| role_preview(role, &rules))
+            .collect();
+    }
     let spec = agent_spec(repo, &settings)?;
     Ok(Plan {
         preview,
@@ -88,6 +113,73 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         guardrails: guardrail_lines(&settings),
         resumes: stopped.is_some(),
     })
+}
+
+/// A role of a story's pipeline as the plan shows it.
+fn role_preview(role: &RoleRules, story: &StoryRules) -> RolePreview {
+    let agent = match (&role.agent_command, &role.agent) {
+        (Some(command), _) => format!("command {command}"),
+        (None, Some(preset)) => preset.clone(),
+        (None, None) => "the run's agent".to_owned(),
+    };
+    let agent = match &role.model {
+        Some(model) => format!("{agent} (model {model})"),
+        None => agent,
+    };
+    let verification = match &role.verification {
+        Some(method) => describe_method(method),
+        None => {
+            let checks: Vec<String> = story.checks.iter().map(|check| check.label()).collect();
+            let contract = match (&story.verify, checks.is_empty()) {
+                (Some(method), _) if !matches!(method, Method::StringMatch { .. }) => {
+                    describe_method(method)
+                }
+                (_, false) => format!("checks {}", checks.join(", ")),
+                (_, true) => "the promise alone".to_owned(),
+            };
+            format!("nothing of its own to run: falls back to the story's contract ({contract})")
+        }
+    };
+    RolePreview {
+        role: role.role,
+        agent,
+        promise: role.promise.clone(),
+        max_iterations: role.max_iterations,
+        verification,
+    }
+}
+
+/// A verification method in words.
+fn describe_method(method: &Method) -> String {
+    match method {
+        Method::StringMatch { .. } => "string_match: the promise".to_owned(),
+        Method::External { command, .. } => format!("external: {command}"),
+        Method::Semantic {
+            agent,
+            command,
+            negative_patterns,
+            ..
+        } => {
+            let mut parts = Vec::new();
+            if !negative_patterns.is_empty() {
+                parts.push(format!("patterns {}", negative_patterns.join(", ")));
+            }
+            if let Some(agent) = agent {
+                parts.push(format!("verifier {agent}"));
+            }
+            if let Some(command) = command {
+                parts.push(format!("verifier command {command}"));
+            }
+            format!("semantic: {}", parts.join(", "))
+        }
+        Method::MultiStage { stages, .. } => {
+            let stages: Vec<String> = stages
+                .iter()
+                .map(|stage| describe_method(&stage.method))
+                .collect();
+            format!("multi_stage: {}", stages.join("; "))
+        }
+    }
 }
 
 fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {

@@ -7,6 +7,8 @@
 use std::io::Write;
 
 use super::story_loop::{AgentVersion, StoryLoop};
+use crate::contract::Role;
+use crate::state::AttemptOutcome;
 
 impl StoryLoop {
     /// The agent CLI's version, waiting for the question asked at the
@@ -29,6 +31,7 @@ impl StoryLoop {
         } else {
             self.settings.max_retries.saturating_add(1)
         };
+        let pipeline = self.pipeline_receipt(story);
         let settings = &self.state.settings;
         let agent = match (&settings.agent_command, &version) {
             (Some(command), _) => format!("command {command}"),
@@ -43,7 +46,12 @@ impl StoryLoop {
             ("Ralph-Attempt", format!("{attempt} of {max}")),
             ("Ralph-Agent", format!("{agent} ({model})")),
         ];
-        if let Some(record) = self.attempt_record(story, attempt) {
+        if let Some(pipeline) = pipeline {
+            trailers.truncate(2);
+            trailers.push(("Ralph-Attempt", attempt.to_string()));
+            trailers.push(("Ralph-Agent", format!("{agent} ({model})")));
+            trailers.extend(pipeline);
+        } else if let Some(record) = self.attempt_record(story, attempt) {
             let record = record.clone();
             trailers.push(("Ralph-Tokens", record.tokens().to_string()));
             if record.cost_usd > 0.0 {
@@ -65,6 +73,92 @@ impl StoryLoop {
             .into_iter()
             .map(|(key, value)| format!("{key}: {}\n", one_line(&value)))
             .collect()
+    }
+
+    /// The trailers of a story that went through a role pipeline: each
+    /// role with its iterations and its agent, and what the whole pipeline
+    /// spent; the checks and the flag of the coder's last pass. `None` for
+    /// a story without roles.
+    fn pipeline_receipt(&self, story: &str) -> Option<Vec<(&'static str, String)>> {
+        let record = self.state.stories.iter().find(|s| s.id == story)?.clone();
+        let roles: Vec<Role> = record.attempts.iter().filter_map(|a| a.role).collect();
+        if roles.is_empty() {
+            return None;
+        }
+        let mut trailers = Vec::new();
+        for role in crate::contract::roles::in_order(&roles) {
+            // The attempt being checkpointed counts: it is still running.
+            let n = record
+                .attempts
+                .iter()
+                .filter(|a| a.role == Some(role))
+                .filter(|a| {
+                    !matches!(
+                        a.outcome,
+                        AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
+                    )
+                })
+                .count();
+            let agent = self.role_agent_name(role);
+            let plural = if n == 1 { "" } else { "s" };
+            trailers.push((
+                "Ralph-Role",
+                format!("{role}, {n} iteration{plural} ({agent})"),
+            ));
+        }
+        let tokens = record
+            .attempts
+            .iter()
+            .map(crate::state::AttemptRecord::tokens)
+            .fold(0, u64::saturating_add);
+        trailers.push(("Ralph-Tokens", tokens.to_string()));
+        let cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
+        if cost > 0.0 {
+            trailers.push(("Ralph-Cost", format!("{cost:.4}")));
+        }
+        let passes: Vec<&crate::state::AttemptRecord> = record
+            .attempts
+            .iter()
+            .filter(|a| a.role == Some(Role::Coder) && a.outcome == AttemptOutcome::Passed)
+            .collect();
+        if let Some(last) = passes.last()
+            && !last.passed_checks.is_empty()
+        {
+            let passed: Vec<String> = last
+                .passed_checks
+                .iter()
+                .map(|name| format!("{name} passed"))
+                .collect();
+            trailers.push(("Ralph-Checks", passed.join(", ")));
+        }
+        // The coder's first pass is measured against the checkpoint: its
+        // flag is about the story's work; later passes build on it.
+        if let Some(flag) = passes.first().and_then(|first| first.flag) {
+            trailers.push(("Ralph-Flag", flag.to_string()));
+        }
+        Some(trailers)
+    }
+
+    /// Who plays `role`: its command, its preset, or the run's agent.
+    fn role_agent_name(&self, role: Role) -> String {
+        let choice = self.settings.role_agents.get(&role);
+        let configured = self
+            .settings
+            .contract
+            .pipeline_for("", &[role], &self.settings.role_agents)
+            .ok()
+            .and_then(|rules| rules.into_iter().next());
+        let command = choice
+            .and_then(|c| c.agent_command.clone())
+            .or_else(|| configured.as_ref().and_then(|r| r.agent_command.clone()));
+        let preset = choice
+            .and_then(|c| c.agent.clone())
+            .or_else(|| configured.as_ref().and_then(|r| r.agent.clone()));
+        match (command, preset) {
+            (Some(_), _) => "its own command".to_owned(),
+            (None, Some(preset)) => preset,
+            (None, None) => "the run's agent".to_owned(),
+        }
     }
 
     /// Keep `receipt` of `commit` in the run's directory.

@@ -48,8 +48,12 @@ impl Session {
             .as_ref()
             .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped));
         let mut notices = Vec::new();
-        let (state, resumed) = match resumable {
-            Some(state) => (prepare_resume(repo, change, state.clone(), req)?, true),
+        let (state, resumed, source) = match resumable {
+            Some(state) => {
+                let state = prepare_resume(repo, change, state.clone(), req)?;
+                let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+                (state, true, source)
+            }
             None => {
                 // Everything is validated before the earlier run is moved
                 // aside: a refused start changes nothing.
@@ -58,7 +62,7 @@ impl Session {
                 if let Some(previous) = &previous {
                     notices.push(archive(repo, change, &run_dir, previous)?);
                 }
-                let (state, replaced) = begin_fresh(repo, change, &run_dir, fresh)?;
+                let (state, replaced, source) = begin_fresh(repo, change, &run_dir, fresh)?;
                 if let Some(tip) = replaced {
                     notices.push(format!(
                         "the branch {} was at {}; that tip is kept at {}/replaced",
@@ -67,11 +71,10 @@ impl Session {
                         change.ref_namespace()
                     ));
                 }
-                (state, false)
+                (state, false, source)
             }
         };
         let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
-        let source = source_for(repo, change, &state.settings)?;
         // Every story, pending ones too, for whoever shows the run before
         // the loop reads the file again.
         let mut state = state;
@@ -92,6 +95,7 @@ impl Session {
 struct Fresh {
     settings: Settings,
     contract: Contract,
+    source: Box<dyn StorySource>,
 }
 
 /// A new run: settings, stories, template, contract and agent, all read
@@ -103,7 +107,10 @@ fn prepare_fresh(
     agent: Option<&AgentSpec>,
 ) -> Result<Fresh, RunError> {
     let mut settings = settings::resolve(repo, req, None)?;
-    let source = source_for(repo, change, &settings)?;
+    if settings.sandbox {
+        crate::sandbox::check()?;
+    }
+    let source = source_for(repo, change, &settings, Begin::Fresh)?;
     // Status states the source that was found, not "auto".
     settings.source = Some(source.kind());
     if let Some(agent) = agent {
@@ -128,17 +135,72 @@ fn prepare_fresh(
             });
         }
     }
-    Ok(Fresh { settings, contract })
+    check_roles(repo, &settings, &contract, &stories)?;
+    Ok(Fresh {
+        settings,
+        contract,
+        source,
+    })
 }
 
-/// Begin the branch and record the state of a new run. Returns the tip
-/// `ralph/<change>` had before, if it existed (a kept run's branch).
+/// A role pipeline must fit the run: story by story (not with `--once`
+/// or `--prompt`), every story's roles resolvable, every role's agent
+/// installed.
+fn check_roles(
+    repo: &Repo,
+    settings: &Settings,
+    contract: &Contract,
+    stories: &[crate::stories::Story],
+) -> Result<(), RunError> {
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
+    if roles.is_empty() {
+        return Ok(());
+    }
+    if settings.once || settings.prompt_file.is_some() {
+        return Err(RunError::RolesNeedStories);
+    }
+    for story in stories {
+        for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
+            let spec = match (&rules.agent_command, &rules.agent) {
+                (Some(command), _) => presets::command(command),
+                (None, Some(preset)) => presets::preset(
+                    preset,
+                    rules.model.as_deref(),
+                    &crate::config::agent_args(repo, preset),
+                )?,
+                (None, None) => continue,
+            };
+            if !crate::process::is_runnable(&spec.program) {
+                return Err(RunError::AgentMissing {
+                    name: format!("{} (the {})", spec.name, rules.role),
+                    program: spec.program,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a new run began with: its state, the tip `ralph/<change>` had
+/// before if it existed (a kept run's branch), and its stories.
+type Begun = (RunState, Option<crate::git::ObjectId>, Box<dyn StorySource>);
+
+/// Begin the branch and record the state of a new run, and the source's own
+/// record of its stories, if it keeps one.
 fn begin_fresh(
     repo: &mut Repo,
     change: &ChangeName,
     run_dir: &RunDir,
-    Fresh { settings, contract }: Fresh,
-) -> Result<(RunState, Option<crate::git::ObjectId>), RunError> {
+    Fresh {
+        settings,
+        contract,
+        source,
+    }: Fresh,
+) -> Result<Begun, RunError> {
     let begin = repo.begin(change)?;
     let state = RunState {
         version: 1,
@@ -165,10 +227,12 @@ fn begin_fresh(
         pause_reason: None,
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
+        pipeline: None,
     };
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
-    Ok((state, begin.replaced))
+    source.begin()?;
+    Ok((state, begin.replaced, source))
 }
 
 /// A stopped or killed run: HEAD must still be on its branch.
@@ -190,7 +254,20 @@ fn prepare_resume(
         }
     }
     state.settings = settings::resolve(repo, req, Some(&state.settings))?;
+    if state.settings.sandbox {
+        crate::sandbox::check()?;
+    }
     Ok(state)
+}
+
+/// Whether the stories are read for a run that begins, or one already
+/// under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Begin {
+    /// Read afresh: the issues of a tracker are asked for now.
+    Fresh,
+    /// The run's own record of its stories, when it keeps one.
+    Resume,
 }
 
 /// Where the stories of this run come from.
@@ -198,7 +275,14 @@ pub fn source_for(
     repo: &Repo,
     change: &ChangeName,
     settings: &Settings,
+    begin: Begin,
 ) -> Result<Box<dyn StorySource>, RunError> {
+    match settings.source {
+        Some(kind) if kind.is_tracker() => {
+            return Ok(Box::new(issue_source(repo, change, settings, kind, begin)?));
+        }
+        other => refuse_tracker_flags(settings, other)?,
+    }
     if let Some(file) = &settings.prompt_file {
         return Ok(Box::new(stories::PromptFileSource::new(
             repo.workdir(),
@@ -216,6 +300,79 @@ pub fn source_for(
         prd,
         tasks,
     )?)
+}
+
+/// The stories of a run whose work is a tracker's issues: read from the
+/// tracker (or the file given) for a new run, from the run's own record
+/// on resume.
+fn issue_source(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+    kind: SourceKind,
+    begin: Begin,
+) -> Result<stories::IssueSource, RunError> {
+    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str()).dir;
+    if begin == Begin::Resume {
+        return Ok(stories::IssueSource::resume(&run_dir)?);
+    }
+    let file = settings.issues_file.as_deref().map(Path::new);
+    let snapshot = match kind {
+        SourceKind::Github => {
+            let label = settings.label.as_deref();
+            match file {
+                Some(file) => stories::github::read_file(file, label)?,
+                None => stories::github::list(
+                    repo.workdir(),
+                    label.unwrap_or(stories::github::DEFAULT_LABEL),
+                    Duration::from_secs(settings.command_timeout_secs),
+                )?,
+            }
+        }
+        _ => {
+            if settings.label.is_some() || settings.comment {
+                let flag = if settings.comment { "comment" } else { "label" };
+                return Err(flag_needs_github(flag, kind.as_str()).into());
+            }
+            stories::beads::read(repo.workdir(), file)?
+        }
+    };
+    Ok(stories::IssueSource::new(
+        change.as_str(),
+        &run_dir,
+        snapshot,
+    )?)
+}
+
+/// `--issues`, `--label` and `--comment` belong to the tracker sources.
+fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Result<(), RunError> {
+    let name = source.map_or("a file of the repository", SourceKind::as_str);
+    if settings.comment {
+        return Err(flag_needs_github("comment", name).into());
+    }
+    if settings.label.is_some() {
+        return Err(flag_needs_github("label", name).into());
+    }
+    if settings.issues_file.is_some() {
+        return Err(
+            stories::StoriesError::from(stories::IssuesError::FlagNeedsSource {
+                flag: "issues",
+                wants: "github or --source beads",
+                source_name: name.to_owned(),
+            })
+            .into(),
+        );
+    }
+    Ok(())
+}
+
+fn flag_needs_github(flag: &'static str, source: &str) -> stories::StoriesError {
+    stories::IssuesError::FlagNeedsSource {
+        flag,
+        wants: "github",
+        source_name: source.to_owned(),
+    }
+    .into()
 }
 
 /// The agent of this run: its preset, or the user's command.
@@ -277,6 +434,13 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    // The pipeline: the command line's or git config's, else the
+    // contract's; none means one agent per story.
+    let roles = settings
+        .roles
+        .clone()
+        .or_else(|| contract.pipeline())
+        .unwrap_or_default();
     Ok(LoopSettings {
         change: change.clone(),
         agent,
@@ -292,6 +456,10 @@ fn loop_settings(
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
         full_scan: settings.full_scan,
+        sandbox: settings.sandbox,
+        roles,
+        role_agents: settings.role_agents.clone(),
+        comment: settings.comment && settings.source == Some(SourceKind::Github),
     })
 }
 

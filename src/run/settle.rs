@@ -3,7 +3,9 @@
 //! under its attempt ref before the worktree goes back to the last
 //! checkpoint. On resume, whatever a killed loop left in the worktree is
 //! preserved the same way, and HEAD is brought back onto the run's branch
-//! if an agent moved it.
+//! if an agent moved it. Tracking the story source keeps outside the
+//! worktree (the run's record of a tracker's issues) follows each
+//! checkpoint and each revert, as the worktree does.
 
 use super::attempt::safe_component;
 use super::blocking;
@@ -43,8 +45,10 @@ impl StoryLoop {
             .await
             .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
         self.state.checkpoint = checkpoint.commit;
+        self.tracking_checkpointed().await?;
         let commit = checkpoint.commit.to_string();
         self.keep_receipt(&commit, &subject, &receipt);
+        let finished = kept.is_none();
         let (outcome, reason, checks) = match kept {
             None => (AttemptOutcome::Complete, None, Vec::new()),
             Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
@@ -62,15 +66,32 @@ impl StoryLoop {
         }
         self.state.last_failure = reason.clone();
         self.save()?;
+        let role = self.attempt_role(&story.id, attempt);
         self.emit(Event::AttemptFinished {
             story_id: story.id.clone(),
             attempt,
             outcome,
             reason,
             preserved: None,
-            checkpoint: Some(commit),
+            checkpoint: Some(commit.clone()),
+            role,
         });
+        if finished {
+            self.tell_tracker(story, attempt, &commit).await;
+        }
         Ok(())
+    }
+
+    /// The source's tracking outside the worktree follows the checkpoint.
+    async fn tracking_checkpointed(&self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        Ok(blocking(move || source.checkpointed()).await?)
+    }
+
+    /// The source's tracking outside the worktree follows a revert.
+    pub(super) async fn tracking_reverted(&self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        Ok(blocking(move || source.reverted()).await?)
     }
 
     /// Preserve the attempt under its ref and go back to the checkpoint.
@@ -91,12 +112,24 @@ impl StoryLoop {
         );
         self.preserve_and_revert(preserved.clone(), message, "preserve the attempt")
             .await?;
+        self.record_failure(story, attempt, failure, Some(preserved))
+    }
+
+    /// A failed attempt into its record, the state and the events; its
+    /// work, if any, is kept at `preserved`.
+    pub(super) fn record_failure(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        failure: Failure,
+        preserved: Option<String>,
+    ) -> Result<(), RunError> {
         self.finish_attempt(
             &story.id,
             attempt,
             failure.outcome,
             Some(failure.reason.clone()),
-            Some(preserved.clone()),
+            preserved.clone(),
             None,
         );
         if let Some(record) = self.attempt_record(&story.id, attempt) {
@@ -104,32 +137,40 @@ impl StoryLoop {
         }
         self.state.last_failure = Some(failure.reason.clone());
         self.save()?;
+        let role = self.attempt_role(&story.id, attempt);
         self.emit(Event::AttemptFinished {
             story_id: story.id.clone(),
             attempt,
             outcome: failure.outcome,
             reason: Some(failure.reason),
-            preserved: Some(preserved),
+            preserved,
             checkpoint: None,
+            role,
         });
         Ok(())
     }
 
-    /// Commit the worktree under `refname`, then revert to the checkpoint.
-    async fn preserve_and_revert(
+    /// Commit the worktree under `refname`, then revert to the last
+    /// checkpoint, or to the work a story's pipeline has passed so far.
+    pub(super) async fn preserve_and_revert(
         &self,
         refname: String,
         message: String,
         what: &'static str,
     ) -> Result<(), RunError> {
+        let base = self.pipeline_base();
         self.with_repo(move |repo| -> Result<(), RunError> {
             repo.preserve(&refname, &message)
                 .map_err(|err| RunError::git(what, err))?;
-            repo.revert()
-                .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
+            match base {
+                Some(base) => repo.revert_to(base),
+                None => repo.revert(),
+            }
+            .map_err(|err| RunError::git("revert to the last checkpoint", err))?;
             Ok(())
         })
-        .await
+        .await?;
+        self.tracking_reverted().await
     }
 
     /// On resume. An attempt the state records as running was cut off (a
@@ -147,6 +188,7 @@ impl StoryLoop {
         }
         self.guard_head("on resume").await?;
         let dirty = self.worktree_dirty("read the worktree on resume").await?;
+        let stopped_cleanly = running.is_none();
         match running {
             Some((story, attempt)) => {
                 self.set_aside_attempt(
@@ -163,10 +205,32 @@ impl StoryLoop {
                     ));
                 }
             }
+            // In a pipeline, the story's uncommitted work is the base: what
+            // the user changed beyond it joins it.
+            None if dirty && self.pipeline_base().is_some() => {
+                self.keep_changes_in_pipeline().await?;
+            }
             None if dirty => self.commit_user_changes().await?,
             None => {}
         }
+        if stopped_cleanly {
+            self.adopt_tracking().await?;
+        }
         Ok(())
+    }
+
+    /// The run stopped cleanly, so what its tracking outside the worktree
+    /// says now is the user's, as the worktree is: it is kept.
+    async fn adopt_tracking(&mut self) -> Result<(), RunError> {
+        let source = self.source.clone();
+        let changed = blocking(move || source.tracking_change()).await?;
+        if changed.is_some() {
+            self.warn(format!(
+                "{} was changed while the run was stopped; its marks are kept",
+                self.tracking_file()
+            ));
+        }
+        self.tracking_checkpointed().await
     }
 
     /// After a bug in git-ralph cut the loop short: as after a clean stop,
@@ -235,9 +299,10 @@ impl StoryLoop {
         )
     }
 
-    /// Whether the worktree holds anything beyond the last checkpoint.
+    /// Whether the worktree holds anything beyond the last checkpoint (or
+    /// a pipeline's work so far).
     async fn worktree_dirty(&self, what: &'static str) -> Result<bool, RunError> {
-        let checkpoint = self.state.checkpoint;
+        let checkpoint = self.iteration_base();
         let (checkpoint_tree, worktree_tree) = self
             .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
             .await
@@ -262,6 +327,8 @@ impl StoryLoop {
             );
             self.preserve_and_revert(refname.clone(), message, "preserve the interrupted work")
                 .await?;
+        } else {
+            self.tracking_reverted().await?;
         }
         self.finish_attempt(
             story,

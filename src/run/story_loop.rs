@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::error::RunError;
+use super::pipeline::Turn;
 use super::{blocking, guardrails};
 use crate::agent::AgentSpec;
 use crate::bug::Bug;
@@ -62,6 +63,15 @@ pub struct LoopSettings {
     /// Never watch the worktree: every snapshot and revert looks at every
     /// file.
     pub full_scan: bool,
+    /// Run the agent under bubblewrap, the git directory read-only to it.
+    pub sandbox: bool,
+    /// The role pipeline every story goes through; empty for one agent
+    /// per story.
+    pub roles: Vec<crate::contract::Role>,
+    /// The command line's choice of agent per role.
+    pub role_agents: std::collections::BTreeMap<crate::contract::Role, crate::contract::RoleAgent>,
+    /// Post a comment on the GitHub issue of each finished story.
+    pub comment: bool,
 }
 
 /// How the loop ended.
@@ -72,6 +82,9 @@ pub struct LoopEnd {
     pub state: RunState,
     /// The bug in git-ralph that ended the loop, if one did.
     pub bug: Option<Bug>,
+    /// The error that ended it, when the command should report it as such
+    /// (an agent that could not work at all).
+    pub error: Option<RunError>,
 }
 
 pub struct StoryLoop {
@@ -131,6 +144,12 @@ impl StoryLoop {
                     Some(hint) => format!("{err}; {hint}"),
                     None => err.to_string(),
                 };
+                if matches!(err, RunError::AgentSetup { .. }) {
+                    // Resumable as after a clean stop, once fixed.
+                    let mut end = self.end(StopReason::Setup, message);
+                    end.error = Some(err);
+                    return end;
+                }
                 self.end(StopReason::Error, message)
             }
         }
@@ -199,11 +218,12 @@ impl StoryLoop {
                 self.state.current_story = None;
                 return self.no_story_left(&stories).await;
             };
-            if let Some(limit) = self.guardrail(&story) {
+            let turn = self.turn(&story)?;
+            if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
                 self.state.current_story = Some(story.id.clone());
                 return Ok(limit);
             }
-            self.attempt(&story, &stories).await?;
+            self.attempt(&story, &stories, turn).await?;
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
@@ -219,6 +239,13 @@ impl StoryLoop {
     /// The story to attempt next. A single pass visits each story once,
     /// done or not.
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
+        // A story part-way through its pipeline is finished first: its
+        // file may already mark it done.
+        if let Some(state) = &self.state.pipeline
+            && let Some(story) = stories.iter().find(|story| story.id == state.story)
+        {
+            return Some(story);
+        }
         if self.settings.once {
             stories.iter().find(|story| {
                 !story.is_complete()
@@ -267,11 +294,15 @@ impl StoryLoop {
 
     /// The first guardrail that stops the run before another attempt at
     /// `story`, with its reason.
-    fn guardrail(&mut self, story: &Story) -> Option<(StopReason, String)> {
-        let max_retries = if self.settings.once {
-            0
-        } else {
-            self.settings.max_retries
+    /// In a role pipeline each role's bound takes the place of the retries.
+    fn guardrail(&mut self, story: &Story, turn: Option<&Turn>) -> Option<(StopReason, String)> {
+        if let Some(limit) = turn.and_then(|turn| self.role_bound(story, turn)) {
+            return Some(limit);
+        }
+        let max_retries = match turn {
+            Some(_) => u32::MAX,
+            None if self.settings.once => 0,
+            None => self.settings.max_retries,
         };
         let rules = self
             .settings
@@ -501,6 +532,7 @@ impl StoryLoop {
             message,
             state: self.state,
             bug: None,
+            error: None,
         }
     }
 }

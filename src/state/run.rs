@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::Role;
 use crate::git::{Original, hex};
 
 /// Why a run ended. Every run ends with exactly one.
@@ -26,6 +27,10 @@ pub enum StopReason {
     Stopped,
     /// git-ralph itself failed.
     Error,
+    /// The agent could not work at all (not installed, no API key, not
+    /// logged in, refusing to run): no retry was spent, and the run
+    /// resumes once the cause is fixed.
+    Setup,
 }
 
 impl StopReason {
@@ -39,6 +44,7 @@ impl StopReason {
             StopReason::Budget => "budget",
             StopReason::Stopped => "stopped",
             StopReason::Error => "error",
+            StopReason::Setup => "setup",
         }
     }
 }
@@ -126,6 +132,10 @@ impl std::fmt::Display for FinishChoice {
 pub enum AttemptOutcome {
     /// Verified done and checkpointed.
     Complete,
+    /// A role's gate passed and the story goes on to the next role; the
+    /// work so far is kept under the attempt's ref until the pipeline's
+    /// checkpoint.
+    Passed,
     /// The agent said FAILED.
     Failed,
     /// The agent claimed completion, but the story was not marked done, the
@@ -150,6 +160,7 @@ impl AttemptOutcome {
     pub fn describe(self) -> &'static str {
         match self {
             AttemptOutcome::Complete => "complete",
+            AttemptOutcome::Passed => "passed",
             AttemptOutcome::Failed => "failed",
             AttemptOutcome::Rejected => "rejected",
             AttemptOutcome::RateLimited => "usage-limited",
@@ -230,6 +241,20 @@ pub struct AttemptRecord {
     /// Checks that passed on this attempt's result, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passed_checks: Vec<String>,
+    /// Stories whose boxes the attempt ticked though it was not given
+    /// them; the ticks were put back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_ticks: Vec<String>,
+    /// What the attempt changed in the git directory, as the user would
+    /// look for it (`.git/config (core.hooksPath)`); each was undone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_dir_changes: Vec<String>,
+    /// Tasks the attempt added to the list, as `<story>: <task>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_tasks: Vec<String>,
+    /// The role the attempt played in the story's pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
 }
 
 impl AttemptRecord {
@@ -253,6 +278,10 @@ impl AttemptRecord {
             flag: None,
             asked: None,
             passed_checks: Vec::new(),
+            outside_ticks: Vec::new(),
+            git_dir_changes: Vec::new(),
+            added_tasks: Vec::new(),
+            role: None,
         }
     }
 }
@@ -367,6 +396,37 @@ pub struct RunState {
     pub rate_limit_wait_secs: u64,
     #[serde(default)]
     pub rate_limit_pauses: u32,
+    /// Where the current story is in its role pipeline, while it is in
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<PipelineState>,
+}
+
+/// A story part-way through its role pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipelineState {
+    pub story: String,
+    /// The role whose iteration comes next.
+    pub role: Role,
+    /// Where the pipeline goes on once the coder passes again, after a
+    /// later role sent the story back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_at: Option<Role>,
+    /// The commit holding the work every role so far passed (under an
+    /// attempt's ref); `None` until the coder first passes.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option")]
+    pub base: Option<crate::git::ObjectId>,
+    /// What the role that sent the story back found, for the coder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Findings>,
+}
+
+/// A later role's findings, handed back to the coder verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Findings {
+    pub role: Role,
+    pub attempt: u32,
+    pub text: String,
 }
 
 impl RunState {
@@ -384,7 +444,9 @@ impl RunState {
             records.push(StoryRecord {
                 id: story.id.clone(),
                 title: story.title.clone(),
-                done: story.is_complete(),
+                // A story in its pipeline is done once the last role passed.
+                done: story.is_complete()
+                    && self.pipeline.as_ref().is_none_or(|p| p.story != story.id),
                 tasks_done: story.tasks.iter().filter(|t| t.done).count(),
                 tasks_total: story.tasks.len(),
                 attempts,

@@ -163,6 +163,19 @@ pub struct SectionRules {
 }
 
 impl SectionRules {
+    /// Rules under which every section is work: for text whose headings
+    /// are not the author's plan of work (an issue's body, a file
+    /// git-ralph writes itself).
+    pub fn all_work() -> SectionRules {
+        SectionRules {
+            skip: Vec::new(),
+            keep: DEFAULT_SKIP
+                .iter()
+                .map(|phrase| (*phrase).to_owned())
+                .collect(),
+        }
+    }
+
     /// Whether a heading title (without its label) names a non-work section.
     pub fn is_skipped(&self, title: &str) -> bool {
         let title = normalize_title(title);

@@ -13,7 +13,7 @@ pub enum StoriesError {
     #[error("invalid change name {name:?}: {reason}")]
     InvalidChangeName { name: String, reason: &'static str },
 
-    #[error("unknown story source {name:?} (expected openspec, prd or markdown)")]
+    #[error("unknown story source {name:?} (expected openspec, prd, markdown, github or beads)")]
     UnknownSourceKind { name: String },
 
     #[error("no OpenSpec change named {change:?} in {}", changes_dir.display())]
@@ -110,6 +110,9 @@ pub enum StoriesError {
         byte: u8,
     },
 
+    #[error(transparent)]
+    Issues(#[from] super::IssuesError),
+
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -196,7 +199,7 @@ impl StoriesError {
                     .to_owned(),
             ),
             StoriesError::UnknownSourceKind { .. } => {
-                Some("pass one of: openspec, prd, markdown".to_owned())
+                Some("pass one of: openspec, prd, markdown, github, beads".to_owned())
             }
             StoriesError::ChangeNotFound { existing, .. } if existing.is_empty() => Some(
                 "there are no changes yet; create one with `openspec new change <name>`, or pass --prd / --tasks".to_owned(),
@@ -246,6 +249,7 @@ impl StoriesError {
                 "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line"
                     .to_owned(),
             ),
+            StoriesError::Issues(error) => error.hint(),
             StoriesError::Io { .. } => None,
         }
     }

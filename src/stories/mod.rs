@@ -2,20 +2,27 @@
 //!
 //! A change is worked through story by story, and each story has to be read
 //! from a file the agent itself updates as it goes: an OpenSpec `tasks.md`, a
-//! `prd.json` in the Ralph style, or any markdown checklist. This module gives
-//! those three formats one shape ([`Story`], [`Task`]) behind one trait
-//! ([`StorySource`]), picks the right source for a run ([`detect`]), and
-//! re-reads the file from disk on every call, because the file on disk — not
-//! what the agent says — is what decides whether a story is done.
+//! `prd.json` in the Ralph style, any markdown checklist, or the run's own
+//! record of the issues it took from GitHub or beads ([`issues`]). This
+//! module gives those formats one shape ([`Story`], [`Task`]) behind one
+//! trait ([`StorySource`]), picks the right file source for a run
+//! ([`detect`]), and re-reads the file from disk on every call, because the
+//! file on disk — not what the agent says — is what decides whether a story
+//! is done.
 
+pub mod beads;
+pub mod changes;
 pub mod checklist;
 mod error;
+pub mod github;
+pub mod issues;
 pub mod json_edit;
 pub mod markdown;
 pub mod openspec;
 pub mod openspec_cli;
 pub mod prd;
 pub mod prompt_file;
+mod source;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -27,10 +34,12 @@ use serde::{Deserialize, Serialize};
 
 pub use checklist::{Checklist, SectionRules};
 pub use error::StoriesError;
+pub use issues::{IssueSource, IssuesError};
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
 pub use prompt_file::PromptFileSource;
+pub use source::StorySource;
 
 /// One checkbox of a checklist story.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +70,12 @@ pub enum WarningKind {
     SkippedSection,
     /// Two sections carried the same label; the later one was renamed.
     RenamedId,
+    /// An open issue of the tracker is not a story of the run: it waits on
+    /// an issue the run will not work on.
+    LeftOut,
+    /// An issue depends on one that is not among the run's stories; the
+    /// dependency is taken as met.
+    OutsideDependency,
 }
 
 /// Something the reader of a story file wants the user to know.
@@ -198,10 +213,21 @@ pub enum SourceKind {
     Markdown,
     /// Prompt mode: no stories, one prompt repeated until the contract passes.
     Prompt,
+    /// Open GitHub issues with a label, one story each.
+    Github,
+    /// Open issues of the beads tracker (`.beads/issues.jsonl`), one story
+    /// each.
+    Beads,
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 3] = [SourceKind::OpenSpec, SourceKind::Prd, SourceKind::Markdown];
+    pub const ALL: [SourceKind; 5] = [
+        SourceKind::OpenSpec,
+        SourceKind::Prd,
+        SourceKind::Markdown,
+        SourceKind::Github,
+        SourceKind::Beads,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -209,7 +235,15 @@ impl SourceKind {
             SourceKind::Prd => "prd",
             SourceKind::Markdown => "markdown",
             SourceKind::Prompt => "prompt",
+            SourceKind::Github => "github",
+            SourceKind::Beads => "beads",
         }
+    }
+
+    /// Whether the stories are issues of a tracker, tracked in the run's
+    /// own record rather than in a file of the worktree.
+    pub fn is_tracker(self) -> bool {
+        matches!(self, SourceKind::Github | SourceKind::Beads)
     }
 }
 
@@ -239,40 +273,26 @@ pub struct ContextFile {
     pub content: String,
 }
 
-/// A format of stories, bound to one change in one worktree.
-pub trait StorySource: Send + Sync {
-    fn kind(&self) -> SourceKind;
-
-    /// Reads the stories from disk; every call re-reads, so the result
-    /// reflects what the agent has ticked so far.
-    fn load(&self) -> Result<Vec<Story>, StoriesError>;
-
-    /// Like [`load`](Self::load), with the warnings and unreadable lines.
-    fn load_set(&self) -> Result<StorySet, StoriesError> {
-        self.load().map(StorySet::from_stories)
-    }
-
-    /// The story to work on next: by default the first incomplete one in
-    /// file order.
-    fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
-        stories.iter().find(|story| !story.is_complete())
-    }
-
-    /// The repository-relative file the agent updates to record progress.
-    fn tracking_file(&self) -> &Path;
-
-    /// Background files for the agent, read fresh, capped in size.
-    fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError>;
-
-    /// How the agent marks progress on `story`, as an imperative clause.
-    fn done_instruction(&self, story: &Story) -> String;
-
-    /// How many checkboxes [`load`](Self::load) skipped because they sit in
-    /// code fences (see [`checklist`]); the OpenSpec CLI counts them, so a
-    /// cross-check needs the number.
-    fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
-        Ok(0)
-    }
+/// The incomplete story with the lowest priority number whose dependencies
+/// are all complete; unnumbered stories come last and ties go to the
+/// earlier story. The order of work of sources that carry priorities and
+/// dependencies (prd.json, issues).
+pub(crate) fn next_ready(stories: &[Story]) -> Option<&Story> {
+    let complete: std::collections::HashMap<&str, bool> = stories
+        .iter()
+        .map(|story| (story.id.as_str(), story.is_complete()))
+        .collect();
+    stories
+        .iter()
+        .filter(|story| !story.is_complete())
+        .filter(|story| {
+            story
+                .depends_on
+                .iter()
+                .all(|dependency| complete.get(dependency.as_str()).copied().unwrap_or(false))
+        })
+        // min_by_key keeps the first of equal keys, i.e. file order.
+        .min_by_key(|story| story.priority.unwrap_or(i64::MAX))
 }
 
 /// Checks a change name before it is joined into a path, so a name can never
@@ -339,6 +359,13 @@ pub fn detect(
         Some(SourceKind::Prompt) => Err(StoriesError::UnknownSourceKind {
             name: "prompt (use --prompt <FILE>)".to_owned(),
         }),
+        // Issues are read when a run begins, into the run's own record;
+        // see [`issues`].
+        Some(kind @ (SourceKind::Github | SourceKind::Beads)) => {
+            Err(StoriesError::UnknownSourceKind {
+                name: format!("{kind} (issues are read by `git ralph start --source {kind}`)"),
+            })
+        }
         None => detect_implicit(workdir, change, prd, tasks),
     }
 }
@@ -433,8 +460,12 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// A repository-relative path spelled with `/`, whatever the platform.
+/// A repository-relative path spelled with `/`, whatever the platform; an
+/// absolute path (the run's own record of its issues) as it is.
 pub(crate) fn slash_path(path: &Path) -> String {
+    if path.is_absolute() {
+        return path.to_string_lossy().into_owned();
+    }
     path.components()
         .map(|component| component.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
@@ -582,7 +613,7 @@ pub(crate) fn read_context_files(
     Ok(files)
 }
 
-fn truncate(text: &str, limit: usize) -> String {
+pub(crate) fn truncate(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }

@@ -26,6 +26,9 @@ use super::{
 pub const DEFAULT_FILE: &str = "prd.json";
 
 mod dialect;
+mod reopen;
+
+pub use reopen::reopen;
 
 /// The stories of one `prd.json` inside the repository.
 #[derive(Debug, Clone)]
@@ -106,7 +109,7 @@ fn malformed(path: &Path, error: &serde_json::Error) -> StoriesError {
     }
 }
 
-fn check_dependencies(path: &Path, stories: &[Story]) -> Result<(), StoriesError> {
+pub(crate) fn check_dependencies(path: &Path, stories: &[Story]) -> Result<(), StoriesError> {
     let index: HashMap<&str, usize> = stories
         .iter()
         .enumerate()
@@ -195,21 +198,7 @@ impl StorySource for PrdSource {
     /// The incomplete story with the lowest priority number whose
     /// dependencies are all complete; ties go to the earlier story.
     fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
-        let complete: HashMap<&str, bool> = stories
-            .iter()
-            .map(|story| (story.id.as_str(), story.is_complete()))
-            .collect();
-        stories
-            .iter()
-            .filter(|story| !story.is_complete())
-            .filter(|story| {
-                story
-                    .depends_on
-                    .iter()
-                    .all(|dependency| complete.get(dependency.as_str()).copied().unwrap_or(false))
-            })
-            // min_by_key keeps the first of equal keys, i.e. file order.
-            .min_by_key(|story| story.priority.unwrap_or(i64::MAX))
+        super::next_ready(stories)
     }
 
     fn tracking_file(&self) -> &Path {
@@ -228,6 +217,15 @@ impl StorySource for PrdSource {
             story.id,
             slash_path(&self.file)
         )
+    }
+
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &super::changes::TickedElsewhere,
+    ) -> Option<String> {
+        reopen(before, after, &ticked.story)
     }
 }
 

@@ -63,8 +63,12 @@ pub fn print_trail(trail: &Trail) {
                 s.bad.apply_to(word).to_string()
             };
             out(&format!(
-                "    #{} {word} · {} · {} · {} tokens · ${:.2}",
+                "    #{} {}{word} · {} · {} · {} tokens · ${:.2}",
                 attempt.attempt,
+                attempt
+                    .role
+                    .map(|role| format!("{role} "))
+                    .unwrap_or_default(),
                 where_kept(attempt),
                 duration(attempt.duration_ms),
                 attempt.input_tokens.saturating_add(attempt.output_tokens),
@@ -75,6 +79,13 @@ pub fn print_trail(trail: &Trail) {
             }
             if let Some(flag) = &attempt.flag {
                 out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
+            }
+            for remark in super::attempt_remarks(
+                &attempt.outside_ticks,
+                &attempt.git_dir_changes,
+                &attempt.added_tasks,
+            ) {
+                out(&format!("       {}", s.warn.apply_to(remark)));
             }
         }
     }
@@ -171,11 +182,14 @@ fn section(s: &Styles, name: &str) {
 fn print_head(detail: &AttemptDetail, s: &Styles) {
     let a = &detail.record;
     out(&format!(
-        "{} {}/{} · {} · {}{} · {} · {} tokens · ${:.2}",
+        "{} {}/{} · {} · {}{}{} · {} · {} tokens · ${:.2}",
         s.bold.apply_to("attempt"),
         detail.story,
         a.attempt,
         detail.title,
+        a.role
+            .map(|role| format!("the {role}: "))
+            .unwrap_or_default(),
         outcome_word(a.outcome),
         a.reason
             .as_deref()

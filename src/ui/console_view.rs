@@ -26,6 +26,8 @@ pub struct ConsoleView {
     cost: f64,
     /// A usage-limit pause in force, for the countdown.
     paused_until: Option<u64>,
+    /// What attempts did beyond their stories, for the final summary.
+    beyond: Vec<String>,
 }
 
 impl Default for ConsoleView {
@@ -49,6 +51,7 @@ impl ConsoleView {
             tokens: 0,
             cost: 0.0,
             paused_until: None,
+            beyond: Vec::new(),
         }
     }
 
@@ -75,12 +78,21 @@ impl ConsoleView {
                 total,
                 attempt,
                 max_attempts,
+                role,
+                role_iteration,
+                role_max_iterations,
             } => {
                 self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
                 self.attempt_started = Instant::now();
                 self.last_message.clear();
+                let step = match (role, role_iteration, role_max_iterations) {
+                    (Some(role), Some(n), Some(max)) => {
+                        format!("{role} {n}/{max} · attempt {attempt}")
+                    }
+                    _ => format!("attempt {attempt}/{max_attempts}"),
+                };
                 Some(format!(
-                    "{} story {index}/{total} · {story_id}. {title} · attempt {attempt}/{max_attempts}",
+                    "{} story {index}/{total} · {story_id}. {title} · {step}",
                     s.bold.apply_to("▶")
                 ))
             }
@@ -106,16 +118,35 @@ impl ConsoleView {
                 reason,
                 preserved,
                 checkpoint,
+                role,
             } => {
                 let elapsed = self.attempt_started.elapsed().as_secs_f64();
+                let who = role
+                    .map(|role| format!("the {role}'s "))
+                    .unwrap_or_default();
                 Some(match outcome {
                     AttemptOutcome::Complete => format!(
                         "  {} story {story_id} done in {elapsed:.1}s · checkpoint {}",
                         s.good.apply_to("✓"),
                         checkpoint.as_deref().map(short).unwrap_or_default()
                     ),
+                    AttemptOutcome::Passed => format!(
+                        "  {} {}passed story {story_id} in {elapsed:.1}s{}",
+                        s.good.apply_to("✓"),
+                        role.map(|role| format!("the {role} ")).unwrap_or_default(),
+                        preserved
+                            .as_deref()
+                            .map(|kept| format!(" · work so far kept at {kept}"))
+                            .unwrap_or_default()
+                    ),
+                    _ if role.is_some_and(|role| !role.edits()) => format!(
+                        "  {} {who}attempt {attempt} {}: {}",
+                        s.bad.apply_to("✗"),
+                        outcome_word(*outcome),
+                        reason.as_deref().unwrap_or("no reason given"),
+                    ),
                     _ => format!(
-                        "  {} attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
+                        "  {} {who}attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
                         s.bad.apply_to("✗"),
                         outcome_word(*outcome),
                         reason.as_deref().unwrap_or("no reason given"),
@@ -123,7 +154,15 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { .. } | Event::Flag { .. } | Event::Paused { .. } => {
+            Event::Warning { .. }
+            | Event::Flag { .. }
+            | Event::Paused { .. }
+            | Event::TicksOutsideStory { .. }
+            | Event::GitDirChanged { .. }
+            | Event::TasksAdded { .. }
+            | Event::RoleEditsUndone { .. }
+            | Event::SentBack { .. } => {
+                self.remember_beyond(&record.event);
                 Notice::of(&record.event).map(|notice| self.notice_line(&notice))
             }
             Event::Checks { passed, failed, .. } => Some(format!(
@@ -141,23 +180,25 @@ impl ConsoleView {
                 totals,
                 ..
             } => Some(format!(
-                "{} run ended ({reason}): {message}\n  {} · {} tokens · ${:.2}",
+                "{} run ended ({reason}): {message}\n  {} · {} tokens · ${:.2}{}",
                 s.bad.apply_to("✗"),
                 super::status::plural(totals.attempts as usize, "attempt"),
                 totals.tokens(),
-                totals.cost_usd
+                totals.cost_usd,
+                self.beyond_summary()
             )),
             Event::Complete {
                 stories_total,
                 totals,
                 ..
             } => Some(format!(
-                "{} all {stories_total} stories done in {} · {} · {} tokens · ${:.2}",
+                "{} all {stories_total} stories done in {} · {} · {} tokens · ${:.2}{}",
                 s.good.apply_to("✓"),
                 clock(self.started.elapsed().as_secs()),
                 super::status::plural(totals.attempts as usize, "attempt"),
                 totals.tokens(),
-                totals.cost_usd
+                totals.cost_usd,
+                self.beyond_summary()
             )),
         };
         if let Some(line) = line {
@@ -168,11 +209,53 @@ impl ConsoleView {
     }
 
     /// A notice's line; a pause also starts the countdown.
+    /// Note what an attempt did beyond its story, for the summary.
+    fn remember_beyond(&mut self, event: &Event) {
+        match event {
+            Event::TicksOutsideStory {
+                story_id,
+                attempt,
+                stories,
+            } => {
+                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
+                self.beyond.push(format!(
+                    "story {story_id} attempt {attempt} ticked story {} (put back)",
+                    ids.join(", ")
+                ));
+            }
+            Event::GitDirChanged {
+                story_id,
+                attempt,
+                what,
+                ..
+            } => self.beyond.push(format!(
+                "story {story_id} attempt {attempt} changed {what} (undone)"
+            )),
+            _ => {}
+        }
+    }
+
+    /// The final summary's lines on what attempts did beyond their
+    /// stories, each on a line of its own.
+    fn beyond_summary(&self) -> String {
+        self.beyond
+            .iter()
+            .map(|said| {
+                format!(
+                    "\n  {} {said}",
+                    self.styles.warn.apply_to("beyond its story:")
+                )
+            })
+            .collect()
+    }
+
     fn notice_line(&mut self, notice: &Notice) -> String {
         let (s, text) = (&self.styles, &notice.text);
         match notice.kind {
             NoticeKind::Warning => format!("{} {text}", s.warn.apply_to(notice.label())),
-            NoticeKind::Flag => format!("  {} {text}", s.warn.apply_to(notice.label())),
+            NoticeKind::Flag | NoticeKind::Undone | NoticeKind::Note => {
+                format!("  {} {text}", s.warn.apply_to(notice.label()))
+            }
             NoticeKind::Paused { until_unix } => {
                 self.paused_until = Some(until_unix);
                 format!(
@@ -238,7 +321,7 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::AgentError => "hit an agent error",
         AttemptOutcome::TimedOut => "timed out",
         AttemptOutcome::Interrupted => "was interrupted",
-        AttemptOutcome::Complete | AttemptOutcome::Running => "ended",
+        AttemptOutcome::Complete | AttemptOutcome::Passed | AttemptOutcome::Running => "ended",
     }
 }
 

@@ -3,7 +3,7 @@
 //! notice says and what an agent spent is read once, here.
 
 use crate::agent::AgentEvent;
-use crate::events::Event;
+use crate::events::{Event, GitDirChange};
 
 /// A word the run says in passing, which both views list: a warning, a
 /// flag on an accepted attempt, a pause for a usage limit.
@@ -18,6 +18,10 @@ pub struct Notice {
 pub enum NoticeKind {
     Warning,
     Flag,
+    /// A change in the git directory, undone.
+    Undone,
+    /// Something the attempt did that stands and is worth knowing.
+    Note,
     /// No retry is spent; the run waits until then (unix seconds).
     Paused {
         until_unix: u64,
@@ -47,6 +51,79 @@ impl Notice {
                 },
                 message.clone(),
             ),
+            Event::TicksOutsideStory {
+                story_id,
+                attempt,
+                stories,
+            } => {
+                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
+                (
+                    NoticeKind::Warning,
+                    format!(
+                        "story {story_id}, attempt {attempt} ticked boxes of other stories ({}); they are unticked again, and each gets attempts of its own",
+                        ids.join(", ")
+                    ),
+                )
+            }
+            Event::GitDirChanged {
+                what,
+                change,
+                runs_code,
+                ..
+            } => {
+                let how = match change {
+                    GitDirChange::Added => "added",
+                    GitDirChange::Modified => "modified",
+                    GitDirChange::Removed => "removed",
+                };
+                let danger = if *runs_code {
+                    "; it could run code as you"
+                } else {
+                    ""
+                };
+                (
+                    NoticeKind::Undone,
+                    format!("the agent changed {what} ({how}{danger})"),
+                )
+            }
+            Event::RoleEditsUndone {
+                role,
+                paths,
+                kept_at,
+                ..
+            } => (
+                NoticeKind::Warning,
+                format!(
+                    "the {role} changed {}; undone, as a {role} only looks (what it wrote is kept at {kept_at})",
+                    paths.join(", ")
+                ),
+            ),
+            Event::SentBack {
+                story_id,
+                role,
+                findings,
+                ..
+            } => (
+                NoticeKind::Note,
+                format!(
+                    "the {role} sent story {story_id} back to the coder: {}",
+                    findings.lines().next().unwrap_or_default()
+                ),
+            ),
+            Event::TasksAdded {
+                story_id,
+                attempt,
+                tasks,
+            } => {
+                let said: Vec<String> = tasks
+                    .iter()
+                    .map(|task| format!("added a task to story {}: {}", task.story, task.text))
+                    .collect();
+                (
+                    NoticeKind::Note,
+                    format!("story {story_id}, attempt {attempt} {}", said.join("; ")),
+                )
+            }
             _ => return None,
         };
         Some(Notice { kind, text })
@@ -57,6 +134,8 @@ impl Notice {
         match self.kind {
             NoticeKind::Warning => "warning:",
             NoticeKind::Flag => "flagged:",
+            NoticeKind::Undone => "undone:",
+            NoticeKind::Note => "note:",
             NoticeKind::Paused { .. } => "paused:",
         }
     }

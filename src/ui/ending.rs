@@ -4,7 +4,8 @@
 
 use super::{note, warn};
 use crate::run::ending::{
-    Aborted, AfterLoop, EndChoice, Finished, LeftStopped, Notice, Onlooker, Question,
+    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, HandedOff, LeftStopped, Notice, Onlooker,
+    Question,
 };
 
 /// The terminal as the onlooker of an ending: notices are printed as they
@@ -23,6 +24,7 @@ impl Onlooker for Console {
             Notice::SetAside { refname } => warn(&format!(
                 "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
             )),
+            Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
         }
     }
 
@@ -34,10 +36,13 @@ impl Onlooker for Console {
 /// What `finish` did.
 pub fn finished(finished: &Finished) {
     match finished {
-        Finished::Kept(kept) => note(&format!(
-            "kept: {} holds one commit per finished story ({} of {} done).",
-            kept.branch, kept.stories_done, kept.stories_total
-        )),
+        Finished::Kept(kept) => {
+            note(&format!(
+                "kept: {} holds one commit per finished story ({} of {} done).",
+                kept.branch, kept.stories_done, kept.stories_total
+            ));
+            offer_to_close(kept.close.as_ref());
+        }
         Finished::CleanedUp(done) => {
             note(&format!(
                 "cleaned up: back on {} with all the work as uncommitted changes; {} was deleted (its tip {} is kept at {}).",
@@ -51,9 +56,67 @@ pub fn finished(finished: &Finished) {
                 done.receipts,
                 done.receipts_file.display()
             ));
+            offer_to_close(done.close.as_ref());
         }
         Finished::AlreadyKept { change, branch } => {
             note(&format!("the run '{change}' is already kept on {branch}"));
+        }
+    }
+}
+
+/// The beads issues the run finished, and the one command that closes
+/// them: git-ralph leaves that to the user.
+fn offer_to_close(offer: Option<&CloseOffer>) {
+    let Some(offer) = offer else {
+        return;
+    };
+    let count = offer.ids.len();
+    let ids: Vec<String> = offer.ids.iter().map(|id| shell_word(id)).collect();
+    note(&format!(
+        "the run finished {count} beads issue{}; git-ralph leaves them open. To close {} in beads:\n  bd close {} --reason {}",
+        if count == 1 { "" } else { "s" },
+        if count == 1 { "it" } else { "them" },
+        ids.join(" "),
+        shell_word(&format!("Done on {}", offer.branch))
+    ));
+}
+
+/// `word` as a shell reads it back: as it is when it is plain, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':'));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// What `finish --push` or `--pr` did. The pull request's address also
+/// goes alone on stdout when `url_on_stdout`, for scripts to take.
+pub fn handed_off(done: &HandedOff, url_on_stdout: bool) {
+    finished(&done.kept);
+    note(&format!(
+        "pushed {} to {} at {}.",
+        done.pushed.branch,
+        done.pushed.remote,
+        done.pushed.commit.to_hex_with_len(10)
+    ));
+    if let Some(review) = &done.review {
+        let what = review.forge.review_name();
+        if review.created {
+            note(&format!("opened the {what}: {}", review.url));
+        } else {
+            note(&format!(
+                "updated the {what} already open for {} (its description is rewritten): {}",
+                done.pushed.branch, review.url
+            ));
+        }
+        if url_on_stdout {
+            super::out(&review.url);
         }
     }
 }
@@ -73,6 +136,8 @@ pub fn aborted(aborted: &Aborted) {
 pub fn after_loop(after: &AfterLoop) {
     match after {
         AfterLoop::Finished(done) => finished(done),
+        // Stdout may carry the run's JSON lines.
+        AfterLoop::HandedOff(done) => handed_off(done, false),
         AfterLoop::Aborted(done) => aborted(done),
         AfterLoop::LeftStopped(left) => left_stopped(left),
     }

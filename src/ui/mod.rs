@@ -99,6 +99,33 @@ pub fn print_error(err: &CommandError) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
+/// What an attempt did beyond its own story, as `status` and `log` say
+/// it: ticks in other stories (put back), changes in the git directory
+/// (undone), tasks it added.
+pub(crate) fn attempt_remarks(
+    outside_ticks: &[String],
+    git_dir_changes: &[String],
+    added_tasks: &[String],
+) -> Vec<String> {
+    let mut remarks = Vec::new();
+    if !outside_ticks.is_empty() {
+        remarks.push(format!(
+            "ticked outside its story: {}, put back",
+            outside_ticks.join(", ")
+        ));
+    }
+    if !git_dir_changes.is_empty() {
+        remarks.push(format!(
+            "undone in the git directory: {}",
+            git_dir_changes.join(", ")
+        ));
+    }
+    if !added_tasks.is_empty() {
+        remarks.push(format!("added tasks: {}", added_tasks.join("; ")));
+    }
+    remarks
+}
+
 /// A warning on stderr.
 pub fn warn(message: &str) {
     let term = Term::stderr();

@@ -30,6 +30,17 @@ pub fn print(plan: &Plan) {
             String::new()
         };
         out(&format!("  {mark} {}. {}{tasks}", story.id, story.title));
+        for role in &story.pipeline {
+            out(&format!(
+                "      {} {}: {}, <promise>{}</promise>, at most {} iterations; {}",
+                s.dim.apply_to("→"),
+                role.role,
+                role.agent,
+                role.promise,
+                role.max_iterations,
+                role.verification
+            ));
+        }
     }
     for warning in &preview.warnings {
         out(&format!("{} {warning}", s.warn.apply_to("warning:")));

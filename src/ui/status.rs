@@ -63,14 +63,22 @@ pub fn print(report: &Report) {
         let attempts: Vec<String> = story
             .attempts
             .iter()
-            .map(|a| match &a.flag {
-                Some(flag) => format!(
-                    "#{} {} ({} {flag})",
-                    a.attempt,
-                    a.outcome.describe(),
-                    s.warn.apply_to("flagged:")
-                ),
-                None => format!("#{} {}", a.attempt, a.outcome.describe()),
+            .map(|a| {
+                let role = a.role.map(|role| format!("{role} ")).unwrap_or_default();
+                let mut said = format!("#{} {role}{}", a.attempt, a.outcome.describe());
+                let mut remarks = Vec::new();
+                if let Some(flag) = &a.flag {
+                    remarks.push(format!("{} {flag}", s.warn.apply_to("flagged:")));
+                }
+                remarks.extend(super::attempt_remarks(
+                    &a.outside_ticks,
+                    &a.git_dir_changes,
+                    &a.added_tasks,
+                ));
+                if !remarks.is_empty() {
+                    said.push_str(&format!(" ({})", remarks.join("; ")));
+                }
+                said
             })
             .collect();
         line_out(&format!(

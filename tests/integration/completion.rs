@@ -209,7 +209,10 @@ fn assert_bash_completes(repo: &TestRepo, setup: &str) {
         ("git ralph start ", &["add-auth", "fix-bug", "tidy-up"]),
         ("git ralph status f", &["fix-bug"]),
         ("git ralph abort t", &["tidy-up"]),
-        ("git ralph start --on-finish ", &["ask", "keep", "cleanup"]),
+        (
+            "git ralph start --on-finish ",
+            &["ask", "keep", "cleanup", "push", "pr"],
+        ),
         ("git ralph start --agent-timeout 60 a", &["add-auth"]),
         ("git ralph finish add-auth --", &finish),
         (
@@ -430,7 +433,10 @@ fn fish_completes_git_ralph_and_git_ralph_when_installed() {
         ("git-ralph st", &["start", "status"]),
         ("git ralph st", &["start", "status"]),
         ("git ralph start ", &["add-auth", "fix-bug", "tidy-up"]),
-        ("git ralph start --on-finish ", &["ask", "keep", "cleanup"]),
+        (
+            "git ralph start --on-finish ",
+            &["ask", "keep", "cleanup", "push", "pr"],
+        ),
         ("git-ralph finish ", &["add-auth", "fix-bug", "tidy-up"]),
     ];
     for (line, want) in cases {
@@ -491,7 +497,10 @@ print -r -- "$screen"
         ("git ralph st", &["start", "status"]),
         ("git ralph start ", &["add-auth", "fix-bug", "tidy-up"]),
         ("git-ralph finish ", &["add-auth", "fix-bug", "tidy-up"]),
-        ("git ralph start --on-finish ", &["ask", "keep", "cleanup"]),
+        (
+            "git ralph start --on-finish ",
+            &["ask", "keep", "cleanup", "push", "pr"],
+        ),
     ];
     for (line, want) in cases {
         let output = shell(&repo, "zsh")

@@ -187,8 +187,28 @@ fn files_section() -> Section {
              newest first; a revert never touches it, and finish and abort keep it",
         ),
         (
+            "<git-dir>/ralph/<change>/issues.json",
+            "with --source github or beads: the issues as read when the run began",
+        ),
+        (
+            "<git-dir>/ralph/<change>/tasks.md",
+            "with --source github or beads: the run's tracking file, one section per issue \
+             holding the boxes of its task list, ticked by the agent; the issues themselves \
+             are never changed",
+        ),
+        (
+            "<git-dir>/ralph/<change>/tasks.checkpoint.md",
+            "tasks.md as of the last checkpoint: a failed attempt's ticks are taken back from \
+             it, as its work is reverted",
+        ),
+        (
             "<git-dir>/ralph/<change>/receipts.txt",
             "the trailers of every checkpoint commit, kept after a cleanup squashes them away",
+        ),
+        (
+            "<git-dir>/ralph/<change>/pull-request.md",
+            "the pull request's description finish --pr wrote from the run's record, kept to \
+             open it by hand when gh could not",
         ),
         (
             "<git-dir>/ralph/prompt.md",
@@ -204,6 +224,89 @@ fn files_section() -> Section {
     }
     Section {
         title: "FILES",
+        roff,
+    }
+}
+
+fn issues_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "With --source github or --source beads, the stories are a tracker's open issues, one \
+         story each, and CHANGE names the run (its branch is ralph/<CHANGE>). The issues are \
+         read once, when the run begins; resuming reads the run's own record. Each issue's \
+         task list (- [ ] lines of its text) gives the story's tasks; an issue without one is \
+         a single task. The tasks are ticked in the run's own tracking file, \
+         <git-dir>/ralph/<change>/tasks.md, never in the worktree and never in the tracker.",
+    );
+    term(
+        &mut roff,
+        "--source github",
+        "the open issues with the label --label (default ralph), from `gh issue list --label \
+         <label> --state open --json number,title,body,labels,state`, or from a file that \
+         command wrote (--issues FILE). Of each issue, number (the story id), title, body, \
+         labels and state are read. They are worked oldest first; a line of the body that \
+         starts with \"Depends on #N\" or \"Blocked by #N\" makes the issue wait for #N. \
+         Nothing is written to GitHub unless --comment is given: then each finished story's \
+         issue gets one comment (gh issue comment) naming its checkpoint.",
+    );
+    term(
+        &mut roff,
+        "--source beads",
+        "the issues of .beads/issues.jsonl (or --issues FILE) whose status is open, \
+         in_progress or blocked: id, title, description, design, notes, acceptance_criteria, \
+         status, priority, issue_type, labels, created_at and dependencies are read. They are \
+         worked by priority (0 first), a blocks dependency and an epic's children first. \
+         Nothing is closed in beads: finish lists the finished issues with the bd close \
+         command that closes them.",
+    );
+    Section {
+        title: "ISSUES AS STORIES",
+        roff,
+    }
+}
+
+fn roles_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "With --roles (ralph.roles, or roles in ralph.toml), each story goes through a \
+         pipeline of roles, in this order: coder, reviewer, tester, qa (any of them). Each role \
+         is a loop of its own over the story: a fresh agent per iteration (RALPH_ROLE in its \
+         environment), its own prompt, promise, verification and bound. The coder does the \
+         story; its pass is kept under its attempt's ref, not on the branch. A reviewer or qa \
+         only looks: files it changes are undone and reported. A tester's tests are kept only \
+         when its gate passes. A role that does not pass sends the story back to the coder \
+         with its findings, word for word in the coder's next prompt, and the pipeline goes on \
+         at that role once the coder passes again. Every iteration counts against its role's \
+         max_iterations; a role out of iterations stops the run (exit 3), named. The story's \
+         one checkpoint is made once the last role passed, with a Ralph-Role trailer per role. \
+         --max-retries does not apply to a pipeline.",
+    );
+    term(
+        &mut roff,
+        "defaults",
+        "coder: 15 iterations, IMPLEMENTATION_COMPLETE, external; reviewer: 5, REVIEW_PASSED, \
+         semantic; tester: 10, TESTS_PASSED, external; qa: 5, QA_PASSED, multi_stage. A \
+         verification with nothing to run (external without a command, semantic without \
+         patterns or a verifier, multi_stage without stages) falls back to the story's \
+         contract: its checks, or the promise alone; start --dry-run says so.",
+    );
+    term(
+        &mut roff,
+        "keys",
+        "[roles] pipeline = [...] (or roles = [...] alone), then [roles.<role>] with enabled, \
+         promise, description, max_iterations, agent, agent_command, model, prompt (a \
+         template file replacing the role's built-in prompt) and verification (a method's \
+         name, or a table with method and its settings: command, success_exit_code, \
+         output_contains, output_not_contains, timeout, working_dir; check_for, \
+         negative_patterns, agent, command, model; stages with required, require_all). \
+         [story.\"<id>\".roles.<role>] takes the same keys for one story, over the role's. \
+         --role-agent ROLE=PRESET, --role-agent-command ROLE=CMD and --role-model ROLE=MODEL \
+         choose a role's agent over all of them.",
+    );
+    Section {
+        title: "ROLE PIPELINE",
         roff,
     }
 }
@@ -278,6 +381,13 @@ fn environment_section() -> Section {
         &mut roff,
         "Each agent process gets RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT and RALPH_PROMPT_FILE, \
          and RALPH_LEARNINGS_FILE unless --no-learnings is given.",
+    );
+    paragraph(
+        &mut roff,
+        "git push (finish --push and --pr) runs with GIT_TERMINAL_PROMPT=0 and GCM_INTERACTIVE=never, \
+         and with GIT_SSH_COMMAND='ssh -o BatchMode=yes' unless GIT_SSH_COMMAND, GIT_SSH or \
+         core.sshCommand is set; gh and glab run with their prompts off. gh reads GH_TOKEN and glab \
+         GITLAB_TOKEN, as in CI.",
     );
     Section {
         title: "ENVIRONMENT",
@@ -458,6 +568,21 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
             );
             example(
                 &mut roff,
+                "Work through the open GitHub issues labelled ralph (through gh), and comment \
+                 on each finished one; or read them from a file gh exported:",
+                &[
+                    "git ralph start issues --source github --comment",
+                    "gh issue list --label ralph --json number,title,body,labels,state > ../issues.json",
+                    "git ralph start issues --source github --issues ../issues.json",
+                ],
+            );
+            example(
+                &mut roff,
+                "Work through the open beads issues, by priority, dependencies first:",
+                &["git ralph start backlog --source beads"],
+            );
+            example(
+                &mut roff,
                 "Stream the events as JSON lines to a program, here only each attempt's end:",
                 &[
                     "git ralph start add-dark-mode --json --on-finish keep | jq -c 'select(.type == \"attempt_finished\")'",
@@ -494,6 +619,15 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
                 &mut roff,
                 "Go back to the original branch with all the work as uncommitted changes:",
                 &["git ralph finish --cleanup"],
+            );
+            example(
+                &mut roff,
+                "Keep the run and push ralph/add-dark-mode to the remote, then open a draft pull \
+                 request (or update the one already open) and print its address:",
+                &[
+                    "git ralph finish add-dark-mode --push",
+                    "git ralph finish add-dark-mode --pr --draft",
+                ],
             );
         }
         Some("demo") => {
@@ -545,8 +679,10 @@ fn man_pages() -> Vec<(PathBuf, String)> {
         let mut extra = Vec::new();
         if name == "start" {
             extra.push(configuration_section());
+            extra.push(issues_section());
             extra.push(prompt_section());
             extra.push(contract_section());
+            extra.push(roles_section());
         }
         if name == "watch" || name == "start" {
             extra.push(keys_section());

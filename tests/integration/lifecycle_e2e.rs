@@ -238,7 +238,8 @@ fn issue_10_a_missing_agent_command_stops_the_run_without_spending_a_retry() {
         "--on-finish",
         "keep",
     ]));
-    assert_exit(&output, 1);
+    // A set-up error has its own status since issue 20.
+    assert_exit(&output, 8);
     let said = stdout(&output);
     assert!(said.contains("./no-such-agent.sh"), "{said}");
     assert!(said.contains("no retry was spent"), "{said}");

@@ -203,9 +203,12 @@ fn record(dir: &Path, env: &Invocation, prompt: &str) -> Result<()> {
         .append(true)
         .open(dir.join("calls.log"))
         .map_err(|err| fail("the call", err))?;
+    let role = std::env::var("RALPH_ROLE")
+        .map(|role| format!("role={role} "))
+        .unwrap_or_default();
     writeln!(
         log,
-        "story={story} attempt={attempt} argv={}",
+        "story={story} attempt={attempt} {role}argv={}",
         argv.join(" ")
     )
     .map_err(|err| fail("the call", err))

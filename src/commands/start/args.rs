@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use crate::commands::values::{OnFinishArg, SourceArg};
+use crate::contract::roles::UnknownRole;
+use crate::contract::{Role, RoleAgent};
 use crate::exit::CommandError;
 use crate::settings::{OnFinish, Requested};
 use crate::stories::SourceKind;
@@ -10,7 +12,8 @@ use crate::stories::SourceKind;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
     /// The change to work on: the OpenSpec change `openspec/changes/<CHANGE>/`,
-    /// or the run's name with --prd or --tasks.
+    /// or the run's name with --prd, --tasks or --source github|beads (its
+    /// branch is ralph/<CHANGE>).
     #[arg(value_name = "CHANGE")]
     pub change: String,
     /// Agent preset to run [default: claude; config: ralph.agent].
@@ -54,9 +57,24 @@ pub struct Args {
     /// A markdown checklist file (implies --source markdown).
     #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
+    /// With --source github: the issues from a file that `gh issue list
+    /// --json number,title,body,labels,state` wrote, instead of asking `gh`
+    /// (all its open issues, or those with --label); with --source beads:
+    /// the issues file instead of .beads/issues.jsonl.
+    #[arg(long, value_name = "FILE")]
+    pub issues: Option<PathBuf>,
+    /// With --source github: work on the open issues with this label
+    /// [default: ralph].
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// With --source github: post one comment on each issue whose story is
+    /// finished (`gh issue comment`), naming its checkpoint; without it,
+    /// nothing is written to GitHub.
+    #[arg(long)]
+    pub comment: bool,
     /// Prompt mode: repeat this prompt, a fresh agent each time, until the
     /// contract passes; no stories.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks", "issues", "label", "comment"])]
     pub prompt: Option<PathBuf>,
     /// One attempt per story, no checks, no retries: the plain flow.
     #[arg(long)]
@@ -110,9 +128,78 @@ pub struct Args {
     /// [config: ralph.fullScan].
     #[arg(long)]
     pub full_scan: bool,
+    /// Run the agent under bubblewrap (Linux), with the git directory and
+    /// your global git config read-only to it
+    /// [config: ralph.sandbox].
+    #[arg(long)]
+    pub sandbox: bool,
+    /// The role pipeline each story goes through, in this order: any of
+    /// coder, reviewer, tester, qa [config: ralph.roles; roles in
+    /// ralph.toml]. Without it, one agent does each story.
+    #[arg(long, value_name = "ROLES", value_parser = parse_roles)]
+    pub roles: Option<RoleList>,
+    /// The agent preset a role runs, e.g. reviewer=codex (repeatable).
+    #[arg(long, value_name = "ROLE=PRESET", value_parser = role_value)]
+    pub role_agent: Vec<(Role, String)>,
+    /// A command a role runs instead of a preset, prompt on stdin, e.g.
+    /// 'reviewer=my-reviewer --strict' (repeatable).
+    #[arg(long, value_name = "ROLE=CMD", value_parser = role_value)]
+    pub role_agent_command: Vec<(Role, String)>,
+    /// The model a role's agent uses, e.g. reviewer=gpt-5 (repeatable).
+    #[arg(long, value_name = "ROLE=MODEL", value_parser = role_value)]
+    pub role_model: Vec<(Role, String)>,
+}
+
+/// `--roles coder,reviewer`: a pipeline, as one value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleList(pub Vec<Role>);
+
+fn parse_roles(text: &str) -> Result<RoleList, UnknownRole> {
+    crate::config::parse_roles(text).map(RoleList)
+}
+
+/// Why a `ROLE=VALUE` flag cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum RoleValueError {
+    #[error("{0:?} is not ROLE=VALUE")]
+    NotPair(String),
+    #[error(transparent)]
+    Role(#[from] UnknownRole),
+    #[error("{text:?} gives the {role} nothing")]
+    Empty { text: String, role: Role },
+}
+
+/// `ROLE=VALUE`.
+fn role_value(text: &str) -> Result<(Role, String), RoleValueError> {
+    let (role, value) = text
+        .split_once('=')
+        .ok_or_else(|| RoleValueError::NotPair(text.to_owned()))?;
+    let role = role.parse::<Role>()?;
+    if value.trim().is_empty() {
+        return Err(RoleValueError::Empty {
+            text: text.to_owned(),
+            role,
+        });
+    }
+    Ok((role, value.to_owned()))
 }
 
 impl Args {
+    /// The command line's choice of agent per role.
+    fn role_agents(&self) -> std::collections::BTreeMap<Role, RoleAgent> {
+        let mut agents: std::collections::BTreeMap<Role, RoleAgent> = Default::default();
+        for (role, preset) in &self.role_agent {
+            agents.entry(*role).or_default().agent = Some(preset.clone());
+        }
+        for (role, command) in &self.role_agent_command {
+            agents.entry(*role).or_default().agent_command = Some(command.clone());
+        }
+        for (role, model) in &self.role_model {
+            agents.entry(*role).or_default().model = Some(model.clone());
+        }
+        agents
+    }
+
     /// The flags as plain values for [`crate::settings::resolve`].
     pub(super) fn requested(&self) -> Result<Requested, CommandError> {
         Ok(Requested {
@@ -128,6 +215,9 @@ impl Args {
             source: self.source.map(SourceKind::from),
             prd: self.prd.clone(),
             tasks: self.tasks.clone(),
+            issues: self.issues.clone(),
+            label: self.label.clone(),
+            comment: self.comment,
             prompt: self.prompt.clone(),
             once: self.once,
             revert_failed: self.revert_failed,
@@ -142,6 +232,9 @@ impl Args {
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             full_scan: self.full_scan,
+            sandbox: self.sandbox,
+            roles: self.roles.clone().map(|list| list.0),
+            role_agents: self.role_agents(),
         })
     }
 }

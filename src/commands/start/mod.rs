@@ -145,6 +145,11 @@ pub fn run_in(
         drop(lock);
         return Err(CommandError::bug(bug, Some(after_bug(&change, &end.state))));
     }
+    if let Some(err) = end.error {
+        // The agent could not work at all: stopped, resumable once fixed.
+        drop(lock);
+        return Err(err.into());
+    }
     let exit = Exit::for_reason(end.reason);
     if end.reason == StopReason::Stopped {
         ui::note(&format!(

@@ -2,9 +2,10 @@
 //! cleanup, with unfinished work set aside first) and abort. Both work on
 //! the run's branch only, and record what they did in `state.json`.
 
-use super::{Aborted, CleanedUp, EndingError, Finished, Kept, Notice, Onlooker};
+use super::{Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
 use crate::git::{ChangeName, HeadState, Repo};
-use crate::state::{FinishChoice, RunDir, RunState, RunStatus, now};
+use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, now};
+use crate::stories::SourceKind;
 
 /// Keep or clean up, and record it. A half-done attempt is never left
 /// behind: the worktree must be at the last checkpoint.
@@ -29,6 +30,7 @@ pub(super) fn finish(
                 branch: state.branch.clone(),
                 stories_done: state.stories_done(),
                 stories_total: state.stories.len(),
+                close: close_offer(state),
             })
         }
         FinishChoice::Cleanup => {
@@ -40,6 +42,7 @@ pub(super) fn finish(
                 tip_ref: format!("{}/finished", change.ref_namespace()),
                 receipts: state.receipts_summary(),
                 receipts_file: run_dir.receipts_path(),
+                close: close_offer(state),
             })
         }
     };
@@ -49,6 +52,31 @@ pub(super) fn finish(
     state.updated_at = now();
     run_dir.save(state)?;
     Ok(finished)
+}
+
+/// The beads issues the run finished: those its record marks done, or
+/// whose last attempt was accepted (the record may not have been read
+/// again after it). Other sources have nothing to close.
+fn close_offer(state: &RunState) -> Option<CloseOffer> {
+    if state.settings.source != Some(SourceKind::Beads) {
+        return None;
+    }
+    let ids: Vec<String> = state
+        .stories
+        .iter()
+        .filter(|story| {
+            story.done
+                || story
+                    .attempts
+                    .last()
+                    .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete)
+        })
+        .map(|story| story.id.clone())
+        .collect();
+    (!ids.is_empty()).then(|| CloseOffer {
+        ids,
+        branch: state.branch.clone(),
+    })
 }
 
 /// Restore the pre-start state and record it.

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::handoff::HandoffError;
+use crate::config::ConfigError;
 use crate::git::{ChangeName, GitFailure, OpError};
 use crate::state::{FinishChoice, LockError, StateError};
 
@@ -31,6 +33,11 @@ pub enum EndingError {
         change: ChangeName,
         head: String,
     },
+    /// The run is kept; pushing it or opening its pull request failed.
+    #[error(transparent)]
+    Handoff(Box<HandoffError>),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]
@@ -39,6 +46,12 @@ pub enum EndingError {
     Op(#[from] OpError),
     #[error(transparent)]
     Git(#[from] GitFailure),
+}
+
+impl From<HandoffError> for EndingError {
+    fn from(err: HandoffError) -> Self {
+        EndingError::Handoff(Box::new(err))
+    }
 }
 
 impl EndingError {

@@ -9,15 +9,21 @@
 //! the question of how to finish when that is the user's to say. This
 //! module decides; it prints nothing and knows neither clap nor the
 //! terminal.
+//!
+//! A run over beads issues finishes without touching beads: closing the
+//! issues it finished is the user's choice, so the outcome lists them
+//! ([`CloseOffer`]) for whoever shows it to offer `bd close`.
 
 mod close;
 mod error;
+pub mod handoff;
 mod take_over;
 
 use std::path::PathBuf;
 
 pub use error::EndingError;
-use take_over::{Running, Standing, take_over};
+pub use handoff::{HandedOff, Handoff};
+use take_over::{Running, Standing, TakenOver, take_over};
 
 use crate::git::{ChangeName, ObjectId, Repo};
 use crate::settings::OnFinish;
@@ -54,6 +60,8 @@ pub enum Notice {
     StoppedOrphanAgent,
     /// Work beyond the last checkpoint was kept at `refname` and reverted.
     SetAside { refname: String },
+    /// The kept branch is being pushed.
+    Pushing { branch: String, remote: String },
 }
 
 /// Whoever watches a run end: told what happens, and asked how to finish
@@ -80,6 +88,18 @@ pub struct Kept {
     pub branch: String,
     pub stories_done: usize,
     pub stories_total: usize,
+    /// The tracker's issues the run finished, which the user may close.
+    pub close: Option<CloseOffer>,
+}
+
+/// The beads issues a run finished. The run closes nothing in the tracker;
+/// closing them there (`bd close`) is the user's to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseOffer {
+    /// The issues' ids, in the order of the run's stories.
+    pub ids: Vec<String>,
+    /// The run's branch, for the reason given to the tracker.
+    pub branch: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +115,8 @@ pub struct CleanedUp {
     pub receipts: String,
     /// Where each checkpoint's trailers are kept.
     pub receipts_file: PathBuf,
+    /// The tracker's issues the run finished, which the user may close.
+    pub close: Option<CloseOffer>,
 }
 
 /// What `abort` did.
@@ -125,6 +147,7 @@ pub struct LeftStopped {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AfterLoop {
     Finished(Finished),
+    HandedOff(HandedOff),
     Aborted(Aborted),
     LeftStopped(LeftStopped),
 }
@@ -138,27 +161,8 @@ pub fn finish(
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
     let mut run = take_over(repo, change, run_dir, Running::Refuse, onlooker)?;
-    let change_name = || change.to_string();
-    match (run.standing, choice) {
-        // A kept run's branch is still there: it can still be cleaned up.
-        (Standing::Open, _) | (Standing::Kept, FinishChoice::Cleanup) => {}
-        (Standing::Kept, FinishChoice::Keep) => {
-            return Ok(Finished::AlreadyKept {
-                change: change_name(),
-                branch: run.state.branch,
-            });
-        }
-        (Standing::Closed(with), _) => {
-            return Err(EndingError::AlreadyFinished {
-                change: change_name(),
-                with,
-            });
-        }
-        (Standing::Aborted, _) => {
-            return Err(EndingError::WasAborted {
-                change: change_name(),
-            });
-        }
+    if let Some(already) = already_finished(&run, change, choice)? {
+        return Ok(already);
     }
     close::finish(
         &mut run.repo,
@@ -168,6 +172,61 @@ pub fn finish(
         choice,
         onlooker,
     )
+}
+
+/// `git ralph finish --push` or `--pr`: keep a run no loop drives (or take
+/// one already kept), then push its branch and open its pull request.
+pub fn hand_off(
+    repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    handoff: &Handoff,
+    onlooker: &mut dyn Onlooker,
+) -> Result<HandedOff, EndingError> {
+    let mut run = take_over(repo, change, run_dir, Running::Refuse, onlooker)?;
+    let kept = match already_finished(&run, change, FinishChoice::Keep)? {
+        Some(already) => already,
+        None => close::finish(
+            &mut run.repo,
+            change,
+            run_dir,
+            &mut run.state,
+            FinishChoice::Keep,
+            onlooker,
+        )?,
+    };
+    let (pushed, review) =
+        handoff::hand_off(&run.repo, change, run_dir, &run.state, handoff, onlooker)?;
+    Ok(HandedOff {
+        kept,
+        pushed,
+        review,
+    })
+}
+
+/// A run that cannot be finished with `choice` as it stands: an error, or
+/// `Some` when it is already kept and keep was asked for.
+fn already_finished(
+    run: &TakenOver,
+    change: &ChangeName,
+    choice: FinishChoice,
+) -> Result<Option<Finished>, EndingError> {
+    let change_name = || change.to_string();
+    match (run.standing, choice) {
+        // A kept run's branch is still there: it can still be cleaned up.
+        (Standing::Open, _) | (Standing::Kept, FinishChoice::Cleanup) => Ok(None),
+        (Standing::Kept, FinishChoice::Keep) => Ok(Some(Finished::AlreadyKept {
+            change: change_name(),
+            branch: run.state.branch.clone(),
+        })),
+        (Standing::Closed(with), _) => Err(EndingError::AlreadyFinished {
+            change: change_name(),
+            with,
+        }),
+        (Standing::Aborted, _) => Err(EndingError::WasAborted {
+            change: change_name(),
+        }),
+    }
 }
 
 /// `git ralph abort`: stop the loop if one still drives the run, and
@@ -209,8 +268,19 @@ pub fn after_loop(
     onlooker: &mut dyn Onlooker,
 ) -> Result<AfterLoop, EndingError> {
     let completed = state.reason == Some(StopReason::Completed);
+    let handoff = match on_finish {
+        OnFinish::Push => Some(Handoff::configured(&repo, false)?),
+        OnFinish::Pr => Some(Handoff::configured(&repo, true)?),
+        _ => None,
+    };
+    if let Some(handoff) = handoff {
+        return keep_and_hand_off(repo, change, run_dir, state, &handoff, onlooker)
+            .map(AfterLoop::HandedOff);
+    }
     let choice = match on_finish {
-        OnFinish::Keep => Some(EndChoice::Finish(FinishChoice::Keep)),
+        OnFinish::Keep | OnFinish::Push | OnFinish::Pr => {
+            Some(EndChoice::Finish(FinishChoice::Keep))
+        }
         OnFinish::Cleanup => Some(EndChoice::Finish(FinishChoice::Cleanup)),
         OnFinish::Ask => onlooker.ask(&Question {
             branch: state.branch.clone(),
@@ -232,5 +302,30 @@ pub fn after_loop(
             retries_to_resume: state.retries_to_resume(),
             completed,
         }),
+    })
+}
+
+/// `--on-finish push` or `pr`: keep, then hand off.
+fn keep_and_hand_off(
+    mut repo: Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    mut state: RunState,
+    handoff: &Handoff,
+    onlooker: &mut dyn Onlooker,
+) -> Result<HandedOff, EndingError> {
+    let kept = close::finish(
+        &mut repo,
+        change,
+        run_dir,
+        &mut state,
+        FinishChoice::Keep,
+        onlooker,
+    )?;
+    let (pushed, review) = handoff::hand_off(&repo, change, run_dir, &state, handoff, onlooker)?;
+    Ok(HandedOff {
+        kept,
+        pushed,
+        review,
     })
 }

@@ -297,6 +297,9 @@ fn to_story(
     })
 }
 
+/// The keys of an entry that say whether it is done.
+pub(super) const PROGRESS_KEYS: &[&str] = &["passes", "done", "completed", "complete", "status"];
+
 /// A `done`, `completed` or `complete` that holds a yes or no. Other values
 /// there (a date, a name) say nothing sure, and the status decides.
 fn done_flag(entry: &Map<String, Value>) -> Option<bool> {

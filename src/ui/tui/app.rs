@@ -142,6 +142,18 @@ pub struct AttemptItem {
     /// The diff shown was taken while the attempt ran.
     diff_live: bool,
     pub checks: Option<Vec<CheckResult>>,
+    /// The role the attempt played, in a role pipeline.
+    pub role: Option<crate::contract::Role>,
+}
+
+impl AttemptItem {
+    /// `#3`, or `#3 reviewer` in a role pipeline.
+    pub fn label(&self) -> String {
+        match self.role {
+            Some(role) => format!("#{} {role}", self.number),
+            None => format!("#{}", self.number),
+        }
+    }
 }
 
 impl AttemptItem {
@@ -162,6 +174,7 @@ impl AttemptItem {
             diff_asked: None,
             diff_live: false,
             checks: None,
+            role: None,
         }
     }
 }

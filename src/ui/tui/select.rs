@@ -282,6 +282,8 @@ pub struct PreviewStory {
     /// The story the first attempt works on.
     pub next: bool,
     pub tasks: Vec<(bool, String)>,
+    /// The story's role pipeline, each role in one line.
+    pub pipeline: Vec<String>,
 }
 
 /// What a run would do, shown before it starts.
@@ -393,6 +395,9 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
                 "   [{}] {task}",
                 if *done { "x" } else { " " }
             )));
+        }
+        for role in &story.pipeline {
+            story_lines.push(Line::raw(format!("   → {role}")));
         }
     }
     let title = if data.resumes {

@@ -30,6 +30,9 @@ fn progress(story: &str, title: &str, index: usize, attempt: u32) -> Record {
         total: 3,
         attempt,
         max_attempts: 4,
+        role: None,
+        role_iteration: None,
+        role_max_iterations: None,
     })
 }
 
@@ -100,6 +103,7 @@ fn sample(mode: Mode) -> App {
             reason: Some("the agent said FAILED: the tests need a database".into()),
             preserved: Some("refs/ralph/greet/attempts/1/1".into()),
             checkpoint: None,
+            role: None,
         }),
         progress("1", "Greeting", 1, 2),
         said(
@@ -133,6 +137,7 @@ fn sample(mode: Mode) -> App {
             reason: None,
             preserved: None,
             checkpoint: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            role: None,
         }),
         progress("2", "Farewell", 2, 1),
         said(
@@ -380,6 +385,7 @@ fn selection_and_preview_screens() {
                 (true, "1.1 Add the route".into()),
                 (false, "1.2 Add the form".into()),
             ],
+            pipeline: Vec::new(),
         }],
         first_prompt:
             "You are working on story 1 of 4: Login form.\n\nTasks:\n- 1.2 Add the form\n".into(),

@@ -251,8 +251,8 @@ fn draw_stories(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
             };
             let text = fit(
                 &format!(
-                    "{marker} #{} {}",
-                    attempt.number,
+                    "{marker} {} {}",
+                    attempt.label(),
                     crate::ui::outcome_word(attempt.outcome)
                 ),
                 width.saturating_sub(2),
@@ -473,7 +473,7 @@ fn draw_tabs(frame: &mut Frame, area: Rect, app: &mut App, theme: Theme) {
     let titles: Vec<String> = Tab::ALL.iter().map(|tab| tab.title().to_owned()).collect();
     let selected = Tab::ALL.iter().position(|tab| *tab == app.tab).unwrap_or(0);
     let mut label = match app.selected() {
-        Some((story, Some(attempt))) => format!("story {} #{}", story.id, attempt.number),
+        Some((story, Some(attempt))) => format!("story {} {}", story.id, attempt.label()),
         Some((story, None)) => format!("story {}", story.id),
         None => String::new(),
     };

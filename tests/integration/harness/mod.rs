@@ -10,11 +10,13 @@
 //! - the fake agent (`tests/support/fake_agent.rs`, see `FAKE_AGENT.md`):
 //!   [`script`], [`ralph_with_fake`], [`fake_agent`] and what it recorded;
 //! - readers for what a run leaves in `.git/ralph/<change>/`;
+//! - [`forge`]: scripted `gh` and `glab` on PATH, for the hand-off;
 //! - [`fuzz`]: the case counts and generators of the `fuzz_*` property tests;
 //! - [`story_run`]: the story loop's end-to-end ground (a change, a
 //!   recording agent wrapper, runs in the background).
 #![allow(dead_code)]
 
+pub mod forge;
 pub mod fuzz;
 pub mod story_run;
 

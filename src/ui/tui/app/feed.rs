@@ -32,6 +32,7 @@ impl App {
             for record in &story.attempts {
                 let attempt = item_attempt(item, record.attempt);
                 attempt.outcome = record.outcome;
+                attempt.role = record.role;
                 attempt.reason = record.reason.clone();
                 attempt.kept = record.checkpoint.clone().or(record.preserved.clone());
                 if attempt.tokens == 0 {
@@ -95,6 +96,7 @@ impl App {
                 title,
                 attempt,
                 max_attempts,
+                role,
                 ..
             } => {
                 self.max_attempts = *max_attempts;
@@ -105,9 +107,11 @@ impl App {
                 }
                 let entry = item_attempt(item, *attempt);
                 entry.outcome = AttemptOutcome::Running;
-                entry
-                    .events
-                    .push(format!("attempt {attempt}/{max_attempts} started"));
+                entry.role = *role;
+                entry.events.push(match role {
+                    Some(role) => format!("attempt {attempt} started, as the {role}"),
+                    None => format!("attempt {attempt}/{max_attempts} started"),
+                });
                 if self.follow && self.selected_attempt.is_none() {
                     // Follow the work: select the story being worked on.
                     if let Some(at) = self.stories.iter().position(|s| &s.id == story_id) {
@@ -140,6 +144,7 @@ impl App {
                 reason,
                 preserved,
                 checkpoint,
+                ..
             } => {
                 let item = self.story_mut(story_id, "");
                 if *outcome == AttemptOutcome::Complete {
@@ -181,7 +186,14 @@ impl App {
                     failed.len()
                 ));
             }
-            Event::Flag { .. } | Event::Warning { .. } | Event::Paused { .. } => {
+            Event::Flag { .. }
+            | Event::Warning { .. }
+            | Event::Paused { .. }
+            | Event::TicksOutsideStory { .. }
+            | Event::GitDirChanged { .. }
+            | Event::TasksAdded { .. }
+            | Event::RoleEditsUndone { .. }
+            | Event::SentBack { .. } => {
                 if let Some(notice) = Notice::of(&record.event) {
                     let line = format!("{} {}", notice.label(), notice.text);
                     self.run_events.push(line.clone());

@@ -1,0 +1,154 @@
+//! Why a hand-off stopped short, and what the user can do. Every one of
+//! them comes after the run was kept: a failed push leaves the repository
+//! exactly as `finish --keep` does, and a pull request that could not be
+//! opened leaves the branch pushed and the description written to a file.
+
+use std::path::PathBuf;
+
+use crate::git::OpError;
+use crate::process::ProcessError;
+
+/// The step of a hand-off that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandoffError {
+    #[error("there is no remote '{remote}' to push {branch} to")]
+    NoRemote {
+        remote: String,
+        branch: String,
+        change: String,
+    },
+    #[error("the remote '{remote}' rejected {branch}: {detail}")]
+    PushRejected {
+        remote: String,
+        branch: String,
+        change: String,
+        detail: String,
+    },
+    #[error(
+        "could not push {branch} to '{remote}': it asks for credentials, and git-ralph never prompts for them ({detail})"
+    )]
+    PushCredentials {
+        remote: String,
+        branch: String,
+        change: String,
+        detail: String,
+    },
+    #[error("could not push {branch} to '{remote}': {detail}")]
+    PushFailed {
+        remote: String,
+        branch: String,
+        change: String,
+        detail: String,
+    },
+    #[error("could not run git to push {branch}")]
+    Git {
+        branch: String,
+        #[source]
+        source: ProcessError,
+    },
+    /// The branch is pushed; the pull request is not open.
+    #[error(transparent)]
+    Review(Box<NotOpened>),
+    #[error(transparent)]
+    Op(#[from] OpError),
+    #[error("could not write the {what} to {}", path.display())]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A pushed branch whose pull request could not be opened or updated.
+#[derive(Debug, thiserror::Error)]
+#[error("{branch} is pushed to '{remote}', but the {review} was not opened: {why}")]
+pub struct NotOpened {
+    pub branch: String,
+    pub remote: String,
+    pub change: String,
+    /// "pull request" or "merge request".
+    pub review: &'static str,
+    pub why: ReviewFailure,
+    /// The command that opens it by hand.
+    pub by_hand: String,
+}
+
+/// Why the forge's CLI could not open or update the pull request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReviewFailure {
+    #[error("`{tool}` is not installed")]
+    Missing { tool: &'static str },
+    #[error("`{tool}` is not logged in")]
+    NotLoggedIn { tool: &'static str },
+    #[error("`{tool}` {detail}")]
+    Failed { tool: &'static str, detail: String },
+}
+
+impl HandoffError {
+    /// What the user can do about it, most useful first.
+    pub fn hints(&self) -> Vec<String> {
+        let again =
+            |change: &str, how: &str| format!("then run 'git ralph finish {change} {how}' again");
+        match self {
+            HandoffError::NoRemote { remote, change, .. } => vec![format!(
+                "the run is kept on its branch; add the remote ('git remote add {remote} <url>') or name another one with --remote, {}",
+                again(change, "--push")
+            )],
+            HandoffError::PushRejected {
+                remote,
+                branch,
+                change,
+                ..
+            } => vec![
+                format!(
+                    "the run is kept on {branch}; see what the remote holds with 'git fetch {remote} {branch} && git log {branch}..FETCH_HEAD'"
+                ),
+                format!(
+                    "to replace it with this run: 'git push --force-with-lease {remote} {branch}'; or fix what refused it, {}",
+                    again(change, "--push")
+                ),
+            ],
+            HandoffError::PushCredentials { remote, change, .. } => vec![format!(
+                "the run is kept on its branch; give git credentials for '{remote}' without a prompt (a credential helper, an SSH key or agent; in CI a token), {}",
+                again(change, "--push")
+            )],
+            HandoffError::PushFailed { change, .. } => vec![format!(
+                "the run is kept on its branch; {}",
+                again(change, "--push")
+            )],
+            HandoffError::Git { source, .. } if source.is_setup() => vec![
+                "the push runs the git binary (gitoxide cannot push): install git or put it on PATH, then run this again; the run is kept on its branch".to_owned(),
+            ],
+            HandoffError::Git { .. } => Vec::new(),
+            HandoffError::Review(not_opened) => {
+                let NotOpened {
+                    change,
+                    why,
+                    by_hand,
+                    ..
+                } = not_opened.as_ref();
+                let mut hints = Vec::new();
+                match why {
+                    ReviewFailure::Missing { tool } => {
+                        hints.push(format!("install `{tool}`, {}", again(change, "--pr")))
+                    }
+                    ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
+                        "log in with '{tool} auth login' (in CI: set {}), {}",
+                        if *tool == "gh" {
+                            "GH_TOKEN"
+                        } else {
+                            "GITLAB_TOKEN"
+                        },
+                        again(change, "--pr")
+                    )),
+                    ReviewFailure::Failed { .. } => {}
+                }
+                hints.push(format!("or open it by hand: {by_hand}"));
+                hints
+            }
+            HandoffError::Op(err) => err.hint().into_iter().collect(),
+            HandoffError::Write { .. } => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The hand-off: a kept run's branch pushed to a remote, and a pull request
+//! opened for it (or the one already open updated), its description written
+//! from the run's record. It comes after keep, and only adds to it: when the
+//! push fails, the repository is exactly as `finish --keep` leaves it; when
+//! the pull request cannot be opened, the branch is pushed and the
+//! description is kept in `.git/ralph/<change>/pull-request.md` with the
+//! command that opens it by hand.
+//!
+//! `push` runs `git push` (gitoxide cannot push), `forge` runs `gh` or
+//! `glab`, both through the process supervisor; `body` writes the title and
+//! description. Nothing here prints.
+
+mod body;
+mod error;
+mod forge;
+mod push;
+
+pub use error::{HandoffError, NotOpened, ReviewFailure};
+pub use forge::Forge;
+
+use super::{Finished, Notice, Onlooker};
+use crate::config::{self, ConfigError};
+use crate::git::{ChangeName, HeadState, ObjectId, Repo};
+use crate::state::{RunDir, RunState, write_atomically};
+
+/// What to do once the run is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// The remote to push to; `None`: the upstream remote of the branch the
+    /// run started from, else `origin`.
+    pub remote: Option<String>,
+    /// Also open (or update) a pull request.
+    pub review: Option<ReviewRequest>,
+    /// Whose CLI opens it; `None`: told from the remote's URL.
+    pub forge: Option<Forge>,
+}
+
+/// How to open the pull request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReviewRequest {
+    pub draft: bool,
+    /// The branch to merge into; `None`: the branch the run started from,
+    /// else the forge's default branch.
+    pub base: Option<String>,
+}
+
+impl Handoff {
+    /// The hand-off as git config sets it (`ralph.remote`, `ralph.prBase`,
+    /// `ralph.prDraft`, `ralph.forge`), with a pull request or without.
+    pub fn configured(repo: &Repo, with_review: bool) -> Result<Handoff, ConfigError> {
+        let trimmed = |key: &str| {
+            repo.config_string(key)
+                .map(|value| value.trim().to_owned())
+                .filter(|value| !value.is_empty())
+        };
+        let draft = config::boolean(repo, "ralph.prDraft")?.unwrap_or(false);
+        let forge = match config::one_of(repo, "ralph.forge", &["github", "gitlab"])? {
+            Some("gitlab") => Some(Forge::GitLab),
+            Some(_) => Some(Forge::GitHub),
+            None => None,
+        };
+        Ok(Handoff {
+            forge,
+            remote: trimmed("ralph.remote"),
+            review: with_review.then(|| ReviewRequest {
+                draft,
+                base: trimmed("ralph.prBase"),
+            }),
+        })
+    }
+}
+
+/// What `finish --push` or `--pr` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandedOff {
+    /// Kept now, or kept before.
+    pub kept: Finished,
+    pub pushed: Pushed,
+    /// With `--pr`.
+    pub review: Option<Review>,
+}
+
+/// The branch as the remote now has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    pub remote: String,
+    pub branch: String,
+    pub commit: ObjectId,
+}
+
+/// The pull request, opened or updated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    pub url: String,
+    /// False: one was already open for the branch; its description was
+    /// rewritten instead of opening a second one.
+    pub created: bool,
+    pub forge: Forge,
+}
+
+/// Push the kept run's branch, then open or update its pull request.
+pub(super) fn hand_off(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &RunState,
+    handoff: &Handoff,
+    onlooker: &mut dyn Onlooker,
+) -> Result<(Pushed, Option<Review>), HandoffError> {
+    let remote = push::remote_for(repo, state, handoff.remote.as_deref());
+    let Some(url) = push::remote_url(repo, &remote) else {
+        return Err(HandoffError::NoRemote {
+            remote,
+            branch: change.branch_short(),
+            change: change.to_string(),
+        });
+    };
+    onlooker.notice(Notice::Pushing {
+        branch: change.branch_short(),
+        remote: remote.clone(),
+    });
+    let pushed = push::push(repo, change, &remote)?;
+    let Some(review) = &handoff.review else {
+        return Ok((pushed, None));
+    };
+    let base = review
+        .base
+        .clone()
+        .or_else(|| starting_branch(change, state));
+    let title = body::title(change.as_str());
+    let text = body::body(state, base.as_deref());
+    let body_file = run_dir.dir.join("pull-request.md");
+    write_atomically(&body_file, text.as_bytes()).map_err(|source| HandoffError::Write {
+        what: "pull request's description",
+        path: body_file.clone(),
+        source,
+    })?;
+    let forge = handoff.forge.unwrap_or_else(|| Forge::of(Some(&url)));
+    let request = forge::Request {
+        forge,
+        url: Some(&url),
+        branch: &pushed.branch,
+        base: base.as_deref(),
+        title: &title,
+        body: &text,
+        draft: review.draft,
+        cwd: repo.workdir(),
+    };
+    match forge::open_or_update(&request) {
+        Ok(opened) => Ok((
+            pushed,
+            Some(Review {
+                url: opened.url,
+                created: opened.created,
+                forge,
+            }),
+        )),
+        Err(why) => Err(HandoffError::Review(Box::new(NotOpened {
+            branch: pushed.branch.clone(),
+            remote: pushed.remote.clone(),
+            change: change.to_string(),
+            review: forge.review_name(),
+            by_hand: forge::by_hand(&request, &body_file),
+            why,
+        }))),
+    }
+}
+
+/// The branch the run started from, when it was one other than the run's.
+fn starting_branch(change: &ChangeName, state: &RunState) -> Option<String> {
+    match &state.original.head {
+        HeadState::Branch { name, .. } | HeadState::Unborn { name }
+            if *name != change.branch_ref() =>
+        {
+            Some(state.original.head.reflog_name())
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,341 @@
+//! GitHub issues as stories (`--source github`), and the two things the run
+//! asks of the GitHub CLI: the list of issues, and a comment on each
+//! finished one when the user passes `--comment`.
+//!
+//! The issues are what `gh issue list --label <label> --state open --json
+//! number,title,body,labels,state` prints (a JSON array; `--issues FILE`
+//! reads the same array from a file). Of each issue, `number` gives the
+//! story's id, `title` its title, `body` its text and task list, `labels`
+//! (their `name`) the summary the agent sees, and `state` keeps a closed
+//! issue of an exported file out of the run; other fields are ignored.
+//! GitHub issues carry no priority: they are worked oldest first (by
+//! number). A line of the body that starts with "Depends on" or "Blocked
+//! by" names the issues (`#3, #4`) that must be done first; one that is not
+//! among the run's issues is taken as met.
+//!
+//! `gh` runs through the one supervisor of child processes, with no
+//! prompts and no colour, under the command timeout.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::issues::{Issue, IssuesError, Snapshot};
+use super::{SourceKind, StoriesError, Warning, WarningKind};
+use crate::process::{self, ExitStatusKind, Limits, Spec};
+
+/// The label `--source github` looks for when `--label` is not given.
+pub const DEFAULT_LABEL: &str = "ralph";
+/// The fields the run asks `gh issue list` for.
+pub const FIELDS: &str = "number,title,body,labels,state";
+/// The most issues one run reads.
+const LIMIT: &str = "1000";
+/// The CLI, looked up on the search path.
+const PROGRAM: &str = "gh";
+/// The most of `gh`'s output that is kept.
+const OUTPUT_LIMIT: usize = 64 * 1024 * 1024;
+
+#[derive(Deserialize)]
+struct GhIssue {
+    number: u64,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    labels: Vec<GhLabel>,
+    #[serde(default)]
+    state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GhLabel {
+    name: String,
+}
+
+/// The open issues `gh issue list` gives for `label`, in the repository of
+/// `workdir`.
+pub fn list(workdir: &Path, label: &str, timeout: Duration) -> Result<Snapshot, StoriesError> {
+    let args = list_args(label);
+    let stdout = run_gh(workdir, &args, timeout)?;
+    let from = format!("gh {}", shown(&args[..4]));
+    Ok(parse(&from, &stdout, Some(label))?)
+}
+
+/// The open issues of a file `gh issue list --json` wrote; only those
+/// labelled `label`, when one is given.
+pub fn read_file(path: &Path, label: Option<&str>) -> Result<Snapshot, StoriesError> {
+    if !path.is_file() {
+        return Err(StoriesError::FileNotFound {
+            path: path.to_owned(),
+        });
+    }
+    let text = super::read_text(path)?;
+    Ok(parse(&path.display().to_string(), &text, label)?)
+}
+
+/// Posts `body` as a comment on issue `number`.
+pub async fn comment(
+    workdir: &Path,
+    number: &str,
+    body: &str,
+    timeout: Duration,
+) -> Result<(), IssuesError> {
+    let args: Vec<String> = ["issue", "comment", number, "--body-file", "-"]
+        .map(String::from)
+        .to_vec();
+    let spec = gh_spec(workdir, &args, Some(body.to_owned()))?;
+    let done = process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await;
+    outcome(&args, done, timeout).map(|_| ())
+}
+
+fn list_args(label: &str) -> Vec<String> {
+    [
+        "issue", "list", "--label", label, "--state", "open", "--limit", LIMIT, "--json", FIELDS,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Runs `gh` from code that is not async, and returns its stdout.
+fn run_gh(workdir: &Path, args: &[String], timeout: Duration) -> Result<String, IssuesError> {
+    let spec = gh_spec(workdir, args, None)?;
+    let done = process::run_split_blocking(&spec, Limits::timeout(timeout), OUTPUT_LIMIT);
+    outcome(args, done, timeout)
+}
+
+fn gh_spec(workdir: &Path, args: &[String], stdin: Option<String>) -> Result<Spec, IssuesError> {
+    if !process::is_runnable(PROGRAM) {
+        return Err(IssuesError::GhMissing);
+    }
+    Ok(Spec {
+        program: PROGRAM.to_owned(),
+        args: args.to_vec(),
+        env: [
+            ("GH_PROMPT_DISABLED", "1"),
+            ("GH_NO_UPDATE_NOTIFIER", "1"),
+            ("NO_COLOR", "1"),
+        ]
+        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        .to_vec(),
+        cwd: workdir.to_owned(),
+        stdin,
+        pid_file: None,
+    })
+}
+
+/// `gh`'s stdout, or why there is none.
+fn outcome(
+    args: &[String],
+    done: Result<(ExitStatusKind, process::Tail, process::Tail), process::ProcessError>,
+    timeout: Duration,
+) -> Result<String, IssuesError> {
+    let (exit, stdout, stderr) = done.map_err(|source| IssuesError::GhSpawn {
+        args: shown(args),
+        source,
+    })?;
+    match exit {
+        ExitStatusKind::TimedOut => Err(IssuesError::GhTimedOut {
+            args: shown(args),
+            secs: timeout.as_secs(),
+        }),
+        exit if !exit.is_success() => Err(IssuesError::GhFailed {
+            args: shown(args),
+            exit,
+            stderr: process::tail_str(stderr.text().trim(), 400).to_owned(),
+        }),
+        _ => Ok(stdout.text()),
+    }
+}
+
+fn shown(args: &[String]) -> String {
+    args.join(" ")
+}
+
+/// The open issues of `gh issue list --json` output, oldest first; only
+/// those labelled `label`, when one is given. `from` names where the text
+/// came from, for errors.
+pub fn parse(from: &str, text: &str, label: Option<&str>) -> Result<Snapshot, IssuesError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let listed: Vec<GhIssue> =
+        serde_json::from_str(text).map_err(|err| IssuesError::MalformedGithub {
+            from: from.to_owned(),
+            line: err.line(),
+            message: without_position(&err),
+        })?;
+    let mut open: Vec<GhIssue> = listed
+        .into_iter()
+        .filter(|issue| {
+            issue
+                .state
+                .as_deref()
+                .is_none_or(|state| state.eq_ignore_ascii_case("open"))
+        })
+        .filter(|issue| {
+            label.is_none_or(|label| {
+                issue
+                    .labels
+                    .iter()
+                    .any(|l| l.name.eq_ignore_ascii_case(label))
+            })
+        })
+        .collect();
+    open.sort_by_key(|issue| issue.number);
+    open.dedup_by_key(|issue| issue.number);
+    if open.is_empty() {
+        return Err(IssuesError::NoIssues {
+            from: from.to_owned(),
+            label: label.map(str::to_owned),
+        });
+    }
+    let numbers: HashSet<u64> = open.iter().map(|issue| issue.number).collect();
+    let mut warnings = Vec::new();
+    let issues = open
+        .into_iter()
+        .map(|issue| {
+            let text = issue.body.unwrap_or_default();
+            let mut depends_on = Vec::new();
+            for number in dependencies(&text) {
+                if number == issue.number || depends_on.contains(&number.to_string()) {
+                    continue;
+                }
+                if numbers.contains(&number) {
+                    depends_on.push(number.to_string());
+                } else {
+                    warnings.push(Warning {
+                        line: None,
+                        kind: WarningKind::OutsideDependency,
+                        message: format!(
+                            "issue #{} depends on #{number}, which is not among the open issues of the run; it is taken as done",
+                            issue.number
+                        ),
+                    });
+                }
+            }
+            let names: Vec<&str> = issue.labels.iter().map(|l| l.name.as_str()).collect();
+            let summary = match names.as_slice() {
+                [] => format!("GitHub issue #{}", issue.number),
+                names => format!("GitHub issue #{} (labels: {})", issue.number, names.join(", ")),
+            };
+            Issue {
+                id: issue.number.to_string(),
+                title: issue.title,
+                summary,
+                text,
+                priority: None,
+                depends_on,
+                acceptance_criteria: Vec::new(),
+            }
+        })
+        .collect();
+    Ok(Snapshot {
+        tracker: SourceKind::Github,
+        read_from: from.to_owned(),
+        issues,
+        warnings,
+    })
+}
+
+/// The issues a body says must be done first: `#N` on lines that start
+/// with "Depends on" or "Blocked by" (after an optional list marker), in
+/// any case.
+fn dependencies(body: &str) -> Vec<u64> {
+    let mut numbers = Vec::new();
+    for line in body.lines() {
+        let line = line.trim_start();
+        let line = line
+            .strip_prefix(['-', '*', '+'])
+            .map_or(line, str::trim_start);
+        let lower = line.to_lowercase();
+        let Some(rest) = ["depends on", "blocked by"]
+            .iter()
+            .find_map(|lead| lower.strip_prefix(lead))
+        else {
+            continue;
+        };
+        for part in rest.split('#').skip(1) {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(number) = digits.parse() {
+                numbers.push(number);
+            }
+        }
+    }
+    numbers
+}
+
+/// serde_json's message without its " at line L column C".
+fn without_position(err: &serde_json::Error) -> String {
+    let full = err.to_string();
+    match full.rfind(" at line ") {
+        Some(index) if err.line() > 0 => full[..index].to_owned(),
+        _ => full,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTED: &str = include_str!("../../tests/fixtures/trackers/github/issue-list.json");
+
+    #[test]
+    fn the_recorded_list_gives_the_open_issues_oldest_first() {
+        let snapshot = parse("issue-list.json", LISTED, Some("ralph")).expect("parse");
+        let ids: Vec<&str> = snapshot.issues.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["3", "5", "7"]);
+        assert_eq!(snapshot.issues[0].depends_on, ["7"], "blocked by #7");
+        assert!(
+            snapshot.issues[0]
+                .summary
+                .starts_with("GitHub issue #3 (labels: "),
+            "{}",
+            snapshot.issues[0].summary
+        );
+        assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
+    }
+
+    #[test]
+    fn closed_and_unlabelled_issues_are_left_out() {
+        let text = r#"[{"body":"","labels":[],"number":1,"state":"CLOSED","title":"old"},{"body":"","labels":[{"id":"x","name":"Ralph","description":"","color":"ededed"}],"number":2,"state":"OPEN","title":"new"},{"body":"","labels":[],"number":4,"state":"OPEN","title":"other"}]"#;
+        let snapshot = parse("f", text, Some("ralph")).expect("parse");
+        let ids: Vec<&str> = snapshot.issues.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["2"], "labels match in any case");
+        let all = parse("f", text, None).expect("parse");
+        assert_eq!(all.issues.len(), 2, "without a label, every open issue");
+    }
+
+    #[test]
+    fn no_open_issue_is_an_error_naming_the_label() {
+        let error = parse("gh issue list", "[]\n", Some("ralph")).expect_err("empty");
+        assert_eq!(
+            error.to_string(),
+            "gh issue list holds no open issue labelled `ralph`"
+        );
+        assert!(error.hint().is_some_and(|hint| hint.contains("--label")));
+    }
+
+    #[test]
+    fn text_that_is_not_the_list_names_its_line() {
+        let error = parse("issues.json", "[\n{\"number\": \"x\"}]", None).expect_err("bad");
+        assert!(
+            error.to_string().starts_with("issues.json:2: not the JSON"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn dependencies_are_read_from_lines_that_say_so() {
+        let body = "Depends on #3 and #4\r\n- blocked by: #9\nSee #12 for context.\n";
+        assert_eq!(dependencies(body), [3, 4, 9]);
+        let text = r##"[{"body":"Depends on #8\nBlocked by #2","labels":[],"number":2,"state":"OPEN","title":"a"}]"##;
+        let snapshot = parse("f", text, None).expect("parse");
+        assert!(
+            snapshot.issues[0].depends_on.is_empty(),
+            "itself, and #8 outside"
+        );
+        assert_eq!(snapshot.warnings.len(), 1);
+        assert_eq!(snapshot.warnings[0].kind, WarningKind::OutsideDependency);
+    }
+}

@@ -1,0 +1,89 @@
+//! The one shape every format of stories takes for the run: a source that
+//! reads its stories afresh on every call, says how an agent marks one
+//! done, and keeps its tracking in step with the run's checkpoints.
+
+use std::path::Path;
+
+use super::{ContextFile, SourceKind, StoriesError, Story, StorySet, changes, checklist};
+
+/// A format of stories, bound to one change in one worktree.
+pub trait StorySource: Send + Sync {
+    fn kind(&self) -> SourceKind;
+
+    /// Reads the stories from disk; every call re-reads, so the result
+    /// reflects what the agent has ticked so far.
+    fn load(&self) -> Result<Vec<Story>, StoriesError>;
+
+    /// Like [`load`](Self::load), with the warnings and unreadable lines.
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
+        self.load().map(StorySet::from_stories)
+    }
+
+    /// The story to work on next: by default the first incomplete one in
+    /// file order.
+    fn next_story<'a>(&self, stories: &'a [Story]) -> Option<&'a Story> {
+        stories.iter().find(|story| !story.is_complete())
+    }
+
+    /// The repository-relative file the agent updates to record progress.
+    fn tracking_file(&self) -> &Path;
+
+    /// Background files for the agent, read fresh, capped in size.
+    fn context_files(&self) -> Result<Vec<ContextFile>, StoriesError>;
+
+    /// How the agent marks progress on `story`, as an imperative clause.
+    fn done_instruction(&self, story: &Story) -> String;
+
+    /// How many checkboxes [`load`](Self::load) skipped because they sit in
+    /// code fences (see [`checklist`]); the OpenSpec CLI counts them, so a
+    /// cross-check needs the number.
+    fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
+        Ok(0)
+    }
+
+    /// The tracking file's text after an attempt (`after`), with the ticks
+    /// it made in a story it was not given put back as `before` had them;
+    /// `None` when that cannot be done. A checklist's boxes are opened
+    /// again line by line; every other byte stays as the attempt left it.
+    fn reopen(
+        &self,
+        before: &str,
+        after: &str,
+        ticked: &changes::TickedElsewhere,
+    ) -> Option<String> {
+        let _ = before;
+        Some(ticked.lines.iter().fold(after.to_owned(), |text, line| {
+            checklist::untick(&text, *line)
+        }))
+    }
+    /// The run has begun: a source that keeps the run's own record of its
+    /// stories (issues from a tracker) writes it now, so that a refused
+    /// start writes nothing. Sources tracked in the worktree have nothing
+    /// to write.
+    fn begin(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// An attempt's work became a checkpoint. Tracking kept outside the
+    /// worktree is in no commit, so its source keeps a copy of it as of
+    /// this checkpoint; tracking in the worktree is committed with it.
+    fn checkpointed(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// The worktree went back to the last checkpoint. Tracking kept outside
+    /// it goes back to its copy of that checkpoint, so that the marks of a
+    /// failed attempt do not outlive its work; git reverts tracking in the
+    /// worktree.
+    fn reverted(&self) -> Result<(), StoriesError> {
+        Ok(())
+    }
+
+    /// Tracking kept outside the worktree as of the last checkpoint and as
+    /// it is now, when the two differ: what an attempt did to it. `None`
+    /// when they agree, and for tracking in the worktree, which git
+    /// compares.
+    fn tracking_change(&self) -> Result<Option<(String, String)>, StoriesError> {
+        Ok(None)
+    }
+}
