@@ -815,7 +815,7 @@ impl Bench {
     fn growth(&mut self) {
         let files = self.layout.files;
         for touched in [10, 1_000, files] {
-            let (mut ours, mut git, mut scans) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut ours, mut theirs, mut scans) = (Vec::new(), Vec::new(), Vec::new());
             // Rewriting every file writes as many objects on each side:
             // once is enough, and they are pruned after.
             let reps = if touched == files { 1 } else { 3 };
@@ -836,7 +836,7 @@ impl Bench {
                 self.reset_to_start();
                 self.touch_files(touched, seed);
                 self.warm();
-                git.push(time_git(
+                theirs.push(time_git(
                     &self.dir,
                     &[&["add", "-A"], &["commit", "-q", "-m", "bench: growth"]],
                 ));
@@ -845,13 +845,13 @@ impl Bench {
                 self.reset_to_start();
                 git(&self.dir, &["prune", "--expire=now"]);
             }
-            let (ours, git) = (median(&mut ours), median(&mut git));
+            let (ours, theirs) = (median(&mut ours), median(&mut theirs));
             scans.dedup();
             println!(
                 "growth touched={touched} ours-watched={} git={} ratio={:.2} scan={}",
                 ms(ours),
-                ms(git),
-                ours.as_secs_f64() / git.as_secs_f64(),
+                ms(theirs),
+                ours.as_secs_f64() / theirs.as_secs_f64(),
                 scans.join("/")
             );
         }
