@@ -237,3 +237,54 @@ impl Roots {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::CreateKind;
+
+    fn roots() -> Roots {
+        Roots {
+            workdir: "/w".into(),
+            git_dir: "/w/.git".into(),
+            cookie_dir: "/w/.git/ralph/cookies".into(),
+        }
+    }
+
+    /// The kernel's queue overflowed (inotify's `IN_Q_OVERFLOW`, FSEvents'
+    /// "must scan subdirectories"): what was dropped is unknown, so the
+    /// watch is lost, and a waiting cut wakes up to say so.
+    #[test]
+    fn an_overflow_loses_the_watch() {
+        let mut collected = Collected::default();
+        let event = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        assert!(roots().record(&mut collected, Ok(event)));
+        assert_eq!(collected.lost, Some(WatchLost::Overflowed));
+    }
+
+    #[test]
+    fn an_error_from_the_watch_loses_it() {
+        let mut collected = Collected::default();
+        let error = notify::Error::generic("inotify died");
+        assert!(roots().record(&mut collected, Err(error)));
+        assert!(matches!(collected.lost, Some(WatchLost::Failed(_))));
+    }
+
+    #[test]
+    fn worktree_paths_are_kept_and_the_git_dir_is_not() {
+        let mut collected = Collected::default();
+        let create = |path: &str| {
+            Ok(notify::Event::new(EventKind::Create(CreateKind::File)).add_path(path.into()))
+        };
+        assert!(!roots().record(&mut collected, create("/w/src/a.txt")));
+        assert!(!roots().record(&mut collected, create("/w/.git/index.lock")));
+        let cookie = format!("/w/.git/ralph/cookies/{}-1", std::process::id());
+        assert!(roots().record(&mut collected, create(&cookie)));
+        assert_eq!(collected.cookie, 1);
+        assert_eq!(
+            collected.touched.into_iter().collect::<Vec<_>>(),
+            [BString::from("src/a.txt")]
+        );
+        assert_eq!(collected.lost, None);
+    }
+}
