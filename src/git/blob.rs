@@ -3,8 +3,9 @@
 //! written straight from disk into a loose object, as `git add` does above
 //! `core.bigFileThreshold`; smaller files, and files a filter rewrites, go
 //! through gix's filter pipeline in memory as before. A repository that
-//! keeps its objects in memory (the live diff) only hashes a big file and
-//! remembers its size, so the diff can name it without reading it. A
+//! keeps its objects in memory (the live diff) does not read a big file at
+//! all: it names it by its path and stat data and remembers its size, so
+//! the diff can show it as "binary, 700 MB". A
 //! revert that restores a big blob streams it out of its loose object the
 //! same way, unless a filter would convert it.
 
@@ -49,6 +50,9 @@ impl Repo {
                 .worktree_file_to_object(rela_path, index)
                 .ctx(context);
         }
+        if self.hashed_only.is_some() {
+            return Ok(Some(self.unread_blob(&relative, &metadata)));
+        }
         let file = std::fs::File::open(&path).ctx(context)?;
         let id = match pipeline
             .convert_to_git(file, &relative, index)
@@ -68,6 +72,42 @@ impl Repo {
             EntryKind::Blob
         };
         Ok(Some((id, kind, metadata)))
+    }
+
+    /// A big file where objects live in memory (the live diff), named
+    /// without being read: an id made from its path and `lstat`, which no
+    /// blob has, so the diff shows it as changed, by its size. A file whose
+    /// stat data changed but not its bytes shows as changed too; reading
+    /// hundreds of megabytes every time the screen refreshes would be
+    /// worse.
+    fn unread_blob(&self, relative: &Path, metadata: &std::fs::Metadata) -> Hashed {
+        use std::os::unix::fs::MetadataExt;
+        let mut hasher = gix::hash::hasher(self.repo.object_hash());
+        hasher.update(b"unread worktree file\0");
+        hasher.update(relative.as_os_str().as_encoded_bytes());
+        for number in [
+            metadata.len(),
+            metadata.ino(),
+            metadata.dev(),
+            metadata.mtime() as u64,
+            metadata.mtime_nsec() as u64,
+            metadata.ctime() as u64,
+            metadata.ctime_nsec() as u64,
+        ] {
+            hasher.update(&number.to_le_bytes());
+        }
+        let id = hasher
+            .try_finalize()
+            .unwrap_or_else(|_| ObjectId::null(self.repo.object_hash()));
+        if let Some(sizes) = &self.hashed_only {
+            sizes.borrow_mut().insert(id, metadata.len());
+        }
+        let kind = if gix::fs::is_executable(metadata) {
+            EntryKind::BlobExecutable
+        } else {
+            EntryKind::Blob
+        };
+        (id, kind, metadata.clone())
     }
 
     /// Hash `size` bytes of `from` as a blob and write it as a loose object

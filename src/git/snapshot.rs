@@ -126,9 +126,13 @@ impl Repo {
             .collect();
         let edits = self.hash_changes(&shared, items, started)?;
         let edits = self.update_gitlinks(&shared, edits)?;
+        // gix's tree editor insists that every blob exists: one the live
+        // diff only named (see `blob.rs`) sends it to the plain writer.
         let edited = match base {
-            Some(base) => Some(self.edited_tree(base, &shared, &edits)?),
-            None => None,
+            Some(base) if !self.names_unstored(&edits) => {
+                Some(self.edited_tree(base, &shared, &edits)?)
+            }
+            _ => None,
         };
         let mut index = (**shared).clone();
         drop(shared);
@@ -145,6 +149,19 @@ impl Repo {
             None => write_tree(&self.repo, &index)?,
         };
         Ok(Snapshot { tree, index, dirty })
+    }
+
+    /// Whether an edit puts in a blob that was hashed or named but never
+    /// stored.
+    fn names_unstored(&self, edits: &[Edit]) -> bool {
+        let Some(sizes) = &self.hashed_only else {
+            return false;
+        };
+        let sizes = sizes.borrow();
+        edits.iter().any(|edit| match edit {
+            Edit::Update { blob, .. } | Edit::Add { blob, .. } => sizes.contains_key(&blob.id),
+            Edit::Remove(_) | Edit::Refresh { .. } => false,
+        })
     }
 
     /// `base` with `edits` applied: removals first, so that a file can
