@@ -61,6 +61,15 @@ enum Mutation {
         path: String,
         to: String,
     },
+    /// Create directories three deep under `path` and fill them with
+    /// `files` files each, as fast as possible: the watch learns of each new
+    /// directory only after it exists, and the operation starts right after
+    /// the last write, while its events are still on their way (the cookie
+    /// race).
+    Burst {
+        path: String,
+        files: usize,
+    },
 }
 
 /// How a round of mutations ends.
@@ -160,6 +169,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(path, child)| Mutation::MakeDir { path, child }),
         1 => (path(), content()).prop_map(|(path, content)| Mutation::DirToFile { path, content }),
         2 => (path(), path()).prop_map(|(path, to)| Mutation::Rename { path, to }),
+        1 => (path(), 1..40usize).prop_map(|(path, files)| Mutation::Burst { path, files }),
     ]
 }
 
@@ -451,7 +461,8 @@ impl Mutation {
             | Mutation::Symlink { path, .. }
             | Mutation::MakeDir { path, .. }
             | Mutation::DirToFile { path, .. }
-            | Mutation::Rename { path, .. } => path,
+            | Mutation::Rename { path, .. }
+            | Mutation::Burst { path, .. } => path,
         }
     }
 }
@@ -536,6 +547,20 @@ fn apply(root: &Path, mutation: &Mutation) {
                 return;
             }
             std::fs::rename(&from, &dest).expect("rename");
+        }
+        Mutation::Burst { path, files } => {
+            if !parents_are_dirs(root, path) || kind_at(&root.join(path)).is_some() {
+                return;
+            }
+            let mut dir = root.join(path);
+            for depth in 0..3 {
+                dir = dir.join(format!("b{depth}"));
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                for file in 0..*files {
+                    std::fs::write(dir.join(format!("f{file}.txt")), format!("{file}\n"))
+                        .expect("write");
+                }
+            }
         }
     }
 }
@@ -908,6 +933,39 @@ fn issue_24_ignored_files_and_a_nested_gitignore() {
         Round {
             mutations: vec![write_op("a/.gitignore", "*\n"), write_op("a/c/x", "one\n")],
             finish: Finish::PreserveThenRevert,
+        },
+    ]);
+}
+
+/// Hundreds of files written in directories that did not exist a moment
+/// before, the last of them right before each operation: every one of them
+/// must be in the checkpoint, and gone after the revert.
+#[test]
+fn issue_24_the_cookie_race() {
+    run_fixed(&[
+        Round {
+            mutations: vec![Mutation::Burst {
+                path: "src/new".to_owned(),
+                files: 100,
+            }],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![
+                Mutation::Burst {
+                    path: "docs/more".to_owned(),
+                    files: 100,
+                },
+                write_op("src/new/b0/b1/f7.txt", "changed\n"),
+            ],
+            finish: Finish::PreserveThenRevert,
+        },
+        Round {
+            mutations: vec![Mutation::Burst {
+                path: "a".to_owned(),
+                files: 100,
+            }],
+            finish: Finish::Revert,
         },
     ]);
 }
