@@ -834,6 +834,9 @@ impl Bench {
                 });
                 drop(repo);
                 self.reset_to_start();
+                // Content of its own: git does not write an object that
+                // exists, and ours just wrote these.
+                let seed = self.next_seed();
                 self.touch_files(touched, seed);
                 self.warm();
                 theirs.push(time_git(
