@@ -55,6 +55,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d '
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l command-timeout -d 'Seconds any external command may run [default: 30; config: ralph.commandTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-timeout -d 'Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l idle-timeout -d 'How long an agent may print nothing before it is stopped like a timeout, e.g. 15m; 0 lets it be silent [default: 15m; config: ralph.idleTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish -d 'What to do when the loop ends [default: ask; config: ralph.onFinish]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'

@@ -123,6 +123,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "total wait for usage limits (default: 6h); --max-rate-limit-wait",
     ),
     (
+        "ralph.idleTimeout",
+        "how long an agent may print nothing before it is stopped, e.g. 15m (default: 15m, 0 = off); --idle-timeout",
+    ),
+    (
         "ralph.requireChange",
         "refuse a claim that changes nothing besides ticking boxes (default: false, it is only flagged); --require-change",
     ),
@@ -169,6 +173,23 @@ pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
         return Err(invalid());
     }
     Ok(total)
+}
+
+/// A duration as people write it, the way [`parse_duration`] reads it:
+/// `15m`, `1h30m`, `90s` is `1m30s`, `0s`.
+pub fn format_duration(secs: u64) -> String {
+    if secs == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    let mut left = secs;
+    for (unit, size) in [("d", 86400), ("h", 3600), ("m", 60), ("s", 1)] {
+        if left >= size {
+            out.push_str(&format!("{}{unit}", left / size));
+            left %= size;
+        }
+    }
+    out
 }
 
 /// A duration from git config, or an error naming the key.
@@ -336,6 +357,22 @@ fn bad_value(key: &str, value: &str, expected: &str) -> ConfigError {
 #[cfg(test)]
 mod tests {
     use super::parse_duration;
+
+    #[test]
+    fn durations_are_written_as_they_are_read() {
+        use super::format_duration;
+        for (secs, text) in [
+            (0, "0s"),
+            (2, "2s"),
+            (90, "1m30s"),
+            (900, "15m"),
+            (5400, "1h30m"),
+            (90000, "1d1h"),
+        ] {
+            assert_eq!(format_duration(secs), text);
+            assert_eq!(parse_duration(text), Ok(secs));
+        }
+    }
 
     #[test]
     fn durations_in_every_unit() {

@@ -67,6 +67,9 @@ pub const DEFAULT_AGENT_TIMEOUT: u64 = 3600;
 pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
 /// Six hours: long enough for a five-hour usage window to reset.
 pub const DEFAULT_MAX_RATE_LIMIT_WAIT: u64 = 6 * 3600;
+/// Fifteen minutes: longer than a quiet build or test run, shorter than
+/// an hour of nothing.
+pub const DEFAULT_IDLE_TIMEOUT: u64 = 15 * 60;
 
 /// A run's settings, as stored in `state.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +83,11 @@ pub struct Settings {
     pub max_retries: u32,
     pub command_timeout_secs: u64,
     pub agent_timeout_secs: u64,
+    /// `--idle-timeout`: seconds an agent may print nothing before it is
+    /// stopped; 0 lets it be silent (and is what runs of earlier releases
+    /// read as).
+    #[serde(default)]
+    pub idle_timeout_secs: u64,
     pub on_finish: OnFinish,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_template: Option<String>,
@@ -177,6 +185,7 @@ pub struct Requested {
     pub max_retries: Option<u32>,
     pub command_timeout: Option<u64>,
     pub agent_timeout: Option<u64>,
+    pub idle_timeout: Option<u64>,
     pub on_finish: Option<OnFinish>,
     pub prompt_template: Option<PathBuf>,
     pub source: Option<SourceKind>,
@@ -269,6 +278,12 @@ pub fn resolve(
         || config::integer(repo, "ralph.agentTimeout"),
         DEFAULT_AGENT_TIMEOUT,
     )?;
+    let idle_timeout = layer(
+        req.idle_timeout,
+        stored.map(|s| s.idle_timeout_secs),
+        || config::duration(repo, "ralph.idleTimeout"),
+        DEFAULT_IDLE_TIMEOUT,
+    )?;
     let on_finish = layer(
         req.on_finish,
         stored.map(|s| s.on_finish),
@@ -359,6 +374,7 @@ pub fn resolve(
         max_retries,
         command_timeout_secs: command_timeout,
         agent_timeout_secs: agent_timeout,
+        idle_timeout_secs: idle_timeout,
         on_finish,
         prompt_template: absolute(&req.prompt_template)
             .or_else(|| stored.and_then(|s| s.prompt_template.clone())),

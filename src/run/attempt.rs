@@ -190,6 +190,7 @@ impl StoryLoop {
             prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
+        invocation.idle = self.settings.idle_timeout;
         Ok(invocation)
     }
 

@@ -446,6 +446,8 @@ fn loop_settings(
         agent,
         max_retries: settings.max_retries,
         agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
+        idle_timeout: (settings.idle_timeout_secs > 0)
+            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
         command_timeout: Duration::from_secs(settings.command_timeout_secs),
         template,
         classic_prompt,

@@ -44,6 +44,8 @@ pub struct LoopSettings {
     pub agent: AgentSpec,
     pub max_retries: u32,
     pub agent_timeout: Duration,
+    /// How long an agent may print nothing; `None` lets it be silent.
+    pub idle_timeout: Option<Duration>,
     pub command_timeout: Duration,
     pub template: String,
     /// The prompt itself in prompt mode.

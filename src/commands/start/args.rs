@@ -34,6 +34,10 @@ pub struct Args {
     /// Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout].
     #[arg(long, value_name = "SECS")]
     pub agent_timeout: Option<u64>,
+    /// How long an agent may print nothing before it is stopped like a
+    /// timeout, e.g. 15m; 0 lets it be silent [default: 15m; config: ralph.idleTimeout].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub idle_timeout: Option<u64>,
     /// What to do when the loop ends [default: ask; config: ralph.onFinish].
     #[arg(long, value_enum, value_name = "WHAT")]
     pub on_finish: Option<OnFinishArg>,
@@ -192,6 +196,7 @@ impl Args {
             max_retries: self.max_retries,
             command_timeout: self.command_timeout,
             agent_timeout: self.agent_timeout,
+            idle_timeout: self.idle_timeout,
             on_finish: self.on_finish.map(OnFinish::from),
             prompt_template: self.prompt_template.clone(),
             source: self.source.map(SourceKind::from),
