@@ -87,6 +87,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "screen or plain: how start shows a run on a terminal (default: screen); --plain",
     ),
     (
+        "ralph.hook.<event>",
+        "a command run at that moment of a run (multi-valued; onRunStart, onStoryStart, onStoryDone, onAttemptFailed or onRunEnd), before the hooks of ralph.toml; its failure is reported and the run goes on",
+    ),
+    (
         "ralph.<agent>.args",
         "extra arguments for that preset, split on whitespace",
     ),
@@ -341,6 +345,20 @@ pub fn ui(repo: &Repo) -> Result<Option<UiChoice>, ConfigError> {
         Some("plain") => Ok(Some(UiChoice::Plain)),
         Some(other) => Err(bad_value("ralph.ui", other, "screen or plain")),
     }
+}
+
+/// `ralph.hook.<event>` (multi-valued): hooks that report their failures.
+pub fn hooks(repo: &Repo) -> crate::contract::Hooks {
+    use crate::contract::{Hook, HookEvent, Hooks};
+    let mut hooks = Hooks::default();
+    for event in HookEvent::ALL {
+        for command in repo.config_strings(&format!("ralph.hook.{}", event.config_name())) {
+            if !command.trim().is_empty() {
+                hooks.push(event, Hook::command(&command));
+            }
+        }
+    }
+    hooks
 }
 
 /// `ralph.<agent>.args`, split on whitespace.

@@ -51,9 +51,14 @@
 //! [[story."2".check]]
 //! command = "test -s bye.txt"
 //! ```
+//!
+//! The same files hold the role pipeline (`[roles]`, see [`roles`]) and
+//! the user's lifecycle hooks (`[hooks]`, see [`hooks`]); both are part of
+//! the snapshot, so neither can be changed by an agent mid-run.
 
 mod checks;
 mod error;
+pub mod hooks;
 mod method;
 pub mod roles;
 mod verify;
@@ -130,6 +135,15 @@ required = false
 
 [story."3".roles.tester]        # one story's roles, over [roles.*]
 enabled = false
+
+[hooks]                         # commands run around the run, the event as JSON on stdin
+on_run_start = "./notify.sh started"       # a command, or a list of them
+on_attempt_failed = ["./log.sh", "./page.sh"]
+on_run_end = "./notify.sh \"$RALPH_OUTCOME\""
+[hooks.on_story_done]           # or a table
+command = "./deploy-preview.sh"
+on_error = "stop"               # report (default: the run goes on) or stop (resumable)
+timeout = 120                   # seconds; default --command-timeout
 "#;
 
 use std::collections::BTreeMap;
@@ -140,6 +154,7 @@ use serde::{Deserialize, Serialize};
 pub use checks::{CheckOutcome, run_check, run_checks};
 pub use error::ContractError;
 use error::read_file;
+pub use hooks::{Hook, HookEvent, Hooks, OnError};
 pub use method::{Method, Stage};
 pub use roles::{Role, RoleAgent, RoleError, RoleRules, RolesField};
 pub use verify::{Verdict, VerifyContext, describe_changes, verify};
@@ -278,6 +293,9 @@ pub struct Contract {
     /// The role pipeline and the roles' settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<RolesField>,
+    /// Commands run at the moments of the run they name.
+    #[serde(default, skip_serializing_if = "Hooks::is_empty")]
+    pub hooks: Hooks,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +395,7 @@ impl Contract {
         };
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
+        self.hooks = std::mem::take(&mut self.hooks).then(other.hooks);
         for (id, story) in other.story {
             let entry = self.story.entry(id).or_default();
             if story.outcome.is_some() {

@@ -67,6 +67,9 @@ impl StoryLoop {
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
         let prepared = self.prepare(story, stories, turn.as_ref()).await?;
+        if !self.hooks_let_agent_start(story, prepared.attempt).await? {
+            return Ok(());
+        }
         let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());

@@ -20,6 +20,7 @@
 //! - `tracker`: what the run tells the tracker its stories came from (a
 //!   comment per finished GitHub issue, with `--comment`);
 //! - `guardrails`: the limits every run ends within;
+//! - `hooks`: the user's lifecycle hooks, run at the moments they name;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
 //!   loop, feeding a [`driver::View`];
 //! - [`ending`]: how a run ends: finish (keep or cleanup), abort, or left
@@ -36,6 +37,7 @@ pub mod ending;
 mod error;
 mod evidence;
 mod guardrails;
+mod hooks;
 mod judge;
 mod pipeline;
 pub mod plan;

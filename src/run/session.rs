@@ -476,13 +476,16 @@ pub(super) fn assemble_contract(
             .join("openspec/changes")
             .join(change.as_str())
     });
-    Ok(Contract::assemble(
+    let mut contract = Contract::assemble(
         repo.workdir(),
         change_dir.as_deref(),
         &repo.config_strings("ralph.check"),
         &settings.checks,
         settings.promise.as_deref(),
-    )?)
+    )?;
+    // The user's own hooks (git config) run before the repository's.
+    contract.hooks = crate::config::hooks(repo).then(contract.hooks);
+    Ok(contract)
 }
 
 /// Keep a finished or aborted run, out of the way of the new one: its

@@ -99,6 +99,8 @@ pub struct StoryLoop {
     /// The agent CLI's version, for the receipts: asked while the first
     /// attempt runs, so that a slow `--version` never delays the start.
     pub(super) agent_version: AgentVersion,
+    /// The user's hooks waiting to run.
+    pub(super) hook_queue: super::hooks::HookQueue,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave
@@ -130,6 +132,7 @@ impl StoryLoop {
             stop,
             session_started: Instant::now(),
             agent_version: AgentVersion::Known(None),
+            hook_queue: Default::default(),
         })
     }
 
@@ -137,7 +140,7 @@ impl StoryLoop {
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
         match super::catching(self.drive(resumed)).await {
             Err(bug) => self.after_bug(bug).await,
-            Ok(Ok((reason, message))) => self.end(reason, message),
+            Ok(Ok((reason, message))) => self.end(reason, message).await,
             Ok(Err(err)) => {
                 let message = match err.hint() {
                     Some(hint) => format!("{err}; {hint}"),
@@ -145,11 +148,11 @@ impl StoryLoop {
                 };
                 if matches!(err, RunError::AgentSetup { .. }) {
                     // Resumable as after a clean stop, once fixed.
-                    let mut end = self.end(StopReason::Setup, message);
+                    let mut end = self.end(StopReason::Setup, message).await;
                     end.error = Some(err);
                     return end;
                 }
-                self.end(StopReason::Error, message)
+                self.end(StopReason::Error, message).await
             }
         }
     }
@@ -167,7 +170,9 @@ impl StoryLoop {
                 self.settings.change
             ));
         }
-        let mut end = self.end(StopReason::Error, format!("git-ralph hit a bug: {bug}"));
+        let mut end = self
+            .end(StopReason::Error, format!("git-ralph hit a bug: {bug}"))
+            .await;
         end.bug = Some(bug);
         end
     }
@@ -205,6 +210,9 @@ impl StoryLoop {
         self.cross_check(&stories).await;
 
         loop {
+            if let Some(stop) = self.run_due_hooks().await {
+                return Ok(stop);
+            }
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
@@ -486,9 +494,11 @@ impl StoryLoop {
         self.deliver(record);
     }
 
-    /// Log a record and hand it to the sink.
+    /// Log a record, queue it for the hooks that wait for it, and hand it
+    /// to the sink.
     pub(super) fn deliver(&mut self, record: Record) {
         let _ = self.log.append(&record);
+        self.hook_queue.note(&self.settings.contract.hooks, &record);
         (self.sink)(record);
     }
 
@@ -497,7 +507,7 @@ impl StoryLoop {
         Ok(self.run_dir.save(&self.state)?)
     }
 
-    fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
+    async fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
         let story_id = self.state.current_story.clone();
         self.state.runtime_ms = self.runtime_ms();
         self.state.status = RunStatus::Stopped;
@@ -526,6 +536,7 @@ impl StoryLoop {
             },
         };
         self.emit(event);
+        self.run_end_hooks().await;
         LoopEnd {
             reason,
             message,

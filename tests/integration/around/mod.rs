@@ -3,4 +3,5 @@
 //! (`notify`), fallback agents for a usage limit (`fallback`), and the idle
 //! timeout for an agent gone silent (`idle`).
 
+mod hooks;
 mod idle;
