@@ -127,6 +127,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "total wait for usage limits (default: 6h); --max-rate-limit-wait",
     ),
     (
+        "ralph.fallbackAgents",
+        "agent presets, e.g. codex,gemini, a story goes to in turn when the agent's usage limit resets later than ralph.maxRateLimitWait allows (default: none); --fallback-agent",
+    ),
+    (
         "ralph.idleTimeout",
         "how long an agent may print nothing before it is stopped, e.g. 15m (default: 15m, 0 = off); --idle-timeout",
     ),
@@ -302,6 +306,33 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
         ));
     }
     Ok(Some(name))
+}
+
+/// `ralph.fallbackAgents`: presets, separated by commas, each checked.
+pub fn fallback_agents(repo: &Repo) -> Result<Option<Vec<String>>, ConfigError> {
+    let Some(value) = repo.config_string("ralph.fallbackAgents") else {
+        return Ok(None);
+    };
+    let names: Vec<String> = value
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if names
+        .iter()
+        .any(|name| crate::agent::presets::lookup(name).is_none())
+    {
+        return Err(bad_value(
+            "ralph.fallbackAgents",
+            &value,
+            &format!(
+                "agent presets separated by commas, among {}",
+                crate::agent::presets::PRESETS.join(", ")
+            ),
+        ));
+    }
+    Ok(Some(names))
 }
 
 /// `ralph.roles`: a comma-separated pipeline of roles.

@@ -145,6 +145,11 @@ pub struct Settings {
     /// `--role-agent`, `--role-agent-command`, `--role-model`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub role_agents: BTreeMap<Role, RoleAgent>,
+    /// `--fallback-agent` or `ralph.fallbackAgents`: the presets a story
+    /// goes to, in order, when the agent's usage limit outlasts
+    /// `--max-rate-limit-wait`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_agents: Vec<String>,
 }
 
 impl Settings {
@@ -210,6 +215,7 @@ pub struct Requested {
     pub sandbox: bool,
     pub roles: Option<Vec<Role>>,
     pub role_agents: BTreeMap<Role, RoleAgent>,
+    pub fallback_agents: Vec<String>,
 }
 
 /// A setting that cannot be used.
@@ -342,6 +348,11 @@ pub fn resolve(
         (None, None) if fresh => config::roles(repo)?,
         (None, None) => None,
     };
+    let fallback_agents = match (req.fallback_agents.is_empty(), stored) {
+        (false, _) => req.fallback_agents.clone(),
+        (true, Some(stored)) => stored.fallback_agents.clone(),
+        (true, None) => config::fallback_agents(repo)?.unwrap_or_default(),
+    };
     let mut role_agents = stored.map(|s| s.role_agents.clone()).unwrap_or_default();
     for (role, choice) in &req.role_agents {
         let entry = role_agents.entry(*role).or_default();
@@ -359,6 +370,7 @@ pub fn resolve(
         sandbox,
         roles,
         role_agents,
+        fallback_agents,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),

@@ -136,6 +136,7 @@ fn prepare_fresh(
         }
     }
     check_roles(repo, &settings, &contract, &stories)?;
+    super::fallback::check_installed(&super::fallback::fallback_specs(repo, &settings)?)?;
     Ok(Fresh {
         settings,
         contract,
@@ -228,6 +229,7 @@ fn begin_fresh(
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
         pipeline: None,
+        fallback: None,
     };
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
@@ -414,10 +416,15 @@ fn loop_settings(
     settings: &Settings,
     agent: Option<AgentSpec>,
 ) -> Result<LoopSettings, RunError> {
-    let agent = match agent {
+    let mut agent = match agent {
         Some(agent) => agent,
         None => agent_spec(repo, settings)?,
     };
+    let fallback_agents = super::fallback::fallback_specs(repo, settings)?;
+    // What any of them leaves in the worktree is theirs, not the work.
+    for fallback in &fallback_agents {
+        agent.scratch.extend(fallback.scratch.iter().cloned());
+    }
     let template = template_text(repo, settings)?;
     prompt::validate(&template)?;
     let classic_prompt = match &settings.prompt_file {
@@ -444,6 +451,7 @@ fn loop_settings(
     Ok(LoopSettings {
         change: change.clone(),
         agent,
+        fallback_agents,
         max_retries: settings.max_retries,
         agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
         idle_timeout: (settings.idle_timeout_secs > 0)

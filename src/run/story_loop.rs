@@ -42,6 +42,9 @@ pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 pub struct LoopSettings {
     pub change: ChangeName,
     pub agent: AgentSpec,
+    /// The agents a story goes to, in turn, when the agent's usage limit
+    /// outlasts `--max-rate-limit-wait`.
+    pub fallback_agents: Vec<AgentSpec>,
     pub max_retries: u32,
     pub agent_timeout: Duration,
     /// How long an agent may print nothing; `None` lets it be silent.

@@ -161,7 +161,8 @@ impl ConsoleView {
             | Event::GitDirChanged { .. }
             | Event::TasksAdded { .. }
             | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. } => {
+            | Event::SentBack { .. }
+            | Event::AgentFallback { .. } => {
                 self.remember_beyond(&record.event);
                 Notice::of(&record.event).map(|notice| self.notice_line(&notice))
             }

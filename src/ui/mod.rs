@@ -126,6 +126,15 @@ pub(crate) fn attempt_remarks(
     remarks
 }
 
+/// ` by codex` for an attempt another agent than the run's ran (a
+/// fallback, a role's own); nothing for the run's agent.
+pub fn by_other_agent(ran: Option<&str>, run: &str) -> String {
+    match ran {
+        Some(agent) if agent != run => format!(" by {agent}"),
+        _ => String::new(),
+    }
+}
+
 /// A warning on stderr.
 pub fn warn(message: &str) {
     let term = Term::stderr();

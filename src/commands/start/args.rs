@@ -131,6 +131,12 @@ pub struct Args {
     /// [config: ralph.sandbox].
     #[arg(long)]
     pub sandbox: bool,
+    /// An agent preset the story goes to when the agent hits a usage limit
+    /// that resets later than --max-rate-limit-wait allows; the primary is
+    /// tried again at the next story (repeatable, tried in order)
+    /// [config: ralph.fallbackAgents].
+    #[arg(long = "fallback-agent", value_name = "NAME")]
+    pub fallback_agents: Vec<String>,
     /// The role pipeline each story goes through, in this order: any of
     /// coder, reviewer, tester, qa [config: ralph.roles; roles in
     /// ralph.toml]. Without it, one agent does each story.
@@ -221,6 +227,7 @@ impl Args {
             sandbox: self.sandbox,
             roles: self.roles.clone().map(|list| list.0),
             role_agents: self.role_agents(),
+            fallback_agents: self.fallback_agents.clone(),
         })
     }
 }

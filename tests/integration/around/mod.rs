@@ -3,5 +3,6 @@
 //! (`notify`), fallback agents for a usage limit (`fallback`), and the idle
 //! timeout for an agent gone silent (`idle`).
 
+mod fallback;
 mod hooks;
 mod idle;

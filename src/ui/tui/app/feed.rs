@@ -193,7 +193,8 @@ impl App {
             | Event::GitDirChanged { .. }
             | Event::TasksAdded { .. }
             | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. } => {
+            | Event::SentBack { .. }
+            | Event::AgentFallback { .. } => {
                 if let Some(notice) = Notice::of(&record.event) {
                     let line = format!("{} {}", notice.label(), notice.text);
                     self.run_events.push(line.clone());
