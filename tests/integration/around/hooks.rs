@@ -233,3 +233,49 @@ fn issue_27_hooks_come_from_git_config_too_and_an_agent_cannot_add_one() {
     let heads: Vec<String> = calls(&log).into_iter().map(|(head, _)| head).collect();
     assert_eq!(heads, ["on_run_end|greet|||completed"]);
 }
+
+#[test]
+fn issue_27_a_hook_runs_under_the_command_timeout_or_its_own() {
+    let repo = project(TWO_STORIES);
+    let log = outside(&repo, "hooks.log");
+    commit_contract(
+        &repo,
+        &format!(
+            "[hooks]\n\
+             on_run_start = \"sleep 30\"\n\
+             on_run_end = [{{ command = \"sleep 30\", timeout = 1 }}, {}]\n",
+            toml_string(&recorder(&log))
+        ),
+    );
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let started = std::time::Instant::now();
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--command-timeout", "1"],
+    );
+    let elapsed = started.elapsed();
+    assert_exit(&output, 0);
+    assert!(
+        elapsed < std::time::Duration::from_secs(20),
+        "a hung hook held the run ({elapsed:?})"
+    );
+    let warnings: Vec<String> = of_type(&events(&repo), "warning")
+        .iter()
+        .map(|event| event["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("on_run_start"), "{warnings:?}");
+    assert!(warnings[1].contains("on_run_end"), "{warnings:?}");
+    assert!(
+        warnings.iter().all(|w| w.contains("timed out")),
+        "{warnings:?}"
+    );
+    let heads: Vec<String> = calls(&log).into_iter().map(|(head, _)| head).collect();
+    assert_eq!(
+        heads,
+        ["on_run_end|greet|||completed"],
+        "the next hook runs after one that timed out"
+    );
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
+}
