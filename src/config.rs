@@ -150,6 +150,18 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.sandbox",
         "run the agent under bubblewrap with the git directory read-only (default: false); --sandbox",
     ),
+    (
+        "ralph.notify",
+        "a desktop notification (notify-send, osascript) and the bell when a run ends, done or stopped for you (default: false); --notify",
+    ),
+    (
+        "ralph.notifyWebhook",
+        "an http:// or https:// address told of the end of a run by a JSON POST, over [notify] webhook in ralph.toml",
+    ),
+    (
+        "ralph.notifyPayload",
+        "the webhook's body: json (default) or slack, a Slack-compatible {\"text\": ...}",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.
@@ -376,6 +388,23 @@ pub fn ui(repo: &Repo) -> Result<Option<UiChoice>, ConfigError> {
         Some("plain") => Ok(Some(UiChoice::Plain)),
         Some(other) => Err(bad_value("ralph.ui", other, "screen or plain")),
     }
+}
+
+/// `ralph.notifyWebhook` and `ralph.notifyPayload`: the user's own
+/// webhook, over the repository's.
+pub fn notify(repo: &Repo) -> Result<crate::notify::NotifySettings, ConfigError> {
+    let payload = match repo.config_string("ralph.notifyPayload") {
+        None => None,
+        Some(value) => Some(match value.trim().to_ascii_lowercase().as_str() {
+            "json" => crate::notify::Payload::Json,
+            "slack" => crate::notify::Payload::Slack,
+            _ => return Err(bad_value("ralph.notifyPayload", &value, "json or slack")),
+        }),
+    };
+    Ok(crate::notify::NotifySettings {
+        webhook: repo.config_string("ralph.notifyWebhook"),
+        payload,
+    })
 }
 
 /// `ralph.hook.<event>` (multi-valued): hooks that report their failures.

@@ -138,6 +138,10 @@ pub struct Settings {
     /// read-only to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sandbox: bool,
+    /// `--notify` or `ralph.notify`: a desktop notification and the bell
+    /// when the run ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub notify: bool,
     /// `--roles` or `ralph.roles`: the role pipeline; `None` leaves it to
     /// the contract (`roles` in ralph.toml), which may give none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,6 +217,7 @@ pub struct Requested {
     pub require_change: bool,
     pub no_learnings: bool,
     pub sandbox: bool,
+    pub notify: bool,
     pub roles: Option<Vec<Role>>,
     pub role_agents: BTreeMap<Role, RoleAgent>,
     pub fallback_agents: Vec<String>,
@@ -342,6 +347,12 @@ pub fn resolve(
         || config::boolean(repo, "ralph.sandbox"),
         false,
     )?;
+    let notify = layer(
+        req.notify.then_some(true),
+        stored.map(|s| s.notify),
+        || config::boolean(repo, "ralph.notify"),
+        false,
+    )?;
     let roles = match (&req.roles, stored.and_then(|s| s.roles.clone())) {
         (Some(roles), _) => Some(roles.clone()),
         (None, Some(stored)) => Some(stored),
@@ -368,6 +379,7 @@ pub fn resolve(
         require_change,
         no_learnings,
         sandbox,
+        notify,
         roles,
         role_agents,
         fallback_agents,

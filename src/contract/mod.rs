@@ -52,9 +52,10 @@
 //! command = "test -s bye.txt"
 //! ```
 //!
-//! The same files hold the role pipeline (`[roles]`, see [`roles`]) and
-//! the user's lifecycle hooks (`[hooks]`, see [`hooks`]); both are part of
-//! the snapshot, so neither can be changed by an agent mid-run.
+//! The same files hold the role pipeline (`[roles]`, see [`roles`]), the
+//! user's lifecycle hooks (`[hooks]`, see [`hooks`]) and the webhook told
+//! when a run ends (`[notify]`, see [`crate::notify`]); all are part of the
+//! snapshot, so none can be changed by an agent mid-run.
 
 mod checks;
 mod error;
@@ -144,6 +145,10 @@ on_run_end = "./notify.sh \"$RALPH_OUTCOME\""
 command = "./deploy-preview.sh"
 on_error = "stop"               # report (default: the run goes on) or stop (resumable)
 timeout = 120                   # seconds; default --command-timeout
+
+[notify]                        # told when a run ends, done or stopped for you
+webhook = "https://hooks.slack.com/services/..."  # a JSON POST (https:// through curl)
+payload = "slack"               # json (default) or slack: {"text": ...}
 "#;
 
 use std::collections::BTreeMap;
@@ -151,6 +156,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::notify::NotifySettings;
 pub use checks::{CheckOutcome, run_check, run_checks};
 pub use error::ContractError;
 use error::read_file;
@@ -296,6 +302,9 @@ pub struct Contract {
     /// Commands run at the moments of the run they name.
     #[serde(default, skip_serializing_if = "Hooks::is_empty")]
     pub hooks: Hooks,
+    /// Where the end of a run is told: the webhook.
+    #[serde(default, skip_serializing_if = "NotifySettings::is_empty")]
+    pub notify: NotifySettings,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -396,6 +405,7 @@ impl Contract {
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
         self.hooks = std::mem::take(&mut self.hooks).then(other.hooks);
+        self.notify = std::mem::take(&mut self.notify).then(other.notify);
         for (id, story) in other.story {
             let entry = self.story.entry(id).or_default();
             if story.outcome.is_some() {

@@ -23,6 +23,7 @@
 //!   outlasts the wait, and which agent runs an attempt;
 //! - `guardrails`: the limits every run ends within;
 //! - `hooks`: the user's lifecycle hooks, run at the moments they name;
+//! - `notifications`: the desktop and the webhook told when a run ends;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
 //!   loop, feeding a [`driver::View`];
 //! - [`ending`]: how a run ends: finish (keep or cleanup), abort, or left
@@ -42,6 +43,7 @@ mod fallback;
 mod guardrails;
 mod hooks;
 mod judge;
+mod notifications;
 mod pipeline;
 pub mod plan;
 mod prompting;

@@ -230,6 +230,17 @@ fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
             lines.push(format!("hook {event}: {}{stops}", hook.command));
         }
     }
+    let webhook = contract.notify.webhook().ok().flatten();
+    let mut told = Vec::new();
+    if settings.notify {
+        told.push("a desktop notification and the bell".to_owned());
+    }
+    if let Some(webhook) = webhook {
+        told.push(format!("the webhook {}", webhook.url()));
+    }
+    if !told.is_empty() {
+        lines.push(format!("when the run ends: {}", told.join(", ")));
+    }
     let require_change = rules.require_change.unwrap_or(settings.require_change);
     lines.push(if require_change {
         "ticking boxes alone: refused".to_owned()

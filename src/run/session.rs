@@ -441,6 +441,7 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    let contract_webhook = contract.notify.webhook()?;
     // The pipeline: the command line's or git config's, else the
     // contract's; none means one agent per story.
     let roles = settings
@@ -469,6 +470,10 @@ fn loop_settings(
         roles,
         role_agents: settings.role_agents.clone(),
         comment: settings.comment && settings.source == Some(SourceKind::Github),
+        notifier: crate::notify::Notifier {
+            desktop: settings.notify,
+            webhook: contract_webhook,
+        },
     })
 }
 
@@ -493,6 +498,10 @@ pub(super) fn assemble_contract(
     )?;
     // The user's own hooks (git config) run before the repository's.
     contract.hooks = crate::config::hooks(repo).then(contract.hooks);
+    // The user's own webhook (git config) over the repository's.
+    let notify = crate::config::notify(repo).map_err(crate::settings::SettingsError::from)?;
+    contract.notify = std::mem::take(&mut contract.notify).then(notify);
+    contract.notify.webhook()?;
     Ok(contract)
 }
 

@@ -74,6 +74,8 @@ pub struct LoopSettings {
     pub role_agents: std::collections::BTreeMap<crate::contract::Role, crate::contract::RoleAgent>,
     /// Post a comment on the GitHub issue of each finished story.
     pub comment: bool,
+    /// Who is told when the run ends.
+    pub notifier: crate::notify::Notifier,
 }
 
 /// How the loop ended.
@@ -539,7 +541,10 @@ impl StoryLoop {
             },
         };
         self.emit(event);
+        // The user hears of the end while the end hooks run.
+        let notifying = self.notify_end(reason, message.clone());
         self.run_end_hooks().await;
+        self.settle_notifications(notifying).await;
         LoopEnd {
             reason,
             message,

@@ -28,6 +28,8 @@ pub struct ConsoleView {
     paused_until: Option<u64>,
     /// What attempts did beyond their stories, for the final summary.
     beyond: Vec<String>,
+    /// `--notify`: ring the bell when the run ends.
+    pub bell: bool,
 }
 
 impl Default for ConsoleView {
@@ -52,6 +54,7 @@ impl ConsoleView {
             cost: 0.0,
             paused_until: None,
             beyond: Vec::new(),
+            bell: false,
         }
     }
 
@@ -205,6 +208,9 @@ impl ConsoleView {
         if let Some(line) = line {
             self.clear();
             out(&line);
+        }
+        if self.bell && matches!(record.event, Event::Complete { .. } | Event::Error { .. }) {
+            super::ring_bell();
         }
         self.tick();
     }

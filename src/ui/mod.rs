@@ -135,6 +135,14 @@ pub fn by_other_agent(ran: Option<&str>, run: &str) -> String {
     }
 }
 
+/// The terminal's bell (BEL on stdout), for a user who looked away.
+pub fn ring_bell() {
+    use std::io::Write;
+    let mut stdout = std::io::stdout();
+    let _ = stdout.write_all(b"\x07");
+    let _ = stdout.flush();
+}
+
 /// A warning on stderr.
 pub fn warn(message: &str) {
     let term = Term::stderr();
@@ -186,6 +194,15 @@ impl Renderer {
         } else {
             Renderer::Console(Box::default())
         }
+    }
+
+    /// `--notify`: the line view rings the bell when the run ends; JSON,
+    /// for programs, never does.
+    pub fn with_bell(mut self, bell: bool) -> Renderer {
+        if let Renderer::Console(view) = &mut self {
+            view.bell = bell;
+        }
+        self
     }
 
     pub fn render(&mut self, record: &Record) {

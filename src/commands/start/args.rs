@@ -131,6 +131,11 @@ pub struct Args {
     /// [config: ralph.sandbox].
     #[arg(long)]
     pub sandbox: bool,
+    /// When the run ends, done or stopped for you: a desktop notification
+    /// (notify-send, osascript) and the bell [config: ralph.notify]. A
+    /// webhook in [notify] of ralph.toml is told either way.
+    #[arg(long)]
+    pub notify: bool,
     /// An agent preset the story goes to when the agent hits a usage limit
     /// that resets later than --max-rate-limit-wait allows; the primary is
     /// tried again at the next story (repeatable, tried in order)
@@ -225,6 +230,7 @@ impl Args {
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             sandbox: self.sandbox,
+            notify: self.notify,
             roles: self.roles.clone().map(|list| list.0),
             role_agents: self.role_agents(),
             fallback_agents: self.fallback_agents.clone(),

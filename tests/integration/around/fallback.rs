@@ -325,11 +325,12 @@ fn issue_27_in_a_role_pipeline_the_fallback_stands_in_for_the_runs_agent_only() 
 }
 
 #[test]
-fn issue_27_dry_run_names_the_fallbacks_the_idle_limit_and_the_hooks() {
+fn issue_27_dry_run_names_the_fallbacks_the_idle_limit_the_hooks_and_who_is_told() {
     let repo = project(TWO_STORIES);
     repo.write(
         "ralph.toml",
-        "[hooks.on_story_done]\ncommand = \"./deploy.sh\"\non_error = \"stop\"\n",
+        "[hooks.on_story_done]\ncommand = \"./deploy.sh\"\non_error = \"stop\"\n\n\
+         [notify]\nwebhook = \"http://127.0.0.1:9/secret/path\"\n",
     );
     repo.commit_all("Add the contract");
     let primary = script(&repo, "");
@@ -344,6 +345,7 @@ fn issue_27_dry_run_names_the_fallbacks_the_idle_limit_and_the_hooks() {
             "codex",
             "--idle-timeout",
             "20m",
+            "--notify",
         ],
     );
     assert_exit(&output, 0);
@@ -352,6 +354,7 @@ fn issue_27_dry_run_names_the_fallbacks_the_idle_limit_and_the_hooks() {
         "the story goes to codex",
         "prints nothing for 20m",
         "hook on_story_done: ./deploy.sh (a failure stops the run)",
+        "when the run ends: a desktop notification and the bell, the webhook http://127.0.0.1:9/…",
     ] {
         assert!(shown.contains(words), "{words:?} in:\n{shown}");
     }

@@ -6,3 +6,4 @@
 mod fallback;
 mod hooks;
 mod idle;
+mod notify;
