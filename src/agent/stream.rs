@@ -44,6 +44,33 @@ pub trait StreamParser: Send {
     }
 }
 
+/// A parser of a JSON-lines stream, one event a line with its `type`: it
+/// says what each event holds and how the stream closes; reading the lines
+/// is done once for all, by [`JsonLines`].
+pub(super) trait JsonEvents: Send {
+    /// The reader of the stream's lines.
+    fn lines(&mut self) -> &mut JsonLines;
+
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent>;
+
+    /// The closing report: see [`StreamParser::finish`].
+    fn close(&mut self) -> Option<Done>;
+}
+
+impl<P: JsonEvents> StreamParser for P {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        match self.lines().event(line) {
+            Some((event, kind)) => self.on_event(event, kind),
+            None => Vec::new(),
+        }
+    }
+
+    fn finish(&mut self) -> Option<Done> {
+        self.close()
+    }
+}
+
 /// The output format an agent CLI is run with.
 ///
 /// Spelled in JSON as the preset's name, `plain` or `auto`.
@@ -111,10 +138,10 @@ pub fn parser_for(format: StreamFormat) -> Box<dyn StreamParser> {
     }
 }
 
-/// The format a stream's first non-empty line reveals: the first preset
-/// (in the order of [`presets::TABLE`]) that knows its first event, so
-/// that no preset's JSON is mistaken for plain text; anything else is
-/// plain.
+/// The format a stream's first non-empty line reveals: the last preset
+/// of [`presets::TABLE`] that knows its first event (a later preset's test
+/// is the narrower one where two CLIs start alike), so that no preset's
+/// JSON is mistaken for plain text; anything else is plain.
 pub fn sniff_format(first_line: &str) -> StreamFormat {
     let Ok(Value::Object(event)) = serde_json::from_str(first_line) else {
         return StreamFormat::Plain;
@@ -124,6 +151,7 @@ pub fn sniff_format(first_line: &str) -> StreamFormat {
     };
     presets::TABLE
         .iter()
+        .rev()
         .find(|preset| {
             preset
                 .first_event
@@ -209,6 +237,16 @@ pub(super) fn string_at(value: &Value, key: &str) -> String {
     value[key].as_str().unwrap_or_default().to_owned()
 }
 
+/// A string's text without its surrounding blanks; `None` when the value
+/// is no string or holds nothing but blanks.
+pub(super) fn nonblank(value: &Value) -> Option<String> {
+    value
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
 /// An error the agent reported and nothing since has overcome.
 #[derive(Debug)]
 pub(super) struct ErrorReport {
@@ -220,6 +258,19 @@ impl ErrorReport {
     /// The rate limit this error is, if it is one.
     pub(super) fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limited.then(|| unknown_reset(&self.message))
+    }
+
+    /// `done` failed with the error left unresolved, if one was.
+    pub(super) fn settle(unresolved: Option<ErrorReport>, done: Done) -> Done {
+        match unresolved {
+            None => done,
+            Some(error) => Done {
+                is_error: true,
+                rate_limit: error.rate_limit(),
+                error: Some(error.message),
+                ..done
+            },
+        }
     }
 }
 

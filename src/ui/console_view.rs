@@ -157,18 +157,6 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { .. }
-            | Event::Flag { .. }
-            | Event::Paused { .. }
-            | Event::TicksOutsideStory { .. }
-            | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. }
-            | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. }
-            | Event::AgentFallback { .. } => {
-                self.remember_beyond(&record.event);
-                Notice::of(&record.event).map(|notice| self.notice_line(&notice))
-            }
             Event::Checks { passed, failed, .. } => Some(format!(
                 "  checks: {} passed{}",
                 passed.len(),
@@ -204,6 +192,11 @@ impl ConsoleView {
                 totals.cost_usd,
                 self.beyond_summary()
             )),
+            // Everything else the run says in passing is a notice.
+            other => {
+                self.remember_beyond(other);
+                Notice::of(other).map(|notice| self.notice_line(&notice))
+            }
         };
         if let Some(line) = line {
             self.clear();
@@ -223,13 +216,10 @@ impl ConsoleView {
                 story_id,
                 attempt,
                 stories,
-            } => {
-                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
-                self.beyond.push(format!(
-                    "story {story_id} attempt {attempt} ticked story {} (put back)",
-                    ids.join(", ")
-                ));
-            }
+            } => self.beyond.push(format!(
+                "story {story_id} attempt {attempt} ticked story {} (put back)",
+                crate::events::TickedStory::ids(stories)
+            )),
             Event::GitDirChanged {
                 story_id,
                 attempt,

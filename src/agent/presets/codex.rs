@@ -16,14 +16,15 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in, string_at};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in, string_at};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
     name: "codex",
     title: "OpenAI Codex CLI",
     program: "codex",
+    verified: Some("0.169.0"),
     lead: &[
         "exec",
         "--json",
@@ -37,11 +38,7 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(CodexParser::new()),
     first_event: Some(|kind, _| kind == "thread.started"),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiResponses,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::OpenAiResponses, point)),
 };
 
 /// A model provider of Codex's own in `$CODEX_HOME/config.toml`.
@@ -168,11 +165,12 @@ impl CodexParser {
     }
 }
 
-impl StreamParser for CodexParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CodexParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
             "item.completed" => self.on_item_completed(&event["item"]),
@@ -199,7 +197,7 @@ impl StreamParser for CodexParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         if !self.stream.saw_event() {
             return None;
         }

@@ -27,15 +27,16 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at,
+    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit, string_at,
 };
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
     name: "copilot",
     title: "GitHub Copilot CLI",
     program: "copilot",
+    verified: Some("1.0.102"),
     // `--allow-all-tools` alone still denies, unattended, any path
     // outside the repository ("Permission denied because no interactive
     // user response was available"); paths and URLs are allowed too, as
@@ -59,11 +60,7 @@ pub const PRESET: Preset = Preset {
                 .iter()
                 .any(|prefix| kind.starts_with(prefix))
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
 /// Copilot's own provider settings, offline, with the anthropic provider.
@@ -218,11 +215,12 @@ impl CopilotParser {
     }
 }
 
-impl StreamParser for CopilotParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CopilotParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
         match kind.as_str() {
@@ -257,7 +255,7 @@ impl StreamParser for CopilotParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         if !self.stream.saw_event() {
             return None;
         }

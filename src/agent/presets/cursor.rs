@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{Preset, PromptPassing};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, ToolUse};
 
 /// Cursor's CLI talks only to Cursor's service, so `agents --verify` cannot
 /// point it at the stand-in; its stream starts like Claude Code's, so
@@ -26,6 +26,7 @@ pub const PRESET: Preset = Preset {
     name: "cursor",
     title: "Cursor CLI",
     program: "cursor-agent",
+    verified: None,
     lead: &["-p", "--output-format", "stream-json", "--force"],
     model_flag: Some("--model"),
     tail: &[],
@@ -137,11 +138,12 @@ impl CursorParser {
     }
 }
 
-impl StreamParser for CursorParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CursorParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
             "tool_call" => self.on_tool_call(&event),
@@ -153,7 +155,7 @@ impl StreamParser for CursorParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short or failed before it began: what was

@@ -13,14 +13,15 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
     name: "gemini",
     title: "Gemini CLI",
     program: "gemini",
+    verified: Some("0.61.0"),
     // Headless Gemini refuses a directory the user never trusted in
     // its interactive mode (exit 55); `--skip-trust` runs it anyway.
     lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],
@@ -31,11 +32,10 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(GeminiParser::new()),
     first_event: Some(|kind, event| kind == "init" && event.contains_key("session_id")),
-    standin: Some(StandinSetup {
-        protocol: Protocol::GeminiGenerateContent,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::GeminiGenerateContent,
         point,
-    }),
+    )),
 };
 
 /// An API key, the base URL the Gemini CLI reads, and settings that keep
@@ -110,11 +110,12 @@ impl GeminiParser {
     }
 }
 
-impl StreamParser for GeminiParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for GeminiParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" if event["role"] == "assistant" => {
                 let text = event["content"].as_str().unwrap_or_default().to_owned();
@@ -164,7 +165,7 @@ impl StreamParser for GeminiParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short: what was said last is reported,
