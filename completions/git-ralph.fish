@@ -98,7 +98,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-fai
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l require-change -d 'Refuse a claim of completion whose only change is ticking boxes in the tracking file; by default it is accepted and flagged [config: ralph.requireChange; per story: require_change in ralph.toml]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnings -d 'No learnings file: prompts neither show nor ask for one [config: ralph.learnings = false]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you, or waits out a usage limit: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'

@@ -152,11 +152,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "ralph.notify",
-        "a desktop notification (notify-send, osascript) and the bell when a run ends, done or stopped for you (default: false); --notify",
+        "a desktop notification (notify-send, osascript) and the bell when a run ends, done or stopped for you, or waits out a usage limit (default: false); --notify",
     ),
     (
         "ralph.notifyWebhook",
-        "an http:// or https:// address told of the end of a run by a JSON POST, over [notify] webhook in ralph.toml",
+        "an http:// or https:// address told by a JSON POST when a run ends or waits out a usage limit, over [notify] webhook in ralph.toml",
     ),
     (
         "ralph.notifyPayload",

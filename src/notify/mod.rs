@@ -1,6 +1,6 @@
 //! Notifications for a user who is elsewhere: when a run ends, done or
 //! stopped for a person (a set-up error, a usage limit past the wait, a
-//! story out of retries), a desktop notification where the platform has
+//! story out of retries), or waits out a usage limit, a desktop notification where the platform has
 //! one (`desktop`) and a POST to the user's webhook (`webhook`).
 //!
 //! Neither may hold a run up nor end it: each delivery is bounded by
@@ -57,12 +57,29 @@ impl NotifySettings {
     }
 }
 
-/// What a notification says: a run that ended, and why.
+/// What a notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewsKind {
+    /// The run ended, done or stopped for a person.
+    RunEnded,
+    /// The run waits for an agent's usage limit to reset.
+    Paused,
+}
+
+/// What a notification says: a run that ended and why, or one that waits
+/// out a usage limit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunEnded {
+pub struct RunNews {
+    pub event: NewsKind,
     pub change: String,
     pub branch: String,
-    pub reason: StopReason,
+    /// How the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<StopReason>,
+    /// Until when it waits (Unix seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_unix: Option<u64>,
     /// Whether a person must act: every ending but a completed run.
     pub needs_you: bool,
     pub message: String,
@@ -71,13 +88,18 @@ pub struct RunEnded {
     pub totals: Totals,
 }
 
-impl RunEnded {
+impl RunNews {
     /// A one-line title: `git ralph: greet completed`.
     pub fn title(&self) -> String {
-        if self.needs_you {
-            format!("git ralph: {} needs you ({})", self.change, self.reason)
-        } else {
-            format!("git ralph: {} {}", self.change, self.reason)
+        match (self.event, self.reason) {
+            (NewsKind::Paused, _) => {
+                format!("git ralph: {} waits for a usage limit", self.change)
+            }
+            (NewsKind::RunEnded, Some(reason)) if self.needs_you => {
+                format!("git ralph: {} needs you ({reason})", self.change)
+            }
+            (NewsKind::RunEnded, Some(reason)) => format!("git ralph: {} {reason}", self.change),
+            (NewsKind::RunEnded, None) => format!("git ralph: {} ended", self.change),
         }
     }
 
@@ -111,17 +133,17 @@ impl Notifier {
         !self.desktop && self.webhook.is_none()
     }
 
-    /// Deliver `ended` everywhere at once; what failed comes back.
-    pub async fn send(&self, ended: &RunEnded) -> Vec<Undelivered> {
+    /// Deliver `news` everywhere at once; what failed comes back.
+    pub async fn send(&self, news: &RunNews) -> Vec<Undelivered> {
         let desktop = async {
             match self.desktop {
-                true => desktop::show(&ended.title(), &ended.text()).await,
+                true => desktop::show(&news.title(), &news.text()).await,
                 false => Ok(()),
             }
         };
         let webhook = async {
             match &self.webhook {
-                Some(webhook) => webhook.post(ended).await.map_err(|why| Undelivered {
+                Some(webhook) => webhook.post(news).await.map_err(|why| Undelivered {
                     channel: format!("the webhook {}", webhook.url()),
                     why,
                 }),
@@ -142,10 +164,12 @@ mod tests {
 
     #[test]
     fn the_title_says_whether_a_person_is_needed() {
-        let mut ended = RunEnded {
+        let mut ended = RunNews {
+            event: NewsKind::RunEnded,
             change: "greet".into(),
             branch: "ralph/greet".into(),
-            reason: StopReason::Completed,
+            reason: Some(StopReason::Completed),
+            until_unix: None,
             needs_you: false,
             message: "every story is done".into(),
             stories_total: 2,
@@ -153,9 +177,11 @@ mod tests {
             totals: Totals::default(),
         };
         assert_eq!(ended.title(), "git ralph: greet completed");
-        ended.reason = StopReason::Setup;
+        ended.reason = Some(StopReason::Setup);
         ended.needs_you = true;
         assert_eq!(ended.title(), "git ralph: greet needs you (setup)");
+        ended.event = NewsKind::Paused;
+        assert_eq!(ended.title(), "git ralph: greet waits for a usage limit");
         assert!(ended.text().starts_with("every story is done; 2 of 2"));
     }
 }

@@ -1,4 +1,4 @@
-//! The user's webhook: one JSON POST when a run ends. `http://` is spoken
+//! The user's webhook: a JSON POST when a run ends or waits. `http://` is spoken
 //! here, a minimal HTTP/1.1 request over a TCP stream, so a run needs no
 //! HTTP stack of its own; `https://` goes through `curl`, run by the one
 //! supervisor, when it is installed. The body is git-ralph's own JSON, or
@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{DELIVERY_TIMEOUT, RunEnded};
+use super::{DELIVERY_TIMEOUT, RunNews};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
 
 /// How much of an answer is read: its status line is all that matters.
@@ -111,28 +111,27 @@ impl Webhook {
         }
     }
 
-    /// The body for `ended`.
-    pub fn body(&self, ended: &RunEnded) -> String {
+    /// The body for `news`.
+    pub fn body(&self, news: &RunNews) -> String {
         let value = match self.payload {
             Payload::Json => {
-                let mut value = serde_json::to_value(ended).unwrap_or_default();
+                let mut value = serde_json::to_value(news).unwrap_or_default();
                 if let Some(object) = value.as_object_mut() {
-                    object.insert("event".into(), "run_ended".into());
-                    object.insert("title".into(), ended.title().into());
-                    object.insert("text".into(), ended.text().into());
+                    object.insert("title".into(), news.title().into());
+                    object.insert("text".into(), news.text().into());
                 }
                 value
             }
             Payload::Slack => {
-                serde_json::json!({ "text": format!("*{}*\n{}", ended.title(), ended.text()) })
+                serde_json::json!({ "text": format!("*{}*\n{}", news.title(), news.text()) })
             }
         };
         value.to_string()
     }
 
-    /// POST `ended`; why it did not arrive, if it did not.
-    pub async fn post(&self, ended: &RunEnded) -> Result<(), String> {
-        let body = self.body(ended);
+    /// POST `news`; why it did not arrive, if it did not.
+    pub async fn post(&self, news: &RunNews) -> Result<(), String> {
+        let body = self.body(news);
         match &self.target {
             Target::Http { authority, path } => {
                 match tokio::time::timeout(DELIVERY_TIMEOUT, post_http(authority, path, &body))

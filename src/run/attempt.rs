@@ -551,8 +551,9 @@ impl StoryLoop {
         self.emit(Event::Paused {
             story_id: story.id.clone(),
             until_unix: until,
-            message: reason,
+            message: reason.clone(),
         });
+        self.notify_pause(until, reason);
         Ok(())
     }
 

@@ -106,6 +106,8 @@ pub struct StoryLoop {
     pub(super) agent_version: AgentVersion,
     /// The user's hooks waiting to run.
     pub(super) hook_queue: super::hooks::HookQueue,
+    /// Notifications under way.
+    pub(super) deliveries: super::notifications::Deliveries,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave
@@ -138,6 +140,7 @@ impl StoryLoop {
             session_started: Instant::now(),
             agent_version: AgentVersion::Known(None),
             hook_queue: Default::default(),
+            deliveries: Default::default(),
         })
     }
 
@@ -215,6 +218,7 @@ impl StoryLoop {
         self.cross_check(&stories).await;
 
         loop {
+            self.report_deliveries().await;
             if let Some(stop) = self.run_due_hooks().await {
                 return Ok(stop);
             }
@@ -542,9 +546,9 @@ impl StoryLoop {
         };
         self.emit(event);
         // The user hears of the end while the end hooks run.
-        let notifying = self.notify_end(reason, message.clone());
+        self.notify_end(reason, message.clone());
         self.run_end_hooks().await;
-        self.settle_notifications(notifying).await;
+        self.settle_deliveries().await;
         LoopEnd {
             reason,
             message,

@@ -28,7 +28,8 @@ pub struct ConsoleView {
     paused_until: Option<u64>,
     /// What attempts did beyond their stories, for the final summary.
     beyond: Vec<String>,
-    /// `--notify`: ring the bell when the run ends.
+    /// `--notify`: ring the bell when the run ends or waits out a usage
+    /// limit.
     pub bell: bool,
 }
 
@@ -202,7 +203,12 @@ impl ConsoleView {
             self.clear();
             out(&line);
         }
-        if self.bell && matches!(record.event, Event::Complete { .. } | Event::Error { .. }) {
+        if self.bell
+            && matches!(
+                record.event,
+                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
+            )
+        {
             super::ring_bell();
         }
         self.tick();

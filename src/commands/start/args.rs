@@ -132,9 +132,10 @@ pub struct Args {
     /// [config: ralph.sandbox].
     #[arg(long)]
     pub sandbox: bool,
-    /// When the run ends, done or stopped for you: a desktop notification
-    /// (notify-send, osascript) and the bell [config: ralph.notify]. A
-    /// webhook in [notify] of ralph.toml is told either way.
+    /// When the run ends, done or stopped for you, or waits out a usage
+    /// limit: a desktop notification (notify-send, osascript) and the bell
+    /// [config: ralph.notify]. A webhook in [notify] of ralph.toml is told
+    /// either way.
     #[arg(long)]
     pub notify: bool,
     /// An agent preset the story goes to when the agent hits a usage limit

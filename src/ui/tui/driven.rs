@@ -17,7 +17,7 @@ use crate::state::{RunDir, RunState};
 /// The driver's side: every event goes to the screen.
 pub struct LoopScreenView {
     events: UnboundedSender<Record>,
-    /// `--notify`: ring the bell when the run ends.
+    /// `--notify`: ring the bell when the run ends or waits.
     bell: bool,
 }
 
@@ -33,7 +33,9 @@ impl View for LoopScreenView {
         if self.bell
             && matches!(
                 record.event,
-                crate::events::Event::Complete { .. } | crate::events::Event::Error { .. }
+                crate::events::Event::Complete { .. }
+                    | crate::events::Event::Error { .. }
+                    | crate::events::Event::Paused { .. }
             )
         {
             crate::ui::ring_bell();

@@ -187,6 +187,7 @@ fn issue_27_the_webhook_receives_the_end_of_the_run_as_json() {
     );
     assert!(request.header("host").is_some(), "{request:?}");
     let json = request.json();
+    assert_eq!(json["event"], "run_ended");
     assert_eq!(json["change"], "greet");
     assert_eq!(json["reason"], "completed");
     assert_eq!(json["needs_you"], false);
@@ -423,4 +424,84 @@ fn issue_27_the_users_own_webhook_comes_from_git_config() {
         "{}",
         describe(&output)
     );
+}
+
+/// A script whose first attempt hits a usage limit that resets in a few
+/// seconds (a reset already past would mean a minute's backoff): the run
+/// pauses, then finishes both stories.
+fn limited_once(repo: &TestRepo) -> PathBuf {
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3;
+    script(
+        repo,
+        &format!(
+            "format claude\n[story=1 attempt=1]\nrate-limit {reset}\n[story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    )
+}
+
+#[test]
+fn issue_27_a_usage_limit_pause_is_told_too() {
+    let repo = project(TWO_STORIES);
+    let (url, received) = listener("200 OK");
+    with_webhook(&repo, &format!("webhook = \"{url}\"\n"));
+    let agent = limited_once(&repo);
+    let output = start_in_path(&repo, &agent, &path_without("notify-send"), &["--notify"]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        stdout(&output).matches('\u{7}').count(),
+        2,
+        "the bell rang at the pause and at the end: {}",
+        describe(&output)
+    );
+    let paused = received
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the pause was told")
+        .json();
+    assert_eq!(paused["event"], "paused", "{paused}");
+    assert!(paused["until_unix"].is_u64(), "{paused}");
+    assert_eq!(paused["needs_you"], true);
+    assert!(
+        paused["title"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("usage limit"),
+        "{paused}"
+    );
+    let ended = received
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the end was told")
+        .json();
+    assert_eq!(ended["event"], "run_ended");
+    assert_eq!(ended["reason"], "completed");
+}
+
+#[test]
+fn issue_27_a_webhook_that_fails_twice_is_reported_once() {
+    let repo = project(TWO_STORIES);
+    let (url, received) = listener("500 Internal Server Error");
+    with_webhook(&repo, &format!("webhook = \"{url}\"\n"));
+    let agent = limited_once(&repo);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let told: Vec<String> = received
+        .try_iter()
+        .map(|request| {
+            request.json()["event"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(told, ["paused", "run_ended"]);
+    let said = warnings(&repo);
+    assert_eq!(said.len(), 1, "two failures, told once: {said:?}");
+    assert!(said[0].contains("500"), "{said:?}");
+    assert!(said[0].contains("not reported"), "{said:?}");
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
 }
