@@ -403,6 +403,15 @@ pub fn ralph_cmd(repo: &TestRepo, args: &[&str]) -> Output {
     run(ralph(repo).args(args))
 }
 
+/// `git ralph start <args> --dry-run --agent-command true`: the preview,
+/// with an agent that is never run.
+pub fn dry_run(repo: &TestRepo, args: &[&str]) -> Output {
+    run(ralph(repo)
+        .arg("start")
+        .args(args)
+        .args(["--dry-run", "--agent-command", "true"]))
+}
+
 /// Runs `cmd` to the end; panics only when it cannot start.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output()
