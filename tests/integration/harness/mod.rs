@@ -739,6 +739,29 @@ pub fn required_tool(name: &str) -> Option<PathBuf> {
     required(name, &candidates)
 }
 
+/// The test's own bin directory, where stand-ins for programs go.
+pub fn bin_dir(repo: &TestRepo) -> PathBuf {
+    repo.dir.path().join("bin")
+}
+
+/// A PATH of the test's [`bin_dir`], then links to `tools` alone: a
+/// program installed on the machine that is neither is never found.
+pub fn path_with_bin_and(repo: &TestRepo, tools: &[&str]) -> String {
+    let linked = repo.dir.path().join("tools");
+    if !linked.exists() {
+        fs::create_dir_all(&linked).expect("tools dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for tool in tools {
+            let found = std::env::split_paths(&outer)
+                .map(|dir| dir.join(tool))
+                .find(|path| path.is_file())
+                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(found, linked.join(tool)).expect("a tool link");
+        }
+    }
+    format!("{}:{}", bin_dir(repo).display(), linked.display())
+}
+
 /// `text` quoted for `sh`.
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
