@@ -554,6 +554,22 @@ fn git_change(what: &str, key: Option<&str>, risk: Risk) -> GitDirChange {
     }
 }
 
+/// A claim on an unmarked story whose attempt also removed story 3 (Docs)
+/// from the list.
+fn unmarked_with_a_story_removed() -> Evidence {
+    let mut evidence = claim();
+    evidence.marked = Marked::NotDone;
+    evidence
+        .changes
+        .list
+        .broken
+        .push(crate::stories::changes::Breakage::RemovedStory {
+            id: "3".into(),
+            title: "Docs".into(),
+        });
+    evidence
+}
+
 fn rejected_reason(evidence: &Evidence) -> String {
     match verdict(evidence, &loop_rules()) {
         Verdict::Failed(failure) => {
@@ -566,16 +582,7 @@ fn rejected_reason(evidence: &Evidence) -> String {
 
 #[test]
 fn a_git_dir_change_that_runs_code_fails_before_every_later_gate() {
-    let mut evidence = claim();
-    evidence.marked = Marked::NotDone;
-    evidence
-        .changes
-        .list
-        .broken
-        .push(crate::stories::changes::Breakage::RemovedStory {
-            id: "3".into(),
-            title: "Docs".into(),
-        });
+    let mut evidence = unmarked_with_a_story_removed();
     evidence.changes.git_dir = vec![
         git_change(".git/info/exclude", None, Risk::Changes),
         git_change(".git/config", Some("core.hooksPath"), Risk::RunsCode),
@@ -617,16 +624,7 @@ fn a_harmless_git_dir_change_is_no_failure_and_the_runs_rules_are() {
 
 #[test]
 fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
-    let mut evidence = claim();
-    evidence.marked = Marked::NotDone;
-    evidence
-        .changes
-        .list
-        .broken
-        .push(crate::stories::changes::Breakage::RemovedStory {
-            id: "3".into(),
-            title: "Docs".into(),
-        });
+    let evidence = unmarked_with_a_story_removed();
     assert_eq!(
         rejected_reason(&evidence),
         "the attempt removed story 3 (Docs) in tasks.md; only ticking the story's own boxes and adding tasks are allowed"
