@@ -386,6 +386,7 @@ impl StoryLoop {
         };
         let workdir = self.repo_lock().workdir().to_owned();
         let check = openspec_cli::cross_check(
+            &openspec_cli::OpenSpecCommand::from_env(),
             &workdir,
             self.settings.change.as_str(),
             stories,
