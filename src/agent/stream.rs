@@ -44,6 +44,46 @@ pub trait StreamParser: Send {
     }
 }
 
+/// What a JSON-lines format's parser knows: what each event holds and how
+/// the stream closes. Reading the lines is [`Json`]'s, once for all.
+pub(super) trait JsonEvents: Send {
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent>;
+
+    /// The closing report (see [`StreamParser::finish`]), from what was
+    /// gathered and the `lines` read.
+    fn close(&mut self, lines: &JsonLines) -> Option<Done>;
+}
+
+/// A JSON-lines stream, one event a line with its `type`, read for the
+/// format's [`JsonEvents`].
+pub(super) struct Json<P> {
+    lines: JsonLines,
+    events: P,
+}
+
+impl<P: JsonEvents> Json<P> {
+    pub(super) fn new(events: P) -> Self {
+        Json {
+            lines: JsonLines::default(),
+            events,
+        }
+    }
+}
+
+impl<P: JsonEvents> StreamParser for Json<P> {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        match self.lines.event(line) {
+            Some((event, kind)) => self.events.on_event(event, kind),
+            None => Vec::new(),
+        }
+    }
+
+    fn finish(&mut self) -> Option<Done> {
+        self.events.close(&self.lines)
+    }
+}
+
 /// The output format an agent CLI is run with.
 ///
 /// Spelled in JSON as the preset's name, `plain` or `auto`.
@@ -210,6 +250,16 @@ pub(super) fn string_at(value: &Value, key: &str) -> String {
     value[key].as_str().unwrap_or_default().to_owned()
 }
 
+/// A string's text without its surrounding blanks; `None` when the value
+/// is no string or holds nothing but blanks.
+pub(super) fn nonblank(value: &Value) -> Option<String> {
+    value
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
 /// An error the agent reported and nothing since has overcome.
 #[derive(Debug)]
 pub(super) struct ErrorReport {
@@ -221,6 +271,19 @@ impl ErrorReport {
     /// The rate limit this error is, if it is one.
     pub(super) fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limited.then(|| unknown_reset(&self.message))
+    }
+
+    /// `done` failed with the error left unresolved, if one was.
+    pub(super) fn settle(unresolved: Option<ErrorReport>, done: Done) -> Done {
+        match unresolved {
+            None => done,
+            Some(error) => Done {
+                is_error: true,
+                rate_limit: error.rate_limit(),
+                error: Some(error.message),
+                ..done
+            },
+        }
     }
 }
 

@@ -259,6 +259,10 @@ pub struct AttemptRecord {
     /// watch saw touched, or every file and why. None when not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan: Option<crate::git::Scan>,
+    /// The agent that ran it: a preset's name, or the command run through
+    /// `sh -c`; `None` in runs of earlier releases, where it was the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl AttemptRecord {
@@ -287,6 +291,7 @@ impl AttemptRecord {
             added_tasks: Vec::new(),
             role: None,
             scan: None,
+            agent: None,
         }
     }
 }
@@ -405,6 +410,18 @@ pub struct RunState {
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineState>,
+    /// The fallback agent a story went to when the agent's usage limit
+    /// outlasted the wait; the next story goes back to the run's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackState>,
+}
+
+/// A story handed to a fallback agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FallbackState {
+    pub story: String,
+    /// The fallback preset the story's attempts run.
+    pub agent: String,
 }
 
 /// A story part-way through its role pipeline.
@@ -432,6 +449,25 @@ pub struct Findings {
     pub role: Role,
     pub attempt: u32,
     pub text: String,
+}
+
+impl StoryRecord {
+    /// The iterations `role` spent on the story: stops, usage limits and
+    /// the attempt still running do not count.
+    pub fn iterations(&self, role: Role) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|a| a.role == Some(role))
+            .filter(|a| {
+                !matches!(
+                    a.outcome,
+                    AttemptOutcome::Interrupted
+                        | AttemptOutcome::RateLimited
+                        | AttemptOutcome::Running
+                )
+            })
+            .count() as u32
+    }
 }
 
 impl RunState {

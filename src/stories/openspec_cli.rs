@@ -103,28 +103,10 @@ struct Progress {
     complete: usize,
 }
 
-/// Cross-checks with the `openspec` found on `PATH`.
+/// Runs `command` (`openspec instructions apply --change <change> --json`)
+/// in `workdir` and compares its progress with `native` plus `fenced`
+/// skipped boxes.
 pub async fn cross_check(
-    workdir: &Path,
-    change: &str,
-    native: &[Story],
-    fenced: usize,
-    timeout: Duration,
-) -> CrossCheck {
-    cross_check_with(
-        &OpenSpecCommand::from_env(),
-        workdir,
-        change,
-        native,
-        fenced,
-        timeout,
-    )
-    .await
-}
-
-/// Runs `openspec instructions apply --change <change> --json` in `workdir`
-/// and compares its progress with `native` plus `fenced` skipped boxes.
-pub async fn cross_check_with(
     command: &OpenSpecCommand,
     workdir: &Path,
     change: &str,
@@ -256,7 +238,7 @@ cat '{}'"#,
         let repo = openspec_fixture_repo();
         let source = OpenSpecSource::new(repo.path(), "add-greeting").expect("source");
         let parsed = source.parse().expect("parse");
-        cross_check_with(
+        cross_check(
             command,
             repo.path(),
             "add-greeting",
@@ -292,12 +274,18 @@ cat '{}'"#,
         );
     }
 
+    /// The cross-check, given five seconds, with `dir` alone as the search
+    /// path.
+    async fn check_searching_only(dir: &Path) -> CrossCheck {
+        let command = OpenSpecCommand::with_search_path(dir.as_os_str());
+        check(&command, Duration::from_secs(5)).await
+    }
+
     #[tokio::test]
     async fn not_installed_when_absent_from_the_search_path() {
         let empty = tempfile::tempdir().expect("temp dir");
-        let command = OpenSpecCommand::with_search_path(empty.path().as_os_str());
         assert_eq!(
-            check(&command, Duration::from_secs(5)).await,
+            check_searching_only(empty.path()).await,
             CrossCheck::NotInstalled
         );
     }
@@ -306,9 +294,8 @@ cat '{}'"#,
     async fn non_executable_file_is_not_the_cli() {
         let dir = tempfile::tempdir().expect("temp dir");
         write(dir.path(), PROGRAM, "#!/bin/sh\n");
-        let command = OpenSpecCommand::with_search_path(dir.path().as_os_str());
         assert_eq!(
-            check(&command, Duration::from_secs(5)).await,
+            check_searching_only(dir.path()).await,
             CrossCheck::NotInstalled
         );
     }

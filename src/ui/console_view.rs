@@ -28,6 +28,9 @@ pub struct ConsoleView {
     paused_until: Option<u64>,
     /// What attempts did beyond their stories, for the final summary.
     beyond: Vec<String>,
+    /// `--notify`: ring the bell when the run ends or waits out a usage
+    /// limit.
+    pub bell: bool,
 }
 
 impl Default for ConsoleView {
@@ -52,6 +55,7 @@ impl ConsoleView {
             cost: 0.0,
             paused_until: None,
             beyond: Vec::new(),
+            bell: false,
         }
     }
 
@@ -154,17 +158,6 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { .. }
-            | Event::Flag { .. }
-            | Event::Paused { .. }
-            | Event::TicksOutsideStory { .. }
-            | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. }
-            | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. } => {
-                self.remember_beyond(&record.event);
-                Notice::of(&record.event).map(|notice| self.notice_line(&notice))
-            }
             Event::Checks { passed, failed, .. } => Some(format!(
                 "  checks: {} passed{}",
                 passed.len(),
@@ -200,10 +193,23 @@ impl ConsoleView {
                 totals.cost_usd,
                 self.beyond_summary()
             )),
+            // Everything else the run says in passing is a notice.
+            other => {
+                self.remember_beyond(other);
+                Notice::of(other).map(|notice| self.notice_line(&notice))
+            }
         };
         if let Some(line) = line {
             self.clear();
             out(&line);
+        }
+        if self.bell
+            && matches!(
+                record.event,
+                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
+            )
+        {
+            super::ring_bell();
         }
         self.tick();
     }
@@ -216,13 +222,10 @@ impl ConsoleView {
                 story_id,
                 attempt,
                 stories,
-            } => {
-                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
-                self.beyond.push(format!(
-                    "story {story_id} attempt {attempt} ticked story {} (put back)",
-                    ids.join(", ")
-                ));
-            }
+            } => self.beyond.push(format!(
+                "story {story_id} attempt {attempt} ticked story {} (put back)",
+                crate::events::TickedStory::ids(stories)
+            )),
             Event::GitDirChanged {
                 story_id,
                 attempt,

@@ -16,8 +16,10 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in, string_at};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{
+    FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, rate_limit_in, string_at,
+};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -36,13 +38,9 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CodexParser::new()),
+    parser: || Box::new(Json::new(CodexParser::new())),
     first_event: Some(|kind, _| kind == "thread.started"),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiResponses,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::OpenAiResponses, point)),
 };
 
 /// A model provider of Codex's own in `$CODEX_HOME/config.toml`.
@@ -79,7 +77,6 @@ pub(super) struct CodexParser {
     running_commands: HashSet<String>,
     unresolved_error: Option<String>,
     turn_failure: Option<String>,
-    stream: JsonLines,
 }
 
 impl CodexParser {
@@ -90,7 +87,6 @@ impl CodexParser {
             running_commands: HashSet::new(),
             unresolved_error: None,
             turn_failure: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -169,11 +165,8 @@ impl CodexParser {
     }
 }
 
-impl StreamParser for CodexParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CodexParser {
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
             "item.completed" => self.on_item_completed(&event["item"]),
@@ -200,8 +193,8 @@ impl StreamParser for CodexParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
+        if !lines.saw_event() {
             return None;
         }
         let error = self

@@ -27,9 +27,9 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at,
+    ErrorReport, FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit, string_at,
 };
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -53,18 +53,14 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Argument,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CopilotParser::new()),
+    parser: || Box::new(Json::new(CopilotParser::new())),
     first_event: Some(|kind, event| {
         event.contains_key("data")
             && ["user.", "assistant.", "session.", "tool."]
                 .iter()
                 .any(|prefix| kind.starts_with(prefix))
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
 /// Copilot's own provider settings, offline, with the anthropic provider.
@@ -90,7 +86,6 @@ pub(super) struct CopilotParser {
     turns: u64,
     unresolved_error: Option<ErrorReport>,
     result: Option<Value>,
-    stream: JsonLines,
 }
 
 impl CopilotParser {
@@ -103,7 +98,6 @@ impl CopilotParser {
             turns: 0,
             unresolved_error: None,
             result: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -219,11 +213,8 @@ impl CopilotParser {
     }
 }
 
-impl StreamParser for CopilotParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CopilotParser {
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
         match kind.as_str() {
@@ -258,8 +249,8 @@ impl StreamParser for CopilotParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
+        if !lines.saw_event() {
             return None;
         }
         let result = self.result.take();

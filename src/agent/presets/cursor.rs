@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{Preset, PromptPassing};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, ToolUse};
 
 /// Cursor's CLI talks only to Cursor's service, so `agents --verify` cannot
 /// point it at the stand-in; its stream starts like Claude Code's, so
@@ -33,7 +33,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CursorParser::new()),
+    parser: || Box::new(Json::new(CursorParser::new())),
     first_event: None,
     standin: None,
 };
@@ -43,7 +43,6 @@ pub(super) struct CursorParser {
     final_message: TextTail,
     saw_assistant_text: bool,
     result: Option<Value>,
-    stream: JsonLines,
 }
 
 impl CursorParser {
@@ -52,7 +51,6 @@ impl CursorParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             saw_assistant_text: false,
             result: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -138,11 +136,8 @@ impl CursorParser {
     }
 }
 
-impl StreamParser for CursorParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for CursorParser {
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
             "tool_call" => self.on_tool_call(&event),
@@ -154,12 +149,12 @@ impl StreamParser for CursorParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short or failed before it began: what was
             // said last is reported, and the exit status decides.
-            None => self.stream.cut_short(&self.final_message),
+            None => lines.cut_short(&self.final_message),
         }
     }
 }

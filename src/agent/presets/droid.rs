@@ -32,8 +32,10 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{
+    ErrorReport, FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit,
+};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -52,17 +54,16 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(DroidParser::new()),
+    parser: || Box::new(Json::new(DroidParser::new())),
     first_event: Some(|kind, event| {
         kind == "system"
             && event.contains_key("reasoning_effort")
             && !event.contains_key("claude_code_version")
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiChatCompletions,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::OpenAiChatCompletions,
         point,
-    }),
+    )),
 };
 
 /// A model of the user's own (`customModels`) speaking OpenAI Chat
@@ -94,7 +95,6 @@ pub(super) struct DroidParser {
     /// The first error of the run: the agent loop's own words, before the
     /// CLI's generic `Exec failed`.
     error: Option<ErrorReport>,
-    stream: JsonLines,
 }
 
 impl DroidParser {
@@ -103,7 +103,6 @@ impl DroidParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             completion: None,
             error: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -145,11 +144,8 @@ impl DroidParser {
     }
 }
 
-impl StreamParser for DroidParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+impl JsonEvents for DroidParser {
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" => self.on_message(&event),
             "tool_call" => {
@@ -195,7 +191,7 @@ impl StreamParser for DroidParser {
         }
     }
 
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         if let Some(error) = self.error.take() {
             return Some(Done {
                 final_text: self.final_message.as_str().to_owned(),
@@ -207,6 +203,6 @@ impl StreamParser for DroidParser {
         }
         self.completion
             .take()
-            .or_else(|| self.stream.cut_short(&self.final_message))
+            .or_else(|| lines.cut_short(&self.final_message))
     }
 }

@@ -21,54 +21,29 @@
 
 use std::io;
 
-use super::opencode::OpencodeParser;
-use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use super::opencode::{self, point_fork};
+use super::{Pointing, Preset, StandinSetup};
 use crate::standin::Protocol;
 
+/// opencode's preset under Kilo's names: the same `run --auto --format
+/// json` (without `--auto`, `kilo run` rejects every permission it would
+/// have asked for and ends with exit 0 and no answer), the same
+/// `provider/model` names, the same parser.
 pub const PRESET: Preset = Preset {
     name: "kilo",
     title: "Kilo Code CLI",
     program: "kilo",
     verified: Some("7.7.7"),
-    // Without `--auto`, `kilo run` rejects every permission it would have
-    // asked for, and the run ends there with exit 0 and no answer.
-    lead: &["run", "--auto", "--format", "json"],
-    // Kilo names models `provider/model`.
-    model_flag: Some("--model"),
-    tail: &[],
-    prompt: PromptPassing::Argument,
-    env: &[],
-    // Sessions and snapshots live under $XDG_DATA_HOME, not here.
-    scratch: &[],
-    parser: || Box::new(OpencodeParser::new()),
     // Its stream is opencode's, which opencode's check claims.
     first_event: None,
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
+    ..opencode::PRESET
 };
 
-/// Kilo's anthropic provider, given the stand-in's URL in its config.
+/// Kilo's anthropic provider, given the stand-in's URL in its config, as
+/// opencode's is, and its telemetry off.
 fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
-    at.config_file(
-        ".config/kilo/kilo.json",
-        &serde_json::json!({
-            "$schema": "https://app.kilo.ai/config.json",
-            "model": "anthropic/claude-sonnet-4-5",
-            "small_model": "anthropic/claude-sonnet-4-5",
-            "autoupdate": false,
-            "share": "disabled",
-            "provider": {"anthropic": {"options": {"baseURL": format!("{}/v1", at.base), "apiKey": STANDIN_KEY}}},
-        })
-        .to_string(),
-    )?;
-    Ok(vars(&[
-        ("KILO_DISABLE_AUTOUPDATE", "1"),
-        ("KILO_DISABLE_MODELS_FETCH", "1"),
-        ("KILO_DISABLE_SHARE", "1"),
-        ("KILO_DISABLE_LSP_DOWNLOAD", "1"),
-        ("KILO_TELEMETRY_LEVEL", "off"),
-    ]))
+    let mut env = point_fork(at, "kilo", "https://app.kilo.ai/config.json")?;
+    env.push(("KILO_TELEMETRY_LEVEL".to_owned(), "off".to_owned()));
+    Ok(env)
 }
