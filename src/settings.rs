@@ -201,6 +201,9 @@ pub struct Requested {
     pub sandbox: bool,
     pub roles: Option<Vec<Role>>,
     pub role_agents: BTreeMap<Role, RoleAgent>,
+    /// `--worktree [PATH]`: `Some(None)` for the default place beside the
+    /// user's worktree.
+    pub worktree: Option<Option<PathBuf>>,
 }
 
 /// A setting that cannot be used.

@@ -65,6 +65,12 @@ pub fn print(plan: &Plan) {
         s.bold.apply_to("guardrails:"),
         plan.guardrails.join("; ")
     ));
+    if let Some(path) = &plan.worktree {
+        out(&format!(
+            "{} {path} (a worktree of its own; yours is left as it is)",
+            s.bold.apply_to("worktree:"),
+        ));
+    }
     if plan.resumes {
         out("a stopped run of this change exists: start resumes it");
     }

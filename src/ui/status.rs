@@ -47,6 +47,17 @@ pub fn print(report: &Report) {
         s.bold.apply_to("started from:"),
         report.original
     ));
+    if let Some(path) = &report.worktree {
+        line_out(&format!(
+            "{} {path}{}",
+            s.bold.apply_to("worktree:"),
+            if report.worktree_removed {
+                " (removed)"
+            } else {
+                ""
+            }
+        ));
+    }
     line_out(&format!(
         "{} {}/{} done",
         s.bold.apply_to("stories:"),
