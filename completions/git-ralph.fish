@@ -80,6 +80,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l worktree -d 'Work in a worktree of its own on ralph/<CHANGE>, beside yours, which the run never touches (HEAD, index, files, stashes): at PATH, or by default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent -d 'The agent preset a role runs, e.g. reviewer=codex (repeatable)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent-command -d 'A command a role runs instead of a preset, prompt on stdin, e.g. \'reviewer=my-reviewer --strict\' (repeatable)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-model -d 'The model a role\'s agent uses, e.g. reviewer=gpt-5 (repeatable)' -r -f
