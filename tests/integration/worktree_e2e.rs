@@ -387,13 +387,22 @@ fn issue_23_a_killed_worktree_run_resumes_in_the_same_worktree() {
 
 #[test]
 fn issue_23_a_deleted_run_worktree_is_made_again_from_the_branch_on_resume() {
+    for pruned in [true, false] {
+        deleted_run_worktree_is_made_again(pruned);
+    }
+}
+
+fn deleted_run_worktree_is_made_again(pruned: bool) {
     let repo = project(TWO_STORIES);
     let path = stopped_worktree_run(&repo);
-    // The user deletes the directory, and even prunes what git knows of it.
+    // The user deletes the directory, and perhaps prunes what git knows of
+    // it.
     fs::remove_dir_all(&path).unwrap();
-    repo.git(&["worktree", "unlock", &path.display().to_string()]);
-    repo.git(&["worktree", "prune"]);
-    assert!(!repo.path(".git/worktrees").exists() || worktree_list(&repo).len() == 1);
+    if pruned {
+        repo.git(&["worktree", "unlock", &path.display().to_string()]);
+        repo.git(&["worktree", "prune"]);
+        assert!(!repo.path(".git/worktrees").exists() || worktree_list(&repo).len() == 1);
+    }
 
     let agent = script(&repo, &stories_done(&["2"]));
     let output = start(
