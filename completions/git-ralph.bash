@@ -95,12 +95,19 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__agents)
-            opts="-h -V --json --verify --help --version"
+            opts="-h -V --json --verify --record --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --record)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -229,7 +236,7 @@ __git_ralph_clap() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo droid" -- "${cur}"))
                     return 0
                     ;;
                 --agent-command)
@@ -508,6 +515,7 @@ __git_ralph_takes_value ()
         start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--roles|--worktree|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
         finish) case $2 in --remote|--base) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
+        agents) case $2 in --record) return 0 ;; esac ;;
     esac
     return 1
 }

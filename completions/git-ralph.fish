@@ -49,7 +49,11 @@ opencode\t''
 amp\t''
 cursor\t''
 copilot\t''
-aider\t''"
+aider\t''
+qwen\t''
+pi\t''
+kilo\t''
+droid\t''"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d 'Model passed to the agent\'s --model flag' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f
@@ -131,8 +135,9 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l pace -d 'Mi
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l record -d 'With --verify: keep what each CLI printed in each scenario under DIR/<name>/: the transcript, its exit code and the conclusion expected (for a bug report, or as test fixtures)' -r -f -a "(__fish_complete_directories)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l json -d 'Print the presets (with --verify, the verdicts) as one JSON array'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l verify -d 'Run each installed agent CLI against a local scripted stand-in of its model API, offline, and check that git-ralph reads its completions, failures, echoed promises and rate limits right'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -l verify -d 'Run each installed agent CLI against a local scripted stand-in of its model API, offline, and check that git-ralph reads its completions, failures, echoed promises and rate limits right. Exits 1 unless every CLI checked is verified (one not understood, one that cannot be pointed at a local API, one named but not installed)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand agents" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand hook; and not __fish_seen_subcommand_from claude-stop" -s h -l help -d 'Print help'

@@ -60,8 +60,11 @@ pub enum Command {
     /// List the agent presets, which are on PATH, and the command each runs.
     ///
     /// Each preset runs its CLI unattended, with its permission prompts off
-    /// (opencode with --auto, Aider with --yes-always), and prints a stream
-    /// git-ralph reads. The command line shows the environment a preset sets
+    /// (opencode and Kilo with --auto, Qwen Code with --yolo, Factory Droid
+    /// with --skip-permissions-unsafe, Aider with --yes-always; pi asks for
+    /// none), and prints a stream git-ralph reads. Each row names the
+    /// release git-ralph was verified on, and whether the installed version
+    /// was verified on this machine (see --verify). The command line shows the environment a preset sets
     /// (Aider's COLUMNS, so that its output is not wrapped). Files an agent
     /// keeps for itself in the worktree (Aider's .aider.chat.history.md,
     /// .aider.input.history, .aider.llm.history and .aider.tags.cache.v*) are

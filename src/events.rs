@@ -163,6 +163,17 @@ pub struct TickedStory {
     pub boxes: usize,
 }
 
+impl TickedStory {
+    /// `2, 3`: the stories' ids, as every view names them.
+    pub fn ids(stories: &[TickedStory]) -> String {
+        stories
+            .iter()
+            .map(|story| story.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// A task an attempt added, and the story it stands in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AddedTask {

@@ -111,10 +111,10 @@ pub fn parser_for(format: StreamFormat) -> Box<dyn StreamParser> {
     }
 }
 
-/// The format a stream's first non-empty line reveals: the first preset
-/// (in the order of [`presets::TABLE`]) that knows its first event, so
-/// that no preset's JSON is mistaken for plain text; anything else is
-/// plain.
+/// The format a stream's first non-empty line reveals: the last preset
+/// of [`presets::TABLE`] that knows its first event (a later preset's test
+/// is the narrower one where two CLIs start alike), so that no preset's
+/// JSON is mistaken for plain text; anything else is plain.
 pub fn sniff_format(first_line: &str) -> StreamFormat {
     let Ok(Value::Object(event)) = serde_json::from_str(first_line) else {
         return StreamFormat::Plain;
@@ -124,6 +124,7 @@ pub fn sniff_format(first_line: &str) -> StreamFormat {
     };
     presets::TABLE
         .iter()
+        .rev()
         .find(|preset| {
             preset
                 .first_event

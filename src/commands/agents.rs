@@ -7,6 +7,7 @@
 //! `git ralph agents --verify [NAME…]` runs each installed CLI against a
 //! local scripted stand-in of its model API and reports whether git-ralph
 //! understands it (see `verification`); its verdicts are cached per version.
+//! It succeeds only when every CLI it checked was verified.
 
 use std::process::ExitCode;
 
@@ -16,7 +17,7 @@ use crate::config;
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
 use crate::ui::{self, AgentRow};
-use crate::verification::{self, Cache, Report, Verdict};
+use crate::verification::{self, Cache, Report};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
@@ -25,12 +26,19 @@ pub struct Args {
     pub json: bool,
     /// Run each installed agent CLI against a local scripted stand-in of its
     /// model API, offline, and check that git-ralph reads its completions,
-    /// failures, echoed promises and rate limits right.
+    /// failures, echoed promises and rate limits right. Exits 1 unless every
+    /// CLI checked is verified (one not understood, one that cannot be
+    /// pointed at a local API, one named but not installed).
     #[arg(long)]
     pub verify: bool,
     /// With --verify: the presets to check (default: every one on PATH).
     #[arg(value_name = "NAME", requires = "verify")]
     pub names: Vec<String>,
+    /// With --verify: keep what each CLI printed in each scenario under
+    /// DIR/<name>/: the transcript, its exit code and the conclusion
+    /// expected (for a bug report, or as test fixtures).
+    #[arg(long, value_name = "DIR", requires = "verify")]
+    pub record: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -68,7 +76,10 @@ async fn verify(args: &Args) -> Result<ExitCode, CommandError> {
     let mut reports: Vec<Report> = Vec::new();
     let quiet = args.json;
     for preset in targets {
-        let report = verification::verify(preset, &mut |progress| {
+        let recording = args.record.as_ref().map(|dir| verification::Recording {
+            dir: dir.join(preset.name),
+        });
+        let report = verification::verify(preset, recording.as_ref(), &mut |progress| {
             if !quiet {
                 ui::print_progress(&progress);
             }
@@ -89,13 +100,16 @@ async fn verify(args: &Args) -> Result<ExitCode, CommandError> {
     } else {
         ui::print_verdicts(&reports);
     }
-    let named = !args.names.is_empty();
-    let failed = reports.iter().any(|report| match report.verdict {
-        Verdict::Verified | Verdict::CannotPoint { .. } => false,
-        Verdict::FormatNotUnderstood { .. } => true,
-        Verdict::NotInstalled => named,
-    });
-    Ok(if failed { Exit::Error } else { Exit::Success }.code())
+    // Only a CLI that was verified passes: one that cannot be pointed at
+    // a local API, or that was asked for by name and is not installed, is
+    // as unproven as one whose format was not understood.
+    let all_verified = reports.iter().all(|report| report.verdict.is_verified());
+    Ok(if all_verified {
+        Exit::Success
+    } else {
+        Exit::Error
+    }
+    .code())
 }
 
 async fn list(args: &Args) -> Result<ExitCode, CommandError> {
@@ -165,6 +179,7 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Agent
         name: preset.name,
         title: preset.title,
         program: preset.program,
+        verified_release: preset.verified,
         on_path: crate::process::is_runnable(preset.program),
         default,
         model_option: preset.model_flag,

@@ -108,21 +108,7 @@ impl StoryLoop {
             .stories
             .iter()
             .find(|record| record.id == story)
-            .map_or(0, |record| {
-                record
-                    .attempts
-                    .iter()
-                    .filter(|a| a.role == Some(role))
-                    .filter(|a| {
-                        !matches!(
-                            a.outcome,
-                            AttemptOutcome::Interrupted
-                                | AttemptOutcome::RateLimited
-                                | AttemptOutcome::Running
-                        )
-                    })
-                    .count() as u32
-            })
+            .map_or(0, |record| record.iterations(role))
     }
 
     /// The work the current story's pipeline has passed so far, if any.

@@ -87,18 +87,12 @@ impl StoryLoop {
         }
         let mut trailers = Vec::new();
         for role in crate::contract::roles::in_order(&roles) {
-            // The attempt being checkpointed counts: it is still running.
-            let n = record
+            // The attempt being checkpointed counts too: it still runs.
+            let running = record
                 .attempts
                 .iter()
-                .filter(|a| a.role == Some(role))
-                .filter(|a| {
-                    !matches!(
-                        a.outcome,
-                        AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
-                    )
-                })
-                .count();
+                .any(|a| a.role == Some(role) && a.outcome == AttemptOutcome::Running);
+            let n = record.iterations(role) + u32::from(running);
             let agent = self.role_agent_name(role);
             let plural = if n == 1 { "" } else { "s" };
             trailers.push((

@@ -3,9 +3,10 @@
 //! `git ralph agents --verify` proves that git-ralph understands the agent
 //! CLI a user has installed by running it for real against this server on
 //! loopback: the CLI's own events, tool runs and exit codes, with the model's
-//! words and tool calls taken from a [`Script`]. It speaks the three wire
+//! words and tool calls taken from a [`Script`]. It speaks the four wire
 //! formats the presets use: Anthropic Messages (streaming and not), OpenAI
-//! Responses (streaming) and Gemini `generateContent` (streaming and not).
+//! Responses (streaming), OpenAI Chat Completions (streaming and not) and
+//! Gemini `generateContent` (streaming and not).
 //!
 //! Each conversation request is answered with the scripted turn whose index
 //! is the number of model turns already in the request's history, so the
@@ -15,6 +16,7 @@
 //! knows nothing of git-ralph's runs.
 
 mod anthropic;
+mod chat_completions;
 mod gemini;
 mod responses;
 mod tools;
@@ -45,6 +47,9 @@ pub enum Protocol {
     AnthropicMessages,
     /// OpenAI Responses, `POST …/v1/responses`, streaming.
     OpenAiResponses,
+    /// OpenAI Chat Completions, `POST …/chat/completions`, streaming or not:
+    /// what OpenAI-compatible servers offer.
+    OpenAiChatCompletions,
     /// Gemini `…:generateContent` and `…:streamGenerateContent`.
     GeminiGenerateContent,
 }
@@ -284,11 +289,13 @@ fn typed_event(name: &'static str, mut fields: Value) -> (Option<&'static str>, 
 }
 
 /// Headers that tell any client to retry a 429 at once rather than after a
-/// long back-off, so a rate-limit check costs seconds, not minutes.
+/// long back-off, so a rate-limit check costs seconds, not minutes. The
+/// delay in milliseconds is 1, not 0: clients that test it for being
+/// positive (Qwen Code, opencode) fall back to their own back-off on 0.
 fn retry_now(reply: Reply) -> Reply {
     reply
         .header("retry-after", "0")
-        .header("retry-after-ms", "0")
+        .header("retry-after-ms", "1")
 }
 
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Full<Bytes>> {
@@ -336,6 +343,9 @@ fn route(script: &Script, method: &Method, path: &str, body: &Value) -> (Request
         }
         if path.ends_with("/responses") {
             return responses::answer(script, body);
+        }
+        if path.ends_with("/chat/completions") {
+            return chat_completions::answer(script, body);
         }
         if let Some((_, action)) = path.rsplit_once(':') {
             match action {

@@ -179,6 +179,112 @@ async fn responses_stream_items_and_count_turns_by_tool_calls() {
     standin.stop().await;
 }
 
+fn chat_tools() -> Value {
+    json!([{"type": "function", "function": {"name": "run_shell_command",
+        "parameters": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}}])
+}
+
+#[tokio::test]
+async fn chat_completions_stream_chunks_and_count_turns_by_assistant_messages() {
+    let standin = Standin::start(script()).await.expect("started");
+    let (status, body) = post(
+        &standin,
+        "/v1/chat/completions",
+        &json!({"model": "m", "stream": true, "tools": chat_tools(),
+            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "go"}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#""object":"chat.completion.chunk""#),
+        "{body}"
+    );
+    assert!(body.contains(r#""name":"run_shell_command""#), "{body}");
+    assert!(body.contains(r#"\"command\":\"ls\""#), "{body}");
+    assert!(body.contains(r#""finish_reason":"tool_calls""#), "{body}");
+    assert!(body.contains(r#""prompt_tokens":1000"#), "{body}");
+    assert!(body.ends_with("data: [DONE]\n\n"), "{body}");
+    let (_, body) = post(
+        &standin,
+        "/chat/completions",
+        &json!({"model": "m", "tools": chat_tools(), "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]},
+            {"role": "tool", "tool_call_id": "c", "content": "README.md"}]}),
+    )
+    .await;
+    let completion: Value = serde_json::from_str(&body).expect("one JSON completion");
+    assert_eq!(completion["object"], "chat.completion");
+    assert_eq!(
+        completion["choices"][0]["message"]["content"],
+        "Done.\n\n<promise>COMPLETE</promise>"
+    );
+    assert_eq!(completion["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        standin
+            .seen()
+            .iter()
+            .map(|seen| seen.role)
+            .collect::<Vec<_>>(),
+        [
+            RequestRole::Turn { index: 0 },
+            RequestRole::Turn { index: 1 }
+        ]
+    );
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn chat_completions_side_requests_get_neutral_or_schema_answers() {
+    let standin = Standin::start(script()).await.expect("started");
+    let (_, body) = post(
+        &standin,
+        "/v1/chat/completions",
+        &json!({"messages": [{"role": "user", "content": "a title?"}]}),
+    )
+    .await;
+    assert!(body.contains(SIDE_TEXT), "{body}");
+    let (_, body) = post(
+        &standin,
+        "/v1/chat/completions",
+        &json!({"tools": chat_tools(), "messages": [], "response_format": {"type": "json_schema",
+            "json_schema": {"name": "x", "schema": {"type": "object", "properties": {
+                "next_speaker": {"type": "string", "enum": ["model", "user"]}}}}}}),
+    )
+    .await;
+    assert!(body.contains(r#"\"next_speaker\":\"user\""#), "{body}");
+    assert_eq!(standin.turn_requests(), 0);
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn a_rate_limit_asks_for_a_retry_after_one_millisecond() {
+    let limited = Script {
+        turns: vec![Turn::Error {
+            status: 429,
+            message: "slow down".into(),
+        }],
+        tools: true,
+    };
+    let standin = Standin::start(limited).await.expect("started");
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", standin.port()))
+        .await
+        .expect("the stand-in accepts connections");
+    let body = json!({"tools": chat_tools(), "messages": []}).to_string();
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("retry-after-ms: 1\r\n"), "{answer}");
+    assert!(answer.contains("retry-after: 0\r\n"), "{answer}");
+    assert!(answer.contains("rate_limit_exceeded"), "{answer}");
+    standin.stop().await;
+}
+
 #[tokio::test]
 async fn gemini_calls_its_shell_tool_and_answers_json_side_questions() {
     let standin = Standin::start(script()).await.expect("started");
@@ -228,6 +334,10 @@ fn first_request(protocol: Protocol) -> (&'static str, Value) {
             json!({"tools": [{"type": "function", "name": "shell", "parameters": {}}],
                 "input": [{"type": "message", "role": "user"}]}),
         ),
+        Protocol::OpenAiChatCompletions => (
+            "/v1/chat/completions",
+            json!({"tools": chat_tools(), "messages": [{"role": "user", "content": "go"}]}),
+        ),
         Protocol::GeminiGenerateContent => (
             "/v1beta/models/m:generateContent",
             json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}],
@@ -257,7 +367,7 @@ async fn every_preset_that_can_be_pointed_here_speaks_a_protocol_answered_here()
         standin.stop().await;
     }
     assert_eq!(
-        pointed, 6,
+        pointed, 10,
         "every preset but Amp and Cursor can be verified"
     );
 }

@@ -1,7 +1,7 @@
 //! Calling a CLI's shell tool without knowing its name or schema in advance.
 //!
 //! Each CLI names its shell tool differently (`Bash`, `bash`, `shell`,
-//! `run_shell_command`, …) and asks for different arguments, and both change
+//! `run_shell_command`, `Execute`, …) and asks for different arguments, and both change
 //! between releases. The stand-in reads the tools the request offers and
 //! fills the chosen tool's required arguments from its JSON schema.
 
@@ -15,6 +15,7 @@ const SHELL_NAMES: &[&str] = &[
     "shell_command",
     "exec_command",
     "run_shell_command",
+    "Execute",
     "powershell",
 ];
 
@@ -107,7 +108,8 @@ fn placeholder(key: &str, prop: Option<&Value>) -> Value {
         Some("integer" | "number") => json!(1),
         Some("array") => json!([]),
         Some("object") => json!({}),
-        _ if key == "description" => json!("Run a command"),
+        // Factory Droid asks for a sentence-cased summary of 3 to 8 words.
+        _ if key == "description" || key == "summary" => json!("Run a command"),
         _ => json!("verify"),
     }
 }
@@ -171,6 +173,17 @@ mod tests {
             },
         ];
         assert_eq!(shell_tool(&offered), Some("run_shell_command"));
+        let offered = [
+            Offered {
+                name: "Read",
+                schema: &schema,
+            },
+            Offered {
+                name: "Execute",
+                schema: &schema,
+            },
+        ];
+        assert_eq!(shell_tool(&offered), Some("Execute"));
         let offered = [Offered {
             name: "my_shell_tool",
             schema: &schema,
@@ -208,6 +221,13 @@ mod tests {
         );
         let cmd = json!({"properties": {"cmd": {"type": "STRING"}}, "required": ["cmd"]});
         assert_eq!(shell_arguments(&cmd, "ls"), json!({"cmd": "ls"}));
+        // Factory Droid's `Execute`.
+        let execute = json!({"properties": {"summary": {"type": "string"},
+            "command": {"type": "string"}}, "required": ["summary", "command"]});
+        assert_eq!(
+            shell_arguments(&execute, "ls"),
+            json!({"command": "ls", "summary": "Run a command"})
+        );
     }
 
     #[test]

@@ -447,6 +447,25 @@ pub struct Findings {
     pub text: String,
 }
 
+impl StoryRecord {
+    /// The iterations `role` spent on the story: stops, usage limits and
+    /// the attempt still running do not count.
+    pub fn iterations(&self, role: Role) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|a| a.role == Some(role))
+            .filter(|a| {
+                !matches!(
+                    a.outcome,
+                    AttemptOutcome::Interrupted
+                        | AttemptOutcome::RateLimited
+                        | AttemptOutcome::Running
+                )
+            })
+            .count() as u32
+    }
+}
+
 impl RunState {
     /// Bring the recorded stories in line with the story file (every
     /// story, in its order, with its progress), keeping their attempts.

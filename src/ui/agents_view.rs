@@ -12,6 +12,10 @@ pub struct AgentRow {
     pub name: &'static str,
     pub title: &'static str,
     pub program: &'static str,
+    /// The release git-ralph was verified on (its transcripts are in the
+    /// tests, and the real-CLI tests install it); `None` for a CLI that
+    /// talks only to its vendor's service.
+    pub verified_release: Option<&'static str>,
     pub on_path: bool,
     /// `git ralph start` without --agent runs this one.
     pub default: bool,
@@ -41,7 +45,7 @@ pub fn print_agents(rows: &[AgentRow]) {
             let checked = match row.verified.as_deref() {
                 Some("verified") => s.good.apply_to(" · verified here".to_owned()),
                 Some(other) => s.warn.apply_to(format!(" · {}", other.replace('_', " "))),
-                None => s.dim.apply_to(" · not verified".to_owned()),
+                None => s.dim.apply_to(" · not verified here".to_owned()),
             };
             format!("{}{checked}", s.good.apply_to(format!("on PATH{version}")))
         } else {
@@ -50,8 +54,12 @@ pub fn print_agents(rows: &[AgentRow]) {
                 .to_string()
         };
         let default = if row.default { " · default" } else { "" };
+        let release = match row.verified_release {
+            Some(release) => format!("verified on {release}"),
+            None => "cannot be verified (its vendor's service only)".to_owned(),
+        };
         out(&format!(
-            "{} {} · {found}{default}",
+            "{} {} · {release} · {found}{default}",
             s.bold.apply_to(format!("{:width$}", row.name)),
             row.title,
         ));

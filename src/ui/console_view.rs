@@ -154,17 +154,6 @@ impl ConsoleView {
                     ),
                 })
             }
-            Event::Warning { .. }
-            | Event::Flag { .. }
-            | Event::Paused { .. }
-            | Event::TicksOutsideStory { .. }
-            | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. }
-            | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. } => {
-                self.remember_beyond(&record.event);
-                Notice::of(&record.event).map(|notice| self.notice_line(&notice))
-            }
             Event::Checks { passed, failed, .. } => Some(format!(
                 "  checks: {} passed{}",
                 passed.len(),
@@ -200,6 +189,11 @@ impl ConsoleView {
                 totals.cost_usd,
                 self.beyond_summary()
             )),
+            // Everything else the run says in passing is a notice.
+            other => {
+                self.remember_beyond(other);
+                Notice::of(other).map(|notice| self.notice_line(&notice))
+            }
         };
         if let Some(line) = line {
             self.clear();
@@ -216,13 +210,10 @@ impl ConsoleView {
                 story_id,
                 attempt,
                 stories,
-            } => {
-                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
-                self.beyond.push(format!(
-                    "story {story_id} attempt {attempt} ticked story {} (put back)",
-                    ids.join(", ")
-                ));
-            }
+            } => self.beyond.push(format!(
+                "story {story_id} attempt {attempt} ticked story {} (put back)",
+                crate::events::TickedStory::ids(stories)
+            )),
             Event::GitDirChanged {
                 story_id,
                 attempt,

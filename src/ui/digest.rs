@@ -3,7 +3,7 @@
 //! notice says and what an agent spent is read once, here.
 
 use crate::agent::AgentEvent;
-use crate::events::{Event, GitDirChange};
+use crate::events::{Event, GitDirChange, TickedStory};
 
 /// A word the run says in passing, which both views list: a warning, a
 /// flag on an accepted attempt, a pause for a usage limit.
@@ -55,16 +55,13 @@ impl Notice {
                 story_id,
                 attempt,
                 stories,
-            } => {
-                let ids: Vec<&str> = stories.iter().map(|story| story.id.as_str()).collect();
-                (
-                    NoticeKind::Warning,
-                    format!(
-                        "story {story_id}, attempt {attempt} ticked boxes of other stories ({}); they are unticked again, and each gets attempts of its own",
-                        ids.join(", ")
-                    ),
-                )
-            }
+            } => (
+                NoticeKind::Warning,
+                format!(
+                    "story {story_id}, attempt {attempt} ticked boxes of other stories ({}); they are unticked again, and each gets attempts of its own",
+                    TickedStory::ids(stories)
+                ),
+            ),
             Event::GitDirChanged {
                 what,
                 change,

@@ -11,6 +11,7 @@
 
 mod cache;
 pub mod pointing;
+mod recording;
 mod scenarios;
 
 use std::path::Path;
@@ -24,6 +25,7 @@ use crate::agent::{self, AgentRun, Conclusion, DEFAULT_TOKEN};
 use crate::standin::Standin;
 
 pub use cache::{Cache, CacheError};
+pub use recording::Recording;
 pub use scenarios::{Expected, FAILED_REASON, Scenario, scenarios};
 
 /// How long one scenario may take; rate-limit scenarios wait through the
@@ -112,10 +114,13 @@ pub enum VerifyError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Runner(#[from] agent::RunnerError),
+    #[error("could not record a transcript: {0}")]
+    Record(#[source] std::io::Error),
 }
 
 /// The version `program --version` prints: the first word that looks like
-/// a version number (`2.1.197`, `0.169.0`), or `None` when it cannot run.
+/// a version number (`2.1.197`, `0.169.0`) on stdout, else on stderr (where
+/// pi prints it), or `None` when it cannot run.
 pub async fn version(program: &str) -> Option<String> {
     let spec = crate::process::Spec {
         program: program.to_owned(),
@@ -124,10 +129,10 @@ pub async fn version(program: &str) -> Option<String> {
         ..crate::process::Spec::default()
     };
     let limits = crate::process::Limits::timeout(VERSION_TIMEOUT);
-    let (_, stdout, _) = crate::process::run_split(&spec, limits, 64 * 1024)
+    let (_, stdout, stderr) = crate::process::run_split(&spec, limits, 64 * 1024)
         .await
         .ok()?;
-    version_in(&stdout.text())
+    version_in(&stdout.text()).or_else(|| version_in(&stderr.text()))
 }
 
 fn version_in(text: &str) -> Option<String> {
@@ -143,9 +148,11 @@ fn version_in(text: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Runs every scenario for `preset` and decides the verdict.
+/// Runs every scenario for `preset` and decides the verdict; with a
+/// `recording`, keeps what the CLI printed in each as a fixture.
 pub async fn verify(
     preset: &'static Preset,
+    recording: Option<&Recording>,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Report, VerifyError> {
     let started = Instant::now();
@@ -197,6 +204,17 @@ pub async fn verify(
         let (run, log) = run_scenario(preset, &project, env, sandbox.path()).await?;
         let requests = standin.turn_requests();
         standin.stop().await;
+        if let Some(recording) = recording {
+            let places = recording::Places {
+                sandbox: sandbox.path(),
+                project: &project,
+                home: &home,
+                base: &base,
+            };
+            recording
+                .write(scenario.name, &log, run.exit, scenario.expected, &places)
+                .map_err(VerifyError::Record)?;
+        }
         let passed = scenario.expected.met_by(&run, scenario.marker);
         let outcome = ScenarioOutcome {
             scenario: scenario.name,

@@ -205,6 +205,78 @@ const CASES: &[Case] = &[
         env: &[("COLUMNS", "10000")],
         scratch: &[".aider.chat.history.md", ".aider.tags.cache.v4/cache.db"],
     },
+    Case {
+        preset: "qwen",
+        program: "qwen",
+        fixtures: "qwen",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "--output-format",
+            "stream-json",
+            "--yolo",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "pi",
+        program: "pi",
+        fixtures: "pi",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "-p",
+            "--mode",
+            "json",
+            "--no-session",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "kilo",
+        program: "kilo",
+        fixtures: "kilo",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
+        ],
+        prompt: Prompt::LastArgument,
+        env: &[],
+        scratch: &[],
+    },
+    Case {
+        preset: "droid",
+        program: "droid",
+        fixtures: "droid",
+        transcripts: ("complete.jsonl", "failed.jsonl"),
+        model: true,
+        args: &[
+            "exec",
+            "--output-format",
+            "stream-json",
+            "--skip-permissions-unsafe",
+            "--model",
+            MODEL,
+            "--extra",
+            "one",
+        ],
+        prompt: Prompt::Stdin,
+        env: &[],
+        scratch: &[],
+    },
 ];
 
 fn case(preset: &str) -> &'static Case {
@@ -466,8 +538,9 @@ fn completes(preset: &str) {
     );
 }
 
-/// An API error: the attempt fails, is preserved and reverted, and with no
-/// retries left the run stops with exit code 3.
+/// An API error, or a FAILED promise (for the CLIs recorded with one): the
+/// attempt fails, is preserved and reverted, and with no retries left the
+/// run stops with exit code 3; a FAILED promise's reason is shown.
 fn fails(preset: &str) {
     let case = case(preset);
     let repo = project();
@@ -490,9 +563,32 @@ fn fails(preset: &str) {
     let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
     let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");
     let attempt = &report["stories"][0]["attempts"][0];
-    assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
     let reason = attempt["reason"].as_str().unwrap_or_default();
-    assert!(reason.starts_with("the agent failed"), "{reason}");
+    match promised_failure(&transcript) {
+        Some(promised) => {
+            assert_eq!(attempt["outcome"], "failed", "{report:#}");
+            assert!(reason.contains(&promised), "{reason}");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(stdout.contains(&promised), "{}", describe(&output));
+            let human = ralph_on_path(&repo, &["status", CHANGE]);
+            let text = String::from_utf8_lossy(&human.stdout);
+            assert!(text.contains(&promised), "{text}");
+        }
+        None => {
+            assert_eq!(attempt["outcome"], "agent_error", "{report:#}");
+            assert!(reason.starts_with("the agent failed"), "{reason}");
+        }
+    }
+}
+
+/// The reason of the FAILED promise a transcript's `.expect` file names.
+fn promised_failure(transcript: &Path) -> Option<String> {
+    let expect = transcript.with_extension("expect");
+    let text = fs::read_to_string(&expect)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", expect.display()));
+    text.trim()
+        .strip_prefix("failed:")
+        .map(|reason| reason.trim().to_owned())
 }
 
 /// `git status --porcelain` of a worktree holding nothing but the CLI's
@@ -630,6 +726,34 @@ fn aider_preset_end_to_end() {
 }
 
 #[test]
+fn qwen_preset_end_to_end() {
+    completes("qwen");
+    fails("qwen");
+    pauses_for_a_rate_limit("qwen");
+}
+
+#[test]
+fn pi_preset_end_to_end() {
+    completes("pi");
+    fails("pi");
+    pauses_for_a_rate_limit("pi");
+}
+
+#[test]
+fn kilo_preset_end_to_end() {
+    completes("kilo");
+    fails("kilo");
+    pauses_for_a_rate_limit("kilo");
+}
+
+#[test]
+fn droid_preset_end_to_end() {
+    completes("droid");
+    fails("droid");
+    pauses_for_a_rate_limit("droid");
+}
+
+#[test]
 fn a_preset_whose_program_is_missing_is_refused_before_anything_changes() {
     let repo = project();
     let head = repo.rev_parse("HEAD");
@@ -677,7 +801,8 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(
         names,
         [
-            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+            "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider", "qwen",
+            "pi", "kilo", "droid"
         ]
     );
     let row = |name: &str| {
@@ -703,6 +828,17 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert_eq!(row("opencode")["scratch"], serde_json::json!([]));
     assert_eq!(row("amp")["model_option"], Value::Null);
     assert_eq!(row("gemini")["model_option"], "-m");
+    // Every preset but the vendor-only ones names the release it was
+    // verified on.
+    let verified: Vec<&str> = rows
+        .iter()
+        .filter(|row| row["verified_release"].is_string())
+        .filter_map(|row| row["name"].as_str())
+        .collect();
+    assert_eq!(verified.len(), 10, "{verified:?}");
+    assert_eq!(row("amp")["verified_release"], Value::Null);
+    assert_eq!(row("claude")["verified_release"], "2.1.332");
+    assert_eq!(row("droid")["verified_release"], "0.225.2");
 
     let human = ralph_on_path(&repo, &["agents"]);
     assert_eq!(human.status.code(), Some(0), "{}", describe(&human));
@@ -713,6 +849,14 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     }
     assert!(text.contains("gemini not found"), "{text}");
     assert!(!text.contains("cursor-agent not found"), "{text}");
+    assert!(
+        text.contains("gemini   Gemini CLI · verified on 0.61.0 · gemini not found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cursor   Cursor CLI · cannot be verified (its vendor's service only)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -302,6 +302,30 @@ proptest! {
         fuzz_format(preset("aider"), &lines)?;
     }
 
+    /// 96 cases of up to 32 lines: Qwen Code's stream-json.
+    #[test]
+    fn fuzz_agent_stream_qwen(lines in stream()) {
+        fuzz_format(preset("qwen"), &lines)?;
+    }
+
+    /// 96 cases of up to 32 lines: pi's JSON events.
+    #[test]
+    fn fuzz_agent_stream_pi(lines in stream()) {
+        fuzz_format(preset("pi"), &lines)?;
+    }
+
+    /// 96 cases of up to 32 lines: Kilo's JSON events (opencode's).
+    #[test]
+    fn fuzz_agent_stream_kilo(lines in stream()) {
+        fuzz_format(preset("kilo"), &lines)?;
+    }
+
+    /// 96 cases of up to 32 lines: Factory Droid's stream-json.
+    #[test]
+    fn fuzz_agent_stream_droid(lines in stream()) {
+        fuzz_format(preset("droid"), &lines)?;
+    }
+
     /// 96 cases of up to 32 lines: plain text.
     #[test]
     fn fuzz_agent_stream_plain(lines in stream()) {
@@ -334,7 +358,7 @@ proptest! {
 #[test]
 fn issue_28_token_counts_at_their_limit_saturate_in_every_parser() {
     const MAX: u64 = u64::MAX;
-    let streams: [(StreamFormat, String); 5] = [
+    let streams: [(StreamFormat, String); 6] = [
         (
             preset("codex"),
             format!(
@@ -365,6 +389,12 @@ fn issue_28_token_counts_at_their_limit_saturate_in_every_parser() {
         (
             preset("aider"),
             "Tokens: 1e400 sent, 1e400 cache write, 1e400 cache hit, 1e400 received.\n".to_owned(),
+        ),
+        (
+            preset("pi"),
+            format!(
+                "{{\"type\":\"message_end\",\"message\":{{\"role\":\"assistant\",\"content\":[],\"usage\":{{\"input\":{MAX},\"output\":{MAX},\"cacheRead\":{MAX},\"cacheWrite\":{MAX},\"cost\":{{\"total\":1e308}}}}}}}}\n"
+            ),
         ),
     ];
     for (format, once) in streams {

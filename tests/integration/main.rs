@@ -20,6 +20,7 @@ mod harness;
 mod agents_e2e;
 mod agents_presets;
 mod agents_story_sources;
+mod agents_verify;
 mod ci_workflow;
 mod completion;
 mod config;

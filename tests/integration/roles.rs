@@ -68,6 +68,23 @@ fn pipeline_of(repo: &TestRepo, story: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `start` with the coder's script, the pipeline `roles` (or the
+/// contract's), and one role's agent command.
+fn run_pipeline(
+    repo: &TestRepo,
+    coder: &std::path::Path,
+    roles: Option<&str>,
+    (role, agent): (&str, &str),
+) -> std::process::Output {
+    let mut args = vec!["--on-finish".to_owned(), "keep".to_owned()];
+    if let Some(roles) = roles {
+        args.extend(["--roles".to_owned(), roles.to_owned()]);
+    }
+    args.extend(["--role-agent-command".to_owned(), format!("{role}={agent}")]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    start(repo, coder, &args)
+}
+
 fn story_checkpoints(repo: &TestRepo, id: &str) -> usize {
     subjects(repo, &format!("main..{BRANCH}"))
         .iter()
@@ -90,17 +107,11 @@ fn issue_22_a_reviewer_that_rejects_once_sends_its_finding_to_the_coder() {
         "[call=1]\npromise FAILED: story-1.txt says nothing about greetings\n\
          [call=2]\npromise REVIEW_PASSED\n",
     );
-    let output = start(
+    let output = run_pipeline(
         &repo,
         &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-        ],
+        Some("coder,reviewer"),
+        ("reviewer", &reviewer),
     );
     assert_exit(&output, 0);
     assert_eq!(roles_run(&repo), ["coder", "reviewer", "coder", "reviewer"]);
@@ -158,17 +169,11 @@ fn issue_22_a_reviewer_that_edits_files_is_undone_and_reported() {
         &repo,
         "[*]\nwrite story-1.txt rewritten by the reviewer\\n\nwrite notes.txt my notes\npromise REVIEW_PASSED\n",
     );
-    let output = start(
+    let output = run_pipeline(
         &repo,
         &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-        ],
+        Some("coder,reviewer"),
+        ("reviewer", &reviewer),
     );
     assert_exit(&output, 0);
     assert_eq!(show(&repo, BRANCH, "story-1.txt"), "work of story 1\n");
@@ -213,18 +218,7 @@ fn issue_22_a_tester_whose_command_fails_sends_the_output_to_the_coder_then_pass
         &repo,
         "[*]\nwrite greeting.test expects a greeting\npromise TESTS_PASSED\n",
     );
-    let output = start(
-        &repo,
-        &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--roles",
-            "coder,tester",
-            "--role-agent-command",
-            &format!("tester={tester}"),
-        ],
-    );
+    let output = run_pipeline(&repo, &coder, Some("coder,tester"), ("tester", &tester));
     assert_exit(&output, 0);
     assert_eq!(
         pipeline_of(&repo, "1"),
@@ -260,16 +254,7 @@ fn issue_22_qa_checks_acceptance_with_stages() {
     repo.commit_all("qa with stages");
     let coder = script(&repo, &coder_does("1"));
     let qa = role_agent(&repo, "[*]\npromise QA_PASSED\n");
-    let output = start(
-        &repo,
-        &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--role-agent-command",
-            &format!("qa={qa}"),
-        ],
-    );
+    let output = run_pipeline(&repo, &coder, None, ("qa", &qa));
     assert_exit(&output, 0);
     assert_eq!(
         pipeline_of(&repo, "1"),
@@ -287,17 +272,11 @@ fn issue_22_a_role_that_never_passes_stops_the_story_within_its_bound() {
     let checkpoint = repo.rev_parse("HEAD");
     let coder = script(&repo, &coder_does("1"));
     let reviewer = role_agent(&repo, "[*]\npromise FAILED: never good enough\n");
-    let output = start(
+    let output = run_pipeline(
         &repo,
         &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-        ],
+        Some("coder,reviewer"),
+        ("reviewer", &reviewer),
     );
     assert_exit(&output, 3);
     assert_eq!(roles_run(&repo), ["coder", "reviewer", "coder", "reviewer"]);
@@ -324,16 +303,7 @@ fn issue_22_a_story_overrides_its_roles() {
     repo.commit_all("Per-story roles");
     let coder = script(&repo, &format!("{}{}", coder_does("1"), coder_does("2")));
     let reviewer = role_agent(&repo, "[*]\npromise LGTM\n");
-    let output = start(
-        &repo,
-        &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-        ],
-    );
+    let output = run_pipeline(&repo, &coder, None, ("reviewer", &reviewer));
     assert_exit(&output, 0);
     assert_eq!(
         pipeline_of(&repo, "1"),
@@ -356,17 +326,11 @@ fn issue_22_each_role_runs_its_own_agent_and_knows_its_role() {
         shell_quote(&reviewer_script.to_string_lossy()),
         shell_quote(fake_agent_path())
     );
-    let output = start(
+    let output = run_pipeline(
         &repo,
         &coder,
-        &[
-            "--on-finish",
-            "keep",
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-        ],
+        Some("coder,reviewer"),
+        ("reviewer", &reviewer),
     );
     assert_exit(&output, 0);
     assert_eq!(script_calls(&coder), 1);

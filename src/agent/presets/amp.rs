@@ -22,6 +22,7 @@ pub const PRESET: Preset = Preset {
     name: "amp",
     title: "Amp",
     program: "amp",
+    verified: None,
     lead: &["-x", "--stream-json", "--dangerously-allow-all"],
     model_flag: None,
     tail: &[],

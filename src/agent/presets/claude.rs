@@ -23,6 +23,7 @@ pub const PRESET: Preset = Preset {
     name: "claude",
     title: "Claude Code",
     program: "claude",
+    verified: Some("2.1.332"),
     lead: &[
         "-p",
         "--output-format",

@@ -24,6 +24,7 @@ pub const PRESET: Preset = Preset {
     name: "codex",
     title: "OpenAI Codex CLI",
     program: "codex",
+    verified: Some("0.169.0"),
     lead: &[
         "exec",
         "--json",

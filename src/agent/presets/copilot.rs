@@ -36,6 +36,7 @@ pub const PRESET: Preset = Preset {
     name: "copilot",
     title: "GitHub Copilot CLI",
     program: "copilot",
+    verified: Some("1.0.102"),
     // `--allow-all-tools` alone still denies, unattended, any path
     // outside the repository ("Permission denied because no interactive
     // user response was available"); paths and URLs are allowed too, as

@@ -26,6 +26,7 @@ pub const PRESET: Preset = Preset {
     name: "cursor",
     title: "Cursor CLI",
     program: "cursor-agent",
+    verified: None,
     lead: &["-p", "--output-format", "stream-json", "--force"],
     model_flag: Some("--model"),
     tail: &[],

@@ -21,6 +21,7 @@ pub const PRESET: Preset = Preset {
     name: "gemini",
     title: "Gemini CLI",
     program: "gemini",
+    verified: Some("0.61.0"),
     // Headless Gemini refuses a directory the user never trusted in
     // its interactive mode (exit 55); `--skip-trust` runs it anyway.
     lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],

@@ -23,8 +23,12 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
+pub mod kilo;
 pub mod opencode;
+pub mod pi;
+pub mod qwen;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -44,6 +48,10 @@ pub const TABLE: &[Preset] = &[
     cursor::PRESET,
     copilot::PRESET,
     aider::PRESET,
+    qwen::PRESET,
+    pi::PRESET,
+    kilo::PRESET,
+    droid::PRESET,
 ];
 
 /// The presets `--agent` accepts: the names of [`TABLE`], in its order.
@@ -75,6 +83,11 @@ pub struct Preset {
     /// What people call the tool.
     pub title: &'static str,
     pub program: &'static str,
+    /// The release of the CLI this preset was verified on: its transcripts
+    /// are in `tests/fixtures/<name>/`, and `.ci/install-agent-clis` pins
+    /// it for the real-CLI tests. `None` for a CLI that cannot be verified
+    /// here (it talks only to its vendor's service).
+    pub verified: Option<&'static str>,
     /// Headless mode, machine-readable output and unattended permissions.
     lead: &'static [&'static str],
     /// The CLI's model option, if it has one.
@@ -96,7 +109,10 @@ pub struct Preset {
     /// Whether a stream whose first event has this `type` (and these
     /// fields) is this CLI's, so that a command's output read as
     /// [`StreamFormat::Auto`] finds this parser; `None` for a CLI whose
-    /// stream an earlier preset's test already claims.
+    /// stream another preset's test already claims. The table is searched
+    /// from its end, so a CLI added later that starts its stream the way an
+    /// earlier one does (Qwen Code and Factory Droid open with Claude
+    /// Code's `system` event) is told apart by its own, narrower test.
     pub first_event: Option<FirstEvent>,
     /// How `agents --verify` points the CLI at the stand-in; `None` for a
     /// CLI that talks only to its vendor's service.
@@ -293,6 +309,22 @@ mod tests {
                 "aider",
                 "COLUMNS=10000 aider --yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty --model gpt-5 -c x=1 --message-file <prompt-file>",
             ),
+            (
+                "qwen",
+                "qwen --output-format stream-json --yolo --model gpt-5 -c x=1 < <prompt>",
+            ),
+            (
+                "pi",
+                "pi -p --mode json --no-session --model gpt-5 -c x=1 < <prompt>",
+            ),
+            (
+                "kilo",
+                "kilo run --auto --format json --model gpt-5 -c x=1 <prompt>",
+            ),
+            (
+                "droid",
+                "droid exec --output-format stream-json --skip-permissions-unsafe --model gpt-5 -c x=1 < <prompt>",
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(
@@ -417,7 +449,8 @@ mod tests {
         assert_eq!(
             PRESETS,
             [
-                "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider"
+                "claude", "codex", "gemini", "opencode", "amp", "cursor", "copilot", "aider",
+                "qwen", "pi", "kilo", "droid"
             ],
             "the order `git ralph agents` lists them in"
         );
@@ -429,7 +462,8 @@ mod tests {
     }
 
     /// A preset's format is spelled with its name and read back through
-    /// the table; only the CLIs that talk to a local API can be verified.
+    /// the table; only the CLIs that talk to a local API can be verified,
+    /// and each of those names the release it was verified on.
     #[test]
     fn formats_round_trip_through_the_table_and_amp_and_cursor_cannot_be_verified() {
         for preset in TABLE {
@@ -444,6 +478,7 @@ mod tests {
                 "{}",
                 preset.name
             );
+            assert_eq!(preset.verified.is_some(), pointable, "{}", preset.name);
         }
         assert!(serde_json::from_str::<StreamFormat>("\"nope\"").is_err());
     }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::commands::values::{OnFinishArg, SourceArg};
+use crate::contract::roles::UnknownRole;
 use crate::contract::{Role, RoleAgent};
 use crate::exit::CommandError;
 use crate::settings::{OnFinish, Requested};
@@ -153,20 +154,32 @@ pub struct Args {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoleList(pub Vec<Role>);
 
-fn parse_roles(text: &str) -> Result<RoleList, String> {
-    crate::config::parse_roles(text)
-        .map(RoleList)
-        .map_err(|err| err.to_string())
+fn parse_roles(text: &str) -> Result<RoleList, UnknownRole> {
+    crate::config::parse_roles(text).map(RoleList)
+}
+
+/// Why a `ROLE=VALUE` flag cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum RoleValueError {
+    #[error("{0:?} is not ROLE=VALUE")]
+    NotPair(String),
+    #[error(transparent)]
+    Role(#[from] UnknownRole),
+    #[error("{text:?} gives the {role} nothing")]
+    Empty { text: String, role: Role },
 }
 
 /// `ROLE=VALUE`.
-fn role_value(text: &str) -> Result<(Role, String), String> {
+fn role_value(text: &str) -> Result<(Role, String), RoleValueError> {
     let (role, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("{text:?} is not ROLE=VALUE"))?;
-    let role = role.parse::<Role>().map_err(|err| err.to_string())?;
+        .ok_or_else(|| RoleValueError::NotPair(text.to_owned()))?;
+    let role = role.parse::<Role>()?;
     if value.trim().is_empty() {
-        return Err(format!("{text:?} gives the {role} nothing"));
+        return Err(RoleValueError::Empty {
+            text: text.to_owned(),
+            role,
+        });
     }
     Ok((role, value.to_owned()))
 }

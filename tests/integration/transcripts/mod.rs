@@ -47,8 +47,12 @@ mod claude;
 mod codex;
 mod copilot;
 mod cursor;
+mod droid;
 mod gemini;
+mod kilo;
 mod opencode;
+mod pi;
+mod qwen;
 
 /// The format of the preset `name`.
 fn format_of(name: &str) -> StreamFormat {
@@ -375,6 +379,7 @@ fn sniffing_recognises_each_format() {
     assert_eq!(sniff_format(&first(&copilot)), format_of("copilot"));
     // Amp speaks Claude Code's format.
     assert_eq!(sniff_format(&first(&amp)), format_of("claude"));
+    assert_eq!(sniff_format(&first(&complete("pi"))), format_of("pi"));
     assert_eq!(sniff_format("Hello there"), StreamFormat::Plain);
     assert_eq!(
         sniff_format(r#"{"type":"unheard_of"}"#),

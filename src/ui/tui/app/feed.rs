@@ -186,22 +186,6 @@ impl App {
                     failed.len()
                 ));
             }
-            Event::Flag { .. }
-            | Event::Warning { .. }
-            | Event::Paused { .. }
-            | Event::TicksOutsideStory { .. }
-            | Event::GitDirChanged { .. }
-            | Event::TasksAdded { .. }
-            | Event::RoleEditsUndone { .. }
-            | Event::SentBack { .. } => {
-                if let Some(notice) = Notice::of(&record.event) {
-                    let line = format!("{} {}", notice.label(), notice.text);
-                    self.run_events.push(line.clone());
-                    if let Some(entry) = self.current_attempt_mut() {
-                        entry.events.push(line);
-                    }
-                }
-            }
             Event::Error {
                 reason, message, ..
             } => {
@@ -213,6 +197,16 @@ impl App {
                 self.ended = Some(format!("done ({reason})"));
                 self.run_events.push("every story is done".to_owned());
                 self.stop_clock(record.ts_ms);
+            }
+            // Everything else the run says in passing is a notice.
+            other => {
+                if let Some(notice) = Notice::of(other) {
+                    let line = format!("{} {}", notice.label(), notice.text);
+                    self.run_events.push(line.clone());
+                    if let Some(entry) = self.current_attempt_mut() {
+                        entry.events.push(line);
+                    }
+                }
             }
         }
     }

@@ -1,0 +1,74 @@
+//! Kilo Code's CLI (`@kilocode/cli`): its preset and how it is pointed at
+//! the stand-in.
+//!
+//! Kilo's CLI is a fork of opencode: `kilo run --format json` prints
+//! opencode's events (`step_start`, `text`, `tool_use`, `step_finish`,
+//! `error`), so opencode's parser reads it, and auto-detection reads it as
+//! opencode's. Its configuration is opencode's too, under its own names:
+//! `~/.config/kilo/kilo.json` and `KILO_*` variables.
+//!
+//! Checked against transcripts recorded from Kilo 7.7.7 (see
+//! `tests/fixtures/kilo/README.md`). Its traps:
+//! - as with opencode, without `--auto` a tool call that needs a permission
+//!   is rejected and the run ends with exit 0 and no answer;
+//! - it starts slowly: on two cores, ten to twenty seconds pass before the
+//!   first model call (its database, session bootstrap, a snapshot of the
+//!   project), and it reports telemetry unless `KILO_TELEMETRY_LEVEL` is
+//!   other than `all`;
+//! - the npm package installs its binary from a platform package of the
+//!   same version, and the registry lacked `@kilocode/cli-linux-x64` for
+//!   the newest release (7.8.1): its install fails, 7.7.7 is pinned.
+
+use std::io;
+
+use super::opencode::OpencodeParser;
+use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use crate::standin::Protocol;
+
+pub const PRESET: Preset = Preset {
+    name: "kilo",
+    title: "Kilo Code CLI",
+    program: "kilo",
+    verified: Some("7.7.7"),
+    // Without `--auto`, `kilo run` rejects every permission it would have
+    // asked for, and the run ends there with exit 0 and no answer.
+    lead: &["run", "--auto", "--format", "json"],
+    // Kilo names models `provider/model`.
+    model_flag: Some("--model"),
+    tail: &[],
+    prompt: PromptPassing::Argument,
+    env: &[],
+    // Sessions and snapshots live under $XDG_DATA_HOME, not here.
+    scratch: &[],
+    parser: || Box::new(OpencodeParser::new()),
+    // Its stream is opencode's, which opencode's check claims.
+    first_event: None,
+    standin: Some(StandinSetup {
+        protocol: Protocol::AnthropicMessages,
+        offers_tools: true,
+        point,
+    }),
+};
+
+/// Kilo's anthropic provider, given the stand-in's URL in its config.
+fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
+    at.config_file(
+        ".config/kilo/kilo.json",
+        &serde_json::json!({
+            "$schema": "https://app.kilo.ai/config.json",
+            "model": "anthropic/claude-sonnet-4-5",
+            "small_model": "anthropic/claude-sonnet-4-5",
+            "autoupdate": false,
+            "share": "disabled",
+            "provider": {"anthropic": {"options": {"baseURL": format!("{}/v1", at.base), "apiKey": STANDIN_KEY}}},
+        })
+        .to_string(),
+    )?;
+    Ok(vars(&[
+        ("KILO_DISABLE_AUTOUPDATE", "1"),
+        ("KILO_DISABLE_MODELS_FETCH", "1"),
+        ("KILO_DISABLE_SHARE", "1"),
+        ("KILO_DISABLE_LSP_DOWNLOAD", "1"),
+        ("KILO_TELEMETRY_LEVEL", "off"),
+    ]))
+}

@@ -1,0 +1,54 @@
+//! The fixtures were recorded from Qwen Code 0.24.4 (see the README beside
+//! them); their conclusions are checked with every other format's.
+
+use super::*;
+
+super::parser_tests!("qwen", "qwen");
+
+#[test]
+fn a_tool_round_then_the_result_fill_the_done() {
+    let (transcript, _) = fixture("complete");
+    let (events, done) = parse(&transcript);
+    let done = done.expect("a result");
+    assert_eq!(
+        done.final_text,
+        "Created hello.txt.\n\n<promise>COMPLETE</promise>"
+    );
+    assert_eq!(done.turns, Some(2));
+    assert_eq!(done.usage.input_tokens, 2000);
+    assert_eq!(done.usage.output_tokens, 100);
+    assert!(!done.is_error);
+    assert_eq!(
+        super::kinds(&events),
+        ["tool_use", "tool_result", "message"]
+    );
+    let AgentEvent::Message { tool_uses, .. } = &events[0] else {
+        panic!("a tool use first");
+    };
+    assert_eq!(tool_uses[0].name, "run_shell_command");
+    assert_eq!(tool_uses[0].input["command"], "echo hello > hello.txt");
+}
+
+/// Qwen Code's failed `result` has no text; its reason is `error.message`.
+#[test]
+fn a_429_is_a_rate_limit_with_qwens_own_words() {
+    let (transcript, exit) = fixture("rate-limit");
+    assert_eq!(exit.trim(), "1");
+    let (_, done) = parse(&transcript);
+    let done = done.expect("a result");
+    assert!(done.is_error);
+    assert_eq!(done.subtype.as_deref(), Some("error_during_execution"));
+    let error = done.error.expect("the reason");
+    assert!(
+        error.starts_with("[API Error: 429 This request would exceed the rate limit"),
+        "{error}"
+    );
+    assert!(done.rate_limit.is_some());
+}
+
+#[test]
+fn qwens_stream_is_told_from_claude_codes_by_its_first_event() {
+    let (transcript, _) = fixture("complete");
+    let first = transcript.lines().next().expect("a line");
+    assert_eq!(sniff_format(first), super::format_of("qwen"));
+}
