@@ -467,3 +467,36 @@ fn issue_23_worktree_takes_a_path_and_ralph_worktree_config_turns_it_on() {
     assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
     assert_only_the_users_worktree(&repo);
 }
+
+#[test]
+fn issue_23_a_worktree_run_resumes_and_cleans_up_from_inside_its_own_worktree() {
+    let repo = project(TWO_STORIES);
+    let path = stopped_worktree_run(&repo);
+    repo.write("mine.txt", "the user's, untracked\n");
+    let agent = script(&repo, &stories_done(&["2"]));
+
+    let mut resume = start_command(
+        &repo,
+        &agent,
+        &["--on-finish", "cleanup", "--max-retries", "1"],
+    );
+    resume.current_dir(&path);
+    let output = run(&mut resume);
+    assert_exit(&output, 0);
+
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.read("mine.txt"), "the user's, untracked\n");
+    assert_eq!(repo.read("README.md"), "# Test project\nstory 1 was here\n");
+    assert_eq!(repo.read("story-2.txt"), "work of story 2\n");
+    assert_eq!(
+        repo.status_porcelain(),
+        " M README.md\n M openspec/changes/greet/tasks.md\n?? mine.txt\n?? story-1.txt\n?? story-2.txt\n",
+        "{}",
+        describe(&output)
+    );
+    assert!(!has_ref(&repo, BRANCH));
+    assert!(!path.exists());
+    assert_only_the_users_worktree(&repo);
+    assert_git_content(&repo);
+    assert_eq!(status_json(&repo)["state"], "finished");
+}
