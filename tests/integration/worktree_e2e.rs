@@ -500,3 +500,37 @@ fn issue_23_a_worktree_run_resumes_and_cleans_up_from_inside_its_own_worktree() 
     assert_git_content(&repo);
     assert_eq!(status_json(&repo)["state"], "finished");
 }
+
+#[test]
+fn issue_23_a_kept_worktree_run_can_still_be_cleaned_up_or_aborted() {
+    for then in ["cleanup", "abort"] {
+        let repo = project(TWO_STORIES);
+        let path = stopped_worktree_run(&repo);
+        assert_success(&ralph_cmd(&repo, &["finish", "--keep"]));
+        assert!(!path.exists());
+        let before = user_side(&repo);
+
+        let output = match then {
+            "cleanup" => ralph_cmd(&repo, &["finish", "--cleanup"]),
+            _ => ralph_cmd(&repo, &["abort"]),
+        };
+        assert_success(&output);
+        assert!(!has_ref(&repo, BRANCH), "{then}");
+        match then {
+            "cleanup" => {
+                assert_eq!(repo.read("README.md"), "# Test project\nstory 1 was here\n");
+                assert!(has_ref(&repo, &format!("{NS}/finished")));
+            }
+            _ => {
+                assert_eq!(
+                    user_side(&repo),
+                    before,
+                    "abort touched the user's worktree"
+                );
+                assert!(has_ref(&repo, &format!("{NS}/aborted")));
+            }
+        }
+        assert_only_the_users_worktree(&repo);
+        assert_git_content(&repo);
+    }
+}
