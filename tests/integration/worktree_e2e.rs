@@ -34,6 +34,11 @@ fn busy_user(repo: &TestRepo) {
     repo.git(&["add", "README.md"]);
     repo.write("notes.txt", "v2, unstaged\n");
     repo.write("untracked/idea.txt", "untracked\n");
+    repo.write(".git/info/exclude", "*.log\n");
+    repo.write("build.log", "ignored, the user's\n");
+    // git's own status refreshes the index's stat data; after this, only
+    // a writer other than the user would change its bytes.
+    repo.git(&["status", "--porcelain"]);
 }
 
 /// Everything of the user's worktree a run must leave alone, stashes too.
@@ -41,12 +46,22 @@ fn busy_user(repo: &TestRepo) {
 struct UserSide {
     work: WorkState,
     stashes: String,
+    /// Every byte of the worktree, ignored files included.
+    files: std::collections::BTreeMap<String, (u32, Vec<u8>)>,
+    /// The index file itself, byte for byte.
+    index: Vec<u8>,
+    head: String,
 }
 
 fn user_side(repo: &TestRepo) -> UserSide {
+    let mut files = disk_snapshot(&repo.root);
+    files.retain(|name, _| !name.starts_with(".git/") && name != ".git/");
     UserSide {
         work: work_state(repo),
         stashes: repo.git(&["stash", "list", "--format=%H %gs"]),
+        files,
+        index: fs::read(repo.path(".git/index")).expect("the user's index"),
+        head: fs::read_to_string(repo.path(".git/HEAD")).expect("the user's HEAD"),
     }
 }
 
