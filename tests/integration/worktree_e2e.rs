@@ -549,3 +549,36 @@ fn issue_23_a_kept_worktree_run_can_still_be_cleaned_up_or_aborted() {
         assert_git_content(&repo);
     }
 }
+
+#[test]
+fn issue_23_a_branch_checked_out_in_another_worktree_is_refused_before_anything_moves() {
+    let repo = project(TWO_STORIES);
+    let other = repo.dir.path().join("other");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        BRANCH,
+        &other.display().to_string(),
+    ]);
+    let untouched = Untouched::take(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+
+    let output = start(&repo, &agent, &["--worktree"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(
+        err.contains(&other.display().to_string()) || err.contains("other"),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+    untouched.assert_still(&repo, "a refused start");
+    assert!(!default_worktree(&repo).exists());
+    assert_eq!(
+        repo.git(&["-C", &other.display().to_string(), "status", "--porcelain"]),
+        ""
+    );
+    assert_eq!(worktree_list(&repo).len(), 2);
+    assert_git_content(&repo);
+}
