@@ -80,6 +80,30 @@ impl Usage {
             .saturating_add(self.cache_creation_input_tokens)
             .saturating_add(self.cache_read_input_tokens)
     }
+
+    /// Counts as Anthropic's API names them, in `usage`; a missing one is 0.
+    pub fn from_anthropic(usage: &serde_json::Value) -> Usage {
+        let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+        Usage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            cache_creation_input_tokens: count("cache_creation_input_tokens"),
+            cache_read_input_tokens: count("cache_read_input_tokens"),
+        }
+    }
+
+    /// Adds `more` to these counts. Counts come from the agent: a wrong one
+    /// saturates, never overflows.
+    pub fn add(&mut self, more: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(more.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(more.output_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(more.cache_creation_input_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(more.cache_read_input_tokens);
+    }
 }
 
 /// A provider limit stopped the run; retrying before the reset is pointless.

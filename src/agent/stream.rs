@@ -210,6 +210,16 @@ pub(super) fn string_at(value: &Value, key: &str) -> String {
     value[key].as_str().unwrap_or_default().to_owned()
 }
 
+/// A string's text without its surrounding blanks; `None` when the value
+/// is no string or holds nothing but blanks.
+pub(super) fn nonblank(value: &Value) -> Option<String> {
+    value
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
 /// An error the agent reported and nothing since has overcome.
 #[derive(Debug)]
 pub(super) struct ErrorReport {
@@ -221,6 +231,19 @@ impl ErrorReport {
     /// The rate limit this error is, if it is one.
     pub(super) fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limited.then(|| unknown_reset(&self.message))
+    }
+
+    /// `done` failed with the error left unresolved, if one was.
+    pub(super) fn settle(unresolved: Option<ErrorReport>, done: Done) -> Done {
+        match unresolved {
+            None => done,
+            Some(error) => Done {
+                is_error: true,
+                rate_limit: error.rate_limit(),
+                error: Some(error.message),
+                ..done
+            },
+        }
     }
 }
 

@@ -10,9 +10,9 @@
 
 use serde_json::Value;
 
-use super::claude::ClaudeParser;
+use super::claude::{ClaudeParser, with_result_error};
 use super::{Preset, PromptPassing};
-use crate::agent::stream::{mentions_rate_limit, unknown_reset};
+use crate::agent::stream::nonblank;
 use crate::agent::{AgentEvent, Done, StreamParser, Usage};
 
 /// Amp talks only to Amp's service, so `agents --verify` cannot point it at
@@ -53,25 +53,11 @@ impl AmpParser {
     fn note(&mut self, event: &Value) {
         match event["type"].as_str() {
             Some("assistant") => {
-                let usage = &event["message"]["usage"];
-                let count = |key: &str| usage[key].as_u64().unwrap_or(0);
-                // Counts come from the agent: a wrong one saturates.
-                let total = &mut self.message_usage;
-                total.input_tokens = total.input_tokens.saturating_add(count("input_tokens"));
-                total.output_tokens = total.output_tokens.saturating_add(count("output_tokens"));
-                total.cache_creation_input_tokens = total
-                    .cache_creation_input_tokens
-                    .saturating_add(count("cache_creation_input_tokens"));
-                total.cache_read_input_tokens = total
-                    .cache_read_input_tokens
-                    .saturating_add(count("cache_read_input_tokens"));
+                self.message_usage
+                    .add(Usage::from_anthropic(&event["message"]["usage"]));
             }
             Some("result") => {
-                self.result_error = event["error"]
-                    .as_str()
-                    .map(str::trim)
-                    .filter(|error| !error.is_empty())
-                    .map(str::to_owned);
+                self.result_error = nonblank(&event["error"]);
             }
             _ => {}
         }
@@ -91,14 +77,6 @@ impl StreamParser for AmpParser {
         if done.usage == Usage::default() {
             done.usage = self.message_usage;
         }
-        if done.is_error
-            && let Some(error) = self.result_error.take()
-        {
-            if done.rate_limit.is_none() && mentions_rate_limit(&error) {
-                done.rate_limit = Some(unknown_reset(&error));
-            }
-            done.error = Some(error);
-        }
-        Some(done)
+        Some(with_result_error(done, self.result_error.take()))
     }
 }

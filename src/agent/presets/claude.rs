@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, string_at};
+use crate::agent::stream::{
+    FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at, unknown_reset,
+};
 use crate::agent::{AgentEvent, Done, RateLimit, StreamParser, ToolUse, Usage};
 use crate::standin::Protocol;
 
@@ -38,11 +40,7 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(ClaudeParser::new()),
     first_event: Some(|kind, _| CLAUDE_EVENT_TYPES.contains(&kind)),
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
 /// Claude Code's documented variables for a custom Anthropic endpoint.
@@ -153,20 +151,12 @@ impl ClaudeParser {
             None
         };
 
-        let usage = &event["usage"];
         self.result = Some(Done {
             final_text,
             is_error,
             subtype,
             turns: event["num_turns"].as_u64(),
-            usage: Usage {
-                input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
-                output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
-                cache_creation_input_tokens: usage["cache_creation_input_tokens"]
-                    .as_u64()
-                    .unwrap_or(0),
-                cache_read_input_tokens: usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
-            },
+            usage: Usage::from_anthropic(&event["usage"]),
             tokens_unknown: false,
             cost_usd: event["total_cost_usd"].as_f64(),
             duration_ms: event["duration_ms"].as_u64(),
@@ -174,13 +164,9 @@ impl ClaudeParser {
             rate_limit,
         });
     }
-}
 
-impl StreamParser for ClaudeParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
             "user" => tool_results(&event),
@@ -191,6 +177,14 @@ impl StreamParser for ClaudeParser {
             _ => Vec::new(),
         }
     }
+}
+
+impl StreamParser for ClaudeParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
+    }
 
     fn finish(&mut self) -> Option<Done> {
         // Without `result` the process was cut short: what was said last
@@ -199,6 +193,21 @@ impl StreamParser for ClaudeParser {
             .take()
             .or_else(|| self.stream.cut_short(&self.last_message))
     }
+}
+
+/// Puts into a failed run's `done` the reason its `result` gave in a field
+/// the Claude parser does not read (Amp's `error`, Qwen Code's
+/// `error.message`), with the usage limit that reason names.
+pub(super) fn with_result_error(mut done: Done, error: Option<String>) -> Done {
+    if done.is_error
+        && let Some(error) = error
+    {
+        if done.rate_limit.is_none() && mentions_rate_limit(&error) {
+            done.rate_limit = Some(unknown_reset(&error));
+        }
+        done.error = Some(error);
+    }
+    done
 }
 
 fn tool_results(event: &Value) -> Vec<AgentEvent> {

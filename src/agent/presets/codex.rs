@@ -38,11 +38,7 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(CodexParser::new()),
     first_event: Some(|kind, _| kind == "thread.started"),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiResponses,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::OpenAiResponses, point)),
 };
 
 /// A model provider of Codex's own in `$CODEX_HOME/config.toml`.
@@ -167,13 +163,9 @@ impl CodexParser {
         total.cache_read_input_tokens = total.cache_read_input_tokens.saturating_add(cached);
         total.output_tokens = total.output_tokens.saturating_add(usage_out);
     }
-}
 
-impl StreamParser for CodexParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
             "item.completed" => self.on_item_completed(&event["item"]),
@@ -198,6 +190,14 @@ impl StreamParser for CodexParser {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+impl StreamParser for CodexParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -60,11 +60,7 @@ pub const PRESET: Preset = Preset {
                 .iter()
                 .any(|prefix| kind.starts_with(prefix))
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
 /// Copilot's own provider settings, offline, with the anthropic provider.
@@ -217,13 +213,9 @@ impl CopilotParser {
             })
         })
     }
-}
 
-impl StreamParser for CopilotParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
         match kind.as_str() {
@@ -256,6 +248,14 @@ impl StreamParser for CopilotParser {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+impl StreamParser for CopilotParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -136,13 +136,9 @@ impl CursorParser {
             ..Done::default()
         }
     }
-}
 
-impl StreamParser for CursorParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
             "tool_call" => self.on_tool_call(&event),
@@ -152,6 +148,14 @@ impl StreamParser for CursorParser {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+impl StreamParser for CursorParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -58,11 +58,10 @@ pub const PRESET: Preset = Preset {
             && event.contains_key("reasoning_effort")
             && !event.contains_key("claude_code_version")
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiChatCompletions,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::OpenAiChatCompletions,
         point,
-    }),
+    )),
 };
 
 /// A model of the user's own (`customModels`) speaking OpenAI Chat
@@ -143,13 +142,9 @@ impl DroidParser {
             ..Done::default()
         });
     }
-}
 
-impl StreamParser for DroidParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" => self.on_message(&event),
             "tool_call" => {
@@ -193,6 +188,14 @@ impl StreamParser for DroidParser {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+impl StreamParser for DroidParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -32,11 +32,10 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(GeminiParser::new()),
     first_event: Some(|kind, event| kind == "init" && event.contains_key("session_id")),
-    standin: Some(StandinSetup {
-        protocol: Protocol::GeminiGenerateContent,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::GeminiGenerateContent,
         point,
-    }),
+    )),
 };
 
 /// An API key, the base URL the Gemini CLI reads, and settings that keep
@@ -109,13 +108,9 @@ impl GeminiParser {
             ..Done::default()
         }
     }
-}
 
-impl StreamParser for GeminiParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" if event["role"] == "assistant" => {
                 let text = event["content"].as_str().unwrap_or_default().to_owned();
@@ -163,6 +158,14 @@ impl StreamParser for GeminiParser {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+impl StreamParser for GeminiParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
     }
 
     fn finish(&mut self) -> Option<Done> {

@@ -21,8 +21,8 @@
 
 use std::io;
 
-use super::opencode::OpencodeParser;
-use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use super::opencode::{OpencodeParser, point_fork};
+use super::{Pointing, Preset, PromptPassing, StandinSetup};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -43,32 +43,13 @@ pub const PRESET: Preset = Preset {
     parser: || Box::new(OpencodeParser::new()),
     // Its stream is opencode's, which opencode's check claims.
     first_event: None,
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
-/// Kilo's anthropic provider, given the stand-in's URL in its config.
+/// Kilo's anthropic provider, given the stand-in's URL in its config, as
+/// opencode's is, and its telemetry off.
 fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
-    at.config_file(
-        ".config/kilo/kilo.json",
-        &serde_json::json!({
-            "$schema": "https://app.kilo.ai/config.json",
-            "model": "anthropic/claude-sonnet-4-5",
-            "small_model": "anthropic/claude-sonnet-4-5",
-            "autoupdate": false,
-            "share": "disabled",
-            "provider": {"anthropic": {"options": {"baseURL": format!("{}/v1", at.base), "apiKey": STANDIN_KEY}}},
-        })
-        .to_string(),
-    )?;
-    Ok(vars(&[
-        ("KILO_DISABLE_AUTOUPDATE", "1"),
-        ("KILO_DISABLE_MODELS_FETCH", "1"),
-        ("KILO_DISABLE_SHARE", "1"),
-        ("KILO_DISABLE_LSP_DOWNLOAD", "1"),
-        ("KILO_TELEMETRY_LEVEL", "off"),
-    ]))
+    let mut env = point_fork(at, "kilo", "https://app.kilo.ai/config.json")?;
+    env.push(("KILO_TELEMETRY_LEVEL".to_owned(), "off".to_owned()));
+    Ok(env)
 }

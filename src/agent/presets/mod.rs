@@ -146,6 +146,17 @@ pub struct StandinSetup {
     pub point: fn(&Pointing) -> io::Result<Env>,
 }
 
+impl StandinSetup {
+    /// The setup of a CLI that offers the model tools, as all but Aider do.
+    pub const fn with_tools(protocol: Protocol, point: fn(&Pointing) -> io::Result<Env>) -> Self {
+        StandinSetup {
+            protocol,
+            offers_tools: true,
+            point,
+        }
+    }
+}
+
 /// Where the stand-in listens and the throwaway home a CLI runs in, so the
 /// user's own configuration is never read nor written.
 #[derive(Debug, Clone, Copy)]

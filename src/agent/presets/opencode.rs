@@ -20,7 +20,7 @@ use std::io;
 
 use serde_json::Value;
 
-use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
+use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit};
 use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
@@ -45,19 +45,27 @@ pub const PRESET: Preset = Preset {
     first_event: Some(|kind, event| {
         matches!(kind, "step_start" | "text" | "tool_use") && event.contains_key("part")
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::AnthropicMessages,
-        offers_tools: true,
-        point,
-    }),
+    standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
 
 /// opencode's anthropic provider, given the stand-in's URL in its config.
 fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
+    point_fork(at, "opencode", "https://opencode.ai/config.json")
+}
+
+/// Points opencode, or a fork of it that keeps its configuration under its
+/// own `name` (`~/.config/<name>/<name>.json`, `<NAME>_*` variables), at
+/// the stand-in through its anthropic provider, with updates, model
+/// downloads, sharing and language-server downloads off.
+pub(super) fn point_fork(
+    at: &Pointing,
+    name: &str,
+    schema: &str,
+) -> io::Result<Vec<(String, String)>> {
     at.config_file(
-        ".config/opencode/opencode.json",
+        &format!(".config/{name}/{name}.json"),
         &serde_json::json!({
-            "$schema": "https://opencode.ai/config.json",
+            "$schema": schema,
             "model": "anthropic/claude-sonnet-4-5",
             "small_model": "anthropic/claude-sonnet-4-5",
             "autoupdate": false,
@@ -66,12 +74,12 @@ fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
         })
         .to_string(),
     )?;
-    Ok(vars(&[
-        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
-        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
-        ("OPENCODE_DISABLE_SHARE", "1"),
-        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
-    ]))
+    let prefix = name.to_uppercase();
+    let off = ["AUTOUPDATE", "MODELS_FETCH", "SHARE", "LSP_DOWNLOAD"];
+    Ok(off
+        .iter()
+        .map(|what| (format!("{prefix}_DISABLE_{what}"), "1".to_owned()))
+        .collect())
 }
 
 /// Parses opencode JSON events.
@@ -159,19 +167,12 @@ impl OpencodeParser {
         let count = |value: &Value| value.as_u64().unwrap_or(0);
         // opencode reports input without the cached part, and reasoning
         // apart from output; reasoning is billed as output.
-        // Counts come from the agent: a wrong one saturates, never overflows.
-        let usage = &mut self.usage;
-        usage.input_tokens = usage.input_tokens.saturating_add(count(&tokens["input"]));
-        usage.output_tokens = usage
-            .output_tokens
-            .saturating_add(count(&tokens["output"]))
-            .saturating_add(count(&tokens["reasoning"]));
-        usage.cache_read_input_tokens = usage
-            .cache_read_input_tokens
-            .saturating_add(count(&tokens["cache"]["read"]));
-        usage.cache_creation_input_tokens = usage
-            .cache_creation_input_tokens
-            .saturating_add(count(&tokens["cache"]["write"]));
+        self.usage.add(Usage {
+            input_tokens: count(&tokens["input"]),
+            output_tokens: count(&tokens["output"]).saturating_add(count(&tokens["reasoning"])),
+            cache_read_input_tokens: count(&tokens["cache"]["read"]),
+            cache_creation_input_tokens: count(&tokens["cache"]["write"]),
+        });
         if let Some(cost) = part["cost"].as_f64() {
             *self.cost_usd.get_or_insert(0.0) += cost;
         }
@@ -196,13 +197,9 @@ impl OpencodeParser {
             rate_limited,
         });
     }
-}
 
-impl StreamParser for OpencodeParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         if let Some(timestamp) = event["timestamp"].as_u64() {
             self.first_timestamp.get_or_insert(timestamp);
             self.last_timestamp = Some(timestamp);
@@ -221,28 +218,27 @@ impl StreamParser for OpencodeParser {
             _ => Vec::new(),
         }
     }
+}
+
+impl StreamParser for OpencodeParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
+    }
 
     fn finish(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
-            return None;
-        }
-        let error = self.unresolved_error.take();
-        let rate_limit = error.as_ref().and_then(ErrorReport::rate_limit);
         let duration_ms = match (self.first_timestamp, self.last_timestamp) {
             (Some(first), Some(last)) => Some(last.saturating_sub(first)),
             _ => None,
         };
-        Some(Done {
-            final_text: self.final_message.as_str().to_owned(),
-            is_error: error.is_some(),
-            subtype: None,
+        let done = Done {
             turns: (self.steps > 0).then_some(self.steps),
             usage: self.usage,
-            tokens_unknown: false,
             cost_usd: self.cost_usd,
             duration_ms,
-            error: error.map(|error| error.message),
-            rate_limit,
-        })
+            ..self.stream.cut_short(&self.final_message)?
+        };
+        Some(ErrorReport::settle(self.unresolved_error.take(), done))
     }
 }

@@ -46,11 +46,10 @@ pub const PRESET: Preset = Preset {
     first_event: Some(|kind, event| {
         kind == "session" && event.contains_key("cwd") && event.contains_key("version")
     }),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiChatCompletions,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::OpenAiChatCompletions,
         point,
-    }),
+    )),
 };
 
 /// A provider of pi's own in `~/.pi/agent/models.json`, speaking OpenAI
@@ -145,33 +144,19 @@ impl PiParser {
     fn add_usage(&mut self, usage: &Value) {
         let count = |key: &str| usage[key].as_u64().unwrap_or(0);
         // pi reports input without the cached part, as Anthropic does.
-        // Counts come from the agent: a wrong one saturates, never overflows.
-        let total = &mut self.usage;
-        total.input_tokens = total.input_tokens.saturating_add(count("input"));
-        total.output_tokens = total.output_tokens.saturating_add(count("output"));
-        total.cache_read_input_tokens = total
-            .cache_read_input_tokens
-            .saturating_add(count("cacheRead"));
-        total.cache_creation_input_tokens = total
-            .cache_creation_input_tokens
-            .saturating_add(count("cacheWrite"));
+        self.usage.add(Usage {
+            input_tokens: count("input"),
+            output_tokens: count("output"),
+            cache_read_input_tokens: count("cacheRead"),
+            cache_creation_input_tokens: count("cacheWrite"),
+        });
         if let Some(cost) = usage["cost"]["total"].as_f64() {
             *self.cost_usd.get_or_insert(0.0) += cost;
         }
     }
-}
 
-impl StreamParser for PiParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        // Each update restates the message so far: reading them all would
-        // cost the square of a long message's length, and the message's
-        // end says it all again.
-        if line.starts_with(r#"{"type":"message_update""#) {
-            return Vec::new();
-        }
-        let Some((event, kind)) = self.stream.event(line) else {
-            return Vec::new();
-        };
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message_end" if event["message"]["role"] == "assistant" => {
                 self.on_assistant(&event["message"])
@@ -193,23 +178,29 @@ impl StreamParser for PiParser {
             _ => Vec::new(),
         }
     }
+}
+
+impl StreamParser for PiParser {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        // Each update restates the message so far: reading them all would
+        // cost the square of a long message's length, and the message's
+        // end says it all again.
+        if line.starts_with(r#"{"type":"message_update""#) {
+            return Vec::new();
+        }
+        self.stream
+            .event(line)
+            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
+    }
 
     fn finish(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
-            return None;
-        }
-        let error = self.unresolved_error.take();
-        let rate_limit = error.as_ref().and_then(ErrorReport::rate_limit);
-        Some(Done {
-            final_text: self.final_message.as_str().to_owned(),
-            is_error: error.is_some(),
+        let done = Done {
             turns: (self.turns > 0).then_some(self.turns),
             usage: self.usage,
             cost_usd: self.cost_usd,
-            error: error.map(|error| error.message),
-            rate_limit,
-            ..Done::default()
-        })
+            ..self.stream.cut_short(&self.final_message)?
+        };
+        Some(ErrorReport::settle(self.unresolved_error.take(), done))
     }
 }
 

@@ -22,9 +22,9 @@ use std::io;
 
 use serde_json::Value;
 
-use super::claude::ClaudeParser;
+use super::claude::{ClaudeParser, with_result_error};
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
-use crate::agent::stream::{mentions_rate_limit, unknown_reset};
+use crate::agent::stream::nonblank;
 use crate::agent::{AgentEvent, Done, StreamParser};
 use crate::standin::Protocol;
 
@@ -41,11 +41,10 @@ pub const PRESET: Preset = Preset {
     scratch: &[],
     parser: || Box::new(QwenParser::new()),
     first_event: Some(|kind, event| kind == "system" && event.contains_key("qwen_code_version")),
-    standin: Some(StandinSetup {
-        protocol: Protocol::OpenAiChatCompletions,
-        offers_tools: true,
+    standin: Some(StandinSetup::with_tools(
+        Protocol::OpenAiChatCompletions,
         point,
-    }),
+    )),
 };
 
 /// Qwen Code's OpenAI-compatible provider: the key and base URL it reads
@@ -93,25 +92,13 @@ impl StreamParser for QwenParser {
         if let Ok(event) = serde_json::from_str::<Value>(line)
             && event["type"] == "result"
         {
-            self.result_error = event["error"]["message"]
-                .as_str()
-                .map(str::trim)
-                .filter(|error| !error.is_empty())
-                .map(str::to_owned);
+            self.result_error = nonblank(&event["error"]["message"]);
         }
         self.claude.feed_line(line)
     }
 
     fn finish(&mut self) -> Option<Done> {
-        let mut done = self.claude.finish()?;
-        if done.is_error
-            && let Some(error) = self.result_error.take()
-        {
-            if done.rate_limit.is_none() && mentions_rate_limit(&error) {
-                done.rate_limit = Some(unknown_reset(&error));
-            }
-            done.error = Some(error);
-        }
-        Some(done)
+        let done = self.claude.finish()?;
+        Some(with_result_error(done, self.result_error.take()))
     }
 }
