@@ -44,6 +44,33 @@ pub trait StreamParser: Send {
     }
 }
 
+/// A parser of a JSON-lines stream, one event a line with its `type`: it
+/// says what each event holds and how the stream closes; reading the lines
+/// is done once for all, by [`JsonLines`].
+pub(super) trait JsonEvents: Send {
+    /// The reader of the stream's lines.
+    fn lines(&mut self) -> &mut JsonLines;
+
+    /// What one event of the stream, of type `kind`, holds.
+    fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent>;
+
+    /// The closing report: see [`StreamParser::finish`].
+    fn close(&mut self) -> Option<Done>;
+}
+
+impl<P: JsonEvents> StreamParser for P {
+    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
+        match self.lines().event(line) {
+            Some((event, kind)) => self.on_event(event, kind),
+            None => Vec::new(),
+        }
+    }
+
+    fn finish(&mut self) -> Option<Done> {
+        self.close()
+    }
+}
+
 /// The output format an agent CLI is run with.
 ///
 /// Spelled in JSON as the preset's name, `plain` or `auto`.

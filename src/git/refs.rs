@@ -127,18 +127,8 @@ pub(crate) fn update(
     message: &str,
 ) -> Result<RefEdit, GitFailure> {
     Ok(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.into(),
-            },
-            expected,
-            new: gix::refs::Target::Object(id),
-        },
-        name: name
-            .try_into()
-            .ctx(|| format!("'{name}' is not a valid ref name"))?,
+        change: logged_update(gix::refs::Target::Object(id), expected, message),
+        name: ref_name(name)?,
         deref: false,
     })
 }
@@ -149,36 +139,41 @@ pub(crate) fn delete(name: &str, expected: ObjectId) -> Result<RefEdit, GitFailu
             expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(expected)),
             log: RefLog::AndReference,
         },
-        name: name
-            .try_into()
-            .ctx(|| format!("'{name}' is not a valid ref name"))?,
+        name: ref_name(name)?,
         deref: false,
     })
+}
+
+/// `name` as a full ref name, or the failure that says it is none.
+fn ref_name(name: &str) -> Result<gix::refs::FullName, GitFailure> {
+    name.try_into()
+        .ctx(|| format!("'{name}' is not a valid ref name"))
+}
+
+/// Setting a ref to `new`, written to its reflog with `message`.
+fn logged_update(new: gix::refs::Target, expected: PreviousValue, message: &str) -> Change {
+    Change::Update {
+        log: LogChange {
+            mode: RefLog::AndReference,
+            force_create_reflog: false,
+            message: message.into(),
+        },
+        expected,
+        new,
+    }
 }
 
 /// Point HEAD at `target`: symbolically at a branch, or detached at a commit.
 pub(crate) fn move_head(target: &HeadState, message: &str) -> Result<RefEdit, GitFailure> {
     let new = match target {
-        HeadState::Branch { name, .. } | HeadState::Unborn { name } => gix::refs::Target::Symbolic(
-            name.as_str()
-                .try_into()
-                .ctx(|| format!("'{name}' is not a valid ref name"))?,
-        ),
+        HeadState::Branch { name, .. } | HeadState::Unborn { name } => {
+            gix::refs::Target::Symbolic(ref_name(name.as_str())?)
+        }
         HeadState::Detached { commit } => gix::refs::Target::Object(*commit),
     };
     Ok(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.into(),
-            },
-            expected: PreviousValue::MustExist,
-            new,
-        },
-        name: "HEAD"
-            .try_into()
-            .ctx(|| "HEAD is not a valid ref name".into())?,
+        change: logged_update(new, PreviousValue::MustExist, message),
+        name: ref_name("HEAD")?,
         deref: false,
     })
 }

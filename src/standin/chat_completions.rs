@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::tools::{Offered, each, shell_call, value_for_schema};
-use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now};
+use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, openai_error};
 
 const USAGE_IN: u64 = 1000;
 const USAGE_OUT: u64 = 50;
@@ -46,7 +46,7 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
         .filter(|message| message["role"] == "assistant")
         .count();
     let reply = match script.turn(index) {
-        Some(Turn::Error { status, message }) => error(*status, message),
+        Some(Turn::Error { status, message }) => openai_error(*status, message),
         Some(Turn::Shell { text, command }) => {
             let words = (!text.is_empty()).then_some(text.as_str());
             let call = shell_call(&offered, command).map(|(name, arguments)| {
@@ -118,22 +118,4 @@ fn completion(model: &str, text: Option<&str>, call: Option<Value>, stream: bool
     );
     reply.body.push_str("data: [DONE]\n\n");
     reply
-}
-
-fn error(status: u16, message: &str) -> Reply {
-    let kind = match status {
-        429 => "rate_limit_exceeded",
-        401 => "invalid_api_key",
-        500..=599 => "server_error",
-        _ => "invalid_request_error",
-    };
-    let reply = Reply::json(
-        status,
-        &json!({"error": {"message": message, "type": kind, "code": kind, "param": null}}),
-    );
-    if status == 429 {
-        retry_now(reply)
-    } else {
-        reply
-    }
 }

@@ -298,6 +298,26 @@ fn retry_now(reply: Reply) -> Reply {
         .header("retry-after-ms", "1")
 }
 
+/// An error as OpenAI's APIs (Chat Completions and Responses alike) send
+/// it: its kind named in both `type` and `code`.
+fn openai_error(status: u16, message: &str) -> Reply {
+    let kind = match status {
+        429 => "rate_limit_exceeded",
+        401 => "invalid_api_key",
+        500..=599 => "server_error",
+        _ => "invalid_request_error",
+    };
+    let reply = Reply::json(
+        status,
+        &serde_json::json!({"error": {"message": message, "type": kind, "code": kind, "param": null}}),
+    );
+    if status == 429 {
+        retry_now(reply)
+    } else {
+        reply
+    }
+}
+
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Full<Bytes>> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::tools::{Offered, each, shell_call};
-use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, retry_now, typed_event};
+use super::{Reply, RequestRole, SIDE_TEXT, Script, Turn, openai_error, typed_event};
 
 /// Input items that are a model's tool call, one per scripted shell turn.
 const CALL_ITEMS: &[&str] = &["function_call", "local_shell_call", "custom_tool_call"];
@@ -23,7 +23,7 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
         })
         .count();
     let reply = match script.turn(index) {
-        Some(Turn::Error { status, message }) => error(*status, message),
+        Some(Turn::Error { status, message }) => openai_error(*status, message),
         Some(Turn::Shell { text, command }) => {
             let mut items = Vec::new();
             if !text.is_empty() {
@@ -91,22 +91,4 @@ fn completed(items: Vec<Value>) -> Reply {
     });
     events.push(typed_event("response.completed", json!({"response": done})));
     Reply::sse(&events)
-}
-
-fn error(status: u16, message: &str) -> Reply {
-    let kind = match status {
-        429 => "rate_limit_exceeded",
-        401 => "invalid_api_key",
-        500..=599 => "server_error",
-        _ => "invalid_request_error",
-    };
-    let reply = Reply::json(
-        status,
-        &json!({"error": {"message": message, "type": kind, "code": kind, "param": null}}),
-    );
-    if status == 429 {
-        retry_now(reply)
-    } else {
-        reply
-    }
 }

@@ -34,14 +34,16 @@ fn where_kept(attempt: &TrailAttempt) -> String {
 /// is → duration, tokens, cost.
 pub fn print_trail(trail: &Trail) {
     let s = Styles::for_term(&Term::stdout());
-    out(&format!(
-        "{} {} · {} · {}{} · agent {}",
-        s.bold.apply_to("run"),
-        trail.run,
-        trail.branch,
-        trail.state,
-        trail.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
-        trail.agent
+    out(&s.field(
+        "run",
+        format_args!(
+            "{} · {} · {}{} · agent {}",
+            trail.run,
+            trail.branch,
+            trail.state,
+            trail.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+            trail.agent
+        ),
     ));
     for story in &trail.stories {
         let mark = if story.done {
@@ -90,19 +92,19 @@ pub fn print_trail(trail: &Trail) {
         }
     }
     if let Some(learnings) = &trail.learnings {
-        out(&format!(
-            "{} {} bytes in {}",
-            s.bold.apply_to("learnings:"),
-            learnings.bytes,
-            learnings.path
+        out(&s.field(
+            "learnings:",
+            format_args!("{} bytes in {}", learnings.bytes, learnings.path),
         ));
     }
-    out(&format!(
-        "{} {} attempts · {} tokens · ${:.2}",
-        s.bold.apply_to("totals:"),
-        trail.totals.attempts,
-        trail.totals.tokens(),
-        trail.totals.cost_usd
+    out(&s.field(
+        "totals:",
+        format_args!(
+            "{} attempts · {} tokens · ${:.2}",
+            trail.totals.attempts,
+            trail.totals.tokens(),
+            trail.totals.cost_usd
+        ),
     ));
 }
 
@@ -181,23 +183,25 @@ fn section(s: &Styles, name: &str) {
 
 fn print_head(detail: &AttemptDetail, s: &Styles) {
     let a = &detail.record;
-    out(&format!(
-        "{} {}/{} · {} · {}{}{} · {} · {} tokens · ${:.2}",
-        s.bold.apply_to("attempt"),
-        detail.story,
-        a.attempt,
-        detail.title,
-        a.role
-            .map(|role| format!("the {role}: "))
-            .unwrap_or_default(),
-        outcome_word(a.outcome),
-        a.reason
-            .as_deref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default(),
-        where_kept(a),
-        a.input_tokens.saturating_add(a.output_tokens),
-        a.cost_usd
+    out(&s.field(
+        "attempt",
+        format_args!(
+            "{}/{} · {} · {}{}{} · {} · {} tokens · ${:.2}",
+            detail.story,
+            a.attempt,
+            detail.title,
+            a.role
+                .map(|role| format!("the {role}: "))
+                .unwrap_or_default(),
+            outcome_word(a.outcome),
+            a.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default(),
+            where_kept(a),
+            a.input_tokens.saturating_add(a.output_tokens),
+            a.cost_usd
+        ),
     ));
     if let Some(prompt) = &detail.prompt {
         section(s, "prompt");

@@ -79,6 +79,11 @@ impl Styles {
             warn: style(Style::new().yellow()),
         }
     }
+
+    /// A line of a report: its `label` in bold, then `value`.
+    pub fn field(&self, label: &str, value: impl std::fmt::Display) -> String {
+        format!("{} {value}", self.bold.apply_to(label))
+    }
 }
 
 /// Print a command error to stderr. A closed stdout is not an error and

@@ -11,11 +11,9 @@ use crate::run::plan::Plan;
 pub fn print(plan: &Plan) {
     let s = Styles::for_term(&Term::stdout());
     let preview = &plan.preview;
-    out(&format!(
-        "{} {} ({})",
-        s.bold.apply_to("stories from:"),
-        preview.tracking_file,
-        preview.source
+    out(&s.field(
+        "stories from:",
+        format_args!("{} ({})", preview.tracking_file, preview.source),
     ));
     for story in &preview.stories {
         let mark = match story.status {
@@ -50,25 +48,13 @@ pub fn print(plan: &Plan) {
     } else {
         format!(" {}", s.warn.apply_to("(not on PATH)"))
     };
-    out(&format!(
-        "{} {}{missing}",
-        s.bold.apply_to("agent:"),
-        plan.agent.command
-    ));
-    out(&format!(
-        "{} {}",
-        s.bold.apply_to("contract:"),
-        plan.contract.join("; ")
-    ));
-    out(&format!(
-        "{} {}",
-        s.bold.apply_to("guardrails:"),
-        plan.guardrails.join("; ")
-    ));
+    out(&s.field("agent:", format_args!("{}{missing}", plan.agent.command)));
+    out(&s.field("contract:", plan.contract.join("; ")));
+    out(&s.field("guardrails:", plan.guardrails.join("; ")));
     if let Some(path) = &plan.worktree {
-        out(&format!(
-            "{} {path} (a worktree of its own; yours is left as it is)",
-            s.bold.apply_to("worktree:"),
+        out(&s.field(
+            "worktree:",
+            format_args!("{path} (a worktree of its own; yours is left as it is)"),
         ));
     }
     if plan.resumes {

@@ -8,23 +8,24 @@ use crate::state::{FinishChoice, Report, RunStatus};
 pub fn print(report: &Report) {
     let term = console::Term::stdout();
     let s = Styles::for_term(&term);
-    line_out(&format!("{} {}", s.bold.apply_to("change:"), report.change));
+    line_out(&s.field("change:", report.change));
     let gone = match (report.state, report.finished_with) {
         (RunStatus::Aborted, _) => Some("aborted"),
         (RunStatus::Finished, Some(FinishChoice::Cleanup)) => Some("finished"),
         _ => None,
     };
     match gone {
-        Some(kept_as) => line_out(&format!(
-            "{} {} (deleted; its tip is kept at refs/ralph/{}/{kept_as})",
-            s.bold.apply_to("branch:"),
-            report.branch,
-            report.change
+        Some(kept_as) => line_out(&s.field(
+            "branch:",
+            format_args!(
+                "{} (deleted; its tip is kept at refs/ralph/{}/{kept_as})",
+                report.branch, report.change
+            ),
         )),
-        None => line_out(&format!("{} {}", s.bold.apply_to("branch:"), report.branch)),
+        None => line_out(&s.field("branch:", report.branch)),
     }
     let ended = report.state.is_over();
-    let mut line = format!("{} {}", s.bold.apply_to("state: "), report.state);
+    let mut line = s.field("state: ", report.state);
     if let Some(reason) = report.reason {
         line.push_str(&format!(" ({reason})"));
     }
@@ -36,33 +37,22 @@ pub fn print(report: &Report) {
         None => " · no loop process".to_owned(),
     });
     line_out(&line);
-    line_out(&format!(
-        "{} {} · agent: {}",
-        s.bold.apply_to("source:"),
-        report.source,
-        report.agent
+    line_out(&s.field(
+        "source:",
+        format_args!("{} · agent: {}", report.source, report.agent),
     ));
-    line_out(&format!(
-        "{} {}",
-        s.bold.apply_to("started from:"),
-        report.original
-    ));
+    line_out(&s.field("started from:", &report.original));
     if let Some(path) = &report.worktree {
-        line_out(&format!(
-            "{} {path}{}",
-            s.bold.apply_to("worktree:"),
-            if report.worktree_removed {
-                " (removed)"
-            } else {
-                ""
-            }
-        ));
+        let removed = if report.worktree_removed {
+            " (removed)"
+        } else {
+            ""
+        };
+        line_out(&s.field("worktree:", format_args!("{path}{removed}")));
     }
-    line_out(&format!(
-        "{} {}/{} done",
-        s.bold.apply_to("stories:"),
-        report.stories_done,
-        report.stories_total
+    line_out(&s.field(
+        "stories:",
+        format_args!("{}/{} done", report.stories_done, report.stories_total),
     ));
     for story in report.stories {
         let mark = if story.done {
@@ -111,29 +101,28 @@ pub fn print(report: &Report) {
         ));
     }
     if let Some(story) = report.current_story.filter(|_| !ended) {
-        line_out(&format!(
-            "{} story {story}, attempt {}",
-            s.bold.apply_to("current:"),
-            report.current_attempt
+        line_out(&s.field(
+            "current:",
+            format_args!("story {story}, attempt {}", report.current_attempt),
         ));
     }
     if let Some(until) = report.paused_until {
-        line_out(&format!(
-            "{} {} — resuming in {}s",
-            s.bold.apply_to("paused:"),
-            report.pause_reason.unwrap_or("usage limit"),
-            until.saturating_sub(crate::state::now())
+        line_out(&s.field(
+            "paused:",
+            format_args!(
+                "{} — resuming in {}s",
+                report.pause_reason.unwrap_or("usage limit"),
+                until.saturating_sub(crate::state::now())
+            ),
         ));
     }
     if let Some(failure) = report.last_failure {
-        line_out(&format!("{} {failure}", s.bold.apply_to("last failure:")));
+        line_out(&s.field("last failure:", failure));
     }
     if let Some(learnings) = &report.learnings {
-        line_out(&format!(
-            "{} {} bytes in {}",
-            s.bold.apply_to("learnings:"),
-            learnings.bytes,
-            learnings.path
+        line_out(&s.field(
+            "learnings:",
+            format_args!("{} bytes in {}", learnings.bytes, learnings.path),
         ));
     }
     let totals = report.totals;
@@ -150,11 +139,13 @@ pub fn print(report: &Report) {
             }
         ),
     };
-    line_out(&format!(
-        "{} {} · {tokens} · ${:.2}",
-        s.bold.apply_to("totals:"),
-        plural(totals.attempts as usize, "attempt"),
-        totals.cost_usd
+    line_out(&s.field(
+        "totals:",
+        format_args!(
+            "{} · {tokens} · ${:.2}",
+            plural(totals.attempts as usize, "attempt"),
+            totals.cost_usd
+        ),
     ));
 }
 

@@ -16,9 +16,9 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at, unknown_reset,
+    FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit, string_at, unknown_reset,
 };
-use crate::agent::{AgentEvent, Done, RateLimit, StreamParser, ToolUse, Usage};
+use crate::agent::{AgentEvent, Done, RateLimit, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -164,8 +164,13 @@ impl ClaudeParser {
             rate_limit,
         });
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for ClaudeParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
@@ -177,16 +182,8 @@ impl ClaudeParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for ClaudeParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         // Without `result` the process was cut short: what was said last
         // is reported, and the exit status decides.
         self.result

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in, string_at};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in, string_at};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -163,8 +163,13 @@ impl CodexParser {
         total.cache_read_input_tokens = total.cache_read_input_tokens.saturating_add(cached);
         total.output_tokens = total.output_tokens.saturating_add(usage_out);
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for CodexParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
@@ -191,16 +196,8 @@ impl CodexParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for CodexParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         if !self.stream.saw_event() {
             return None;
         }

@@ -27,9 +27,9 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit, string_at,
+    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit, string_at,
 };
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -213,8 +213,13 @@ impl CopilotParser {
             })
         })
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for CopilotParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
@@ -249,16 +254,8 @@ impl CopilotParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for CopilotParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         if !self.stream.saw_event() {
             return None;
         }

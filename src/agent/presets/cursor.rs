@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{Preset, PromptPassing};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, ToolUse};
 
 /// Cursor's CLI talks only to Cursor's service, so `agents --verify` cannot
 /// point it at the stand-in; its stream starts like Claude Code's, so
@@ -136,8 +136,13 @@ impl CursorParser {
             ..Done::default()
         }
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for CursorParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
@@ -149,16 +154,8 @@ impl CursorParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for CursorParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short or failed before it began: what was

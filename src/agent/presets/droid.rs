@@ -32,8 +32,10 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{
+    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit,
+};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -142,8 +144,13 @@ impl DroidParser {
             ..Done::default()
         });
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for DroidParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" => self.on_message(&event),
@@ -189,16 +196,8 @@ impl DroidParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for DroidParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         if let Some(error) = self.error.take() {
             return Some(Done {
                 final_text: self.final_message.as_str().to_owned(),

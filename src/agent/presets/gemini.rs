@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonLines, rate_limit_in};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -108,8 +108,13 @@ impl GeminiParser {
             ..Done::default()
         }
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for GeminiParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" if event["role"] == "assistant" => {
@@ -159,16 +164,8 @@ impl GeminiParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for GeminiParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short: what was said last is reported,

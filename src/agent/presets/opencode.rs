@@ -22,8 +22,10 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{ErrorReport, FINAL_MESSAGE_BYTES, JsonLines, mentions_rate_limit};
-use crate::agent::{AgentEvent, Done, StreamParser, ToolUse, Usage};
+use crate::agent::stream::{
+    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit,
+};
+use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
 pub const PRESET: Preset = Preset {
@@ -197,8 +199,13 @@ impl OpencodeParser {
             rate_limited,
         });
     }
+}
 
-    /// What one event of the stream, of type `kind`, holds.
+impl JsonEvents for OpencodeParser {
+    fn lines(&mut self) -> &mut JsonLines {
+        &mut self.stream
+    }
+
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         if let Some(timestamp) = event["timestamp"].as_u64() {
             self.first_timestamp.get_or_insert(timestamp);
@@ -218,16 +225,8 @@ impl OpencodeParser {
             _ => Vec::new(),
         }
     }
-}
 
-impl StreamParser for OpencodeParser {
-    fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        self.stream
-            .event(line)
-            .map_or_else(Vec::new, |(event, kind)| self.on_event(event, kind))
-    }
-
-    fn finish(&mut self) -> Option<Done> {
+    fn close(&mut self) -> Option<Done> {
         let duration_ms = match (self.first_timestamp, self.last_timestamp) {
             (Some(first), Some(last)) => Some(last.saturating_sub(first)),
             _ => None,

@@ -7,27 +7,11 @@ super::parser_tests!("droid", "droid");
 
 #[test]
 fn tool_calls_and_the_completion_fill_the_done() {
-    let (transcript, _) = fixture("complete");
-    let (events, done) = parse(&transcript);
-    let done = done.expect("a completion");
-    assert_eq!(
-        done.final_text,
-        "Created hello.txt.\n\n<promise>COMPLETE</promise>"
-    );
-    assert_eq!(done.turns, Some(2));
-    assert_eq!(done.usage.input_tokens, 2000);
+    let (_, done, tool) = super::standin_round(parse(&fixture("complete").0));
     assert_eq!(done.usage.output_tokens, 100);
     assert!(done.duration_ms.is_some());
-    assert!(!done.is_error);
-    assert_eq!(
-        super::kinds(&events),
-        ["tool_use", "tool_result", "message"]
-    );
-    let AgentEvent::Message { tool_uses, .. } = &events[0] else {
-        panic!("a tool use first");
-    };
-    assert_eq!(tool_uses[0].name, "Execute");
-    assert_eq!(tool_uses[0].input["command"], "echo hello > hello.txt");
+    assert_eq!(tool.name, "Execute");
+    assert_eq!(tool.input["command"], "echo hello > hello.txt");
 }
 
 /// The agent loop's words, not the CLI's generic `Exec failed`.

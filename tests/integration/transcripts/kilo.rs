@@ -8,19 +8,7 @@ super::parser_tests!("kilo", "kilo");
 
 #[test]
 fn steps_fill_the_done_as_for_opencode() {
-    let (transcript, _) = fixture("complete");
-    let (events, done) = parse(&transcript);
-    let done = done.expect("events seen");
-    assert_eq!(
-        done.final_text,
-        "Created hello.txt.\n\n<promise>COMPLETE</promise>"
-    );
-    assert_eq!(done.turns, Some(2));
-    assert_eq!(done.usage.input_tokens, 2000);
-    assert_eq!(
-        super::kinds(&events),
-        ["tool_use", "tool_result", "message"]
-    );
+    super::standin_round(parse(&fixture("complete").0));
 }
 
 #[test]

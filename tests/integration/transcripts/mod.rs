@@ -66,6 +66,28 @@ fn parser_of(name: &str) -> Box<dyn StreamParser> {
     parser_for(format_of(name))
 }
 
+/// Checks what every CLI recorded against the stand-in reports of its
+/// `complete` conversation: one shell command run as a tool, then the
+/// promise, over two turns and 2,000 input tokens. Returns the events, the
+/// closing report and the tool use, for what each CLI adds.
+fn standin_round(parsed: (Vec<AgentEvent>, Option<Done>)) -> (Vec<AgentEvent>, Done, ToolUse) {
+    let (events, done) = parsed;
+    let done = done.expect("a closing report");
+    assert_eq!(
+        done.final_text,
+        "Created hello.txt.\n\n<promise>COMPLETE</promise>"
+    );
+    assert_eq!(done.turns, Some(2));
+    assert_eq!(done.usage.input_tokens, 2000);
+    assert!(!done.is_error);
+    assert_eq!(kinds(&events), ["tool_use", "tool_result", "message"]);
+    let AgentEvent::Message { tool_uses, .. } = &events[0] else {
+        panic!("a tool use first");
+    };
+    let tool = tool_uses[0].clone();
+    (events, done, tool)
+}
+
 /// The shape of `events`, one word an event.
 fn kinds(events: &[AgentEvent]) -> Vec<&'static str> {
     events

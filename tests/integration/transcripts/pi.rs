@@ -7,26 +7,10 @@ super::parser_tests!("pi", "pi");
 
 #[test]
 fn message_ends_and_tool_runs_fill_the_done() {
-    let (transcript, _) = fixture("complete");
-    let (events, done) = parse(&transcript);
-    let done = done.expect("events seen");
-    assert_eq!(
-        done.final_text,
-        "Created hello.txt.\n\n<promise>COMPLETE</promise>"
-    );
-    assert_eq!(done.turns, Some(2));
-    assert_eq!(done.usage.input_tokens, 2000);
+    let (events, done, tool) = super::standin_round(parse(&fixture("complete").0));
     assert_eq!(done.usage.output_tokens, 100);
     assert_eq!(done.cost_usd, Some(0.0));
-    assert!(!done.is_error);
-    assert_eq!(
-        super::kinds(&events),
-        ["tool_use", "tool_result", "message"]
-    );
-    let AgentEvent::Message { tool_uses, .. } = &events[0] else {
-        panic!("a tool use first");
-    };
-    assert_eq!(tool_uses[0].name, "bash");
+    assert_eq!(tool.name, "bash");
     assert_eq!(
         events[1],
         AgentEvent::ToolResult {
