@@ -44,30 +44,43 @@ pub trait StreamParser: Send {
     }
 }
 
-/// A parser of a JSON-lines stream, one event a line with its `type`: it
-/// says what each event holds and how the stream closes; reading the lines
-/// is done once for all, by [`JsonLines`].
+/// What a JSON-lines format's parser knows: what each event holds and how
+/// the stream closes. Reading the lines is [`Json`]'s, once for all.
 pub(super) trait JsonEvents: Send {
-    /// The reader of the stream's lines.
-    fn lines(&mut self) -> &mut JsonLines;
-
     /// What one event of the stream, of type `kind`, holds.
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent>;
 
-    /// The closing report: see [`StreamParser::finish`].
-    fn close(&mut self) -> Option<Done>;
+    /// The closing report (see [`StreamParser::finish`]), from what was
+    /// gathered and the `lines` read.
+    fn close(&mut self, lines: &JsonLines) -> Option<Done>;
 }
 
-impl<P: JsonEvents> StreamParser for P {
+/// A JSON-lines stream, one event a line with its `type`, read for the
+/// format's [`JsonEvents`].
+pub(super) struct Json<P> {
+    lines: JsonLines,
+    events: P,
+}
+
+impl<P: JsonEvents> Json<P> {
+    pub(super) fn new(events: P) -> Self {
+        Json {
+            lines: JsonLines::default(),
+            events,
+        }
+    }
+}
+
+impl<P: JsonEvents> StreamParser for Json<P> {
     fn feed_line(&mut self, line: &str) -> Vec<AgentEvent> {
-        match self.lines().event(line) {
-            Some((event, kind)) => self.on_event(event, kind),
+        match self.lines.event(line) {
+            Some((event, kind)) => self.events.on_event(event, kind),
             None => Vec::new(),
         }
     }
 
     fn finish(&mut self) -> Option<Done> {
-        self.close()
+        self.events.close(&self.lines)
     }
 }
 

@@ -93,6 +93,26 @@ fn rejected(reason: &str) -> Verdict {
     Verdict::Failed(Failure::rejected(reason))
 }
 
+/// A claim whose changes carry `flag` and break the contract with `violation`.
+fn changed(flag: Option<Flag>, violation: Option<&str>) -> Evidence {
+    Evidence {
+        changes: Changes {
+            flag,
+            violation: violation.map(Into::into),
+            ..Changes::default()
+        },
+        ..claim()
+    }
+}
+
+/// `rules` with the run's --require-change on.
+fn requiring_a_change(rules: Rules) -> Rules {
+    Rules {
+        require_change: true,
+        ..rules
+    }
+}
+
 #[test]
 fn the_first_gate_that_fails_decides() {
     // Every gate fails; repaired one by one in order, each next gate names
@@ -116,10 +136,7 @@ fn the_first_gate_that_fails_decides() {
         warnings: Vec::new(),
     });
     evidence.checks = Some(vec![check("test", false)]);
-    let rules = Rules {
-        require_change: true,
-        ..loop_rules()
-    };
+    let rules = requiring_a_change(loop_rules());
     let mut reasons = Vec::new();
     let repairs: [fn(&mut Evidence); 6] = [
         |e| e.agent.conclusion = Conclusion::Complete,
@@ -170,14 +187,7 @@ fn verification_and_checks_are_asked_for_only_after_the_gates_before_them() {
             marked: Marked::NotDone,
             ..claim()
         },
-        Evidence {
-            changes: Changes {
-                flag: None,
-                violation: Some("protected".into()),
-                ..Changes::default()
-            },
-            ..claim()
-        },
+        changed(None, Some("protected")),
     ] {
         let evidence = Evidence {
             verification: None,
@@ -297,42 +307,33 @@ fn silence_fails_only_when_the_contract_relies_on_the_promise() {
 
 #[test]
 fn the_story_must_be_marked_done_in_its_file() {
-    let unreadable = Evidence {
-        marked: Marked::Unreadable("line 3 is not valid".into()),
-        ..claim()
-    };
-    assert_eq!(
-        verdict(&unreadable, &loop_rules()),
-        rejected("tasks.md could not be read after the attempt: line 3 is not valid")
-    );
-    let unmarked = Evidence {
-        marked: Marked::NotDone,
-        ..claim()
-    };
-    assert_eq!(
-        verdict(&unmarked, &loop_rules()),
-        rejected("story 1 is not marked done in tasks.md")
-    );
-    let untracked = Evidence {
-        marked: Marked::Untracked,
-        ..claim()
-    };
-    assert_eq!(
-        verdict(&untracked, &loop_rules()),
-        Verdict::Accepted { flag: None }
-    );
+    // How the story reads after the attempt → verdict
+    let cases = [
+        (
+            Marked::Unreadable("line 3 is not valid".into()),
+            rejected("tasks.md could not be read after the attempt: line 3 is not valid"),
+        ),
+        (
+            Marked::NotDone,
+            rejected("story 1 is not marked done in tasks.md"),
+        ),
+        (Marked::Untracked, Verdict::Accepted { flag: None }),
+    ];
+    for (marked, expected) in cases {
+        let evidence = Evidence {
+            marked: marked.clone(),
+            ..claim()
+        };
+        assert_eq!(verdict(&evidence, &loop_rules()), expected, "{marked:?}");
+    }
 }
 
 #[test]
 fn a_protected_path_refuses_the_claim() {
-    let evidence = Evidence {
-        changes: Changes {
-            flag: None,
-            violation: Some("the attempt changed ci.yml, which the contract protects".into()),
-            ..Changes::default()
-        },
-        ..claim()
-    };
+    let evidence = changed(
+        None,
+        Some("the attempt changed ci.yml, which the contract protects"),
+    );
     assert_eq!(
         verdict(&evidence, &loop_rules()),
         rejected("the attempt changed ci.yml, which the contract protects")
@@ -341,14 +342,7 @@ fn a_protected_path_refuses_the_claim() {
 
 #[test]
 fn a_tick_only_claim_is_refused_only_when_a_change_is_required() {
-    let tick_only = Evidence {
-        changes: Changes {
-            flag: Some(Flag::TickOnly),
-            violation: None,
-            ..Changes::default()
-        },
-        ..claim()
-    };
+    let tick_only = changed(Some(Flag::TickOnly), None);
     let refused = rejected("no change besides ticking boxes in tasks.md");
     let flagged = Verdict::Accepted {
         flag: Some(Flag::TickOnly),
@@ -372,20 +366,9 @@ fn a_tick_only_claim_is_refused_only_when_a_change_is_required() {
         assert_eq!(&verdict(&tick_only, &rules), expected, "{run} {story:?}");
     }
     // Changing nothing at all is flagged, never refused.
-    let nothing = Evidence {
-        changes: Changes {
-            flag: Some(Flag::NoChange),
-            violation: None,
-            ..Changes::default()
-        },
-        ..claim()
-    };
-    let required = Rules {
-        require_change: true,
-        ..loop_rules()
-    };
+    let nothing = changed(Some(Flag::NoChange), None);
     assert_eq!(
-        verdict(&nothing, &required),
+        verdict(&nothing, &requiring_a_change(loop_rules())),
         Verdict::Accepted {
             flag: Some(Flag::NoChange)
         }
@@ -441,16 +424,8 @@ fn failed_checks_are_named_all_at_once() {
 #[test]
 fn an_accepted_claim_carries_its_flag() {
     for flag in [None, Some(Flag::TickOnly), Some(Flag::NoChange)] {
-        let evidence = Evidence {
-            changes: Changes {
-                flag,
-                violation: None,
-                ..Changes::default()
-            },
-            ..claim()
-        };
         assert_eq!(
-            verdict(&evidence, &loop_rules()),
+            verdict(&changed(flag, None), &loop_rules()),
             Verdict::Accepted { flag }
         );
     }
@@ -503,21 +478,12 @@ fn a_single_pass_names_what_happened_and_keeps_the_work() {
     );
     // Nothing else is intercepted, and nothing expensive is asked for.
     let unguarded = Evidence {
-        changes: Changes {
-            flag: Some(Flag::TickOnly),
-            violation: Some("protected".into()),
-            ..Changes::default()
-        },
         verification: None,
         checks: None,
-        ..claim()
-    };
-    let strict = Rules {
-        require_change: true,
-        ..single_pass()
+        ..changed(Some(Flag::TickOnly), Some("protected"))
     };
     assert_eq!(
-        verdict(&unguarded, &strict),
+        verdict(&unguarded, &requiring_a_change(single_pass())),
         Verdict::Accepted {
             flag: Some(Flag::TickOnly)
         }
@@ -588,6 +554,22 @@ fn git_change(what: &str, key: Option<&str>, risk: Risk) -> GitDirChange {
     }
 }
 
+/// A claim on an unmarked story whose attempt also removed story 3 (Docs)
+/// from the list.
+fn unmarked_with_a_story_removed() -> Evidence {
+    let mut evidence = claim();
+    evidence.marked = Marked::NotDone;
+    evidence
+        .changes
+        .list
+        .broken
+        .push(crate::stories::changes::Breakage::RemovedStory {
+            id: "3".into(),
+            title: "Docs".into(),
+        });
+    evidence
+}
+
 fn rejected_reason(evidence: &Evidence) -> String {
     match verdict(evidence, &loop_rules()) {
         Verdict::Failed(failure) => {
@@ -600,16 +582,7 @@ fn rejected_reason(evidence: &Evidence) -> String {
 
 #[test]
 fn a_git_dir_change_that_runs_code_fails_before_every_later_gate() {
-    let mut evidence = claim();
-    evidence.marked = Marked::NotDone;
-    evidence
-        .changes
-        .list
-        .broken
-        .push(crate::stories::changes::Breakage::RemovedStory {
-            id: "3".into(),
-            title: "Docs".into(),
-        });
+    let mut evidence = unmarked_with_a_story_removed();
     evidence.changes.git_dir = vec![
         git_change(".git/info/exclude", None, Risk::Changes),
         git_change(".git/config", Some("core.hooksPath"), Risk::RunsCode),
@@ -651,16 +624,7 @@ fn a_harmless_git_dir_change_is_no_failure_and_the_runs_rules_are() {
 
 #[test]
 fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
-    let mut evidence = claim();
-    evidence.marked = Marked::NotDone;
-    evidence
-        .changes
-        .list
-        .broken
-        .push(crate::stories::changes::Breakage::RemovedStory {
-            id: "3".into(),
-            title: "Docs".into(),
-        });
+    let evidence = unmarked_with_a_story_removed();
     assert_eq!(
         rejected_reason(&evidence),
         "the attempt removed story 3 (Docs) in tasks.md; only ticking the story's own boxes and adding tasks are allowed"

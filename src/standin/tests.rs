@@ -3,19 +3,25 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
 
-/// One HTTP/1.1 request over a fresh connection: the status and the body.
-async fn post(standin: &Standin, path: &str, body: &Value) -> (u16, String) {
+/// Sends `request` over a fresh connection and reads the whole answer.
+async fn exchange(standin: &Standin, request: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", standin.port()))
         .await
         .expect("the stand-in accepts connections");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    answer
+}
+
+/// One HTTP/1.1 request over a fresh connection: the status and the body.
+async fn post(standin: &Standin, path: &str, body: &Value) -> (u16, String) {
     let body = body.to_string();
     let request = format!(
         "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).await.expect("sent");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.expect("read");
+    let answer = exchange(standin, &request).await;
     let status = answer
         .split_whitespace()
         .nth(1)
@@ -41,6 +47,32 @@ fn script() -> Script {
         ],
         tools: true,
     }
+}
+
+/// A script whose only turn is a rate limit.
+fn rate_limited() -> Script {
+    Script {
+        turns: vec![Turn::Error {
+            status: 429,
+            message: "slow down".into(),
+        }],
+        tools: true,
+    }
+}
+
+/// The stand-in saw two requests, the script's first turn then its second.
+fn assert_two_turns_seen(standin: &Standin) {
+    assert_eq!(
+        standin
+            .seen()
+            .iter()
+            .map(|seen| seen.role)
+            .collect::<Vec<_>>(),
+        [
+            RequestRole::Turn { index: 0 },
+            RequestRole::Turn { index: 1 }
+        ]
+    );
 }
 
 fn bash_tool() -> Value {
@@ -71,17 +103,7 @@ async fn anthropic_turns_follow_the_history_and_stream_as_events() {
         message["content"][0]["text"],
         "Done.\n\n<promise>COMPLETE</promise>"
     );
-    assert_eq!(
-        standin
-            .seen()
-            .iter()
-            .map(|seen| seen.role)
-            .collect::<Vec<_>>(),
-        [
-            RequestRole::Turn { index: 0 },
-            RequestRole::Turn { index: 1 }
-        ]
-    );
+    assert_two_turns_seen(&standin);
     standin.stop().await;
 }
 
@@ -117,14 +139,7 @@ async fn without_tools_every_request_is_a_turn() {
 
 #[tokio::test]
 async fn errors_answer_every_later_request_with_their_status() {
-    let limited = Script {
-        turns: vec![Turn::Error {
-            status: 429,
-            message: "slow down".into(),
-        }],
-        tools: true,
-    };
-    let standin = Standin::start(limited).await.expect("started");
+    let standin = Standin::start(rate_limited()).await.expect("started");
     let request = json!({"tools": [bash_tool()], "messages": []});
     for _ in 0..2 {
         let (status, body) = post(&standin, "/v1/messages", &request).await;
@@ -220,17 +235,7 @@ async fn chat_completions_stream_chunks_and_count_turns_by_assistant_messages() 
         "Done.\n\n<promise>COMPLETE</promise>"
     );
     assert_eq!(completion["choices"][0]["finish_reason"], "stop");
-    assert_eq!(
-        standin
-            .seen()
-            .iter()
-            .map(|seen| seen.role)
-            .collect::<Vec<_>>(),
-        [
-            RequestRole::Turn { index: 0 },
-            RequestRole::Turn { index: 1 }
-        ]
-    );
+    assert_two_turns_seen(&standin);
     standin.stop().await;
 }
 
@@ -259,25 +264,13 @@ async fn chat_completions_side_requests_get_neutral_or_schema_answers() {
 
 #[tokio::test]
 async fn a_rate_limit_asks_for_a_retry_after_one_millisecond() {
-    let limited = Script {
-        turns: vec![Turn::Error {
-            status: 429,
-            message: "slow down".into(),
-        }],
-        tools: true,
-    };
-    let standin = Standin::start(limited).await.expect("started");
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", standin.port()))
-        .await
-        .expect("the stand-in accepts connections");
+    let standin = Standin::start(rate_limited()).await.expect("started");
     let body = json!({"tools": chat_tools(), "messages": []}).to_string();
     let request = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).await.expect("sent");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.expect("read");
+    let answer = exchange(&standin, &request).await;
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
     assert!(answer.contains("retry-after-ms: 1\r\n"), "{answer}");
     assert!(answer.contains("retry-after: 0\r\n"), "{answer}");

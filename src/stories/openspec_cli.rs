@@ -292,12 +292,18 @@ cat '{}'"#,
         );
     }
 
+    /// The cross-check, given five seconds, with `dir` alone as the search
+    /// path.
+    async fn check_searching_only(dir: &Path) -> CrossCheck {
+        let command = OpenSpecCommand::with_search_path(dir.as_os_str());
+        check(&command, Duration::from_secs(5)).await
+    }
+
     #[tokio::test]
     async fn not_installed_when_absent_from_the_search_path() {
         let empty = tempfile::tempdir().expect("temp dir");
-        let command = OpenSpecCommand::with_search_path(empty.path().as_os_str());
         assert_eq!(
-            check(&command, Duration::from_secs(5)).await,
+            check_searching_only(empty.path()).await,
             CrossCheck::NotInstalled
         );
     }
@@ -306,9 +312,8 @@ cat '{}'"#,
     async fn non_executable_file_is_not_the_cli() {
         let dir = tempfile::tempdir().expect("temp dir");
         write(dir.path(), PROGRAM, "#!/bin/sh\n");
-        let command = OpenSpecCommand::with_search_path(dir.path().as_os_str());
         assert_eq!(
-            check(&command, Duration::from_secs(5)).await,
+            check_searching_only(dir.path()).await,
             CrossCheck::NotInstalled
         );
     }

@@ -32,7 +32,8 @@ struct Case {
     /// The transcript names: (the complete run, the failing run).
     transcripts: (&'static str, &'static str),
     model: bool,
-    args: &'static [&'static str],
+    /// The arguments, as one line split at its spaces.
+    args: &'static str,
     prompt: Prompt,
     /// Variables the preset sets in the CLI's environment.
     env: &'static [(&'static str, &'static str)],
@@ -48,234 +49,127 @@ enum Prompt {
     File,
 }
 
+/// Recorded from the CLI: a complete run, and an API error.
+const RECORDED: (&str, &str) = ("complete.jsonl", "api-error.jsonl");
+/// Recorded from the CLI: a complete run, and a FAILED promise.
+const RECORDED_FAILED_PROMISE: (&str, &str) = ("complete.jsonl", "failed.jsonl");
+/// Built from the CLI's documented output.
+const DOCUMENTED: (&str, &str) = ("complete.doc.jsonl", "api-error.doc.jsonl");
+
+impl Case {
+    /// A preset whose program and fixture directory bear its name, with
+    /// [`RECORDED`] transcripts and a model option, that sets nothing in
+    /// the CLI's environment and leaves no files of its own.
+    const fn named(preset: &'static str, args: &'static str, prompt: Prompt) -> Case {
+        Case {
+            preset,
+            program: preset,
+            fixtures: preset,
+            transcripts: RECORDED,
+            model: true,
+            args,
+            prompt,
+            env: &[],
+            scratch: &[],
+        }
+    }
+
+    fn args(&self) -> Vec<&'static str> {
+        self.args.split(' ').collect()
+    }
+}
+
 const CASES: &[Case] = &[
     Case {
-        preset: "claude",
-        program: "claude",
         fixtures: "claude-code",
-        transcripts: ("complete.jsonl", "api-error.jsonl"),
-        model: true,
-        args: &[
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--dangerously-skip-permissions",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        ..Case::named(
+            "claude",
+            "-p --output-format stream-json --verbose --dangerously-skip-permissions \
+             --model test-model --extra one",
+            Prompt::Stdin,
+        )
     },
+    Case::named(
+        "codex",
+        "exec --json --dangerously-bypass-approvals-and-sandbox --model test-model --extra one -",
+        Prompt::Stdin,
+    ),
+    Case::named(
+        "gemini",
+        "--output-format stream-json --yolo --skip-trust -m test-model --extra one -p",
+        Prompt::LastArgument,
+    ),
+    Case::named(
+        "opencode",
+        "run --auto --format json --model test-model --extra one",
+        Prompt::LastArgument,
+    ),
     Case {
-        preset: "codex",
-        program: "codex",
-        fixtures: "codex",
-        transcripts: ("complete.jsonl", "api-error.jsonl"),
-        model: true,
-        args: &[
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-            "-",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
-    },
-    Case {
-        preset: "gemini",
-        program: "gemini",
-        fixtures: "gemini",
-        transcripts: ("complete.jsonl", "api-error.jsonl"),
-        model: true,
-        args: &[
-            "--output-format",
-            "stream-json",
-            "--yolo",
-            "--skip-trust",
-            "-m",
-            MODEL,
-            "--extra",
-            "one",
-            "-p",
-        ],
-        prompt: Prompt::LastArgument,
-        env: &[],
-        scratch: &[],
-    },
-    Case {
-        preset: "opencode",
-        program: "opencode",
-        fixtures: "opencode",
-        transcripts: ("complete.jsonl", "api-error.jsonl"),
-        model: true,
-        args: &[
-            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
-        ],
-        prompt: Prompt::LastArgument,
-        env: &[],
-        scratch: &[],
-    },
-    Case {
-        preset: "amp",
-        program: "amp",
-        fixtures: "amp",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
+        transcripts: DOCUMENTED,
         model: false,
-        args: &[
-            "-x",
-            "--stream-json",
-            "--dangerously-allow-all",
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        ..Case::named(
+            "amp",
+            "-x --stream-json --dangerously-allow-all --extra one",
+            Prompt::Stdin,
+        )
     },
     Case {
-        preset: "cursor",
         program: "cursor-agent",
-        fixtures: "cursor",
-        transcripts: ("complete.doc.jsonl", "api-error.doc.jsonl"),
-        model: true,
-        args: &[
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--force",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        transcripts: DOCUMENTED,
+        ..Case::named(
+            "cursor",
+            "-p --output-format stream-json --force --model test-model --extra one",
+            Prompt::Stdin,
+        )
     },
+    Case::named(
+        "copilot",
+        "--allow-all-tools --allow-all-paths --allow-all-urls --output-format json \
+         --model test-model --extra one -p",
+        Prompt::LastArgument,
+    ),
     Case {
-        preset: "copilot",
-        program: "copilot",
-        fixtures: "copilot",
-        transcripts: ("complete.jsonl", "api-error.jsonl"),
-        model: true,
-        args: &[
-            "--allow-all-tools",
-            "--allow-all-paths",
-            "--allow-all-urls",
-            "--output-format",
-            "json",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-            "-p",
-        ],
-        prompt: Prompt::LastArgument,
-        env: &[],
-        scratch: &[],
-    },
-    Case {
-        preset: "aider",
-        program: "aider",
-        fixtures: "aider",
         transcripts: ("complete.txt", "api-error.txt"),
-        model: true,
-        args: &[
-            "--yes-always",
-            "--no-auto-commits",
-            "--no-gitignore",
-            "--no-stream",
-            "--no-pretty",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-            "--message-file",
-        ],
-        prompt: Prompt::File,
         env: &[("COLUMNS", "10000")],
         scratch: &[".aider.chat.history.md", ".aider.tags.cache.v4/cache.db"],
+        ..Case::named(
+            "aider",
+            "--yes-always --no-auto-commits --no-gitignore --no-stream --no-pretty \
+             --model test-model --extra one --message-file",
+            Prompt::File,
+        )
     },
     Case {
-        preset: "qwen",
-        program: "qwen",
-        fixtures: "qwen",
-        transcripts: ("complete.jsonl", "failed.jsonl"),
-        model: true,
-        args: &[
-            "--output-format",
-            "stream-json",
-            "--yolo",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        transcripts: RECORDED_FAILED_PROMISE,
+        ..Case::named(
+            "qwen",
+            "--output-format stream-json --yolo --model test-model --extra one",
+            Prompt::Stdin,
+        )
     },
     Case {
-        preset: "pi",
-        program: "pi",
-        fixtures: "pi",
-        transcripts: ("complete.jsonl", "failed.jsonl"),
-        model: true,
-        args: &[
-            "-p",
-            "--mode",
-            "json",
-            "--no-session",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        transcripts: RECORDED_FAILED_PROMISE,
+        ..Case::named(
+            "pi",
+            "-p --mode json --no-session --model test-model --extra one",
+            Prompt::Stdin,
+        )
     },
     Case {
-        preset: "kilo",
-        program: "kilo",
-        fixtures: "kilo",
-        transcripts: ("complete.jsonl", "failed.jsonl"),
-        model: true,
-        args: &[
-            "run", "--auto", "--format", "json", "--model", MODEL, "--extra", "one",
-        ],
-        prompt: Prompt::LastArgument,
-        env: &[],
-        scratch: &[],
+        transcripts: RECORDED_FAILED_PROMISE,
+        ..Case::named(
+            "kilo",
+            "run --auto --format json --model test-model --extra one",
+            Prompt::LastArgument,
+        )
     },
     Case {
-        preset: "droid",
-        program: "droid",
-        fixtures: "droid",
-        transcripts: ("complete.jsonl", "failed.jsonl"),
-        model: true,
-        args: &[
-            "exec",
-            "--output-format",
-            "stream-json",
-            "--skip-permissions-unsafe",
-            "--model",
-            MODEL,
-            "--extra",
-            "one",
-        ],
-        prompt: Prompt::Stdin,
-        env: &[],
-        scratch: &[],
+        transcripts: RECORDED_FAILED_PROMISE,
+        ..Case::named(
+            "droid",
+            "exec --output-format stream-json --skip-permissions-unsafe --model test-model --extra one",
+            Prompt::Stdin,
+        )
     },
 ];
 
@@ -311,10 +205,6 @@ fn exit_code_of(transcript: &Path) -> i32 {
 /// A repository whose last commit adds a one-story OpenSpec change.
 fn project() -> TestRepo {
     TestRepo::with_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n")
-}
-
-fn bin_dir(repo: &TestRepo) -> PathBuf {
-    repo.dir.path().join("bin")
 }
 
 fn records(repo: &TestRepo) -> PathBuf {
@@ -372,26 +262,33 @@ exit {code}
 /// The stand-ins, then only the few tools they use: an agent CLI installed
 /// on the machine must never be found, nor taken for a missing one.
 fn path_with_bin(repo: &TestRepo) -> String {
-    let tools = repo.dir.path().join("tools");
-    if !tools.exists() {
-        fs::create_dir_all(&tools).expect("tools dir");
-        let outer = std::env::var_os("PATH").unwrap_or_default();
-        for tool in [
+    path_with_bin_and(
+        repo,
+        &[
             "sh", "sed", "cat", "printf", "mv", "env", "mkdir", "dirname", "git",
-        ] {
-            let found = std::env::split_paths(&outer)
-                .map(|dir| dir.join(tool))
-                .find(|path| path.is_file())
-                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
-            std::os::unix::fs::symlink(found, tools.join(tool)).expect("a tool link");
-        }
-    }
-    format!("{}:{}", bin_dir(repo).display(), tools.display())
+        ],
+    )
 }
 
 /// `git ralph <args>` with the stand-ins first on PATH.
 fn ralph_on_path(repo: &TestRepo, args: &[&str]) -> Output {
     run(ralph(repo).env("PATH", path_with_bin(repo)).args(args))
+}
+
+/// `start` with the case's preset, keeping the branch, as JSON lines,
+/// and `args`.
+fn start_args<'a>(case: &'a Case, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec![
+        "start",
+        CHANGE,
+        "--agent",
+        case.preset,
+        "--on-finish",
+        "keep",
+    ];
+    all.extend(args);
+    all.push("--json");
+    all
 }
 
 fn start(repo: &TestRepo, case: &Case) -> Output {
@@ -400,17 +297,7 @@ fn start(repo: &TestRepo, case: &Case) -> Output {
         &format!("ralph.{}.args", case.preset),
         "--extra one",
     ]);
-    let mut args = vec![
-        "start",
-        CHANGE,
-        "--agent",
-        case.preset,
-        "--on-finish",
-        "keep",
-        "--max-retries",
-        "0",
-        "--json",
-    ];
+    let mut args = start_args(case, &["--max-retries", "0"]);
     if case.model {
         args.extend(["--model", MODEL]);
     }
@@ -449,9 +336,10 @@ fn assert_invocation(repo: &TestRepo, case: &Case) {
     let prompt_path = saved_prompt_path(repo);
     let prompt = fs::read_to_string(&prompt_path).expect("the prompt is saved");
     assert!(prompt.contains(CHANGE), "{prompt}");
-    let fixed = case.args.len();
+    let args = case.args();
+    let fixed = args.len();
     assert!(argv.len() >= fixed, "{}: {argv:?}", case.preset);
-    assert_eq!(argv[..fixed], *case.args, "{}", case.preset);
+    assert_eq!(argv[..fixed], args[..], "{}", case.preset);
     let rest = &argv[fixed..];
     let env = recorded_env(repo);
     for (key, value) in case.env {
@@ -640,15 +528,7 @@ fn pauses_for_a_rate_limit(preset: &str) {
         fixture(case.fixtures, "rate-limit.txt")
     };
     install_cli_leaving(&repo, case.program, &transcript, case.scratch);
-    let mut args = vec![
-        "start",
-        CHANGE,
-        "--agent",
-        case.preset,
-        "--on-finish",
-        "keep",
-    ];
-    args.extend(["--max-rate-limit-wait", "0", "--json"]);
+    let args = start_args(case, &["--max-rate-limit-wait", "0"]);
     let output = ralph_on_path(&repo, &args);
     let status = ralph_on_path(&repo, &["status", CHANGE, "--json"]);
     let report: Value = serde_json::from_slice(&status.stdout).expect("status --json");

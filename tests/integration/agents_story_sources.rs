@@ -47,6 +47,22 @@ Small chores for the greeter.
 - [ ] Create bye.txt
 ";
 
+/// The fake agent's first moves on the PRD's first story: hello.txt.
+const PRD_HELLO_WRITTEN: &str = "\
+format claude
+[story=US-001]
+write hello.txt hello\\n
+";
+
+/// The fake agent's first moves on the checklist's first section:
+/// hello.txt, and the box that asks for it.
+const CHECKLIST_HELLO_CREATED: &str = "\
+format codex
+[story=1]
+write hello.txt hello\\n
+tick Create hello.txt
+";
+
 fn project_with(file: &str, text: &str) -> TestRepo {
     TestRepo::with_files(&[(file, text)])
 }
@@ -77,30 +93,51 @@ fn story_commits(repo: &TestRepo, branch: &str) -> Vec<String> {
     .collect()
 }
 
+/// `start greeter --prd prd.json` in a project holding [`PRD`].
+fn start_prd(agent_script: &str) -> (TestRepo, Output) {
+    let repo = project_with("prd.json", PRD);
+    let output = start(&repo, agent_script, &["greeter", "--prd", "prd.json"]);
+    (repo, output)
+}
+
+/// `start chores --tasks TODO.md` in a project holding [`TODO`].
+fn start_checklist(agent_script: &str) -> (TestRepo, Output) {
+    let repo = project_with("TODO.md", TODO);
+    let output = start(&repo, agent_script, &["chores", "--tasks", "TODO.md"]);
+    (repo, output)
+}
+
+/// The run exited with `code`, leaving on `ralph/<change>` a checkpoint
+/// for each of `stories` ("<id> <title>"), in order, and no other.
+fn assert_ended_with(repo: &TestRepo, output: &Output, code: i32, change: &str, stories: &[&str]) {
+    assert_exit(output, code);
+    let subjects: Vec<String> = stories
+        .iter()
+        .map(|story| format!("ralph({change}): story {story}"))
+        .collect();
+    assert_eq!(story_commits(repo, &format!("ralph/{change}")), subjects);
+}
+
 #[test]
 fn a_prd_run_checkpoints_each_story_once_the_agent_sets_passes() {
-    let repo = project_with("prd.json", PRD);
-    let agent = "\
-format claude
-[story=US-001]
-write hello.txt hello\\n
+    let agent = format!(
+        "{PRD_HELLO_WRITTEN}\
 set-passes US-001 true
 promise COMPLETE
 [story=US-002]
 write bye.txt bye\\n
 set-passes US-002 true
 promise COMPLETE
-";
-    let output = start(&repo, agent, &["greeter", "--prd", "prd.json"]);
-    assert_exit(&output, 0);
-
+"
+    );
+    let (repo, output) = start_prd(&agent);
     // Priority decides the order, not the file.
-    assert_eq!(
-        story_commits(&repo, "ralph/greeter"),
-        [
-            "ralph(greeter): story US-001 Say hello",
-            "ralph(greeter): story US-002 Say goodbye"
-        ]
+    assert_ended_with(
+        &repo,
+        &output,
+        0,
+        "greeter",
+        &["US-001 Say hello", "US-002 Say goodbye"],
     );
     let prd: Value = serde_json::from_str(&repo.git(&["show", "ralph/greeter:prd.json"]))
         .expect("prd.json stays JSON");
@@ -122,16 +159,9 @@ promise COMPLETE
 
 #[test]
 fn a_prd_story_promised_but_not_marked_passing_is_not_done() {
-    let repo = project_with("prd.json", PRD);
-    let agent = "\
-format claude
-[story=US-001]
-write hello.txt hello\\n
-promise COMPLETE
-";
-    let output = start(&repo, agent, &["greeter", "--prd", "prd.json"]);
-    assert_exit(&output, 3);
-    assert!(story_commits(&repo, "ralph/greeter").is_empty());
+    let agent = format!("{PRD_HELLO_WRITTEN}promise COMPLETE\n");
+    let (repo, output) = start_prd(&agent);
+    assert_ended_with(&repo, &output, 3, "greeter", &[]);
     assert!(repo.git_ok(&[
         "rev-parse",
         "--verify",
@@ -144,28 +174,18 @@ promise COMPLETE
 
 #[test]
 fn a_markdown_checklist_run_checkpoints_each_section_once_its_boxes_are_ticked() {
-    let repo = project_with("TODO.md", TODO);
-    let agent = "\
-format codex
-[story=1]
-write hello.txt hello\\n
-tick Create hello.txt
+    let agent = format!(
+        "{CHECKLIST_HELLO_CREATED}\
 tick Say hello
 promise COMPLETE
 [story=2]
 write bye.txt bye\\n
 tick Create bye.txt
 promise COMPLETE
-";
-    let output = start(&repo, agent, &["chores", "--tasks", "TODO.md"]);
-    assert_exit(&output, 0);
-    assert_eq!(
-        story_commits(&repo, "ralph/chores"),
-        [
-            "ralph(chores): story 1 Greeting",
-            "ralph(chores): story 2 Farewell"
-        ]
+"
     );
+    let (repo, output) = start_checklist(&agent);
+    assert_ended_with(&repo, &output, 0, "chores", &["1 Greeting", "2 Farewell"]);
     let todo = repo.git(&["show", "ralph/chores:TODO.md"]);
     assert_eq!(todo, TODO.replace("- [ ]", "- [x]"));
     assert_eq!(repo.git(&["show", "ralph/chores:bye.txt"]), "bye\n");
@@ -178,16 +198,8 @@ promise COMPLETE
 
 #[test]
 fn a_markdown_section_left_half_ticked_is_not_done() {
-    let repo = project_with("TODO.md", TODO);
-    let agent = "\
-format codex
-[story=1]
-write hello.txt hello\\n
-tick Create hello.txt
-promise COMPLETE
-";
-    let output = start(&repo, agent, &["chores", "--tasks", "TODO.md"]);
-    assert_exit(&output, 3);
-    assert!(story_commits(&repo, "ralph/chores").is_empty());
+    let agent = format!("{CHECKLIST_HELLO_CREATED}promise COMPLETE\n");
+    let (repo, output) = start_checklist(&agent);
+    assert_ended_with(&repo, &output, 3, "chores", &[]);
     assert_eq!(repo.read("TODO.md"), TODO, "the ticked box was reverted");
 }

@@ -6,7 +6,6 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::Output;
 
 use crate::harness::*;
@@ -16,10 +15,6 @@ use serde_json::Value;
 /// line of a format no preset writes, after calling the stand-in or not.
 const UNKNOWN_FORMAT: &str =
     r#"{"type":"assistant_v9","text":"Created hello.txt. <promise>COMPLETE</promise>"}"#;
-
-fn bin_dir(repo: &TestRepo) -> PathBuf {
-    repo.dir.path().join("bin")
-}
 
 /// Puts a `claude` in the test's bin directory that answers `--version`,
 /// reads its prompt, runs `body` (bash) and prints `line`.
@@ -50,19 +45,7 @@ cat <&3 > /dev/null"#;
 
 /// PATH: the test's bin directory, then the few tools the impostors use.
 fn path(repo: &TestRepo) -> String {
-    let tools = repo.dir.path().join("tools");
-    if !tools.exists() {
-        fs::create_dir_all(&tools).expect("tools dir");
-        let outer = std::env::var_os("PATH").unwrap_or_default();
-        for tool in ["bash", "sh", "cat", "printf", "git"] {
-            let found = std::env::split_paths(&outer)
-                .map(|dir| dir.join(tool))
-                .find(|path| path.is_file())
-                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
-            std::os::unix::fs::symlink(found, tools.join(tool)).expect("a tool link");
-        }
-    }
-    format!("{}:{}", bin_dir(repo).display(), tools.display())
+    path_with_bin_and(repo, &["bash", "sh", "cat", "printf", "git"])
 }
 
 fn verify(repo: &TestRepo, args: &[&str]) -> Output {

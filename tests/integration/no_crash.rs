@@ -5,21 +5,14 @@
 //! as after a clean stop, resumable.
 
 use crate::harness::{
-    TestRepo, assert_exit, assert_success, describe, fake_agent_path, ralph, ralph_cmd,
+    TestRepo, assert_exit, assert_success, describe, dry_run, fake_agent_path, ralph, ralph_cmd,
     ralph_with_fake, run, script, start_with_fake, stderr, stdout,
 };
 
 /// `start <change> --dry-run --json` on an OpenSpec change holding `tasks`.
 fn dry_run_openspec(tasks: &str) -> (TestRepo, std::process::Output) {
     let repo = TestRepo::with_change("tables", tasks);
-    let output = run(ralph(&repo).args([
-        "start",
-        "tables",
-        "--dry-run",
-        "--json",
-        "--agent-command",
-        "true",
-    ]));
+    let output = dry_run(&repo, &["tables", "--json"]);
     (repo, output)
 }
 
@@ -98,16 +91,7 @@ fn issue_28_table_rows_of_every_shape_are_read_in_openspec_and_checklists() {
         );
         // The same file as a checklist given with --tasks.
         repo.write("PLAN.md", &text);
-        let output = run(ralph(&repo).args([
-            "start",
-            "plan",
-            "--tasks",
-            "PLAN.md",
-            "--dry-run",
-            "--json",
-            "--agent-command",
-            "true",
-        ]));
+        let output = dry_run(&repo, &["plan", "--tasks", "PLAN.md", "--json"]);
         assert_success(&output);
         assert!(
             !stderr(&output).contains("panicked"),
@@ -537,15 +521,7 @@ fn issue_28_a_damaged_events_log_is_read_as_far_as_it_goes() {
 fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
     let prd = "{\n  \"userStories\": [\n    {\"id\": \"US-1\", \"title\": \"One\"},\n    {\n      \"id\": \"US-2\",\n      \"priority\": [1, 2]\n    }\n  ]\n}\n";
     let repo = TestRepo::with_files(&[("prd.json", prd)]);
-    let output = run(ralph(&repo).args([
-        "start",
-        "prd",
-        "--prd",
-        "prd.json",
-        "--dry-run",
-        "--agent-command",
-        "true",
-    ]));
+    let output = dry_run(&repo, &["prd", "--prd", "prd.json"]);
     assert_exit(&output, 1);
     let err = stderr(&output);
     assert!(!err.contains("bug in git-ralph"), "{}", describe(&output));

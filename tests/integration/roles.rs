@@ -25,7 +25,11 @@ fn coder_does(id: &str) -> String {
 
 /// A command running the fake agent with its own script, for one role.
 fn role_agent(repo: &TestRepo, text: &str) -> String {
-    let path = script(repo, text);
+    fake_agent_following(&script(repo, text))
+}
+
+/// A command running the fake agent with the script at `path`.
+fn fake_agent_following(path: &std::path::Path) -> String {
     format!(
         "FAKE_AGENT_SCRIPT={} {}",
         shell_quote(&path.to_string_lossy()),
@@ -68,21 +72,63 @@ fn pipeline_of(repo: &TestRepo, story: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `start` with the coder's script, the pipeline `roles` (or the
-/// contract's), and one role's agent command.
-fn run_pipeline(
-    repo: &TestRepo,
-    coder: &std::path::Path,
-    roles: Option<&str>,
-    (role, agent): (&str, &str),
-) -> std::process::Output {
+/// The arguments of a `start` that keeps its branch, with the pipeline
+/// `roles` (or the contract's) and one role's agent command.
+fn pipeline_args(roles: Option<&str>, (role, agent): (&str, &str)) -> Vec<String> {
     let mut args = vec!["--on-finish".to_owned(), "keep".to_owned()];
     if let Some(roles) = roles {
         args.extend(["--roles".to_owned(), roles.to_owned()]);
     }
     args.extend(["--role-agent-command".to_owned(), format!("{role}={agent}")]);
+    args
+}
+
+/// `start` with the coder's script and [`pipeline_args`].
+fn run_pipeline(
+    repo: &TestRepo,
+    coder: &std::path::Path,
+    roles: Option<&str>,
+    role_agent: (&str, &str),
+) -> std::process::Output {
+    let args = pipeline_args(roles, role_agent);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     start(repo, coder, &args)
+}
+
+/// `start` with the coder's script and a coder-then-reviewer pipeline,
+/// the reviewer running `reviewer_command`.
+fn run_with_reviewer(
+    repo: &TestRepo,
+    coder: &std::path::Path,
+    reviewer_command: &str,
+) -> std::process::Output {
+    run_pipeline(
+        repo,
+        coder,
+        Some("coder,reviewer"),
+        ("reviewer", reviewer_command),
+    )
+}
+
+/// The story's pipeline went coder, `role` (which ended `outcome`), coder,
+/// `role` (complete), and the coder's second prompt carried the role's
+/// finding, with `finding` in it.
+fn assert_finding_sent_back(repo: &TestRepo, role: &str, outcome: &str, finding: &str) {
+    assert_eq!(
+        pipeline_of(repo, "1"),
+        pairs(&[
+            ("coder", "passed"),
+            (role, outcome),
+            ("coder", "passed"),
+            (role, "complete"),
+        ])
+    );
+    let second = recorded_prompt(repo, "1", 3);
+    assert!(
+        second.contains(&format!("Findings from the {role}")),
+        "{second}"
+    );
+    assert!(second.contains(finding), "{finding}: {second}");
 }
 
 fn story_checkpoints(repo: &TestRepo, id: &str) -> usize {
@@ -107,30 +153,16 @@ fn issue_22_a_reviewer_that_rejects_once_sends_its_finding_to_the_coder() {
         "[call=1]\npromise FAILED: story-1.txt says nothing about greetings\n\
          [call=2]\npromise REVIEW_PASSED\n",
     );
-    let output = run_pipeline(
-        &repo,
-        &coder,
-        Some("coder,reviewer"),
-        ("reviewer", &reviewer),
-    );
+    let output = run_with_reviewer(&repo, &coder, &reviewer);
     assert_exit(&output, 0);
     assert_eq!(roles_run(&repo), ["coder", "reviewer", "coder", "reviewer"]);
-    assert_eq!(
-        pipeline_of(&repo, "1"),
-        pairs(&[
-            ("coder", "passed"),
-            ("reviewer", "failed"),
-            ("coder", "passed"),
-            ("reviewer", "complete"),
-        ])
-    );
     // The finding, verbatim, under its own heading in the coder's next
     // prompt; the first coder prompt has none.
-    let second = recorded_prompt(&repo, "1", 3);
-    assert!(second.contains("Findings from the reviewer"), "{second}");
-    assert!(
-        second.contains("story-1.txt says nothing about greetings"),
-        "{second}"
+    assert_finding_sent_back(
+        &repo,
+        "reviewer",
+        "failed",
+        "story-1.txt says nothing about greetings",
     );
     assert!(!recorded_prompt(&repo, "1", 1).contains("Findings from"));
     // The reviewer's prompt asks for a review of the story's work.
@@ -169,12 +201,7 @@ fn issue_22_a_reviewer_that_edits_files_is_undone_and_reported() {
         &repo,
         "[*]\nwrite story-1.txt rewritten by the reviewer\\n\nwrite notes.txt my notes\npromise REVIEW_PASSED\n",
     );
-    let output = run_pipeline(
-        &repo,
-        &coder,
-        Some("coder,reviewer"),
-        ("reviewer", &reviewer),
-    );
+    let output = run_with_reviewer(&repo, &coder, &reviewer);
     assert_exit(&output, 0);
     assert_eq!(show(&repo, BRANCH, "story-1.txt"), "work of story 1\n");
     assert!(!tree_files(&repo, BRANCH).contains(&"notes.txt".to_owned()));
@@ -220,21 +247,8 @@ fn issue_22_a_tester_whose_command_fails_sends_the_output_to_the_coder_then_pass
     );
     let output = run_pipeline(&repo, &coder, Some("coder,tester"), ("tester", &tester));
     assert_exit(&output, 0);
-    assert_eq!(
-        pipeline_of(&repo, "1"),
-        pairs(&[
-            ("coder", "passed"),
-            ("tester", "rejected"),
-            ("coder", "passed"),
-            ("tester", "complete"),
-        ])
-    );
-    let second = recorded_prompt(&repo, "1", 3);
-    assert!(second.contains("Findings from the tester"), "{second}");
-    assert!(
-        second.contains("grep -q fixed"),
-        "the failing command: {second}"
-    );
+    // The failing command goes back to the coder.
+    assert_finding_sent_back(&repo, "tester", "rejected", "grep -q fixed");
     // The tester's first test went with its failure; the second stands.
     let files = tree_files(&repo, BRANCH);
     assert!(files.contains(&"greeting.test".to_owned()), "{files:?}");
@@ -272,12 +286,7 @@ fn issue_22_a_role_that_never_passes_stops_the_story_within_its_bound() {
     let checkpoint = repo.rev_parse("HEAD");
     let coder = script(&repo, &coder_does("1"));
     let reviewer = role_agent(&repo, "[*]\npromise FAILED: never good enough\n");
-    let output = run_pipeline(
-        &repo,
-        &coder,
-        Some("coder,reviewer"),
-        ("reviewer", &reviewer),
-    );
+    let output = run_with_reviewer(&repo, &coder, &reviewer);
     assert_exit(&output, 3);
     assert_eq!(roles_run(&repo), ["coder", "reviewer", "coder", "reviewer"]);
     let said = stdout(&output);
@@ -321,17 +330,7 @@ fn issue_22_each_role_runs_its_own_agent_and_knows_its_role() {
         &format!("[*]\nprint-env RALPH_ROLE\n{}", coder_does("1")),
     );
     let reviewer_script = script(&repo, "[*]\nprint-env RALPH_ROLE\npromise REVIEW_PASSED\n");
-    let reviewer = format!(
-        "FAKE_AGENT_SCRIPT={} {}",
-        shell_quote(&reviewer_script.to_string_lossy()),
-        shell_quote(fake_agent_path())
-    );
-    let output = run_pipeline(
-        &repo,
-        &coder,
-        Some("coder,reviewer"),
-        ("reviewer", &reviewer),
-    );
+    let output = run_with_reviewer(&repo, &coder, &fake_agent_following(&reviewer_script));
     assert_exit(&output, 0);
     assert_eq!(script_calls(&coder), 1);
     assert_eq!(script_calls(&reviewer_script), 1);
@@ -347,14 +346,7 @@ fn issue_22_killed_mid_pipeline_it_resumes_at_the_right_role() {
         &repo,
         "[call=1]\nsleep 30\npromise REVIEW_PASSED\n[*]\npromise REVIEW_PASSED\n",
     );
-    let args = [
-        "--on-finish".to_owned(),
-        "keep".to_owned(),
-        "--roles".to_owned(),
-        "coder,reviewer".to_owned(),
-        "--role-agent-command".to_owned(),
-        format!("reviewer={reviewer}"),
-    ];
+    let args = pipeline_args(Some("coder,reviewer"), ("reviewer", &reviewer));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let running = Background::start(&repo, &coder, &args);
     wait_until("the reviewer runs", Duration::from_secs(30), || {
@@ -380,16 +372,7 @@ fn issue_22_dry_run_shows_each_storys_pipeline_with_its_settings() {
          [story.\"2\".roles.tester]\nenabled = false\n",
     );
     repo.commit_all("Roles");
-    let output = run(ralph(&repo).args([
-        "start",
-        CHANGE,
-        "--dry-run",
-        "--json",
-        "--agent-command",
-        "true",
-        "--role-agent",
-        "reviewer=codex",
-    ]));
+    let output = dry_run(&repo, &[CHANGE, "--json", "--role-agent", "reviewer=codex"]);
     assert_success(&output);
     let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let pipeline = plan["stories"][0]["pipeline"]
@@ -420,13 +403,7 @@ fn issue_22_dry_run_shows_each_storys_pipeline_with_its_settings() {
         .collect();
     assert_eq!(second, ["coder", "reviewer"]);
     // And for people.
-    let text = stdout(&run(ralph(&repo).args([
-        "start",
-        CHANGE,
-        "--dry-run",
-        "--agent-command",
-        "true",
-    ])));
+    let text = stdout(&dry_run(&repo, &[CHANGE]));
     assert!(text.contains("reviewer"), "{text}");
 }
 

@@ -53,8 +53,19 @@ fn start(repo: &TestRepo, agent: &str, args: &[&str]) -> Output {
 
 fn start_command(repo: &TestRepo, agent: &str, args: &[&str]) -> std::process::Command {
     let script_path = script(repo, agent);
-    let mut cmd = ralph_with_fake(repo, &script_path);
-    cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()])
+    start_running(repo, &script_path, fake_agent_path(), args)
+}
+
+/// `git ralph start issues` running `agent_command`, which follows the
+/// fake agent's script at `script_path`, and `args` after.
+fn start_running(
+    repo: &TestRepo,
+    script_path: &Path,
+    agent_command: &str,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = ralph_with_fake(repo, script_path);
+    cmd.args(["start", CHANGE, "--agent-command", agent_command])
         .args(["--on-finish", "keep"])
         .args(args)
         .env("FAKE_AGENT_TASKS", tracking_file(repo));
@@ -77,6 +88,31 @@ fn story_commits(repo: &TestRepo) -> Vec<String> {
     .filter(|subject| subject.starts_with(&format!("ralph({CHANGE}): story ")))
     .map(str::to_owned)
     .collect()
+}
+
+/// One checkpoint per exported issue, in the order the work must go: #3
+/// is blocked by #7, so oldest first among the issues that wait on
+/// nothing open.
+fn assert_every_issue_checkpointed_in_order(repo: &TestRepo, output: &Output) {
+    assert_eq!(
+        story_commits(repo),
+        [
+            "ralph(issues): story 5 Fix the typo in the README",
+            "ralph(issues): story 7 Greet the user",
+            "ralph(issues): story 3 Document the greeting",
+        ],
+        "{}",
+        describe(output)
+    );
+}
+
+/// Story 5's second prompt shows its box unticked again.
+fn assert_retry_sees_story_5_unticked(repo: &TestRepo) {
+    let retry = recorded_prompt(repo, "5", 2);
+    assert!(
+        retry.contains("- [ ] Resolve #5 as its description asks"),
+        "{retry}"
+    );
 }
 
 fn files_on_branch(repo: &TestRepo) -> Vec<String> {
@@ -134,18 +170,7 @@ fn issue_27_a_run_over_exported_github_issues_completes_story_by_issue() {
         &["--source", "github", "--issues", issues.to_str().unwrap()],
     );
     assert_exit(&output, 0);
-    // #3 is blocked by #7: the work goes oldest first among the issues that
-    // wait on nothing open.
-    assert_eq!(
-        story_commits(&repo),
-        [
-            "ralph(issues): story 5 Fix the typo in the README",
-            "ralph(issues): story 7 Greet the user",
-            "ralph(issues): story 3 Document the greeting",
-        ],
-        "{}",
-        describe(&output)
-    );
+    assert_every_issue_checkpointed_in_order(&repo, &output);
     // The tasks came from the issues' task lists and were ticked in the
     // run's own record, which no commit carries.
     let tracking = std::fs::read_to_string(tracking_file(&repo)).expect("tracking file");
@@ -193,11 +218,7 @@ fn issue_27_a_failed_attempt_s_ticks_are_taken_back_with_its_work() {
     // Had the first attempt's tick stayed, story 5 would have counted as done
     // without a checkpoint of its own.
     assert_eq!(story_commits(&repo).len(), 3, "{}", describe(&output));
-    let retry = recorded_prompt(&repo, "5", 2);
-    assert!(
-        retry.contains("- [ ] Resolve #5 as its description asks"),
-        "{retry}"
-    );
+    assert_retry_sees_story_5_unticked(&repo);
 }
 
 #[test]
@@ -209,14 +230,7 @@ fn issue_27_the_ticks_of_an_attempt_a_killed_loop_left_are_taken_back_on_resume(
         &repo,
         "format codex\n[story=5 attempt=1]\ntick-story\nsleep 30\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n",
     );
-    let command = |extra: &[&str]| {
-        let mut cmd = ralph_with_fake(&repo, &agent);
-        cmd.args(["start", CHANGE, "--agent-command", &agent_command(&repo)])
-            .args(["--on-finish", "keep"])
-            .args(extra)
-            .env("FAKE_AGENT_TASKS", tracking_file(&repo));
-        cmd
-    };
+    let command = |extra: &[&str]| start_running(&repo, &agent, &agent_command(&repo), extra);
     let killed = Background::spawn(
         &repo,
         command(&["--source", "github", "--issues", issues.to_str().unwrap()]),
@@ -235,21 +249,8 @@ fn issue_27_the_ticks_of_an_attempt_a_killed_loop_left_are_taken_back_on_resume(
     assert_exit(&output, 0);
     // Story 5 is worked again, not taken as done on the strength of a tick
     // its cut-off attempt made.
-    assert_eq!(
-        story_commits(&repo),
-        [
-            "ralph(issues): story 5 Fix the typo in the README",
-            "ralph(issues): story 7 Greet the user",
-            "ralph(issues): story 3 Document the greeting",
-        ],
-        "{}",
-        describe(&output)
-    );
-    let retry = recorded_prompt(&repo, "5", 2);
-    assert!(
-        retry.contains("- [ ] Resolve #5 as its description asks"),
-        "{retry}"
-    );
+    assert_every_issue_checkpointed_in_order(&repo, &output);
+    assert_retry_sees_story_5_unticked(&repo);
 }
 
 #[test]

@@ -18,6 +18,22 @@ fn tick_only_then_real() -> String {
     )
 }
 
+/// `start` with `args` and an agent following [`tick_only_then_real`].
+fn start_tick_only(repo: &TestRepo, args: &[&str]) -> std::process::Output {
+    let agent = script(repo, &tick_only_then_real());
+    start(repo, &agent, args)
+}
+
+/// Keeps the branch, and gives up on a story after its first attempt.
+const KEEP_WITHOUT_RETRIES: &[&str] = &["--on-finish", "keep", "--max-retries", "0"];
+
+/// Commits `contract` as ralph.toml.
+fn commit_contract(repo: &TestRepo, contract: &str) {
+    repo.write("ralph.toml", contract);
+    repo.git(&["add", "ralph.toml"]);
+    repo.git(&["commit", "-q", "-m", "contract"]);
+}
+
 /// The prompt git-ralph saved for an attempt.
 fn saved_prompt(repo: &TestRepo, story: &str, attempt: u32) -> String {
     let path = run_dir(repo)
@@ -47,8 +63,7 @@ fn trailers(repo: &TestRepo, rev: &str) -> String {
 #[test]
 fn a_claim_that_only_ticks_boxes_is_flagged_by_default() {
     let repo = project(TWO_STORIES);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    let output = start_tick_only(&repo, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 
     // The console says so.
@@ -106,8 +121,7 @@ fn a_claim_that_only_ticks_boxes_is_flagged_by_default() {
 fn a_claim_that_only_ticks_boxes_is_refused_with_require_change() {
     let repo = project(TWO_STORIES);
     let tasks_before = repo.read(TASKS_PATH);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(&repo, &agent, &["--require-change", "--max-retries", "0"]);
+    let output = start_tick_only(&repo, &["--require-change", "--max-retries", "0"]);
     assert_exit(&output, 3);
     let reason = format!("no change besides ticking boxes in {TASKS_PATH}");
     assert_eq!(
@@ -139,42 +153,23 @@ fn require_change_comes_from_git_config_and_the_contract_per_story() {
     // ralph.requireChange refuses.
     let repo = project(TWO_STORIES);
     repo.git(&["config", "ralph.requireChange", "true"]);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
+    let output = start_tick_only(&repo, KEEP_WITHOUT_RETRIES);
     assert_exit(&output, 3);
     assert_eq!(attempts_of(&state(&repo), "1")[0].0, "rejected");
 
     // A story the contract lets change nothing is accepted, and flagged.
     let repo = project(TWO_STORIES);
     repo.git(&["config", "ralph.requireChange", "true"]);
-    repo.write("ralph.toml", "[story.\"1\"]\nrequire_change = false\n");
-    repo.git(&["add", "ralph.toml"]);
-    repo.git(&["commit", "-q", "-m", "contract"]);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
+    commit_contract(&repo, "[story.\"1\"]\nrequire_change = false\n");
+    let output = start_tick_only(&repo, KEEP_WITHOUT_RETRIES);
     assert_exit(&output, 0);
     let story1 = attempt_records(&state(&repo), "1");
     assert_eq!(story1[0]["flag"], "no change besides ticking boxes");
 
     // And `require_change = true` in the contract refuses without any flag.
     let repo = project(TWO_STORIES);
-    repo.write("ralph.toml", "require_change = true\n");
-    repo.git(&["add", "ralph.toml"]);
-    repo.git(&["commit", "-q", "-m", "contract"]);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
+    commit_contract(&repo, "require_change = true\n");
+    let output = start_tick_only(&repo, KEEP_WITHOUT_RETRIES);
     assert_exit(&output, 3);
     assert_eq!(attempts_of(&state(&repo), "1")[0].0, "rejected");
 }
@@ -183,8 +178,7 @@ fn require_change_comes_from_git_config_and_the_contract_per_story() {
 fn a_bad_require_change_setting_names_its_key() {
     let repo = project(TWO_STORIES);
     repo.git(&["config", "ralph.requireChange", "maybe"]);
-    let agent = script(&repo, &tick_only_then_real());
-    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    let output = start_tick_only(&repo, &["--on-finish", "keep"]);
     assert_exit(&output, 1);
     assert!(
         stderr(&output).contains("ralph.requireChange"),

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::claude::{ClaudeParser, with_result_error};
 use super::{Preset, PromptPassing};
-use crate::agent::stream::nonblank;
+use crate::agent::stream::{Json, nonblank};
 use crate::agent::{AgentEvent, Done, StreamParser, Usage};
 
 /// Amp talks only to Amp's service, so `agents --verify` cannot point it at
@@ -36,7 +36,7 @@ pub const PRESET: Preset = Preset {
 
 /// Parses Amp stream-json output.
 pub(super) struct AmpParser {
-    claude: ClaudeParser,
+    claude: Json<ClaudeParser>,
     message_usage: Usage,
     result_error: Option<String>,
 }
@@ -44,7 +44,7 @@ pub(super) struct AmpParser {
 impl AmpParser {
     pub(super) fn new() -> Self {
         AmpParser {
-            claude: ClaudeParser::new(),
+            claude: Json::new(ClaudeParser::new()),
             message_usage: Usage::default(),
             result_error: None,
         }

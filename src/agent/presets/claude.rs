@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit, string_at, unknown_reset,
+    FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit, string_at, unknown_reset,
 };
 use crate::agent::{AgentEvent, Done, RateLimit, ToolUse, Usage};
 use crate::standin::Protocol;
@@ -38,7 +38,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(ClaudeParser::new()),
+    parser: || Box::new(Json::new(ClaudeParser::new())),
     first_event: Some(|kind, _| CLAUDE_EVENT_TYPES.contains(&kind)),
     standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
 };
@@ -75,7 +75,6 @@ pub(super) struct ClaudeParser {
     last_message: TextTail,
     last_message_id: Option<String>,
     result: Option<Done>,
-    stream: JsonLines,
 }
 
 impl ClaudeParser {
@@ -84,7 +83,6 @@ impl ClaudeParser {
             last_message: TextTail::new(FINAL_MESSAGE_BYTES),
             last_message_id: None,
             result: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -167,10 +165,6 @@ impl ClaudeParser {
 }
 
 impl JsonEvents for ClaudeParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
@@ -183,12 +177,12 @@ impl JsonEvents for ClaudeParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         // Without `result` the process was cut short: what was said last
         // is reported, and the exit status decides.
         self.result
             .take()
-            .or_else(|| self.stream.cut_short(&self.last_message))
+            .or_else(|| lines.cut_short(&self.last_message))
     }
 }
 

@@ -16,7 +16,9 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in, string_at};
+use crate::agent::stream::{
+    FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, rate_limit_in, string_at,
+};
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
@@ -36,7 +38,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CodexParser::new()),
+    parser: || Box::new(Json::new(CodexParser::new())),
     first_event: Some(|kind, _| kind == "thread.started"),
     standin: Some(StandinSetup::with_tools(Protocol::OpenAiResponses, point)),
 };
@@ -75,7 +77,6 @@ pub(super) struct CodexParser {
     running_commands: HashSet<String>,
     unresolved_error: Option<String>,
     turn_failure: Option<String>,
-    stream: JsonLines,
 }
 
 impl CodexParser {
@@ -86,7 +87,6 @@ impl CodexParser {
             running_commands: HashSet::new(),
             unresolved_error: None,
             turn_failure: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -166,10 +166,6 @@ impl CodexParser {
 }
 
 impl JsonEvents for CodexParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "item.started" => self.on_item_started(&event["item"]),
@@ -197,8 +193,8 @@ impl JsonEvents for CodexParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
+        if !lines.saw_event() {
             return None;
         }
         let error = self

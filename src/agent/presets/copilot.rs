@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit, string_at,
+    ErrorReport, FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit, string_at,
 };
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
@@ -53,7 +53,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Argument,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CopilotParser::new()),
+    parser: || Box::new(Json::new(CopilotParser::new())),
     first_event: Some(|kind, event| {
         event.contains_key("data")
             && ["user.", "assistant.", "session.", "tool."]
@@ -86,7 +86,6 @@ pub(super) struct CopilotParser {
     turns: u64,
     unresolved_error: Option<ErrorReport>,
     result: Option<Value>,
-    stream: JsonLines,
 }
 
 impl CopilotParser {
@@ -99,7 +98,6 @@ impl CopilotParser {
             turns: 0,
             unresolved_error: None,
             result: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -216,10 +214,6 @@ impl CopilotParser {
 }
 
 impl JsonEvents for CopilotParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         let data = &event["data"];
         let top_level = event["agentId"].is_null() && data["parentToolCallId"].is_null();
@@ -255,8 +249,8 @@ impl JsonEvents for CopilotParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
-        if !self.stream.saw_event() {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
+        if !lines.saw_event() {
             return None;
         }
         let result = self.result.take();

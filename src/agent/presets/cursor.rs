@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::{Preset, PromptPassing};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, rate_limit_in};
 use crate::agent::{AgentEvent, Done, ToolUse};
 
 /// Cursor's CLI talks only to Cursor's service, so `agents --verify` cannot
@@ -33,7 +33,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(CursorParser::new()),
+    parser: || Box::new(Json::new(CursorParser::new())),
     first_event: None,
     standin: None,
 };
@@ -43,7 +43,6 @@ pub(super) struct CursorParser {
     final_message: TextTail,
     saw_assistant_text: bool,
     result: Option<Value>,
-    stream: JsonLines,
 }
 
 impl CursorParser {
@@ -52,7 +51,6 @@ impl CursorParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             saw_assistant_text: false,
             result: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -139,10 +137,6 @@ impl CursorParser {
 }
 
 impl JsonEvents for CursorParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "assistant" => self.on_assistant(&event),
@@ -155,12 +149,12 @@ impl JsonEvents for CursorParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short or failed before it began: what was
             // said last is reported, and the exit status decides.
-            None => self.stream.cut_short(&self.final_message),
+            None => lines.cut_short(&self.final_message),
         }
     }
 }

@@ -33,7 +33,7 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit,
+    ErrorReport, FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit,
 };
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
@@ -54,7 +54,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Stdin,
     env: &[],
     scratch: &[],
-    parser: || Box::new(DroidParser::new()),
+    parser: || Box::new(Json::new(DroidParser::new())),
     first_event: Some(|kind, event| {
         kind == "system"
             && event.contains_key("reasoning_effort")
@@ -95,7 +95,6 @@ pub(super) struct DroidParser {
     /// The first error of the run: the agent loop's own words, before the
     /// CLI's generic `Exec failed`.
     error: Option<ErrorReport>,
-    stream: JsonLines,
 }
 
 impl DroidParser {
@@ -104,7 +103,6 @@ impl DroidParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             completion: None,
             error: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -147,10 +145,6 @@ impl DroidParser {
 }
 
 impl JsonEvents for DroidParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" => self.on_message(&event),
@@ -197,7 +191,7 @@ impl JsonEvents for DroidParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         if let Some(error) = self.error.take() {
             return Some(Done {
                 final_text: self.final_message.as_str().to_owned(),
@@ -209,6 +203,6 @@ impl JsonEvents for DroidParser {
         }
         self.completion
             .take()
-            .or_else(|| self.stream.cut_short(&self.final_message))
+            .or_else(|| lines.cut_short(&self.final_message))
     }
 }

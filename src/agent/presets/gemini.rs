@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, rate_limit_in};
+use crate::agent::stream::{FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, rate_limit_in};
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
 
@@ -30,7 +30,7 @@ pub const PRESET: Preset = Preset {
     prompt: PromptPassing::Argument,
     env: &[],
     scratch: &[],
-    parser: || Box::new(GeminiParser::new()),
+    parser: || Box::new(Json::new(GeminiParser::new())),
     first_event: Some(|kind, event| kind == "init" && event.contains_key("session_id")),
     standin: Some(StandinSetup::with_tools(
         Protocol::GeminiGenerateContent,
@@ -63,7 +63,6 @@ pub(super) struct GeminiParser {
     final_message: TextTail,
     result: Option<Value>,
     last_error: Option<String>,
-    stream: JsonLines,
 }
 
 impl GeminiParser {
@@ -72,7 +71,6 @@ impl GeminiParser {
             final_message: TextTail::new(FINAL_MESSAGE_BYTES),
             result: None,
             last_error: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -111,10 +109,6 @@ impl GeminiParser {
 }
 
 impl JsonEvents for GeminiParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         match kind.as_str() {
             "message" if event["role"] == "assistant" => {
@@ -165,12 +159,12 @@ impl JsonEvents for GeminiParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         match self.result.take() {
             Some(result) => Some(self.done_from_result(&result)),
             // The process was cut short: what was said last is reported,
             // and the exit status decides.
-            None => self.stream.cut_short(&self.final_message),
+            None => lines.cut_short(&self.final_message),
         }
     }
 }

@@ -21,29 +21,23 @@
 
 use std::io;
 
-use super::opencode::{OpencodeParser, point_fork};
-use super::{Pointing, Preset, PromptPassing, StandinSetup};
+use super::opencode::{self, point_fork};
+use super::{Pointing, Preset, StandinSetup};
 use crate::standin::Protocol;
 
+/// opencode's preset under Kilo's names: the same `run --auto --format
+/// json` (without `--auto`, `kilo run` rejects every permission it would
+/// have asked for and ends with exit 0 and no answer), the same
+/// `provider/model` names, the same parser.
 pub const PRESET: Preset = Preset {
     name: "kilo",
     title: "Kilo Code CLI",
     program: "kilo",
     verified: Some("7.7.7"),
-    // Without `--auto`, `kilo run` rejects every permission it would have
-    // asked for, and the run ends there with exit 0 and no answer.
-    lead: &["run", "--auto", "--format", "json"],
-    // Kilo names models `provider/model`.
-    model_flag: Some("--model"),
-    tail: &[],
-    prompt: PromptPassing::Argument,
-    env: &[],
-    // Sessions and snapshots live under $XDG_DATA_HOME, not here.
-    scratch: &[],
-    parser: || Box::new(OpencodeParser::new()),
     // Its stream is opencode's, which opencode's check claims.
     first_event: None,
     standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),
+    ..opencode::PRESET
 };
 
 /// Kilo's anthropic provider, given the stand-in's URL in its config, as

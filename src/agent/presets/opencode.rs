@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    ErrorReport, FINAL_MESSAGE_BYTES, JsonEvents, JsonLines, mentions_rate_limit,
+    ErrorReport, FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit,
 };
 use crate::agent::{AgentEvent, Done, ToolUse, Usage};
 use crate::standin::Protocol;
@@ -43,7 +43,7 @@ pub const PRESET: Preset = Preset {
     env: &[],
     // Sessions and snapshots live under $XDG_DATA_HOME, not here.
     scratch: &[],
-    parser: || Box::new(OpencodeParser::new()),
+    parser: || Box::new(Json::new(OpencodeParser::new())),
     first_event: Some(|kind, event| {
         matches!(kind, "step_start" | "text" | "tool_use") && event.contains_key("part")
     }),
@@ -93,7 +93,6 @@ pub(super) struct OpencodeParser {
     first_timestamp: Option<u64>,
     last_timestamp: Option<u64>,
     unresolved_error: Option<ErrorReport>,
-    stream: JsonLines,
 }
 
 impl OpencodeParser {
@@ -106,7 +105,6 @@ impl OpencodeParser {
             first_timestamp: None,
             last_timestamp: None,
             unresolved_error: None,
-            stream: JsonLines::default(),
         }
     }
 
@@ -202,10 +200,6 @@ impl OpencodeParser {
 }
 
 impl JsonEvents for OpencodeParser {
-    fn lines(&mut self) -> &mut JsonLines {
-        &mut self.stream
-    }
-
     fn on_event(&mut self, event: Value, kind: String) -> Vec<AgentEvent> {
         if let Some(timestamp) = event["timestamp"].as_u64() {
             self.first_timestamp.get_or_insert(timestamp);
@@ -226,7 +220,7 @@ impl JsonEvents for OpencodeParser {
         }
     }
 
-    fn close(&mut self) -> Option<Done> {
+    fn close(&mut self, lines: &JsonLines) -> Option<Done> {
         let duration_ms = match (self.first_timestamp, self.last_timestamp) {
             (Some(first), Some(last)) => Some(last.saturating_sub(first)),
             _ => None,
@@ -236,7 +230,7 @@ impl JsonEvents for OpencodeParser {
             usage: self.usage,
             cost_usd: self.cost_usd,
             duration_ms,
-            ..self.stream.cut_short(&self.final_message)?
+            ..lines.cut_short(&self.final_message)?
         };
         Some(ErrorReport::settle(self.unresolved_error.take(), done))
     }

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::claude::{ClaudeParser, with_result_error};
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
-use crate::agent::stream::nonblank;
+use crate::agent::stream::{Json, nonblank};
 use crate::agent::{AgentEvent, Done, StreamParser};
 use crate::standin::Protocol;
 
@@ -74,14 +74,14 @@ fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
 
 /// Parses Qwen Code stream-json output.
 pub(super) struct QwenParser {
-    claude: ClaudeParser,
+    claude: Json<ClaudeParser>,
     result_error: Option<String>,
 }
 
 impl QwenParser {
     pub(super) fn new() -> Self {
         QwenParser {
-            claude: ClaudeParser::new(),
+            claude: Json::new(ClaudeParser::new()),
             result_error: None,
         }
     }

@@ -43,25 +43,51 @@ async fn run_with(inv: Invocation, timeout: Duration, stop: watch::Receiver<bool
     }
 }
 
+/// `inv` given `timeout`, never asked to stop.
+async fn run_unstopped(inv: Invocation, timeout: Duration) -> Outcome {
+    let (_keep, stop) = watch::channel(false);
+    run_with(inv, timeout, stop).await
+}
+
+/// `inv` given 30 seconds, never asked to stop.
+async fn run_invocation(inv: Invocation) -> Outcome {
+    run_unstopped(inv, Duration::from_secs(30)).await
+}
+
 /// A plain-text agent given `timeout`, never asked to stop.
 async fn run_plain_for(script: &str, timeout: Duration) -> Outcome {
-    let (_keep, stop) = watch::channel(false);
+    run_unstopped(sh(script, StreamFormat::Plain, StdinSource::Null), timeout).await
+}
+
+async fn run_sh(script: &str, format: StreamFormat) -> Outcome {
+    run_invocation(sh(script, format, StdinSource::Null)).await
+}
+
+/// A plain-text agent given 30 seconds, stopped when `stop` says so.
+async fn run_plain_until(script: &str, stop: watch::Receiver<bool>) -> Outcome {
     run_with(
         sh(script, StreamFormat::Plain, StdinSource::Null),
-        timeout,
+        Duration::from_secs(30),
         stop,
     )
     .await
 }
 
-async fn run_sh(script: &str, format: StreamFormat) -> Outcome {
+/// `inv` logging to `log_path`, given `timeout`, never asked to stop, its
+/// events dropped.
+async fn run_ignoring_events(
+    inv: &Invocation,
+    log_path: &Path,
+    timeout: Duration,
+) -> Result<AgentRun, RunnerError> {
     let (_keep, stop) = watch::channel(false);
-    run_with(
-        sh(script, format, StdinSource::Null),
-        Duration::from_secs(30),
-        stop,
-    )
-    .await
+    run(inv, log_path, timeout, stop, &mut |_: AgentEvent| {}).await
+}
+
+/// The agent exited 0 having promised completion.
+fn assert_completed(outcome: &Outcome) {
+    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
+    assert_eq!(outcome.run.conclusion, Conclusion::Complete);
 }
 
 #[tokio::test]
@@ -71,8 +97,7 @@ async fn an_echoed_promise_completes_and_lands_in_the_log() {
         StreamFormat::Plain,
     )
     .await;
-    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
-    assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    assert_completed(&outcome);
     assert_eq!(outcome.log, "working\n<promise>COMPLETE</promise>\n");
     assert_eq!(outcome.run.log_bytes, outcome.log.len() as u64);
     assert!(matches!(outcome.events.last(), Some(AgentEvent::Done(_))));
@@ -146,16 +171,11 @@ async fn a_killing_signal_is_reported() {
 #[tokio::test]
 async fn the_prompt_reaches_stdin() {
     let prompt = "Do the story.\n<promise>COMPLETE</promise>\n".to_owned();
-    let (_keep, stop) = watch::channel(false);
-    let outcome = run_with(
-        sh(
-            "cat",
-            StreamFormat::Plain,
-            StdinSource::Prompt(prompt.clone()),
-        ),
-        Duration::from_secs(30),
-        stop,
-    )
+    let outcome = run_invocation(sh(
+        "cat",
+        StreamFormat::Plain,
+        StdinSource::Prompt(prompt.clone()),
+    ))
     .await;
     assert_eq!(outcome.log, prompt);
     assert_eq!(outcome.run.conclusion, Conclusion::Complete);
@@ -164,19 +184,13 @@ async fn the_prompt_reaches_stdin() {
 #[tokio::test]
 async fn an_agent_ignoring_a_large_prompt_does_not_block() {
     let prompt = "x".repeat(4 * 1024 * 1024);
-    let (_keep, stop) = watch::channel(false);
-    let outcome = run_with(
-        sh(
-            "echo '<promise>COMPLETE</promise>'",
-            StreamFormat::Plain,
-            StdinSource::Prompt(prompt),
-        ),
-        Duration::from_secs(30),
-        stop,
-    )
+    let outcome = run_invocation(sh(
+        "echo '<promise>COMPLETE</promise>'",
+        StreamFormat::Plain,
+        StdinSource::Prompt(prompt),
+    ))
     .await;
-    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
-    assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    assert_completed(&outcome);
 }
 
 #[tokio::test]
@@ -195,8 +209,7 @@ async fn env_and_cwd_are_applied() {
     );
     inv.env = vec![("RALPH_TEST_VALUE".into(), "from-env".into())];
     inv.cwd = dir.path().to_owned();
-    let (_keep, stop) = watch::channel(false);
-    let outcome = run_with(inv, Duration::from_secs(30), stop).await;
+    let outcome = run_invocation(inv).await;
     let canonical = dir.path().canonicalize().expect("canonical");
     assert_eq!(outcome.log, format!("from-env\n{}\n", canonical.display()));
 }
@@ -206,21 +219,14 @@ async fn the_log_is_appended_to() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log_path = dir.path().join("agent.log");
     for word in ["one", "two"] {
-        let (_keep, stop) = watch::channel(false);
         let inv = sh(
             &format!("echo {word}"),
             StreamFormat::Plain,
             StdinSource::Null,
         );
-        run(
-            &inv,
-            &log_path,
-            Duration::from_secs(30),
-            stop,
-            &mut |_: AgentEvent| {},
-        )
-        .await
-        .expect("runs");
+        run_ignoring_events(&inv, &log_path, Duration::from_secs(30))
+            .await
+            .expect("runs");
     }
     let log = std::fs::read_to_string(&log_path).expect("log");
     assert_eq!(log, "one\ntwo\n");
@@ -267,12 +273,7 @@ async fn a_stop_request_ends_the_agent() {
         tokio::time::sleep(Duration::from_secs(10)).await;
     });
     let started = StdInstant::now();
-    let outcome = run_with(
-        sh("sleep 30", StreamFormat::Plain, StdinSource::Null),
-        Duration::from_secs(30),
-        stop,
-    )
-    .await;
+    let outcome = run_plain_until("sleep 30", stop).await;
     assert_eq!(outcome.run.exit, ExitStatusKind::Stopped);
     assert_eq!(
         outcome.run.conclusion,
@@ -287,12 +288,7 @@ async fn a_stop_request_ends_the_agent() {
 async fn an_early_stop_request_is_honoured() {
     let (_keep, stop) = watch::channel(true);
     let started = StdInstant::now();
-    let outcome = run_with(
-        sh("sleep 30", StreamFormat::Plain, StdinSource::Null),
-        Duration::from_secs(30),
-        stop,
-    )
-    .await;
+    let outcome = run_plain_until("sleep 30", stop).await;
     assert_eq!(outcome.run.exit, ExitStatusKind::Stopped);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -301,18 +297,8 @@ async fn an_early_stop_request_is_honoured() {
 async fn a_dropped_stop_sender_does_not_stop_the_agent() {
     let (stop_tx, stop) = watch::channel(false);
     drop(stop_tx);
-    let outcome = run_with(
-        sh(
-            "sleep 0.2; echo '<promise>COMPLETE</promise>'",
-            StreamFormat::Plain,
-            StdinSource::Null,
-        ),
-        Duration::from_secs(30),
-        stop,
-    )
-    .await;
-    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
-    assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    let outcome = run_plain_until("sleep 0.2; echo '<promise>COMPLETE</promise>'", stop).await;
+    assert_completed(&outcome);
 }
 
 #[tokio::test]
@@ -331,8 +317,7 @@ async fn background_processes_do_not_outlive_the_run() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
-    assert_eq!(outcome.run.conclusion, Conclusion::Complete);
+    assert_completed(&outcome);
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!marker.exists(), "the background job was killed");
 }
@@ -344,16 +329,9 @@ async fn a_missing_program_is_a_spawn_error_with_a_hint() {
         program: "/nonexistent/agent-cli".into(),
         ..sh("", StreamFormat::Plain, StdinSource::Null)
     };
-    let (_keep, stop) = watch::channel(false);
-    let error = run(
-        &inv,
-        &dir.path().join("log"),
-        Duration::from_secs(5),
-        stop,
-        &mut |_: AgentEvent| {},
-    )
-    .await
-    .expect_err("cannot spawn");
+    let error = run_ignoring_events(&inv, &dir.path().join("log"), Duration::from_secs(5))
+        .await
+        .expect_err("cannot spawn");
     assert!(
         matches!(error, RunnerError::Process(ProcessError::Spawn { .. })),
         "{error:?}"
@@ -384,17 +362,10 @@ async fn a_missing_working_directory_is_reported_as_such() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut inv = sh("echo hi", StreamFormat::Plain, StdinSource::Null);
     inv.cwd = dir.path().join("gone");
-    let (_keep, stop) = watch::channel(false);
     let log_path = dir.path().join("log");
-    let error = run(
-        &inv,
-        &log_path,
-        Duration::from_secs(5),
-        stop,
-        &mut |_: AgentEvent| {},
-    )
-    .await
-    .expect_err("no such directory");
+    let error = run_ignoring_events(&inv, &log_path, Duration::from_secs(5))
+        .await
+        .expect_err("no such directory");
     assert!(
         matches!(error, RunnerError::Process(ProcessError::Workdir { .. })),
         "{error:?}"
@@ -456,16 +427,11 @@ async fn every_fixture_concludes_the_same_through_a_real_process() {
     for ((explicit, name, transcript, exit), expected) in cases {
         let code: i32 = exit.trim().parse().expect("exit code");
         for format in [explicit, StreamFormat::Auto] {
-            let (_keep, stop) = watch::channel(false);
-            let outcome = run_with(
-                sh(
-                    &format!("cat; exit {code}"),
-                    format,
-                    StdinSource::Prompt(transcript.to_owned()),
-                ),
-                Duration::from_secs(30),
-                stop,
-            )
+            let outcome = run_invocation(sh(
+                &format!("cat; exit {code}"),
+                format,
+                StdinSource::Prompt(transcript.to_owned()),
+            ))
             .await;
             assert_eq!(outcome.run.exit, ExitStatusKind::Exited(code), "{name}");
             assert_eq!(outcome.log, transcript, "{name}");

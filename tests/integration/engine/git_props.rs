@@ -606,10 +606,21 @@ fn run_fixed(rounds: &[Round]) {
     }
 }
 
+fn fixed_round(mutations: Vec<Mutation>, finish: Finish) -> Round {
+    Round { mutations, finish }
+}
+
 fn write_op(path: &str, content: &'static str) -> Mutation {
     Mutation::Write {
         path: path.to_owned(),
         content,
+    }
+}
+
+fn symlink_op(path: &str, target: &'static str) -> Mutation {
+    Mutation::Symlink {
+        path: path.to_owned(),
+        target,
     }
 }
 
@@ -618,23 +629,23 @@ fn write_op(path: &str, content: &'static str) -> Mutation {
 /// attempt emptied `.gitignore`.
 #[test]
 fn revert_keeps_files_the_committed_gitignore_ignores() {
-    run_fixed(&[Round {
-        mutations: vec![write_op(".gitignore", ""), write_op("target/x", "")],
-        finish: Finish::Revert,
-    }]);
+    run_fixed(&[fixed_round(
+        vec![write_op(".gitignore", ""), write_op("target/x", "")],
+        Finish::Revert,
+    )]);
 }
 
 /// The converse: a file only the attempt's own ignore rule covered is
 /// untracked once `.gitignore` is restored, so the revert removes it.
 #[test]
 fn revert_removes_files_only_the_discarded_gitignore_ignores() {
-    run_fixed(&[Round {
-        mutations: vec![
+    run_fixed(&[fixed_round(
+        vec![
             write_op(".gitignore", "*.log\ntarget/\nx\n"),
             write_op("x", "one\n"),
         ],
-        finish: Finish::Revert,
-    }]);
+        Finish::Revert,
+    )]);
 }
 
 /// An executable that became a dangling symlink is a type change to git.
@@ -643,17 +654,8 @@ fn revert_removes_files_only_the_discarded_gitignore_ignores() {
 #[test]
 fn an_executable_replaced_by_a_dangling_symlink_is_a_type_change() {
     run_fixed(&[
-        Round {
-            mutations: vec![write_op("run.sh", "one\n")],
-            finish: Finish::Revert,
-        },
-        Round {
-            mutations: vec![Mutation::Symlink {
-                path: "run.sh".to_owned(),
-                target: "missing",
-            }],
-            finish: Finish::Checkpoint,
-        },
+        fixed_round(vec![write_op("run.sh", "one\n")], Finish::Revert),
+        fixed_round(vec![symlink_op("run.sh", "missing")], Finish::Checkpoint),
     ]);
 }
 
@@ -663,30 +665,21 @@ fn an_executable_replaced_by_a_dangling_symlink_is_a_type_change() {
 #[test]
 fn revert_undoes_swaps_under_ignored_files_and_symlinks() {
     run_fixed(&[
-        Round {
-            mutations: vec![write_op("a/x", "one\n")],
-            finish: Finish::Checkpoint,
-        },
-        Round {
-            mutations: vec![Mutation::MakeDir {
+        fixed_round(vec![write_op("a/x", "one\n")], Finish::Checkpoint),
+        fixed_round(
+            vec![Mutation::MakeDir {
                 path: "a/x".to_owned(),
                 child: Some(("z.log", "two\n")),
             }],
-            finish: Finish::Revert,
-        },
-        Round {
-            mutations: vec![write_op("b/x", "two\n"), write_op("b/y", "one\n")],
-            finish: Finish::Checkpoint,
-        },
-        Round {
-            mutations: vec![
-                Mutation::Symlink {
-                    path: "b".to_owned(),
-                    target: "a",
-                },
-                write_op("a/y", "one\n"),
-            ],
-            finish: Finish::PreserveThenRevert,
-        },
+            Finish::Revert,
+        ),
+        fixed_round(
+            vec![write_op("b/x", "two\n"), write_op("b/y", "one\n")],
+            Finish::Checkpoint,
+        ),
+        fixed_round(
+            vec![symlink_op("b", "a"), write_op("a/y", "one\n")],
+            Finish::PreserveThenRevert,
+        ),
     ]);
 }

@@ -403,6 +403,15 @@ pub fn ralph_cmd(repo: &TestRepo, args: &[&str]) -> Output {
     run(ralph(repo).args(args))
 }
 
+/// `git ralph start <args> --dry-run --agent-command true`: the preview,
+/// with an agent that is never run.
+pub fn dry_run(repo: &TestRepo, args: &[&str]) -> Output {
+    run(ralph(repo)
+        .arg("start")
+        .args(args)
+        .args(["--dry-run", "--agent-command", "true"]))
+}
+
 /// Runs `cmd` to the end; panics only when it cannot start.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output()
@@ -728,6 +737,29 @@ pub fn required_tool(name: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(name))
         .collect();
     required(name, &candidates)
+}
+
+/// The test's own bin directory, where stand-ins for programs go.
+pub fn bin_dir(repo: &TestRepo) -> PathBuf {
+    repo.dir.path().join("bin")
+}
+
+/// A PATH of the test's [`bin_dir`], then links to `tools` alone: a
+/// program installed on the machine that is neither is never found.
+pub fn path_with_bin_and(repo: &TestRepo, tools: &[&str]) -> String {
+    let linked = repo.dir.path().join("tools");
+    if !linked.exists() {
+        fs::create_dir_all(&linked).expect("tools dir");
+        let outer = std::env::var_os("PATH").unwrap_or_default();
+        for tool in tools {
+            let found = std::env::split_paths(&outer)
+                .map(|dir| dir.join(tool))
+                .find(|path| path.is_file())
+                .unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(found, linked.join(tool)).expect("a tool link");
+        }
+    }
+    format!("{}:{}", bin_dir(repo).display(), linked.display())
 }
 
 /// `text` quoted for `sh`.
