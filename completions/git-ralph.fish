@@ -59,6 +59,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l model -d '
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-retries -d 'Retries per story after its first attempt [default: 3; config: ralph.maxRetries]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l command-timeout -d 'Seconds any external command may run [default: 30; config: ralph.commandTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l agent-timeout -d 'Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l idle-timeout -d 'How long an agent may print nothing before it is stopped like a timeout, e.g. 15m; 0 lets it be silent [default: 15m; config: ralph.idleTimeout]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l on-finish -d 'What to do when the loop ends [default: ask; config: ralph.onFinish]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'
@@ -83,6 +84,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtim
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l fallback-agent -d 'An agent preset the story goes to when the agent hits a usage limit that resets later than --max-rate-limit-wait allows; the primary is tried again at the next story (repeatable, tried in order) [config: ralph.fallbackAgents]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l worktree -d 'Work in a worktree of its own on ralph/<CHANGE>, beside yours, which the run never touches (HEAD, index, files, stashes): at PATH, or by default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent -d 'The agent preset a role runs, e.g. reviewer=codex (repeatable)' -r -f
@@ -97,6 +99,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-fai
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l require-change -d 'Refuse a claim of completion whose only change is ticking boxes in the tracking file; by default it is accepted and flagged [config: ralph.requireChange; per story: require_change in ralph.toml]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnings -d 'No learnings file: prompts neither show nor ask for one [config: ralph.learnings = false]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you, or waits out a usage limit: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'

@@ -87,6 +87,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "screen or plain: how start shows a run on a terminal (default: screen); --plain",
     ),
     (
+        "ralph.hook.<event>",
+        "a command run at that moment of a run (multi-valued; onRunStart, onStoryStart, onStoryDone, onAttemptFailed or onRunEnd), before the hooks of ralph.toml; its failure is reported and the run goes on",
+    ),
+    (
         "ralph.<agent>.args",
         "extra arguments for that preset, split on whitespace",
     ),
@@ -123,6 +127,14 @@ pub const KEYS: &[(&str, &str)] = &[
         "total wait for usage limits (default: 6h); --max-rate-limit-wait",
     ),
     (
+        "ralph.fallbackAgents",
+        "agent presets, e.g. codex,gemini, a story goes to in turn when the agent's usage limit resets later than ralph.maxRateLimitWait allows (default: none); --fallback-agent",
+    ),
+    (
+        "ralph.idleTimeout",
+        "how long an agent may print nothing before it is stopped, e.g. 15m (default: 15m, 0 = off); --idle-timeout",
+    ),
+    (
         "ralph.requireChange",
         "refuse a claim that changes nothing besides ticking boxes (default: false, it is only flagged); --require-change",
     ),
@@ -137,6 +149,18 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "ralph.sandbox",
         "run the agent under bubblewrap with the git directory read-only (default: false); --sandbox",
+    ),
+    (
+        "ralph.notify",
+        "a desktop notification (notify-send, osascript) and the bell when a run ends, done or stopped for you, or waits out a usage limit (default: false); --notify",
+    ),
+    (
+        "ralph.notifyWebhook",
+        "an http:// or https:// address told by a JSON POST when a run ends or waits out a usage limit, over [notify] webhook in ralph.toml",
+    ),
+    (
+        "ralph.notifyPayload",
+        "the webhook's body: json (default) or slack, a Slack-compatible {\"text\": ...}",
     ),
     (
         "ralph.worktree",
@@ -173,6 +197,23 @@ pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
         return Err(invalid());
     }
     Ok(total)
+}
+
+/// A duration as people write it, the way [`parse_duration`] reads it:
+/// `15m`, `1h30m`, `90s` is `1m30s`, `0s`.
+pub fn format_duration(secs: u64) -> String {
+    if secs == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    let mut left = secs;
+    for (unit, size) in [("d", 86400), ("h", 3600), ("m", 60), ("s", 1)] {
+        if left >= size {
+            out.push_str(&format!("{}{unit}", left / size));
+            left %= size;
+        }
+    }
+    out
 }
 
 /// A duration from git config, or an error naming the key.
@@ -283,6 +324,33 @@ pub fn agent(repo: &Repo) -> Result<Option<String>, ConfigError> {
     Ok(Some(name))
 }
 
+/// `ralph.fallbackAgents`: presets, separated by commas, each checked.
+pub fn fallback_agents(repo: &Repo) -> Result<Option<Vec<String>>, ConfigError> {
+    let Some(value) = repo.config_string("ralph.fallbackAgents") else {
+        return Ok(None);
+    };
+    let names: Vec<String> = value
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if names
+        .iter()
+        .any(|name| crate::agent::presets::lookup(name).is_none())
+    {
+        return Err(bad_value(
+            "ralph.fallbackAgents",
+            &value,
+            &format!(
+                "agent presets separated by commas, among {}",
+                crate::agent::presets::PRESETS.join(", ")
+            ),
+        ));
+    }
+    Ok(Some(names))
+}
+
 /// `ralph.roles`: a comma-separated pipeline of roles.
 pub fn roles(repo: &Repo) -> Result<Option<Vec<Role>>, ConfigError> {
     let Some(value) = repo.config_string("ralph.roles") else {
@@ -374,6 +442,37 @@ pub fn ui(repo: &Repo) -> Result<Option<UiChoice>, ConfigError> {
     }
 }
 
+/// `ralph.notifyWebhook` and `ralph.notifyPayload`: the user's own
+/// webhook, over the repository's.
+pub fn notify(repo: &Repo) -> Result<crate::notify::NotifySettings, ConfigError> {
+    let payload = match repo.config_string("ralph.notifyPayload") {
+        None => None,
+        Some(value) => Some(match value.trim().to_ascii_lowercase().as_str() {
+            "json" => crate::notify::Payload::Json,
+            "slack" => crate::notify::Payload::Slack,
+            _ => return Err(bad_value("ralph.notifyPayload", &value, "json or slack")),
+        }),
+    };
+    Ok(crate::notify::NotifySettings {
+        webhook: repo.config_string("ralph.notifyWebhook"),
+        payload,
+    })
+}
+
+/// `ralph.hook.<event>` (multi-valued): hooks that report their failures.
+pub fn hooks(repo: &Repo) -> crate::contract::Hooks {
+    use crate::contract::{Hook, HookEvent, Hooks};
+    let mut hooks = Hooks::default();
+    for event in HookEvent::ALL {
+        for command in repo.config_strings(&format!("ralph.hook.{}", event.config_name())) {
+            if !command.trim().is_empty() {
+                hooks.push(event, Hook::command(&command));
+            }
+        }
+    }
+    hooks
+}
+
 /// `ralph.<agent>.args`, split on whitespace.
 pub fn agent_args(repo: &Repo, agent: &str) -> Vec<String> {
     repo.config_string(&format!("ralph.{agent}.args"))
@@ -388,6 +487,22 @@ fn bad_value(key: &str, value: &str, expected: &str) -> ConfigError {
 #[cfg(test)]
 mod tests {
     use super::parse_duration;
+
+    #[test]
+    fn durations_are_written_as_they_are_read() {
+        use super::format_duration;
+        for (secs, text) in [
+            (0, "0s"),
+            (2, "2s"),
+            (90, "1m30s"),
+            (900, "15m"),
+            (5400, "1h30m"),
+            (90000, "1d1h"),
+        ] {
+            assert_eq!(format_duration(secs), text);
+            assert_eq!(parse_duration(text), Ok(secs));
+        }
+    }
 
     #[test]
     fn durations_in_every_unit() {

@@ -133,6 +133,16 @@ pub enum Event {
         until_unix: u64,
         message: String,
     },
+    /// The agent hit a usage limit that resets later than the wait
+    /// allows: the story goes to the fallback agent `to`.
+    AgentFallback {
+        story_id: String,
+        /// The attempt that hit the limit.
+        attempt: u32,
+        from: String,
+        to: String,
+        message: String,
+    },
     /// Verification results worth seeing: checks that ran, and how.
     Checks {
         story_id: String,

@@ -33,7 +33,8 @@ pub enum Exit {
     /// A failure of git-ralph itself or of the machine (a bug, a full disk,
     /// an unreadable state file), as sysexits' EX_SOFTWARE.
     Internal = 70,
-    /// The user stopped the run (Ctrl-C, `q`, or `git ralph abort`).
+    /// The user stopped the run (Ctrl-C, `q`, `git ralph abort`, or one of
+    /// their hooks with `on_error = "stop"`).
     Interrupted = 130,
 }
 
@@ -73,7 +74,7 @@ impl Exit {
                 "internal: a failure of git-ralph itself or of the machine (an I/O or git error, a damaged state file)"
             }
             Exit::Interrupted => {
-                "interrupted: the user stopped the run (Ctrl-C, q, or git ralph abort)"
+                "interrupted: the user stopped the run (Ctrl-C, q, git ralph abort, or a hook with on_error = \"stop\"); it resumes"
             }
         }
     }

@@ -18,6 +18,7 @@ pub mod demo;
 pub mod events;
 pub mod exit;
 pub mod git;
+pub mod notify;
 pub mod preview;
 pub mod process;
 pub mod prompt;

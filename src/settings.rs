@@ -67,6 +67,9 @@ pub const DEFAULT_AGENT_TIMEOUT: u64 = 3600;
 pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
 /// Six hours: long enough for a five-hour usage window to reset.
 pub const DEFAULT_MAX_RATE_LIMIT_WAIT: u64 = 6 * 3600;
+/// Fifteen minutes: longer than a quiet build or test run, shorter than
+/// an hour of nothing.
+pub const DEFAULT_IDLE_TIMEOUT: u64 = 15 * 60;
 
 /// A run's settings, as stored in `state.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +83,11 @@ pub struct Settings {
     pub max_retries: u32,
     pub command_timeout_secs: u64,
     pub agent_timeout_secs: u64,
+    /// `--idle-timeout`: seconds an agent may print nothing before it is
+    /// stopped; 0 lets it be silent (and is what runs of earlier releases
+    /// read as).
+    #[serde(default)]
+    pub idle_timeout_secs: u64,
     pub on_finish: OnFinish,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_template: Option<String>,
@@ -130,6 +138,10 @@ pub struct Settings {
     /// read-only to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sandbox: bool,
+    /// `--notify` or `ralph.notify`: a desktop notification and the bell
+    /// when the run ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub notify: bool,
     /// `--roles` or `ralph.roles`: the role pipeline; `None` leaves it to
     /// the contract (`roles` in ralph.toml), which may give none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +149,11 @@ pub struct Settings {
     /// `--role-agent`, `--role-agent-command`, `--role-model`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub role_agents: BTreeMap<Role, RoleAgent>,
+    /// `--fallback-agent` or `ralph.fallbackAgents`: the presets a story
+    /// goes to, in order, when the agent's usage limit outlasts
+    /// `--max-rate-limit-wait`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_agents: Vec<String>,
 }
 
 impl Settings {
@@ -177,6 +194,7 @@ pub struct Requested {
     pub max_retries: Option<u32>,
     pub command_timeout: Option<u64>,
     pub agent_timeout: Option<u64>,
+    pub idle_timeout: Option<u64>,
     pub on_finish: Option<OnFinish>,
     pub prompt_template: Option<PathBuf>,
     pub source: Option<SourceKind>,
@@ -199,8 +217,10 @@ pub struct Requested {
     pub require_change: bool,
     pub no_learnings: bool,
     pub sandbox: bool,
+    pub notify: bool,
     pub roles: Option<Vec<Role>>,
     pub role_agents: BTreeMap<Role, RoleAgent>,
+    pub fallback_agents: Vec<String>,
     /// `--worktree [PATH]`: `Some(None)` for the default place beside the
     /// user's worktree.
     pub worktree: Option<Option<PathBuf>>,
@@ -272,6 +292,12 @@ pub fn resolve(
         || config::integer(repo, "ralph.agentTimeout"),
         DEFAULT_AGENT_TIMEOUT,
     )?;
+    let idle_timeout = layer(
+        req.idle_timeout,
+        stored.map(|s| s.idle_timeout_secs),
+        || config::duration(repo, "ralph.idleTimeout"),
+        DEFAULT_IDLE_TIMEOUT,
+    )?;
     let on_finish = layer(
         req.on_finish,
         stored.map(|s| s.on_finish),
@@ -324,11 +350,22 @@ pub fn resolve(
         || config::boolean(repo, "ralph.sandbox"),
         false,
     )?;
+    let notify = layer(
+        req.notify.then_some(true),
+        stored.map(|s| s.notify),
+        || config::boolean(repo, "ralph.notify"),
+        false,
+    )?;
     let roles = match (&req.roles, stored.and_then(|s| s.roles.clone())) {
         (Some(roles), _) => Some(roles.clone()),
         (None, Some(stored)) => Some(stored),
         (None, None) if fresh => config::roles(repo)?,
         (None, None) => None,
+    };
+    let fallback_agents = match (req.fallback_agents.is_empty(), stored) {
+        (false, _) => req.fallback_agents.clone(),
+        (true, Some(stored)) => stored.fallback_agents.clone(),
+        (true, None) => config::fallback_agents(repo)?.unwrap_or_default(),
     };
     let mut role_agents = stored.map(|s| s.role_agents.clone()).unwrap_or_default();
     for (role, choice) in &req.role_agents {
@@ -345,8 +382,10 @@ pub fn resolve(
         require_change,
         no_learnings,
         sandbox,
+        notify,
         roles,
         role_agents,
+        fallback_agents,
         guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
         once: req.once || stored.is_some_and(|s| s.once),
         revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),
@@ -362,6 +401,7 @@ pub fn resolve(
         max_retries,
         command_timeout_secs: command_timeout,
         agent_timeout_secs: agent_timeout,
+        idle_timeout_secs: idle_timeout,
         on_finish,
         prompt_template: absolute(&req.prompt_template)
             .or_else(|| stored.and_then(|s| s.prompt_template.clone())),

@@ -148,7 +148,10 @@ pub fn conclude(
     token: &str,
     scope: PromiseScope,
 ) -> Conclusion {
-    if matches!(exit, ExitStatusKind::TimedOut | ExitStatusKind::Stopped) {
+    if matches!(
+        exit,
+        ExitStatusKind::TimedOut | ExitStatusKind::Stopped | ExitStatusKind::Idle
+    ) {
         return Conclusion::AgentError {
             message: format!("the agent {exit}"),
         };

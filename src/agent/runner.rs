@@ -56,6 +56,9 @@ pub struct Invocation {
     /// Where to record the agent's process group while it runs, so that a
     /// later git-ralph can end an agent whose loop was killed.
     pub pid_file: Option<PathBuf>,
+    /// An agent that prints nothing for this long is stopped, as
+    /// [`ExitStatusKind::Idle`]; `None` lets it be silent.
+    pub idle: Option<Duration>,
 }
 
 /// How an attempt ended and what it amounted to.
@@ -99,8 +102,9 @@ impl RunnerError {
     }
 }
 
-/// Runs the agent described by `inv` until it exits, `timeout` passes or
-/// `stop` turns true, reporting each event to `on_event` as it is parsed.
+/// Runs the agent described by `inv` until it exits, `timeout` passes, it
+/// is silent for its idle limit, or `stop` turns true, reporting each event
+/// to `on_event` as it is parsed.
 ///
 /// Stdout is appended to `log_path` (parent directories are created) and
 /// stderr to the same path with `.stderr` appended. The final
@@ -132,6 +136,7 @@ pub async fn run(
     let mut sink_error: Option<RunnerError> = None;
     let limits = Limits {
         timeout,
+        idle: inv.idle,
         stop: Some(stop),
     };
     let exit = {

@@ -63,6 +63,7 @@ impl AgentSpec {
             format: self.format,
             promise_token: promise_token.to_owned(),
             pid_file: None,
+            idle: None,
         }
     }
 

@@ -140,6 +140,9 @@ pub struct TrailAttempt {
     /// Tasks it added, as `<story>: <task>`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub added_tasks: Vec<String>,
+    /// The agent that ran it, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -157,6 +160,7 @@ impl From<&AttemptRecord> for TrailAttempt {
             cost_usd: record.cost_usd,
             flag: record.flag,
             role: record.role,
+            agent: record.agent.clone(),
             outside_ticks: record.outside_ticks.clone(),
             git_dir_changes: record.git_dir_changes.clone(),
             added_tasks: record.added_tasks.clone(),

@@ -51,9 +51,15 @@
 //! [[story."2".check]]
 //! command = "test -s bye.txt"
 //! ```
+//!
+//! The same files hold the role pipeline (`[roles]`, see [`roles`]), the
+//! user's lifecycle hooks (`[hooks]`, see [`hooks`]) and the webhook told
+//! when a run ends (`[notify]`, see [`crate::notify`]); all are part of the
+//! snapshot, so none can be changed by an agent mid-run.
 
 mod checks;
 mod error;
+pub mod hooks;
 mod method;
 pub mod roles;
 mod verify;
@@ -130,6 +136,19 @@ required = false
 
 [story."3".roles.tester]        # one story's roles, over [roles.*]
 enabled = false
+
+[hooks]                         # commands run around the run, the event as JSON on stdin
+on_run_start = "./notify.sh started"       # a command, or a list of them
+on_attempt_failed = ["./log.sh", "./page.sh"]
+on_run_end = "./notify.sh \"$RALPH_OUTCOME\""
+[hooks.on_story_done]           # or a table
+command = "./deploy-preview.sh"
+on_error = "stop"               # report (default: the run goes on) or stop (resumable)
+timeout = 120                   # seconds; default --command-timeout
+
+[notify]                        # told when a run ends, done or stopped for you
+webhook = "https://hooks.slack.com/services/..."  # a JSON POST (https:// through curl)
+payload = "slack"               # json (default) or slack: {"text": ...}
 "#;
 
 use std::collections::BTreeMap;
@@ -137,9 +156,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::notify::NotifySettings;
 pub use checks::{CheckOutcome, run_check, run_checks};
 pub use error::ContractError;
 use error::read_file;
+pub use hooks::{Hook, HookEvent, Hooks, OnError};
 pub use method::{Method, Stage};
 pub use roles::{Role, RoleAgent, RoleError, RoleRules, RolesField};
 pub use verify::{Verdict, VerifyContext, describe_changes, verify};
@@ -278,6 +299,12 @@ pub struct Contract {
     /// The role pipeline and the roles' settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<RolesField>,
+    /// Commands run at the moments of the run they name.
+    #[serde(default, skip_serializing_if = "Hooks::is_empty")]
+    pub hooks: Hooks,
+    /// Where the end of a run is told: the webhook.
+    #[serde(default, skip_serializing_if = "NotifySettings::is_empty")]
+    pub notify: NotifySettings,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +404,8 @@ impl Contract {
         };
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
+        self.hooks = std::mem::take(&mut self.hooks).then(other.hooks);
+        self.notify = std::mem::take(&mut self.notify).then(other.notify);
         for (id, story) in other.story {
             let entry = self.story.entry(id).or_default();
             if story.outcome.is_some() {

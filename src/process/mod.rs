@@ -101,6 +101,8 @@ pub enum ExitStatusKind {
     TimedOut,
     /// git-ralph killed it because the user asked to stop.
     Stopped,
+    /// git-ralph killed it because it printed nothing for its idle timeout.
+    Idle,
 }
 
 impl ExitStatusKind {
@@ -125,6 +127,7 @@ impl std::fmt::Display for ExitStatusKind {
             ExitStatusKind::Signaled(signal) => write!(f, "was killed by signal {signal}"),
             ExitStatusKind::TimedOut => f.write_str("timed out"),
             ExitStatusKind::Stopped => f.write_str("was stopped"),
+            ExitStatusKind::Idle => f.write_str("went idle"),
         }
     }
 }
@@ -187,11 +190,14 @@ impl ProcessError {
     }
 }
 
-/// What a caller may set besides the program: how long it may run, and a
-/// stop request it must honour.
+/// What a caller may set besides the program: how long it may run, how
+/// long it may stay silent, and a stop request it must honour.
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub timeout: Duration,
+    /// Printing nothing (on stdout or stderr) for this long ends the child
+    /// as [`ExitStatusKind::Idle`]; `None` lets it be silent.
+    pub idle: Option<Duration>,
     /// Turning true ends the child as [`ExitStatusKind::Stopped`].
     pub stop: Option<watch::Receiver<bool>>,
 }
@@ -200,12 +206,14 @@ impl Limits {
     pub fn timeout(timeout: Duration) -> Limits {
         Limits {
             timeout,
+            idle: None,
             stop: None,
         }
     }
 }
 
-/// Runs `spec` until it exits, its time is up, or a stop is requested,
+/// Runs `spec` until it exits, its time is up, it has been silent for its
+/// idle limit, or a stop is requested,
 /// handing every chunk of output to `on_output` as it arrives. An error
 /// from `on_output` ends the child and is returned as
 /// [`ProcessError::Output`].
@@ -264,9 +272,13 @@ pub async fn run(
     let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
     let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
     // A timeout too large to represent means "no timeout".
-    let deadline = Instant::now()
-        .checked_add(limits.timeout)
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
+    let far = |from: Instant, after: Duration| {
+        from.checked_add(after)
+            .unwrap_or_else(|| from + Duration::from_secs(100 * 365 * 24 * 3600))
+    };
+    let deadline = far(Instant::now(), limits.timeout);
+    // Every chunk of output pushes it back.
+    let mut idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
     let (mut stdout_open, mut stderr_open) = (true, true);
     let mut status: Option<ExitStatus> = None;
     let mut ending: Option<Ending> = None;
@@ -295,18 +307,24 @@ pub async fn run(
                 let n = read.map_err(read_error)?;
                 if n == 0 {
                     stdout_open = false;
-                } else if let Err(err) = on_output(Stream::Stdout, &out_buf[..n]) {
-                    output_error = Some(err);
-                    break None;
+                } else {
+                    idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
+                    if let Err(err) = on_output(Stream::Stdout, &out_buf[..n]) {
+                        output_error = Some(err);
+                        break None;
+                    }
                 }
             }
             read = stderr.read(&mut err_buf), if stderr_open => {
                 let n = read.map_err(read_error)?;
                 if n == 0 {
                     stderr_open = false;
-                } else if let Err(err) = on_output(Stream::Stderr, &err_buf[..n]) {
-                    output_error = Some(err);
-                    break None;
+                } else {
+                    idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
+                    if let Err(err) = on_output(Stream::Stderr, &err_buf[..n]) {
+                        output_error = Some(err);
+                        break None;
+                    }
                 }
             }
             exited = child.wait(), if running => {
@@ -315,6 +333,9 @@ pub async fn run(
             }
             _ = sleep_until(deadline), if running && ending.is_none() => {
                 ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
+            }
+            _ = sleep_until(idle_at.unwrap_or(deadline)), if running && ending.is_none() && idle_at.is_some() => {
+                ending = Some(Ending::begin(&group, ExitStatusKind::Idle)?);
             }
             changed = async { stop.as_mut().expect("checked").changed().await }, if running && ending.is_none() && stop_live => {
                 match changed {
@@ -608,6 +629,7 @@ mod tests {
         });
         let limits = Limits {
             timeout: Duration::from_secs(60),
+            idle: None,
             stop: Some(rx),
         };
         let (exit, _) = run_collecting(&spec, limits, 16).await.unwrap();

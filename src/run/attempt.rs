@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::blocking;
 use super::error::RunError;
+use super::fallback::AttemptAgent;
 use super::pipeline::Turn;
 use super::prompting::Place;
 use super::story_loop::StoryLoop;
@@ -55,6 +56,8 @@ struct Prepared {
     log_path: PathBuf,
     /// The promise token the story's contract asks for, if any.
     token: Option<String>,
+    /// The agent that runs it.
+    agent: AttemptAgent,
 }
 
 impl StoryLoop {
@@ -67,6 +70,9 @@ impl StoryLoop {
     ) -> Result<(), RunError> {
         self.guard_head("before starting the agent").await?;
         let prepared = self.prepare(story, stories, turn.as_ref()).await?;
+        if !self.hooks_let_agent_start(story, prepared.attempt).await? {
+            return Ok(());
+        }
         let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
@@ -108,6 +114,7 @@ impl StoryLoop {
         stories: &[Story],
         turn: Option<&Turn>,
     ) -> Result<Prepared, RunError> {
+        let agent = self.attempt_agent(story, turn)?;
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
         let token = match turn {
@@ -128,6 +135,9 @@ impl StoryLoop {
         write_file(&prompt_path, prompt.as_bytes())?;
 
         self.begin_record(story, attempt, &log_path, turn.map(Turn::role));
+        if let Some(record) = self.attempt_record(&story.id, attempt) {
+            record.agent = Some(agent.label());
+        }
         self.save()?;
         let max_attempts = self.max_attempts(&story.id);
         self.emit(Event::StoryProgress {
@@ -148,6 +158,7 @@ impl StoryLoop {
             prompt_path,
             log_path,
             token,
+            agent,
         })
     }
 
@@ -178,11 +189,7 @@ impl StoryLoop {
         if let Some(turn) = turn {
             env.push(("RALPH_ROLE".to_owned(), turn.role().to_string()));
         }
-        let agent = match turn {
-            Some(turn) => self.role_agent(&turn.rules)?,
-            None => self.settings.agent.clone(),
-        };
-        let mut invocation = agent.invocation(
+        let mut invocation = prepared.agent.spec.invocation(
             &prepared.prompt,
             &prepared.prompt_path,
             &workdir,
@@ -190,12 +197,13 @@ impl StoryLoop {
             prepared.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
         );
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
+        invocation.idle = self.settings.idle_timeout;
         Ok(invocation)
     }
 
     /// The agent a role runs: its own command or preset (with its model),
     /// the run's preset with the role's model, or the run's agent.
-    fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
+    pub(super) fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
         if let Some(command) = &rules.agent_command {
             return Ok(agent::presets::command(command));
         }
@@ -293,14 +301,14 @@ impl StoryLoop {
         ran: Ran,
         timeout: Duration,
     ) -> Result<(), RunError> {
-        let program = self.settings.agent.program.clone();
+        let agent = prepared.agent.spec.clone();
         if let Some(code @ (126 | 127)) = ran.run.exit.code() {
             let words = last_line(&ran.run.stderr_tail).unwrap_or("not found");
             let setup = SetupError {
                 kind: SetupKind::NotRunnable(code),
                 words: words.to_owned(),
             };
-            return self.setup_failure(story, setup, &program).await;
+            return self.setup_failure(story, setup, &agent).await;
         }
         if let Some(limit) = ran
             .run
@@ -308,10 +316,12 @@ impl StoryLoop {
             .as_ref()
             .and_then(|done| done.rate_limit.clone())
         {
-            return self.pause_for_limit(story, prepared.attempt, limit).await;
+            return self
+                .pause_for_limit(story, prepared.attempt, limit, &prepared.agent)
+                .await;
         }
         if let Some(setup) = self.setup_error(&ran).await? {
-            return self.setup_failure(story, setup, &program).await;
+            return self.setup_failure(story, setup, &agent).await;
         }
         self.judge_attempt(
             story,
@@ -388,7 +398,7 @@ impl StoryLoop {
         &mut self,
         story: &Story,
         setup: SetupError,
-        program: &str,
+        agent: &AgentSpec,
     ) -> Result<(), RunError> {
         let checkpoint = self.state.checkpoint;
         let (old, new) = self
@@ -422,10 +432,9 @@ impl StoryLoop {
         self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
         self.save()?;
         // `--agent-command` runs through `sh -c`: name the user's command.
-        let agent = &self.settings.agent;
         let command = match (agent.name.as_str(), agent.args.last()) {
             ("command", Some(script)) => script.clone(),
-            _ => program.to_owned(),
+            _ => agent.program.clone(),
         };
         Err(RunError::AgentSetup {
             command,
@@ -501,12 +510,14 @@ impl StoryLoop {
         self.state.totals.attempts += 1;
     }
 
-    /// A usage limit: record it, spend no retry, revert nothing, and pause.
+    /// A usage limit: record it, spend no retry, revert nothing, and pause;
+    /// or, when it outlasts the wait, hand the story to a fallback agent.
     async fn pause_for_limit(
         &mut self,
         story: &Story,
         attempt: u32,
         limit: agent::RateLimit,
+        agent: &AttemptAgent,
     ) -> Result<(), RunError> {
         let now_secs = now();
         let backoff = FIRST_BACKOFF
@@ -528,6 +539,9 @@ impl StoryLoop {
         );
         self.state.rate_limit_pauses += 1;
         if self.state.rate_limit_wait_secs + (until - now_secs) > cap {
+            if self.hand_to_fallback(story, attempt, agent, &reason)? {
+                return Ok(());
+            }
             self.save()?;
             return Err(RunError::RateLimitCap { reason, cap });
         }
@@ -537,8 +551,9 @@ impl StoryLoop {
         self.emit(Event::Paused {
             story_id: story.id.clone(),
             until_unix: until,
-            message: reason,
+            message: reason.clone(),
         });
+        self.notify_pause(until, reason);
         Ok(())
     }
 

@@ -38,6 +38,8 @@ pub enum RunError {
     State(#[from] StateError),
     #[error(transparent)]
     Preview(#[from] crate::preview::PreviewError),
+    #[error(transparent)]
+    Notify(#[from] crate::notify::NotifyError),
     #[error("every story of '{change}' is already done ({count} stories in {})", file.display())]
     AllDone {
         change: String,

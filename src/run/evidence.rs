@@ -269,6 +269,7 @@ impl StoryLoop {
                 conclusion: run.conclusion.clone(),
                 question: asked(run),
                 timeout,
+                idle: self.settings.idle_timeout,
             },
             tracking_file: self.tracking_file(),
             marked,

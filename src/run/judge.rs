@@ -75,6 +75,8 @@ pub(super) struct AgentEnding {
     pub question: Option<String>,
     /// The time limit it ran under.
     pub timeout: Duration,
+    /// How long it could stay silent.
+    pub idle: Option<Duration>,
 }
 
 /// The story as its own file reads after the attempt.
@@ -249,6 +251,13 @@ fn classify(agent: &AgentEnding) -> Ending {
         (ExitStatusKind::Stopped, _) => {
             failed(AttemptOutcome::Interrupted, "stopped by the user".into())
         }
+        (ExitStatusKind::Idle, _) => failed(
+            AttemptOutcome::TimedOut,
+            format!(
+                "idle for {}: the agent printed nothing for that long and was stopped",
+                crate::config::format_duration(agent.idle.unwrap_or_default().as_secs())
+            ),
+        ),
         (ExitStatusKind::TimedOut, _) => failed(
             AttemptOutcome::TimedOut,
             format!(

@@ -12,6 +12,7 @@ fn claim() -> Evidence {
             conclusion: Conclusion::Complete,
             question: None,
             timeout: Duration::from_secs(60),
+            idle: Some(Duration::from_secs(900)),
         },
         tracking_file: "tasks.md".into(),
         marked: Marked::Done,
@@ -238,6 +239,11 @@ fn endings_that_are_never_a_completion() {
             timed_out,
             AttemptOutcome::TimedOut,
             "the agent ran past its time limit (90s) and was stopped",
+        ),
+        (
+            ended(ExitStatusKind::Idle, Conclusion::Complete),
+            AttemptOutcome::TimedOut,
+            "idle for 15m: the agent printed nothing for that long and was stopped",
         ),
         (
             ended(

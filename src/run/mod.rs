@@ -21,7 +21,11 @@
 //!   reverted; and the worktree made safe again on resume;
 //! - `tracker`: what the run tells the tracker its stories came from (a
 //!   comment per finished GitHub issue, with `--comment`);
+//! - `fallback`: the agents a story goes to when the agent's usage limit
+//!   outlasts the wait, and which agent runs an attempt;
 //! - `guardrails`: the limits every run ends within;
+//! - `hooks`: the user's lifecycle hooks, run at the moments they name;
+//! - `notifications`: the desktop and the webhook told when a run ends;
 //! - [`driver`]: the async runtime, signals, keys and force-quit around a
 //!   loop, feeding a [`driver::View`];
 //! - [`ending`]: how a run ends: finish (keep or cleanup), abort, or left
@@ -38,8 +42,11 @@ pub mod driver;
 pub mod ending;
 mod error;
 mod evidence;
+mod fallback;
 mod guardrails;
+mod hooks;
 mod judge;
+mod notifications;
 mod pipeline;
 pub mod plan;
 mod prompting;

@@ -232,6 +232,26 @@ fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
             ));
         }
     }
+    for event in crate::contract::HookEvent::ALL {
+        for hook in contract.hooks.of(event) {
+            let stops = match hook.on_error {
+                crate::contract::OnError::Stop => " (a failure stops the run)",
+                crate::contract::OnError::Report => "",
+            };
+            lines.push(format!("hook {event}: {}{stops}", hook.command));
+        }
+    }
+    let webhook = contract.notify.webhook().ok().flatten();
+    let mut told = Vec::new();
+    if settings.notify {
+        told.push("a desktop notification and the bell".to_owned());
+    }
+    if let Some(webhook) = webhook {
+        told.push(format!("the webhook {}", webhook.url()));
+    }
+    if !told.is_empty() {
+        lines.push(format!("when the run ends: {}", told.join(", ")));
+    }
     let require_change = rules.require_change.unwrap_or(settings.require_change);
     lines.push(if require_change {
         "ticking boxes alone: refused".to_owned()
@@ -277,10 +297,22 @@ fn guardrail_lines(settings: &Settings) -> Vec<String> {
         ),
         format!("one attempt: {}", clock(settings.agent_timeout_secs)),
     ];
+    if settings.idle_timeout_secs > 0 {
+        lines.push(format!(
+            "silence: an agent that prints nothing for {} is stopped",
+            clock(settings.idle_timeout_secs)
+        ));
+    }
     if limits.max_rate_limit_wait_secs > 0 {
         lines.push(format!(
             "usage-limit waits: {}",
             clock(limits.max_rate_limit_wait_secs)
+        ));
+    }
+    if !settings.fallback_agents.is_empty() {
+        lines.push(format!(
+            "usage limits past the wait: the story goes to {}",
+            settings.fallback_agents.join(", then ")
         ));
     }
     lines

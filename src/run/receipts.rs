@@ -39,17 +39,41 @@ impl StoryLoop {
             (None, None) => settings.agent.clone(),
         };
         let model = settings.model.as_deref().unwrap_or("default model");
+        let mut ran_by = format!("{agent} ({model})");
+        // A story handed to a fallback agent says so, and who it stood in for.
+        let fallback = self
+            .state
+            .fallback
+            .as_ref()
+            .filter(|fallback| fallback.story == story)
+            .map(|fallback| fallback.agent.clone());
+        let handed = fallback.as_ref().map(|to| {
+            let from = super::fallback::label(&self.settings.agent);
+            format!("{to}, for {from} (usage limit)")
+        });
+        let ran = self
+            .state
+            .stories
+            .iter()
+            .find(|s| s.id == story)
+            .and_then(|s| s.attempts.iter().find(|a| a.attempt == attempt))
+            .and_then(|a| a.agent.clone());
+        if let Some(to) = fallback.filter(|to| ran.as_ref() == Some(to)) {
+            ran_by = format!("{to} (default model)");
+        }
         let change = self.settings.change.to_string();
         let mut trailers = vec![
             ("Ralph-Change", change),
             ("Ralph-Story", story.to_owned()),
             ("Ralph-Attempt", format!("{attempt} of {max}")),
-            ("Ralph-Agent", format!("{agent} ({model})")),
+            ("Ralph-Agent", ran_by.clone()),
         ];
+        if let Some(handed) = handed {
+            trailers.push(("Ralph-Fallback", handed));
+        }
         if let Some(pipeline) = pipeline {
-            trailers.truncate(2);
-            trailers.push(("Ralph-Attempt", attempt.to_string()));
-            trailers.push(("Ralph-Agent", format!("{agent} ({model})")));
+            trailers.retain(|(key, _)| *key != "Ralph-Attempt");
+            trailers.insert(2, ("Ralph-Attempt", attempt.to_string()));
             trailers.extend(pipeline);
         } else if let Some(record) = self.attempt_record(story, attempt) {
             let record = record.clone();

@@ -167,6 +167,7 @@ fn prepare_fresh(
         }
     }
     check_roles(repo, &settings, &contract, &stories)?;
+    super::fallback::check_installed(&super::fallback::fallback_specs(repo, &settings)?)?;
     Ok(Fresh {
         settings,
         contract,
@@ -305,6 +306,7 @@ fn new_state(
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
         pipeline: None,
+        fallback: None,
         worktree: None,
     }
 }
@@ -488,10 +490,15 @@ fn loop_settings(
     settings: &Settings,
     agent: Option<AgentSpec>,
 ) -> Result<LoopSettings, RunError> {
-    let agent = match agent {
+    let mut agent = match agent {
         Some(agent) => agent,
         None => agent_spec(repo, settings)?,
     };
+    let fallback_agents = super::fallback::fallback_specs(repo, settings)?;
+    // What any of them leaves in the worktree is theirs, not the work.
+    for fallback in &fallback_agents {
+        agent.scratch.extend(fallback.scratch.iter().cloned());
+    }
     let template = template_text(repo, settings)?;
     prompt::validate(&template)?;
     let classic_prompt = match &settings.prompt_file {
@@ -508,6 +515,7 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
+    let contract_webhook = contract.notify.webhook()?;
     // The pipeline: the command line's or git config's, else the
     // contract's; none means one agent per story.
     let roles = settings
@@ -518,8 +526,11 @@ fn loop_settings(
     Ok(LoopSettings {
         change: change.clone(),
         agent,
+        fallback_agents,
         max_retries: settings.max_retries,
         agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
+        idle_timeout: (settings.idle_timeout_secs > 0)
+            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
         command_timeout: Duration::from_secs(settings.command_timeout_secs),
         template,
         classic_prompt,
@@ -533,6 +544,10 @@ fn loop_settings(
         roles,
         role_agents: settings.role_agents.clone(),
         comment: settings.comment && settings.source == Some(SourceKind::Github),
+        notifier: crate::notify::Notifier {
+            desktop: settings.notify,
+            webhook: contract_webhook,
+        },
     })
 }
 
@@ -548,13 +563,20 @@ pub(super) fn assemble_contract(
             .join("openspec/changes")
             .join(change.as_str())
     });
-    Ok(Contract::assemble(
+    let mut contract = Contract::assemble(
         repo.workdir(),
         change_dir.as_deref(),
         &repo.config_strings("ralph.check"),
         &settings.checks,
         settings.promise.as_deref(),
-    )?)
+    )?;
+    // The user's own hooks (git config) run before the repository's.
+    contract.hooks = crate::config::hooks(repo).then(contract.hooks);
+    // The user's own webhook (git config) over the repository's.
+    let notify = crate::config::notify(repo).map_err(crate::settings::SettingsError::from)?;
+    contract.notify = std::mem::take(&mut contract.notify).then(notify);
+    contract.notify.webhook()?;
+    Ok(contract)
 }
 
 /// Keep a finished or aborted run, out of the way of the new one: its

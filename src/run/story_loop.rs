@@ -42,8 +42,13 @@ pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 pub struct LoopSettings {
     pub change: ChangeName,
     pub agent: AgentSpec,
+    /// The agents a story goes to, in turn, when the agent's usage limit
+    /// outlasts `--max-rate-limit-wait`.
+    pub fallback_agents: Vec<AgentSpec>,
     pub max_retries: u32,
     pub agent_timeout: Duration,
+    /// How long an agent may print nothing; `None` lets it be silent.
+    pub idle_timeout: Option<Duration>,
     pub command_timeout: Duration,
     pub template: String,
     /// The prompt itself in prompt mode.
@@ -69,6 +74,8 @@ pub struct LoopSettings {
     pub role_agents: std::collections::BTreeMap<crate::contract::Role, crate::contract::RoleAgent>,
     /// Post a comment on the GitHub issue of each finished story.
     pub comment: bool,
+    /// Who is told when the run ends.
+    pub notifier: crate::notify::Notifier,
 }
 
 /// How the loop ended.
@@ -97,6 +104,10 @@ pub struct StoryLoop {
     /// The agent CLI's version, for the receipts: asked while the first
     /// attempt runs, so that a slow `--version` never delays the start.
     pub(super) agent_version: AgentVersion,
+    /// The user's hooks waiting to run.
+    pub(super) hook_queue: super::hooks::HookQueue,
+    /// Notifications under way.
+    pub(super) deliveries: super::notifications::Deliveries,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave
@@ -128,6 +139,8 @@ impl StoryLoop {
             stop,
             session_started: Instant::now(),
             agent_version: AgentVersion::Known(None),
+            hook_queue: Default::default(),
+            deliveries: Default::default(),
         })
     }
 
@@ -135,7 +148,7 @@ impl StoryLoop {
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
         match super::catching(self.drive(resumed)).await {
             Err(bug) => self.after_bug(bug).await,
-            Ok(Ok((reason, message))) => self.end(reason, message),
+            Ok(Ok((reason, message))) => self.end(reason, message).await,
             Ok(Err(err)) => {
                 let message = match err.hint() {
                     Some(hint) => format!("{err}; {hint}"),
@@ -143,11 +156,11 @@ impl StoryLoop {
                 };
                 if matches!(err, RunError::AgentSetup { .. }) {
                     // Resumable as after a clean stop, once fixed.
-                    let mut end = self.end(StopReason::Setup, message);
+                    let mut end = self.end(StopReason::Setup, message).await;
                     end.error = Some(err);
                     return end;
                 }
-                self.end(StopReason::Error, message)
+                self.end(StopReason::Error, message).await
             }
         }
     }
@@ -165,7 +178,9 @@ impl StoryLoop {
                 self.settings.change
             ));
         }
-        let mut end = self.end(StopReason::Error, format!("git-ralph hit a bug: {bug}"));
+        let mut end = self
+            .end(StopReason::Error, format!("git-ralph hit a bug: {bug}"))
+            .await;
         end.bug = Some(bug);
         end
     }
@@ -203,6 +218,10 @@ impl StoryLoop {
         self.cross_check(&stories).await;
 
         loop {
+            self.report_deliveries().await;
+            if let Some(stop) = self.run_due_hooks().await {
+                return Ok(stop);
+            }
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
@@ -367,6 +386,7 @@ impl StoryLoop {
         };
         let workdir = self.repo_lock().workdir().to_owned();
         let check = openspec_cli::cross_check(
+            &openspec_cli::OpenSpecCommand::from_env(),
             &workdir,
             self.settings.change.as_str(),
             stories,
@@ -484,9 +504,11 @@ impl StoryLoop {
         self.deliver(record);
     }
 
-    /// Log a record and hand it to the sink.
+    /// Log a record, queue it for the hooks that wait for it, and hand it
+    /// to the sink.
     pub(super) fn deliver(&mut self, record: Record) {
         let _ = self.log.append(&record);
+        self.hook_queue.note(&self.settings.contract.hooks, &record);
         (self.sink)(record);
     }
 
@@ -495,7 +517,7 @@ impl StoryLoop {
         Ok(self.run_dir.save(&self.state)?)
     }
 
-    fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
+    async fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
         let story_id = self.state.current_story.clone();
         self.state.runtime_ms = self.runtime_ms();
         self.state.status = RunStatus::Stopped;
@@ -524,6 +546,10 @@ impl StoryLoop {
             },
         };
         self.emit(event);
+        // The user hears of the end while the end hooks run.
+        self.notify_end(reason, message.clone());
+        self.run_end_hooks().await;
+        self.settle_deliveries().await;
         LoopEnd {
             reason,
             message,

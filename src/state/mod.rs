@@ -19,8 +19,9 @@ pub use events_log::EventsLog;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
 pub use report::{LearningsReport, Report};
 pub use run::{
-    AttemptOutcome, AttemptRecord, Findings, FinishChoice, Flag, Guardrails, PipelineState,
-    RunState, RunStatus, RunWorktree, Settings, StopReason, StoryRecord, Totals, now,
+    AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
+    PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason, StoryRecord, Totals,
+    now,
 };
 
 use std::path::{Path, PathBuf};

@@ -255,6 +255,10 @@ pub struct AttemptRecord {
     /// The role the attempt played in the story's pipeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// The agent that ran it: a preset's name, or the command run through
+    /// `sh -c`; `None` in runs of earlier releases, where it was the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl AttemptRecord {
@@ -282,6 +286,7 @@ impl AttemptRecord {
             git_dir_changes: Vec::new(),
             added_tasks: Vec::new(),
             role: None,
+            agent: None,
         }
     }
 }
@@ -400,6 +405,10 @@ pub struct RunState {
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineState>,
+    /// The fallback agent a story went to when the agent's usage limit
+    /// outlasted the wait; the next story goes back to the run's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackState>,
     /// The worktree of its own the run works in, beside the user's; `None`
     /// for a run in the user's worktree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +427,14 @@ pub struct RunWorktree {
     /// It was removed when the run was finished or aborted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+}
+
+/// A story handed to a fallback agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FallbackState {
+    pub story: String,
+    /// The fallback preset the story's attempts run.
+    pub agent: String,
 }
 
 /// A story part-way through its role pipeline.

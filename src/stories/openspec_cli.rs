@@ -103,28 +103,10 @@ struct Progress {
     complete: usize,
 }
 
-/// Cross-checks with the `openspec` found on `PATH`.
+/// Runs `command` (`openspec instructions apply --change <change> --json`)
+/// in `workdir` and compares its progress with `native` plus `fenced`
+/// skipped boxes.
 pub async fn cross_check(
-    workdir: &Path,
-    change: &str,
-    native: &[Story],
-    fenced: usize,
-    timeout: Duration,
-) -> CrossCheck {
-    cross_check_with(
-        &OpenSpecCommand::from_env(),
-        workdir,
-        change,
-        native,
-        fenced,
-        timeout,
-    )
-    .await
-}
-
-/// Runs `openspec instructions apply --change <change> --json` in `workdir`
-/// and compares its progress with `native` plus `fenced` skipped boxes.
-pub async fn cross_check_with(
     command: &OpenSpecCommand,
     workdir: &Path,
     change: &str,
@@ -256,7 +238,7 @@ cat '{}'"#,
         let repo = openspec_fixture_repo();
         let source = OpenSpecSource::new(repo.path(), "add-greeting").expect("source");
         let parsed = source.parse().expect("parse");
-        cross_check_with(
+        cross_check(
             command,
             repo.path(),
             "add-greeting",

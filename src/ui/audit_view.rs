@@ -65,12 +65,13 @@ pub fn print_trail(trail: &Trail) {
                 s.bad.apply_to(word).to_string()
             };
             out(&format!(
-                "    #{} {}{word} · {} · {} · {} tokens · ${:.2}",
+                "    #{} {}{word}{} · {} · {} · {} tokens · ${:.2}",
                 attempt.attempt,
                 attempt
                     .role
                     .map(|role| format!("{role} "))
                     .unwrap_or_default(),
+                super::by_other_agent(attempt.agent.as_deref(), &trail.agent),
                 where_kept(attempt),
                 duration(attempt.duration_ms),
                 attempt.input_tokens.saturating_add(attempt.output_tokens),

@@ -28,6 +28,9 @@ pub struct ConsoleView {
     paused_until: Option<u64>,
     /// What attempts did beyond their stories, for the final summary.
     beyond: Vec<String>,
+    /// `--notify`: ring the bell when the run ends or waits out a usage
+    /// limit.
+    pub bell: bool,
 }
 
 impl Default for ConsoleView {
@@ -52,6 +55,7 @@ impl ConsoleView {
             cost: 0.0,
             paused_until: None,
             beyond: Vec::new(),
+            bell: false,
         }
     }
 
@@ -198,6 +202,14 @@ impl ConsoleView {
         if let Some(line) = line {
             self.clear();
             out(&line);
+        }
+        if self.bell
+            && matches!(
+                record.event,
+                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
+            )
+        {
+            super::ring_bell();
         }
         self.tick();
     }

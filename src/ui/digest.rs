@@ -107,6 +107,7 @@ impl Notice {
                     findings.lines().next().unwrap_or_default()
                 ),
             ),
+            Event::AgentFallback { message, .. } => (NoticeKind::Note, message.clone()),
             Event::TasksAdded {
                 story_id,
                 attempt,

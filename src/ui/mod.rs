@@ -131,6 +131,23 @@ pub(crate) fn attempt_remarks(
     remarks
 }
 
+/// ` by codex` for an attempt another agent than the run's ran (a
+/// fallback, a role's own); nothing for the run's agent.
+pub fn by_other_agent(ran: Option<&str>, run: &str) -> String {
+    match ran {
+        Some(agent) if agent != run => format!(" by {agent}"),
+        _ => String::new(),
+    }
+}
+
+/// The terminal's bell (BEL on stdout), for a user who looked away.
+pub fn ring_bell() {
+    use std::io::Write;
+    let mut stdout = std::io::stdout();
+    let _ = stdout.write_all(b"\x07");
+    let _ = stdout.flush();
+}
+
 /// A warning on stderr.
 pub fn warn(message: &str) {
     let term = Term::stderr();
@@ -182,6 +199,15 @@ impl Renderer {
         } else {
             Renderer::Console(Box::default())
         }
+    }
+
+    /// `--notify`: the line view rings the bell when the run ends; JSON,
+    /// for programs, never does.
+    pub fn with_bell(mut self, bell: bool) -> Renderer {
+        if let Renderer::Console(view) = &mut self {
+            view.bell = bell;
+        }
+        self
     }
 
     pub fn render(&mut self, record: &Record) {

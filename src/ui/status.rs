@@ -66,7 +66,12 @@ pub fn print(report: &Report) {
             .iter()
             .map(|a| {
                 let role = a.role.map(|role| format!("{role} ")).unwrap_or_default();
-                let mut said = format!("#{} {role}{}", a.attempt, a.outcome.describe());
+                let mut said = format!(
+                    "#{} {role}{}{}",
+                    a.attempt,
+                    a.outcome.describe(),
+                    super::by_other_agent(a.agent.as_deref(), report.agent)
+                );
                 let mut remarks = Vec::new();
                 if let Some(flag) = &a.flag {
                     remarks.push(format!("{} {flag}", s.warn.apply_to("flagged:")));

@@ -21,6 +21,7 @@ mod agents_e2e;
 mod agents_presets;
 mod agents_story_sources;
 mod agents_verify;
+mod around;
 mod ci_workflow;
 mod completion;
 mod config;

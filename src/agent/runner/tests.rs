@@ -16,6 +16,7 @@ fn sh(script: &str, format: StreamFormat, stdin: StdinSource) -> Invocation {
         format,
         promise_token: DEFAULT_TOKEN.into(),
         pid_file: None,
+        idle: None,
     }
 }
 
@@ -230,6 +231,39 @@ async fn the_log_is_appended_to() {
     }
     let log = std::fs::read_to_string(&log_path).expect("log");
     assert_eq!(log, "one\ntwo\n");
+}
+
+#[tokio::test]
+async fn a_silent_agent_goes_idle_and_a_talking_one_does_not() {
+    let (_keep, stop) = watch::channel(false);
+    let silent = Invocation {
+        idle: Some(Duration::from_millis(500)),
+        ..sh(
+            "echo begun; sleep 30",
+            StreamFormat::Plain,
+            StdinSource::Null,
+        )
+    };
+    let started = StdInstant::now();
+    let outcome = run_with(silent, Duration::from_secs(60), stop.clone()).await;
+    assert_eq!(outcome.run.exit, ExitStatusKind::Idle);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        outcome.run.conclusion,
+        Conclusion::AgentError {
+            message: "the agent went idle".into()
+        }
+    );
+    let talking = Invocation {
+        idle: Some(Duration::from_millis(800)),
+        ..sh(
+            "for n in 1 2 3 4 5; do echo $n; sleep 0.3; done",
+            StreamFormat::Plain,
+            StdinSource::Null,
+        )
+    };
+    let outcome = run_with(talking, Duration::from_secs(60), stop).await;
+    assert_eq!(outcome.run.exit, ExitStatusKind::Exited(0));
 }
 
 #[tokio::test]

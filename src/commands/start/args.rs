@@ -35,6 +35,10 @@ pub struct Args {
     /// Seconds one agent attempt may run [default: 3600; config: ralph.agentTimeout].
     #[arg(long, value_name = "SECS")]
     pub agent_timeout: Option<u64>,
+    /// How long an agent may print nothing before it is stopped like a
+    /// timeout, e.g. 15m; 0 lets it be silent [default: 15m; config: ralph.idleTimeout].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub idle_timeout: Option<u64>,
     /// What to do when the loop ends [default: ask; config: ralph.onFinish].
     #[arg(long, value_enum, value_name = "WHAT")]
     pub on_finish: Option<OnFinishArg>,
@@ -128,6 +132,18 @@ pub struct Args {
     /// [config: ralph.sandbox].
     #[arg(long)]
     pub sandbox: bool,
+    /// When the run ends, done or stopped for you, or waits out a usage
+    /// limit: a desktop notification (notify-send, osascript) and the bell
+    /// [config: ralph.notify]. A webhook in [notify] of ralph.toml is told
+    /// either way.
+    #[arg(long)]
+    pub notify: bool,
+    /// An agent preset the story goes to when the agent hits a usage limit
+    /// that resets later than --max-rate-limit-wait allows; the primary is
+    /// tried again at the next story (repeatable, tried in order)
+    /// [config: ralph.fallbackAgents].
+    #[arg(long = "fallback-agent", value_name = "NAME")]
+    pub fallback_agents: Vec<String>,
     /// The role pipeline each story goes through, in this order: any of
     /// coder, reviewer, tester, qa [config: ralph.roles; roles in
     /// ralph.toml]. Without it, one agent does each story.
@@ -210,6 +226,7 @@ impl Args {
             max_retries: self.max_retries,
             command_timeout: self.command_timeout,
             agent_timeout: self.agent_timeout,
+            idle_timeout: self.idle_timeout,
             on_finish: self.on_finish.map(OnFinish::from),
             prompt_template: self.prompt_template.clone(),
             source: self.source.map(SourceKind::from),
@@ -232,8 +249,10 @@ impl Args {
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             sandbox: self.sandbox,
+            notify: self.notify,
             roles: self.roles.clone().map(|list| list.0),
             role_agents: self.role_agents(),
+            fallback_agents: self.fallback_agents.clone(),
             worktree: self.worktree.clone(),
         })
     }

@@ -85,6 +85,7 @@ pub fn run_in(
         ui::note(notice);
     }
     let on_finish = session.state.settings.on_finish;
+    let notify = session.state.settings.notify;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
 
@@ -119,7 +120,7 @@ pub fn run_in(
             repo,
             run_dir.clone(),
             session,
-            Box::new(Renderer::new(args.json)),
+            Box::new(Renderer::new(args.json).with_bell(notify)),
             keys.is_some().then_some(controls_rx),
         );
         // The terminal is given back before anything else is printed or read.

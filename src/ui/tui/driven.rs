@@ -17,6 +17,8 @@ use crate::state::{RunDir, RunState};
 /// The driver's side: every event goes to the screen.
 pub struct LoopScreenView {
     events: UnboundedSender<Record>,
+    /// `--notify`: ring the bell when the run ends or waits.
+    bell: bool,
 }
 
 impl View for LoopScreenView {
@@ -28,6 +30,16 @@ impl View for LoopScreenView {
 
     fn render(&mut self, record: &Record) {
         let _ = self.events.send(record.clone());
+        if self.bell
+            && matches!(
+                record.event,
+                crate::events::Event::Complete { .. }
+                    | crate::events::Event::Error { .. }
+                    | crate::events::Event::Paused { .. }
+            )
+        {
+            crate::ui::ring_bell();
+        }
     }
 
     /// The screen shows stopping and force-quit hints itself.
@@ -81,6 +93,7 @@ impl RunScreen {
         (
             LoopScreenView {
                 events: events_tx.clone(),
+                bell: state.settings.notify,
             },
             RunScreen {
                 thread,

@@ -1,0 +1,160 @@
+//! Fallback agents (`--fallback-agent`, `ralph.fallbackAgents`): when the
+//! agent hits a usage limit that resets later than `--max-rate-limit-wait`
+//! allows, the story goes to the next fallback in the list, with the same
+//! prompt, instead of ending the run; the run's own agent is tried again at
+//! the next story. Which agent ran each attempt is recorded, for status,
+//! log and the checkpoint's trailers.
+//!
+//! In a role pipeline the fallbacks stand in for the run's agent alone: a
+//! role that runs it (no agent of its own) falls back with it, while a role
+//! given an agent of its own (`--role-agent`, `agent` or `agent_command` in
+//! `[roles.<role>]`) keeps it, since that agent was chosen for a second
+//! opinion a stand-in could not give; its usage limit ends the run as
+//! without fallbacks.
+
+use super::error::RunError;
+use super::pipeline::Turn;
+use super::story_loop::StoryLoop;
+use crate::agent::{AgentSpec, presets};
+use crate::events::Event;
+use crate::git::Repo;
+use crate::settings::Settings;
+use crate::state::FallbackState;
+use crate::stories::Story;
+
+/// The agent an attempt runs.
+#[derive(Debug, Clone)]
+pub(super) struct AttemptAgent {
+    pub spec: AgentSpec,
+    /// The run's own agent or one of its fallbacks, which hands the story
+    /// on at a usage limit; not a role's agent of its own.
+    pub falls_back: bool,
+}
+
+impl AttemptAgent {
+    /// The agent as status, log and the trailers name it.
+    pub fn label(&self) -> String {
+        label(&self.spec)
+    }
+}
+
+/// A preset's name, or the command a command agent runs.
+pub(super) fn label(spec: &AgentSpec) -> String {
+    match (spec.name.as_str(), spec.args.last()) {
+        ("command", Some(command)) => command.clone(),
+        (name, _) => name.to_owned(),
+    }
+}
+
+/// The fallback presets of `settings`, resolved (each with its default
+/// model and its `ralph.<agent>.args`).
+pub(super) fn fallback_specs(repo: &Repo, settings: &Settings) -> Result<Vec<AgentSpec>, RunError> {
+    settings
+        .fallback_agents
+        .iter()
+        .map(|name| {
+            Ok(presets::preset(
+                name,
+                None,
+                &crate::config::agent_args(repo, name),
+            )?)
+        })
+        .collect()
+}
+
+/// Every fallback must be installed before a run begins on them.
+pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), RunError> {
+    match specs
+        .iter()
+        .find(|spec| !crate::process::is_runnable(&spec.program))
+    {
+        Some(spec) => Err(RunError::AgentMissing {
+            name: format!("{} (a fallback agent)", spec.name),
+            program: spec.program.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+impl StoryLoop {
+    /// The agent of the next attempt at `story`, playing `turn`'s role: a
+    /// role's agent of its own, the fallback the story was handed to, or
+    /// the run's agent.
+    pub(super) fn attempt_agent(
+        &self,
+        story: &Story,
+        turn: Option<&Turn>,
+    ) -> Result<AttemptAgent, RunError> {
+        if let Some(turn) = turn
+            && (turn.rules.agent.is_some() || turn.rules.agent_command.is_some())
+        {
+            return Ok(AttemptAgent {
+                spec: self.role_agent(&turn.rules)?,
+                falls_back: false,
+            });
+        }
+        let handed = self
+            .state
+            .fallback
+            .as_ref()
+            .filter(|fallback| fallback.story == story.id)
+            .and_then(|fallback| {
+                self.settings
+                    .fallback_agents
+                    .iter()
+                    .find(|spec| spec.name == fallback.agent)
+            });
+        let spec = match (handed, turn) {
+            (Some(spec), _) => spec.clone(),
+            (None, Some(turn)) => self.role_agent(&turn.rules)?,
+            (None, None) => self.settings.agent.clone(),
+        };
+        Ok(AttemptAgent {
+            spec,
+            falls_back: true,
+        })
+    }
+
+    /// `agent` hit a usage limit at `story` that resets later than the
+    /// wait allows: hand the story to the next fallback, if there is one.
+    /// Returns whether one took it.
+    pub(super) fn hand_to_fallback(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+        agent: &AttemptAgent,
+        reason: &str,
+    ) -> Result<bool, RunError> {
+        if !agent.falls_back {
+            return Ok(false);
+        }
+        let fallbacks = &self.settings.fallback_agents;
+        let next = match &self.state.fallback {
+            Some(fallback) if fallback.story == story.id => fallbacks
+                .iter()
+                .position(|spec| spec.name == fallback.agent)
+                .map_or(0, |at| at + 1),
+            _ => 0,
+        };
+        let Some(to) = fallbacks.get(next).map(|spec| spec.name.clone()) else {
+            return Ok(false);
+        };
+        let from = agent.label();
+        self.state.fallback = Some(FallbackState {
+            story: story.id.clone(),
+            agent: to.clone(),
+        });
+        self.save()?;
+        self.emit(Event::AgentFallback {
+            story_id: story.id.clone(),
+            attempt,
+            message: format!(
+                "{from} hit a usage limit that resets later than --max-rate-limit-wait allows ({reason}); story {} goes to {to}",
+                story.id
+            ),
+            from,
+            to,
+        });
+        Ok(true)
+    }
+}

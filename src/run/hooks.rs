@@ -1,0 +1,330 @@
+//! The user's lifecycle hooks (`[hooks]`, `ralph.hook.<event>`), run by the
+//! loop at the moments they name. Every delivered event that a hook waits
+//! for is queued; the loop runs what is queued, in order, at the points
+//! where the run may go on or stop: before each story is picked, before an
+//! attempt's agent starts, and when the run ends. Each hook runs through
+//! the one supervisor in the worktree, under its timeout (the run's
+//! command timeout by default), with the event as JSON on stdin and
+//! `RALPH_HOOK`, `RALPH_CHANGE`, `RALPH_STORY`, `RALPH_ATTEMPT` and
+//! `RALPH_OUTCOME` in its environment. A failing hook is reported and the
+//! run goes on, unless it says `on_error = "stop"`: then the run stops as
+//! after a stop request, resumable.
+
+use std::fmt;
+
+use super::error::RunError;
+use super::story_loop::StoryLoop;
+use crate::contract::{Hook, HookEvent, Hooks, OnError};
+use crate::events::{Event, Record};
+use crate::process::{self, ExitStatusKind, Limits, Spec};
+use crate::state::{AttemptOutcome, StopReason};
+use crate::stories::Story;
+
+/// How much of a hook's output is kept to say why it failed.
+const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
+
+/// The hooks waiting to run, and the stop one of them asked for.
+#[derive(Debug, Default)]
+pub(super) struct HookQueue {
+    due: Vec<(HookEvent, Record)>,
+    /// Why a hook with `on_error = "stop"` stopped the run.
+    stop: Option<String>,
+}
+
+impl HookQueue {
+    /// Queue `record` for the hooks that wait for its event.
+    pub(super) fn note(&mut self, hooks: &Hooks, record: &Record) {
+        if let Some(event) = hook_event(&record.event)
+            && !hooks.of(event).is_empty()
+        {
+            self.due.push((event, record.clone()));
+        }
+    }
+}
+
+/// Why a hook failed.
+#[derive(Debug)]
+enum HookFailure {
+    /// It ran and ended badly; with the last thing it said.
+    Ended {
+        exit: ExitStatusKind,
+        said: Option<String>,
+    },
+    /// It could not be started.
+    NotRun(process::ProcessError),
+}
+
+impl fmt::Display for HookFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookFailure::Ended { exit, said: None } => write!(f, "{exit}"),
+            HookFailure::Ended {
+                exit,
+                said: Some(said),
+            } => write!(f, "{exit} ({said})"),
+            HookFailure::NotRun(err) => write!(f, "could not run: {err}"),
+        }
+    }
+}
+
+impl StoryLoop {
+    /// Run the hooks of every event since the last call, in order. A hook
+    /// that fails is reported; the stop one asked for is returned (now and
+    /// on every later call), with its reason.
+    pub(super) async fn run_due_hooks(&mut self) -> Option<(StopReason, String)> {
+        let due = std::mem::take(&mut self.hook_queue.due);
+        for (event, record) in due {
+            if self.hook_queue.stop.is_some() {
+                break;
+            }
+            self.run_hooks_of(event, &record, true).await;
+        }
+        self.hook_queue
+            .stop
+            .clone()
+            .map(|why| (StopReason::Stopped, why))
+    }
+
+    /// The hooks before `story`'s agent starts. When one stops the run, the
+    /// attempt is taken back, as if it had never begun; returns whether the
+    /// agent may start.
+    pub(super) async fn hooks_let_agent_start(
+        &mut self,
+        story: &Story,
+        attempt: u32,
+    ) -> Result<bool, RunError> {
+        if self.run_due_hooks().await.is_none() {
+            return Ok(true);
+        }
+        let record = self.story_record(&story.id);
+        if record.attempts.last().is_some_and(|a| a.attempt == attempt) {
+            record.attempts.pop();
+            self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
+        }
+        self.save()?;
+        Ok(false)
+    }
+
+    /// The hooks of the run's end (and any still queued). The run is over:
+    /// a failure is reported, whatever the hook says.
+    pub(super) async fn run_end_hooks(&mut self) {
+        let due = std::mem::take(&mut self.hook_queue.due);
+        for (event, record) in due {
+            self.run_hooks_of(event, &record, false).await;
+        }
+    }
+
+    /// Every hook of `event`, in order, for `record`; a stop request ends
+    /// a hook only while the run goes on.
+    async fn run_hooks_of(&mut self, event: HookEvent, record: &Record, going_on: bool) {
+        let hooks = self.settings.contract.hooks.of(event).to_vec();
+        for hook in hooks {
+            let Err(failure) = self.run_hook(event, &hook, record, going_on).await else {
+                continue;
+            };
+            let said = format!("the {event} hook `{}` {failure}", hook.command);
+            if going_on && hook.on_error == OnError::Stop {
+                self.warn(format!("{said}; the run stops (on_error = \"stop\")"));
+                self.hook_queue.stop = Some(format!("stopped by the {event} hook: {said}"));
+                return;
+            }
+            let after = if going_on {
+                "the run goes on"
+            } else {
+                "the run had ended"
+            };
+            self.warn(format!("{said}; {after}"));
+        }
+    }
+
+    async fn run_hook(
+        &self,
+        event: HookEvent,
+        hook: &Hook,
+        record: &Record,
+        going_on: bool,
+    ) -> Result<(), HookFailure> {
+        let workdir = self.repo_lock().workdir().to_owned();
+        let spec = Spec {
+            stdin: Some(event_json(event, record)),
+            env: hook_env(event, record),
+            ..Spec::shell(&hook.command, &workdir)
+        };
+        let limits = Limits {
+            timeout: hook
+                .timeout
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(self.settings.command_timeout),
+            idle: None,
+            stop: going_on.then(|| self.stop.clone()),
+        };
+        let (exit, stdout, stderr) = process::run_split(&spec, limits, OUTPUT_TAIL_BYTES)
+            .await
+            .map_err(HookFailure::NotRun)?;
+        match exit {
+            // A stop request ended it: the run is stopping anyway.
+            ExitStatusKind::Exited(0) | ExitStatusKind::Stopped => Ok(()),
+            exit => Err(HookFailure::Ended {
+                exit,
+                said: last_line(&stderr.text()).or_else(|| last_line(&stdout.text())),
+            }),
+        }
+    }
+}
+
+/// The hook a record's event calls for, if any.
+fn hook_event(event: &Event) -> Option<HookEvent> {
+    match event {
+        Event::RunStarted { .. } => Some(HookEvent::OnRunStart),
+        Event::StoryProgress { .. } => Some(HookEvent::OnStoryStart),
+        Event::AttemptFinished { outcome, .. } if *outcome == AttemptOutcome::Complete => {
+            Some(HookEvent::OnStoryDone)
+        }
+        Event::AttemptFinished { outcome, .. } if failed(*outcome) => {
+            Some(HookEvent::OnAttemptFailed)
+        }
+        Event::Complete { .. } | Event::Error { .. } => Some(HookEvent::OnRunEnd),
+        _ => None,
+    }
+}
+
+/// An attempt that failed at its story; a stop, a usage limit or a role
+/// that passed did not.
+fn failed(outcome: AttemptOutcome) -> bool {
+    matches!(
+        outcome,
+        AttemptOutcome::Failed
+            | AttemptOutcome::Rejected
+            | AttemptOutcome::NoSignal
+            | AttemptOutcome::AgentError
+            | AttemptOutcome::TimedOut
+    )
+}
+
+/// The event as `events.jsonl` has it, with `hook` naming the hook.
+fn event_json(event: HookEvent, record: &Record) -> String {
+    let mut json = serde_json::to_value(record).unwrap_or_default();
+    if let Some(object) = json.as_object_mut() {
+        object.insert("hook".into(), event.as_str().into());
+    }
+    format!("{json}\n")
+}
+
+/// `RALPH_HOOK`, `RALPH_CHANGE`, `RALPH_STORY`, `RALPH_ATTEMPT` and
+/// `RALPH_OUTCOME`: empty when the event has none.
+fn hook_env(event: HookEvent, record: &Record) -> Vec<(String, String)> {
+    let (story, attempt, outcome) = match &record.event {
+        Event::RunStarted { resumed, .. } => (
+            None,
+            None,
+            if *resumed { "resumed" } else { "started" }.to_owned(),
+        ),
+        Event::StoryProgress {
+            story_id, attempt, ..
+        } => (Some(story_id), Some(*attempt), "running".to_owned()),
+        Event::AttemptFinished {
+            story_id,
+            attempt,
+            outcome,
+            ..
+        } => (Some(story_id), Some(*attempt), outcome_name(*outcome)),
+        Event::Complete { reason, .. } => (None, None, reason.as_str().to_owned()),
+        Event::Error {
+            reason, story_id, ..
+        } => (story_id.as_ref(), None, reason.as_str().to_owned()),
+        _ => (None, None, String::new()),
+    };
+    [
+        ("RALPH_HOOK", event.as_str().to_owned()),
+        ("RALPH_CHANGE", record.change.clone()),
+        ("RALPH_STORY", story.cloned().unwrap_or_default()),
+        (
+            "RALPH_ATTEMPT",
+            attempt.map(|n| n.to_string()).unwrap_or_default(),
+        ),
+        ("RALPH_OUTCOME", outcome),
+    ]
+    .map(|(key, value)| (key.to_owned(), value))
+    .to_vec()
+}
+
+/// The outcome as state.json spells it (`timed_out`).
+fn outcome_name(outcome: AttemptOutcome) -> String {
+    serde_json::to_value(outcome)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The last line of `text` that holds anything.
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .rev()
+        .find(|line| !line.is_empty())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Totals;
+
+    fn record(event: Event) -> Record {
+        Record {
+            ts_ms: 1,
+            change: "greet".into(),
+            event,
+        }
+    }
+
+    fn finished(outcome: AttemptOutcome) -> Event {
+        Event::AttemptFinished {
+            story_id: "2".into(),
+            attempt: 3,
+            outcome,
+            reason: None,
+            preserved: None,
+            checkpoint: None,
+            role: None,
+        }
+    }
+
+    #[test]
+    fn each_event_calls_its_hook_and_says_what_happened() {
+        let done = record(finished(AttemptOutcome::Complete));
+        assert_eq!(hook_event(&done.event), Some(HookEvent::OnStoryDone));
+        let env = hook_env(HookEvent::OnStoryDone, &done);
+        let value = |key: &str| env.iter().find(|(k, _)| k == key).unwrap().1.clone();
+        assert_eq!(value("RALPH_STORY"), "2");
+        assert_eq!(value("RALPH_ATTEMPT"), "3");
+        assert_eq!(value("RALPH_OUTCOME"), "complete");
+        assert_eq!(value("RALPH_HOOK"), "on_story_done");
+
+        for outcome in [AttemptOutcome::TimedOut, AttemptOutcome::Rejected] {
+            assert_eq!(
+                hook_event(&finished(outcome)),
+                Some(HookEvent::OnAttemptFailed)
+            );
+        }
+        for outcome in [
+            AttemptOutcome::Passed,
+            AttemptOutcome::RateLimited,
+            AttemptOutcome::Interrupted,
+        ] {
+            assert_eq!(hook_event(&finished(outcome)), None, "{outcome:?}");
+        }
+        let end = record(Event::Error {
+            reason: StopReason::MaxRetries,
+            message: "m".into(),
+            story_id: Some("2".into()),
+            totals: Totals::default(),
+        });
+        assert_eq!(hook_event(&end.event), Some(HookEvent::OnRunEnd));
+        let json: serde_json::Value =
+            serde_json::from_str(&event_json(HookEvent::OnRunEnd, &end)).unwrap();
+        assert_eq!(json["hook"], "on_run_end");
+        assert_eq!(json["type"], "error");
+        assert_eq!(json["reason"], "max_retries");
+    }
+}

@@ -1,0 +1,98 @@
+//! Telling the user how the run goes (`--notify`, `[notify] webhook`):
+//! when it waits out a usage limit, and when it ends. Each delivery starts
+//! as the news is announced and runs beside the loop, which never waits
+//! for it; the end's runs beside the end hooks, so a slow or unreachable
+//! webhook costs the run at most its delivery timeout, once. What did not
+//! arrive is reported as a warning once per channel; the run's ending
+//! stays what it was.
+
+use tokio::task::JoinHandle;
+
+use super::story_loop::StoryLoop;
+use crate::notify::{NewsKind, RunNews, Undelivered};
+use crate::state::StopReason;
+
+/// The deliveries under way, and the channels whose failure was told.
+#[derive(Debug, Default)]
+pub(super) struct Deliveries {
+    under_way: Vec<JoinHandle<Vec<Undelivered>>>,
+    reported: Vec<String>,
+}
+
+impl StoryLoop {
+    /// Start telling the user the run ended for `reason`.
+    pub(super) fn notify_end(&mut self, reason: StopReason, message: String) {
+        let news = self.news(NewsKind::RunEnded, message);
+        self.notify(RunNews {
+            reason: Some(reason),
+            needs_you: reason != StopReason::Completed,
+            ..news
+        });
+    }
+
+    /// Start telling the user the run waits for a usage limit until
+    /// `until_unix`.
+    pub(super) fn notify_pause(&mut self, until_unix: u64, message: String) {
+        let news = self.news(NewsKind::Paused, message);
+        self.notify(RunNews {
+            until_unix: Some(until_unix),
+            ..news
+        });
+    }
+
+    fn news(&self, event: NewsKind, message: String) -> RunNews {
+        RunNews {
+            event,
+            change: self.settings.change.to_string(),
+            branch: self.state.branch.clone(),
+            reason: None,
+            until_unix: None,
+            needs_you: true,
+            message,
+            stories_total: self.state.stories.len(),
+            stories_done: self.state.stories.iter().filter(|s| s.done).count(),
+            totals: self.state.totals.clone(),
+        }
+    }
+
+    fn notify(&mut self, news: RunNews) {
+        let notifier = self.settings.notifier.clone();
+        if notifier.is_empty() {
+            return;
+        }
+        self.deliveries
+            .under_way
+            .push(tokio::spawn(async move { notifier.send(&news).await }));
+    }
+
+    /// Report the deliveries that have failed so far, without waiting for
+    /// those still under way.
+    pub(super) async fn report_deliveries(&mut self) {
+        let (done, under_way) = std::mem::take(&mut self.deliveries.under_way)
+            .into_iter()
+            .partition(|delivery| delivery.is_finished());
+        self.deliveries.under_way = under_way;
+        self.report(done).await;
+    }
+
+    /// Wait for every delivery (each bounded by its own timeouts) and
+    /// report what did not arrive.
+    pub(super) async fn settle_deliveries(&mut self) {
+        let all = std::mem::take(&mut self.deliveries.under_way);
+        self.report(all).await;
+    }
+
+    async fn report(&mut self, deliveries: Vec<JoinHandle<Vec<Undelivered>>>) {
+        for delivery in deliveries {
+            for Undelivered { channel, why } in delivery.await.unwrap_or_default() {
+                if self.deliveries.reported.contains(&channel) {
+                    continue;
+                }
+                self.deliveries.reported.push(channel.clone());
+                self.warn(format!(
+                    "{channel} could not be told how the run goes: {why}; later failures to deliver are not reported"
+                ));
+            }
+        }
+    }
+}
