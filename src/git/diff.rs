@@ -122,11 +122,7 @@ impl Repo {
     /// objects this takes are hashed in memory and never written, and the
     /// index is left alone, so a running loop is not disturbed.
     pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
-        let scratch = Repo {
-            repo: self.repo.clone().with_object_memory(),
-            index_cache: Default::default(),
-            scratch: self.scratch.clone(),
-        };
+        let scratch = self.in_memory();
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;
         Ok(scratch.tree_patch(old_tree, new_tree)?)

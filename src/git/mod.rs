@@ -10,6 +10,7 @@
 //!
 //! This module knows nothing of stories, agents, the terminal or clap.
 
+mod bring;
 mod diff;
 mod error;
 mod git_dir;
@@ -25,7 +26,9 @@ mod scratch;
 mod session;
 mod snapshot;
 mod tree;
+mod worktree;
 
+pub use bring::{BringError, Brought};
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
@@ -35,6 +38,7 @@ pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;
 pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
+pub use worktree::{LinkedWorktree, WorktreeError};
 
 /// An object id, as this module hands it out.
 pub type ObjectId = gix::ObjectId;

@@ -58,3 +58,4 @@ mod trackers_e2e;
 mod transcripts;
 mod truthful;
 mod tui_e2e;
+mod worktree_e2e;
