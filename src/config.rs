@@ -166,6 +166,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.notifyPayload",
         "the webhook's body: json (default) or slack, a Slack-compatible {\"text\": ...}",
     ),
+    (
+        "ralph.worktree",
+        "true to run in a worktree of its own beside yours (<worktree>.ralph/<change>), or a directory to make run worktrees in (<dir>/<change>) (default: false); --worktree",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.
@@ -373,6 +377,54 @@ pub fn parse_roles(text: &str) -> Result<Vec<Role>, crate::contract::roles::Unkn
         .map(str::parse)
         .collect::<Result<Vec<Role>, _>>()?;
     Ok(crate::contract::roles::in_order(&roles))
+}
+
+/// `ralph.worktree`: whether a run works in a worktree of its own, and
+/// where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorktreeChoice {
+    /// In the user's worktree.
+    Off,
+    /// Beside it, in the default place.
+    Beside,
+    /// In `<dir>/<change>`.
+    Under(std::path::PathBuf),
+}
+
+/// `ralph.worktree`: a boolean, or a directory (`~/` is the home
+/// directory; a relative one is taken from the top of the worktree).
+pub fn worktree(repo: &Repo) -> Result<Option<WorktreeChoice>, ConfigError> {
+    let Some(value) = repo.config_string("ralph.worktree") else {
+        return Ok(None);
+    };
+    let text = value.trim();
+    Ok(Some(match text.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => WorktreeChoice::Beside,
+        "false" | "no" | "off" | "0" => WorktreeChoice::Off,
+        "" => {
+            return Err(bad_value(
+                "ralph.worktree",
+                &value,
+                "true, false or a directory",
+            ));
+        }
+        _ => {
+            let dir = match text.strip_prefix("~/") {
+                Some(rest) => match std::env::var_os("HOME") {
+                    Some(home) => std::path::PathBuf::from(home).join(rest),
+                    None => {
+                        return Err(bad_value(
+                            "ralph.worktree",
+                            &value,
+                            "a directory (HOME is not set for ~/)",
+                        ));
+                    }
+                },
+                None => repo.workdir().join(text),
+            };
+            WorktreeChoice::Under(dir)
+        }
+    }))
 }
 
 /// How `start` shows a run on a terminal.

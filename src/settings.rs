@@ -226,6 +226,9 @@ pub struct Requested {
     pub roles: Option<Vec<Role>>,
     pub role_agents: BTreeMap<Role, RoleAgent>,
     pub fallback_agents: Vec<String>,
+    /// `--worktree [PATH]`: `Some(None)` for the default place beside the
+    /// user's worktree.
+    pub worktree: Option<Option<PathBuf>>,
 }
 
 /// A setting that cannot be used.

@@ -501,11 +501,22 @@ impl AttemptDetails for RunDetails {
         if record.outcome != AttemptOutcome::Running {
             return attempt_patch(&self.repo, &record);
         }
-        // The attempt at work: the worktree as it is now, read off this
-        // thread.
+        // The attempt at work: the worktree it works in as it is now (the
+        // run's own, for a run beside the user's), read off this thread.
         self.live
             .get_or_init(|| {
-                live_diff::LiveDiff::start(self.repo.workdir().to_owned(), self.files.dir.clone())
+                let workdir = self
+                    .files
+                    .dir
+                    .load()
+                    .ok()
+                    .and_then(|state| state.worktree)
+                    .filter(|record| !record.removed)
+                    .map_or_else(
+                        || self.repo.workdir().to_owned(),
+                        |record| record.linked.path,
+                    );
+                live_diff::LiveDiff::start(workdir, self.files.dir.clone())
             })
             .diff(story, attempt)
     }

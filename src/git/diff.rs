@@ -126,13 +126,10 @@ impl Repo {
     /// objects this takes are hashed in memory and never written, and the
     /// index is left alone, so a running loop is not disturbed.
     pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
+        // Big files are named by their size, never read (see `blob.rs`).
         let scratch = Repo {
-            repo: self.repo.clone().with_object_memory(),
-            index_cache: Default::default(),
-            scratch: self.scratch.clone(),
             hashed_only: Some(Default::default()),
-            watching: Default::default(),
-            watch_refused: Default::default(),
+            ..self.in_memory()
         };
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;

@@ -6,10 +6,13 @@
 //! git commit` is one bad idea away. So the loop takes a [`RefSnapshot`]
 //! before an attempt and [`Repo::restore_user_refs`] after it: whatever
 //! moved is put back, and what the agent committed stays reachable under a
-//! ref of the run. Likewise a new run of a change first moves the earlier
+//! ref of the run. What people working in other worktrees do meanwhile
+//! (commit, switch, branch where they stand) is theirs: their HEAD logs
+//! say so, and it is left alone. Likewise a new run of a change first moves the earlier
 //! run's refs under `refs/ralph/<change>/history/<id>/`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
@@ -20,9 +23,14 @@ use super::open::Repo;
 use super::refs::{delete, update};
 
 /// Where each local branch and tag pointed (their direct targets, so an
-/// annotated tag is its tag object).
+/// annotated tag is its tag object), and how long the HEAD log of every
+/// other worktree was: what is appended there meanwhile was done by
+/// whoever works in that worktree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RefSnapshot(BTreeMap<String, ObjectId>);
+pub struct RefSnapshot {
+    refs: BTreeMap<String, ObjectId>,
+    other_logs: BTreeMap<PathBuf, u64>,
+}
 
 /// A ref an agent changed, and what was done about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +71,69 @@ impl Repo {
         let mut refs = self.direct_refs("refs/heads/")?;
         refs.extend(self.direct_refs("refs/tags/")?);
         refs.remove(except);
-        Ok(RefSnapshot(refs))
+        let other_logs = self
+            .other_git_dirs()?
+            .into_iter()
+            .map(|git_dir| {
+                let log = git_dir.join("logs").join("HEAD");
+                let len = std::fs::metadata(&log).map_or(0, |meta| meta.len());
+                (log, len)
+            })
+            .collect();
+        Ok(RefSnapshot { refs, other_logs })
+    }
+
+    /// The git directories of every worktree but this one.
+    fn other_git_dirs(&self) -> Result<Vec<PathBuf>, GitFailure> {
+        let real = |path: &Path| gix::path::realpath(path).unwrap_or_else(|_| path.to_owned());
+        let own = real(self.git_dir());
+        let mut dirs = vec![self.common_dir().to_owned()];
+        for proxy in self
+            .repo
+            .worktrees()
+            .ctx(|| "could not list worktrees".into())?
+        {
+            dirs.push(proxy.git_dir().to_owned());
+        }
+        Ok(dirs.into_iter().filter(|dir| real(dir) != own).collect())
+    }
+
+    /// What happened in the other worktrees since `before`: the commits
+    /// their HEADs moved to (their HEAD logs' new lines), and the commits
+    /// their HEADs are at now.
+    fn moves_elsewhere(&self, before: &RefSnapshot) -> (HashSet<ObjectId>, HashSet<ObjectId>) {
+        let mut moved_to = HashSet::new();
+        for (log, len) in &before.other_logs {
+            let Ok(bytes) = std::fs::read(log) else {
+                continue;
+            };
+            let appended = bytes.get(*len as usize..).unwrap_or_default();
+            for line in appended.split(|b| *b == b'\n') {
+                if let Some(new) = line
+                    .split(|b| *b == b' ')
+                    .nth(1)
+                    .and_then(|hex| ObjectId::from_hex(hex).ok())
+                {
+                    moved_to.insert(new);
+                }
+            }
+        }
+        let mut heads = HashSet::new();
+        for log in before.other_logs.keys() {
+            let Some(git_dir) = log.parent().and_then(Path::parent) else {
+                continue;
+            };
+            let Ok(head) = std::fs::read_to_string(git_dir.join("HEAD")) else {
+                continue;
+            };
+            let head = head.trim();
+            let id = match head.strip_prefix("ref: ") {
+                Some(name) => self.resolve_ref(name).ok().flatten(),
+                None => ObjectId::from_hex(head.as_bytes()).ok(),
+            };
+            heads.extend(id);
+        }
+        (moved_to, heads)
     }
 
     /// Put every local branch and tag (but `except`) back where `before`
@@ -76,12 +146,23 @@ impl Repo {
         keep_prefix: &str,
     ) -> Result<Vec<RestoredRef>, GitFailure> {
         let now = self.snapshot_user_refs(except)?;
+        let (moved_elsewhere, heads_elsewhere) = self.moves_elsewhere(before);
         let mut restored = Vec::new();
         let names: std::collections::BTreeSet<&String> =
-            before.0.keys().chain(now.0.keys()).collect();
+            before.refs.keys().chain(now.refs.keys()).collect();
         for name in names {
-            let (was, found) = (before.0.get(name).copied(), now.0.get(name).copied());
+            let (was, found) = (before.refs.get(name).copied(), now.refs.get(name).copied());
             if was == found {
+                continue;
+            }
+            // Someone working in another worktree meanwhile (the user beside
+            // a run in its own worktree) moved it there, or made it where
+            // they stand: theirs, not the agent's.
+            let theirs = found.is_some_and(|found| {
+                moved_elsewhere.contains(&found)
+                    || (was.is_none() && heads_elsewhere.contains(&found))
+            });
+            if theirs {
                 continue;
             }
             let mut edits = Vec::new();

@@ -119,7 +119,7 @@ impl Repo {
     /// describes, so that the next git-ralph process knows it too. It is
     /// trusted only while the index file is that very file.
     fn tree_record_path(&self) -> std::path::PathBuf {
-        self.ralph_dir().join("index-tree")
+        self.own_ralph_dir().join("index-tree")
     }
 
     fn record_tree(&self, record: Option<(Identity, ObjectId)>) {
@@ -132,7 +132,7 @@ impl Repo {
                 );
                 // A cache, not state: no fsync on this hot path. A torn or
                 // stale record fails to parse or to match, and is ignored.
-                let _ = std::fs::create_dir_all(self.ralph_dir());
+                let _ = std::fs::create_dir_all(self.own_ralph_dir());
                 let _ = std::fs::write(&path, line);
             }
             None => {

@@ -11,6 +11,7 @@
 //! This module knows nothing of stories, agents, the terminal or clap.
 
 mod blob;
+mod bring;
 mod diff;
 mod error;
 mod git_dir;
@@ -31,6 +32,9 @@ mod walk;
 mod watch;
 
 pub use blob::human_size;
+mod worktree;
+
+pub use bring::{BringError, Brought};
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
@@ -42,6 +46,7 @@ pub use scope::Scan;
 pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
 pub use watch::WatchLost;
+pub use worktree::{LinkedWorktree, WorktreeError};
 
 /// An object id, as this module hands it out.
 pub type ObjectId = gix::ObjectId;

@@ -23,6 +23,8 @@ pub struct Repo {
     pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
     /// A watch could not be started here once; it is not tried again.
     pub(crate) watch_refused: std::cell::Cell<bool>,
+    /// Where run state lives (see [`Repo::ralph_dir`]).
+    pub(crate) ralph_dir: PathBuf,
 }
 
 /// Where HEAD points.
@@ -147,6 +149,8 @@ impl Repo {
         // Our own writes are the only ones that matter; big objects are
         // streamed, never held in memory.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        let ralph_dir = super::worktree::state_home(repo.git_dir())
+            .unwrap_or_else(|| repo.git_dir().join("ralph"));
         Ok(Repo {
             repo,
             index_cache: Default::default(),
@@ -154,6 +158,7 @@ impl Repo {
             hashed_only: None,
             watching: Default::default(),
             watch_refused: Default::default(),
+            ralph_dir,
         })
     }
 
@@ -201,8 +206,16 @@ impl Repo {
         self.repo.common_dir()
     }
 
-    /// Where run state lives: `<git-dir>/ralph/`.
+    /// Where run state lives: `<git-dir>/ralph/`, or, in a worktree a run
+    /// made for itself, the directory of the worktree the run was started
+    /// from, so that every command finds the run from either worktree.
     pub fn ralph_dir(&self) -> PathBuf {
+        self.ralph_dir.clone()
+    }
+
+    /// `<git-dir>/ralph/` of this very worktree, for what belongs to it
+    /// alone (which tree its index describes).
+    pub(crate) fn own_ralph_dir(&self) -> PathBuf {
         self.repo.git_dir().join("ralph")
     }
 

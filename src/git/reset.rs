@@ -265,7 +265,7 @@ impl Repo {
 
     /// Check out the entries at `positions`, overwriting what is there, and
     /// leave every other file alone.
-    fn checkout_only(
+    pub(crate) fn checkout_only(
         &self,
         index: &mut gix::index::File,
         positions: &HashSet<usize>,
@@ -405,7 +405,7 @@ fn remove_path(path: &Path) -> std::io::Result<bool> {
 
 /// Remove directories left empty by deletions, bottom-up, never the worktree
 /// root and never a directory that still holds anything (an ignored file).
-fn remove_empty_dirs(workdir: &Path, mut dirs: Vec<std::path::PathBuf>) {
+pub(crate) fn remove_empty_dirs(workdir: &Path, mut dirs: Vec<std::path::PathBuf>) {
     dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
     dirs.dedup();
     for dir in dirs {

@@ -16,6 +16,7 @@ use super::refs::{delete, move_head, update};
 use super::scope::Scope;
 use super::snapshot::{Checkpoint, Snapshot};
 use super::tree::write_tree;
+use super::worktree::{LinkedWorktree, WorktreeError};
 
 /// What abort needs to restore the exact pre-start state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +53,8 @@ pub enum BeginError {
     #[error("HEAD is already on '{branch}'")]
     AlreadyOnBranch { branch: String },
     #[error(transparent)]
+    Worktree(#[from] WorktreeError),
+    #[error(transparent)]
     Op(#[from] OpError),
 }
 
@@ -72,6 +75,7 @@ impl BeginError {
                 "switch to the branch you want to start from (e.g. 'git switch -'), then start again"
                     .into(),
             ),
+            BeginError::Worktree(err) => err.hint(),
             BeginError::Op(err) => err.hint(),
         }
     }
@@ -111,31 +115,7 @@ impl Repo {
 
         let lock = IndexLock::acquire(self)?;
         let index = self.shared_index()?;
-        let index_tree = write_tree(&self.repo, &index)?;
-        let namespace = change.ref_namespace();
-        let original = Original {
-            head: head.clone(),
-            index_tree,
-        };
-        let keep = self.write_commit(
-            &format!("ralph({change}): index before start\n\nThe tree is the index as it was when the run began."),
-            index_tree,
-            &head.commit().into_iter().collect::<Vec<_>>(),
-        )?;
-        self.set_ref(
-            &format!("{namespace}/original"),
-            keep,
-            "ralph: record the pre-start index",
-        )?;
-
-        let replaced = self.resolve_ref(&branch)?;
-        if let Some(tip) = replaced {
-            self.set_ref(
-                &format!("{namespace}/replaced"),
-                tip,
-                "ralph: keep the branch tip before reset",
-            )?;
-        }
+        let (original, replaced) = self.record_start(change, &head, &index)?;
 
         let log_len = self.head_log_len();
         let mut edits = Vec::new();
@@ -170,6 +150,116 @@ impl Repo {
             initial,
             replaced,
         })
+    }
+
+    /// What abort needs, kept under `refs/ralph/<change>/` before anything
+    /// moves: the user's index as a tree (`original`), and the tip the
+    /// run's branch had, if it existed (`replaced`).
+    fn record_start(
+        &self,
+        change: &ChangeName,
+        head: &HeadState,
+        index: &gix::index::File,
+    ) -> Result<(Original, Option<ObjectId>), BeginError> {
+        let branch = change.branch_ref();
+        let index_tree = write_tree(&self.repo, index)?;
+        let namespace = change.ref_namespace();
+        let original = Original {
+            head: head.clone(),
+            index_tree,
+        };
+        let keep = self.write_commit(
+            &format!("ralph({change}): index before start\n\nThe tree is the index as it was when the run began."),
+            index_tree,
+            &head.commit().into_iter().collect::<Vec<_>>(),
+        )?;
+        self.set_ref(
+            &format!("{namespace}/original"),
+            keep,
+            "ralph: record the pre-start index",
+        )?;
+        let replaced = self.resolve_ref(&branch)?;
+        if let Some(tip) = replaced {
+            self.set_ref(
+                &format!("{namespace}/replaced"),
+                tip,
+                "ralph: keep the branch tip before reset",
+            )?;
+        }
+        Ok((original, replaced))
+    }
+
+    /// Begin a run beside the user: commit their uncommitted work as the
+    /// "initial state" on `ralph/<change>` (as [`Repo::begin`] does), without
+    /// touching their HEAD, index or files, and make the run's own worktree
+    /// at `path` on that branch. `reason` locks it while the run lives.
+    pub fn begin_beside(
+        &self,
+        change: &ChangeName,
+        path: &std::path::Path,
+        reason: &str,
+    ) -> Result<(Begin, LinkedWorktree), BeginError> {
+        self.check_begin(change)?;
+        self.check_worktree_place(path)?;
+        let branch = change.branch_ref();
+        let head = self.head()?;
+        let index = self.shared_index()?;
+        let (original, replaced) = self.record_start(change, &head, &index)?;
+        // The user's worktree as `git add -A` would see it; their index is
+        // read, never written.
+        let Snapshot { tree, .. } = self.snapshot(index, &Scope::All)?;
+        let parent = head.commit();
+        let parent_tree = match parent {
+            Some(parent) => self.commit_tree(parent)?,
+            None => self.repo.empty_tree().id,
+        };
+        let commit = self.write_commit(
+            &format!("ralph({change}): initial state"),
+            tree,
+            &parent.into_iter().collect::<Vec<_>>(),
+        )?;
+        let message = if replaced.is_some() {
+            "branch: Reset to the run's initial state"
+        } else {
+            "branch: Created with the run's initial state"
+        };
+        self.edit_refs(vec![update(&branch, commit, PreviousValue::Any, message)?])?;
+        let worktree = self.add_worktree(path, &branch, reason)?;
+        let initial = Checkpoint {
+            commit,
+            tree,
+            changed: tree != parent_tree,
+        };
+        Ok((
+            Begin {
+                original,
+                initial,
+                replaced,
+            },
+            worktree,
+        ))
+    }
+
+    /// The run's branch is done with: deleted, its tip kept at
+    /// `refs/ralph/<change>/<keep_as>`. Nothing is checked out: the run's
+    /// worktree must be gone first.
+    pub fn retire_branch(&self, change: &ChangeName, keep_as: &str) -> Result<ObjectId, OpError> {
+        let branch = change.branch_ref();
+        let Some(tip) = self.resolve_ref(&branch)? else {
+            return Err(OpError::UnexpectedHead {
+                expected: change.branch_short(),
+                found: "no such branch".into(),
+            });
+        };
+        let keep_ref = format!("{}/{keep_as}", change.ref_namespace());
+        self.edit_refs(vec![update(
+            &keep_ref,
+            tip,
+            PreviousValue::Any,
+            &format!("ralph: keep the tip of {}", change.branch_short()),
+        )?])?;
+        self.edit_refs(vec![delete(&branch, tip)?])?;
+        Ok(tip)
     }
 
     /// Squash to uncommitted: HEAD goes back to the original branch, the

@@ -29,6 +29,12 @@ pub enum RunError {
     #[error(transparent)]
     Begin(#[from] BeginError),
     #[error(transparent)]
+    Worktree(#[from] crate::git::WorktreeError),
+    #[error(
+        "the run '{change}' works in your worktree; --worktree only chooses where a new run works"
+    )]
+    WorktreeOnResume { change: String },
+    #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
     Preview(#[from] crate::preview::PreviewError),
@@ -103,7 +109,11 @@ impl RunError {
     pub fn is_user_error(&self) -> bool {
         !matches!(
             self,
-            RunError::Io { .. } | RunError::Git { .. } | RunError::State(_) | RunError::Bug(_)
+            RunError::Io { .. }
+                | RunError::Git { .. }
+                | RunError::State(_)
+                | RunError::Bug(_)
+                | RunError::Worktree(crate::git::WorktreeError::Git(_))
         )
     }
 
@@ -122,6 +132,10 @@ impl RunError {
             RunError::Settings(err) => err.hint(),
             RunError::Preview(err) => err.hint(),
             RunError::Begin(err) => err.hint(),
+            RunError::Worktree(err) => err.hint(),
+            RunError::WorktreeOnResume { change } => Some(format!(
+                "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
+            )),
             RunError::AllDone { .. } => {
                 Some("untick a box, or add a story, to give the agent work".into())
             }

@@ -5,6 +5,8 @@
 //! - [`session`]: a run begun fresh, resumed, or archived to history, and
 //!   everything a loop needs assembled and validated before anything is
 //!   written;
+//! - `beside`: a run in a worktree of its own, beside the user's: where it
+//!   goes, and found or made again on resume;
 //! - [`story_loop`]: the state machine alone: which story next, when to
 //!   stop, what the state and event log say;
 //! - `attempt`: one attempt: its prompt, the agent process, the accounting,
@@ -34,6 +36,7 @@
 //! they look.
 
 mod attempt;
+mod beside;
 mod containment;
 pub mod driver;
 pub mod ending;

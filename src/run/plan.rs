@@ -28,6 +28,9 @@ pub struct Plan {
     /// A stopped run of this change exists: starting resumes it, with the
     /// settings it began with.
     pub resumes: bool,
+    /// The worktree of its own the run works in, beside the user's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// The agent a run would start.
@@ -50,6 +53,13 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         None
     };
     let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
+    let worktree = match &stopped {
+        Some(state) => state
+            .worktree
+            .as_ref()
+            .map(|record| record.linked.path.clone()),
+        None => super::beside::place(repo, change, req)?,
+    };
     let begin = match stopped {
         Some(_) => Begin::Resume,
         None => Begin::Fresh,
@@ -112,6 +122,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         contract: contract_lines(&contract, &settings),
         guardrails: guardrail_lines(&settings),
         resumes: stopped.is_some(),
+        worktree: worktree.map(|path| path.display().to_string()),
     })
 }
 

@@ -50,7 +50,25 @@ impl Session {
         let mut notices = Vec::new();
         let (state, resumed, source) = match resumable {
             Some(state) => {
-                let state = prepare_resume(repo, change, state.clone(), req)?;
+                let mut state = state.clone();
+                match state.worktree.as_mut() {
+                    Some(record) => {
+                        let before = record.linked.clone();
+                        let (inside, notice) = super::beside::enter(repo, change, record)?;
+                        *repo = inside;
+                        notices.push(notice);
+                        if record.linked != before {
+                            run_dir.save(&state)?;
+                        }
+                    }
+                    None if req.worktree.is_some() => {
+                        return Err(RunError::WorktreeOnResume {
+                            change: change.to_string(),
+                        });
+                    }
+                    None => {}
+                }
+                let state = prepare_resume(repo, change, state, req)?;
                 let source = source_for(repo, change, &state.settings, Begin::Resume)?;
                 (state, true, source)
             }
@@ -58,11 +76,24 @@ impl Session {
                 // Everything is validated before the earlier run is moved
                 // aside: a refused start changes nothing.
                 let fresh = prepare_fresh(repo, change, req, agent.as_ref())?;
+                let place = super::beside::place(repo, change, req)?;
                 repo.check_begin(change)?;
                 if let Some(previous) = &previous {
                     notices.push(archive(repo, change, &run_dir, previous)?);
                 }
-                let (state, replaced, source) = begin_fresh(repo, change, &run_dir, fresh)?;
+                let (state, replaced, source) = match place {
+                    None => begin_fresh(repo, change, &run_dir, fresh)?,
+                    Some(path) => {
+                        let (begun, inside) = begin_beside(repo, change, &run_dir, fresh, &path)?;
+                        *repo = inside;
+                        notices.push(format!(
+                            "the run works in its own worktree at {}, on {}; yours is left as it is",
+                            repo.workdir().display(),
+                            change.branch_short()
+                        ));
+                        begun
+                    }
+                };
                 if let Some(tip) = replaced {
                     notices.push(format!(
                         "the branch {} was at {}; that tip is kept at {}/replaced",
@@ -203,15 +234,61 @@ fn begin_fresh(
     }: Fresh,
 ) -> Result<Begun, RunError> {
     let begin = repo.begin(change)?;
-    let state = RunState {
+    let state = new_state(change, begin.original, begin.initial.commit, settings);
+    run_dir.save(&state)?;
+    contract.snapshot(repo.workdir(), &run_dir.dir)?;
+    source.begin()?;
+    Ok((state, begin.replaced, source))
+}
+
+/// Begin a run beside the user, in its own worktree at `path`: the branch,
+/// the worktree and the run's state; the stories are read from the run's
+/// worktree from now on. Returns the run's worktree too.
+fn begin_beside(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    Fresh {
+        mut settings,
+        contract,
+        source,
+    }: Fresh,
+    path: &Path,
+) -> Result<(Begun, Repo), RunError> {
+    super::beside::relative_tracking(&mut settings, repo.workdir());
+    let (begin, linked) = repo.begin_beside(change, path, &super::beside::lock_reason(change))?;
+    let mut state = new_state(change, begin.original, begin.initial.commit, settings);
+    state.worktree = Some(crate::state::RunWorktree {
+        linked: linked.clone(),
+        owner: repo.workdir().to_owned(),
+        removed: false,
+    });
+    run_dir.save(&state)?;
+    let inside = repo
+        .open_worktree(&linked)?
+        .ok_or_else(|| super::beside::gone(&linked.path))?;
+    contract.snapshot(inside.workdir(), &run_dir.dir)?;
+    source.begin()?;
+    let source = source_for(&inside, change, &state.settings, Begin::Resume)?;
+    Ok(((state, begin.replaced, source), inside))
+}
+
+/// The state of a run just begun.
+fn new_state(
+    change: &ChangeName,
+    original: crate::git::Original,
+    initial: crate::git::ObjectId,
+    settings: Settings,
+) -> RunState {
+    RunState {
         version: 1,
         change: change.to_string(),
         branch: change.branch_short(),
         status: RunStatus::Running,
         reason: None,
-        original: begin.original,
-        initial_commit: begin.initial.commit,
-        checkpoint: begin.initial.commit,
+        original,
+        initial_commit: initial,
+        checkpoint: initial,
         stories: Vec::new(),
         current_story: None,
         current_attempt: 0,
@@ -230,11 +307,8 @@ fn begin_fresh(
         rate_limit_pauses: 0,
         pipeline: None,
         fallback: None,
-    };
-    run_dir.save(&state)?;
-    contract.snapshot(repo.workdir(), &run_dir.dir)?;
-    source.begin()?;
-    Ok((state, begin.replaced, source))
+        worktree: None,
+    }
 }
 
 /// A stopped or killed run: HEAD must still be on its branch.

@@ -31,6 +31,12 @@ pub struct Report<'a> {
     pub totals: &'a Totals,
     /// The learnings file, when the run keeps one.
     pub learnings: Option<LearningsReport>,
+    /// The run's own worktree, for a run beside the user's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// That worktree was removed when the run was finished or aborted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub worktree_removed: bool,
     pub stories: &'a [StoryRecord],
 }
 
@@ -70,6 +76,11 @@ impl<'a> Report<'a> {
             pause_reason: state.pause_reason.as_deref(),
             totals: &state.totals,
             learnings: None,
+            worktree: state
+                .worktree
+                .as_ref()
+                .map(|record| record.linked.path.display().to_string()),
+            worktree_removed: state.worktree.as_ref().is_some_and(|record| record.removed),
             stories: &state.stories,
         }
     }

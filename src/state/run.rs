@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::contract::Role;
-use crate::git::{Original, hex};
+use crate::git::{LinkedWorktree, Original, hex};
 
 /// Why a run ended. Every run ends with exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -414,6 +414,24 @@ pub struct RunState {
     /// outlasted the wait; the next story goes back to the run's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<FallbackState>,
+    /// The worktree of its own the run works in, beside the user's; `None`
+    /// for a run in the user's worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<RunWorktree>,
+}
+
+/// The worktree a run works in when it works beside the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunWorktree {
+    /// Where it is, and its name under `<git-dir>/worktrees/`.
+    #[serde(flatten)]
+    pub linked: LinkedWorktree,
+    /// The worktree the run was started from: the user's, whose HEAD,
+    /// index and files the run never touches.
+    pub owner: std::path::PathBuf,
+    /// It was removed when the run was finished or aborted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
 }
 
 /// A story handed to a fallback agent.

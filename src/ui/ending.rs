@@ -38,18 +38,28 @@ pub fn finished(finished: &Finished) {
     match finished {
         Finished::Kept(kept) => {
             note(&format!(
-                "kept: {} holds one commit per finished story ({} of {} done).",
-                kept.branch, kept.stories_done, kept.stories_total
+                "kept: {} holds one commit per finished story ({} of {} done).{}",
+                kept.branch,
+                kept.stories_done,
+                kept.stories_total,
+                removed(kept.worktree_removed.as_deref())
             ));
             offer_to_close(kept.close.as_ref());
         }
         Finished::CleanedUp(done) => {
+            let whose = match &done.worktree_removed {
+                Some(_) => "the run's work is in your worktree as uncommitted changes".to_owned(),
+                None => format!(
+                    "back on {} with all the work as uncommitted changes",
+                    done.original
+                ),
+            };
             note(&format!(
-                "cleaned up: back on {} with all the work as uncommitted changes; {} was deleted (its tip {} is kept at {}).",
-                done.original,
+                "cleaned up: {whose}; {} was deleted (its tip {} is kept at {}).{}",
                 done.branch,
                 done.tip.to_hex_with_len(10),
-                done.tip_ref
+                done.tip_ref,
+                removed(done.worktree_removed.as_deref())
             ));
             note(&format!(
                 "receipts: {}; each checkpoint's trailers are kept in {}.",
@@ -121,14 +131,29 @@ pub fn handed_off(done: &HandedOff, url_on_stdout: bool) {
     }
 }
 
+/// The run's own worktree, removed, in a sentence.
+fn removed(worktree: Option<&std::path::Path>) -> String {
+    match worktree {
+        Some(path) => format!(
+            " The run's worktree at {} is removed; yours was not touched.",
+            path.display()
+        ),
+        None => String::new(),
+    }
+}
+
 /// What `abort` did.
 pub fn aborted(aborted: &Aborted) {
+    let whose = match &aborted.worktree_removed {
+        Some(_) => "your worktree is exactly as it was".to_owned(),
+        None => format!("back on {} exactly as before the run", aborted.original),
+    };
     note(&format!(
-        "aborted: back on {} exactly as before the run; {} was deleted (its tip {} is kept at {}).",
-        aborted.original,
+        "aborted: {whose}; {} was deleted (its tip {} is kept at {}).{}",
         aborted.branch,
         aborted.tip.to_hex_with_len(10),
-        aborted.tip_ref
+        aborted.tip_ref,
+        removed(aborted.worktree_removed.as_deref())
     ));
 }
 
@@ -151,9 +176,15 @@ fn left_stopped(left: &LeftStopped) {
         original,
         ..
     } = left;
-    let mut text = format!(
-        "the run stays on {branch}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {original}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {branch}\n  git ralph abort {change}              # back to exactly where you started"
-    );
+    let mut text = match &left.worktree {
+        None => format!(
+            "the run stays on {branch}. Finish it with:\n  git ralph finish {change} --cleanup   # back to {original}, all work uncommitted\n  git ralph finish {change} --keep      # stay on {branch}\n  git ralph abort {change}              # back to exactly where you started"
+        ),
+        Some(path) => format!(
+            "the run stays on {branch}, in its worktree at {}. Finish it with:\n  git ralph finish {change} --cleanup   # its work into your worktree, uncommitted\n  git ralph finish {change} --keep      # {branch} stays, its worktree goes\n  git ralph abort {change}              # {branch} and its worktree go; yours is untouched",
+            path.display()
+        ),
+    };
     if let Some(retries) = left.retries_to_resume {
         text.push_str(&format!(
             "\nor resume it with more retries:\n  git ralph start {change} --max-retries {retries}"

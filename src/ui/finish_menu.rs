@@ -15,22 +15,35 @@ pub fn ask_finish(question: &Question) -> Option<EndChoice> {
         branch,
         original,
         completed,
+        beside,
     } = question;
     use std::io::IsTerminal;
     let term = Term::stderr();
     if !std::io::stdin().is_terminal() || !term.is_term() {
         return None;
     }
-    let mut items = vec![
-        (
-            EndChoice::Finish(FinishChoice::Cleanup),
-            format!("cleanup: back to {original}, with all the work as uncommitted changes"),
-        ),
-        (
-            EndChoice::Finish(FinishChoice::Keep),
-            format!("keep: stay on {branch} with one commit per story"),
-        ),
-    ];
+    let mut items = match beside {
+        false => vec![
+            (
+                EndChoice::Finish(FinishChoice::Cleanup),
+                format!("cleanup: back to {original}, with all the work as uncommitted changes"),
+            ),
+            (
+                EndChoice::Finish(FinishChoice::Keep),
+                format!("keep: stay on {branch} with one commit per story"),
+            ),
+        ],
+        true => vec![
+            (
+                EndChoice::Finish(FinishChoice::Cleanup),
+                "cleanup: the work into your worktree as uncommitted changes".to_owned(),
+            ),
+            (
+                EndChoice::Finish(FinishChoice::Keep),
+                format!("keep: {branch} with one commit per story; its worktree goes"),
+            ),
+        ],
+    };
     if !*completed {
         items.push((
             EndChoice::LeaveStopped,
@@ -38,7 +51,10 @@ pub fn ask_finish(question: &Question) -> Option<EndChoice> {
         ));
         items.push((
             EndChoice::Abort,
-            format!("abort: back to {original} exactly as before the run"),
+            match beside {
+                false => format!("abort: back to {original} exactly as before the run"),
+                true => format!("abort: {branch} and its worktree go; yours stays as it is"),
+            },
         ));
     }
     let labels: Vec<&str> = items.iter().map(|(_, label)| label.as_str()).collect();

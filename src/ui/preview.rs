@@ -51,6 +51,12 @@ pub fn print(plan: &Plan) {
     out(&s.field("agent:", format_args!("{}{missing}", plan.agent.command)));
     out(&s.field("contract:", plan.contract.join("; ")));
     out(&s.field("guardrails:", plan.guardrails.join("; ")));
+    if let Some(path) = &plan.worktree {
+        out(&s.field(
+            "worktree:",
+            format_args!("{path} (a worktree of its own; yours is left as it is)"),
+        ));
+    }
     if plan.resumes {
         out("a stopped run of this change exists: start resumes it");
     }

@@ -42,6 +42,14 @@ pub fn print(report: &Report) {
         format_args!("{} · agent: {}", report.source, report.agent),
     ));
     line_out(&s.field("started from:", &report.original));
+    if let Some(path) = &report.worktree {
+        let removed = if report.worktree_removed {
+            " (removed)"
+        } else {
+            ""
+        };
+        line_out(&s.field("worktree:", format_args!("{path}{removed}")));
+    }
     line_out(&s.field(
         "stories:",
         format_args!("{}/{} done", report.stories_done, report.stories_total),

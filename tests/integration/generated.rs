@@ -311,6 +311,51 @@ fn roles_section() -> Section {
     }
 }
 
+fn worktree_section() -> Section {
+    let mut roff = Roff::new();
+    paragraph(
+        &mut roff,
+        "With --worktree (or ralph.worktree), the whole loop works in a linked worktree of its \
+         own on ralph/<CHANGE>, and your worktree is never touched: not its HEAD, its index, \
+         its files or your stashes. It is made in-process as git worktree add would make it, \
+         and locked while the run lives, with a reason that git worktree list shows. By \
+         default it is <your worktree>.ralph/<CHANGE>, beside yours, the same on every resume; \
+         --worktree PATH puts it elsewhere, never inside your worktree. The initial-state \
+         commit holds your uncommitted work, which your worktree keeps too. status, watch, \
+         log, show, finish and abort work from either worktree. A run killed mid-attempt \
+         resumes in the same worktree; one whose worktree was deleted has it made again from \
+         the branch. Branches you move in your own worktree meanwhile, as its HEAD log shows, \
+         are yours and are left alone.",
+    );
+    term(
+        &mut roff,
+        "finish --keep",
+        "the branch stays; the run's worktree is removed",
+    );
+    term(
+        &mut roff,
+        "finish --cleanup",
+        "the run's work is written into your worktree as uncommitted changes (your index is \
+         left alone), only if you changed none of the paths it changed since the run began; \
+         otherwise nothing is done and the paths are named",
+    );
+    term(
+        &mut roff,
+        "abort",
+        "the run's worktree is removed and the branch deleted; your worktree stays exactly as \
+         it is",
+    );
+    paragraph(
+        &mut roff,
+        "Anything left uncommitted in the run's worktree is kept under \
+         refs/ralph/<change>/interrupted/ before the worktree is removed.",
+    );
+    Section {
+        title: "WORKTREE",
+        roff,
+    }
+}
+
 fn refs_section() -> Section {
     let mut roff = Roff::new();
     paragraph(
@@ -345,7 +390,8 @@ fn refs_section() -> Section {
         ),
         (
             "refs/ralph/<change>/interrupted/*, refs/ralph/<change>/strays/*",
-            "work set aside at finish, and commits an agent made behind the loop's back",
+            "work set aside at finish (or left in a run's own worktree at finish or abort), \
+             and commits an agent made behind the loop's back",
         ),
         (
             "refs/ralph/<change>/attempts/<story>/<n>-refs/*",
@@ -590,6 +636,12 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
             );
             example(
                 &mut roff,
+                "Work in a worktree of its own beside yours, and go on working in yours \
+                 meanwhile:",
+                &["git ralph start add-dark-mode --worktree"],
+            );
+            example(
+                &mut roff,
                 "Resume a run that was stopped (Ctrl-C or q):",
                 &["git ralph start add-dark-mode"],
             );
@@ -683,6 +735,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
             extra.push(prompt_section());
             extra.push(contract_section());
             extra.push(roles_section());
+            extra.push(worktree_section());
         }
         if name == "watch" || name == "start" {
             extra.push(keys_section());

@@ -59,3 +59,4 @@ mod trackers_e2e;
 mod transcripts;
 mod truthful;
 mod tui_e2e;
+mod worktree_e2e;

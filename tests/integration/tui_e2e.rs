@@ -904,3 +904,78 @@ fn ctrl_c_on_the_loop_screen_stops_the_run_like_q_and_gives_the_terminal_back() 
     assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
     repo.assert_fsck_clean();
 }
+
+#[test]
+fn issue_23_watch_follows_a_worktree_run_from_either_worktree_and_diffs_the_runs() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nwrite farewell.txt half a farewell\\n\n\
+             say Story two is writing.\nsleep 60\n",
+            finish_story("1")
+        ),
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let run = crate::harness::story_run::Background::start(
+        &repo,
+        &agent,
+        &["--worktree", "--on-finish", "keep"],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !fs::read_to_string(run_dir(&repo).join("events.jsonl"))
+        .unwrap_or_default()
+        .contains("Story two is writing.")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "story 2 never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let beside = fs::canonicalize(repo.root.parent().unwrap())
+        .unwrap()
+        .join("repo.ralph")
+        .join(CHANGE);
+    // The user has work of their own, which is not the attempt's.
+    repo.write("README.md", "# The user's own line\n");
+
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let Some(tmux) = Tmux::start_sized(
+        &repo,
+        &format!(
+            "{} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(binary)
+        ),
+        (120, 40),
+    ) else {
+        return;
+    };
+    let inside = tmux.split(
+        &repo,
+        &format!(
+            "cd {} && {} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(&beside.to_string_lossy()),
+            shell_quote(binary)
+        ),
+    );
+    for pane in [tmux.first.clone(), inside.clone()] {
+        tmux.wait_in(&pane, "Story two is writing.");
+        // Output → Prompt → Diff: the run's worktree, not the user's.
+        tmux.keys_in(&pane, &["Tab", "Tab"]);
+        let screen = tmux.wait_in(&pane, "+half a farewell");
+        assert!(
+            !screen.contains("The user's own line"),
+            "the user's work shown as the attempt's:\n{screen}"
+        );
+        tmux.keys_in(&pane, &["q"]);
+        tmux.wait_in(&pane, "watch-exited-0");
+    }
+    run.signal(nix::sys::signal::Signal::SIGTERM);
+    let done = run.wait(std::time::Duration::from_secs(30));
+    assert_eq!(done.status.code(), Some(130), "{}", done.stderr);
+    assert_eq!(state(&repo)["status"], "stopped");
+    assert_eq!(repo.read("README.md"), "# The user's own line\n");
+    repo.assert_fsck_clean();
+}

@@ -154,6 +154,11 @@ pub struct Args {
     /// ralph.toml]. Without it, one agent does each story.
     #[arg(long, value_name = "ROLES", value_parser = parse_roles)]
     pub roles: Option<RoleList>,
+    /// Work in a worktree of its own on ralph/<CHANGE>, beside yours, which
+    /// the run never touches (HEAD, index, files, stashes): at PATH, or by
+    /// default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree].
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub worktree: Option<Option<PathBuf>>,
     /// The agent preset a role runs, e.g. reviewer=codex (repeatable).
     #[arg(long, value_name = "ROLE=PRESET", value_parser = role_value)]
     pub role_agent: Vec<(Role, String)>,
@@ -254,6 +259,7 @@ impl Args {
             roles: self.roles.clone().map(|list| list.0),
             role_agents: self.role_agents(),
             fallback_agents: self.fallback_agents.clone(),
+            worktree: self.worktree.clone(),
         })
     }
 }

@@ -17,6 +17,9 @@ pub(super) fn finish(
     choice: FinishChoice,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
+    if state.worktree.is_some() {
+        return super::beside::finish(repo, change, run_dir, state, choice, onlooker);
+    }
     require_on_branch(repo, change, "finish")?;
     // The agent's own files (Aider's history) are not unfinished work.
     if state.settings.agent_command.is_none() {
@@ -31,6 +34,7 @@ pub(super) fn finish(
                 stories_done: state.stories_done(),
                 stories_total: state.stories.len(),
                 close: close_offer(state),
+                worktree_removed: None,
             })
         }
         FinishChoice::Cleanup => {
@@ -43,6 +47,7 @@ pub(super) fn finish(
                 receipts: state.receipts_summary(),
                 receipts_file: run_dir.receipts_path(),
                 close: close_offer(state),
+                worktree_removed: None,
             })
         }
     };
@@ -57,7 +62,7 @@ pub(super) fn finish(
 /// The beads issues the run finished: those its record marks done, or
 /// whose last attempt was accepted (the record may not have been read
 /// again after it). Other sources have nothing to close.
-fn close_offer(state: &RunState) -> Option<CloseOffer> {
+pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
     if state.settings.source != Some(SourceKind::Beads) {
         return None;
     }
@@ -85,7 +90,11 @@ pub(super) fn abort(
     change: &ChangeName,
     run_dir: &RunDir,
     state: &mut RunState,
+    onlooker: &mut dyn Onlooker,
 ) -> Result<Aborted, EndingError> {
+    if state.worktree.is_some() {
+        return super::beside::abort(repo, change, run_dir, state, onlooker);
+    }
     require_on_branch(repo, change, "abort")?;
     let tip = repo.abort(change, &state.original, state.initial_commit)?;
     state.status = RunStatus::Aborted;
@@ -97,6 +106,7 @@ pub(super) fn abort(
         branch: state.branch.clone(),
         tip,
         tip_ref: format!("{}/aborted", change.ref_namespace()),
+        worktree_removed: None,
     })
 }
 

@@ -33,6 +33,28 @@ pub enum EndingError {
         change: ChangeName,
         head: String,
     },
+    /// Cleanup of a run beside the user would overwrite what they changed.
+    #[error("cleanup would touch your own changes in {}; nothing was done", paths.join(", "))]
+    CleanupWouldTouch {
+        change: ChangeName,
+        paths: Vec<String>,
+    },
+    /// The worktree a run beside the user was started from is gone.
+    #[error("the worktree the run was started from, {}, cannot be opened", path.display())]
+    OwnerGone {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<crate::git::OpenError>,
+    },
+    /// The user's worktree is in the middle of a git operation.
+    #[error("cleanup would write into {}, where {source}", path.display())]
+    OwnerBusy {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<crate::git::OpenError>,
+    },
+    #[error(transparent)]
+    Worktree(#[from] crate::git::WorktreeError),
     /// The run is kept; pushing it or opening its pull request failed.
     #[error(transparent)]
     Handoff(Box<HandoffError>),
@@ -72,6 +94,16 @@ impl EndingError {
                 "commit or stash what you changed there, 'git switch {}', then run this again",
                 change.branch_short()
             )),
+            EndingError::CleanupWouldTouch { change, .. } => Some(format!(
+                "finish with 'git ralph finish {change} --keep': the work stays on {} for you to merge ('git merge {}'); or commit or stash your changes to those paths, then clean up again",
+                change.branch_short(),
+                change.branch_short()
+            )),
+            EndingError::OwnerGone { .. } => {
+                Some("put that worktree back where it was, then run this again".into())
+            }
+            EndingError::OwnerBusy { source, .. } => source.hint(),
+            EndingError::Worktree(err) => err.hint(),
             _ => None,
         }
     }

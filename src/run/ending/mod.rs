@@ -14,6 +14,7 @@
 //! issues it finished is the user's choice, so the outcome lists them
 //! ([`CloseOffer`]) for whoever shows it to offer `bd close`.
 
+mod beside;
 mod close;
 mod error;
 pub mod handoff;
@@ -49,6 +50,8 @@ pub struct Question {
     pub original: String,
     /// A completed run is offered keep and cleanup only.
     pub completed: bool,
+    /// The run works in a worktree of its own, beside the user's.
+    pub beside: bool,
 }
 
 /// Something an ending did on its way, worth telling at once.
@@ -90,6 +93,8 @@ pub struct Kept {
     pub stories_total: usize,
     /// The tracker's issues the run finished, which the user may close.
     pub close: Option<CloseOffer>,
+    /// The run's own worktree, removed.
+    pub worktree_removed: Option<PathBuf>,
 }
 
 /// The beads issues a run finished. The run closes nothing in the tracker;
@@ -117,6 +122,8 @@ pub struct CleanedUp {
     pub receipts_file: PathBuf,
     /// The tracker's issues the run finished, which the user may close.
     pub close: Option<CloseOffer>,
+    /// The run's own worktree, removed; the user's was never left.
+    pub worktree_removed: Option<PathBuf>,
 }
 
 /// What `abort` did.
@@ -129,6 +136,8 @@ pub struct Aborted {
     /// Its tip, kept at `tip_ref`.
     pub tip: ObjectId,
     pub tip_ref: String,
+    /// The run's own worktree, removed; the user's was never touched.
+    pub worktree_removed: Option<PathBuf>,
 }
 
 /// A run left stopped after its loop, and how to go on.
@@ -141,6 +150,8 @@ pub struct LeftStopped {
     pub retries_to_resume: Option<u32>,
     /// Every story is done: there is nothing to resume.
     pub completed: bool,
+    /// The run's own worktree, where it stays, for a run beside the user.
+    pub worktree: Option<PathBuf>,
 }
 
 /// What became of a run whose loop ended on its own.
@@ -253,7 +264,7 @@ pub fn abort(
             });
         }
     }
-    close::abort(&mut run.repo, change, run_dir, &mut run.state)
+    close::abort(&mut run.repo, change, run_dir, &mut run.state, onlooker)
 }
 
 /// The loop has ended on its own: keep, clean up, or ask (and for a run
@@ -286,21 +297,26 @@ pub fn after_loop(
             branch: state.branch.clone(),
             original: state.original.head.reflog_name(),
             completed,
+            beside: state.worktree.is_some(),
         }),
     };
     Ok(match choice {
         Some(EndChoice::Finish(choice)) => AfterLoop::Finished(close::finish(
             &mut repo, change, run_dir, &mut state, choice, onlooker,
         )?),
-        Some(EndChoice::Abort) => {
-            AfterLoop::Aborted(close::abort(&mut repo, change, run_dir, &mut state)?)
-        }
+        Some(EndChoice::Abort) => AfterLoop::Aborted(close::abort(
+            &mut repo, change, run_dir, &mut state, onlooker,
+        )?),
         Some(EndChoice::LeaveStopped) | None => AfterLoop::LeftStopped(LeftStopped {
             change: change.to_string(),
             branch: state.branch.clone(),
             original: state.original.head.reflog_name(),
             retries_to_resume: state.retries_to_resume(),
             completed,
+            worktree: state
+                .worktree
+                .as_ref()
+                .map(|record| record.linked.path.clone()),
         }),
     })
 }

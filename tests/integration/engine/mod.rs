@@ -4,3 +4,4 @@
 mod fixture;
 mod git_engine;
 mod git_props;
+mod git_worktree;

@@ -1,0 +1,241 @@
+//! Finishing and aborting a run that worked in a worktree of its own,
+//! beside the user's. Whatever is left uncommitted in the run's worktree
+//! is kept under a ref first, never deleted; then the worktree is removed.
+//! Keep leaves the branch; cleanup brings the run's work into the user's
+//! worktree as uncommitted changes, but only when that touches nothing the
+//! user changed (otherwise it refuses before anything is done); abort
+//! deletes the branch. The user's HEAD, index and stashes are never
+//! touched, nor their files but by cleanup.
+
+use super::{Aborted, CleanedUp, EndingError, Finished, Kept, Notice, Onlooker};
+use crate::git::{BringError, ChangeName, HeadState, Repo};
+use crate::state::{FinishChoice, RunDir, RunState, RunStatus, RunWorktree, now};
+
+/// The run's two sides: the user's worktree, and the run's own (`None`
+/// when its directory is gone).
+struct Sides {
+    owner: Repo,
+    inside: Option<Repo>,
+    record: RunWorktree,
+}
+
+fn sides(state: &RunState, what: &'static str, change: &ChangeName) -> Result<Sides, EndingError> {
+    let record = state
+        .worktree
+        .clone()
+        .expect("only runs in a worktree of their own come here");
+    let owner = Repo::open_for_recovery(&record.owner).map_err(|err| EndingError::OwnerGone {
+        path: record.owner.clone(),
+        source: Box::new(err),
+    })?;
+    let inside = owner.open_worktree(&record.linked)?;
+    if let Some(inside) = &inside {
+        match inside.head()? {
+            HeadState::Branch { name, .. } if name == change.branch_ref() => {}
+            other => {
+                return Err(EndingError::NotOnBranch {
+                    what,
+                    change: change.clone(),
+                    head: format!("{} in {}", other.describe(), record.linked.path.display()),
+                });
+            }
+        }
+    }
+    Ok(Sides {
+        owner,
+        inside,
+        record,
+    })
+}
+
+/// Keep or clean up a run in a worktree of its own. `repo` becomes the
+/// user's repository, the run's worktree being gone.
+pub(super) fn finish(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    choice: FinishChoice,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Finished, EndingError> {
+    let Sides {
+        owner,
+        mut inside,
+        record,
+    } = sides(state, "finish", change)?;
+    if choice == FinishChoice::Cleanup {
+        check_cleanup(&owner, change, state)?;
+    }
+    if let Some(inside) = inside.as_mut() {
+        if state.settings.agent_command.is_none() {
+            inside.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
+        }
+        keep_what_is_left(inside, change, state, onlooker)?;
+    }
+    drop(inside);
+    let finished = match choice {
+        FinishChoice::Keep => {
+            remove(&owner, change, &record)?;
+            Finished::Kept(Kept {
+                branch: state.branch.clone(),
+                stories_done: state.stories_done(),
+                stories_total: state.stories.len(),
+                close: super::close::close_offer(state),
+                worktree_removed: Some(record.linked.path.clone()),
+            })
+        }
+        FinishChoice::Cleanup => {
+            let tip = branch_tip(&owner, change)?;
+            let (base, end) = (
+                owner.commit_tree(state.initial_commit)?,
+                owner.commit_tree(tip)?,
+            );
+            owner
+                .bring_in(base, end)
+                .map_err(|err| refused(err, change))?;
+            remove(&owner, change, &record)?;
+            let tip = owner.retire_branch(change, "finished")?;
+            Finished::CleanedUp(CleanedUp {
+                original: state.original.head.reflog_name(),
+                branch: state.branch.clone(),
+                tip,
+                tip_ref: format!("{}/finished", change.ref_namespace()),
+                receipts: state.receipts_summary(),
+                receipts_file: run_dir.receipts_path(),
+                close: super::close::close_offer(state),
+                worktree_removed: Some(record.linked.path.clone()),
+            })
+        }
+    };
+    record_removed(state);
+    state.status = RunStatus::Finished;
+    state.finished_with = Some(choice);
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(state)?;
+    *repo = owner;
+    Ok(finished)
+}
+
+/// Abort a run in a worktree of its own: what is left in its worktree is
+/// kept, the worktree removed and the branch deleted; the user's worktree
+/// stays exactly as it is.
+pub(super) fn abort(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Aborted, EndingError> {
+    let Sides {
+        owner,
+        mut inside,
+        record,
+    } = sides(state, "abort", change)?;
+    if let Some(inside) = inside.as_mut() {
+        keep_what_is_left(inside, change, state, onlooker)?;
+    }
+    drop(inside);
+    remove(&owner, change, &record)?;
+    let tip = owner.retire_branch(change, "aborted")?;
+    record_removed(state);
+    state.status = RunStatus::Aborted;
+    state.pid = None;
+    state.updated_at = now();
+    run_dir.save(state)?;
+    *repo = owner;
+    Ok(Aborted {
+        original: state.original.head.reflog_name(),
+        branch: state.branch.clone(),
+        tip,
+        tip_ref: format!("{}/aborted", change.ref_namespace()),
+        worktree_removed: Some(record.linked.path),
+    })
+}
+
+/// Cleanup would touch nothing of the user's: checked before anything is
+/// done, so a refusal changes nothing.
+fn check_cleanup(owner: &Repo, change: &ChangeName, state: &RunState) -> Result<(), EndingError> {
+    if let Err(err) = owner.ensure_ready() {
+        return Err(EndingError::OwnerBusy {
+            path: owner.workdir().to_owned(),
+            source: Box::new(err),
+        });
+    }
+    let tip = branch_tip(owner, change)?;
+    let (base, end) = (
+        owner.commit_tree(state.initial_commit)?,
+        owner.commit_tree(tip)?,
+    );
+    let conflicts = owner.bring_in_conflicts(base, end)?;
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(refused(BringError::WouldTouch { paths: conflicts }, change))
+    }
+}
+
+fn refused(err: BringError, change: &ChangeName) -> EndingError {
+    match err {
+        BringError::WouldTouch { paths } => EndingError::CleanupWouldTouch {
+            change: change.clone(),
+            paths,
+        },
+        BringError::Op(err) => err.into(),
+    }
+}
+
+fn branch_tip(owner: &Repo, change: &ChangeName) -> Result<crate::git::ObjectId, EndingError> {
+    owner
+        .resolve_ref(&change.branch_ref())?
+        .ok_or_else(|| EndingError::NotOnBranch {
+            what: "finish",
+            change: change.clone(),
+            head: "nothing: the branch is gone".into(),
+        })
+}
+
+/// Work in the run's worktree beyond the last checkpoint (a loop killed
+/// mid-attempt, a file left there by hand) is kept under a ref before the
+/// worktree goes.
+fn keep_what_is_left(
+    inside: &mut Repo,
+    change: &ChangeName,
+    state: &RunState,
+    onlooker: &mut dyn Onlooker,
+) -> Result<(), EndingError> {
+    let (checkpoint_tree, worktree) = inside.checkpoint_tree_and_fingerprint(state.checkpoint)?;
+    if checkpoint_tree == worktree {
+        return Ok(());
+    }
+    let refname = inside.unused_ref(&format!(
+        "{}/interrupted/{}",
+        change.ref_namespace(),
+        crate::events::now_ms()
+    ))?;
+    inside.preserve(
+        &refname,
+        &format!("ralph({change}): work left in the run's worktree, kept before it was removed"),
+    )?;
+    onlooker.notice(Notice::SetAside { refname });
+    Ok(())
+}
+
+/// Remove the run's worktree, and the directory of run worktrees beside
+/// the user's when it is left empty.
+fn remove(owner: &Repo, change: &ChangeName, record: &RunWorktree) -> Result<(), EndingError> {
+    owner.remove_worktree(&record.linked)?;
+    let default = crate::run::beside::default_place(owner.workdir(), change);
+    if let Some(parent) = record.linked.path.parent()
+        && default.parent() == Some(parent)
+    {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(())
+}
+
+fn record_removed(state: &mut RunState) {
+    if let Some(record) = state.worktree.as_mut() {
+        record.removed = true;
+    }
+}
