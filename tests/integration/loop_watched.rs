@@ -295,3 +295,52 @@ fn issue_24_a_resumed_run_reads_the_whole_worktree_first() {
     );
     assert_checkpoints_are_gits(&repo);
 }
+
+/// A run in a worktree of its own watches that worktree; its cookies go
+/// to the run's state, outside it.
+#[test]
+fn issue_24_a_run_in_its_own_worktree_is_watched_there() {
+    let trees = |repo: &TestRepo| -> Vec<String> {
+        [
+            "ralph/greet",
+            "ralph/greet~1",
+            "ralph/greet~2",
+            "ralph/greet~3",
+        ]
+        .iter()
+        .map(|rev| repo.git(&["rev-parse", &format!("{rev}^{{tree}}")]))
+        .collect()
+    };
+    let watched = project(THREE_STORIES);
+    let agent = script(&watched, SCRIPT);
+    let output = start(&watched, &agent, &["--on-finish", "keep", "--worktree"]);
+    assert_exit(&output, 0);
+    let full = project(THREE_STORIES);
+    let agent = script(&full, SCRIPT);
+    let output = start(
+        &full,
+        &agent,
+        &["--on-finish", "keep", "--worktree", "--full-scan"],
+    );
+    assert_exit(&output, 0);
+    assert_eq!(trees(&watched), trees(&full));
+    assert_eq!(
+        scans(&watched),
+        [
+            (
+                "1",
+                1,
+                "full: no full scan since the watch began".to_owned()
+            ),
+            ("1", 2, "watched".to_owned()),
+            ("2", 1, "watched".to_owned()),
+            ("3", 1, "watched".to_owned()),
+        ]
+    );
+    assert_eq!(
+        watched.status_porcelain(),
+        "",
+        "the user's side is untouched"
+    );
+    watched.assert_fsck_clean();
+}
