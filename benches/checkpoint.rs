@@ -13,10 +13,17 @@
 //! developer's settings (fsmonitor, untracked cache, hooks) cannot favour
 //! either side.
 //!
+//! With the worktree watched, as the loop runs it, a checkpoint and a revert
+//! look only at what the attempt touched: the `-watched` lines time those,
+//! and `growth` times the watched checkpoint for ever more touched files.
+//! `memory` has a child process snapshot, preserve, revert and diff a big
+//! file an agent wrote, and reports its peak resident set.
+//!
 //! Environment: `RALPH_BENCH_FILES` (default 100000), `RALPH_BENCH_REPS`
 //! (default 7, at least 5), `RALPH_BENCH_KEEP=1` keeps the generated
 //! repository, `RALPH_BENCH_REUSE=<repo>` times a kept one instead of
-//! building a new one.
+//! building a new one, `RALPH_BENCH_BIG_MB` (default 700; 0 skips the
+//! memory figure), `RALPH_BENCH_GROWTH=0` skips the growth figures.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -25,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use git_ralph::git::{ChangeName, Original, Repo};
+use git_ralph::git::{ChangeName, Original, Repo, Scan};
 
 /// Set in the re-executed process to the sealed directory it runs in.
 const SEALED: &str = "RALPH_BENCH_SEALED";
@@ -41,7 +48,13 @@ const SYMLINKS: usize = 20;
 const IGNORED_FILES: usize = 2_000;
 const CHANGE: &str = "bench";
 
+/// Set in the child that measures memory, to the repository it works in.
+const BIG_CHILD: &str = "RALPH_BENCH_BIG_CHILD";
+
 fn main() {
+    if let Some(dir) = std::env::var_os(BIG_CHILD) {
+        return big_file_child(Path::new(&dir));
+    }
     match std::env::var_os(SEALED) {
         None => std::process::exit(run_sealed()),
         Some(dir) => run(Path::new(&dir)),
@@ -69,6 +82,8 @@ fn run_sealed() -> i32 {
         "RALPH_BENCH_REPS",
         "RALPH_BENCH_REUSE",
         "RALPH_BENCH_KEEP",
+        "RALPH_BENCH_BIG_MB",
+        "RALPH_BENCH_GROWTH",
     ] {
         if let Some(value) = std::env::var_os(passed) {
             command.env(passed, value);
@@ -132,7 +147,7 @@ fn run(sealed: &Path) {
     // repeats; keep it out of the first repetition.
     Repo::open(&bench.dir).expect("could not open the benchmark repository");
 
-    let operations: [(&str, OursSide, GitSide); 6] = [
+    let operations: [(&str, OursSide, GitSide); 8] = [
         ("checkpoint", Bench::ours_checkpoint, Bench::git_checkpoint),
         ("revert", Bench::ours_revert, Bench::git_revert),
         ("squash", Bench::ours_squash, Bench::git_squash),
@@ -150,6 +165,17 @@ fn run(sealed: &Path) {
         ),
         // The loop screen's Diff view of a running attempt.
         ("live-diff", Bench::ours_live_diff, Bench::git_live_diff),
+        // As inside a run with the worktree watched.
+        (
+            "checkpoint-watched",
+            Bench::ours_checkpoint_watched,
+            Bench::git_checkpoint,
+        ),
+        (
+            "revert-watched",
+            Bench::ours_revert_watched,
+            Bench::git_revert,
+        ),
     ];
     let mut sides: Vec<Sides> = operations.iter().map(|_| Sides::default()).collect();
     let mut opens = Vec::new();
@@ -199,6 +225,13 @@ fn run(sealed: &Path) {
     println!("peak_rss_mib={}", peak_rss_mib());
     println!("files={files} reps={reps}");
     println!("verified=yes");
+    if env_number("RALPH_BENCH_GROWTH", 1) != 0 {
+        bench.growth();
+    }
+    let big_mb = env_number("RALPH_BENCH_BIG_MB", 700);
+    if big_mb > 0 {
+        big_file_memory(sealed, big_mb);
+    }
 }
 
 fn env_number(name: &str, default: usize) -> usize {
@@ -721,6 +754,113 @@ impl Bench {
         (Duration::ZERO, total)
     }
 
+    /// The loop's repository with the worktree watched, after an untimed
+    /// revert to the start: the full scan every watched one builds on.
+    fn open_watched(&mut self) -> Repo {
+        self.reset_to_start();
+        let mut repo = self.open();
+        repo.watch_worktree()
+            .expect("could not watch the benchmark worktree");
+        repo.revert().expect("the untimed revert failed");
+        repo
+    }
+
+    /// A checkpoint as the loop makes one with the worktree watched.
+    fn ours_checkpoint_watched(&mut self) -> (Duration, Duration) {
+        let mut repo = self.open_watched();
+        let seed = self.next_seed();
+        self.apply_change(seed);
+        let started = Instant::now();
+        let checkpoint = repo
+            .checkpoint("bench: checkpoint")
+            .expect("checkpoint failed");
+        let total = started.elapsed();
+        assert!(checkpoint.changed, "the checkpoint did not see the change");
+        assert_watched(&repo);
+        (Duration::ZERO, total)
+    }
+
+    /// A revert as the loop makes one with the worktree watched.
+    fn ours_revert_watched(&mut self) -> (Duration, Duration) {
+        let mut repo = self.open_watched();
+        let seed = self.next_seed();
+        self.apply_change(seed);
+        let started = Instant::now();
+        let stats = repo.revert().expect("revert failed");
+        let total = started.elapsed();
+        assert_eq!(
+            stats.restored, 12,
+            "revert should restore 10 modified and 2 deleted files"
+        );
+        assert_watched(&repo);
+        (Duration::ZERO, total)
+    }
+
+    /// Append a line to `count` files spread over the repository.
+    fn touch_files(&self, count: usize, seed: u64) {
+        use std::io::Write;
+        let step = (self.layout.files / count).max(1);
+        for k in (0..self.layout.files).step_by(step).take(count) {
+            let path = self.dir.join(self.layout.path(k));
+            let mut file = fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap_or_else(|err| panic!("could not open {}: {err}", path.display()));
+            writeln!(file, "// touched {seed}").expect("could not append");
+        }
+    }
+
+    /// How the watched checkpoint grows with the files an attempt touched,
+    /// against `git add -A && git commit` for the same change.
+    fn growth(&mut self) {
+        let files = self.layout.files;
+        for touched in [10, 1_000, files] {
+            let (mut ours, mut theirs, mut scans) = (Vec::new(), Vec::new(), Vec::new());
+            // Rewriting every file writes as many objects on each side:
+            // once is enough, and they are pruned after.
+            let reps = if touched == files { 1 } else { 3 };
+            for _ in 0..reps {
+                eprintln!("growth: {touched} files touched");
+                let mut repo = self.open_watched();
+                let seed = self.next_seed();
+                self.touch_files(touched, seed);
+                let started = Instant::now();
+                repo.checkpoint("bench: growth").expect("checkpoint failed");
+                ours.push(started.elapsed());
+                scans.push(match repo.last_scan() {
+                    Some(Scan::Watched { .. }) => "watched".to_owned(),
+                    Some(Scan::Full { why }) => format!("full ({why})"),
+                    None => "none".to_owned(),
+                });
+                drop(repo);
+                self.reset_to_start();
+                // Content of its own: git does not write an object that
+                // exists, and ours just wrote these.
+                let seed = self.next_seed();
+                self.touch_files(touched, seed);
+                self.warm();
+                theirs.push(time_git(
+                    &self.dir,
+                    &[&["add", "-A"], &["commit", "-q", "-m", "bench: growth"]],
+                ));
+            }
+            if touched == files {
+                self.reset_to_start();
+                git(&self.dir, &["prune", "--expire=now"]);
+            }
+            let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+            scans.dedup();
+            println!(
+                "growth touched={touched} ours-watched={} git={} ratio={:.2} scan={}",
+                ms(ours),
+                ms(theirs),
+                ours.as_secs_f64() / theirs.as_secs_f64(),
+                scans.join("/")
+            );
+        }
+        self.reset_to_start();
+    }
+
     fn git_checkpoint(&mut self) -> Duration {
         self.prepare_change();
         self.warm();
@@ -936,6 +1076,130 @@ impl Bench {
         ]
         .join("\n")
     }
+}
+
+/// A watched operation must have been watched, or the figure means nothing.
+fn assert_watched(repo: &Repo) {
+    assert!(
+        matches!(repo.last_scan(), Some(Scan::Watched { .. })),
+        "the operation was not watched: {:?}",
+        repo.last_scan()
+    );
+}
+
+/// Peak memory when an agent writes a big file: a child process goes
+/// through what the loop does with it, and says how much memory that took.
+/// git's own `git add` of the same file is measured with `/usr/bin/time`
+/// when there is one.
+fn big_file_memory(sealed: &Path, mb: usize) {
+    let dir = sealed.join("big");
+    fs::create_dir_all(&dir).expect("could not create the big-file repository");
+    git(&dir, &["init", "-q", "-b", BRANCH]);
+    git(&dir, &["config", "user.name", NAME]);
+    git(&dir, &["config", "user.email", EMAIL]);
+    write(&dir.join("README.md"), b"big files\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    eprintln!("memory: an agent writes a {mb} MB file");
+    let output = Command::new(std::env::current_exe().expect("the benchmark executable"))
+        .env(BIG_CHILD, &dir)
+        .env("RALPH_BENCH_BIG_MB", mb.to_string())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("could not run the memory child");
+    assert!(output.status.success(), "the memory child failed");
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+
+    let time = Path::new("/usr/bin/time");
+    if time.exists() {
+        write_big(&dir.join("theirs.bin"), mb);
+        let output = Command::new(time)
+            .args(["-f", "%M", "git", "-C"])
+            .arg(&dir)
+            .args(["add", "theirs.bin"])
+            .output()
+            .expect("could not run git under /usr/bin/time");
+        let kib: u64 = String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .last()
+            .and_then(|line| line.trim().parse().ok())
+            .expect("/usr/bin/time printed no peak");
+        println!(
+            "memory-git-add big_mb={mb} peak_rss_mib={}",
+            kib.div_ceil(1024)
+        );
+    }
+}
+
+/// `mb` megabytes of binary data, written a mebibyte at a time.
+fn write_big(path: &Path, mb: usize) {
+    use std::io::Write;
+    let mut file = fs::File::create(path).expect("could not create the big file");
+    let mut rng = Rng::new(mb as u64);
+    let chunk = binary(&mut rng, 1_000_000);
+    for _ in 0..mb {
+        file.write_all(&chunk)
+            .expect("could not write the big file");
+    }
+}
+
+/// The loop's work on a big file, in this process alone: the judge's
+/// fingerprint, a failed attempt preserved and reverted, an accepted one
+/// checkpointed, the Diff view, and a revert that restores the committed
+/// big file.
+fn big_file_child(dir: &Path) {
+    let mb = env_number("RALPH_BENCH_BIG_MB", 700);
+    let path = dir.join("big.bin");
+    let mut repo = Repo::open(dir).expect("could not open the big-file repository");
+    repo.watch_worktree().expect("could not watch");
+    repo.fingerprint().expect("the first fingerprint failed");
+    println!("memory-start peak_rss_mib={}", peak_rss_mib());
+
+    write_big(&path, mb);
+    repo.fingerprint().expect("fingerprint failed");
+    repo.preserve("refs/ralph/bench/attempts/1/1", "attempt")
+        .expect("preserve failed");
+    repo.revert().expect("revert failed");
+    assert!(!path.exists(), "the revert left the big file");
+    println!(
+        "memory-failed-attempt big_mb={mb} peak_rss_mib={}",
+        peak_rss_mib()
+    );
+
+    write_big(&path, mb);
+    let head = repo.head().expect("HEAD").commit().expect("a commit");
+    repo.fingerprint().expect("fingerprint failed");
+    let checkpoint = repo.checkpoint("big").expect("checkpoint failed");
+    assert!(checkpoint.changed);
+    println!(
+        "memory-checkpoint big_mb={mb} peak_rss_mib={}",
+        peak_rss_mib()
+    );
+
+    let patch = repo.worktree_patch(head).expect("live diff failed");
+    assert!(
+        patch.contains("binary, "),
+        "the diff does not name the file: {patch}"
+    );
+    write(&path, b"rewritten\n");
+    let patch = repo
+        .worktree_patch(checkpoint.commit)
+        .expect("live diff failed");
+    assert!(
+        patch.contains("binary, "),
+        "the diff does not name the file: {patch}"
+    );
+    println!(
+        "memory-live-diff big_mb={mb} peak_rss_mib={}",
+        peak_rss_mib()
+    );
+
+    repo.revert().expect("revert failed");
+    assert_eq!(
+        fs::metadata(&path).expect("the big file is back").len(),
+        mb as u64 * 1_000_000
+    );
+    println!("memory-restore big_mb={mb} peak_rss_mib={}", peak_rss_mib());
 }
 
 fn write(path: &Path, content: &[u8]) {

@@ -143,6 +143,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "keep a learnings file the agents read and append to (default: true); --no-learnings",
     ),
     (
+        "ralph.fullScan",
+        "look at every file after each attempt instead of what the agent touched (default: false); --full-scan",
+    ),
+    (
         "ralph.roles",
         "the role pipeline, e.g. coder,reviewer,tester (default: none, one agent per story); --roles",
     ),

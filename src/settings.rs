@@ -134,6 +134,10 @@ pub struct Settings {
     /// `--no-learnings`: no learnings file, and no word of one in prompts.
     #[serde(default)]
     pub no_learnings: bool,
+    /// `--full-scan`: every checkpoint and revert looks at every file,
+    /// none only at what a watch of the worktree saw touched.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_scan: bool,
     /// `--sandbox`: the agent runs under bubblewrap, the git directory
     /// read-only to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -216,6 +220,7 @@ pub struct Requested {
     pub max_rate_limit_wait: Option<u64>,
     pub require_change: bool,
     pub no_learnings: bool,
+    pub full_scan: bool,
     pub sandbox: bool,
     pub notify: bool,
     pub roles: Option<Vec<Role>>,
@@ -344,6 +349,12 @@ pub fn resolve(
         || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
         false,
     )?;
+    let full_scan = layer(
+        req.full_scan.then_some(true),
+        stored.map(|s| s.full_scan),
+        || config::boolean(repo, "ralph.fullScan"),
+        false,
+    )?;
     let sandbox = layer(
         req.sandbox.then_some(true),
         stored.map(|s| s.sandbox),
@@ -381,6 +392,7 @@ pub fn resolve(
     Ok(Settings {
         require_change,
         no_learnings,
+        full_scan,
         sandbox,
         notify,
         roles,

@@ -84,6 +84,10 @@ impl Repo {
     /// A blob as text, or `None` when it is missing, binary or larger than
     /// `limit` bytes.
     pub fn blob_text(&self, id: ObjectId, limit: usize) -> Option<String> {
+        // Never read a big blob just to find it is too big.
+        if self.blob_size(id).is_none_or(|size| size > limit as u64) {
+            return None;
+        }
         let blob = self.repo.find_blob(id).ok()?;
         let data = &blob.data;
         if data.len() > limit || data.contains(&0) {
@@ -122,7 +126,11 @@ impl Repo {
     /// objects this takes are hashed in memory and never written, and the
     /// index is left alone, so a running loop is not disturbed.
     pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
-        let scratch = self.in_memory();
+        // Big files are named by their size, never read (see `blob.rs`).
+        let scratch = Repo {
+            hashed_only: Some(Default::default()),
+            ..self.in_memory()
+        };
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;
         Ok(scratch.tree_patch(old_tree, new_tree)?)
@@ -149,7 +157,16 @@ impl Repo {
             patch.push_str(&format!("diff --git a/{0} b/{0}\n", file.path));
             match (old, new) {
                 (Some(None), _) | (_, Some(None)) => {
-                    patch.push_str(&format!("Binary files {from} and {to} differ\n"));
+                    let sizes = [file.old, file.new]
+                        .into_iter()
+                        .flatten()
+                        .map(|id| match self.blob_size(id) {
+                            Some(size) => format!("binary, {}", super::blob::human_size(size)),
+                            None => "binary".to_owned(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" -> ");
+                    patch.push_str(&format!("Binary files {from} and {to} differ ({sizes})\n"));
                 }
                 (old, new) => {
                     let old = old.flatten().unwrap_or_default();

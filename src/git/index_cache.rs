@@ -24,7 +24,7 @@ pub(crate) struct IndexCache {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Identity {
+pub(crate) struct Identity {
     dev: u64,
     ino: u64,
     size: u64,
@@ -32,7 +32,7 @@ struct Identity {
     mtime_nsec: i64,
 }
 
-fn identity(path: &Path) -> Option<Identity> {
+pub(crate) fn identity(path: &Path) -> Option<Identity> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Identity {
         dev: meta.dev(),
@@ -78,6 +78,15 @@ impl Repo {
             _ => None,
         };
         Ok(snapshot)
+    }
+
+    /// The index as this process last read or wrote it, while it is still
+    /// the file on disk.
+    pub(crate) fn cached_index(&self) -> Option<(Identity, gix::worktree::Index)> {
+        let cache = self.index_cache.borrow();
+        let cache = cache.as_ref()?;
+        (Some(cache.identity) == identity(&self.repo.index_path()))
+            .then(|| (cache.identity, cache.snapshot.clone()))
     }
 
     /// The tree the index on disk describes, if this process wrote it.

@@ -10,6 +10,7 @@
 //!
 //! This module knows nothing of stories, agents, the terminal or clap.
 
+mod blob;
 mod bring;
 mod diff;
 mod error;
@@ -22,10 +23,15 @@ mod name;
 mod open;
 mod refs;
 mod reset;
+mod scope;
 mod scratch;
 mod session;
 mod snapshot;
 mod tree;
+mod walk;
+mod watch;
+
+pub use blob::human_size;
 mod worktree;
 
 pub use bring::{BringError, Brought};
@@ -36,8 +42,10 @@ pub use guard::{RefSnapshot, RestoredRef};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;
+pub use scope::Scan;
 pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
+pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
 
 /// An object id, as this module hands it out.

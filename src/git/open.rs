@@ -16,6 +16,13 @@ pub struct Repo {
     /// The agent's own files, which a run's checkpoints and reverts leave
     /// alone.
     pub(crate) scratch: super::scratch::Scratch,
+    /// Set when objects live in memory: big files are then only hashed,
+    /// and their sizes kept here (see `blob.rs`).
+    pub(crate) hashed_only: Option<std::cell::RefCell<std::collections::HashMap<ObjectId, u64>>>,
+    /// The worktree watch, when one runs (see `scope.rs`).
+    pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
+    /// A watch could not be started here once; it is not tried again.
+    pub(crate) watch_refused: std::cell::Cell<bool>,
     /// Where run state lives (see [`Repo::ralph_dir`]).
     pub(crate) ralph_dir: PathBuf,
 }
@@ -148,6 +155,9 @@ impl Repo {
             repo,
             index_cache: Default::default(),
             scratch: Default::default(),
+            hashed_only: None,
+            watching: Default::default(),
+            watch_refused: Default::default(),
             ralph_dir,
         })
     }

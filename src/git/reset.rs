@@ -22,6 +22,8 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
+use super::scope::{Learned, Scope};
+use super::walk::Walk;
 
 /// What a revert did, for the record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,28 +51,36 @@ impl Repo {
 
     fn reset_to(&mut self, commit: Option<ObjectId>) -> Result<RevertStats, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let current = self.shared_index()?;
-        let tree = match commit {
-            Some(commit) => self.commit_tree(commit)?,
-            None => self.repo.empty_tree().id,
-        };
-        let (index, stats) = self.reset_worktree(tree, current)?;
-        self.commit_index(lock, index, Some(tree))?;
-        Ok(stats)
+        self.scoped(|scope| -> Result<_, OpError> {
+            let current = self.shared_index()?;
+            let tree = match commit {
+                Some(commit) => self.commit_tree(commit)?,
+                None => self.repo.empty_tree().id,
+            };
+            let (index, stats) = self.reset_worktree(tree, current, scope)?;
+            self.commit_index(lock, index, Some(tree))?;
+            Ok((stats, Some(Learned::Clean)))
+        })
     }
 
     /// Make the worktree equal `tree` (ignored files aside) and return the
-    /// index that describes it. The index on disk is not written.
+    /// index that describes it, looking only at `scope` when the index
+    /// already describes `tree`. The index on disk is not written.
     pub(crate) fn reset_worktree(
         &self,
         tree: ObjectId,
         current: gix::worktree::Index,
+        scope: &Scope,
     ) -> Result<(gix::index::File, RevertStats), GitFailure> {
         let mut stats = RevertStats::default();
         // Right after a checkpoint or a revert the index already describes
         // the target (nothing was staged since): then it is the target, stat
         // data and all, and nothing is stale.
-        let (target, stale) = if self.index_describes(&current, tree)? {
+        let describes = self.index_describes(&current, tree)?;
+        // What the watch knows is relative to the current index; against
+        // another one, every entry may differ.
+        let scope = if describes { scope } else { &Scope::All };
+        let (target, stale) = if describes {
             (current, Vec::new())
         } else {
             let target = self.index_for_tree(tree, &current)?;
@@ -84,7 +94,7 @@ impl Repo {
                 stale,
             )
         };
-        let items = self.reset_status(&target)?;
+        let items = self.reset_status(&target, scope)?;
         let mut target = target.into_owned_or_cloned();
 
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
@@ -135,7 +145,7 @@ impl Repo {
                 self.checkout_only(&mut target, &rules)?;
             }
             let shared = std::sync::Arc::new(gix::fs::FileSnapshot::new(target));
-            let items = self.reset_status(&shared)?;
+            let items = self.reset_status(&shared, scope)?;
             target = shared.into_owned_or_cloned();
             untracked = items
                 .into_iter()
@@ -240,26 +250,17 @@ impl Repo {
     /// file and empty directory listed one by one (nothing collapsed, nothing
     /// ignored), so deleting them can never reach an ignored file. The
     /// agent's scratch files are left out: neither restored nor deleted.
-    fn reset_status(&self, target: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        let status = self
-            .repo
-            .status(gix::progress::Discard)
-            .ctx(|| "could not prepare a status".into())?
-            .index(self.status_input(target))
-            .index_worktree_submodules(None)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .dirwalk_options(|options| {
-                options
-                    .emit_ignored(None)
-                    .emit_tracked(false)
-                    .emit_empty_directories(true)
-                    .recurse_repositories(false)
-                    .for_deletion(Some(Default::default()))
-            })
-            .into_index_worktree_iter(Vec::<BString>::new())
-            .ctx(|| "could not compare the worktree with the target tree".into())?;
-        self.scratch
-            .leave_out(status, "the worktree with the target tree")
+    fn reset_status(
+        &self,
+        target: &gix::worktree::Index,
+        scope: &Scope,
+    ) -> Result<Vec<Item>, GitFailure> {
+        self.walk_status(
+            target,
+            Walk::Deletion,
+            scope,
+            "the worktree with the target tree",
+        )
     }
 
     /// Check out the entries at `positions`, overwriting what is there, and
@@ -269,6 +270,18 @@ impl Repo {
         index: &mut gix::index::File,
         positions: &HashSet<usize>,
     ) -> Result<(), GitFailure> {
+        // Big blobs go from their objects to disk as they are read.
+        let streamed = self.stream_big_checkouts(index, positions)?;
+        let rest: HashSet<usize>;
+        let positions = if streamed.is_empty() {
+            positions
+        } else {
+            rest = positions.difference(&streamed).copied().collect();
+            &rest
+        };
+        if positions.is_empty() {
+            return Ok(());
+        }
         let skipped: Vec<bool> = index
             .entries()
             .iter()

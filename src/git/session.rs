@@ -13,6 +13,7 @@ use super::lock::IndexLock;
 use super::name::ChangeName;
 use super::open::{HeadState, Repo};
 use super::refs::{delete, move_head, update};
+use super::scope::Scope;
 use super::snapshot::{Checkpoint, Snapshot};
 use super::tree::write_tree;
 use super::worktree::{LinkedWorktree, WorktreeError};
@@ -141,7 +142,7 @@ impl Repo {
             &to,
         )?;
 
-        let Snapshot { tree, index } = self.snapshot(index)?;
+        let Snapshot { tree, index, .. } = self.snapshot(index, &Scope::All)?;
         let initial = self.commit_on_head(&format!("ralph({change}): initial state"), tree)?;
         self.commit_index(lock, index, Some(tree))?;
         Ok(Begin {
@@ -206,7 +207,7 @@ impl Repo {
         let (original, replaced) = self.record_start(change, &head, &index)?;
         // The user's worktree as `git add -A` would see it; their index is
         // read, never written.
-        let Snapshot { tree, .. } = self.snapshot(index)?;
+        let Snapshot { tree, .. } = self.snapshot(index, &Scope::All)?;
         let parent = head.commit();
         let parent_tree = match parent {
             Some(parent) => self.commit_tree(parent)?,
@@ -298,7 +299,7 @@ impl Repo {
         let lock = IndexLock::acquire(self)?;
         let current = self.shared_index()?;
         let initial_tree = self.commit_tree(initial)?;
-        let (restored, _) = self.reset_worktree(initial_tree, current)?;
+        let (restored, _) = self.reset_worktree(initial_tree, current, &Scope::All)?;
         let index = self.index_for_tree(original.index_tree, &restored)?;
         self.leave_branch(change, original, tip, "aborted")?;
         self.commit_index(lock, index, Some(original.index_tree))?;

@@ -15,7 +15,9 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
+use super::scope::{Learned, Scope};
 use super::tree::write_tree;
+use super::walk::Walk;
 
 /// The result of [`Repo::checkpoint`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +35,8 @@ pub struct Checkpoint {
 pub(crate) struct Snapshot {
     pub tree: ObjectId,
     pub index: gix::index::File,
+    /// The paths at which the worktree differed from the index.
+    pub dirty: std::collections::BTreeSet<BString>,
 }
 
 /// One change `git add -A` would make to the index.
@@ -53,43 +57,82 @@ impl Repo {
     /// `git add -A && git commit --allow-empty -m <message>`.
     pub fn checkpoint(&mut self, message: &str) -> Result<Checkpoint, OpError> {
         let lock = IndexLock::acquire(self)?;
-        let Snapshot { tree, index } = self.snapshot(self.shared_index()?)?;
-        let checkpoint = self.commit_on_head(message, tree)?;
-        self.commit_index(lock, index, Some(tree))?;
-        Ok(checkpoint)
+        self.scoped(|scope| {
+            let Snapshot {
+                tree, index, dirty, ..
+            } = self.snapshot(self.shared_index()?, scope)?;
+            let checkpoint = self.commit_on_head(message, tree)?;
+            self.commit_index(lock, index, Some(tree))?;
+            // What it just committed is looked at once more next time: a
+            // removal may have left a directory that only now, with the
+            // new index, is untracked and empty.
+            Ok((checkpoint, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// Commit the worktree's state to `refname` without moving HEAD or the
     /// branch, and without touching the index or the worktree.
     pub fn preserve(&mut self, refname: &str, message: &str) -> Result<ObjectId, OpError> {
-        let Snapshot { tree, .. } = self.snapshot(self.shared_index()?)?;
-        let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
-        let commit = self.write_commit(message, tree, &parents)?;
-        self.set_ref(refname, commit, message)?;
-        Ok(commit)
+        self.scoped(|scope| {
+            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
+            let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
+            let commit = self.write_commit(message, tree, &parents)?;
+            self.set_ref(refname, commit, message)?;
+            Ok((commit, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// The tree [`Repo::checkpoint`] would write now, without committing or
     /// touching the index.
     pub fn fingerprint(&self) -> Result<ObjectId, OpError> {
-        Ok(self.snapshot(self.shared_index()?)?.tree)
+        self.scoped(|scope| -> Result<_, OpError> {
+            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
+            Ok((tree, Some(Learned::Dirty(dirty))))
+        })
     }
 
     /// Bring `index` in line with the worktree as `git add -A` would, and
-    /// write the blobs and trees that takes.
-    pub(crate) fn snapshot(&self, shared: gix::worktree::Index) -> Result<Snapshot, OpError> {
+    /// write the blobs and trees that takes; only `scope` is looked at.
+    pub(crate) fn snapshot(
+        &self,
+        shared: gix::worktree::Index,
+        scope: &Scope,
+    ) -> Result<Snapshot, OpError> {
         let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
             .ctx(|| "the system clock is before 1970".into())?;
         // When this process wrote the index, the tree it describes is known,
         // and the new tree is that one with the edits applied: only the
         // trees along changed paths are touched.
         let base = self.known_index_tree();
-        let items = self.changed_paths(&shared)?;
+        let items = self.walk_status(
+            &shared,
+            Walk::Snapshot,
+            scope,
+            "the worktree with the index",
+        )?;
+        // A stat-only change leaves the content as the index has it.
+        let dirty = items
+            .iter()
+            .filter(|item| {
+                !matches!(
+                    item,
+                    Item::Modification {
+                        status: EntryStatus::NeedsUpdate(_),
+                        ..
+                    }
+                )
+            })
+            .map(|item| item.rela_path().to_owned())
+            .collect();
         let edits = self.hash_changes(&shared, items, started)?;
         let edits = self.update_gitlinks(&shared, edits)?;
+        // gix's tree editor insists that every blob exists: one the live
+        // diff only named (see `blob.rs`) sends it to the plain writer.
         let edited = match base {
-            Some(base) => Some(self.edited_tree(base, &shared, &edits)?),
-            None => None,
+            Some(base) if !self.names_unstored(&edits) => {
+                Some(self.edited_tree(base, &shared, &edits)?)
+            }
+            _ => None,
         };
         let mut index = (**shared).clone();
         drop(shared);
@@ -105,7 +148,20 @@ impl Repo {
             }
             None => write_tree(&self.repo, &index)?,
         };
-        Ok(Snapshot { tree, index })
+        Ok(Snapshot { tree, index, dirty })
+    }
+
+    /// Whether an edit puts in a blob that was hashed or named but never
+    /// stored.
+    fn names_unstored(&self, edits: &[Edit]) -> bool {
+        let Some(sizes) = &self.hashed_only else {
+            return false;
+        };
+        let sizes = sizes.borrow();
+        edits.iter().any(|edit| match edit {
+            Edit::Update { blob, .. } | Edit::Add { blob, .. } => sizes.contains_key(&blob.id),
+            Edit::Remove(_) | Edit::Refresh { .. } => false,
+        })
     }
 
     /// `base` with `edits` applied: removals first, so that a file can
@@ -138,30 +194,6 @@ impl Repo {
         Ok(editor.write().ctx(context)?.detach())
     }
 
-    /// Run status between `index` and the worktree: modified, removed and
-    /// type-changed entries, stat-only changes, and every untracked
-    /// (not ignored) file; the agent's scratch files aside.
-    fn changed_paths(&self, index: &gix::worktree::Index) -> Result<Vec<Item>, GitFailure> {
-        let status = self
-            .repo
-            .status(gix::progress::Discard)
-            .ctx(|| "could not prepare a status".into())?
-            .index(self.status_input(index))
-            .index_worktree_submodules(None)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .dirwalk_options(|options| {
-                options
-                    .emit_ignored(None)
-                    .emit_tracked(false)
-                    .emit_empty_directories(false)
-                    .recurse_repositories(false)
-            })
-            .into_index_worktree_iter(Vec::<BString>::new())
-            .ctx(|| "could not compare the worktree with the index".into())?;
-        self.scratch
-            .leave_out(status, "the worktree with the index")
-    }
-
     fn hash_changes(
         &self,
         index: &gix::index::File,
@@ -184,9 +216,7 @@ impl Repo {
         let mut pipeline = gix::filter::Pipeline::new(&self.repo, attributes.detach())
             .ctx(|| "could not set up the filter pipeline".into())?;
         let mut hash = |path: &BStr, old_mode: Option<Mode>| -> Result<Option<Blob>, GitFailure> {
-            let found = pipeline
-                .worktree_file_to_object(path, index)
-                .ctx(|| format!("could not hash '{}'", path.to_str_lossy()))?;
+            let found = self.worktree_file_to_blob(&mut pipeline, path, index)?;
             let Some((id, kind, metadata)) = found else {
                 return Ok(None);
             };

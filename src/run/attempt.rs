@@ -83,6 +83,7 @@ impl StoryLoop {
             .with_repo(move |repo| repo.snapshot_user_refs(&branch))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
+        self.watch_worktree().await;
         let git_dir_before = self.snapshot_git_dir().await?;
         let clock = Instant::now();
         let (run, mut activity) = self

@@ -61,10 +61,17 @@ impl StoryLoop {
                 .await?;
         }
         let base = self.iteration_base();
-        let trees = self
-            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
-            .await
-            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+        let (trees, scan) = self
+            .with_repo(move |repo| {
+                let trees = repo.checkpoint_tree_and_fingerprint(base);
+                (trees, repo.last_scan())
+            })
+            .await;
+        let trees =
+            trees.map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+        if let Some(record) = self.attempt_record(&story.id, attempt) {
+            record.scan = scan;
+        }
         let rules = self.rules(story, turn.as_ref());
         let (mut evidence, tracking_before) = self
             .evidence(story, before, &run, timeout, &rules, trees)

@@ -56,6 +56,7 @@ mod settle;
 pub mod story_loop;
 mod ticks;
 mod tracker;
+mod watching;
 
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;

@@ -540,6 +540,7 @@ fn loop_settings(
         revert_failed: settings.revert_failed,
         require_change: settings.require_change,
         learnings: !settings.no_learnings,
+        full_scan: settings.full_scan,
         sandbox: settings.sandbox,
         roles,
         role_agents: settings.role_agents.clone(),

@@ -65,6 +65,9 @@ pub struct LoopSettings {
     pub require_change: bool,
     /// Keep a learnings file and show it in prompts.
     pub learnings: bool,
+    /// Never watch the worktree: every snapshot and revert looks at every
+    /// file.
+    pub full_scan: bool,
     /// Run the agent under bubblewrap, the git directory read-only to it.
     pub sandbox: bool,
     /// The role pipeline every story goes through; empty for one agent

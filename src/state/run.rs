@@ -255,6 +255,10 @@ pub struct AttemptRecord {
     /// The role the attempt played in the story's pipeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// How the worktree was read after the agent ran: only the paths a
+    /// watch saw touched, or every file and why. None when not watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan: Option<crate::git::Scan>,
     /// The agent that ran it: a preset's name, or the command run through
     /// `sh -c`; `None` in runs of earlier releases, where it was the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,6 +290,7 @@ impl AttemptRecord {
             git_dir_changes: Vec::new(),
             added_tasks: Vec::new(),
             role: None,
+            scan: None,
             agent: None,
         }
     }

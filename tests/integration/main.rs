@@ -45,6 +45,7 @@ mod loop_inputs;
 mod loop_keys;
 mod loop_output;
 mod loop_strays;
+mod loop_watched;
 mod no_crash;
 mod output;
 mod own_story;

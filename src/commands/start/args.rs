@@ -127,6 +127,11 @@ pub struct Args {
     /// [config: ralph.learnings = false].
     #[arg(long)]
     pub no_learnings: bool,
+    /// Look at every file of the worktree after each attempt, as git does,
+    /// instead of only at what the agent touched while it ran
+    /// [config: ralph.fullScan].
+    #[arg(long)]
+    pub full_scan: bool,
     /// Run the agent under bubblewrap (Linux), with the git directory and
     /// your global git config read-only to it
     /// [config: ralph.sandbox].
@@ -248,6 +253,7 @@ impl Args {
             max_rate_limit_wait: self.max_rate_limit_wait,
             require_change: self.require_change,
             no_learnings: self.no_learnings,
+            full_scan: self.full_scan,
             sandbox: self.sandbox,
             notify: self.notify,
             roles: self.roles.clone().map(|list| list.0),

@@ -609,3 +609,5 @@ fn output_is_capped_per_attempt() {
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("earlier output not shown"), "{screen}");
 }
+
+mod big_files;

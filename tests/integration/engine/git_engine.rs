@@ -522,3 +522,187 @@ fn same_second_same_size_changes_are_not_missed() {
     assert!(checkpoint.changed, "the tick must be committed");
     assert_eq!(fx.git(&["show", "HEAD:tasks.md"]), "- [x] one");
 }
+
+mod big_files {
+    use super::*;
+
+    /// Three megabytes of bytes git calls binary, above the size the engine
+    /// streams from.
+    fn big_binary() -> Vec<u8> {
+        (0..3 * 1024 * 1024u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn issue_24_a_big_file_is_checkpointed_preserved_and_reverted_as_git_would() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        fx.write("big.bin", big_binary());
+        fx.write("assets/exec.bin", big_binary());
+        fx.chmod_x("assets/exec.bin", true);
+        let expected = fx.oracle_tree();
+        assert_eq!(repo.fingerprint().unwrap().to_string(), expected);
+        let kept = repo.preserve("refs/ralph/x/attempts/1/1", "kept").unwrap();
+        assert_eq!(
+            fx.git(&["rev-parse", &format!("{kept}^{{tree}}")]),
+            expected
+        );
+        repo.revert().unwrap();
+        assert!(!fx.path("big.bin").exists());
+        assert_eq!(fx.status(), "");
+
+        fx.write("big.bin", big_binary());
+        fx.write("assets/exec.bin", big_binary());
+        fx.chmod_x("assets/exec.bin", true);
+        let checkpoint = repo.checkpoint("big").unwrap();
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+        assert_eq!(fx.status(), "");
+        // Big tracked files the agent rewrites, deletes or replaces come
+        // back whole, streamed from their objects, with their modes.
+        fx.write("big.bin", b"small now".as_slice());
+        fx.remove("assets/exec.bin");
+        fx.symlink("big.bin", "assets/exec.bin");
+        repo.revert().unwrap();
+        assert_eq!(std::fs::read(fx.path("big.bin")).unwrap(), big_binary());
+        assert_eq!(
+            std::fs::read(fx.path("assets/exec.bin")).unwrap(),
+            big_binary()
+        );
+        assert!(fx.is_executable("assets/exec.bin"));
+        assert!(!fx.is_executable("big.bin"));
+        assert_eq!(fx.status(), "");
+
+        fx.assert_fsck_clean();
+    }
+
+    #[test]
+    fn issue_24_the_live_diff_names_a_big_file_by_its_size_and_writes_nothing() {
+        let fx = Fixture::new();
+        let repo = Repo::open(&fx.root).unwrap();
+        let head = repo.head().unwrap().commit().unwrap();
+        fx.write("big.bin", big_binary());
+        let objects = fx.git(&["count-objects", "-v"]);
+        let patch = repo.worktree_patch(head).unwrap();
+        assert!(
+            patch.contains("Binary files /dev/null and b/big.bin differ (binary, 3.1 MB)"),
+            "{patch}"
+        );
+        assert_eq!(fx.git(&["count-objects", "-v"]), objects);
+    }
+}
+
+mod watched {
+    use super::*;
+    use git_ralph::git::Scan;
+
+    /// A change made just before a checkpoint reaches the watch's thread
+    /// only later; the checkpoint waits for its cookie, so the change is
+    /// never missed, however quickly the checkpoint follows it.
+    #[test]
+    fn issue_24_a_change_right_before_a_checkpoint_is_never_missed() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        repo.watch_worktree().unwrap();
+        repo.fingerprint().unwrap();
+        for round in 0..20 {
+            // A burst of new files, which nothing but the watch can name,
+            // so that the watch's thread is still at work when the
+            // checkpoint begins.
+            for file in 0..100 {
+                fx.write(format!("src/r{round}/n{file}.txt"), "new\n");
+            }
+            let checkpoint = repo.checkpoint(&format!("round {round}")).unwrap();
+            assert!(
+                matches!(repo.last_scan(), Some(Scan::Watched { .. })),
+                "round {round}: {:?}",
+                repo.last_scan()
+            );
+            assert_eq!(
+                checkpoint.tree.to_string(),
+                fx.oracle_tree(),
+                "round {round}"
+            );
+            assert_eq!(
+                fx.git(&["--no-optional-locks", "status", "--porcelain"]),
+                "",
+                "round {round}"
+            );
+        }
+        fx.assert_fsck_clean();
+    }
+
+    /// The first operation after the watch starts has no baseline, and a
+    /// changed info/exclude may change what is ignored anywhere: both scan
+    /// in full. An index another program wrote (an agent's `git add` or
+    /// `git status`) only adds the entries that differ.
+    #[test]
+    fn issue_24_without_a_trusted_baseline_the_scan_is_full() {
+        let fx = Fixture::new();
+        let mut repo = Repo::open(&fx.root).unwrap();
+        assert_eq!(repo.last_scan(), None);
+        repo.watch_worktree().unwrap();
+        fx.write("src/a.txt", "one\n");
+        repo.checkpoint("first").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Full { .. })));
+
+        fx.write("src/a.txt", "two\n");
+        repo.checkpoint("second").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+
+        // `git add` rewrites the index behind the engine's back, and `git
+        // status` refreshes it.
+        fx.write("docs/keep.txt", "changed\n");
+        fx.git(&["add", "docs/keep.txt"]);
+        fx.git(&["status", "--porcelain"]);
+        fx.git(&["rm", "-q", "--cached", "run.sh"]);
+        fx.write("src/a.txt", "three\n");
+        let checkpoint = repo.checkpoint("third").unwrap();
+        assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+
+        fx.write(".git/info/exclude", "*.txt\n");
+        fx.write("new.txt", "ignored now\n");
+        let checkpoint = repo.checkpoint("fourth").unwrap();
+        let Some(Scan::Full { why }) = repo.last_scan() else {
+            panic!("a changed info/exclude must mean a full scan");
+        };
+        assert!(why.contains("exclude"), "{why}");
+        assert_eq!(checkpoint.tree.to_string(), fx.oracle_tree());
+
+        repo.stop_watching();
+        fx.write("src/a.txt", "four\n");
+        repo.checkpoint("fifth").unwrap();
+        assert_eq!(repo.last_scan(), None);
+        assert_eq!(fx.status(), "");
+        fx.assert_fsck_clean();
+    }
+
+    /// A tracked file rewritten with the same size in the second git wrote
+    /// the index looks unchanged by its stat data; only the index's time
+    /// tells that it must be read. The slice of the index a watched scan
+    /// compares must keep that time, or the rewrite goes unseen once the
+    /// clock has moved on.
+    #[test]
+    fn issue_24_a_same_size_rewrite_in_the_index_second_is_seen() {
+        use std::os::unix::fs::MetadataExt;
+        let second = |fx: &Fixture| std::fs::metadata(fx.path("docs/keep.txt")).unwrap().mtime();
+        for _ in 0..5 {
+            let fx = Fixture::new();
+            let written = second(&fx);
+            let mut repo = Repo::open(&fx.root).unwrap();
+            repo.watch_worktree().unwrap();
+            repo.fingerprint().unwrap();
+            fx.write("docs/keep.txt", "*\n!y\n");
+            if second(&fx) != written {
+                continue;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            repo.revert().unwrap();
+            assert!(matches!(repo.last_scan(), Some(Scan::Watched { .. })));
+            assert_eq!(fx.read("docs/keep.txt"), "keep\n");
+            return;
+        }
+        panic!("could not rewrite the file within the second it was written");
+    }
+}

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::fixture::*;
-use git_ralph::git::Repo;
+use git_ralph::git::{Repo, Scan};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
@@ -55,6 +55,20 @@ enum Mutation {
     DirToFile {
         path: String,
         content: &'static str,
+    },
+    /// Move a file, symlink or directory to a path where nothing is.
+    Rename {
+        path: String,
+        to: String,
+    },
+    /// Create directories three deep under `path` and fill them with
+    /// `files` files each, as fast as possible: the watch learns of each new
+    /// directory only after it exists, and the operation starts right after
+    /// the last write, while its events are still on their way (the cookie
+    /// race).
+    Burst {
+        path: String,
+        files: usize,
     },
 }
 
@@ -154,6 +168,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         2 => (path(), proptest::option::weighted(0.8, (select(&["x", "z.log", "ü"][..]), content())))
             .prop_map(|(path, child)| Mutation::MakeDir { path, child }),
         1 => (path(), content()).prop_map(|(path, content)| Mutation::DirToFile { path, content }),
+        2 => (path(), path()).prop_map(|(path, to)| Mutation::Rename { path, to }),
+        1 => (path(), 1..40usize).prop_map(|(path, files)| Mutation::Burst { path, files }),
     ]
 }
 
@@ -188,25 +204,47 @@ proptest! {
 
     #[test]
     fn engine_agrees_with_git(rounds in proptest::collection::vec(round(), 1..=4)) {
-        run_case(&rounds)?;
+        run_case(&rounds, Scanning::Full)?;
     }
+
+    /// The same, with the worktree watched: every operation after the
+    /// first looks only at the paths the watch reported.
+    #[test]
+    fn issue_24_engine_agrees_with_git_when_watching(
+        rounds in proptest::collection::vec(round(), 1..=4)
+    ) {
+        run_case(&rounds, Scanning::Watched)?;
+    }
+}
+
+/// Whether the engine looks at every file or only at what a watch saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scanning {
+    Full,
+    Watched,
 }
 
 /// Apply `rounds` to a fresh fixture, checking every engine operation
 /// against git.
-fn run_case(rounds: &[Round]) -> Result<(), TestCaseError> {
+fn run_case(rounds: &[Round], scanning: Scanning) -> Result<(), TestCaseError> {
     let fx = Fixture::new();
     let mut repo = Repo::open(&fx.root).map_err(|err| failed("open", &err))?;
+    if scanning == Scanning::Watched {
+        repo.watch_worktree().map_err(|err| failed("watch", &err))?;
+        // The full scan every later, watched one builds on.
+        repo.fingerprint()
+            .map_err(|err| failed("fingerprint", &err))?;
+    }
     for (number, round) in rounds.iter().enumerate() {
         for mutation in &round.mutations {
             apply(&fx.root, mutation);
         }
         match round.finish {
-            Finish::Checkpoint => check_checkpoint(&fx, &mut repo, number)?,
-            Finish::Revert => check_revert(&fx, &mut repo)?,
+            Finish::Checkpoint => check_checkpoint(&fx, &mut repo, number, scanning)?,
+            Finish::Revert => check_revert(&fx, &mut repo, scanning)?,
             Finish::PreserveThenRevert => {
-                check_preserve(&fx, &mut repo, number)?;
-                check_revert(&fx, &mut repo)?;
+                check_preserve(&fx, &mut repo, number, scanning)?;
+                check_revert(&fx, &mut repo, scanning)?;
             }
         }
     }
@@ -214,7 +252,28 @@ fn run_case(rounds: &[Round]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn check_checkpoint(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), TestCaseError> {
+/// A watched operation must really have been watched: only a touched
+/// top-level `.gitignore`, which changes what is ignored everywhere, may
+/// send it back to a full scan.
+fn check_scan(repo: &Repo, scanning: Scanning, operation: &str) -> Result<(), TestCaseError> {
+    if scanning == Scanning::Full {
+        return Ok(());
+    }
+    match repo.last_scan() {
+        Some(Scan::Watched { .. }) => Ok(()),
+        Some(Scan::Full { why }) if why.contains("top .gitignore") => Ok(()),
+        other => Err(TestCaseError::fail(format!(
+            "the {operation} was not watched: {other:?}"
+        ))),
+    }
+}
+
+fn check_checkpoint(
+    fx: &Fixture,
+    repo: &mut Repo,
+    number: usize,
+    scanning: Scanning,
+) -> Result<(), TestCaseError> {
     let expected = fx.oracle_tree();
     let head_before = fx.git(&["rev-parse", "HEAD"]);
     let head_tree_before = fx.git(&["rev-parse", "HEAD^{tree}"]);
@@ -223,20 +282,24 @@ fn check_checkpoint(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), 
     let fingerprint = repo
         .fingerprint()
         .map_err(|err| failed("fingerprint", &err))?;
-    prop_assert_eq!(
-        fingerprint.to_string(),
-        expected.clone(),
-        "fingerprint differs from git add -A"
-    );
+    check_scan(repo, scanning, "fingerprint")?;
+    same_tree(
+        fx,
+        &fingerprint.to_string(),
+        &expected,
+        &format!("fingerprint of round {number}"),
+    )?;
 
     let checkpoint = repo
         .checkpoint(&format!("round {number}"))
         .map_err(|err| failed("checkpoint", &err))?;
-    prop_assert_eq!(
-        checkpoint.tree.to_string(),
-        expected.clone(),
-        "checkpoint tree differs from git add -A"
-    );
+    check_scan(repo, scanning, "checkpoint")?;
+    same_tree(
+        fx,
+        &checkpoint.tree.to_string(),
+        &expected,
+        &format!("checkpoint of round {number}"),
+    )?;
     prop_assert_eq!(fx.git(&["rev-parse", "HEAD^{tree}"]), expected.clone());
     prop_assert_eq!(
         fx.git(&["rev-parse", "HEAD"]),
@@ -260,7 +323,12 @@ fn check_checkpoint(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), 
     )
 }
 
-fn check_preserve(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), TestCaseError> {
+fn check_preserve(
+    fx: &Fixture,
+    repo: &mut Repo,
+    number: usize,
+    scanning: Scanning,
+) -> Result<(), TestCaseError> {
     let expected = fx.oracle_tree();
     let head_before = fx.git(&["rev-parse", "HEAD"]);
     let status_before = status(fx);
@@ -271,12 +339,14 @@ fn check_preserve(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), Te
     let commit = repo
         .preserve(&refname, "attempt")
         .map_err(|err| failed("preserve", &err))?;
+    check_scan(repo, scanning, "preserve")?;
     prop_assert_eq!(fx.git(&["rev-parse", &refname]), commit.to_string());
-    prop_assert_eq!(
-        fx.git(&["rev-parse", &format!("{refname}^{{tree}}")]),
-        expected,
-        "preserved tree differs from git add -A"
-    );
+    same_tree(
+        fx,
+        &fx.git(&["rev-parse", &format!("{refname}^{{tree}}")]),
+        &expected,
+        &format!("preserved tree of round {number}"),
+    )?;
     prop_assert_eq!(
         fx.git(&["rev-parse", &format!("{refname}^")]),
         head_before.clone()
@@ -294,11 +364,12 @@ fn check_preserve(fx: &Fixture, repo: &mut Repo, number: usize) -> Result<(), Te
     )
 }
 
-fn check_revert(fx: &Fixture, repo: &mut Repo) -> Result<(), TestCaseError> {
+fn check_revert(fx: &Fixture, repo: &mut Repo, scanning: Scanning) -> Result<(), TestCaseError> {
     let head_before = fx.git(&["rev-parse", "HEAD"]);
     let expected = reset_and_clean_on_copy(fx);
 
     repo.revert().map_err(|err| failed("revert", &err))?;
+    check_scan(repo, scanning, "revert")?;
 
     compare_listings(
         &listing(expected.path()),
@@ -314,6 +385,28 @@ fn check_revert(fx: &Fixture, repo: &mut Repo) -> Result<(), TestCaseError> {
         "git status after a revert must be what git leaves"
     );
     Ok(())
+}
+
+/// The engine's tree must be git's; if not, say which paths differ.
+fn same_tree(fx: &Fixture, ours: &str, git: &str, what: &str) -> Result<(), TestCaseError> {
+    if ours == git {
+        return Ok(());
+    }
+    // git's tree was written in a copy: list both there.
+    let copy = tempfile::tempdir().expect("a temporary directory");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", fx.root.display()))
+        .arg(copy.path())
+        .status()
+        .expect("cp runs");
+    assert!(status.success(), "could not copy the repository");
+    fx.git_at(copy.path(), &["add", "-A"]);
+    fx.git_at(copy.path(), &["write-tree"]);
+    let differences = fx.git_at(copy.path(), &["diff-tree", "-r", git, ours]);
+    Err(TestCaseError::fail(format!(
+        "the {what} differs from git add -A (git's tree to ours):\n{differences}"
+    )))
 }
 
 /// `git status --porcelain -uall` without refreshing the index: a refresh
@@ -367,7 +460,9 @@ impl Mutation {
             | Mutation::SetExecutable { path, .. }
             | Mutation::Symlink { path, .. }
             | Mutation::MakeDir { path, .. }
-            | Mutation::DirToFile { path, .. } => path,
+            | Mutation::DirToFile { path, .. }
+            | Mutation::Rename { path, .. }
+            | Mutation::Burst { path, .. } => path,
         }
     }
 }
@@ -434,6 +529,37 @@ fn apply(root: &Path, mutation: &Mutation) {
             if kind_at(&full) == Some(Kind::Dir) {
                 remove_any(&full);
                 write(&full, content);
+            }
+        }
+        Mutation::Rename { path, to } => {
+            let (from, dest) = (root.join(path), root.join(to));
+            let Some(kind) = kind_at(&from) else { return };
+            // A directory cannot move into itself, and a symlinked
+            // .gitignore is refused as above.
+            let into_itself = to == path || to.starts_with(&format!("{path}/"));
+            let linked_rules = kind == Kind::Symlink && to.ends_with(".gitignore");
+            if into_itself
+                || linked_rules
+                || !parents_are_dirs(root, to)
+                || kind_at(&dest).is_some()
+                || !make_parents(root, to)
+            {
+                return;
+            }
+            std::fs::rename(&from, &dest).expect("rename");
+        }
+        Mutation::Burst { path, files } => {
+            if !parents_are_dirs(root, path) || kind_at(&root.join(path)).is_some() {
+                return;
+            }
+            let mut dir = root.join(path);
+            for depth in 0..3 {
+                dir = dir.join(format!("b{depth}"));
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                for file in 0..*files {
+                    std::fs::write(dir.join(format!("f{file}.txt")), format!("{file}\n"))
+                        .expect("write");
+                }
             }
         }
     }
@@ -601,8 +727,10 @@ fn compare_listings(
 // Fixed histories: what the generator has found, kept so it stays found.
 
 fn run_fixed(rounds: &[Round]) {
-    if let Err(err) = run_case(rounds) {
-        panic!("{err}");
+    for scanning in [Scanning::Full, Scanning::Watched] {
+        if let Err(err) = run_case(rounds, scanning) {
+            panic!("{scanning:?}: {err}");
+        }
     }
 }
 
@@ -681,5 +809,156 @@ fn revert_undoes_swaps_under_ignored_files_and_symlinks() {
             vec![symlink_op("b", "a"), write_op("a/y", "one\n")],
             Finish::PreserveThenRevert,
         ),
+    ]);
+}
+
+// Watched scans: each kind of change a watch must not lose, run in both
+// modes by `run_fixed`.
+
+/// A tracked directory moved elsewhere: the watch reports the two names
+/// only, never the files inside.
+#[test]
+fn issue_24_a_renamed_directory_is_seen_at_both_ends() {
+    run_fixed(&[
+        Round {
+            mutations: vec![Mutation::Rename {
+                path: "docs".to_owned(),
+                to: "a/c".to_owned(),
+            }],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![Mutation::Rename {
+                path: "a".to_owned(),
+                to: "docs".to_owned(),
+            }],
+            finish: Finish::PreserveThenRevert,
+        },
+    ]);
+}
+
+/// Deleting the last file of a directory leaves it empty, and `git clean
+/// -fd` deletes the empty directory too, though nothing touched it.
+#[test]
+fn issue_24_a_directory_emptied_by_deletions_is_cleaned() {
+    run_fixed(&[
+        Round {
+            mutations: vec![Mutation::Delete {
+                path: "src/a.txt".to_owned(),
+            }],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![write_op("x", "")],
+            finish: Finish::Revert,
+        },
+    ]);
+}
+
+/// A directory replaced by a file, and a file by a directory, both ways.
+#[test]
+fn issue_24_directories_and_files_swap_places() {
+    run_fixed(&[
+        Round {
+            mutations: vec![Mutation::DirToFile {
+                path: "docs".to_owned(),
+                content: "one\n",
+            }],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![Mutation::MakeDir {
+                path: "docs".to_owned(),
+                child: Some(("x", "two\n")),
+            }],
+            finish: Finish::PreserveThenRevert,
+        },
+    ]);
+}
+
+/// A symlink where a tracked directory was, and files written through
+/// another symlink's target.
+#[test]
+fn issue_24_symlinks_replace_directories_and_files() {
+    run_fixed(&[
+        Round {
+            mutations: vec![
+                Mutation::Symlink {
+                    path: "src".to_owned(),
+                    target: "docs",
+                },
+                Mutation::Symlink {
+                    path: "docs/keep.txt".to_owned(),
+                    target: "missing",
+                },
+            ],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![Mutation::Delete {
+                path: "src".to_owned(),
+            }],
+            finish: Finish::PreserveThenRevert,
+        },
+    ]);
+}
+
+/// Ignored files are neither committed nor deleted, and a `.gitignore`
+/// below the top that changes makes its whole directory count.
+#[test]
+fn issue_24_ignored_files_and_a_nested_gitignore() {
+    run_fixed(&[
+        Round {
+            mutations: vec![
+                write_op("a/c/z.log", "one\n"),
+                write_op("a/target/x", "one\n"),
+                write_op("a/.gitignore", "y\n"),
+                write_op("a/c/y", "two\n"),
+                write_op("a/x", "two\n"),
+            ],
+            finish: Finish::Checkpoint,
+        },
+        // `a/c/y` is untouched, but no longer ignored.
+        Round {
+            mutations: vec![write_op("a/.gitignore", "x\n")],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![write_op("a/.gitignore", "*\n"), write_op("a/c/x", "one\n")],
+            finish: Finish::PreserveThenRevert,
+        },
+    ]);
+}
+
+/// Hundreds of files written in directories that did not exist a moment
+/// before, the last of them right before each operation: every one of them
+/// must be in the checkpoint, and gone after the revert.
+#[test]
+fn issue_24_the_cookie_race() {
+    run_fixed(&[
+        Round {
+            mutations: vec![Mutation::Burst {
+                path: "src/new".to_owned(),
+                files: 100,
+            }],
+            finish: Finish::Checkpoint,
+        },
+        Round {
+            mutations: vec![
+                Mutation::Burst {
+                    path: "docs/more".to_owned(),
+                    files: 100,
+                },
+                write_op("src/new/b0/b1/f7.txt", "changed\n"),
+            ],
+            finish: Finish::PreserveThenRevert,
+        },
+        Round {
+            mutations: vec![Mutation::Burst {
+                path: "a".to_owned(),
+                files: 100,
+            }],
+            finish: Finish::Revert,
+        },
     ]);
 }

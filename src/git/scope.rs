@@ -1,0 +1,378 @@
+//! How much of the worktree a snapshot or a revert must look at. Without a
+//! watch, everything: every index entry is compared with its file and every
+//! directory is read. With one, only the paths touched since the last
+//! operation that knew the worktree's state (its baseline), the paths that
+//! operation found changed, and the entries the index itself marks as
+//! unsure (no stat data, intent to add, conflicts).
+//!
+//! That shortcut is only as good as the chain behind it, so it is taken
+//! only when every link holds: the watch has run without a gap since the
+//! baseline (no overflow, no failure, a fresh watch has none yet), the
+//! index is the file the baseline knew, and `info/exclude` is unchanged. A
+//! `.gitignore` that was touched widens the scope to its whole directory;
+//! one at the top means a full scan. Anything else is a full scan, which
+//! then becomes the next baseline. Hard links are the known gap: a write
+//! through a second name is reported under that name only.
+
+use std::collections::BTreeSet;
+
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Stat};
+use gix::status::index_worktree::Item;
+use serde::{Deserialize, Serialize};
+
+use super::index_cache::{Identity, identity};
+use super::open::Repo;
+use super::watch::{WatchLost, WorktreeWatch};
+
+/// Above this many paths a scoped walk costs about what a full one does.
+const MAX_SCOPED: usize = 20_000;
+
+/// What an operation examines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scope {
+    All,
+    /// These paths and everything below them; sorted, none below another.
+    Paths(Vec<BString>),
+}
+
+/// How the last snapshot or revert looked at the worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "scan", rename_all = "snake_case")]
+pub enum Scan {
+    /// Every file, for the reason given.
+    Full { why: String },
+    /// Only these many paths (and what lies below them).
+    Watched { paths: usize },
+}
+
+/// The watch and what it has told since the last baseline.
+pub(crate) struct Watching {
+    watch: WorktreeWatch,
+    /// Paths touched since the baseline.
+    touched: BTreeSet<BString>,
+    /// Directories that appeared in the last cut, which count after the
+    /// next baseline too.
+    new_dirs: BTreeSet<BString>,
+    baseline: Option<Baseline>,
+    last: Option<Scan>,
+}
+
+/// The worktree as an operation left it: equal to the index `index` except
+/// at `dirty`.
+struct Baseline {
+    index: Option<(Identity, gix::worktree::Index)>,
+    excludes: Option<Identity>,
+    dirty: BTreeSet<BString>,
+}
+
+/// What an operation learned about the worktree.
+pub(crate) enum Learned {
+    /// The index describes the worktree: it was just written to match.
+    Clean,
+    /// The worktree differs from the index at these paths at most.
+    Dirty(BTreeSet<BString>),
+}
+
+impl Repo {
+    /// Watch the worktree from now on, so that snapshots and reverts look
+    /// only at what changed. Until the next full scan nothing is known, so
+    /// the first snapshot or revert after this still looks at everything.
+    /// `Ok(false)` when a watch already runs, or could not be started
+    /// before: it is not tried again.
+    pub fn watch_worktree(&mut self) -> Result<bool, WatchLost> {
+        if self.watching.borrow().is_some() || self.watch_refused.get() {
+            return Ok(false);
+        }
+        let watch = WorktreeWatch::start(
+            self.workdir(),
+            self.git_dir(),
+            self.ralph_dir().join("cookies"),
+        )
+        .inspect_err(|_| self.watch_refused.set(true))?;
+        *self.watching.borrow_mut() = Some(Watching {
+            watch,
+            touched: BTreeSet::new(),
+            new_dirs: BTreeSet::new(),
+            baseline: None,
+            last: None,
+        });
+        Ok(true)
+    }
+
+    /// Stop watching: every later operation looks at everything.
+    pub fn stop_watching(&mut self) {
+        *self.watching.borrow_mut() = None;
+    }
+
+    /// How the last snapshot or revert looked at the worktree; `None`
+    /// before any, or when not watching.
+    pub fn last_scan(&self) -> Option<Scan> {
+        self.watching.borrow().as_ref()?.last.clone()
+    }
+
+    /// The scope for an operation starting now.
+    pub(crate) fn scope(&self) -> Scope {
+        let mut watching = self.watching.borrow_mut();
+        let Some(watching) = watching.as_mut() else {
+            return Scope::All;
+        };
+        let (scope, scan) = match self.decide(watching) {
+            Ok(paths) => {
+                let scan = Scan::Watched { paths: paths.len() };
+                (Scope::Paths(paths), scan)
+            }
+            Err(why) => {
+                watching.baseline = None;
+                (Scope::All, Scan::Full { why })
+            }
+        };
+        watching.last = Some(scan);
+        scope
+    }
+
+    fn decide(&self, watching: &mut Watching) -> Result<Vec<BString>, String> {
+        let cut = watching.watch.cut().map_err(|lost| lost.to_string())?;
+        watching.touched.extend(cut.touched);
+        watching.new_dirs = cut.new_dirs;
+        let baseline = watching
+            .baseline
+            .as_ref()
+            .ok_or("no full scan since the watch began")?;
+        if baseline.excludes != identity(&self.excludes_path()) {
+            return Err("info/exclude changed".into());
+        }
+        let mut paths: BTreeSet<BString> = watching
+            .touched
+            .iter()
+            .chain(&baseline.dirty)
+            .cloned()
+            .collect();
+        // Another program that rewrote the index (an agent's `git status`
+        // refreshes it, `git add` stages) changed what the worktree is
+        // compared with at the entries that differ, and nowhere else.
+        let Some((known, before)) = &baseline.index else {
+            return Err("the index could not be read".into());
+        };
+        if Some(*known) != identity(&self.repo.index_path()) {
+            let now = self
+                .shared_index()
+                .map_err(|err| format!("the index could not be read: {err}"))?;
+            paths.extend(entries_that_differ(before, &now));
+        }
+        for rules in paths.clone().iter().filter(|p| is_gitignore(p.as_ref())) {
+            match rules.rfind_byte(b'/') {
+                Some(slash) => paths.insert(rules[..slash].into()),
+                None => return Err("the top .gitignore changed".into()),
+            };
+        }
+        // A removal can leave its directory empty, which `git clean -fd`
+        // deletes: an empty directory above a path that is gone is in
+        // scope too, at no cost since it holds nothing.
+        let mut seen = BTreeSet::new();
+        for path in paths.clone() {
+            if self.exists(path.as_ref()) {
+                continue;
+            }
+            for slash in path.rfind_iter("/") {
+                let dir = BString::from(&path[..slash]);
+                if !seen.insert(dir.clone()) {
+                    break;
+                }
+                if self.is_empty_dir(dir.as_ref()) {
+                    paths.insert(dir);
+                }
+            }
+        }
+        if paths.len() > MAX_SCOPED {
+            return Err(format!("more than {MAX_SCOPED} paths changed"));
+        }
+        Ok(outermost(paths))
+    }
+
+    /// Record what an operation that looked at the worktree learned; an
+    /// operation that failed leaves nothing known.
+    pub(crate) fn learned(&self, learned: Option<Learned>) {
+        let mut watching = self.watching.borrow_mut();
+        let Some(watching) = watching.as_mut() else {
+            return;
+        };
+        watching.baseline = learned.map(|learned| Baseline {
+            index: self.cached_index(),
+            excludes: identity(&self.excludes_path()),
+            dirty: match learned {
+                Learned::Clean => BTreeSet::new(),
+                Learned::Dirty(dirty) => dirty,
+            },
+        });
+        watching.touched = watching.new_dirs.clone();
+    }
+
+    fn exists(&self, relative: &BStr) -> bool {
+        gix::path::from_bstr(relative)
+            .is_ok_and(|relative| self.workdir().join(relative).symlink_metadata().is_ok())
+    }
+
+    fn is_empty_dir(&self, relative: &BStr) -> bool {
+        let Ok(relative) = gix::path::from_bstr(relative) else {
+            return false;
+        };
+        let dir = self.workdir().join(relative);
+        dir.symlink_metadata().is_ok_and(|meta| meta.is_dir())
+            && std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_none())
+    }
+
+    fn excludes_path(&self) -> std::path::PathBuf {
+        self.repo.common_dir().join("info").join("exclude")
+    }
+
+    /// Run `op` with the scope the watch allows, and keep what it learned.
+    pub(crate) fn scoped<T, E>(
+        &self,
+        op: impl FnOnce(&Scope) -> Result<(T, Option<Learned>), E>,
+    ) -> Result<T, E> {
+        let scope = self.scope();
+        match op(&scope) {
+            Ok((value, learned)) => {
+                self.learned(learned);
+                Ok(value)
+            }
+            Err(err) => {
+                self.learned(None);
+                Err(err)
+            }
+        }
+    }
+}
+
+/// Paths whose entries differ between two indexes in anything but stat
+/// data, by walking both sorted lists side by side.
+fn entries_that_differ(old: &gix::index::File, new: &gix::index::File) -> BTreeSet<BString> {
+    let (a, b) = (old.entries(), new.entries());
+    let (mut i, mut j) = (0, 0);
+    let mut out = BTreeSet::new();
+    let meaning = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE | Flags::ASSUME_VALID;
+    let same = |x: &gix::index::Entry, y: &gix::index::Entry| {
+        x.id == y.id && x.mode == y.mode && (x.flags & meaning) == (y.flags & meaning)
+    };
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => gix::index::Entry::cmp_filepaths(x.path(old), y.path(new))
+                .then_with(|| x.stage_raw().cmp(&y.stage_raw())),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, _) => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                out.insert(a[i].path(old).to_owned());
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.insert(b[j].path(new).to_owned());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if !same(&a[i], &b[j]) {
+                    out.insert(a[i].path(old).to_owned());
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+fn is_gitignore(path: &BStr) -> bool {
+    path == ".gitignore" || path.ends_with(b"/.gitignore")
+}
+
+/// `paths` without those that lie below another.
+fn outermost(paths: BTreeSet<BString>) -> Vec<BString> {
+    let mut out: Vec<BString> = Vec::with_capacity(paths.len());
+    // Sorted bytewise, a directory comes right before what it holds, but
+    // `a-b` sorts between `a` and `a/b`: compare with every kept ancestor.
+    let mut kept = BTreeSet::<BString>::new();
+    for path in paths {
+        let below = path
+            .find_iter("/")
+            .any(|slash| kept.contains(&BString::from(&path[..slash])));
+        if !below {
+            kept.insert(path.clone());
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The part of an index a scoped walk compares: the entries at or below
+/// the scope's paths, and the entries the index marks as unsure.
+pub(crate) struct Subset {
+    pub index: gix::worktree::Index,
+    /// The position in the whole index of each entry here.
+    pub positions: Vec<usize>,
+}
+
+pub(crate) fn subset(index: &gix::index::File, paths: &[BString]) -> Subset {
+    let entries = index.entries();
+    let mut positions = Vec::new();
+    for path in paths {
+        let Some(range) = index.prefixed_entries_range(path.as_ref()) else {
+            continue;
+        };
+        for at in range {
+            let entry_path = entries[at].path(index);
+            if entry_path.len() == path.len() || entry_path.get(path.len()) == Some(&b'/') {
+                positions.push(at);
+            }
+        }
+    }
+    let written = index.timestamp().unix_seconds();
+    for (at, entry) in entries.iter().enumerate() {
+        if entry.stat == Stat::default()
+            || i64::from(entry.stat.mtime.secs) >= written
+            || entry.stage_raw() != 0
+            || entry.flags.contains(Flags::INTENT_TO_ADD)
+        {
+            positions.push(at);
+        }
+    }
+    positions.sort_unstable();
+    positions.dedup();
+    let mut state = gix::index::State::new(index.object_hash());
+    // Racy entries are told by the index file's own time: the subset
+    // must keep it, or an entry written in the same second as the index
+    // would be trusted on its stat data alone.
+    state.set_timestamp(index.timestamp());
+    for &at in &positions {
+        let entry = &entries[at];
+        state.dangerously_push_entry(
+            entry.stat,
+            entry.id,
+            entry.flags,
+            entry.mode,
+            entry.path(index),
+        );
+    }
+    let file = gix::index::File::from_state(state, index.path().to_owned());
+    Subset {
+        index: std::sync::Arc::new(gix::fs::FileSnapshot::new(file)),
+        positions,
+    }
+}
+
+/// A pathspec for exactly `path` and what lies below it.
+pub(crate) fn literal(path: &BStr) -> BString {
+    let mut spec = BString::from(":(top,literal)");
+    spec.extend_from_slice(path);
+    spec
+}
+
+/// Put the positions of a subset's items back into the whole index's.
+pub(crate) fn remap(items: &mut [Item], positions: &[usize]) {
+    for item in items {
+        if let Item::Modification { entry_index, .. } = item {
+            *entry_index = positions[*entry_index];
+        }
+    }
+}

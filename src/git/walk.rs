@@ -1,0 +1,164 @@
+//! The one status walk behind snapshots and reverts: the index against the
+//! worktree, every untracked file listed on its own (nothing collapsed,
+//! nothing ignored), nested repositories never entered. A snapshot and a
+//! revert ask the same question and differ only in what a revert must also
+//! know to delete safely: which entries a deletion may reach.
+
+use gix::bstr::{BString, ByteSlice};
+use gix::status::index_worktree::Item;
+
+use super::error::{Context, GitFailure};
+use super::open::Repo;
+use super::scope::Scope;
+
+/// What the walk is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// What `git add -A` would stage.
+    Snapshot,
+    /// What `git reset --hard && git clean -fd` would restore or delete.
+    Deletion,
+}
+
+impl Repo {
+    /// Status between `index` and the worktree within `scope`, the agent's
+    /// scratch files left out; `what` names the comparison in errors.
+    /// Items name their entries by position in `index`.
+    pub(crate) fn walk_status(
+        &self,
+        index: &gix::worktree::Index,
+        walk: Walk,
+        scope: &Scope,
+        what: &str,
+    ) -> Result<Vec<Item>, GitFailure> {
+        let Scope::Paths(paths) = scope else {
+            return self.walk(index, walk, Some(Vec::new()), what);
+        };
+        // The entries in scope are compared without pathspecs, whose
+        // matching costs every pattern for every path; only the paths that
+        // may hold untracked files are walked, with pathspecs.
+        let subset = super::scope::subset(index, paths);
+        let mut items = if subset.index.entries().is_empty() {
+            Vec::new()
+        } else {
+            self.walk(&subset.index, walk, None, what)?
+        };
+        super::scope::remap(&mut items, &subset.positions);
+        let untracked = self.may_hold_untracked(index, paths);
+        if !untracked.is_empty() {
+            let found = self.walk(&subset.index, walk, Some(untracked), what)?;
+            items.extend(
+                found
+                    .into_iter()
+                    .filter(|item| matches!(item, Item::DirectoryContents { .. })),
+            );
+        }
+        Ok(items)
+    }
+
+    /// Literal pathspecs for the paths of `paths` that are not a tracked
+    /// file still standing: new files, directories, and paths now gone.
+    fn may_hold_untracked(&self, index: &gix::index::File, paths: &[BString]) -> Vec<BString> {
+        paths
+            .iter()
+            .filter(|path| {
+                index.entry_by_path(path.as_bstr()).is_none()
+                    || gix::path::from_bstr(path.as_bstr()).is_ok_and(|relative| {
+                        self.workdir()
+                            .join(relative)
+                            .symlink_metadata()
+                            .is_ok_and(|meta| meta.is_dir())
+                    })
+            })
+            .map(|path| super::scope::literal(path.as_bstr()))
+            .collect()
+    }
+
+    /// One status run: with `pathspecs` the untracked files within them
+    /// too (none for every path), without only the index entries. Run on
+    /// this thread, and without looking for submodules, which would read
+    /// the index from disk once more.
+    fn walk(
+        &self,
+        index: &gix::worktree::Index,
+        walk: Walk,
+        pathspecs: Option<Vec<BString>>,
+        what: &str,
+    ) -> Result<Vec<Item>, GitFailure> {
+        let deletion = walk == Walk::Deletion;
+        let dirwalk = match &pathspecs {
+            None => None,
+            Some(_) => Some(
+                self.repo
+                    .dirwalk_options()
+                    .ctx(|| "could not prepare a status".into())?
+                    .emit_untracked(gix::dir::walk::EmissionMode::Matching)
+                    .emit_ignored(None)
+                    .emit_tracked(false)
+                    // A snapshot adds none, but a watched revert must know
+                    // the ones a checkpoint left.
+                    .emit_empty_directories(true)
+                    .recurse_repositories(false)
+                    .for_deletion(deletion.then(Default::default)),
+            ),
+        };
+        let options = gix::status::index_worktree::Options {
+            sorting: None,
+            dirwalk_options: dirwalk,
+            rewrites: None,
+            thread_limit: None,
+        };
+        let input = self.status_input(index);
+        let mut collect = Collect(Vec::new());
+        self.repo
+            .index_worktree_status(
+                &input,
+                pathspecs.unwrap_or_default(),
+                &mut collect,
+                gix::status::plumbing::index_as_worktree::traits::FastEq,
+                NoSubmodules,
+                &mut gix::progress::Discard,
+                &std::sync::atomic::AtomicBool::new(false),
+                options,
+            )
+            .ctx(|| format!("could not compare {what}"))?;
+        self.scratch
+            .leave_out(collect.0.into_iter().map(Ok::<_, GitFailure>), what)
+    }
+}
+
+/// Status items as they come.
+struct Collect(Vec<Item>);
+
+impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index> for Collect {
+    type ContentChange = ();
+    type SubmoduleStatus = gix::submodule::Status;
+
+    fn visit_entry(
+        &mut self,
+        entry: gix::status::plumbing::index_as_worktree_with_renames::Entry<
+            'index,
+            Self::ContentChange,
+            Self::SubmoduleStatus,
+        >,
+    ) {
+        self.0.push(entry.into());
+    }
+}
+
+/// Submodules are left alone: a snapshot reads their HEAD itself, and a
+/// revert never touches them.
+#[derive(Clone, Copy)]
+struct NoSubmodules;
+
+impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for NoSubmodules {
+    type Output = gix::submodule::Status;
+
+    fn status(
+        &mut self,
+        _entry: &gix::index::Entry,
+        _rela_path: &gix::bstr::BStr,
+    ) -> gix::Result<Option<Self::Output>> {
+        Ok(None)
+    }
+}
