@@ -321,19 +321,7 @@ impl Repo {
                 entry.flags.remove(Flags::SKIP_WORKTREE);
             }
         }
-        let outcome = outcome?;
-        if let Some(error) = outcome.errors.first() {
-            return Err(GitFailure::new(
-                format!("could not check out '{}'", error.path.to_str_lossy()),
-                format!("{}", error.error),
-            ));
-        }
-        if let Some(collision) = outcome.collisions.first() {
-            return Err(GitFailure::new(
-                format!("could not check out '{}'", collision.path.to_str_lossy()),
-                "another path collides with it",
-            ));
-        }
+        checked_out(&outcome?)?;
         // Entries written just now are racy by definition; leave their stat
         // empty so the next status re-hashes them rather than trust it.
         for at in positions {
@@ -417,4 +405,23 @@ pub(crate) fn remove_empty_dirs(workdir: &Path, mut dirs: Vec<std::path::PathBuf
             current = dir.parent();
         }
     }
+}
+
+/// The first path a checkout could not write, as a failure.
+pub(super) fn checked_out(
+    outcome: &gix::worktree::state::checkout::Outcome,
+) -> Result<(), GitFailure> {
+    if let Some(error) = outcome.errors.first() {
+        return Err(GitFailure::new(
+            format!("could not check out '{}'", error.path.to_str_lossy()),
+            format!("{}", error.error),
+        ));
+    }
+    if let Some(collision) = outcome.collisions.first() {
+        return Err(GitFailure::new(
+            format!("could not check out '{}'", collision.path.to_str_lossy()),
+            "another path collides with it",
+        ));
+    }
+    Ok(())
 }

@@ -144,18 +144,7 @@ impl Repo {
         };
         drop(linked);
         let finish = || -> Result<(), GitFailure> {
-            if let Some(error) = outcome.errors.first() {
-                return Err(GitFailure::new(
-                    format!("could not check out '{}'", error.path.to_str_lossy()),
-                    format!("{}", error.error),
-                ));
-            }
-            if let Some(collision) = outcome.collisions.first() {
-                return Err(GitFailure::new(
-                    format!("could not check out '{}'", collision.path.to_str_lossy()),
-                    "another path collides with it",
-                ));
-            }
+            super::reset::checked_out(&outcome)?;
             let home = self.ralph_dir();
             std::fs::write(
                 admin.join(STATE_HOME),

@@ -204,20 +204,10 @@ fn keep_what_is_left(
     state: &RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
-    let (checkpoint_tree, worktree) = inside.checkpoint_tree_and_fingerprint(state.checkpoint)?;
-    if checkpoint_tree == worktree {
-        return Ok(());
+    let why = "work left in the run's worktree, kept before it was removed";
+    if let Some(refname) = super::close::keep_interrupted(inside, change, state, why)? {
+        onlooker.notice(Notice::SetAside { refname });
     }
-    let refname = inside.unused_ref(&format!(
-        "{}/interrupted/{}",
-        change.ref_namespace(),
-        crate::events::now_ms()
-    ))?;
-    inside.preserve(
-        &refname,
-        &format!("ralph({change}): work left in the run's worktree, kept before it was removed"),
-    )?;
-    onlooker.notice(Notice::SetAside { refname });
     Ok(())
 }
 

@@ -135,9 +135,26 @@ fn set_aside_unfinished_work(
     state: &RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
+    let kept = keep_interrupted(repo, change, state, "unfinished work set aside at finish")?;
+    if let Some(refname) = kept {
+        repo.revert()?;
+        onlooker.notice(Notice::SetAside { refname });
+    }
+    Ok(())
+}
+
+/// Keeps the work in `repo`'s worktree beyond the run's last checkpoint
+/// under a new `interrupted/<ms>` ref of the change, with `why` in its
+/// message; `None` when there is no such work.
+pub(super) fn keep_interrupted(
+    repo: &mut Repo,
+    change: &ChangeName,
+    state: &RunState,
+    why: &str,
+) -> Result<Option<String>, EndingError> {
     let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
     if checkpoint_tree == worktree {
-        return Ok(());
+        return Ok(None);
     }
     // Keyed by the millisecond, and never over an existing ref.
     let refname = repo.unused_ref(&format!(
@@ -145,11 +162,6 @@ fn set_aside_unfinished_work(
         change.ref_namespace(),
         crate::events::now_ms()
     ))?;
-    repo.preserve(
-        &refname,
-        &format!("ralph({change}): unfinished work set aside at finish"),
-    )?;
-    repo.revert()?;
-    onlooker.notice(Notice::SetAside { refname });
-    Ok(())
+    repo.preserve(&refname, &format!("ralph({change}): {why}"))?;
+    Ok(Some(refname))
 }
