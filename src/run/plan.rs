@@ -89,14 +89,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         Some(rules) => Some(rules.promise.clone()),
         None => contract.rules_for("", &[]).promise,
     };
-    let learnings = (!settings.no_learnings).then(|| {
-        let path = run_dir.learnings_path();
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        prompt::Learnings {
-            path: path.to_string_lossy().into_owned(),
-            excerpt: crate::state::learnings::excerpt(&text, crate::state::learnings::CAP),
-        }
-    });
+    let learnings = (!settings.no_learnings).then(|| learnings_of(&run_dir));
     let options = crate::preview::PreviewOptions {
         template: Some(&template),
         promise_token: token.as_deref(),
@@ -124,6 +117,17 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         resumes: stopped.is_some(),
         worktree: worktree.map(|path| path.display().to_string()),
     })
+}
+
+/// The learnings file of the run in `run_dir` as the first prompt would
+/// quote it.
+fn learnings_of(run_dir: &RunDir) -> prompt::Learnings {
+    let path = run_dir.learnings_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    prompt::Learnings {
+        path: path.to_string_lossy().into_owned(),
+        excerpt: crate::state::learnings::excerpt(&text, crate::state::learnings::CAP),
+    }
 }
 
 /// A role of a story's pipeline as the plan shows it.

@@ -50,24 +50,7 @@ impl Session {
         let mut notices = Vec::new();
         let (state, resumed, source) = match resumable {
             Some(state) => {
-                let mut state = state.clone();
-                match state.worktree.as_mut() {
-                    Some(record) => {
-                        let before = record.linked.clone();
-                        let (inside, notice) = super::beside::enter(repo, change, record)?;
-                        *repo = inside;
-                        notices.push(notice);
-                        if record.linked != before {
-                            run_dir.save(&state)?;
-                        }
-                    }
-                    None if req.worktree.is_some() => {
-                        return Err(RunError::WorktreeOnResume {
-                            change: change.to_string(),
-                        });
-                    }
-                    None => {}
-                }
+                let state = reenter(repo, change, &run_dir, state.clone(), req, &mut notices)?;
                 let state = prepare_resume(repo, change, state, req)?;
                 let source = source_for(repo, change, &state.settings, Begin::Resume)?;
                 (state, true, source)
@@ -120,6 +103,37 @@ impl Session {
             notices,
         })
     }
+}
+
+/// A stopped run's way back in: into its own worktree, found again or made
+/// anew (and recorded when it moved), when it has one; refused when asked
+/// for a worktree it never had.
+fn reenter(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    mut state: RunState,
+    req: &Requested,
+    notices: &mut Vec<String>,
+) -> Result<RunState, RunError> {
+    match state.worktree.as_mut() {
+        Some(record) => {
+            let before = record.linked.clone();
+            let (inside, notice) = super::beside::enter(repo, change, record)?;
+            *repo = inside;
+            notices.push(notice);
+            if record.linked != before {
+                run_dir.save(&state)?;
+            }
+        }
+        None if req.worktree.is_some() => {
+            return Err(RunError::WorktreeOnResume {
+                change: change.to_string(),
+            });
+        }
+        None => {}
+    }
+    Ok(state)
 }
 
 /// What a new run was validated with, before anything is written.
