@@ -16,6 +16,7 @@
 //! timeout = 120                                  # seconds; default --command-timeout
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -113,40 +114,22 @@ impl Hook {
     }
 }
 
-/// `[hooks]`: each event's hooks, in the order they run.
+/// `[hooks]`: each event's hooks, in the order they run. An event not
+/// named in [`HookEvent`] is refused by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hooks {
-    #[serde(
-        default,
-        deserialize_with = "one_or_many",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub on_run_start: Vec<Hook>,
-    #[serde(
-        default,
-        deserialize_with = "one_or_many",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub on_story_start: Vec<Hook>,
-    #[serde(
-        default,
-        deserialize_with = "one_or_many",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub on_story_done: Vec<Hook>,
-    #[serde(
-        default,
-        deserialize_with = "one_or_many",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub on_attempt_failed: Vec<Hook>,
-    #[serde(
-        default,
-        deserialize_with = "one_or_many",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub on_run_end: Vec<Hook>,
+#[serde(transparent)]
+pub struct Hooks(BTreeMap<HookEvent, HookList>);
+
+/// One event's hooks, in order: in ralph.toml one hook (a command or a
+/// table) or a list of them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct HookList(Vec<Hook>);
+
+impl<'de> Deserialize<'de> for HookList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<HookList, D::Error> {
+        one_or_many(deserializer).map(HookList)
+    }
 }
 
 impl Hooks {
@@ -158,23 +141,11 @@ impl Hooks {
 
     /// The hooks of `event`, in order.
     pub fn of(&self, event: HookEvent) -> &[Hook] {
-        match event {
-            HookEvent::OnRunStart => &self.on_run_start,
-            HookEvent::OnStoryStart => &self.on_story_start,
-            HookEvent::OnStoryDone => &self.on_story_done,
-            HookEvent::OnAttemptFailed => &self.on_attempt_failed,
-            HookEvent::OnRunEnd => &self.on_run_end,
-        }
+        self.0.get(&event).map_or(&[], |list| &list.0)
     }
 
     fn of_mut(&mut self, event: HookEvent) -> &mut Vec<Hook> {
-        match event {
-            HookEvent::OnRunStart => &mut self.on_run_start,
-            HookEvent::OnStoryStart => &mut self.on_story_start,
-            HookEvent::OnStoryDone => &mut self.on_story_done,
-            HookEvent::OnAttemptFailed => &mut self.on_attempt_failed,
-            HookEvent::OnRunEnd => &mut self.on_run_end,
-        }
+        &mut self.0.entry(event).or_default().0
     }
 
     /// Add `hook` after the hooks `event` already has.
