@@ -3,6 +3,7 @@
 //! stderr, so that stdout stays clean for `--json`.
 
 use super::{note, warn};
+use crate::git::ObjectId;
 use crate::run::ending::{
     Aborted, AfterLoop, CloseOffer, EndChoice, Finished, HandedOff, LeftStopped, Notice, Onlooker,
     Question,
@@ -54,13 +55,13 @@ pub fn finished(finished: &Finished) {
                     done.original
                 ),
             };
-            note(&format!(
-                "cleaned up: {whose}; {} was deleted (its tip {} is kept at {}).{}",
-                done.branch,
-                done.tip.to_hex_with_len(10),
-                done.tip_ref,
-                removed(done.worktree_removed.as_deref())
-            ));
+            let gone = deleted(
+                &done.branch,
+                &done.tip,
+                &done.tip_ref,
+                &done.worktree_removed,
+            );
+            note(&format!("cleaned up: {whose}; {gone}"));
             note(&format!(
                 "receipts: {}; each checkpoint's trailers are kept in {}.",
                 done.receipts,
@@ -142,19 +143,34 @@ fn removed(worktree: Option<&std::path::Path>) -> String {
     }
 }
 
+/// The run's branch gone, where its tip is kept, and the run's worktree
+/// gone with it when it had one.
+fn deleted(
+    branch: &str,
+    tip: &ObjectId,
+    tip_ref: &str,
+    worktree: &Option<std::path::PathBuf>,
+) -> String {
+    format!(
+        "{branch} was deleted (its tip {} is kept at {tip_ref}).{}",
+        tip.to_hex_with_len(10),
+        removed(worktree.as_deref())
+    )
+}
+
 /// What `abort` did.
 pub fn aborted(aborted: &Aborted) {
     let whose = match &aborted.worktree_removed {
         Some(_) => "your worktree is exactly as it was".to_owned(),
         None => format!("back on {} exactly as before the run", aborted.original),
     };
-    note(&format!(
-        "aborted: {whose}; {} was deleted (its tip {} is kept at {}).{}",
-        aborted.branch,
-        aborted.tip.to_hex_with_len(10),
-        aborted.tip_ref,
-        removed(aborted.worktree_removed.as_deref())
-    ));
+    let gone = deleted(
+        &aborted.branch,
+        &aborted.tip,
+        &aborted.tip_ref,
+        &aborted.worktree_removed,
+    );
+    note(&format!("aborted: {whose}; {gone}"));
 }
 
 /// What became of a run whose loop ended on its own.
