@@ -447,6 +447,26 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
 
 /// `git ralph start` on a terminal, in tmux: the loop screen, the way a
 /// person uses it.
+/// Waits for `marker`, printed when the program exited, and checks that the
+/// screen it drew (`drawn`, a word only it shows) is gone: the terminal is
+/// given back. Returns the screen.
+fn exits_giving_the_terminal_back(tmux: &Tmux, marker: &str, drawn: &str) -> String {
+    let screen = tmux.wait_for(marker);
+    assert!(
+        !screen.contains(drawn),
+        "the terminal is given back:\n{screen}"
+    );
+    screen
+}
+
+/// The run's `key` in `state.json` is `value`, the user is on the run's
+/// branch, and the repository is sound.
+fn assert_ended_on_the_branch(repo: &TestRepo, key: &str, value: &str) {
+    assert_eq!(state(repo)[key], value);
+    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
+    repo.assert_fsck_clean();
+}
+
 fn start_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
     start_in_tmux_sized(repo, agent, (100, 30))
 }
@@ -493,16 +513,9 @@ fn start_opens_the_loop_screen_story_one_can_be_read_and_q_stops_the_run() {
     assert!(screen.contains("complete"), "{screen}");
     // q stops the run gracefully: the agent is stopped, the work kept.
     tmux.keys(&["q"]);
-    let screen = tmux.wait_for("start-exited-130");
-    assert!(
-        !screen.contains("Stories"),
-        "the terminal is given back:\n{screen}"
-    );
-    let run = state(&repo);
-    assert_eq!(run["status"], "stopped");
-    assert_eq!(run["reason"], "stopped");
-    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
-    repo.assert_fsck_clean();
+    exits_giving_the_terminal_back(&tmux, "start-exited-130", "Stories");
+    assert_eq!(state(&repo)["status"], "stopped");
+    assert_ended_on_the_branch(&repo, "reason", "stopped");
 }
 
 #[test]
@@ -514,12 +527,8 @@ fn three_q_presses_force_quit_the_loop_screen_and_the_run_resumes() {
     };
     tmux.wait_for("Story two is thinking");
     tmux.keys(&["q", "q", "q"]);
-    let screen = tmux.wait_for("start-exited-130");
+    let screen = exits_giving_the_terminal_back(&tmux, "start-exited-130", "Stories");
     assert!(screen.contains("force-quit"), "{screen}");
-    assert!(
-        !screen.contains("Stories"),
-        "the terminal is given back:\n{screen}"
-    );
     // The run resumes, the cut attempt preserved first.
     let finish = script(&repo, &story_done("2"));
     let resumed = start(&repo, &finish, &["--on-finish", "keep"]);
@@ -687,15 +696,8 @@ fn bare_git_ralph_selects_previews_starts_stops_back_to_the_list_and_resumes() {
     let screen = tmux.wait_for("2/2 stories done");
     assert!(screen.contains("OpenSpec changes"), "{screen}");
     tmux.keys(&["q"]);
-    let screen = tmux.wait_for("home-exited-0");
-    assert!(
-        !screen.contains("OpenSpec changes"),
-        "the terminal is given back:\n{screen}"
-    );
-    let run = state(&repo);
-    assert_eq!(run["reason"], "completed");
-    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
-    repo.assert_fsck_clean();
+    exits_giving_the_terminal_back(&tmux, "home-exited-0", "OpenSpec changes");
+    assert_ended_on_the_branch(&repo, "reason", "completed");
 }
 
 #[test]
@@ -890,19 +892,12 @@ fn ctrl_c_on_the_loop_screen_stops_the_run_like_q_and_gives_the_terminal_back() 
     };
     tmux.wait_for("Story two is thinking");
     tmux.keys(&["C-c"]);
-    let screen = tmux.wait_for("start-exited-130");
-    assert!(
-        !screen.contains("Stories"),
-        "the terminal is given back:\n{screen}"
-    );
+    let screen = exits_giving_the_terminal_back(&tmux, "start-exited-130", "Stories");
     assert!(
         screen.contains("stopped; completed stories are kept"),
         "{screen}"
     );
-    let run = state(&repo);
-    assert_eq!(run["status"], "stopped");
-    assert_eq!(repo.rev_parse("HEAD"), repo.rev_parse(BRANCH));
-    repo.assert_fsck_clean();
+    assert_ended_on_the_branch(&repo, "status", "stopped");
 }
 
 #[test]
