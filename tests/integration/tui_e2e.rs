@@ -369,18 +369,7 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
             .spawn()
             .expect("git ralph start runs"),
     );
-    // Wait until story 2 is under way.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !fs::read_to_string(run_dir(&repo).join("events.jsonl"))
-        .unwrap_or_default()
-        .contains("Story two is thinking")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "story 2 never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    story_two_under_way(&repo, "Story two is thinking");
 
     let binary = env!("CARGO_BIN_EXE_git-ralph");
     let Some(tmux) = Tmux::start(
@@ -447,6 +436,20 @@ fn watch_follows_a_running_loop_in_a_terminal_browses_it_and_s_stops_it() {
 
 /// `git ralph start` on a terminal, in tmux: the loop screen, the way a
 /// person uses it.
+/// Waits until the run's events hold `said`, which story 2's agent says.
+fn story_two_under_way(repo: &TestRepo, said: &str) {
+    let events = run_dir(repo).join("events.jsonl");
+    wait_until(
+        "story 2 is under way",
+        std::time::Duration::from_secs(20),
+        || {
+            fs::read_to_string(&events)
+                .unwrap_or_default()
+                .contains(said)
+        },
+    );
+}
+
 /// Waits for `marker`, printed when the program exited, and checks that the
 /// screen it drew (`drawn`, a word only it shows) is gone: the terminal is
 /// given back. Returns the screen.
@@ -918,17 +921,7 @@ fn issue_23_watch_follows_a_worktree_run_from_either_worktree_and_diffs_the_runs
         &agent,
         &["--worktree", "--on-finish", "keep"],
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !fs::read_to_string(run_dir(&repo).join("events.jsonl"))
-        .unwrap_or_default()
-        .contains("Story two is writing.")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "story 2 never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    story_two_under_way(&repo, "Story two is writing.");
     let beside = fs::canonicalize(repo.root.parent().unwrap())
         .unwrap()
         .join("repo.ralph")

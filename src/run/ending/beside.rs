@@ -139,18 +139,8 @@ pub(super) fn abort(
     remove(&owner, change, &record)?;
     let tip = owner.retire_branch(change, "aborted")?;
     record_removed(state);
-    state.status = RunStatus::Aborted;
-    state.pid = None;
-    state.updated_at = now();
-    run_dir.save(state)?;
     *repo = owner;
-    Ok(Aborted {
-        original: state.original.head.reflog_name(),
-        branch: state.branch.clone(),
-        tip,
-        tip_ref: format!("{}/aborted", change.ref_namespace()),
-        worktree_removed: Some(record.linked.path),
-    })
+    super::close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))
 }
 
 /// Cleanup would touch nothing of the user's: checked before anything is

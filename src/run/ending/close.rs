@@ -2,8 +2,10 @@
 //! cleanup, with unfinished work set aside first) and abort. Both work on
 //! the run's branch only, and record what they did in `state.json`.
 
+use std::path::PathBuf;
+
 use super::{Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
-use crate::git::{ChangeName, HeadState, Repo};
+use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, now};
 use crate::stories::SourceKind;
 
@@ -97,6 +99,18 @@ pub(super) fn abort(
     }
     require_on_branch(repo, change, "abort")?;
     let tip = repo.abort(change, &state.original, state.initial_commit)?;
+    record_aborted(change, run_dir, state, tip, None)
+}
+
+/// Records that the run was aborted, its branch's `tip` kept, and the run's
+/// worktree removed if it had one.
+pub(super) fn record_aborted(
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    tip: ObjectId,
+    worktree_removed: Option<PathBuf>,
+) -> Result<Aborted, EndingError> {
     state.status = RunStatus::Aborted;
     state.pid = None;
     state.updated_at = now();
@@ -106,7 +120,7 @@ pub(super) fn abort(
         branch: state.branch.clone(),
         tip,
         tip_ref: format!("{}/aborted", change.ref_namespace()),
-        worktree_removed: None,
+        worktree_removed,
     })
 }
 
