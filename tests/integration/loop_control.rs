@@ -327,15 +327,9 @@ fn a_killed_loop_is_resumed_at_its_story_after_preserving_the_half_done_attempt(
 fn resuming_after_a_killed_loop_stops_the_agent_it_left_behind() {
     let repo = project(TWO_STORIES);
     let _reaper = Reaper(repo.record_dir());
-    let agent = script(
+    let agent = second_try(
         &repo,
-        &format!(
-            "[story=1 attempt=1]\nwrite half.txt half done\nsleep 30\n\
-             write late.txt written long after its loop died\n\
-             [story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
+        "write half.txt half done\nsleep 30\nwrite late.txt written long after its loop died\n",
     );
     let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
     wait_for_agent(&repo, "1", 1, "half.txt");

@@ -85,23 +85,17 @@ fn a_failed_attempt_is_preserved_and_the_worktree_reverted_ignored_files_kept() 
     repo.write("build/cache.bin", "precious cache\n");
     repo.write("debug.log", "old log\n");
 
-    let agent = script(
+    let agent = second_try(
         &repo,
-        &format!(
-            "[story=1 attempt=1]\n\
-             write hello.txt half a greeting\n\
-             write README.md # Rewritten by the agent\\n\n\
-             rm doomed.txt\n\
-             mkdir scratch/deeper\n\
-             write scratch/deeper/tmp.txt temporary\n\
-             write agent.log agent's own log\n\
-             tick-story\n\
-             final The database is down.\n\
-             promise FAILED: the tests need a database\n\
-             [story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
+        "write hello.txt half a greeting\n\
+         write README.md # Rewritten by the agent\\n\n\
+         rm doomed.txt\n\
+         mkdir scratch/deeper\n\
+         write scratch/deeper/tmp.txt temporary\n\
+         write agent.log agent's own log\n\
+         tick-story\n\
+         final The database is down.\n\
+         promise FAILED: the tests need a database\n",
     );
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
@@ -240,14 +234,9 @@ fn attempts_without_a_verdict_are_preserved_and_retried_without_extra_context() 
 #[test]
 fn an_attempt_past_the_agent_timeout_is_stopped_preserved_and_retried_with_a_note() {
     let repo = project(TWO_STORIES);
-    let agent = script(
+    let agent = second_try(
         &repo,
-        &format!(
-            "[story=1 attempt=1]\nwrite partial.txt started\nsleep 5\nwrite late.txt too late\n\
-             [story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
+        "write partial.txt started\nsleep 5\nwrite late.txt too late\n",
     );
     let started = Instant::now();
     let output = start(

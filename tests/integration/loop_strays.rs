@@ -96,15 +96,9 @@ fn a_branch_switch_by_the_agent_is_undone_and_its_work_kept() {
 #[test]
 fn the_commits_of_a_failed_attempt_stay_reachable_and_off_the_branch() {
     let repo = project(TWO_STORIES);
-    let agent = script(
+    let agent = second_try(
         &repo,
-        &format!(
-            "[story=1 attempt=1]\nwrite hello.txt first try\ngit add -A\n\
-             git commit -q -m 'agent: first try'\npromise FAILED: the greeting is wrong\n\
-             [story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
+        "write hello.txt first try\ngit add -A\ngit commit -q -m 'agent: first try'\npromise FAILED: the greeting is wrong\n",
     );
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);

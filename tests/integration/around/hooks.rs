@@ -70,14 +70,7 @@ fn issue_27_hooks_receive_the_events_in_order_and_a_failing_hook_is_reported() {
          on_run_end = {record}\n"
         ),
     );
-    let agent = script(
-        &repo,
-        &format!(
-            "[story=1 attempt=1]\npromise FAILED: not yet\n[story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
-    );
+    let agent = second_try(&repo, "promise FAILED: not yet\n");
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
 

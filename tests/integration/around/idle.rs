@@ -10,15 +10,7 @@ use crate::harness::*;
 #[test]
 fn issue_27_a_silent_agent_is_stopped_at_the_idle_timeout() {
     let repo = project(TWO_STORIES);
-    let agent = script(
-        &repo,
-        &format!(
-            "[story=1 attempt=1]\nsay thinking\nwrite partial.txt started\nsleep 30\n\
-             [story=1 attempt=2]\n{}{}",
-            finish_story("1"),
-            story_done("2")
-        ),
-    );
+    let agent = second_try(&repo, "say thinking\nwrite partial.txt started\nsleep 30\n");
     let started = Instant::now();
     let output = start(
         &repo,

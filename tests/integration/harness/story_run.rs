@@ -73,6 +73,19 @@ pub fn story_done(id: &str) -> String {
     format!("[story={id}]\n{}", finish_story(id))
 }
 
+/// The script of a run in which the first attempt at story 1 does `first`
+/// (script lines), the second finishes it, and story 2 is done at once.
+pub fn second_try(repo: &TestRepo, first: &str) -> PathBuf {
+    super::script(
+        repo,
+        &format!(
+            "[story=1 attempt=1]\n{first}[story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    )
+}
+
 /// The command git-ralph runs through `sh -c`: it records, from inside the
 /// agent's process, its `RALPH_*` environment, a copy of `$RALPH_PROMPT_FILE`
 /// and its PID (which `exec` keeps, and which leads the agent's process
