@@ -35,17 +35,7 @@ fn messy_project(tasks: &str) -> TestRepo {
 
 /// Waits until the agent of that attempt has started and written `marker`.
 fn wait_for_agent(repo: &TestRepo, story: &str, attempt: u32, marker: &str) {
-    let pid_file = repo.record_dir().join(format!("pid-{story}-{attempt}"));
-    wait_until(
-        &format!("the agent of story {story} attempt {attempt} is at work"),
-        PATIENCE,
-        // Written, not only created: the agent is killed mid-attempt, and
-        // what it wrote must be there to be preserved.
-        || {
-            pid_file.exists()
-                && std::fs::metadata(repo.path(marker)).is_ok_and(|meta| meta.len() > 0)
-        },
-    );
+    agent_at_work(repo, &repo.path(""), story, attempt, marker);
 }
 
 #[test]

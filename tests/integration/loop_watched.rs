@@ -61,6 +61,21 @@ fn outcome(repo: &TestRepo) -> Vec<String> {
     trees
 }
 
+/// How the worktree is read after each attempt of a run whose story 1
+/// succeeds at its second try: the run's first in full (nothing is known
+/// before it), the others watched.
+fn first_in_full_then_watched() -> [(&'static str, u32, String); 4] {
+    [
+        (
+            "1",
+            1,
+            "full: no full scan since the watch began".to_owned(),
+        ),
+        ("1", 2, "watched".to_owned()),
+        ("2", 1, "watched".to_owned()),
+        ("3", 1, "watched".to_owned()),
+    ]
+}
 #[test]
 fn issue_24_a_watched_run_leaves_what_a_full_scan_run_leaves() {
     let watched = project(THREE_STORIES);
@@ -101,19 +116,7 @@ fn issue_24_a_watched_run_leaves_what_a_full_scan_run_leaves() {
 
     // Each attempt says how the worktree was read after it: the first of
     // a run in full (nothing is known before it), the others watched.
-    assert_eq!(
-        scans(&watched),
-        [
-            (
-                "1",
-                1,
-                "full: no full scan since the watch began".to_owned()
-            ),
-            ("1", 2, "watched".to_owned()),
-            ("2", 1, "watched".to_owned()),
-            ("3", 1, "watched".to_owned()),
-        ]
-    );
+    assert_eq!(scans(&watched), first_in_full_then_watched());
     assert!(scans(&full).iter().all(|(_, _, scan)| scan == "none"));
 }
 
@@ -324,19 +327,7 @@ fn issue_24_a_run_in_its_own_worktree_is_watched_there() {
     );
     assert_exit(&output, 0);
     assert_eq!(trees(&watched), trees(&full));
-    assert_eq!(
-        scans(&watched),
-        [
-            (
-                "1",
-                1,
-                "full: no full scan since the watch began".to_owned()
-            ),
-            ("1", 2, "watched".to_owned()),
-            ("2", 1, "watched".to_owned()),
-            ("3", 1, "watched".to_owned()),
-        ]
-    );
+    assert_eq!(scans(&watched), first_in_full_then_watched());
     assert_eq!(
         watched.status_porcelain(),
         "",

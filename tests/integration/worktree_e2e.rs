@@ -116,20 +116,6 @@ fn assert_only_the_users_worktree(repo: &TestRepo) {
     );
 }
 
-/// Waits until the agent of that attempt runs and `marker` exists in the
-/// run's worktree.
-fn wait_for_agent_in(repo: &TestRepo, worktree: &Path, story: &str, attempt: u32, marker: &str) {
-    let pid_file = repo.record_dir().join(format!("pid-{story}-{attempt}"));
-    wait_until(
-        &format!("the agent of story {story} attempt {attempt} is at work"),
-        PATIENCE,
-        || {
-            pid_file.exists()
-                && fs::metadata(worktree.join(marker)).is_ok_and(|meta| meta.len() > 0)
-        },
-    );
-}
-
 /// A run of TWO_STORIES in its own worktree whose story 2 always fails:
 /// it stops at max_retries, its worktree kept.
 fn stopped_worktree_run(repo: &TestRepo) -> PathBuf {
@@ -199,7 +185,7 @@ fn issue_23_the_user_edits_and_commits_beside_a_worktree_run_and_both_survive_fi
     let _reaper = Reaper(repo.record_dir());
     let run = Background::start(&repo, &agent, &["--worktree", "--on-finish", "cleanup"]);
     let path = default_worktree(&repo);
-    wait_for_agent_in(&repo, &path, "1", 1, "story-1.txt");
+    agent_at_work(&repo, &path, "1", 1, "story-1.txt");
 
     // While the agent works: git is content with the worktrees.
     assert_listed_and_locked(&repo, &path);
@@ -372,7 +358,7 @@ fn issue_23_a_killed_worktree_run_resumes_in_the_same_worktree() {
     let _reaper = Reaper(repo.record_dir());
     let run = Background::start(&repo, &agent, &["--worktree", "--on-finish", "keep"]);
     let path = default_worktree(&repo);
-    wait_for_agent_in(&repo, &path, "2", 1, "half.txt");
+    agent_at_work(&repo, &path, "2", 1, "half.txt");
     run.signal(Signal::SIGKILL);
     run.wait(PATIENCE);
     kill_agents(&repo.record_dir());

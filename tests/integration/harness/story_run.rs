@@ -86,6 +86,21 @@ pub fn second_try(repo: &TestRepo, first: &str) -> PathBuf {
     )
 }
 
+/// Waits (30 s at most) until the agent of `attempt` at `story` has started
+/// and written `marker` in `worktree`: written, not only created, because
+/// an agent killed mid-attempt must leave it to be preserved.
+pub fn agent_at_work(repo: &TestRepo, worktree: &Path, story: &str, attempt: u32, marker: &str) {
+    let pid_file = repo.record_dir().join(format!("pid-{story}-{attempt}"));
+    super::wait_until(
+        &format!("the agent of story {story} attempt {attempt} is at work"),
+        Duration::from_secs(30),
+        || {
+            pid_file.exists()
+                && fs::metadata(worktree.join(marker)).is_ok_and(|meta| meta.len() > 0)
+        },
+    );
+}
+
 /// The command git-ralph runs through `sh -c`: it records, from inside the
 /// agent's process, its `RALPH_*` environment, a copy of `$RALPH_PROMPT_FILE`
 /// and its PID (which `exec` keeps, and which leads the agent's process
