@@ -61,6 +61,20 @@ fn outcome(repo: &TestRepo) -> Vec<String> {
     trees
 }
 
+/// The script of a three-story run whose story 2's agent first does
+/// `lines` (script lines); every story is done at its first attempt.
+fn story_two_does(repo: &TestRepo, lines: &str) -> std::path::PathBuf {
+    script(
+        repo,
+        &format!(
+            "{}[story=2]\n{lines}{}{}",
+            story_done("1"),
+            finish_story("2"),
+            story_done("3")
+        ),
+    )
+}
+
 /// How the worktree is read after each attempt of a run whose story 1
 /// succeeds at its second try: the run's first in full (nothing is known
 /// before it), the others watched.
@@ -197,15 +211,7 @@ fn issue_24_a_watch_that_fails_mid_run_means_a_full_scan() {
     let repo = project(THREE_STORIES);
     // Story 2's agent takes away the directory the cookies are written to:
     // no cookie can come back, so the watch cannot vouch for anything.
-    let agent = script(
-        &repo,
-        &format!(
-            "{}[story=2]\nrm .git/ralph/cookies\n{}{}",
-            story_done("1"),
-            finish_story("2"),
-            story_done("3")
-        ),
-    );
+    let agent = story_two_does(&repo, "rm .git/ralph/cookies\n");
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
     let scans = scans(&repo);
@@ -234,15 +240,7 @@ fn issue_24_more_events_than_the_watch_can_hold_mean_a_full_scan() {
             std::fs::write(dir.join(format!("f{file}")), "").unwrap();
         }
     }
-    let agent = script(
-        &repo,
-        &format!(
-            "{}[story=2]\nrm scratch\n{}{}",
-            story_done("1"),
-            finish_story("2"),
-            story_done("3")
-        ),
-    );
+    let agent = story_two_does(&repo, "rm scratch\n");
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
     let scans = scans(&repo);

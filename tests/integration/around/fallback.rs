@@ -49,6 +49,31 @@ fn start_with(repo: &TestRepo, primary: &Path, path: &str, extra: &[&str]) -> st
     run(&mut cmd)
 }
 
+/// A coder-and-reviewer run with `primary` as the run's agent, the
+/// reviewer's own agent `reviewer`, and codex to fall back to.
+fn coder_and_reviewer(
+    repo: &TestRepo,
+    primary: &Path,
+    path: &str,
+    reviewer: &str,
+) -> std::process::Output {
+    start_with(
+        repo,
+        primary,
+        path,
+        &[
+            "--roles",
+            "coder,reviewer",
+            "--role-agent-command",
+            &format!("reviewer={reviewer}"),
+            "--fallback-agent",
+            "codex",
+            "--max-rate-limit-wait",
+            "1h",
+        ],
+    )
+}
+
 fn agents_of(status: &Value, story: usize) -> Vec<String> {
     status["stories"][story]["attempts"]
         .as_array()
@@ -252,21 +277,7 @@ fn issue_27_in_a_role_pipeline_the_fallback_stands_in_for_the_runs_agent_only() 
     let primary = script(&repo, &format!("format claude\n[*]\nrate-limit {reset}\n"));
     let (path, fallback) = stand_in(&repo, "codex", &format!("format codex\n[*]\n{coder_work}"));
     let reviewer = reviewer_says("[*]\npromise REVIEW_PASSED\n", &repo);
-    let output = start_with(
-        &repo,
-        &primary,
-        &path,
-        &[
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-            "--fallback-agent",
-            "codex",
-            "--max-rate-limit-wait",
-            "1h",
-        ],
-    );
+    let output = coder_and_reviewer(&repo, &primary, &path, &reviewer);
     assert_exit(&output, 0);
     let steps = pipeline(&repo);
     let shape: Vec<(&str, &str)> = steps
@@ -296,21 +307,7 @@ fn issue_27_in_a_role_pipeline_the_fallback_stands_in_for_the_runs_agent_only() 
     let primary = script(&repo, &format!("[*]\n{coder_work}"));
     let (path, fallback) = stand_in(&repo, "codex", "format codex\n[*]\npromise REVIEW_PASSED\n");
     let reviewer = reviewer_says(&format!("format claude\n[*]\nrate-limit {reset}\n"), &repo);
-    let output = start_with(
-        &repo,
-        &primary,
-        &path,
-        &[
-            "--roles",
-            "coder,reviewer",
-            "--role-agent-command",
-            &format!("reviewer={reviewer}"),
-            "--fallback-agent",
-            "codex",
-            "--max-rate-limit-wait",
-            "1h",
-        ],
-    );
+    let output = coder_and_reviewer(&repo, &primary, &path, &reviewer);
     assert_exit(&output, 1);
     assert_eq!(
         script_calls(&fallback),
