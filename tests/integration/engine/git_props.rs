@@ -393,14 +393,7 @@ fn same_tree(fx: &Fixture, ours: &str, git: &str, what: &str) -> Result<(), Test
         return Ok(());
     }
     // git's tree was written in a copy: list both there.
-    let copy = tempfile::tempdir().expect("a temporary directory");
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", fx.root.display()))
-        .arg(copy.path())
-        .status()
-        .expect("cp runs");
-    assert!(status.success(), "could not copy the repository");
+    let copy = copy_of(fx);
     fx.git_at(copy.path(), &["add", "-A"]);
     fx.git_at(copy.path(), &["write-tree"]);
     let differences = fx.git_at(copy.path(), &["diff-tree", "-r", git, ours]);
@@ -435,8 +428,8 @@ fn failed(operation: &str, err: &dyn std::error::Error) -> TestCaseError {
     TestCaseError::fail(message)
 }
 
-/// A copy of the repository after `git reset --hard && git clean -fd`.
-fn reset_and_clean_on_copy(fx: &Fixture) -> tempfile::TempDir {
+/// A copy of the repository, worktree, index and all.
+fn copy_of(fx: &Fixture) -> tempfile::TempDir {
     let copy = tempfile::tempdir().expect("a temporary directory");
     let status = Command::new("cp")
         .arg("-a")
@@ -445,6 +438,12 @@ fn reset_and_clean_on_copy(fx: &Fixture) -> tempfile::TempDir {
         .status()
         .expect("cp runs");
     assert!(status.success(), "could not copy the repository");
+    copy
+}
+
+/// A copy of the repository after `git reset --hard && git clean -fd`.
+fn reset_and_clean_on_copy(fx: &Fixture) -> tempfile::TempDir {
+    let copy = copy_of(fx);
     fx.git_at(copy.path(), &["reset", "-q", "--hard"]);
     fx.git_at(copy.path(), &["clean", "-q", "-f", "-d"]);
     copy
