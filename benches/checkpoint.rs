@@ -600,6 +600,17 @@ fn time_git(dir: &Path, commands: &[&[&str]]) -> Duration {
     started.elapsed()
 }
 
+/// How long a checkpoint of the change just made takes; it must see it.
+fn timed_checkpoint(repo: &mut Repo) -> Duration {
+    let started = Instant::now();
+    let checkpoint = repo
+        .checkpoint("bench: checkpoint")
+        .expect("checkpoint failed");
+    let elapsed = started.elapsed();
+    assert!(checkpoint.changed, "the checkpoint did not see the change");
+    elapsed
+}
+
 struct Bench {
     dir: PathBuf,
     layout: Layout,
@@ -709,11 +720,7 @@ impl Bench {
         let started = Instant::now();
         let mut repo = self.open();
         let opened = started.elapsed();
-        let checkpoint = repo
-            .checkpoint("bench: checkpoint")
-            .expect("checkpoint failed");
-        let total = started.elapsed();
-        assert!(checkpoint.changed, "the checkpoint did not see the change");
+        let total = opened + timed_checkpoint(&mut repo);
         (opened, total)
     }
 
@@ -727,12 +734,7 @@ impl Bench {
         repo.revert().expect("the untimed revert failed");
         let seed = self.next_seed();
         self.apply_change(seed);
-        let started = Instant::now();
-        let checkpoint = repo
-            .checkpoint("bench: checkpoint")
-            .expect("checkpoint failed");
-        let total = started.elapsed();
-        assert!(checkpoint.changed, "the checkpoint did not see the change");
+        let total = timed_checkpoint(&mut repo);
         (Duration::ZERO, total)
     }
 
@@ -770,12 +772,7 @@ impl Bench {
         let mut repo = self.open_watched();
         let seed = self.next_seed();
         self.apply_change(seed);
-        let started = Instant::now();
-        let checkpoint = repo
-            .checkpoint("bench: checkpoint")
-            .expect("checkpoint failed");
-        let total = started.elapsed();
-        assert!(checkpoint.changed, "the checkpoint did not see the change");
+        let total = timed_checkpoint(&mut repo);
         assert_watched(&repo);
         (Duration::ZERO, total)
     }
