@@ -145,7 +145,7 @@ impl Notifier {
             match &self.webhook {
                 Some(webhook) => webhook.post(news).await.map_err(|why| Undelivered {
                     channel: format!("the webhook {}", webhook.url()),
-                    why,
+                    why: why.to_string(),
                 }),
                 None => Ok(()),
             }

@@ -26,6 +26,32 @@ pub enum NotifyError {
     BadWebhook { url: String, why: &'static str },
 }
 
+/// Why a webhook's POST did not arrive.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("could not connect: {0}")]
+    Connect(std::io::Error),
+    #[error("could not send: {0}")]
+    Send(std::io::Error),
+    #[error("no answer: {0}")]
+    Read(std::io::Error),
+    #[error("no answer: the connection closed")]
+    Closed,
+    #[error("no answer within {}s", DELIVERY_TIMEOUT.as_secs())]
+    TimedOut,
+    #[error("it answered {0}")]
+    Answered(String),
+    #[error("an https:// webhook needs curl, which is not installed")]
+    NoCurl,
+    #[error("could not run curl: {0}")]
+    CurlNotRun(#[from] process::ProcessError),
+    #[error("curl {exit}{}", said.as_ref().map(|said| format!(" ({said})")).unwrap_or_default())]
+    Curl {
+        exit: ExitStatusKind,
+        said: Option<String>,
+    },
+}
+
 /// The body's shape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -130,7 +156,7 @@ impl Webhook {
     }
 
     /// POST `news`; why it did not arrive, if it did not.
-    pub async fn post(&self, news: &RunNews) -> Result<(), String> {
+    pub async fn post(&self, news: &RunNews) -> Result<(), DeliveryError> {
         let body = self.body(news);
         match &self.target {
             Target::Http { authority, path } => {
@@ -138,7 +164,7 @@ impl Webhook {
                     .await
                 {
                     Ok(answer) => answer,
-                    Err(_) => Err(format!("no answer within {}s", DELIVERY_TIMEOUT.as_secs())),
+                    Err(_) => Err(DeliveryError::TimedOut),
                 }
             }
             Target::Https => post_with_curl(&self.url, body).await,
@@ -153,10 +179,10 @@ fn has_port(authority: &str) -> bool {
         .is_some_and(|(host, port)| !host.ends_with(':') && port.parse::<u16>().is_ok())
 }
 
-async fn post_http(authority: &str, path: &str, body: &str) -> Result<(), String> {
+async fn post_http(authority: &str, path: &str, body: &str) -> Result<(), DeliveryError> {
     let mut stream = tokio::net::TcpStream::connect(authority)
         .await
-        .map_err(|err| format!("could not connect: {err}"))?;
+        .map_err(DeliveryError::Connect)?;
     let host = authority.strip_suffix(":80").unwrap_or(authority);
     let request = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: git-ralph/{}\r\n\
@@ -167,14 +193,11 @@ async fn post_http(authority: &str, path: &str, body: &str) -> Result<(), String
     stream
         .write_all(request.as_bytes())
         .await
-        .map_err(|err| format!("could not send: {err}"))?;
+        .map_err(DeliveryError::Send)?;
     let mut answer = Vec::new();
     let mut chunk = [0u8; 256];
     while !answer.windows(2).any(|w| w == b"\r\n") && answer.len() < ANSWER_BYTES {
-        let read = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|err| format!("no answer: {err}"))?;
+        let read = stream.read(&mut chunk).await.map_err(DeliveryError::Read)?;
         if read == 0 {
             break;
         }
@@ -184,18 +207,28 @@ async fn post_http(authority: &str, path: &str, body: &str) -> Result<(), String
     let status_line = answer.lines().next().unwrap_or_default();
     match status_line.split_whitespace().nth(1) {
         Some(code) if code.starts_with('2') => Ok(()),
-        Some(_) => Err(format!("it answered {}", status_line.trim())),
-        None => Err("no answer: the connection closed".to_owned()),
+        Some(_) => Err(DeliveryError::Answered(status_line.trim().to_owned())),
+        None => Err(DeliveryError::Closed),
     }
 }
 
-async fn post_with_curl(url: &str, body: String) -> Result<(), String> {
+/// POSTs `body` to `url` with curl. Both go in a config on curl's standard
+/// input, never on its command line: a webhook's address often holds a
+/// secret, and a command line is there for any user of the machine to read.
+async fn post_with_curl(url: &str, body: String) -> Result<(), DeliveryError> {
     if !process::is_runnable("curl") {
-        return Err("an https:// webhook needs curl, which is not installed".to_owned());
+        return Err(DeliveryError::NoCurl);
     }
+    let config = format!(
+        "url = {}\ndata-binary = {}\n",
+        curl_quoted(url),
+        curl_quoted(&body)
+    );
     let spec = Spec {
         program: "curl".into(),
         args: [
+            "--config",
+            "-",
             "--silent",
             "--show-error",
             "--max-time",
@@ -206,39 +239,108 @@ async fn post_with_curl(url: &str, body: String) -> Result<(), String> {
             "%{http_code}",
             "--header",
             "Content-Type: application/json",
-            "--data-binary",
-            "@-",
-            url,
         ]
         .map(str::to_owned)
         .to_vec(),
-        stdin: Some(body),
+        stdin: Some(config),
         cwd: std::env::temp_dir(),
         ..Spec::default()
     };
     // curl keeps its own time; this one only catches a curl that hangs.
     let limits = Limits::timeout(DELIVERY_TIMEOUT * 2);
-    let (exit, stdout, stderr) = process::run_split(&spec, limits, ANSWER_BYTES)
-        .await
-        .map_err(|err| format!("could not run curl: {err}"))?;
+    let (exit, stdout, stderr) = process::run_split(&spec, limits, ANSWER_BYTES).await?;
     let code = stdout.text();
     match exit {
         ExitStatusKind::Exited(0) if code.trim().starts_with('2') => Ok(()),
-        ExitStatusKind::Exited(0) => Err(format!("it answered HTTP {}", code.trim())),
+        ExitStatusKind::Exited(0) => Err(DeliveryError::Answered(format!("HTTP {}", code.trim()))),
         exit => {
             let said = stderr.text();
             let said = said.lines().map(str::trim).rfind(|l| !l.is_empty());
-            Err(match said {
-                Some(said) => format!("curl {exit} ({said})"),
-                None => format!("curl {exit}"),
+            Err(DeliveryError::Curl {
+                exit,
+                said: said.map(str::to_owned),
             })
         }
     }
 }
 
+/// `text` as a double-quoted string of a curl config file, in which a
+/// backslash escapes the character after it.
+fn curl_quoted(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                quoted.push('\\');
+                quoted.push(c);
+            }
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The config curl is given on its standard input carries the address
+    /// and the body byte for byte, whatever they hold: the real curl posts
+    /// them to a listener here (curl reads the config alike whether the
+    /// address is http or https).
+    #[tokio::test]
+    async fn curl_posts_the_body_its_config_quotes() {
+        if !process::is_runnable("curl") {
+            eprintln!("curl is not installed: nothing to check it against");
+            return;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 4096];
+            loop {
+                let read = stream.read(&mut chunk).unwrap();
+                request.extend_from_slice(&chunk[..read]);
+                let text = String::from_utf8_lossy(&request);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length: usize = head
+                        .lines()
+                        .find_map(|line| {
+                            line.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(str::to_owned)
+                        })
+                        .and_then(|value| value.trim().parse().ok())
+                        .unwrap_or(0);
+                    if body.len() >= length || read == 0 {
+                        break;
+                    }
+                }
+            }
+            stream
+                .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            String::from_utf8(request).unwrap()
+        });
+        let body = r#"{"text":"a \"quoted\" word, a back\\slash, ünïcode, a tab\t"}"#;
+        let url = format!("http://127.0.0.1:{port}/hook?secret=a%20b");
+        post_with_curl(&url, body.to_owned()).await.unwrap();
+        let request = server.join().unwrap();
+        assert!(
+            request.starts_with("POST /hook?secret=a%20b HTTP/1.1\r\n"),
+            "{request}"
+        );
+        assert!(request.ends_with(&format!("\r\n\r\n{body}")), "{request}");
+        assert_eq!(curl_quoted("a\"b\\c\nd"), r#""a\"b\\c\nd""#);
+    }
 
     #[test]
     fn addresses_are_checked_and_shown_without_their_secrets() {
