@@ -21,6 +21,10 @@ use notify::{RecursiveMode, Watcher};
 
 /// How long a cookie may take to come back before the watch is distrusted.
 const COOKIE_PATIENCE: Duration = Duration::from_secs(2);
+/// How long, once a cookie did not come back: a watch that died would
+/// otherwise cost every later checkpoint and revert the whole wait, and one
+/// that only stalled is trusted again at its next cookie.
+const DISTRUSTED_PATIENCE: Duration = Duration::from_millis(100);
 /// More touched paths than this are not worth remembering one by one: a
 /// full scan is as cheap by then.
 const MAX_TOUCHED: usize = 50_000;
@@ -40,11 +44,15 @@ pub enum WatchLost {
 
 /// The worktree, watched recursively.
 pub(crate) struct WorktreeWatch {
-    /// Kept alive for its events; dropping it ends the watch.
-    _watcher: notify::RecommendedWatcher,
+    /// Kept alive for its events; dropping it ends the watch. Read only
+    /// by the tests, which take the watch away.
+    #[cfg_attr(not(test), allow(dead_code))]
+    watcher: notify::RecommendedWatcher,
     shared: Arc<(Mutex<Collected>, Condvar)>,
     cookie_dir: PathBuf,
     next_cookie: u64,
+    /// How long the next cookie is waited for.
+    patience: Duration,
 }
 
 /// What the event thread has gathered since the last cut.
@@ -108,10 +116,11 @@ impl WorktreeWatch {
                 .map_err(|err| failed(&err))?;
         }
         let mut watch = WorktreeWatch {
-            _watcher: watcher,
+            watcher,
             shared,
             cookie_dir,
             next_cookie: 0,
+            patience: COOKIE_PATIENCE,
         };
         // Only events after the watch is known to be live count.
         watch.cut()?;
@@ -127,7 +136,7 @@ impl WorktreeWatch {
             .join(format!("{}-{number}", std::process::id()));
         std::fs::write(&cookie, b"").map_err(|err| WatchLost::Failed(err.to_string()))?;
         let (lock, wake) = &*self.shared;
-        let deadline = Instant::now() + COOKIE_PATIENCE;
+        let deadline = Instant::now() + self.patience;
         let mut collected = lock.lock().unwrap_or_else(|p| p.into_inner());
         while collected.cookie < number && collected.lost.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -141,6 +150,10 @@ impl WorktreeWatch {
                 .0;
         }
         let lost = collected.lost.take();
+        self.patience = match lost {
+            Some(WatchLost::Silent) => DISTRUSTED_PATIENCE,
+            _ => COOKIE_PATIENCE,
+        };
         let cut = Cut {
             touched: std::mem::take(&mut collected.touched),
             new_dirs: std::mem::take(&mut collected.new_dirs),
@@ -286,5 +299,35 @@ mod tests {
             [BString::from("src/a.txt")]
         );
         assert_eq!(collected.lost, None);
+    }
+
+    /// A watch that stops answering costs the full wait once; later cuts
+    /// give up at once, until a cookie comes back again.
+    #[test]
+    fn a_silent_watch_is_waited_for_in_full_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let workdir = std::fs::canonicalize(dir.path()).expect("its real path");
+        let git_dir = workdir.join(".git");
+        let cookies = git_dir.join("ralph/cookies");
+        let mut watch = WorktreeWatch::start(&workdir, &git_dir, cookies).expect("a watch");
+        assert!(watch.cut().is_ok());
+
+        watch
+            .watcher
+            .unwatch(&workdir)
+            .expect("the watch is taken away");
+        let started = Instant::now();
+        assert_eq!(watch.cut().unwrap_err(), WatchLost::Silent);
+        assert!(started.elapsed() >= COOKIE_PATIENCE);
+        assert_eq!(watch.patience, DISTRUSTED_PATIENCE);
+        assert_eq!(watch.cut().unwrap_err(), WatchLost::Silent);
+        assert_eq!(watch.patience, DISTRUSTED_PATIENCE);
+
+        watch
+            .watcher
+            .watch(&workdir, RecursiveMode::Recursive)
+            .expect("the watch is back");
+        assert!(watch.cut().is_ok());
+        assert_eq!(watch.patience, COOKIE_PATIENCE);
     }
 }
