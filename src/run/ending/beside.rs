@@ -7,9 +7,9 @@
 //! deletes the branch. The user's HEAD, index and stashes are never
 //! touched, nor their files but by cleanup.
 
-use super::{Aborted, CleanedUp, EndingError, Finished, Kept, Notice, Onlooker};
+use super::{Aborted, EndingError, Finished, Notice, Onlooker, close};
 use crate::git::{BringError, ChangeName, HeadState, Repo};
-use crate::state::{FinishChoice, RunDir, RunState, RunStatus, RunWorktree, now};
+use crate::state::{FinishChoice, RunDir, RunState, RunWorktree};
 
 /// The run's two sides: the user's worktree, and the run's own (`None`
 /// when its directory is gone).
@@ -67,22 +67,15 @@ pub(super) fn finish(
         check_cleanup(&owner, change, state)?;
     }
     if let Some(inside) = inside.as_mut() {
-        if state.settings.agent_command.is_none() {
-            inside.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
-        }
+        close::ignore_agent_scratch(inside, state);
         keep_what_is_left(inside, change, state, onlooker)?;
     }
     drop(inside);
+    let removed = Some(record.linked.path.clone());
     let finished = match choice {
         FinishChoice::Keep => {
             remove(&owner, change, &record)?;
-            Finished::Kept(Kept {
-                branch: state.branch.clone(),
-                stories_done: state.stories_done(),
-                stories_total: state.stories.len(),
-                close: super::close::close_offer(state),
-                worktree_removed: Some(record.linked.path.clone()),
-            })
+            Finished::Kept(close::kept(state, removed))
         }
         FinishChoice::Cleanup => {
             let tip = branch_tip(&owner, change)?;
@@ -95,24 +88,11 @@ pub(super) fn finish(
                 .map_err(|err| refused(err, change))?;
             remove(&owner, change, &record)?;
             let tip = owner.retire_branch(change, "finished")?;
-            Finished::CleanedUp(CleanedUp {
-                original: state.original.head.reflog_name(),
-                branch: state.branch.clone(),
-                tip,
-                tip_ref: format!("{}/finished", change.ref_namespace()),
-                receipts: state.receipts_summary(),
-                receipts_file: run_dir.receipts_path(),
-                close: super::close::close_offer(state),
-                worktree_removed: Some(record.linked.path.clone()),
-            })
+            Finished::CleanedUp(close::cleaned_up(change, run_dir, state, tip, removed))
         }
     };
     record_removed(state);
-    state.status = RunStatus::Finished;
-    state.finished_with = Some(choice);
-    state.pid = None;
-    state.updated_at = now();
-    run_dir.save(state)?;
+    close::record_finished(run_dir, state, choice)?;
     *repo = owner;
     Ok(finished)
 }
@@ -140,7 +120,7 @@ pub(super) fn abort(
     let tip = owner.retire_branch(change, "aborted")?;
     record_removed(state);
     *repo = owner;
-    super::close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))
+    close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))
 }
 
 /// Cleanup would touch nothing of the user's: checked before anything is
@@ -195,7 +175,7 @@ fn keep_what_is_left(
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
     let why = "work left in the run's worktree, kept before it was removed";
-    if let Some(refname) = super::close::keep_interrupted(inside, change, state, why)? {
+    if let Some(refname) = close::keep_interrupted(inside, change, state, why)? {
         onlooker.notice(Notice::SetAside { refname });
     }
     Ok(())

@@ -23,42 +23,74 @@ pub(super) fn finish(
         return super::beside::finish(repo, change, run_dir, state, choice, onlooker);
     }
     require_on_branch(repo, change, "finish")?;
-    // The agent's own files (Aider's history) are not unfinished work.
-    if state.settings.agent_command.is_none() {
-        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
-    }
+    ignore_agent_scratch(repo, state);
     set_aside_unfinished_work(repo, change, state, onlooker)?;
     let finished = match choice {
         FinishChoice::Keep => {
             repo.finish_keep(change)?;
-            Finished::Kept(Kept {
-                branch: state.branch.clone(),
-                stories_done: state.stories_done(),
-                stories_total: state.stories.len(),
-                close: close_offer(state),
-                worktree_removed: None,
-            })
+            Finished::Kept(kept(state, None))
         }
         FinishChoice::Cleanup => {
             let tip = repo.finish_cleanup(change, &state.original)?;
-            Finished::CleanedUp(CleanedUp {
-                original: state.original.head.reflog_name(),
-                branch: state.branch.clone(),
-                tip,
-                tip_ref: format!("{}/finished", change.ref_namespace()),
-                receipts: state.receipts_summary(),
-                receipts_file: run_dir.receipts_path(),
-                close: close_offer(state),
-                worktree_removed: None,
-            })
+            Finished::CleanedUp(cleaned_up(change, run_dir, state, tip, None))
         }
     };
+    record_finished(run_dir, state, choice)?;
+    Ok(finished)
+}
+
+/// The agent's own files (Aider's history) are not unfinished work.
+pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
+    if state.settings.agent_command.is_none() {
+        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
+    }
+}
+
+/// What keeping the run's branch left, and the run's worktree removed if it
+/// had one.
+pub(super) fn kept(state: &RunState, worktree_removed: Option<PathBuf>) -> Kept {
+    Kept {
+        branch: state.branch.clone(),
+        stories_done: state.stories_done(),
+        stories_total: state.stories.len(),
+        close: close_offer(state),
+        worktree_removed,
+    }
+}
+
+/// What cleaning up left: the branch's `tip` kept under `finished`, the
+/// receipts, and the run's worktree removed if it had one.
+pub(super) fn cleaned_up(
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &RunState,
+    tip: ObjectId,
+    worktree_removed: Option<PathBuf>,
+) -> CleanedUp {
+    CleanedUp {
+        original: state.original.head.reflog_name(),
+        branch: state.branch.clone(),
+        tip,
+        tip_ref: format!("{}/finished", change.ref_namespace()),
+        receipts: state.receipts_summary(),
+        receipts_file: run_dir.receipts_path(),
+        close: close_offer(state),
+        worktree_removed,
+    }
+}
+
+/// Records that the run finished as `choice` says.
+pub(super) fn record_finished(
+    run_dir: &RunDir,
+    state: &mut RunState,
+    choice: FinishChoice,
+) -> Result<(), EndingError> {
     state.status = RunStatus::Finished;
     state.finished_with = Some(choice);
     state.pid = None;
     state.updated_at = now();
     run_dir.save(state)?;
-    Ok(finished)
+    Ok(())
 }
 
 /// The beads issues the run finished: those its record marks done, or
