@@ -500,6 +500,20 @@ fn thinking_in_story_two(repo: &TestRepo) -> std::path::PathBuf {
     )
 }
 
+/// As [`thinking_in_story_two`], story 2's agent having half written a
+/// file first, for the Diff tab to show.
+fn writing_in_story_two(repo: &TestRepo) -> std::path::PathBuf {
+    script(
+        repo,
+        &format!(
+            "[story=1]\nsay Story one: greeting written.\n{}\
+             [story=2]\nwrite farewell.txt half a farewell\\n\n\
+             say Story two is writing.\nsleep 60\n",
+            finish_story("1")
+        ),
+    )
+}
+
 #[test]
 fn start_opens_the_loop_screen_story_one_can_be_read_and_q_stops_the_run() {
     let repo = project(TWO_STORIES);
@@ -555,15 +569,7 @@ fn objects_and_index(repo: &TestRepo) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn the_diff_tab_follows_a_running_attempt_in_the_loop_and_in_a_second_pane() {
     let repo = project(TWO_STORIES);
-    let agent = script(
-        &repo,
-        &format!(
-            "[story=1]\nsay Story one: greeting written.\n{}\
-             [story=2]\nwrite farewell.txt half a farewell\\n\n\
-             say Story two is writing.\nsleep 60\n",
-            finish_story("1")
-        ),
-    );
+    let agent = writing_in_story_two(&repo);
     let Some(tmux) = start_in_tmux_sized(&repo, &agent, (120, 50)) else {
         return;
     };
@@ -906,15 +912,7 @@ fn ctrl_c_on_the_loop_screen_stops_the_run_like_q_and_gives_the_terminal_back() 
 #[test]
 fn issue_23_watch_follows_a_worktree_run_from_either_worktree_and_diffs_the_runs() {
     let repo = project(TWO_STORIES);
-    let agent = script(
-        &repo,
-        &format!(
-            "[story=1]\nsay Story one: greeting written.\n{}\
-             [story=2]\nwrite farewell.txt half a farewell\\n\n\
-             say Story two is writing.\nsleep 60\n",
-            finish_story("1")
-        ),
-    );
+    let agent = writing_in_story_two(&repo);
     let _reaper = Reaper(repo.record_dir());
     let run = crate::harness::story_run::Background::start(
         &repo,
