@@ -170,6 +170,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "ralph.worktree",
         "true to run in a worktree of its own beside yours (<worktree>.ralph/<change>), or a directory to make run worktrees in (<dir>/<change>) (default: false); --worktree",
     ),
+    (
+        "ralph.parallel",
+        "how many independent stories run at once, each in a worktree of its own (default: one at a time); --parallel",
+    ),
 ];
 
 /// Parse a duration: `90` (seconds), `45s`, `15m`, `2h`, `1h30m`, `1d`.

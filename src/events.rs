@@ -150,6 +150,23 @@ pub enum Event {
         passed: Vec<String>,
         failed: Vec<String>,
     },
+    /// The stories of a parallel run at work now, each in a worktree of
+    /// its own.
+    Workers { stories: Vec<String> },
+    /// A story done in a worktree of its own, and whether its work is now
+    /// on the run's branch with its checks passing there. A story that was
+    /// not merged runs again; `reason` says why.
+    Merged {
+        story_id: String,
+        merged: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The ref keeping the story's work when it was not merged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preserved: Option<String>,
+    },
     /// The run ended unfinished.
     Error {
         reason: StopReason,

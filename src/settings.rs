@@ -142,6 +142,10 @@ pub struct Settings {
     /// read-only to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sandbox: bool,
+    /// `--parallel N` or `ralph.parallel`: up to N independent stories at
+    /// once, each in a worktree of its own; `None` for one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
     /// `--notify` or `ralph.notify`: a desktop notification and the bell
     /// when the run ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -229,6 +233,8 @@ pub struct Requested {
     /// `--worktree [PATH]`: `Some(None)` for the default place beside the
     /// user's worktree.
     pub worktree: Option<Option<PathBuf>>,
+    /// `--parallel N`: up to N stories at once.
+    pub parallel: Option<u32>,
 }
 
 /// A setting that cannot be used.
@@ -361,6 +367,12 @@ pub fn resolve(
         || config::boolean(repo, "ralph.sandbox"),
         false,
     )?;
+    let parallel = match (req.parallel, stored) {
+        (Some(width), _) => Some(width),
+        (None, Some(stored)) => stored.parallel,
+        (None, None) => config::integer(repo, "ralph.parallel")?
+            .map(|width| u32::try_from(width.clamp(1, 32)).unwrap_or(1)),
+    };
     let notify = layer(
         req.notify.then_some(true),
         stored.map(|s| s.notify),
@@ -394,6 +406,7 @@ pub fn resolve(
         no_learnings,
         full_scan,
         sandbox,
+        parallel,
         notify,
         roles,
         role_agents,

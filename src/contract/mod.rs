@@ -232,6 +232,10 @@ pub struct StoryContract {
     /// The story's own settings of its roles (`[story."2".roles.tester]`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<Role, roles::RoleSettings>,
+    /// The stories this one builds on (`after = ["1"]`): in a parallel
+    /// run it starts only once they are done.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
 }
 
 /// `[stories]`: which sections of a task file are work. Headings are
@@ -246,11 +250,16 @@ pub struct StoriesSettings {
     /// Built-in non-work headings that are work in this repository.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keep: Vec<String>,
+    /// A checklist's or OpenSpec change's stories do not build on each
+    /// other: a parallel run may do them at once. Without it they run in
+    /// order, unless a story names what it comes `after`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub independent: bool,
 }
 
 impl StoriesSettings {
     fn is_empty(&self) -> bool {
-        self.skip.is_empty() && self.keep.is_empty()
+        self.skip.is_empty() && self.keep.is_empty() && !self.independent
     }
 }
 
@@ -270,6 +279,7 @@ pub fn stories_settings(
         let file = Contract::parse(&path, &text)?;
         settings.skip.extend(file.stories.skip);
         settings.keep.extend(file.stories.keep);
+        settings.independent |= file.stories.independent;
     }
     Ok(settings)
 }
@@ -404,6 +414,7 @@ impl Contract {
         };
         self.stories.skip.extend(other.stories.skip);
         self.stories.keep.extend(other.stories.keep);
+        self.stories.independent |= other.stories.independent;
         self.hooks = std::mem::take(&mut self.hooks).then(other.hooks);
         self.notify = std::mem::take(&mut self.notify).then(other.notify);
         for (id, story) in other.story {
@@ -414,6 +425,7 @@ impl Contract {
             entry.acceptance_criteria.extend(story.acceptance_criteria);
             entry.checks.extend(story.checks);
             entry.protected.extend(story.protected);
+            entry.after.extend(story.after);
             if story.verify.is_some() {
                 entry.verify = story.verify;
             }

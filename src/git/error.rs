@@ -14,6 +14,11 @@ pub struct GitFailure {
 }
 
 impl GitFailure {
+    /// A failure with no deeper cause than `why`.
+    pub fn new_io(context: impl Into<String>, why: &str) -> Self {
+        GitFailure::new(context, std::io::Error::other(why.to_owned()))
+    }
+
     pub(crate) fn new(
         context: impl Into<String>,
         source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,

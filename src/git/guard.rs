@@ -44,6 +44,17 @@ pub struct RestoredRef {
     pub kept_at: Option<String>,
 }
 
+/// Whether `name` is one of `except`: a full name, or a prefix ending in
+/// `*`.
+fn excepted(name: &str, except: &[String]) -> bool {
+    except
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == pattern,
+        })
+}
+
 impl Repo {
     /// Direct targets of the refs under `prefix`; symbolic refs are skipped.
     fn direct_refs(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, GitFailure> {
@@ -66,11 +77,12 @@ impl Repo {
         Ok(out)
     }
 
-    /// The local branches and tags, all but `except` (the run's branch).
-    pub fn snapshot_user_refs(&self, except: &str) -> Result<RefSnapshot, GitFailure> {
+    /// The local branches and tags, all but `except` (the run's branches:
+    /// full names, or prefixes ending in `*`).
+    pub fn snapshot_user_refs(&self, except: &[String]) -> Result<RefSnapshot, GitFailure> {
         let mut refs = self.direct_refs("refs/heads/")?;
         refs.extend(self.direct_refs("refs/tags/")?);
-        refs.remove(except);
+        refs.retain(|name, _| !excepted(name, except));
         let other_logs = self
             .other_git_dirs()?
             .into_iter()
@@ -142,7 +154,7 @@ impl Repo {
     pub fn restore_user_refs(
         &self,
         before: &RefSnapshot,
-        except: &str,
+        except: &[String],
         keep_prefix: &str,
     ) -> Result<Vec<RestoredRef>, GitFailure> {
         let now = self.snapshot_user_refs(except)?;

@@ -166,6 +166,23 @@ impl Repo {
         Ok(worktree)
     }
 
+    /// A new branch `branch` (full name) at `at`, checked out in a linked
+    /// worktree at `path`: one story's place in a parallel run. Nothing is
+    /// left behind when it cannot be made.
+    pub fn add_worktree_at(
+        &self,
+        path: &Path,
+        branch: &str,
+        at: super::ObjectId,
+        reason: &str,
+    ) -> Result<LinkedWorktree, WorktreeError> {
+        self.check_worktree_place(path)?;
+        self.set_ref(branch, at, "branch: a story of a parallel run")?;
+        self.add_worktree(path, branch, reason).inspect_err(|_| {
+            let _ = self.drop_ref(branch);
+        })
+    }
+
     /// The administrative directory of `worktree`.
     fn admin_dir(&self, worktree: &LinkedWorktree) -> PathBuf {
         self.common_dir().join("worktrees").join(&worktree.id)

@@ -78,9 +78,9 @@ impl StoryLoop {
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
         // and put back after the attempt; likewise the git directory.
-        let branch = self.settings.change.branch_ref();
+        let branches = self.settings.run_branches();
         let refs_before = self
-            .with_repo(move |repo| repo.snapshot_user_refs(&branch))
+            .with_repo(move |repo| repo.snapshot_user_refs(&branches))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
         self.watch_worktree().await;
@@ -173,7 +173,10 @@ impl StoryLoop {
     ) -> Result<Invocation, RunError> {
         let workdir = self.repo_lock().workdir().to_owned();
         let mut env = vec![
-            ("RALPH_CHANGE".to_owned(), self.settings.change.to_string()),
+            (
+                "RALPH_CHANGE".to_owned(),
+                self.settings.change_shown().to_string(),
+            ),
             ("RALPH_STORY".to_owned(), story.id.clone()),
             ("RALPH_ATTEMPT".to_owned(), prepared.attempt.to_string()),
             (
@@ -364,13 +367,13 @@ impl StoryLoop {
         story_key: &str,
         attempt: u32,
     ) -> Result<(), RunError> {
-        let branch = self.settings.change.branch_ref();
+        let branches = self.settings.run_branches();
         let keep = format!(
             "{}/attempts/{story_key}/{attempt}-refs",
             self.settings.change.ref_namespace()
         );
         let restored = self
-            .with_repo(move |repo| repo.restore_user_refs(&before, &branch, &keep))
+            .with_repo(move |repo| repo.restore_user_refs(&before, &branches, &keep))
             .await
             .map_err(|err| RunError::git("put back the branches and tags", err))?;
         for moved in restored {

@@ -15,11 +15,13 @@ use crate::settings::{Requested, Settings};
 use crate::state::RunWorktree;
 
 /// Where a new run works: the path of its own worktree, or `None` for the
-/// user's worktree. The flag wins over `ralph.worktree`.
+/// user's worktree. The flag wins over `ralph.worktree`; a parallel run
+/// always has a worktree of its own.
 pub(super) fn place(
     repo: &Repo,
     change: &ChangeName,
     req: &Requested,
+    parallel: bool,
 ) -> Result<Option<PathBuf>, RunError> {
     let path = match &req.worktree {
         Some(Some(path)) => Some(req.cwd.join(path)),
@@ -30,8 +32,10 @@ pub(super) fn place(
             Some(WorktreeChoice::Under(dir)) => Some(dir.join(change.as_str())),
         },
     };
-    let Some(path) = path else {
-        return Ok(None);
+    let path = match path {
+        Some(path) => path,
+        None if parallel => default_place(repo.workdir(), change),
+        None => return Ok(None),
     };
     let path = normalize(&path);
     repo.check_worktree_place(&path)?;

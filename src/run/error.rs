@@ -46,6 +46,8 @@ pub enum RunError {
         count: usize,
         file: PathBuf,
     },
+    #[error("--parallel cannot run {what}")]
+    ParallelUnfit { what: String },
     #[error("the agent '{name}' is not installed: '{program}' is not on PATH")]
     AgentMissing { name: String, program: String },
     #[error("the run '{change}' is stopped, but HEAD is on {head}, not on {branch}")]
@@ -136,6 +138,10 @@ impl RunError {
             RunError::WorktreeOnResume { change } => Some(format!(
                 "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
             )),
+            RunError::ParallelUnfit { .. } => Some(
+                "run it without --parallel, one story at a time (unset ralph.parallel if it is set)"
+                    .into(),
+            ),
             RunError::AllDone { .. } => {
                 Some("untick a box, or add a story, to give the agent work".into())
             }

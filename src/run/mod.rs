@@ -47,6 +47,7 @@ mod guardrails;
 mod hooks;
 mod judge;
 mod notifications;
+mod parallel;
 mod pipeline;
 pub mod plan;
 mod prompting;

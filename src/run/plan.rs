@@ -58,7 +58,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             .worktree
             .as_ref()
             .map(|record| record.linked.path.clone()),
-        None => super::beside::place(repo, change, req)?,
+        None => super::beside::place(repo, change, req, settings.parallel.is_some())?,
     };
     let begin = match stopped {
         Some(_) => Begin::Resume,

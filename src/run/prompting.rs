@@ -59,7 +59,7 @@ impl StoryLoop {
         Ok(prompt::render(
             &template,
             &PromptInput {
-                change: self.settings.change.as_str(),
+                change: self.settings.change_shown().as_str(),
                 story,
                 story_index: place.index,
                 story_total: place.total,

@@ -59,7 +59,8 @@ impl Session {
                 // Everything is validated before the earlier run is moved
                 // aside: a refused start changes nothing.
                 let fresh = prepare_fresh(repo, change, req, agent.as_ref())?;
-                let place = super::beside::place(repo, change, req)?;
+                let place =
+                    super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
                 repo.check_begin(change)?;
                 if let Some(previous) = &previous {
                     notices.push(archive(repo, change, &run_dir, previous)?);
@@ -181,12 +182,32 @@ fn prepare_fresh(
         }
     }
     check_roles(repo, &settings, &contract, &stories)?;
+    check_parallel(&settings, source.kind())?;
     super::fallback::check_installed(&super::fallback::fallback_specs(repo, &settings)?)?;
     Ok(Fresh {
         settings,
         contract,
         source,
     })
+}
+
+/// Stories run at once only when each one's marks live in the worktree,
+/// where git-ralph can merge them, and stories are done one by one.
+fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError> {
+    if settings.parallel.is_none() {
+        return Ok(());
+    }
+    let what = match kind {
+        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd if settings.once => {
+            "a single pass (--once)".to_owned()
+        }
+        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd => return Ok(()),
+        SourceKind::Prompt => "prompt mode: a prompt is one story".to_owned(),
+        other => format!(
+            "{other} stories: their marks live outside the worktree, where no merge can carry them"
+        ),
+    };
+    Err(RunError::ParallelUnfit { what })
 }
 
 /// A role pipeline must fit the run: story by story (not with `--once`
@@ -322,6 +343,7 @@ fn new_state(
         pipeline: None,
         fallback: None,
         worktree: None,
+        parallel: None,
     }
 }
 
@@ -563,6 +585,8 @@ fn loop_settings(
             desktop: settings.notify,
             webhook: contract_webhook,
         },
+        story_only: None,
+        story_of: None,
     })
 }
 

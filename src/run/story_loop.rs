@@ -39,6 +39,7 @@ use crate::stories::{SourceKind, Story, StorySource};
 pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 
 /// What the loop needs beyond the run's state.
+#[derive(Clone)]
 pub struct LoopSettings {
     pub change: ChangeName,
     pub agent: AgentSpec,
@@ -79,6 +80,32 @@ pub struct LoopSettings {
     pub comment: bool,
     /// Who is told when the run ends.
     pub notifier: crate::notify::Notifier,
+    /// The one story this loop works on: a story of a parallel run, in a
+    /// worktree of its own. Such a loop tells nobody when it ends; the
+    /// run it belongs to does.
+    pub story_only: Option<String>,
+    /// The parallel run such a loop belongs to: the change its agents are
+    /// told of.
+    pub story_of: Option<ChangeName>,
+}
+
+impl LoopSettings {
+    /// The change as agents and prompts name it.
+    pub fn change_shown(&self) -> &ChangeName {
+        self.story_of.as_ref().unwrap_or(&self.change)
+    }
+
+    /// The branches the run moves itself, which an attempt's agent is not
+    /// blamed for: the loop's own, and in a parallel run the run's branch
+    /// and every story's.
+    pub fn run_branches(&self) -> Vec<String> {
+        let mut branches = vec![self.change.branch_ref()];
+        if let Some(run) = &self.story_of {
+            branches.push(run.branch_ref());
+            branches.push(format!("{}.story-*", run.branch_ref()));
+        }
+        branches
+    }
 }
 
 /// How the loop ended.
@@ -198,7 +225,9 @@ impl StoryLoop {
         self.state.status = RunStatus::Running;
         self.state.reason = None;
         self.state.pid = Some(std::process::id());
-        if resumed {
+        if resumed && self.is_parallel() {
+            self.recover_parallel().await?;
+        } else if resumed {
             self.recover().await?;
         }
         let set = {
@@ -219,6 +248,9 @@ impl StoryLoop {
             self.warn(format!("{}: {warning}", self.tracking_file()));
         }
         self.cross_check(&stories).await;
+        if self.is_parallel() {
+            return self.drive_parallel().await;
+        }
 
         loop {
             self.report_deliveries().await;
@@ -260,6 +292,11 @@ impl StoryLoop {
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
+        if let Some(only) = &self.settings.story_only {
+            return stories
+                .iter()
+                .find(|story| story.id == *only && !story.is_complete());
+        }
         if let Some(state) = &self.state.pipeline
             && let Some(story) = stories.iter().find(|story| story.id == state.story)
         {
@@ -281,7 +318,10 @@ impl StoryLoop {
 
     /// Why the run ends when no story is left to attempt. It is never
     /// called done while the file holds a box-like line nobody could read.
-    async fn no_story_left(&self, stories: &[Story]) -> Result<(StopReason, String), RunError> {
+    pub(super) async fn no_story_left(
+        &self,
+        stories: &[Story],
+    ) -> Result<(StopReason, String), RunError> {
         let open: Vec<&str> = stories
             .iter()
             .filter(|s| !s.is_complete())
@@ -381,7 +421,7 @@ impl StoryLoop {
     /// A second opinion on the task counts from the `openspec` CLI, if it
     /// is installed; a disagreement is a warning, never an error.
     async fn cross_check(&mut self, stories: &[Story]) {
-        if self.source.kind() != SourceKind::OpenSpec {
+        if self.source.kind() != SourceKind::OpenSpec || self.settings.story_only.is_some() {
             return;
         }
         let Ok(fenced) = self.source.fenced_checkboxes() else {
@@ -445,7 +485,7 @@ impl StoryLoop {
     }
 
     /// Bring the recorded stories in line with the file, keeping attempts.
-    fn sync_stories(&mut self, stories: &[Story]) {
+    pub(super) fn sync_stories(&mut self, stories: &[Story]) {
         self.state.sync_stories(stories);
     }
 

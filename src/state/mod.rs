@@ -20,8 +20,8 @@ pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_
 pub use report::{LearningsReport, Report};
 pub use run::{
     AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
-    PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason, StoryRecord, Totals,
-    now,
+    ParallelState, PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason,
+    StoryRecord, Totals, WorkerRecord, now,
 };
 
 use std::path::{Path, PathBuf};

@@ -418,6 +418,34 @@ pub struct RunState {
     /// for a run in the user's worktree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<RunWorktree>,
+    /// The stories at work at once in a parallel run, each in a worktree of
+    /// its own; `None` for a run that does one story at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<ParallelState>,
+}
+
+/// A parallel run's workers: what a resume after a crash needs to find
+/// every worktree and branch again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParallelState {
+    #[serde(default)]
+    pub workers: Vec<WorkerRecord>,
+}
+
+/// One story at work in a worktree of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerRecord {
+    pub story: String,
+    /// Its branch, `refs/heads/ralph/<change>.story-<id>`.
+    pub branch: String,
+    /// The commit of the run's branch it started from.
+    #[serde(with = "hex")]
+    pub base: crate::git::ObjectId,
+    /// Its worktree.
+    #[serde(flatten)]
+    pub linked: LinkedWorktree,
+    /// Where its own state and events live.
+    pub run_dir: std::path::PathBuf,
 }
 
 /// The worktree a run works in when it works beside the user.

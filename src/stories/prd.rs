@@ -227,6 +227,10 @@ impl StorySource for PrdSource {
     ) -> Option<String> {
         reopen(before, after, &ticked.story)
     }
+
+    fn carry_marks(&self, from: &str, onto: &str, story: &Story) -> Option<String> {
+        reopen(from, onto, &story.id)
+    }
 }
 
 #[cfg(test)]

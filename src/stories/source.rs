@@ -56,6 +56,23 @@ pub trait StorySource: Send + Sync {
             checklist::untick(&text, *line)
         }))
     }
+    /// `onto` (the tracking file as the run's branch has it, `story` read
+    /// from it) with `story` marked as `from` (the file where the story
+    /// was done in a worktree of its own) marks it; `None` when that
+    /// cannot be done. A checklist story done is every box of it ticked.
+    fn carry_marks(&self, from: &str, onto: &str, story: &Story) -> Option<String> {
+        let _ = from;
+        Some(
+            story
+                .tasks
+                .iter()
+                .filter(|task| !task.done)
+                .fold(onto.to_owned(), |text, task| {
+                    checklist::tick(&text, task.line)
+                }),
+        )
+    }
+
     /// The run has begun: a source that keeps the run's own record of its
     /// stories (issues from a tracker) writes it now, so that a refused
     /// start writes nothing. Sources tracked in the worktree have nothing

@@ -49,6 +49,7 @@ mod loop_watched;
 mod no_crash;
 mod output;
 mod own_story;
+mod parallel_e2e;
 mod real_cli_e2e;
 mod realworld;
 mod roles;

@@ -159,6 +159,11 @@ pub struct Args {
     /// default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree].
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
     pub worktree: Option<Option<PathBuf>>,
+    /// Run up to N independent stories at once, each in a worktree of its
+    /// own, merged into ralph/<CHANGE> one at a time in story order
+    /// (implies --worktree) [config: ralph.parallel].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub parallel: Option<u32>,
     /// The agent preset a role runs, e.g. reviewer=codex (repeatable).
     #[arg(long, value_name = "ROLE=PRESET", value_parser = role_value)]
     pub role_agent: Vec<(Role, String)>,
@@ -260,6 +265,7 @@ impl Args {
             role_agents: self.role_agents(),
             fallback_agents: self.fallback_agents.clone(),
             worktree: self.worktree.clone(),
+            parallel: self.parallel,
         })
     }
 }

@@ -1,0 +1,191 @@
+//! A story done in a worktree of its own is not done until its work is on
+//! the run's branch and the story's checks pass there. Here one story's
+//! work is merged onto the branch's tip in the run's worktree: the code by
+//! a three-way merge, the tracking file by setting the story's own marks
+//! on the branch's copy. A conflict, or a check that fails on the merged
+//! tree, leaves the branch where it was and the merged state kept under a
+//! ref; the story then runs again on top of the branch, told why.
+
+use super::super::error::RunError;
+use super::super::story_loop::StoryLoop;
+use crate::contract;
+use crate::git::{ObjectId, StoryMerge};
+use crate::state::WorkerRecord;
+use crate::stories::slash_path;
+
+/// What came of merging a story's work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Merged {
+    /// On the branch, its checks passing: the story is done.
+    Done { checkpoint: ObjectId },
+    /// Not merged: why, for the story's next prompt, and where its work is.
+    Refused {
+        reason: String,
+        kept: Option<String>,
+    },
+}
+
+impl StoryLoop {
+    /// Merge the work of `worker`'s story, which ended at `tip`, onto the
+    /// run's branch.
+    pub(super) async fn merge_story(
+        &mut self,
+        worker: &WorkerRecord,
+        tip: ObjectId,
+        merged_since: &[String],
+    ) -> Result<Merged, RunError> {
+        let (base, ours, story_id) = (worker.base, self.state.checkpoint, worker.story.clone());
+        let tracking = slash_path(self.source.tracking_file());
+        let keep = tracking.clone();
+        let outcome = self
+            .with_repo(move |repo| repo.merge_work(base, ours, tip, &keep))
+            .await
+            .map_err(|err| RunError::git(format!("merge story {story_id}"), err))?;
+        let tree = match outcome {
+            StoryMerge::Clean { tree } => tree,
+            StoryMerge::Conflicted { paths } => {
+                let since = match merged_since {
+                    [] => "the run's branch".to_owned(),
+                    stories => format!("the work of story {}", stories.join(", ")),
+                };
+                return Ok(Merged::Refused {
+                    reason: format!(
+                        "its work conflicts with {since}, merged while it ran, in {}; do the story again on top of that work",
+                        paths.join(", ")
+                    ),
+                    kept: None,
+                });
+            }
+        };
+        let message = self.merged_message(tip).await?;
+        let staged_message = message.clone();
+        self.with_repo(move |repo| -> Result<(), crate::git::OpError> {
+            let staged = repo.commit_detached(&staged_message, tree, ours)?;
+            repo.revert_to(staged)?;
+            Ok(())
+        })
+        .await
+        .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
+        self.carry_marks(&worker.story, tip, &tracking).await?;
+        let failed = self.checks_on_merged(&worker.story).await;
+        if !failed.is_empty() {
+            let kept = self.set_merge_aside(&worker.story).await?;
+            return Ok(Merged::Refused {
+                reason: format!(
+                    "its work merged onto the run's branch, but there {} failed: {}",
+                    if failed.len() == 1 {
+                        "a check"
+                    } else {
+                        "checks"
+                    },
+                    failed.join(", ")
+                ),
+                kept: Some(kept),
+            });
+        }
+        let checkpoint = self
+            .with_repo(move |repo| repo.checkpoint(&message))
+            .await
+            .map_err(|err| RunError::git("commit the merged story", err))?;
+        self.state.checkpoint = checkpoint.commit;
+        self.save()?;
+        Ok(Merged::Done {
+            checkpoint: checkpoint.commit,
+        })
+    }
+
+    /// The story's commit message, as the run's own.
+    async fn merged_message(&self, tip: ObjectId) -> Result<String, RunError> {
+        let message = self
+            .with_repo(move |repo| repo.commit_message(tip))
+            .await
+            .map_err(|err| RunError::git("read the story's commit", err))?;
+        let change = self.settings.change.to_string();
+        Ok(match message.split_once("): ") {
+            Some((head, rest)) if head.starts_with("ralph(") => format!("ralph({change}): {rest}"),
+            _ => message,
+        })
+    }
+
+    /// Set the story's marks in the run's worktree as its own worktree had
+    /// them at `tip`.
+    async fn carry_marks(
+        &mut self,
+        story: &str,
+        tip: ObjectId,
+        tracking: &str,
+    ) -> Result<(), RunError> {
+        let path = self.repo_lock().workdir().join(self.source.tracking_file());
+        let wanted = tracking.to_owned();
+        let from = self
+            .with_repo(move |repo| repo.text_at(tip, &wanted))
+            .await
+            .map_err(|err| RunError::git("read the story's tracking file", err))?
+            .unwrap_or_default();
+        let stories = self.load_stories().await?;
+        let unmarked = || {
+            RunError::io(
+                format!("mark story {story} done in {}", path.display()),
+                std::io::Error::other("the tracking file could not be edited"),
+            )
+        };
+        let story = stories
+            .iter()
+            .find(|s| s.id == story)
+            .ok_or_else(unmarked)?;
+        let onto = std::fs::read_to_string(&path)
+            .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
+        let text = self
+            .source
+            .carry_marks(&from, &onto, story)
+            .ok_or_else(unmarked)?;
+        if text != onto {
+            crate::state::write_atomically(&path, text.as_bytes())
+                .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
+        }
+        Ok(())
+    }
+
+    /// The names of the story's checks that fail on the merged tree.
+    async fn checks_on_merged(&mut self, story: &str) -> Vec<String> {
+        let criteria = self
+            .load_stories()
+            .await
+            .ok()
+            .and_then(|stories| stories.into_iter().find(|s| s.id == story))
+            .map(|s| s.acceptance_criteria)
+            .unwrap_or_default();
+        let rules = self.settings.contract.rules_for(story, &criteria);
+        let workdir = self.repo_lock().workdir().to_owned();
+        contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout)
+            .await
+            .into_iter()
+            .filter(|outcome| !outcome.passed)
+            .map(|outcome| outcome.name)
+            .collect()
+    }
+
+    /// Keep the merged state that failed its checks, and put the run's
+    /// worktree back at the branch's tip.
+    async fn set_merge_aside(&mut self, story: &str) -> Result<String, RunError> {
+        let refname = format!(
+            "{}/merges/{}/{}",
+            self.settings.change.ref_namespace(),
+            super::super::attempt::safe_component(story),
+            crate::events::now_ms()
+        );
+        let message = format!(
+            "ralph({}): story {story} merged, its checks failing",
+            self.settings.change
+        );
+        let kept = refname.clone();
+        self.with_repo(move |repo| -> Result<(), crate::git::OpError> {
+            repo.preserve(&kept, &message)?;
+            repo.revert()?;
+            Ok(())
+        })
+        .await
+        .map_err(|err| RunError::git("set the failed merge aside", err))?;
+        Ok(refname)
+    }
+}

@@ -1,0 +1,216 @@
+//! Which stories of a parallel run may start now: a pure decision from
+//! the stories as the run's branch has them, what each builds on, and
+//! what is already at work. A prd.json says what a story depends on; any
+//! story may name what it comes `after` in `ralph.toml`; a checklist's or
+//! OpenSpec change's stories build on the ones before them unless the
+//! change says they are independent, because their groups usually do.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::stories::{SourceKind, Story};
+
+/// What decides the order, besides the stories themselves.
+#[derive(Debug, Clone, Default)]
+pub struct Order {
+    /// `after = [...]` of each story in `ralph.toml`.
+    pub after: BTreeMap<String, Vec<String>>,
+    /// `[stories] independent = true`.
+    pub independent: bool,
+}
+
+impl Order {
+    /// The stories `story` (at `index` in file order) must wait for.
+    fn waits_for<'s>(
+        &'s self,
+        kind: SourceKind,
+        stories: &'s [Story],
+        index: usize,
+    ) -> Vec<&'s str> {
+        let story = &stories[index];
+        let declared: Vec<&str> = story
+            .depends_on
+            .iter()
+            .chain(self.after.get(&story.id).into_iter().flatten())
+            .map(String::as_str)
+            .collect();
+        let in_order = matches!(kind, SourceKind::OpenSpec | SourceKind::Markdown)
+            && !self.independent
+            && declared.is_empty();
+        if in_order {
+            stories[..index].iter().map(|s| s.id.as_str()).collect()
+        } else {
+            declared
+        }
+    }
+
+    /// The open stories that may start now, in file order: none of them
+    /// `busy` (at work, or waiting to be merged) or `given_up`, and every
+    /// story each waits for done. A story waited for that the file does
+    /// not hold is taken as done.
+    pub fn ready<'s>(
+        &self,
+        kind: SourceKind,
+        stories: &'s [Story],
+        busy: &BTreeSet<String>,
+        given_up: &BTreeSet<String>,
+    ) -> Vec<&'s Story> {
+        let done = |id: &str| {
+            stories
+                .iter()
+                .find(|story| story.id == id)
+                .is_none_or(Story::is_complete)
+        };
+        stories
+            .iter()
+            .enumerate()
+            .filter(|(_, story)| {
+                !story.is_complete() && !busy.contains(&story.id) && !given_up.contains(&story.id)
+            })
+            .filter(|(index, _)| self.waits_for(kind, stories, *index).into_iter().all(done))
+            .map(|(_, story)| story)
+            .collect()
+    }
+
+    /// The open stories that can never start, because a story they wait
+    /// for (directly or not) was given up.
+    pub fn blocked(
+        &self,
+        kind: SourceKind,
+        stories: &[Story],
+        given_up: &BTreeSet<String>,
+    ) -> Vec<String> {
+        let mut blocked: BTreeSet<String> = given_up.clone();
+        loop {
+            let before = blocked.len();
+            for (index, story) in stories.iter().enumerate() {
+                if !story.is_complete()
+                    && self
+                        .waits_for(kind, stories, index)
+                        .iter()
+                        .any(|id| blocked.contains(*id))
+                {
+                    blocked.insert(story.id.clone());
+                }
+            }
+            if blocked.len() == before {
+                break;
+            }
+        }
+        stories
+            .iter()
+            .filter(|story| blocked.contains(&story.id) && !given_up.contains(&story.id))
+            .map(|story| story.id.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stories::Task;
+
+    fn story(id: &str, done: bool, depends_on: &[&str]) -> Story {
+        let mut story = Story::from_tasks(
+            id,
+            format!("story {id}"),
+            vec![Task {
+                text: format!("task of {id}"),
+                done,
+                line: 1,
+            }],
+        );
+        story.depends_on = depends_on.iter().map(|s| s.to_string()).collect();
+        story
+    }
+
+    fn ids(stories: Vec<&Story>) -> Vec<&str> {
+        stories.into_iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn checklist_stories_wait_for_the_ones_before_them() {
+        let stories = [story("1", false, &[]), story("2", false, &[])];
+        let order = Order::default();
+        let none = BTreeSet::new();
+        assert_eq!(
+            ids(order.ready(SourceKind::Markdown, &stories, &none, &none)),
+            ["1"]
+        );
+        assert_eq!(
+            ids(order.ready(SourceKind::OpenSpec, &stories, &none, &none)),
+            ["1"]
+        );
+        let independent = Order {
+            independent: true,
+            ..Order::default()
+        };
+        assert_eq!(
+            ids(independent.ready(SourceKind::Markdown, &stories, &none, &none)),
+            ["1", "2"]
+        );
+    }
+
+    #[test]
+    fn declared_dependencies_decide() {
+        let stories = [
+            story("A", false, &[]),
+            story("B", false, &["A"]),
+            story("C", false, &[]),
+            story("D", true, &[]),
+            story("E", false, &["D", "gone"]),
+        ];
+        let none = BTreeSet::new();
+        let order = Order::default();
+        assert_eq!(
+            ids(order.ready(SourceKind::Prd, &stories, &none, &none)),
+            ["A", "C", "E"]
+        );
+        let busy: BTreeSet<String> = ["A".to_string()].into();
+        assert_eq!(
+            ids(order.ready(SourceKind::Prd, &stories, &busy, &none)),
+            ["C", "E"]
+        );
+        let after = Order {
+            after: [("C".to_string(), vec!["A".to_string()])].into(),
+            ..Order::default()
+        };
+        assert_eq!(
+            ids(after.ready(SourceKind::Prd, &stories, &none, &none)),
+            ["A", "E"]
+        );
+        // A checklist story that names what it comes after waits only for that.
+        let list = [
+            story("1", false, &[]),
+            story("2", false, &[]),
+            story("3", false, &[]),
+        ];
+        let third_after_first = Order {
+            after: [("3".to_string(), vec!["1".to_string()])].into(),
+            ..Order::default()
+        };
+        assert_eq!(
+            ids(third_after_first.ready(SourceKind::Markdown, &list, &none, &none)),
+            ["1"]
+        );
+    }
+
+    #[test]
+    fn a_story_given_up_blocks_what_waits_for_it() {
+        let stories = [
+            story("A", false, &[]),
+            story("B", false, &["A"]),
+            story("C", false, &["B"]),
+            story("D", false, &[]),
+        ];
+        let given_up: BTreeSet<String> = ["A".to_string()].into();
+        let order = Order::default();
+        assert_eq!(
+            ids(order.ready(SourceKind::Prd, &stories, &BTreeSet::new(), &given_up)),
+            ["D"]
+        );
+        assert_eq!(
+            order.blocked(SourceKind::Prd, &stories, &given_up),
+            ["B", "C"]
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! One story of a parallel run at work: its own branch
+//! (`ralph/<change>.story-<id>`), its own worktree beside the run's, its
+//! own state under `<run-dir>/workers/<id>/`, and an ordinary story loop
+//! that works on that story alone. The run's loop starts it, hears its
+//! events, and retires it when it ends: whatever it left uncommitted and
+//! the tip of its branch are kept under the run's refs, its files join the
+//! run's, and its worktree and branch go.
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::{mpsc, watch};
+
+use super::super::attempt::safe_component;
+use super::super::error::RunError;
+use super::super::story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
+use crate::events::{Record, now_ms};
+use crate::git::{ChangeName, ObjectId, Repo};
+use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
+use crate::stories::Story;
+
+/// A story's loop under way.
+pub(super) struct Running {
+    pub record: WorkerRecord,
+    pub handle: tokio::task::JoinHandle<()>,
+}
+
+/// The change name a story's loop works under: it names its branch, its
+/// refs and its worktree.
+pub(super) fn worker_change(change: &ChangeName, story: &str) -> Result<ChangeName, RunError> {
+    ChangeName::parse(&format!("{change}.story-{}", safe_component(story))).map_err(|err| {
+        RunError::io(
+            format!("name a branch for story {story}"),
+            std::io::Error::other(err.to_string()),
+        )
+    })
+}
+
+/// The place of a story's worktree: beside the run's own.
+fn worker_place(run_worktree: &Path, name: &ChangeName) -> PathBuf {
+    let parent = run_worktree.parent().unwrap_or(run_worktree);
+    parent.join(name.as_str())
+}
+
+/// What a story's loop needs from the run's.
+pub(super) struct Start<'a> {
+    pub repo: &'a Repo,
+    pub change: &'a ChangeName,
+    pub run_dir: &'a RunDir,
+    pub state: &'a RunState,
+    pub settings: &'a LoopSettings,
+    pub records: mpsc::UnboundedSender<Record>,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Start<'_> {
+    /// Make the story's branch and worktree at the run's tip, and start
+    /// its loop.
+    pub fn launch(
+        self,
+        story: &Story,
+        ended: mpsc::UnboundedSender<(String, LoopEnd)>,
+    ) -> Result<Running, RunError> {
+        let name = worker_change(self.change, &story.id)?;
+        let base = self.state.checkpoint;
+        let path = worker_place(self.repo.workdir(), &name);
+        // Refs an earlier run left under this story's name are kept aside.
+        self.repo
+            .archive_refs(&name.ref_namespace(), &now_ms().to_string())
+            .map_err(|err| RunError::git("keep an earlier run's refs", err))?;
+        let reason = format!(
+            "git-ralph run '{}' works on story {} here; 'git ralph abort {}' removes it",
+            self.change, story.id, self.change
+        );
+        let linked = self
+            .repo
+            .add_worktree_at(&path, &name.branch_ref(), base, &reason)?;
+        let run_dir = RunDir {
+            dir: self
+                .run_dir
+                .dir
+                .join("workers")
+                .join(safe_component(&story.id)),
+        };
+        let record = WorkerRecord {
+            story: story.id.clone(),
+            branch: name.branch_ref(),
+            base,
+            linked: linked.clone(),
+            run_dir: run_dir.dir.clone(),
+        };
+        let worker_repo = self
+            .repo
+            .open_worktree(&linked)?
+            .ok_or_else(|| super::super::beside::gone(&linked.path))?;
+        let state = self.worker_state(&name, story, base);
+        std::fs::create_dir_all(&run_dir.dir)
+            .map_err(|err| RunError::io(format!("create {}", run_dir.dir.display()), err))?;
+        if let Ok(learned) = std::fs::read(self.run_dir.learnings_path()) {
+            let _ = std::fs::write(run_dir.learnings_path(), learned);
+        }
+        run_dir.save(&state)?;
+        let source = super::super::session::source_for(
+            &worker_repo,
+            self.change,
+            &state.settings,
+            super::super::session::Begin::Resume,
+        )?;
+        let mut settings = self.settings.clone();
+        settings.story_of = Some(self.change.clone());
+        settings.change = name;
+        settings.story_only = Some(story.id.clone());
+        settings.notifier = Default::default();
+        settings.contract.hooks = Default::default();
+        let records = self.records;
+        let sink: EventSink = std::sync::Arc::new(move |record: Record| {
+            let _ = records.send(record);
+        });
+        let story_loop = StoryLoop::new(
+            worker_repo,
+            source,
+            run_dir,
+            state,
+            settings,
+            sink,
+            self.stop,
+        )
+        .map_err(|err| RunError::io("open the story's event log", err))?;
+        let id = story.id.clone();
+        let handle = tokio::spawn(async move {
+            let end = story_loop.run(false).await;
+            let _ = ended.send((id, end));
+        });
+        Ok(Running { record, handle })
+    }
+
+    /// The story loop's own state: the run's, on the story's branch, with
+    /// the story's attempts so far, so that retries count across merges.
+    fn worker_state(&self, name: &ChangeName, story: &Story, base: ObjectId) -> RunState {
+        let mut state = self.state.clone();
+        state.change = name.to_string();
+        state.branch = name.branch_short();
+        state.status = RunStatus::Running;
+        state.reason = None;
+        state.initial_commit = base;
+        state.checkpoint = base;
+        state.stories = self
+            .state
+            .stories
+            .iter()
+            .filter(|record| record.id == story.id)
+            .cloned()
+            .collect();
+        state.current_story = None;
+        state.current_attempt = 0;
+        state.last_failure = None;
+        state.totals = Default::default();
+        state.no_progress_streak = 0;
+        state.pipeline = None;
+        state.fallback = None;
+        state.worktree = None;
+        state.parallel = None;
+        state.settings.parallel = None;
+        state.runtime_ms = 0;
+        state
+    }
+}
+
+/// What a story's loop left, gathered when it is retired.
+pub(super) struct Retired {
+    /// Its record of the story, attempts and all.
+    pub story: Option<StoryRecord>,
+    /// What its attempts cost.
+    pub totals: crate::state::Totals,
+    /// Where the tip of its branch is kept, when it had moved.
+    pub kept_tip: Option<String>,
+}
+
+/// Retire a story's loop that has ended (or whose process died): keep
+/// what it left, bring its files into the run's, remove its worktree and
+/// branch.
+pub(super) fn retire(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    worker: &WorkerRecord,
+) -> Result<Retired, RunError> {
+    let key = safe_component(&worker.story);
+    let stamp = now_ms();
+    let keep_base = format!("{}/stories/{key}/{stamp}", change.ref_namespace());
+    if let Some(inside) = repo.open_worktree(&worker.linked)? {
+        let tip = inside.head().ok().and_then(|head| head.commit());
+        let dirty = match tip {
+            Some(tip) => {
+                let (old, new) = inside
+                    .checkpoint_tree_and_fingerprint(tip)
+                    .map_err(|err| RunError::git("read a story's worktree", err))?;
+                old != new
+            }
+            None => false,
+        };
+        if dirty {
+            let mut inside = inside;
+            inside
+                .preserve(
+                    &format!("{keep_base}-uncommitted"),
+                    &format!(
+                        "ralph({change}): what story {} left uncommitted",
+                        worker.story
+                    ),
+                )
+                .map_err(|err| RunError::git("keep a story's uncommitted work", err))?;
+        }
+    }
+    let tip = repo
+        .resolve_ref(&worker.branch)
+        .map_err(|err| RunError::git("read a story's branch", err))?;
+    let mut kept_tip = None;
+    if let Some(tip) = tip.filter(|tip| *tip != worker.base) {
+        repo.keep_at(
+            &keep_base,
+            tip,
+            &format!("ralph: keep the work of story {}", worker.story),
+        )
+        .map_err(|err| RunError::git("keep a story's branch", err))?;
+        kept_tip = Some(keep_base.clone());
+    }
+    let loaded = RunDir {
+        dir: worker.run_dir.clone(),
+    }
+    .load()
+    .ok();
+    bring_files(run_dir, &worker.run_dir);
+    repo.remove_worktree(&worker.linked)?;
+    repo.drop_ref(&worker.branch)
+        .map_err(|err| RunError::git("delete a story's branch", err))?;
+    let (story, totals) = match loaded {
+        Some(state) => (
+            state
+                .stories
+                .into_iter()
+                .find(|record| record.id == worker.story),
+            state.totals,
+        ),
+        None => (None, Default::default()),
+    };
+    Ok(Retired {
+        story,
+        totals,
+        kept_tip,
+    })
+}
+
+/// The story loop's attempt files, receipts and learnings join the run's.
+fn bring_files(run_dir: &RunDir, worker_dir: &Path) {
+    let from = worker_dir.join("attempts");
+    let to = run_dir.dir.join("attempts");
+    if let Ok(entries) = std::fs::read_dir(&from) {
+        let _ = std::fs::create_dir_all(&to);
+        for entry in entries.flatten() {
+            let _ = std::fs::rename(entry.path(), to.join(entry.file_name()));
+        }
+    }
+    let worker = RunDir {
+        dir: worker_dir.to_owned(),
+    };
+    if let Ok(receipts) = std::fs::read(worker.receipts_path()) {
+        append(&run_dir.receipts_path(), &receipts);
+    }
+    let (before, after) = (
+        std::fs::read(run_dir.learnings_path()).unwrap_or_default(),
+        std::fs::read(worker.learnings_path()).unwrap_or_default(),
+    );
+    if after.len() > before.len() && after.starts_with(&before) {
+        append(&run_dir.learnings_path(), &after[before.len()..]);
+    }
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = file.write_all(bytes);
+    }
+}
