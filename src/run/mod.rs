@@ -47,7 +47,7 @@ mod guardrails;
 mod hooks;
 mod judge;
 mod notifications;
-mod parallel;
+pub(crate) mod parallel;
 mod pipeline;
 pub mod plan;
 mod prompting;

@@ -86,3 +86,195 @@ fn issue_23_independent_stories_run_at_once_and_merge_in_story_order() {
     );
     let _ = run_worktree(&repo);
 }
+
+/// Two independent stories that write the same file: story 2 is done
+/// first in its worktree, but merges after story 1 and conflicts.
+fn clashing_script(repo: &TestRepo) -> PathBuf {
+    script(
+        repo,
+        "[story=1]\nwrite shared.txt one\\n\nsleep 1\ntick-story\npromise COMPLETE\n\
+         [story=2 attempt=1]\nwrite shared.txt two\\n\ntick-story\npromise COMPLETE\n\
+         [story=2 attempt=2]\nappend shared.txt two\\n\ntick-story\npromise COMPLETE\n",
+    )
+}
+
+fn two_independent() -> TestRepo {
+    let repo = project(TWO_STORIES);
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        "[stories]\nindependent = true\n",
+    );
+    repo.commit_all("The stories of greet are independent");
+    repo
+}
+
+/// No conflict marker anywhere on the run's branch.
+fn assert_no_markers(repo: &TestRepo) {
+    let grep = repo.git_output(&["grep", "-n", "-e", "<<<<<<<", "-e", ">>>>>>>", BRANCH]);
+    assert_eq!(stdout(&grep), "", "conflict markers landed");
+}
+
+#[test]
+fn issue_23_a_conflict_is_never_success_the_story_runs_again_on_top() {
+    let repo = two_independent();
+    let agent = clashing_script(&repo);
+    let output = start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    assert_no_markers(&repo);
+    // Both stories' work, story 2's done again on top of story 1's.
+    assert_eq!(show(&repo, BRANCH, "shared.txt"), "one\ntwo\n");
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"]),
+        "{}",
+        describe(&output)
+    );
+    let refused: Vec<_> = events(&repo)
+        .into_iter()
+        .filter(|e| e["type"] == "merged" && e["merged"] == false)
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let reason = refused[0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("shared.txt") && reason.contains("story 1"),
+        "{reason}"
+    );
+    // The conflicting work is kept, and the rerun was told why.
+    let kept = refused[0]["preserved"].as_str().expect("kept under a ref");
+    assert_eq!(show(&repo, kept, "shared.txt"), "two\n");
+    let prompt = agent_record(&repo, "promptfile", "2", 2);
+    assert!(
+        prompt.contains("conflicts with the work of story 1"),
+        "{prompt}"
+    );
+    assert_eq!(
+        attempts_of(&state(&repo), "2")
+            .iter()
+            .map(|(outcome, _)| outcome.as_str())
+            .collect::<Vec<_>>(),
+        ["rejected", "complete"]
+    );
+    assert_nothing_left(&repo);
+}
+
+#[test]
+fn issue_23_a_story_that_cannot_be_merged_is_named_and_nothing_of_it_lands() {
+    let repo = two_independent();
+    let agent = clashing_script(&repo);
+    let output = start(
+        &repo,
+        &agent,
+        &[
+            "--parallel",
+            "2",
+            "--max-retries",
+            "0",
+            "--on-finish",
+            "keep",
+        ],
+    );
+    assert_exit(&output, 3);
+    assert!(
+        stdout(&output).contains("story 2 used its retries"),
+        "{}",
+        describe(&output)
+    );
+    assert_no_markers(&repo);
+    assert_eq!(show(&repo, BRANCH, "shared.txt"), "one\n");
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["1 Greeting"])
+    );
+    let tasks = show(&repo, BRANCH, TASKS_PATH);
+    assert!(
+        tasks.contains("- [ ] 2.1"),
+        "story 2 is not marked done:\n{tasks}"
+    );
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_none_twice() {
+    let repo = independent_project();
+    let agent = script(
+        &repo,
+        "[story=1 attempt=1]\nwrite one.txt half of one\nsleep 30\n\
+         [story=2 attempt=1]\nwrite two.txt half of two\nsleep 30\n\
+         [story=1 attempt=2]\nwrite one.txt one\\n\ntick-story\npromise COMPLETE\n\
+         [story=2 attempt=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
+         [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
+    let place = run_worktree(&repo);
+    let beside = place.parent().expect("a parent").to_owned();
+    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
+    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    run.wait(std::time::Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
+    assert_eq!(worktrees(&repo).len(), 4, "{:?}", worktrees(&repo));
+    repo.assert_fsck_clean();
+
+    let output = start(&repo, &agent, &[]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["3 Docs", "2 Farewell", "1 Greeting"]),
+        "{}",
+        describe(&output)
+    );
+    // What the killed attempts left is kept.
+    let kept: Vec<String> = refs_under(&repo, &format!("{NS}/stories/"))
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.ends_with("-uncommitted"))
+        .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let halves: Vec<String> = kept
+        .iter()
+        .flat_map(|name| ["one.txt", "two.txt"].map(|file| (name.clone(), file)))
+        .filter_map(|(name, file)| {
+            let out = repo.git_output(&["show", &format!("{name}:{file}")]);
+            out.status.success().then(|| stdout(&out))
+        })
+        .collect();
+    assert_eq!(halves.len(), 2, "{halves:?}");
+    assert!(halves.contains(&"half of one".to_string()), "{halves:?}");
+    assert_nothing_left(&repo);
+}
+
+#[test]
+fn issue_23_abort_of_a_killed_parallel_run_restores_exactly_and_removes_every_worktree() {
+    let repo = independent_project();
+    repo.write("mine.txt", "the user's uncommitted work\n");
+    let before = work_state(&repo);
+    let agent = script(
+        &repo,
+        "[story=1]\nwrite one.txt half\nsleep 30\n[story=2]\nwrite two.txt half\nsleep 30\n",
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let loop_run = Background::start(&repo, &agent, &["--parallel", "2"]);
+    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
+    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
+    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
+    loop_run.signal(nix::sys::signal::Signal::SIGKILL);
+    loop_run.wait(std::time::Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
+
+    let output = run(ralph(&repo).args(["abort", CHANGE]));
+    assert_exit(&output, 0);
+    assert_eq!(work_state(&repo), before, "{}", describe(&output));
+    assert!(!beside.join("greet.story-1").exists());
+    assert!(!beside.join("greet.story-2").exists());
+    assert!(!has_ref(&repo, "refs/heads/ralph/greet"));
+    assert_nothing_left(&repo);
+    // What the stories left is kept.
+    assert_eq!(
+        refs_under(&repo, &format!("{NS}/stories/"))
+            .iter()
+            .filter(|(name, _)| name.ends_with("-uncommitted"))
+            .count(),
+        2
+    );
+}

@@ -66,6 +66,7 @@ pub(super) fn finish(
     if choice == FinishChoice::Cleanup {
         check_cleanup(&owner, change, state)?;
     }
+    retire_stories(&owner, change, run_dir, state)?;
     if let Some(inside) = inside.as_mut() {
         close::ignore_agent_scratch(inside, state);
         keep_what_is_left(inside, change, state, onlooker)?;
@@ -112,6 +113,7 @@ pub(super) fn abort(
         mut inside,
         record,
     } = sides(state, "abort", change)?;
+    retire_stories(&owner, change, run_dir, state)?;
     if let Some(inside) = inside.as_mut() {
         keep_what_is_left(inside, change, state, onlooker)?;
     }
@@ -121,6 +123,19 @@ pub(super) fn abort(
     record_removed(state);
     *repo = owner;
     close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))
+}
+
+/// The worktrees of the stories a parallel run left at work when it was
+/// killed: retired, what they left kept.
+fn retire_stories(
+    owner: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+) -> Result<(), EndingError> {
+    crate::run::parallel::retire_left_behind(owner, change, run_dir, state)
+        .map_err(|err| EndingError::StoryWorktree(Box::new(err)))?;
+    Ok(())
 }
 
 /// Cleanup would touch nothing of the user's: checked before anything is

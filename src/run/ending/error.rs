@@ -68,6 +68,9 @@ pub enum EndingError {
     Op(#[from] OpError),
     #[error(transparent)]
     Git(#[from] GitFailure),
+    /// A story's worktree of a parallel run could not be retired.
+    #[error("could not retire a story's worktree: {0}")]
+    StoryWorktree(Box<crate::run::RunError>),
 }
 
 impl From<HandoffError> for EndingError {

@@ -473,6 +473,33 @@ impl StoryLoop {
     }
 }
 
+/// Retire every story's worktree a parallel run that did not stop
+/// cleanly left behind, keeping what each left under the run's refs:
+/// finishing or aborting such a run leaves no worktree or branch of it.
+/// Returns how many there were.
+pub(crate) fn retire_left_behind(
+    repo: &crate::git::Repo,
+    change: &crate::git::ChangeName,
+    run_dir: &crate::state::RunDir,
+    state: &mut crate::state::RunState,
+) -> Result<usize, RunError> {
+    let Some(parallel) = state.parallel.as_mut() else {
+        return Ok(0);
+    };
+    let workers = std::mem::take(&mut parallel.workers);
+    for worker in &workers {
+        let retired = worker::retire(repo, change, run_dir, worker)?;
+        if let Some(record) = retired.story
+            && let Some(own) = state.stories.iter_mut().find(|s| s.id == worker.story)
+        {
+            *own = record;
+        }
+        add_totals(&mut state.totals, &retired.totals);
+    }
+    run_dir.save(state)?;
+    Ok(workers.len())
+}
+
 /// The run's worktree at its branch's tip, whatever a merge cut short
 /// left in it kept under `<namespace>/merges/interrupted/`.
 fn back_at_tip(
