@@ -278,3 +278,85 @@ fn issue_23_abort_of_a_killed_parallel_run_restores_exactly_and_removes_every_wo
         2
     );
 }
+
+/// The largest set of stories at work at once, by the run's events, and
+/// every set in order.
+fn at_work(repo: &TestRepo, change: &str) -> Vec<Vec<String>> {
+    let log = repo.path(format!(".git/ralph/{change}/events.jsonl"));
+    fs::read_to_string(&log)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", log.display()))
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON line"))
+        .collect::<Vec<_>>()
+        .iter()
+        .filter(|e| e["type"] == "workers")
+        .map(|e| {
+            e["stories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| s.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn issue_23_a_checklist_without_declared_independence_runs_in_order() {
+    let repo = project(THREE_STORIES);
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
+    let output = start(&repo, &agent, &["--parallel", "3", "--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let sets = at_work(&repo, CHANGE);
+    assert!(sets.iter().all(|set| set.len() <= 1), "{sets:?}");
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["3 Docs", "2 Farewell", "1 Greeting"])
+    );
+    assert_nothing_left(&repo);
+}
+
+const PRD_DEPENDS: &str = r#"{"project": "p", "userStories": [
+  {"id": "A", "title": "Base", "priority": 1, "passes": false},
+  {"id": "B", "title": "On top", "priority": 2, "passes": false, "dependsOn": ["A"]},
+  {"id": "C", "title": "Aside", "priority": 3, "passes": false}
+]}
+"#;
+
+#[test]
+fn issue_23_a_story_starts_only_once_what_it_depends_on_is_merged() {
+    let repo = TestRepo::with_files(&[("prd.json", PRD_DEPENDS)]);
+    let agent = script(
+        &repo,
+        "[story=A]\nwrite a.txt a\\n\nsleep 0.5\nset-passes A true\npromise COMPLETE\n\
+         [story=B]\nwrite b.txt b\\n\nset-passes B true\npromise COMPLETE\n\
+         [story=C]\nwrite c.txt c\\n\nset-passes C true\npromise COMPLETE\n",
+    );
+    let mut cmd = fake_start(&repo, "deps", &agent);
+    cmd.args(["--prd", "prd.json", "--parallel", "3"]);
+    let output = run(&mut cmd);
+    assert_exit(&output, 0);
+    let sets = at_work(&repo, "deps");
+    assert!(
+        sets.iter()
+            .all(|set| !(set.contains(&"A".into()) && set.contains(&"B".into()))),
+        "B ran beside A: {sets:?}"
+    );
+    assert!(
+        sets.iter()
+            .any(|set| set.contains(&"A".into()) && set.contains(&"C".into())),
+        "A and C ran at once: {sets:?}"
+    );
+    // B's work was made on top of A's: its branch's first commit holds a.txt.
+    let prd = repo.git(&["show", "ralph/deps:prd.json"]);
+    assert_eq!(prd.matches("\"passes\": true").count(), 3, "{prd}");
+    for file in ["a.txt", "b.txt", "c.txt"] {
+        assert!(
+            repo.git_output(&["cat-file", "-e", &format!("ralph/deps:{file}")])
+                .status
+                .success(),
+            "{file}"
+        );
+    }
+    repo.assert_fsck_clean();
+}
