@@ -37,7 +37,41 @@ pub struct Report<'a> {
     /// That worktree was removed when the run was finished or aborted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub worktree_removed: bool,
+    /// How many stories a parallel run does at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
+    /// The stories of a parallel run at work now, each in its worktree.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workers: Vec<WorkerReport>,
     pub stories: &'a [StoryRecord],
+}
+
+/// One story at work in a parallel run, as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkerReport {
+    pub story: String,
+    pub worktree: String,
+    /// Its attempt under way, as its own state says.
+    pub attempt: u32,
+}
+
+/// The stories at work in `state`, with their attempts read from their
+/// own state files.
+fn workers(state: &RunState) -> Vec<WorkerReport> {
+    state
+        .parallel
+        .iter()
+        .flat_map(|parallel| &parallel.workers)
+        .map(|worker| WorkerReport {
+            story: worker.story.clone(),
+            worktree: worker.linked.path.display().to_string(),
+            attempt: super::RunDir {
+                dir: worker.run_dir.clone(),
+            }
+            .load()
+            .map_or(0, |own| own.current_attempt),
+        })
+        .collect()
 }
 
 /// The learnings file as `status` and `log` report it.
@@ -81,6 +115,8 @@ impl<'a> Report<'a> {
                 .as_ref()
                 .map(|record| record.linked.path.display().to_string()),
             worktree_removed: state.worktree.as_ref().is_some_and(|record| record.removed),
+            parallel: state.settings.parallel,
+            workers: workers(state),
             stories: &state.stories,
         }
     }

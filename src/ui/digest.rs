@@ -33,6 +33,42 @@ impl Notice {
     pub fn of(event: &Event) -> Option<Notice> {
         let (kind, text) = match event {
             Event::Warning { message } => (NoticeKind::Warning, message.clone()),
+            Event::Workers { stories } if !stories.is_empty() => (
+                NoticeKind::Note,
+                format!("at work at once: story {}", stories.join(", ")),
+            ),
+            Event::Merged {
+                story_id,
+                merged: true,
+                checkpoint,
+                ..
+            } => (
+                NoticeKind::Note,
+                format!(
+                    "story {story_id} merged onto the run's branch, its checks passing there · checkpoint {}",
+                    checkpoint
+                        .as_deref()
+                        .map(|c| &c[..c.len().min(10)])
+                        .unwrap_or("-")
+                ),
+            ),
+            Event::Merged {
+                story_id,
+                merged: false,
+                reason,
+                preserved,
+                ..
+            } => (
+                NoticeKind::Warning,
+                format!(
+                    "story {story_id} is not merged: {}{}; it runs again while it has retries",
+                    reason.as_deref().unwrap_or("no reason given"),
+                    preserved
+                        .as_deref()
+                        .map(|kept| format!(" (its work is kept at {kept})"))
+                        .unwrap_or_default()
+                ),
+            ),
             Event::Flag {
                 story_id,
                 attempt,

@@ -50,6 +50,18 @@ pub fn print(report: &Report) {
         };
         line_out(&s.field("worktree:", format_args!("{path}{removed}")));
     }
+    if let Some(width) = report.parallel {
+        line_out(&s.field("parallel:", format_args!("up to {width} stories at once")));
+    }
+    for worker in &report.workers {
+        line_out(&s.field(
+            "at work:",
+            format_args!(
+                "story {} · attempt {} · in {}",
+                worker.story, worker.attempt, worker.worktree
+            ),
+        ));
+    }
     line_out(&s.field(
         "stories:",
         format_args!("{}/{} done", report.stories_done, report.stories_total),

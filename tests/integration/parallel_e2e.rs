@@ -215,6 +215,15 @@ fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_non
     kill_agents(&repo.record_dir());
     assert_eq!(worktrees(&repo).len(), 4, "{:?}", worktrees(&repo));
     repo.assert_fsck_clean();
+    // Status shows every story at work.
+    let status = status_json(&repo);
+    let at_work: Vec<&str> = status["workers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| w["story"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(at_work, ["1", "2"], "{status}");
 
     let output = start(&repo, &agent, &[]);
     assert_exit(&output, 0);
