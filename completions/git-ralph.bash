@@ -229,7 +229,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --full-scan --sandbox --notify --fallback-agent --roles --worktree --role-agent --role-agent-command --role-model --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --full-scan --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -442,6 +442,13 @@ __git_ralph_clap() {
                     fi
                     return 0
                     ;;
+                --parallel)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --role-agent)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -526,7 +533,7 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--fallback-agent|--roles|--worktree|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
         finish) case $2 in --remote|--base) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
         agents) case $2 in --record) return 0 ;; esac ;;
