@@ -250,6 +250,13 @@ impl Repo {
     /// gone) and its administrative directory. Whatever it holds must have
     /// been kept by the caller first.
     pub fn remove_worktree(&self, worktree: &LinkedWorktree) -> Result<(), WorktreeError> {
+        let admin = self.admin_dir(worktree);
+        if std::fs::symlink_metadata(&worktree.path).is_err()
+            && std::fs::symlink_metadata(&admin).is_err()
+        {
+            // Never made, or already gone.
+            return Ok(());
+        }
         if std::fs::symlink_metadata(&worktree.path).is_ok() && !self.is_ours(worktree) {
             return Err(WorktreeError::NotOurs {
                 path: worktree.path.clone(),

@@ -446,6 +446,10 @@ pub struct WorkerRecord {
     pub linked: LinkedWorktree,
     /// Where its own state and events live.
     pub run_dir: std::path::PathBuf,
+    /// Its loop ended and its record of the story (attempts, cost) is in
+    /// the run's: it waits to be merged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 /// The worktree a run works in when it works beside the user.

@@ -369,3 +369,50 @@ fn issue_23_a_story_starts_only_once_what_it_depends_on_is_merged() {
     }
     repo.assert_fsck_clean();
 }
+
+#[test]
+fn issue_23_a_story_done_in_its_worktree_before_kill_9_is_merged_on_resume_not_done_again() {
+    let repo = independent_project();
+    let agent = script(
+        &repo,
+        "[story=1 attempt=1]\nwrite one.txt half of one\nsleep 30\n\
+         [story=1 attempt=2]\nwrite one.txt one\\n\ntick-story\npromise COMPLETE\n\
+         [story=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
+         [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
+    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
+    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
+    // Story 2 is done in its worktree, and waits for story 1 to be merged.
+    wait_until(
+        "story 2 is done in its worktree",
+        std::time::Duration::from_secs(30),
+        || {
+            fs::read_to_string(repo.path(".git/ralph/greet/workers/2/state.json"))
+                .is_ok_and(|state| state.contains("\"complete\""))
+        },
+    );
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    run.wait(std::time::Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
+
+    let output = start(&repo, &agent, &[]);
+    assert_exit(&output, 0);
+    let story_2_runs = agent_runs(&repo)
+        .into_iter()
+        .filter(|(story, _)| story == "2")
+        .count();
+    assert_eq!(
+        story_2_runs,
+        1,
+        "story 2 was done twice:\n{}",
+        describe(&output)
+    );
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["3 Docs", "1 Greeting", "2 Farewell"]),
+    );
+    assert_eq!(show(&repo, BRANCH, "two.txt"), "two\n");
+    assert_nothing_left(&repo);
+}

@@ -156,32 +156,45 @@ impl Invocation {
     }
 }
 
+/// Adds one to the script's call counter. Agents of stories run at once
+/// share it, so it is read and written under an exclusive lock.
 fn bump_call_counter(script: &Path) -> Result<u64> {
+    use std::io::{Read, Seek, Write};
     let mut name = OsString::from(script.as_os_str());
     name.push(".calls");
     let path = PathBuf::from(name);
-    let previous = match fs::read_to_string(&path) {
-        Ok(text) => text.trim().parse::<u64>().map_err(|_| {
+    let fail = |what: &str, err: io::Error| {
+        Fault::script(format!(
+            "cannot {what} call counter {}: {err}",
+            path.display()
+        ))
+    };
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|err| fail("open", err))?;
+    let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| fail("lock", errno.into()))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|err| fail("read", err))?;
+    let previous = match text.trim() {
+        "" => 0,
+        number => number.parse::<u64>().map_err(|_| {
             Fault::script(format!(
                 "call counter {} holds {text:?}, not a number",
                 path.display()
             ))
         })?,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => 0,
-        Err(err) => {
-            return Err(Fault::script(format!(
-                "cannot read call counter {}: {err}",
-                path.display()
-            )));
-        }
     };
     let call = previous + 1;
-    fs::write(&path, format!("{call}\n")).map_err(|err| {
-        Fault::script(format!(
-            "cannot write call counter {}: {err}",
-            path.display()
-        ))
-    })?;
+    file.set_len(0).map_err(|err| fail("write", err))?;
+    file.rewind().map_err(|err| fail("write", err))?;
+    file.write_all(format!("{call}\n").as_bytes())
+        .map_err(|err| fail("write", err))?;
     Ok(call)
 }
 

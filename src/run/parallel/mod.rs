@@ -35,11 +35,10 @@ use crate::stories::Story;
 /// A story loop that ended, with its story.
 type Ended = (String, LoopEnd);
 
-/// A story done in its worktree, its loop retired, not merged yet.
+/// A story done in its worktree, its loop ended, not merged yet.
 struct Waiting {
     worker: WorkerRecord,
     tip: ObjectId,
-    kept: Option<String>,
 }
 
 /// What the run's loop keeps while stories are at work.
@@ -240,9 +239,9 @@ impl StoryLoop {
         board: &mut Board,
         launch: &Launch<'_>,
     ) -> Result<(), RunError> {
-        let running = {
+        let planned = {
             let repo = self.repo_lock();
-            let start = Start {
+            Start {
                 repo: &repo,
                 change: &self.settings.change,
                 run_dir: &self.run_dir,
@@ -250,14 +249,44 @@ impl StoryLoop {
                 settings: &self.settings,
                 records: launch.records.clone(),
                 stop: launch.stop.clone(),
-            };
-            start.launch(story, launch.ended.clone())?
+            }
+            .plan(story)?
         };
         self.state
             .parallel
             .get_or_insert_with(Default::default)
             .workers
-            .push(running.record.clone());
+            .push(planned.clone());
+        self.save()?;
+        let launched = {
+            let repo = self.repo_lock();
+            Start {
+                repo: &repo,
+                change: &self.settings.change,
+                run_dir: &self.run_dir,
+                state: &self.state,
+                settings: &self.settings,
+                records: launch.records.clone(),
+                stop: launch.stop.clone(),
+            }
+            .launch(planned, story, launch.ended.clone())
+        };
+        let workers = &mut self
+            .state
+            .parallel
+            .get_or_insert_with(Default::default)
+            .workers;
+        let running = match launched {
+            Ok(running) => running,
+            Err(err) => {
+                workers.retain(|w| w.story != story.id);
+                self.save()?;
+                return Err(err);
+            }
+        };
+        if let Some(own) = workers.iter_mut().find(|w| w.story == story.id) {
+            *own = running.record.clone();
+        }
         self.save()?;
         board
             .merged_at_start
@@ -318,12 +347,14 @@ impl StoryLoop {
                 .find(|record| record.id == story)
                 .and_then(|record| record.attempts.last())
                 .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
-        let kept = self.retire_worker(&worker)?;
-        self.emit_workers(board);
+        let worker = self.adopt(worker)?;
         if done {
             let place = board.place.get(story).copied().unwrap_or(0);
-            board.waiting.insert(place, Waiting { worker, tip, kept });
+            board.waiting.insert(place, Waiting { worker, tip });
+        } else {
+            self.retire_worker(&worker)?;
         }
+        self.emit_workers(board);
         self.merge_waiting(board).await?;
         if done {
             return Ok(());
@@ -354,26 +385,28 @@ impl StoryLoop {
             if earlier_at_work {
                 break;
             }
-            let Waiting { worker, tip, kept } = entry.remove();
+            let Waiting { worker, tip } = entry.remove();
             let since = board.merged_at_start.remove(&worker.story).unwrap_or(0);
             let merged_since = board.merged.get(since..).unwrap_or_default().to_vec();
-            self.merge_done_story(board, &worker, tip, &merged_since, kept)
+            self.merge_done_story(board, &worker, tip, &merged_since)
                 .await?;
         }
         Ok(())
     }
 
-    /// Merge a story done in its own worktree, and say how that went.
+    /// Merge a story done in its own worktree, retire its worktree, and
+    /// say how that went. Its worktree goes only once the merge is
+    /// decided: a crash before that finds it done on resume.
     async fn merge_done_story(
         &mut self,
         board: &mut Board,
         worker: &WorkerRecord,
         tip: ObjectId,
         merged_since: &[String],
-        kept: Option<String>,
     ) -> Result<(), RunError> {
         let story = worker.story.clone();
         let merged = self.merge_story(worker, tip, merged_since).await?;
+        let kept = self.retire_worker(worker)?;
         let event = match merged {
             Merged::Done { checkpoint } => {
                 board.merged.push(story.clone());
@@ -417,28 +450,49 @@ impl StoryLoop {
         self.story_record(story).attempts.last_mut()
     }
 
-    /// Retire a story's loop: keep what it left, bring its record and
-    /// files into the run's, remove its worktree and branch. Returns the
-    /// ref that keeps the tip of its branch.
+    /// A story's loop ended: its record of the story (attempts, cost)
+    /// becomes the run's, once.
+    fn adopt(&mut self, mut worker: WorkerRecord) -> Result<WorkerRecord, RunError> {
+        if worker.ended {
+            return Ok(worker);
+        }
+        let recorded = worker::recorded(&worker);
+        if let Some(record) = recorded.story {
+            *self.story_record(&worker.story) = record;
+        }
+        add_totals(&mut self.state.totals, &recorded.totals);
+        worker.ended = true;
+        if let Some(own) = self
+            .state
+            .parallel
+            .as_mut()
+            .and_then(|p| p.workers.iter_mut().find(|w| w.story == worker.story))
+        {
+            own.ended = true;
+        }
+        self.save()?;
+        Ok(worker)
+    }
+
+    /// Retire a story's loop: keep what it left, bring its files into the
+    /// run's, remove its worktree and branch. Returns the ref that keeps
+    /// the tip of its branch.
     fn retire_worker(&mut self, worker: &WorkerRecord) -> Result<Option<String>, RunError> {
-        let retired = {
+        let kept = {
             let repo = self.repo_lock();
             worker::retire(&repo, &self.settings.change, &self.run_dir, worker)?
         };
-        if let Some(record) = retired.story {
-            *self.story_record(&worker.story) = record;
-        }
-        add_totals(&mut self.state.totals, &retired.totals);
         if let Some(parallel) = self.state.parallel.as_mut() {
             parallel.workers.retain(|w| w.story != worker.story);
         }
         self.save()?;
-        Ok(retired.kept_tip)
+        Ok(kept)
     }
 
     /// On resume: the run's worktree back at its branch's tip (a merge
     /// cut short is kept under a ref first), and every story's worktree
-    /// that a crash left retired, what it left kept. Its story runs again.
+    /// that a crash left retired, what it left kept. A story its worktree
+    /// had done is merged now, in story order; any other runs again.
     pub(super) async fn recover_parallel(&mut self) -> Result<(), RunError> {
         let namespace = self.settings.change.ref_namespace();
         let repo = self.repo.clone();
@@ -456,8 +510,22 @@ impl StoryLoop {
             .as_ref()
             .map(|p| p.workers.clone())
             .unwrap_or_default();
+        let stories = self.load_stories().await?;
+        let mut done = Vec::new();
         for worker in workers {
+            let verified = done_at(&worker);
+            let worker = self.adopt(worker)?;
+            let merged_already = stories
+                .iter()
+                .any(|story| story.id == worker.story && story.is_complete());
+            if let (Some(tip), false) = (verified, merged_already) {
+                done.push(Waiting { worker, tip });
+                continue;
+            }
             self.retire_worker(&worker)?;
+            if merged_already {
+                continue;
+            }
             if let Some(attempt) = self.last_attempt(&worker.story)
                 && attempt.outcome == AttemptOutcome::Running
             {
@@ -469,8 +537,31 @@ impl StoryLoop {
                 worker.linked.path.display()
             ));
         }
-        self.save()
+        self.save()?;
+        done.sort_by_key(|waiting| stories.iter().position(|s| s.id == waiting.worker.story));
+        let mut board = Board::default();
+        for Waiting { worker, tip } in done {
+            self.merge_done_story(&mut board, &worker, tip, &[]).await?;
+        }
+        Ok(())
     }
+}
+
+/// The commit a story's loop ended at when its story was verified done
+/// in its worktree, by its own state.
+fn done_at(worker: &WorkerRecord) -> Option<ObjectId> {
+    let state = crate::state::RunDir {
+        dir: worker.run_dir.clone(),
+    }
+    .load()
+    .ok()?;
+    let last = state
+        .stories
+        .iter()
+        .find(|record| record.id == worker.story)?
+        .attempts
+        .last()?;
+    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint)
 }
 
 /// Retire every story's worktree a parallel run that did not stop
@@ -488,13 +579,16 @@ pub(crate) fn retire_left_behind(
     };
     let workers = std::mem::take(&mut parallel.workers);
     for worker in &workers {
-        let retired = worker::retire(repo, change, run_dir, worker)?;
-        if let Some(record) = retired.story
-            && let Some(own) = state.stories.iter_mut().find(|s| s.id == worker.story)
-        {
-            *own = record;
+        if !worker.ended {
+            let recorded = worker::recorded(worker);
+            if let Some(record) = recorded.story
+                && let Some(own) = state.stories.iter_mut().find(|s| s.id == worker.story)
+            {
+                *own = record;
+            }
+            add_totals(&mut state.totals, &recorded.totals);
         }
-        add_totals(&mut state.totals, &retired.totals);
+        worker::retire(repo, change, run_dir, worker)?;
     }
     run_dir.save(state)?;
     Ok(workers.len())

@@ -55,14 +55,39 @@ pub(super) struct Start<'a> {
 impl Start<'_> {
     /// Make the story's branch and worktree at the run's tip, and start
     /// its loop.
+    /// What the story's worktree will be, recorded before it is made, so
+    /// that a crash at any moment leaves nothing a resume cannot find.
+    pub fn plan(&self, story: &Story) -> Result<WorkerRecord, RunError> {
+        let name = worker_change(self.change, &story.id)?;
+        let path = worker_place(self.repo.workdir(), &name);
+        Ok(WorkerRecord {
+            story: story.id.clone(),
+            branch: name.branch_ref(),
+            base: self.state.checkpoint,
+            linked: crate::git::LinkedWorktree {
+                path,
+                id: name.to_string(),
+            },
+            run_dir: self
+                .run_dir
+                .dir
+                .join("workers")
+                .join(safe_component(&story.id)),
+            ended: false,
+        })
+    }
+
+    /// Make the story's branch and worktree as `planned`, and start its
+    /// loop.
     pub fn launch(
         self,
+        planned: WorkerRecord,
         story: &Story,
         ended: mpsc::UnboundedSender<(String, LoopEnd)>,
     ) -> Result<Running, RunError> {
         let name = worker_change(self.change, &story.id)?;
-        let base = self.state.checkpoint;
-        let path = worker_place(self.repo.workdir(), &name);
+        let base = planned.base;
+        let path = planned.linked.path.clone();
         // Refs an earlier run left under this story's name are kept aside.
         self.repo
             .archive_refs(&name.ref_namespace(), &now_ms().to_string())
@@ -75,18 +100,11 @@ impl Start<'_> {
             .repo
             .add_worktree_at(&path, &name.branch_ref(), base, &reason)?;
         let run_dir = RunDir {
-            dir: self
-                .run_dir
-                .dir
-                .join("workers")
-                .join(safe_component(&story.id)),
+            dir: planned.run_dir.clone(),
         };
         let record = WorkerRecord {
-            story: story.id.clone(),
-            branch: name.branch_ref(),
-            base,
             linked: linked.clone(),
-            run_dir: run_dir.dir.clone(),
+            ..planned
         };
         let worker_repo = self
             .repo
@@ -165,25 +183,46 @@ impl Start<'_> {
     }
 }
 
-/// What a story's loop left, gathered when it is retired.
-pub(super) struct Retired {
+/// What a story's loop recorded of its story, read from its own state.
+pub(super) struct Recorded {
     /// Its record of the story, attempts and all.
     pub story: Option<StoryRecord>,
     /// What its attempts cost.
     pub totals: crate::state::Totals,
-    /// Where the tip of its branch is kept, when it had moved.
-    pub kept_tip: Option<String>,
+}
+
+/// What a story's loop recorded, as its state file has it now.
+pub(super) fn recorded(worker: &WorkerRecord) -> Recorded {
+    let loaded = RunDir {
+        dir: worker.run_dir.clone(),
+    }
+    .load()
+    .ok();
+    match loaded {
+        Some(state) => Recorded {
+            story: state
+                .stories
+                .into_iter()
+                .find(|record| record.id == worker.story),
+            totals: state.totals,
+        },
+        None => Recorded {
+            story: None,
+            totals: Default::default(),
+        },
+    }
 }
 
 /// Retire a story's loop that has ended (or whose process died): keep
 /// what it left, bring its files into the run's, remove its worktree and
-/// branch.
+/// branch. Returns where the tip of its branch is kept, when it had
+/// moved.
 pub(super) fn retire(
     repo: &Repo,
     change: &ChangeName,
     run_dir: &RunDir,
     worker: &WorkerRecord,
-) -> Result<Retired, RunError> {
+) -> Result<Option<String>, RunError> {
     let key = safe_component(&worker.story);
     let stamp = now_ms();
     let keep_base = format!("{}/stories/{key}/{stamp}", change.ref_namespace());
@@ -224,30 +263,11 @@ pub(super) fn retire(
         .map_err(|err| RunError::git("keep a story's branch", err))?;
         kept_tip = Some(keep_base.clone());
     }
-    let loaded = RunDir {
-        dir: worker.run_dir.clone(),
-    }
-    .load()
-    .ok();
     bring_files(run_dir, &worker.run_dir);
     repo.remove_worktree(&worker.linked)?;
     repo.drop_ref(&worker.branch)
         .map_err(|err| RunError::git("delete a story's branch", err))?;
-    let (story, totals) = match loaded {
-        Some(state) => (
-            state
-                .stories
-                .into_iter()
-                .find(|record| record.id == worker.story),
-            state.totals,
-        ),
-        None => (None, Default::default()),
-    };
-    Ok(Retired {
-        story,
-        totals,
-        kept_tip,
-    })
+    Ok(kept_tip)
 }
 
 /// The story loop's attempt files, receipts and learnings join the run's.

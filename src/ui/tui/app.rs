@@ -218,6 +218,9 @@ pub struct App {
     pub stories: Vec<StoryItem>,
     /// The story and attempt being worked on.
     pub current: Option<(String, u32)>,
+    /// A parallel run's stories at work now, each with its attempt; `None`
+    /// for a run that does one story at a time.
+    pub workers: Option<Vec<(String, u32)>>,
     pub max_attempts: u32,
     /// When the run (this loop) started, ms since the epoch.
     pub started_ms: Option<u64>,
@@ -255,6 +258,7 @@ impl App {
             agent: String::new(),
             stories: Vec::new(),
             current: None,
+            workers: None,
             max_attempts: 0,
             started_ms: None,
             elapsed_ms: 0,
@@ -316,8 +320,11 @@ impl App {
     pub fn story_state(&self, story: &StoryItem) -> StoryState {
         if story.done {
             StoryState::Done
-        } else if self.current.as_ref().is_some_and(|(id, _)| *id == story.id)
-            && self.ended.is_none()
+        } else if self.ended.is_none()
+            && match &self.workers {
+                Some(workers) => workers.iter().any(|(id, _)| *id == story.id),
+                None => self.current.as_ref().is_some_and(|(id, _)| *id == story.id),
+            }
         {
             StoryState::Running
         } else if !story.attempts.is_empty() {

@@ -611,3 +611,77 @@ fn output_is_capped_per_attempt() {
 }
 
 mod big_files;
+
+/// A parallel run: stories 1 and 3 at work at once; story 2 done in its
+/// worktree but not merged (a conflict), so it is not shown done.
+fn parallel_sample() -> App {
+    let mut app = App::new(Mode::Loop, "greet");
+    app.agent = "claude".into();
+    for (id, title) in [("1", "Greeting"), ("2", "Farewell"), ("3", "Docs")] {
+        app.stories.push(StoryItem {
+            id: id.into(),
+            title: title.into(),
+            done: false,
+            tasks_done: 0,
+            tasks_total: 1,
+            attempts: vec![],
+        });
+    }
+    let workers = |stories: &[&str]| {
+        record(Event::Workers {
+            stories: stories.iter().map(|s| s.to_string()).collect(),
+        })
+    };
+    for event in [
+        workers(&["1"]),
+        progress("1", "Greeting", 1, 1),
+        workers(&["1", "2"]),
+        progress("2", "Farewell", 2, 1),
+        record(Event::AttemptFinished {
+            story_id: "2".into(),
+            attempt: 1,
+            outcome: AttemptOutcome::Complete,
+            reason: None,
+            preserved: None,
+            checkpoint: Some("0123456789abcdef".into()),
+            role: None,
+        }),
+        workers(&["1"]),
+        record(Event::Merged {
+            story_id: "2".into(),
+            merged: false,
+            checkpoint: None,
+            reason: Some("its work conflicts with the work of story 1 in bye.txt".into()),
+            preserved: Some("refs/ralph/greet/stories/2/1".into()),
+        }),
+        workers(&["1", "3"]),
+        progress("3", "Docs", 3, 1),
+    ] {
+        app.apply(&event);
+    }
+    app
+}
+
+#[test]
+fn loop_screen_of_a_parallel_run_shows_every_story_at_work() {
+    let mut app = parallel_sample();
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("at work: story 1 (attempt 1), 3 (attempt 1)"),
+        "{screen}"
+    );
+    assert_eq!(
+        app.story_state(&app.stories[0].clone()),
+        StoryState::Running
+    );
+    assert_eq!(
+        app.story_state(&app.stories[2].clone()),
+        StoryState::Running
+    );
+    assert_eq!(
+        app.story_state(&app.stories[1].clone()),
+        StoryState::Failed,
+        "a story done in its worktree but not merged is not done"
+    );
+    insta::assert_snapshot!("parallel_80x24", screen);
+}

@@ -180,9 +180,22 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     } else {
         "attempt -".to_owned()
     };
+    let at_work = match &app.workers {
+        Some(workers) if app.ended.is_none() => {
+            let stories: Vec<String> = workers
+                .iter()
+                .map(|(id, attempt)| format!("{id} (attempt {attempt})"))
+                .collect();
+            match stories.as_slice() {
+                [] => "no story at work".to_owned(),
+                _ => format!("at work: story {}", stories.join(", ")),
+            }
+        }
+        _ => format!("story {story_n}/{total} · {attempt}"),
+    };
     let second = Line::from(vec![Span::styled(
         format!(
-            " story {story_n}/{total} · {attempt} · {} · {} tok · ${cost:.2} · {}",
+            " {at_work} · {} · {} tok · ${cost:.2} · {}",
             clock(app.elapsed_ms),
             tokens(tokens_used),
             app.agent

@@ -3,5 +3,6 @@
 
 mod fixture;
 mod git_engine;
+mod git_merge;
 mod git_props;
 mod git_worktree;

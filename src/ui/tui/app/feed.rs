@@ -101,6 +101,11 @@ impl App {
             } => {
                 self.max_attempts = *max_attempts;
                 self.current = Some((story_id.clone(), *attempt));
+                if let Some(workers) = self.workers.as_mut()
+                    && let Some(worker) = workers.iter_mut().find(|(id, _)| id == story_id)
+                {
+                    worker.1 = *attempt;
+                }
                 let item = self.story_mut(story_id, title);
                 if item.title.is_empty() {
                     item.title = title.clone();
@@ -146,8 +151,10 @@ impl App {
                 checkpoint,
                 ..
             } => {
+                // In a parallel run a story is done once it is merged.
+                let parallel = self.workers.is_some();
                 let item = self.story_mut(story_id, "");
-                if *outcome == AttemptOutcome::Complete {
+                if *outcome == AttemptOutcome::Complete && !parallel {
                     item.done = true;
                     item.tasks_done = item.tasks_total;
                 }
@@ -169,6 +176,47 @@ impl App {
                 // Details change once an attempt ends.
                 entry.diff = None;
                 entry.checks = None;
+            }
+            Event::Workers { stories } => {
+                let before = self.workers.take().unwrap_or_default();
+                self.workers = Some(
+                    stories
+                        .iter()
+                        .map(|id| {
+                            let attempt = before
+                                .iter()
+                                .find(|(at_work, _)| at_work == id)
+                                .map_or(0, |(_, attempt)| *attempt);
+                            (id.clone(), attempt)
+                        })
+                        .collect(),
+                );
+            }
+            Event::Merged {
+                story_id,
+                merged,
+                reason,
+                preserved,
+                ..
+            } => {
+                self.workers.get_or_insert_with(Vec::new);
+                let item = self.story_mut(story_id, "");
+                item.done = *merged;
+                if *merged {
+                    item.tasks_done = item.tasks_total;
+                }
+                if let Some(entry) = item.attempts.last_mut() {
+                    if !*merged {
+                        entry.outcome = AttemptOutcome::Rejected;
+                        entry.reason = reason.clone();
+                        entry.kept = preserved.clone();
+                    }
+                    entry.events.push(match (merged, reason) {
+                        (true, _) => "merged onto the run's branch, its checks passing".to_owned(),
+                        (false, Some(reason)) => format!("not merged: {reason}"),
+                        (false, None) => "not merged".to_owned(),
+                    });
+                }
             }
             Event::Checks {
                 story_id,
