@@ -416,3 +416,63 @@ fn issue_23_a_story_done_in_its_worktree_before_kill_9_is_merged_on_resume_not_d
     assert_eq!(show(&repo, BRANCH, "two.txt"), "two\n");
     assert_nothing_left(&repo);
 }
+
+#[test]
+fn issue_23_abort_of_a_live_parallel_run_stops_every_story_and_restores_exactly() {
+    let repo = independent_project();
+    repo.write("mine.txt", "the user's uncommitted work\n");
+    let before = work_state(&repo);
+    let agent = script(
+        &repo,
+        "[story=1]\nwrite one.txt half\nsleep 30\n[story=2]\nwrite two.txt half\nsleep 30\n",
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let loop_run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
+    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
+    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
+    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
+
+    // The loop is reaped while abort waits for it to stop.
+    let mut abort = ralph(&repo);
+    abort.args(["abort", CHANGE]);
+    let aborting = std::thread::spawn(move || run(&mut abort));
+    let ended = loop_run.wait(std::time::Duration::from_secs(30));
+    let output = aborting.join().expect("abort ran");
+    assert!(
+        output.status.success(),
+        "{}\nthe loop said:\n{}{}",
+        describe(&output),
+        ended.stdout,
+        ended.stderr
+    );
+    assert_eq!(
+        work_state(&repo),
+        before,
+        "{}\nthe loop said:\n{}{}",
+        describe(&output),
+        ended.stdout,
+        ended.stderr
+    );
+    assert!(!run_worktree(&repo).exists());
+    assert!(!beside.join("greet.story-1").exists());
+    assert!(!beside.join("greet.story-2").exists());
+    assert_nothing_left(&repo);
+    // Each story's interrupted attempt is on record, its work kept where
+    // the record says.
+    let state = state(&repo);
+    for (story, file) in [("1", "one.txt"), ("2", "two.txt")] {
+        let attempts = state["stories"]
+            .as_array()
+            .and_then(|stories| stories.iter().find(|s| s["id"] == story))
+            .map(|s| s["attempts"].clone())
+            .unwrap_or_default();
+        let last = attempts
+            .as_array()
+            .and_then(|a| a.last())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(last["outcome"], "interrupted", "{state}");
+        let kept = last["preserved"].as_str().expect("its work is kept");
+        assert_eq!(show(&repo, kept, file), "half");
+    }
+}
