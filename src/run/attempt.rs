@@ -370,7 +370,7 @@ impl StoryLoop {
         let branches = self.settings.run_branches();
         let keep = format!(
             "{}/attempts/{story_key}/{attempt}-refs",
-            self.settings.change.ref_namespace()
+            self.settings.ref_namespace()
         );
         let restored = self
             .with_repo(move |repo| repo.restore_user_refs(&before, &branches, &keep))
@@ -412,7 +412,7 @@ impl StoryLoop {
         if old != new {
             let base = format!(
                 "{}/setup-failure/{}",
-                self.settings.change.ref_namespace(),
+                self.settings.ref_namespace(),
                 now_ms()
             );
             let message = format!(

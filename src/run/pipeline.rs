@@ -186,7 +186,7 @@ impl StoryLoop {
         let kept = if role.edits() {
             let refname = format!(
                 "{}/attempts/{story_key}/{attempt}",
-                self.settings.change.ref_namespace()
+                self.settings.ref_namespace()
             );
             let message = format!(
                 "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
@@ -277,7 +277,7 @@ impl StoryLoop {
     fn edits_kept_at(&mut self, story_key: &str, attempt: u32) -> Option<String> {
         let refname = format!(
             "{}/attempts/{story_key}/{attempt}",
-            self.settings.change.ref_namespace()
+            self.settings.ref_namespace()
         );
         self.state
             .stories
@@ -314,7 +314,7 @@ impl StoryLoop {
             .collect();
         let refname = format!(
             "{}/attempts/{story_key}/{attempt}",
-            self.settings.change.ref_namespace()
+            self.settings.ref_namespace()
         );
         let message = format!(
             "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
@@ -349,7 +349,7 @@ impl StoryLoop {
         };
         let refname = format!(
             "{}/pipeline/{}/changes-{}",
-            self.settings.change.ref_namespace(),
+            self.settings.ref_namespace(),
             super::attempt::safe_component(&state.story),
             now_ms()
         );

@@ -104,7 +104,7 @@ impl StoryLoop {
     ) -> Result<(), RunError> {
         let preserved = format!(
             "{}/attempts/{story_key}/{attempt}",
-            self.settings.change.ref_namespace()
+            self.settings.ref_namespace()
         );
         let message = format!(
             "ralph({}): attempt {attempt} at story {} ({})\n\n{}",
@@ -252,11 +252,7 @@ impl StoryLoop {
                 .await
             }
             None if dirty => {
-                let base = format!(
-                    "{}/interrupted/{}",
-                    self.settings.change.ref_namespace(),
-                    now_ms()
-                );
+                let base = format!("{}/interrupted/{}", self.settings.ref_namespace(), now_ms());
                 let refname = self
                     .with_repo(move |repo| repo.unused_ref(&base))
                     .await
@@ -294,7 +290,7 @@ impl StoryLoop {
     fn attempt_ref(&self, story: &str, attempt: u32) -> String {
         format!(
             "{}/attempts/{}/{attempt}",
-            self.settings.change.ref_namespace(),
+            self.settings.ref_namespace(),
             safe_component(story)
         )
     }
@@ -424,11 +420,11 @@ impl StoryLoop {
     /// committed or switched branches, bring the work back; never lose it.
     pub(super) async fn guard_head(&mut self, when: &str) -> Result<Option<String>, RunError> {
         let change = self.settings.change.clone();
+        let namespace = self.settings.ref_namespace();
         let checkpoint = self.state.checkpoint;
         let found = self
             .with_repo(move |repo| {
-                let keep =
-                    repo.unused_ref(&format!("{}/strays/{}", change.ref_namespace(), now_ms()))?;
+                let keep = repo.unused_ref(&format!("{namespace}/strays/{}", now_ms()))?;
                 repo.reattach(&change, checkpoint, &keep)
             })
             .await

@@ -95,6 +95,20 @@ impl LoopSettings {
         self.story_of.as_ref().unwrap_or(&self.change)
     }
 
+    /// Where the loop keeps its refs (failed attempts, strays): the run's
+    /// namespace, and for a story of a parallel run, the story's place in
+    /// it, `refs/ralph/<change>/stories/<id>`.
+    pub fn ref_namespace(&self) -> String {
+        match (&self.story_of, &self.story_only) {
+            (Some(run), Some(story)) => format!(
+                "{}/stories/{}",
+                run.ref_namespace(),
+                super::attempt::safe_component(story)
+            ),
+            _ => self.change.ref_namespace(),
+        }
+    }
+
     /// The branches the run moves itself, which an attempt's agent is not
     /// blamed for: the loop's own, and in a parallel run the run's branch
     /// and every story's.

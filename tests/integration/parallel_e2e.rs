@@ -473,6 +473,10 @@ fn issue_23_abort_of_a_live_parallel_run_stops_every_story_and_restores_exactly(
             .unwrap_or_default();
         assert_eq!(last["outcome"], "interrupted", "{state}");
         let kept = last["preserved"].as_str().expect("its work is kept");
+        assert!(
+            kept.starts_with(&format!("{NS}/stories/{story}/attempts/")),
+            "{kept}"
+        );
         assert_eq!(show(&repo, kept, file), "half");
     }
 }

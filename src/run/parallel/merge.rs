@@ -170,7 +170,7 @@ impl StoryLoop {
     async fn set_merge_aside(&mut self, story: &str) -> Result<String, RunError> {
         let refname = format!(
             "{}/merges/{}/{}",
-            self.settings.change.ref_namespace(),
+            self.settings.ref_namespace(),
             super::super::attempt::safe_component(story),
             crate::events::now_ms()
         );

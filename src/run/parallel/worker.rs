@@ -88,10 +88,6 @@ impl Start<'_> {
         let name = worker_change(self.change, &story.id)?;
         let base = planned.base;
         let path = planned.linked.path.clone();
-        // Refs an earlier run left under this story's name are kept aside.
-        self.repo
-            .archive_refs(&name.ref_namespace(), &now_ms().to_string())
-            .map_err(|err| RunError::git("keep an earlier run's refs", err))?;
         let reason = format!(
             "git-ralph run '{}' works on story {} here; 'git ralph abort {}' removes it",
             self.change, story.id, self.change
