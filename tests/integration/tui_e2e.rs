@@ -475,11 +475,20 @@ fn start_in_tmux(repo: &TestRepo, agent: &Path) -> Option<Tmux> {
 }
 
 fn start_in_tmux_sized(repo: &TestRepo, agent: &Path, size: (u16, u16)) -> Option<Tmux> {
+    start_in_tmux_with(repo, agent, size, "")
+}
+
+fn start_in_tmux_with(
+    repo: &TestRepo,
+    agent: &Path,
+    size: (u16, u16),
+    extra: &str,
+) -> Option<Tmux> {
     let binary = env!("CARGO_BIN_EXE_git-ralph");
     Tmux::start_sized(
         repo,
         &format!(
-            "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --on-finish keep; echo start-exited-$?; sleep 30",
+            "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --on-finish keep {extra}; echo start-exited-$?; sleep 30",
             shell_quote(&agent.to_string_lossy()),
             shell_quote(&repo.record_dir().to_string_lossy()),
             shell_quote(binary),
@@ -550,6 +559,42 @@ fn three_q_presses_force_quit_the_loop_screen_and_the_run_resumes() {
     let finish = script(&repo, &story_done("2"));
     let resumed = start(&repo, &finish, &["--on-finish", "keep"]);
     assert_exit(&resumed, 0);
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn the_loop_screen_of_a_parallel_run_shows_every_story_at_work_and_a_forced_quit_resumes() {
+    let repo = project(TWO_STORIES);
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        "[stories]\nindependent = true\n",
+    );
+    repo.commit_all("The stories of greet are independent");
+    let agent = script(
+        &repo,
+        "[story=1]\nsay Story one is thinking.\nsleep 60\n\
+         [story=2]\nsay Story two is thinking.\nsleep 60\n",
+    );
+    let Some(tmux) = start_in_tmux_with(&repo, &agent, (100, 30), "--parallel 2") else {
+        return;
+    };
+    let screen = tmux.wait_for("at work: story 1 (attempt 1), 2 (attempt 1)");
+    assert!(screen.contains("▶ 1. Greeting"), "{screen}");
+    assert!(screen.contains("▶ 2. Farewell"), "{screen}");
+    // A forced quit leaves both stories' worktrees; a resume retires them,
+    // keeping what they left, and does both stories.
+    tmux.keys(&["q", "q", "q"]);
+    exits_giving_the_terminal_back(&tmux, "start-exited-130", "Stories");
+    kill_agents(&repo.record_dir());
+    let finish = script(&repo, &stories_done(&["1", "2"]));
+    let resumed = start(&repo, &finish, &["--on-finish", "keep"]);
+    assert_exit(&resumed, 0);
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"])
+    );
+    let worktrees = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
     repo.assert_fsck_clean();
 }
 
