@@ -46,7 +46,7 @@ pub enum RunError {
         count: usize,
         file: PathBuf,
     },
-    #[error("--parallel cannot run {what}")]
+    #[error("the stories cannot run in parallel: {what}")]
     ParallelUnfit { what: String },
     #[error("the agent '{name}' is not installed: '{program}' is not on PATH")]
     AgentMissing { name: String, program: String },
@@ -139,7 +139,7 @@ impl RunError {
                 "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
             )),
             RunError::ParallelUnfit { .. } => Some(
-                "run it without --parallel, one story at a time (unset ralph.parallel if it is set)"
+                "fix what is named (a story's after = [...] in ralph.toml), or run without --parallel, one story at a time (unset ralph.parallel if it is set)"
                     .into(),
             ),
             RunError::AllDone { .. } => {

@@ -183,6 +183,9 @@ fn prepare_fresh(
     }
     check_roles(repo, &settings, &contract, &stories)?;
     check_parallel(&settings, source.kind())?;
+    if settings.parallel.is_some() {
+        super::parallel::check_order(&contract, source.kind(), &stories)?;
+    }
     super::fallback::check_installed(&super::fallback::fallback_specs(repo, &settings)?)?;
     Ok(Fresh {
         settings,
@@ -199,12 +202,12 @@ fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError>
     }
     let what = match kind {
         SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd if settings.once => {
-            "a single pass (--once)".to_owned()
+            "--once makes a single pass, one story after another".to_owned()
         }
         SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd => return Ok(()),
-        SourceKind::Prompt => "prompt mode: a prompt is one story".to_owned(),
+        SourceKind::Prompt => "prompt mode has one prompt, not stories".to_owned(),
         other => format!(
-            "{other} stories: their marks live outside the worktree, where no merge can carry them"
+            "the marks of {other} stories live outside the worktree, where no merge can carry them"
         ),
     };
     Err(RunError::ParallelUnfit { what })

@@ -480,3 +480,38 @@ fn issue_23_abort_of_a_live_parallel_run_stops_every_story_and_restores_exactly(
         assert_eq!(show(&repo, kept, file), "half");
     }
 }
+
+/// Everything a refused start must leave as it was.
+fn untouched(repo: &TestRepo) -> (String, String, bool) {
+    (
+        repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
+        repo.status_porcelain(),
+        repo.path(".git/ralph").exists(),
+    )
+}
+
+#[test]
+fn issue_23_a_parallel_run_that_cannot_be_is_refused_before_anything_is_written() {
+    let repo = project(THREE_STORIES);
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        "[stories]\nindependent = true\n\n[story.\"1\"]\nafter = [\"3\"]\n\n[story.\"3\"]\nafter = [\"1\"]\n",
+    );
+    repo.commit_all("Stories that wait for each other");
+    let before = untouched(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
+    let output = start(&repo, &agent, &["--parallel", "2"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("stories 1, 3 wait for each other"), "{err}");
+    assert!(err.contains("after = [...]"), "what to do is said:\n{err}");
+    assert_eq!(untouched(&repo), before);
+    assert_eq!(worktrees(&repo).len(), 1);
+
+    let repo = independent_project();
+    let before = untouched(&repo);
+    let output = start(&repo, &agent, &["--parallel", "2", "--once"]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("--once"), "{}", describe(&output));
+    assert_eq!(untouched(&repo), before);
+}

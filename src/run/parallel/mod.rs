@@ -80,17 +80,7 @@ impl StoryLoop {
 
     /// What decides which stories may run at once.
     fn order(&self) -> Order {
-        Order {
-            after: self
-                .settings
-                .contract
-                .story
-                .iter()
-                .filter(|(_, story)| !story.after.is_empty())
-                .map(|(id, story)| (id.clone(), story.after.clone()))
-                .collect(),
-            independent: self.settings.contract.stories.independent,
-        }
+        order_of(&self.settings.contract)
     }
 
     /// Run the stories until none is left to start and none is at work.
@@ -545,6 +535,31 @@ impl StoryLoop {
         }
         Ok(())
     }
+}
+
+/// What decides which stories of `contract`'s change may run at once.
+fn order_of(contract: &crate::contract::Contract) -> Order {
+    Order {
+        after: contract
+            .story
+            .iter()
+            .filter(|(_, story)| !story.after.is_empty())
+            .map(|(id, story)| (id.clone(), story.after.clone()))
+            .collect(),
+        independent: contract.stories.independent,
+    }
+}
+
+/// Whether the stories can be run at once in the order the contract
+/// gives them: refused before anything is written, with why.
+pub(crate) fn check_order(
+    contract: &crate::contract::Contract,
+    kind: crate::stories::SourceKind,
+    stories: &[Story],
+) -> Result<(), RunError> {
+    order_of(contract)
+        .check(kind, stories)
+        .map_err(|why| RunError::ParallelUnfit { what: why })
 }
 
 /// The commit a story's loop ended at when its story was verified done

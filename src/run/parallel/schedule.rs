@@ -71,6 +71,52 @@ impl Order {
             .collect()
     }
 
+    /// What is wrong with the order before anything runs: a story named in
+    /// `after` that the file does not hold, or stories that wait for each
+    /// other (a cycle), which would never start.
+    pub fn check(&self, kind: SourceKind, stories: &[Story]) -> Result<(), String> {
+        for (story, after) in &self.after {
+            if let Some(unknown) = after
+                .iter()
+                .find(|id| !stories.iter().any(|s| s.id == **id))
+            {
+                return Err(format!(
+                    "story {story} comes after story {unknown}, which the tracking file does not hold"
+                ));
+            }
+        }
+        // Kahn's walk: what never becomes free waits in a cycle.
+        let waits: Vec<Vec<usize>> = (0..stories.len())
+            .map(|index| {
+                self.waits_for(kind, stories, index)
+                    .iter()
+                    .filter_map(|id| stories.iter().position(|s| s.id == *id))
+                    .collect()
+            })
+            .collect();
+        let mut free = vec![false; stories.len()];
+        loop {
+            let freed: Vec<usize> = (0..stories.len())
+                .filter(|at| !free[*at] && waits[*at].iter().all(|on| free[*on]))
+                .collect();
+            if freed.is_empty() {
+                break;
+            }
+            freed.into_iter().for_each(|at| free[at] = true);
+        }
+        let stuck: Vec<&str> = (0..stories.len())
+            .filter(|at| !free[*at])
+            .map(|at| stories[at].id.as_str())
+            .collect();
+        match stuck.as_slice() {
+            [] => Ok(()),
+            stuck => Err(format!(
+                "stories {} wait for each other, so none of them could start",
+                stuck.join(", ")
+            )),
+        }
+    }
+
     /// The open stories that can never start, because a story they wait
     /// for (directly or not) was given up.
     pub fn blocked(
@@ -192,6 +238,43 @@ mod tests {
             ids(third_after_first.ready(SourceKind::Markdown, &list, &none, &none)),
             ["1"]
         );
+    }
+
+    #[test]
+    fn unknown_and_circular_orders_are_refused() {
+        let stories = [
+            story("1", false, &[]),
+            story("2", false, &[]),
+            story("3", false, &[]),
+        ];
+        let after = |pairs: &[(&str, &str)]| Order {
+            after: pairs.iter().fold(BTreeMap::new(), |mut map, (story, on)| {
+                map.entry(story.to_string())
+                    .or_insert_with(Vec::new)
+                    .push(on.to_string());
+                map
+            }),
+            independent: true,
+        };
+        assert_eq!(
+            after(&[("3", "1")]).check(SourceKind::Markdown, &stories),
+            Ok(())
+        );
+        let unknown = after(&[("3", "9")]).check(SourceKind::Markdown, &stories);
+        assert!(unknown.is_err_and(|e| e.contains("story 9")));
+        let cycle =
+            after(&[("1", "2"), ("2", "3"), ("3", "1")]).check(SourceKind::Markdown, &stories);
+        assert_eq!(
+            cycle,
+            Err("stories 1, 2, 3 wait for each other, so none of them could start".into())
+        );
+        // In file order (no independence), a later story named before an
+        // earlier one makes a cycle too.
+        let backwards = Order {
+            after: [("1".to_string(), vec!["2".to_string()])].into(),
+            independent: false,
+        };
+        assert!(backwards.check(SourceKind::Markdown, &stories).is_err());
     }
 
     #[test]
