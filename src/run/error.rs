@@ -31,7 +31,7 @@ pub enum RunError {
     #[error(transparent)]
     Worktree(#[from] crate::git::WorktreeError),
     #[error(
-        "the run '{change}' works in your worktree; --worktree only chooses where a new run works"
+        "the run '{change}' works in your worktree; --worktree and --parallel only choose how a new run works"
     )]
     WorktreeOnResume { change: String },
     #[error(transparent)]

@@ -127,7 +127,7 @@ fn reenter(
                 run_dir.save(&state)?;
             }
         }
-        None if req.worktree.is_some() => {
+        None if req.worktree.is_some() || req.parallel.is_some() => {
             return Err(RunError::WorktreeOnResume {
                 change: change.to_string(),
             });

@@ -515,3 +515,21 @@ fn issue_23_a_parallel_run_that_cannot_be_is_refused_before_anything_is_written(
     assert!(stderr(&output).contains("--once"), "{}", describe(&output));
     assert_eq!(untouched(&repo), before);
 }
+
+#[test]
+fn issue_23_a_run_in_the_users_worktree_is_not_resumed_in_parallel() {
+    let repo = project(TWO_STORIES);
+    let stop = script(&repo, "[story=1]\npromise FAILED: not yet\n");
+    let output = start(&repo, &stop, &["--max-retries", "0"]);
+    assert_exit(&output, 3);
+    let before = untouched(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    let output = start(&repo, &agent, &["--parallel", "2"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("works in your worktree"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(untouched(&repo), before);
+}
