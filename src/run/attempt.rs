@@ -442,7 +442,7 @@ impl StoryLoop {
         };
         Err(RunError::AgentSetup {
             command,
-            change: self.settings.change.to_string(),
+            change: self.settings.change_shown().to_string(),
             setup,
         })
     }

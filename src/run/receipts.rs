@@ -61,7 +61,7 @@ impl StoryLoop {
         if let Some(to) = fallback.filter(|to| ran.as_ref() == Some(to)) {
             ran_by = format!("{to} (default model)");
         }
-        let change = self.settings.change.to_string();
+        let change = self.settings.change_shown().to_string();
         let mut trailers = vec![
             ("Ralph-Change", change),
             ("Ralph-Story", story.to_owned()),

@@ -70,6 +70,11 @@ fn issue_23_independent_stories_run_at_once_and_merge_in_story_order() {
     assert_eq!(show(&repo, BRANCH, "README.md"), "both files\n");
     let tasks = show(&repo, BRANCH, TASKS_PATH);
     assert!(!tasks.contains("[ ]"), "every box is ticked:\n{tasks}");
+    // Each merged commit carries its story's receipt, as the run's own.
+    let body = repo.git(&["log", "-1", "--format=%B", BRANCH]);
+    assert!(body.contains("Ralph-Change: greet\n"), "{body}");
+    assert!(body.contains("Ralph-Story: 3"), "{body}");
+    assert!(!body.contains("greet.story"), "{body}");
     assert_nothing_left(&repo);
     // The events name every story at work, and each merge.
     let merged: Vec<String> = events(&repo)
