@@ -538,3 +538,36 @@ fn issue_23_a_run_in_the_users_worktree_is_not_resumed_in_parallel() {
     );
     assert_eq!(untouched(&repo), before);
 }
+
+#[test]
+fn issue_23_cleanup_of_a_parallel_run_brings_every_story_into_the_users_worktree() {
+    let repo = two_independent();
+    repo.write("mine.txt", "the user's own work\n");
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    let output = start(
+        &repo,
+        &agent,
+        &["--parallel", "2", "--on-finish", "cleanup"],
+    );
+    assert_exit(&output, 0);
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/main"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(
+        fs::read_to_string(repo.path("story-1.txt")).ok().as_deref(),
+        Some("work of story 1\n")
+    );
+    assert_eq!(
+        fs::read_to_string(repo.path("story-2.txt")).ok().as_deref(),
+        Some("work of story 2\n")
+    );
+    assert_eq!(
+        fs::read_to_string(repo.path("mine.txt")).ok().as_deref(),
+        Some("the user's own work\n")
+    );
+    assert!(!has_ref(&repo, "refs/heads/ralph/greet"));
+    assert_nothing_left(&repo);
+}
