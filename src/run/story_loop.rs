@@ -306,15 +306,15 @@ impl StoryLoop {
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
-        if let Some(only) = &self.settings.story_only {
-            return stories
-                .iter()
-                .find(|story| story.id == *only && !story.is_complete());
-        }
         if let Some(state) = &self.state.pipeline
             && let Some(story) = stories.iter().find(|story| story.id == state.story)
         {
             return Some(story);
+        }
+        if let Some(only) = &self.settings.story_only {
+            return stories
+                .iter()
+                .find(|story| story.id == *only && !story.is_complete());
         }
         if self.settings.once {
             stories.iter().find(|story| {

@@ -571,3 +571,62 @@ fn issue_23_cleanup_of_a_parallel_run_brings_every_story_into_the_users_worktree
     assert!(!has_ref(&repo, "refs/heads/ralph/greet"));
     assert_nothing_left(&repo);
 }
+
+#[test]
+fn issue_23_each_story_at_once_goes_through_its_role_pipeline() {
+    let repo = two_independent();
+    let coder = script(
+        &repo,
+        "[story=1]\nwrite story-1.txt one\\n\ntick-story\npromise IMPLEMENTATION_COMPLETE\n\
+         [story=2]\nwrite story-2.txt two\\n\ntick-story\npromise IMPLEMENTATION_COMPLETE\n",
+    );
+    let reviewer = script(&repo, "[*]\npromise REVIEW_PASSED\n");
+    let reviewer_command = format!(
+        "FAKE_AGENT_SCRIPT={} {}",
+        shell_quote(&reviewer.to_string_lossy()),
+        shell_quote(fake_agent_path())
+    );
+    let output = start(
+        &repo,
+        &coder,
+        &[
+            "--parallel",
+            "2",
+            "--on-finish",
+            "keep",
+            "--roles",
+            "coder,reviewer",
+            "--role-agent-command",
+            &format!("reviewer={reviewer_command}"),
+        ],
+    );
+    assert_exit(&output, 0);
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"]),
+        "{}",
+        describe(&output)
+    );
+    for story in ["1", "2"] {
+        let roles: Vec<String> = state(&repo)["stories"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["id"] == story))
+            .and_then(|s| s["attempts"].as_array())
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    a["role"].as_str().unwrap_or("-"),
+                    a["outcome"].as_str().unwrap_or("-")
+                )
+            })
+            .collect();
+        assert_eq!(
+            roles,
+            ["coder passed", "reviewer complete"],
+            "story {story}"
+        );
+    }
+    assert_nothing_left(&repo);
+}
