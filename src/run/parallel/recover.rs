@@ -1,0 +1,138 @@
+//! A parallel run after a crash, or ended while stories were at work: the
+//! run's worktree put back at its branch's tip, and every story's
+//! worktree the run's state still records retired, what it left kept. A
+//! story its worktree had verified done is merged, in story order; any
+//! other runs again. Finish and abort retire what is left the same way.
+
+use super::worker;
+use super::{Board, Waiting, add_totals};
+use crate::git::ObjectId;
+use crate::run::error::RunError;
+use crate::run::story_loop::StoryLoop;
+use crate::state::{AttemptOutcome, WorkerRecord};
+
+impl StoryLoop {
+    /// On resume: the run's worktree back at its branch's tip (a merge
+    /// cut short is kept under a ref first), and every story's worktree
+    /// that a crash left retired, what it left kept. A story its worktree
+    /// had done is merged now, in story order; any other runs again.
+    pub(in crate::run) async fn recover_parallel(&mut self) -> Result<(), RunError> {
+        let namespace = self.settings.change.ref_namespace();
+        let repo = self.repo.clone();
+        let aside = namespace.clone();
+        let tip = crate::run::blocking(move || {
+            let mut repo = repo.lock().unwrap_or_else(|p| p.into_inner());
+            back_at_tip(&mut repo, &aside)
+        })
+        .await
+        .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
+        self.state.checkpoint = tip;
+        let workers = self
+            .state
+            .parallel
+            .as_ref()
+            .map(|p| p.workers.clone())
+            .unwrap_or_default();
+        let stories = self.load_stories().await?;
+        let mut done = Vec::new();
+        for worker in workers {
+            let verified = done_at(&worker);
+            let worker = self.adopt(worker)?;
+            let merged_already = stories
+                .iter()
+                .any(|story| story.id == worker.story && story.is_complete());
+            if let (Some(tip), false) = (verified, merged_already) {
+                done.push(Waiting { worker, tip });
+                continue;
+            }
+            self.retire_worker(&worker)?;
+            if merged_already {
+                continue;
+            }
+            if let Some(attempt) = self.last_attempt(&worker.story)
+                && attempt.outcome == AttemptOutcome::Running
+            {
+                attempt.outcome = AttemptOutcome::Interrupted;
+            }
+            self.warn(format!(
+                "story {} was at work in {} when the run stopped; what it left is kept under {namespace}/stories/, and it runs again",
+                worker.story,
+                worker.linked.path.display()
+            ));
+        }
+        self.save()?;
+        done.sort_by_key(|waiting| stories.iter().position(|s| s.id == waiting.worker.story));
+        let mut board = Board::default();
+        for Waiting { worker, tip } in done {
+            self.merge_done_story(&mut board, &worker, tip, &[]).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The commit a story's loop ended at when its story was verified done
+/// in its worktree, by its own state.
+fn done_at(worker: &WorkerRecord) -> Option<ObjectId> {
+    let state = crate::state::RunDir {
+        dir: worker.run_dir.clone(),
+    }
+    .load()
+    .ok()?;
+    let last = state
+        .stories
+        .iter()
+        .find(|record| record.id == worker.story)?
+        .attempts
+        .last()?;
+    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint)
+}
+
+/// Retire every story's worktree a parallel run that did not stop
+/// cleanly left behind, keeping what each left under the run's refs:
+/// finishing or aborting such a run leaves no worktree or branch of it.
+/// Returns how many there were.
+pub(crate) fn retire_left_behind(
+    repo: &crate::git::Repo,
+    change: &crate::git::ChangeName,
+    run_dir: &crate::state::RunDir,
+    state: &mut crate::state::RunState,
+) -> Result<usize, RunError> {
+    let Some(parallel) = state.parallel.as_mut() else {
+        return Ok(0);
+    };
+    let workers = std::mem::take(&mut parallel.workers);
+    for worker in &workers {
+        if !worker.ended {
+            let recorded = worker::recorded(worker);
+            if let Some(record) = recorded.story
+                && let Some(own) = state.stories.iter_mut().find(|s| s.id == worker.story)
+            {
+                *own = record;
+            }
+            add_totals(&mut state.totals, &recorded.totals);
+        }
+        worker::retire(repo, change, run_dir, worker)?;
+    }
+    run_dir.save(state)?;
+    Ok(workers.len())
+}
+
+/// The run's worktree at its branch's tip, whatever a merge cut short
+/// left in it kept under `<namespace>/merges/interrupted/`.
+fn back_at_tip(
+    repo: &mut crate::git::Repo,
+    namespace: &str,
+) -> Result<ObjectId, crate::git::OpError> {
+    let Some(tip) = repo.head()?.commit() else {
+        return Err(
+            crate::git::GitFailure::new_io("read the run's branch", "it has no commit").into(),
+        );
+    };
+    let (old, new) = repo.checkpoint_tree_and_fingerprint(tip)?;
+    if old != new {
+        let refname = format!("{namespace}/merges/interrupted/{}", crate::events::now_ms());
+        repo.preserve(&refname, "ralph: a merge cut short")?;
+        repo.revert()?;
+    }
+    Ok(tip)
+}
