@@ -2,7 +2,8 @@
 //! each done by an ordinary story loop in a worktree of its own, from the
 //! run's branch as it stood when the story started. Which stories are
 //! independent is [`schedule`]'s decision; starting and retiring a story's
-//! loop is [`worker`]'s; bringing its work onto the branch is [`merge`]'s.
+//! loop is [`worker`]'s; bringing its work onto the branch is [`merge`]'s;
+//! taking a run up again after a crash is [`recover`]'s.
 //!
 //! The run's own loop here does no story itself. It starts stories, hears
 //! their events (logged as the run's, so `log`, `watch` and the screens
