@@ -18,6 +18,7 @@ mod git_dir;
 mod guard;
 pub mod hex;
 mod index_cache;
+mod index_file;
 mod lock;
 mod name;
 mod open;
