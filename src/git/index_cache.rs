@@ -112,6 +112,11 @@ impl Repo {
         tree: Option<ObjectId>,
     ) -> Result<(), GitFailure> {
         lock.commit(&mut index)?;
+        // What the scan before this write learned of the directories is
+        // kept with it.
+        if let Some(cache) = self.dir_cache.borrow_mut().as_mut() {
+            cache.save(&self.dir_cache_path());
+        }
         let identity = identity(&self.repo.index_path());
         self.record_tree(identity.zip(tree));
         *self.index_cache.borrow_mut() = identity.map(|identity| IndexCache {

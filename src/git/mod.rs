@@ -13,6 +13,7 @@
 mod blob;
 mod bring;
 mod diff;
+mod dir_cache;
 mod error;
 mod git_dir;
 mod guard;

@@ -88,3 +88,147 @@ fn a_revert_after_git_staged_a_new_file_deletes_it() {
     assert_eq!(fx.status(), "");
     fx.assert_fsck_clean();
 }
+
+/// A fixture whose directories are old, scanned once by an operation that
+/// writes the index (and with it the directory cache), so that the cache
+/// holds every one of them.
+fn scanned_with_old_directories() -> (Fixture, Repo) {
+    let fx = Fixture::new();
+    fx.age_directories();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    repo.revert().unwrap();
+    let cache = fx.read(".git/ralph/dir-cache");
+    assert!(
+        cache.lines().any(|line| line.ends_with("\tdocs")),
+        "the scan kept docs/ in its cache:\n{cache}"
+    );
+    (fx, repo)
+}
+
+/// The plain case: a file added to a directory the cache holds changes its
+/// mtime, and the next scan reads it again.
+#[test]
+fn a_file_added_to_a_cached_directory_is_checkpointed() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    fx.write("docs/new.txt", "new\n");
+    let expected = fx.oracle_tree();
+
+    let checkpoint = repo.checkpoint("added").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.status(), "");
+}
+
+/// Setting the directory's mtime back after adding a file (as `tar` and
+/// `rsync -t` do) leaves its ctime changed, and that is enough.
+#[test]
+fn a_file_added_behind_a_restored_mtime_is_checkpointed() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    let mtime = fx.path("docs").metadata().unwrap().modified().unwrap();
+    fx.write("docs/new.txt", "new\n");
+    fx.set_dir_mtime("docs", mtime);
+    let expected = fx.oracle_tree();
+
+    let checkpoint = repo.checkpoint("added").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.status(), "");
+}
+
+/// A fresh process reads the cache from disk: the same file is found there.
+#[test]
+fn a_file_added_to_a_cached_directory_is_found_by_another_process() {
+    let (fx, repo) = scanned_with_old_directories();
+    drop(repo);
+    fx.write("src/new.txt", "new\n");
+    let expected = fx.oracle_tree();
+
+    let mut repo = Repo::open(&fx.root).unwrap();
+    let checkpoint = repo.checkpoint("added").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+}
+
+/// `git rm --cached` makes a file untracked without touching its
+/// directory: the cache sees the index no longer has it there.
+#[test]
+fn a_file_git_stopped_tracking_in_a_cached_directory_is_checkpointed() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    fx.git(&["rm", "-q", "--cached", "docs/keep.txt"]);
+    fx.git(&["commit", "-q", "-m", "untrack"]);
+    let expected = fx.oracle_tree();
+
+    let checkpoint = repo.checkpoint("re-added").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.git(&["ls-files", "docs/keep.txt"]), "docs/keep.txt");
+}
+
+/// The same for a whole directory: its parent, unchanged on disk, no longer
+/// has it among its tracked directories.
+#[test]
+fn a_directory_git_stopped_tracking_is_checkpointed() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    fx.git(&["rm", "-q", "-r", "--cached", "src"]);
+    fx.git(&["commit", "-q", "-m", "untrack"]);
+    let expected = fx.oracle_tree();
+
+    let checkpoint = repo.checkpoint("re-added").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.git(&["ls-files", "src"]), "src/a.txt");
+}
+
+/// A revert deletes a file added to a cached directory.
+#[test]
+fn a_file_added_to_a_cached_directory_is_reverted() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    fx.write("docs/new.txt", "new\n");
+
+    repo.revert().unwrap();
+
+    assert!(!fx.path("docs/new.txt").exists());
+    assert_eq!(fx.status(), "");
+}
+
+/// A directory changed in the second of the scan is never kept: files added
+/// to it right after, in the same second, are found.
+#[test]
+fn files_added_in_the_same_second_as_a_scan_are_found() {
+    let fx = Fixture::new();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    for round in 0..5 {
+        fx.write(format!("fresh/{round}.txt"), "x\n");
+        let expected = fx.oracle_tree();
+        let checkpoint = repo.checkpoint(&format!("round {round}")).unwrap();
+        assert_eq!(checkpoint.tree.to_string(), expected, "round {round}");
+    }
+}
+
+/// A nested repository below a tracked directory sends the scan back to a
+/// full walk, which keeps it out of checkpoints and reverts alike.
+#[test]
+fn a_repository_inside_a_tracked_directory_is_left_alone() {
+    let (fx, mut repo) = scanned_with_old_directories();
+    fx.nested_repo("docs/nested");
+    fx.write("docs/new.txt", "new\n");
+    let expected = fx.oracle_tree();
+
+    let checkpoint = repo.checkpoint("nested").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+
+    fx.write("docs/another.txt", "x\n");
+    repo.revert().unwrap();
+    assert!(fx.path("docs/nested/.git").exists());
+    assert!(!fx.path("docs/another.txt").exists());
+}
+
+/// An operation that only reads (a fingerprint) leaves no cache behind.
+#[test]
+fn a_fingerprint_writes_no_directory_cache() {
+    let fx = Fixture::new();
+    fx.age_directories();
+    let repo = Repo::open(&fx.root).unwrap();
+    repo.fingerprint().unwrap();
+    assert!(!fx.path(".git/ralph/dir-cache").exists());
+}
