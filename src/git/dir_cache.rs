@@ -391,3 +391,89 @@ fn write_cache(path: &Path, records: &HashMap<BString, Record>) {
         let _ = std::fs::remove_file(path);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(paths: &[&str]) -> gix::index::State {
+        let mut state = gix::index::State::new(gix::hash::Kind::Sha1);
+        for path in paths {
+            state.dangerously_push_entry(
+                gix::index::entry::Stat::default(),
+                gix::hash::Kind::Sha1.null(),
+                Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path.as_bytes().into(),
+            );
+        }
+        state.sort_entries();
+        state
+    }
+
+    fn subdirs(dirs: &HashMap<BString, IndexDir>, dir: &str) -> Vec<String> {
+        dirs[&BString::from(dir)]
+            .subdirs
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_directory_is_listed_with_its_tracked_subdirectories() {
+        let dirs = index_dirs(&index_of(&["a", "d/b", "d/e/f", "d-x", "g/h/i"])).unwrap();
+        assert_eq!(dirs.len(), 5);
+        assert_eq!(subdirs(&dirs, ""), ["d", "g"]);
+        assert_eq!(subdirs(&dirs, "d"), ["e"]);
+        assert_eq!(subdirs(&dirs, "d/e"), Vec::<String>::new());
+        assert_eq!(subdirs(&dirs, "g"), ["h"]);
+    }
+
+    #[test]
+    fn a_digest_changes_with_the_names_tracked_directly_below() {
+        let digest = |paths: &[&str], dir: &str| {
+            index_dirs(&index_of(paths)).unwrap()[&BString::from(dir)].digest
+        };
+        let all = ["a", "d/b", "d/c", "d/e/f"];
+        assert_ne!(digest(&all, "d"), digest(&["a", "d/b", "d/e/f"], "d"));
+        assert_ne!(digest(&all, ""), digest(&["a"], ""));
+        assert_eq!(digest(&all, "d"), digest(&["d/b", "d/c", "d/e/g"], "d"));
+        // A file and a directory of the same name are told apart.
+        assert_ne!(digest(&["d/b"], "d"), digest(&["d/b/x"], "d"));
+    }
+
+    #[test]
+    fn the_cache_reads_back_what_it_wrote_and_nothing_from_a_torn_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dir-cache");
+        let stat = DirStat {
+            dev: 1,
+            ino: 2,
+            mtime: 3,
+            mtime_nsec: 4,
+            ctime: 5,
+            ctime_nsec: 6,
+            size: 7,
+        };
+        let mut cache = DirCache {
+            records: [
+                (BString::from(""), Record { stat, digest: 8 }),
+                (
+                    BString::from("a b/ü"),
+                    Record {
+                        stat,
+                        digest: u64::MAX,
+                    },
+                ),
+            ]
+            .into(),
+            unsaved: true,
+        };
+        cache.save(&path);
+        assert_eq!(DirCache::read(&path).records, cache.records);
+
+        let text = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() - 9]).unwrap();
+        assert!(DirCache::read(&path).records.is_empty());
+    }
+}
