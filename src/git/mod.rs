@@ -28,6 +28,7 @@ mod reset;
 mod scope;
 mod scratch;
 mod session;
+mod settled;
 mod snapshot;
 mod tree;
 mod walk;

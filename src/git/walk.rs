@@ -57,9 +57,11 @@ impl Repo {
         Ok(items)
     }
 
-    /// Every entry compared, and the untracked files looked for only where
-    /// the directory cache says they may be (see `dir_cache.rs`); the two
-    /// run side by side. When the cache cannot tell, one walk of everything.
+    /// Every entry compared, first on its stat data, directory by directory
+    /// (see `settled.rs`), then by status where that leaves doubt; and the
+    /// untracked files looked for only where the directory cache says they
+    /// may be (see `dir_cache.rs`), alongside. When the cache cannot tell,
+    /// one walk of everything.
     fn walk_everything(
         &self,
         index: &gix::worktree::Index,
@@ -78,16 +80,30 @@ impl Repo {
             .dir_cache
             .take()
             .unwrap_or_else(|| DirCache::read(&self.dir_cache_path()));
-        let (items, found) = std::thread::scope(|threads| {
+        let (unsettled, found) = std::thread::scope(|threads| {
             let found =
                 threads.spawn(|| super::dir_cache::untracked_candidates(workdir, index, old));
-            let items = self.walk(index, walk, None, what);
-            (items, found.join().ok().flatten())
+            let unsettled = super::settled::unsettled(workdir, index);
+            (unsettled, found.join().ok().flatten())
         });
         let Some((candidates, learned)) = found else {
             return self.walk(index, walk, Some(Vec::new()), what);
         };
         *self.dir_cache.borrow_mut() = Some(learned);
+        // Only the entries their stat data does not settle go to status.
+        let items = match unsettled {
+            Some(positions) => {
+                let subset = super::scope::subset_at(index, positions);
+                let mut items = if subset.index.entries().is_empty() {
+                    Vec::new()
+                } else {
+                    self.walk(&subset.index, walk, None, what)?
+                };
+                super::scope::remap(&mut items, &subset.positions);
+                Ok(items)
+            }
+            None => self.walk(index, walk, None, what),
+        };
         let mut items = items?;
         if !candidates.is_empty() {
             let subset = super::scope::subset(index, &candidates);

@@ -232,3 +232,37 @@ fn a_fingerprint_writes_no_directory_cache() {
     repo.fingerprint().unwrap();
     assert!(!fx.path(".git/ralph/dir-cache").exists());
 }
+
+/// Entries older than the index are taken as unchanged on their stat data,
+/// with each directory opened on its own: a tracked directory moved away
+/// and replaced by a symlink to it still holds files with the very same
+/// stat data, but they are no longer at their paths.
+#[test]
+fn a_directory_replaced_by_a_symlink_to_it_is_seen() {
+    let fx = Fixture::new();
+    fx.age_files();
+    std::fs::rename(fx.path("src"), fx.path("moved")).unwrap();
+    fx.symlink("moved", "src");
+    let expected = fx.oracle_tree();
+
+    let mut repo = Repo::open(&fx.root).unwrap();
+    let checkpoint = repo.checkpoint("moved").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_eq!(fx.status(), "");
+}
+
+/// A file rewritten with the same size keeps nothing of its stat data but
+/// the size: it is hashed again.
+#[test]
+fn an_old_file_rewritten_with_the_same_size_is_seen() {
+    let fx = Fixture::new();
+    fx.age_files();
+    fx.write("docs/keep.txt", "KEEP\n");
+    let expected = fx.oracle_tree();
+
+    let mut repo = Repo::open(&fx.root).unwrap();
+    let checkpoint = repo.checkpoint("rewritten").unwrap();
+
+    assert_eq!(checkpoint.tree.to_string(), expected);
+}
