@@ -20,15 +20,17 @@ use gix::index::entry::{Flags, Mode, Stat};
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode as Perms, SFlag};
 
+/// How a directory is opened to stat what it holds: for lookups only where
+/// the system has that, else for reading.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIRECTORY: OFlag = OFlag::O_PATH.union(OFlag::O_DIRECTORY);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const DIRECTORY: OFlag = OFlag::O_RDONLY.union(OFlag::O_DIRECTORY);
+
 /// Positions of the entries of `index` that are not settled, in order;
 /// `None` when the worktree's top cannot be opened.
 pub(crate) fn unsettled(workdir: &Path, index: &gix::index::State) -> Option<Vec<usize>> {
-    let root = nix::fcntl::open(
-        workdir,
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Perms::empty(),
-    )
-    .ok()?;
+    let root = nix::fcntl::open(workdir, DIRECTORY | OFlag::O_CLOEXEC, Perms::empty()).ok()?;
     let entries = index.entries();
     let written = index.timestamp().unix_seconds();
     let threads = std::thread::available_parallelism()
@@ -187,7 +189,7 @@ fn open_dir(parent: &OwnedFd, name: &[u8]) -> Option<OwnedFd> {
     nix::fcntl::openat(
         parent,
         name,
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Perms::empty(),
     )
     .ok()
