@@ -96,6 +96,13 @@ impl Repo {
         (Some(cache.identity) == identity(&self.repo.index_path())).then_some(cache.tree?)
     }
 
+    /// The tree `index` describes, when that is known without hashing it:
+    /// this process wrote it, or its cache-tree is valid throughout.
+    pub(crate) fn tree_described_by(&self, index: &gix::index::File) -> Option<ObjectId> {
+        self.known_index_tree()
+            .or_else(|| super::tree::cached_tree(&self.repo, index))
+    }
+
     /// Write `index` through `lock` and remember it (and the tree it
     /// describes, when known) for the next operation.
     pub(crate) fn commit_index(
@@ -105,6 +112,11 @@ impl Repo {
         tree: Option<ObjectId>,
     ) -> Result<(), GitFailure> {
         lock.commit(&mut index)?;
+        // What the scan before this write learned of the directories is
+        // kept with it.
+        if let Some(cache) = self.dir_cache.borrow_mut().as_mut() {
+            cache.save(&self.dir_cache_path());
+        }
         let identity = identity(&self.repo.index_path());
         self.record_tree(identity.zip(tree));
         *self.index_cache.borrow_mut() = identity.map(|identity| IndexCache {

@@ -44,9 +44,16 @@ impl IndexLock {
         index.remove_tree();
         index.remove_resolve_undo();
         let mut out = std::io::BufWriter::with_capacity(256 * 1024, self.file);
-        index
-            .write_to(&mut out, gix::index::write::Options::default())
-            .ctx(|| "could not write the index".into())?;
+        match super::index_file::encode_plain(index) {
+            Some(bytes) => out
+                .write_all(&bytes)
+                .ctx(|| "could not write the index".into())?,
+            None => {
+                index
+                    .write_to(&mut out, gix::index::write::Options::default())
+                    .ctx(|| "could not write the index".into())?;
+            }
+        }
         out.flush().ctx(|| "could not write the index".into())?;
         let file = out
             .into_inner()

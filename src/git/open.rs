@@ -23,6 +23,9 @@ pub struct Repo {
     pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
     /// A watch could not be started here once; it is not tried again.
     pub(crate) watch_refused: std::cell::Cell<bool>,
+    /// What the last full scan learned of the worktree's directories, until
+    /// the index write that follows it keeps it on disk (see `dir_cache.rs`).
+    pub(crate) dir_cache: std::cell::RefCell<Option<super::dir_cache::DirCache>>,
     /// Where run state lives (see [`Repo::ralph_dir`]).
     pub(crate) ralph_dir: PathBuf,
 }
@@ -158,6 +161,7 @@ impl Repo {
             hashed_only: None,
             watching: Default::default(),
             watch_refused: Default::default(),
+            dir_cache: Default::default(),
             ralph_dir,
         })
     }

@@ -190,14 +190,15 @@ impl Repo {
 
     /// Does `index` describe exactly `tree`: no conflicts, nothing only
     /// intended to be added, and the same tree? Known for free when this
-    /// process wrote the index, else one hashing pass.
+    /// process wrote the index or its cache-tree is valid, else one hashing
+    /// pass.
     fn index_describes(
         &self,
         index: &gix::index::File,
         tree: ObjectId,
     ) -> Result<bool, GitFailure> {
-        if self.known_index_tree() == Some(tree) {
-            return Ok(true);
+        if let Some(described) = self.tree_described_by(index) {
+            return Ok(described == tree);
         }
         let plain = index
             .entries()

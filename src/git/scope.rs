@@ -339,6 +339,12 @@ pub(crate) fn subset(index: &gix::index::File, paths: &[BString]) -> Subset {
     }
     positions.sort_unstable();
     positions.dedup();
+    subset_at(index, positions)
+}
+
+/// The entries of `index` at `positions` (sorted, no duplicates).
+pub(crate) fn subset_at(index: &gix::index::File, positions: Vec<usize>) -> Subset {
+    let entries = index.entries();
     let mut state = gix::index::State::new(index.object_hash());
     // Racy entries are told by the index file's own time: the subset
     // must keep it, or an entry written in the same second as the index

@@ -102,8 +102,9 @@ impl Repo {
             .ctx(|| "the system clock is before 1970".into())?;
         // When this process wrote the index, the tree it describes is known,
         // and the new tree is that one with the edits applied: only the
-        // trees along changed paths are touched.
-        let base = self.known_index_tree();
+        // trees along changed paths are touched. So it is when git left a
+        // valid cache-tree in the index.
+        let base = self.tree_described_by(&shared);
         let items = self.walk_status(
             &shared,
             Walk::Snapshot,

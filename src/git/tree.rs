@@ -26,6 +26,28 @@ pub(crate) fn write_tree(
     build(repo, index, true)
 }
 
+/// The tree `index` describes according to its own cache-tree (the `TREE`
+/// extension git keeps up to date as it writes the index), when every node
+/// of it is valid, it covers every entry, and the tree is in the object
+/// database: the id `git write-tree` would then return without hashing
+/// anything. `None` whenever in doubt.
+pub(crate) fn cached_tree(repo: &gix::Repository, index: &gix::index::State) -> Option<ObjectId> {
+    let root = index.tree()?;
+    let plain = index.entries().iter().all(|entry| {
+        entry.stage_raw() == 0
+            && !entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+    });
+    let covers =
+        root.num_entries.and_then(|n| usize::try_from(n).ok()) == Some(index.entries().len());
+    (plain && covers && fully_valid(root) && repo.has_object(root.id)).then_some(root.id)
+}
+
+fn fully_valid(tree: &gix::index::extension::Tree) -> bool {
+    tree.num_entries.is_some() && tree.children.iter().all(fully_valid)
+}
+
 fn build(
     repo: &gix::Repository,
     index: &gix::index::State,

@@ -7,6 +7,7 @@
 use gix::bstr::{BString, ByteSlice};
 use gix::status::index_worktree::Item;
 
+use super::dir_cache::DirCache;
 use super::error::{Context, GitFailure};
 use super::open::Repo;
 use super::scope::Scope;
@@ -32,7 +33,7 @@ impl Repo {
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
         let Scope::Paths(paths) = scope else {
-            return self.walk(index, walk, Some(Vec::new()), what);
+            return self.walk_everything(index, walk, what);
         };
         // The entries in scope are compared without pathspecs, whose
         // matching costs every pattern for every path; only the paths that
@@ -54,6 +55,76 @@ impl Repo {
             );
         }
         Ok(items)
+    }
+
+    /// Every entry compared, first on its stat data, directory by directory
+    /// (see `settled.rs`), then by status where that leaves doubt; and the
+    /// untracked files looked for only where the directory cache says they
+    /// may be (see `dir_cache.rs`), alongside. When the cache cannot tell,
+    /// one walk of everything.
+    fn walk_everything(
+        &self,
+        index: &gix::worktree::Index,
+        walk: Walk,
+        what: &str,
+    ) -> Result<Vec<Item>, GitFailure> {
+        let case_sensitive = self
+            .repo
+            .filesystem_options()
+            .is_ok_and(|caps| !caps.ignore_case);
+        if !case_sensitive {
+            return self.walk(index, walk, Some(Vec::new()), what);
+        }
+        let workdir = self.workdir();
+        let old = self
+            .dir_cache
+            .take()
+            .unwrap_or_else(|| DirCache::read(&self.dir_cache_path()));
+        let (unsettled, found) = std::thread::scope(|threads| {
+            let found =
+                threads.spawn(|| super::dir_cache::untracked_candidates(workdir, index, old));
+            let unsettled = super::settled::unsettled(workdir, index);
+            (unsettled, found.join().ok().flatten())
+        });
+        let Some((candidates, learned)) = found else {
+            return self.walk(index, walk, Some(Vec::new()), what);
+        };
+        *self.dir_cache.borrow_mut() = Some(learned);
+        // Only the entries their stat data does not settle go to status.
+        let items = match unsettled {
+            Some(positions) => {
+                let subset = super::scope::subset_at(index, positions);
+                let mut items = if subset.index.entries().is_empty() {
+                    Vec::new()
+                } else {
+                    self.walk(&subset.index, walk, None, what)?
+                };
+                super::scope::remap(&mut items, &subset.positions);
+                Ok(items)
+            }
+            None => self.walk(index, walk, None, what),
+        };
+        let mut items = items?;
+        if !candidates.is_empty() {
+            let subset = super::scope::subset(index, &candidates);
+            let literals = candidates
+                .iter()
+                .map(|path| super::scope::literal(path.as_bstr()))
+                .collect();
+            let found = self.walk(&subset.index, walk, Some(literals), what)?;
+            items.extend(
+                found
+                    .into_iter()
+                    .filter(|item| matches!(item, Item::DirectoryContents { .. })),
+            );
+        }
+        Ok(items)
+    }
+
+    /// `<git-dir>/ralph/dir-cache`: which directories held only tracked
+    /// files at the last full scan of this worktree.
+    pub(crate) fn dir_cache_path(&self) -> std::path::PathBuf {
+        self.own_ralph_dir().join("dir-cache")
     }
 
     /// Literal pathspecs for the paths of `paths` that are not a tracked

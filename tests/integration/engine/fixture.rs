@@ -135,3 +135,61 @@ impl Fixture {
         crate::harness::disk_snapshot(&self.root)
     }
 }
+
+impl Fixture {
+    /// Set every directory's mtime (`.git` aside) an hour back, so that the
+    /// next full scan may keep what it read of them.
+    pub fn age_directories(&self) {
+        age_directories(&self.root);
+    }
+
+    /// Set every regular file's mtime (`.git` aside) an hour back, and let
+    /// git refresh the index: entries then hold stat data older than the
+    /// index, which a full scan may trust.
+    pub fn age_files(&self) {
+        age_files(&self.root);
+        self.git(&["status", "--porcelain"]);
+    }
+
+    /// Set the mtime of directory `rel` to `mtime`.
+    pub fn set_dir_mtime(&self, rel: &str, mtime: std::time::SystemTime) {
+        std::fs::File::open(self.path(rel))
+            .and_then(|dir| dir.set_modified(mtime))
+            .unwrap_or_else(|err| panic!("could not set the mtime of {rel}: {err}"));
+    }
+}
+
+/// Set the mtime of `dir` and every directory below it (`.git` aside) an
+/// hour back.
+pub fn age_directories(dir: &std::path::Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).expect("could not list a directory") {
+        let entry = entry.expect("could not list a directory");
+        if entry.file_name() != ".git" && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            age_directories(&entry.path());
+        }
+    }
+    std::fs::File::open(dir)
+        .and_then(|handle| handle.set_modified(old))
+        .unwrap_or_else(|err| panic!("could not age {}: {err}", dir.display()));
+}
+
+fn age_files(dir: &std::path::Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).expect("could not list a directory") {
+        let entry = entry.expect("could not list a directory");
+        let kind = entry.file_type().expect("could not stat an entry");
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        if kind.is_dir() {
+            age_files(&entry.path());
+        } else if kind.is_file() {
+            std::fs::File::options()
+                .append(true)
+                .open(entry.path())
+                .and_then(|file| file.set_modified(old))
+                .unwrap_or_else(|err| panic!("could not age {}: {err}", entry.path().display()));
+        }
+    }
+}

@@ -228,6 +228,11 @@ enum Scanning {
 /// against git.
 fn run_case(rounds: &[Round], scanning: Scanning) -> Result<(), TestCaseError> {
     let fx = Fixture::new();
+    // Old directories are what a full scan keeps in its directory cache:
+    // the rounds then change some of them behind it.
+    fx.age_directories();
+    // Files older than the index are settled on their stat data alone.
+    fx.age_files();
     let mut repo = Repo::open(&fx.root).map_err(|err| failed("open", &err))?;
     if scanning == Scanning::Watched {
         repo.watch_worktree().map_err(|err| failed("watch", &err))?;

@@ -2,6 +2,7 @@
 //! hand-written cases and the property tests.
 
 mod fixture;
+mod git_caches;
 mod git_engine;
 mod git_merge;
 mod git_props;
