@@ -53,8 +53,6 @@ pub(super) struct Start<'a> {
 }
 
 impl Start<'_> {
-    /// Make the story's branch and worktree at the run's tip, and start
-    /// its loop.
     /// What the story's worktree will be, recorded before it is made, so
     /// that a crash at any moment leaves nothing a resume cannot find.
     pub fn plan(&self, story: &Story) -> Result<WorkerRecord, RunError> {
