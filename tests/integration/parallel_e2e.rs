@@ -6,7 +6,7 @@
 //! kill -9 leave no worktree, branch or story behind.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::harness::story_run::*;
 use crate::harness::*;
@@ -46,6 +46,26 @@ fn assert_nothing_left(repo: &TestRepo) {
 fn run_worktree(repo: &TestRepo) -> PathBuf {
     let parent = fs::canonicalize(repo.root.parent().expect("a parent")).expect("it exists");
     parent.join("repo.ralph").join(CHANGE)
+}
+
+/// Start `agent` at `--parallel 2` (and `extra`) in the background, and
+/// wait until the agents of stories 1 and 2 are at work, each having
+/// written its file. Returns the run, and where story worktrees go.
+fn two_stories_at_work(repo: &TestRepo, agent: &Path, extra: &[&str]) -> (Background, PathBuf) {
+    let mut args = vec!["--parallel", "2"];
+    args.extend_from_slice(extra);
+    let run = Background::start(repo, agent, &args);
+    let beside = run_worktree(repo).parent().expect("a parent").to_owned();
+    agent_at_work(repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
+    agent_at_work(repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
+    (run, beside)
+}
+
+/// kill -9 the loop, and its agents after it.
+fn kill_9(repo: &TestRepo, run: Background) {
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    run.wait(std::time::Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
 }
 
 #[test]
@@ -89,7 +109,6 @@ fn issue_23_independent_stories_run_at_once_and_merge_in_story_order() {
         ),
         "three stories were at work at once"
     );
-    let _ = run_worktree(&repo);
 }
 
 /// Two independent stories that write the same file: story 2 is done
@@ -210,14 +229,8 @@ fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_non
          [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
     );
     let _reaper = Reaper(repo.record_dir());
-    let run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
-    let place = run_worktree(&repo);
-    let beside = place.parent().expect("a parent").to_owned();
-    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
-    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
-    run.signal(nix::sys::signal::Signal::SIGKILL);
-    run.wait(std::time::Duration::from_secs(30));
-    kill_agents(&repo.record_dir());
+    let (run, _) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
+    kill_9(&repo, run);
     assert_eq!(worktrees(&repo).len(), 4, "{:?}", worktrees(&repo));
     repo.assert_fsck_clean();
     // Status shows every story at work.
@@ -268,13 +281,8 @@ fn issue_23_abort_of_a_killed_parallel_run_restores_exactly_and_removes_every_wo
         "[story=1]\nwrite one.txt half\nsleep 30\n[story=2]\nwrite two.txt half\nsleep 30\n",
     );
     let _reaper = Reaper(repo.record_dir());
-    let loop_run = Background::start(&repo, &agent, &["--parallel", "2"]);
-    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
-    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
-    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
-    loop_run.signal(nix::sys::signal::Signal::SIGKILL);
-    loop_run.wait(std::time::Duration::from_secs(30));
-    kill_agents(&repo.record_dir());
+    let (loop_run, beside) = two_stories_at_work(&repo, &agent, &[]);
+    kill_9(&repo, loop_run);
 
     let output = run(ralph(&repo).args(["abort", CHANGE]));
     assert_exit(&output, 0);
@@ -398,9 +406,7 @@ fn issue_23_a_story_done_in_its_worktree_before_kill_9_is_merged_on_resume_not_d
                 .is_ok_and(|state| state.contains("\"complete\""))
         },
     );
-    run.signal(nix::sys::signal::Signal::SIGKILL);
-    run.wait(std::time::Duration::from_secs(30));
-    kill_agents(&repo.record_dir());
+    kill_9(&repo, run);
 
     let output = start(&repo, &agent, &[]);
     assert_exit(&output, 0);
@@ -432,10 +438,7 @@ fn issue_23_abort_of_a_live_parallel_run_stops_every_story_and_restores_exactly(
         "[story=1]\nwrite one.txt half\nsleep 30\n[story=2]\nwrite two.txt half\nsleep 30\n",
     );
     let _reaper = Reaper(repo.record_dir());
-    let loop_run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
-    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
-    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "one.txt");
-    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "two.txt");
+    let (loop_run, beside) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
 
     // The loop is reaped while abort waits for it to stop.
     let mut abort = ralph(&repo);
@@ -628,5 +631,47 @@ fn issue_23_each_story_at_once_goes_through_its_role_pipeline() {
             "story {story}"
         );
     }
+    assert_nothing_left(&repo);
+}
+
+#[test]
+fn issue_23_a_story_whose_checks_fail_on_the_merged_tree_is_not_done() {
+    let repo = two_independent();
+    // Passes in each story's worktree alone, fails once both are merged.
+    let check = "test $(ls story-*.txt 2>/dev/null | wc -l) -lt 2";
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    let output = start(
+        &repo,
+        &agent,
+        &[
+            "--parallel",
+            "2",
+            "--check",
+            check,
+            "--max-retries",
+            "1",
+            "--on-finish",
+            "keep",
+        ],
+    );
+    assert_exit(&output, 3);
+    let refused: Vec<_> = events(&repo)
+        .into_iter()
+        .filter(|e| e["type"] == "merged" && e["merged"] == false)
+        .collect();
+    assert_eq!(refused.len(), 1, "{}", describe(&output));
+    assert_eq!(refused[0]["story_id"], "2");
+    let reason = refused[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("a check failed"), "{reason}");
+    // The merged state that failed its check is kept; nothing of it lands.
+    let kept = refused[0]["preserved"].as_str().expect("kept under a ref");
+    assert!(kept.starts_with(&format!("{NS}/merges/2/")), "{kept}");
+    assert_eq!(show(&repo, kept, "story-2.txt"), "work of story 2\n");
+    assert_eq!(show(&repo, kept, "story-1.txt"), "work of story 1\n");
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["1 Greeting"])
+    );
+    assert!(stdout(&output).contains("story 2 used its retries"));
     assert_nothing_left(&repo);
 }

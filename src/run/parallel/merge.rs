@@ -11,7 +11,7 @@ use super::super::story_loop::StoryLoop;
 use crate::contract;
 use crate::git::{ObjectId, StoryMerge};
 use crate::state::WorkerRecord;
-use crate::stories::slash_path;
+use crate::stories::{Story, slash_path};
 
 /// What came of merging a story's work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +66,8 @@ impl StoryLoop {
         })
         .await
         .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
-        self.carry_marks(&worker.story, tip, &tracking).await?;
-        let failed = self.checks_on_merged(&worker.story).await;
+        let story = self.carry_marks(&worker.story, tip, &tracking).await?;
+        let failed = self.checks_on_merged(&story).await;
         if !failed.is_empty() {
             let kept = self.set_merge_aside(&worker.story).await?;
             return Ok(Merged::Refused {
@@ -108,13 +108,13 @@ impl StoryLoop {
     }
 
     /// Set the story's marks in the run's worktree as its own worktree had
-    /// them at `tip`.
+    /// them at `tip`; returns the story as the run's tracking file has it.
     async fn carry_marks(
         &mut self,
         story: &str,
         tip: ObjectId,
         tracking: &str,
-    ) -> Result<(), RunError> {
+    ) -> Result<Story, RunError> {
         let path = self.repo_lock().workdir().join(self.source.tracking_file());
         let wanted = tracking.to_owned();
         let from = self
@@ -130,32 +130,28 @@ impl StoryLoop {
             )
         };
         let story = stories
-            .iter()
+            .into_iter()
             .find(|s| s.id == story)
             .ok_or_else(unmarked)?;
         let onto = std::fs::read_to_string(&path)
             .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
         let text = self
             .source
-            .carry_marks(&from, &onto, story)
+            .carry_marks(&from, &onto, &story)
             .ok_or_else(unmarked)?;
         if text != onto {
             crate::state::write_atomically(&path, text.as_bytes())
                 .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
         }
-        Ok(())
+        Ok(story)
     }
 
     /// The names of the story's checks that fail on the merged tree.
-    async fn checks_on_merged(&mut self, story: &str) -> Vec<String> {
-        let criteria = self
-            .load_stories()
-            .await
-            .ok()
-            .and_then(|stories| stories.into_iter().find(|s| s.id == story))
-            .map(|s| s.acceptance_criteria)
-            .unwrap_or_default();
-        let rules = self.settings.contract.rules_for(story, &criteria);
+    async fn checks_on_merged(&mut self, story: &Story) -> Vec<String> {
+        let rules = self
+            .settings
+            .contract
+            .rules_for(&story.id, &story.acceptance_criteria);
         let workdir = self.repo_lock().workdir().to_owned();
         contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout)
             .await

@@ -96,13 +96,16 @@ impl StoryLoop {
         let (stop_workers, workers_stop) = watch::channel(false);
         let mut stop = self.stop.clone();
         let mut board = Board::default();
+        // Stories start at first, and again only when one ended: agent
+        // output, which wakes this loop most often, changes nothing there.
+        let mut may_start = true;
         loop {
             if board.ending.is_none() {
                 board.ending = self.why_stop().await;
             }
             if board.ending.is_some() {
                 let _ = stop_workers.send(true);
-            } else {
+            } else if std::mem::take(&mut may_start) {
                 let stories = self.load_stories().await?;
                 self.sync_stories(&stories);
                 let launch = Launch {
@@ -132,6 +135,7 @@ impl StoryLoop {
                         self.forward(record);
                     }
                     self.story_ended(&mut board, &story, end).await?;
+                    may_start = true;
                 }
                 changed = stop.changed(), if board.ending.is_none() => {
                     if changed.is_err() || *stop.borrow() {
@@ -233,19 +237,14 @@ impl StoryLoop {
         board: &mut Board,
         launch: &Launch<'_>,
     ) -> Result<(), RunError> {
-        let planned = {
-            let repo = self.repo_lock();
-            Start {
-                repo: &repo,
-                change: &self.settings.change,
-                run_dir: &self.run_dir,
-                state: &self.state,
-                settings: &self.settings,
-                records: launch.records.clone(),
-                stop: launch.stop.clone(),
-            }
-            .plan(story)?
-        };
+        let workdir = self.repo_lock().workdir().to_owned();
+        let planned = worker::plan(
+            &self.settings.change,
+            &workdir,
+            &self.run_dir,
+            self.state.checkpoint,
+            story,
+        )?;
         self.state
             .parallel
             .get_or_insert_with(Default::default)

@@ -52,29 +52,31 @@ pub(super) struct Start<'a> {
     pub stop: watch::Receiver<bool>,
 }
 
-impl Start<'_> {
-    /// What the story's worktree will be, recorded before it is made, so
-    /// that a crash at any moment leaves nothing a resume cannot find.
-    pub fn plan(&self, story: &Story) -> Result<WorkerRecord, RunError> {
-        let name = worker_change(self.change, &story.id)?;
-        let path = worker_place(self.repo.workdir(), &name);
-        Ok(WorkerRecord {
-            story: story.id.clone(),
-            branch: name.branch_ref(),
-            base: self.state.checkpoint,
-            linked: crate::git::LinkedWorktree {
-                path,
-                id: name.to_string(),
-            },
-            run_dir: self
-                .run_dir
-                .dir
-                .join("workers")
-                .join(safe_component(&story.id)),
-            ended: false,
-        })
-    }
+/// What `story`'s worktree will be, beside the run's worktree at
+/// `run_worktree`, from the run's tip `base`: recorded before it is made,
+/// so that a crash at any moment leaves nothing a resume cannot find.
+pub(super) fn plan(
+    change: &ChangeName,
+    run_worktree: &Path,
+    run_dir: &RunDir,
+    base: ObjectId,
+    story: &Story,
+) -> Result<WorkerRecord, RunError> {
+    let name = worker_change(change, &story.id)?;
+    Ok(WorkerRecord {
+        story: story.id.clone(),
+        branch: name.branch_ref(),
+        base,
+        linked: crate::git::LinkedWorktree {
+            path: worker_place(run_worktree, &name),
+            id: name.to_string(),
+        },
+        run_dir: run_dir.dir.join("workers").join(safe_component(&story.id)),
+        ended: false,
+    })
+}
 
+impl Start<'_> {
     /// Make the story's branch and worktree as `planned`, and start its
     /// loop.
     pub fn launch(

@@ -51,8 +51,9 @@ fn message(text: &str) -> AgentEvent {
     }
 }
 
-/// A run on story 2 of 3: story 1 failed once, then completed.
-fn sample(mode: Mode) -> App {
+/// A run of `greet` whose three stories are all open, with
+/// `tasks_total` tasks each.
+fn three_open_stories(mode: Mode, tasks_total: usize) -> App {
     let mut app = App::new(mode, "greet");
     app.agent = "claude".into();
     for (id, title) in [("1", "Greeting"), ("2", "Farewell"), ("3", "Docs")] {
@@ -61,10 +62,16 @@ fn sample(mode: Mode) -> App {
             title: title.into(),
             done: false,
             tasks_done: 0,
-            tasks_total: 2,
+            tasks_total,
             attempts: vec![],
         });
     }
+    app
+}
+
+/// A run on story 2 of 3: story 1 failed once, then completed.
+fn sample(mode: Mode) -> App {
+    let mut app = three_open_stories(mode, 2);
     let events = vec![
         record(Event::RunStarted {
             branch: "ralph/greet".into(),
@@ -615,18 +622,7 @@ mod big_files;
 /// A parallel run: stories 1 and 3 at work at once; story 2 done in its
 /// worktree but not merged (a conflict), so it is not shown done.
 fn parallel_sample() -> App {
-    let mut app = App::new(Mode::Loop, "greet");
-    app.agent = "claude".into();
-    for (id, title) in [("1", "Greeting"), ("2", "Farewell"), ("3", "Docs")] {
-        app.stories.push(StoryItem {
-            id: id.into(),
-            title: title.into(),
-            done: false,
-            tasks_done: 0,
-            tasks_total: 1,
-            attempts: vec![],
-        });
-    }
+    let mut app = three_open_stories(Mode::Loop, 1);
     let workers = |stories: &[&str]| {
         record(Event::Workers {
             stories: stories.iter().map(|s| s.to_string()).collect(),

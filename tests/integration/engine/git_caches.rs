@@ -6,6 +6,25 @@
 use super::fixture::*;
 use git_ralph::git::Repo;
 
+/// Checkpoint `repo` and assert it wrote the tree git would.
+fn assert_checkpoint_is_gits(fx: &Fixture, repo: &mut Repo) {
+    let expected = fx.oracle_tree();
+    let checkpoint = repo.checkpoint("checkpoint").unwrap();
+    assert_eq!(checkpoint.tree.to_string(), expected);
+}
+
+/// A second commit (docs/keep.txt changed, more/new.txt added), then
+/// `git read-tree` of the first: an index whose valid cache-tree describes
+/// a tree that is not HEAD's.
+fn index_of_the_first_commit(fx: &Fixture) {
+    let initial = fx.git(&["rev-parse", "HEAD"]);
+    fx.write("docs/keep.txt", "second\n");
+    fx.write("more/new.txt", "new\n");
+    fx.git(&["add", "-A"]);
+    fx.git(&["commit", "-q", "-m", "second"]);
+    fx.git(&["read-tree", &initial]);
+}
+
 /// `git reset --hard` and `git commit` leave a cache-tree in the index; `git
 /// add` of one path invalidates it along that path. A checkpoint that
 /// trusted it anyway would miss the staged change.
@@ -15,12 +34,8 @@ fn a_checkpoint_after_git_staged_a_change_writes_gits_tree() {
     fx.write("docs/keep.txt", "staged\n");
     fx.git(&["add", "docs/keep.txt"]);
     fx.write("src/a.txt", "unstaged\n");
-    let expected = fx.oracle_tree();
-
     let mut repo = Repo::open(&fx.root).unwrap();
-    let checkpoint = repo.checkpoint("after a staged change").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.status(), "");
     fx.assert_fsck_clean();
 }
@@ -30,19 +45,10 @@ fn a_checkpoint_after_git_staged_a_change_writes_gits_tree() {
 #[test]
 fn a_checkpoint_over_an_index_of_another_tree_writes_gits_tree() {
     let fx = Fixture::new();
-    let initial = fx.git(&["rev-parse", "HEAD"]);
-    fx.write("docs/keep.txt", "second\n");
-    fx.write("more/new.txt", "new\n");
-    fx.git(&["add", "-A"]);
-    fx.git(&["commit", "-q", "-m", "second"]);
-    fx.git(&["read-tree", &initial]);
+    index_of_the_first_commit(&fx);
     fx.write("src/a.txt", "changed\n");
-    let expected = fx.oracle_tree();
-
     let mut repo = Repo::open(&fx.root).unwrap();
-    let checkpoint = repo.checkpoint("over another tree").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.status(), "");
     fx.assert_fsck_clean();
 }
@@ -53,12 +59,7 @@ fn a_checkpoint_over_an_index_of_another_tree_writes_gits_tree() {
 #[test]
 fn a_revert_over_an_index_of_another_tree_restores_head() {
     let fx = Fixture::new();
-    let initial = fx.git(&["rev-parse", "HEAD"]);
-    fx.write("docs/keep.txt", "second\n");
-    fx.write("more/new.txt", "new\n");
-    fx.git(&["add", "-A"]);
-    fx.git(&["commit", "-q", "-m", "second"]);
-    fx.git(&["read-tree", &initial]);
+    index_of_the_first_commit(&fx);
 
     let mut repo = Repo::open(&fx.root).unwrap();
     repo.revert().unwrap();
@@ -111,11 +112,7 @@ fn scanned_with_old_directories() -> (Fixture, Repo) {
 fn a_file_added_to_a_cached_directory_is_checkpointed() {
     let (fx, mut repo) = scanned_with_old_directories();
     fx.write("docs/new.txt", "new\n");
-    let expected = fx.oracle_tree();
-
-    let checkpoint = repo.checkpoint("added").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.status(), "");
 }
 
@@ -127,11 +124,7 @@ fn a_file_added_behind_a_restored_mtime_is_checkpointed() {
     let mtime = fx.path("docs").metadata().unwrap().modified().unwrap();
     fx.write("docs/new.txt", "new\n");
     fx.set_dir_mtime("docs", mtime);
-    let expected = fx.oracle_tree();
-
-    let checkpoint = repo.checkpoint("added").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.status(), "");
 }
 
@@ -141,12 +134,8 @@ fn a_file_added_to_a_cached_directory_is_found_by_another_process() {
     let (fx, repo) = scanned_with_old_directories();
     drop(repo);
     fx.write("src/new.txt", "new\n");
-    let expected = fx.oracle_tree();
-
     let mut repo = Repo::open(&fx.root).unwrap();
-    let checkpoint = repo.checkpoint("added").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
 }
 
 /// `git rm --cached` makes a file untracked without touching its
@@ -156,11 +145,7 @@ fn a_file_git_stopped_tracking_in_a_cached_directory_is_checkpointed() {
     let (fx, mut repo) = scanned_with_old_directories();
     fx.git(&["rm", "-q", "--cached", "docs/keep.txt"]);
     fx.git(&["commit", "-q", "-m", "untrack"]);
-    let expected = fx.oracle_tree();
-
-    let checkpoint = repo.checkpoint("re-added").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.git(&["ls-files", "docs/keep.txt"]), "docs/keep.txt");
 }
 
@@ -171,11 +156,7 @@ fn a_directory_git_stopped_tracking_is_checkpointed() {
     let (fx, mut repo) = scanned_with_old_directories();
     fx.git(&["rm", "-q", "-r", "--cached", "src"]);
     fx.git(&["commit", "-q", "-m", "untrack"]);
-    let expected = fx.oracle_tree();
-
-    let checkpoint = repo.checkpoint("re-added").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.git(&["ls-files", "src"]), "src/a.txt");
 }
 
@@ -212,10 +193,7 @@ fn a_repository_inside_a_tracked_directory_is_left_alone() {
     let (fx, mut repo) = scanned_with_old_directories();
     fx.nested_repo("docs/nested");
     fx.write("docs/new.txt", "new\n");
-    let expected = fx.oracle_tree();
-
-    let checkpoint = repo.checkpoint("nested").unwrap();
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
 
     fx.write("docs/another.txt", "x\n");
     repo.revert().unwrap();
@@ -243,12 +221,8 @@ fn a_directory_replaced_by_a_symlink_to_it_is_seen() {
     fx.age_files();
     std::fs::rename(fx.path("src"), fx.path("moved")).unwrap();
     fx.symlink("moved", "src");
-    let expected = fx.oracle_tree();
-
     let mut repo = Repo::open(&fx.root).unwrap();
-    let checkpoint = repo.checkpoint("moved").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
     assert_eq!(fx.status(), "");
 }
 
@@ -259,10 +233,6 @@ fn an_old_file_rewritten_with_the_same_size_is_seen() {
     let fx = Fixture::new();
     fx.age_files();
     fx.write("docs/keep.txt", "KEEP\n");
-    let expected = fx.oracle_tree();
-
     let mut repo = Repo::open(&fx.root).unwrap();
-    let checkpoint = repo.checkpoint("rewritten").unwrap();
-
-    assert_eq!(checkpoint.tree.to_string(), expected);
+    assert_checkpoint_is_gits(&fx, &mut repo);
 }
