@@ -140,8 +140,8 @@ fn unwrap_lines(lines: &[&str]) -> String {
 /// A run git-ralph ended itself (timeout, stop) is an agent error, and so is
 /// an error the agent reported, so a promise in an error message never
 /// counts. A process that did not exit with 0 is an agent error unless it
-/// promised completion, in which case the promise is not trusted and the
-/// attempt yields no signal. Completion requires exit 0.
+/// named its ending: a promised completion is not trusted (no signal), a
+/// named failure keeps its reason. Completion requires exit 0.
 pub fn conclude(
     done: Option<&Done>,
     exit: ExitStatusKind,
@@ -168,7 +168,9 @@ pub fn conclude(
         },
         None => Signal::None,
     };
-    if !exit.is_success() && signal != Signal::Complete {
+    // A failure the agent named is its reason, whatever its exit status
+    // adds: wrappers report a failure both ways.
+    if !exit.is_success() && matches!(signal, Signal::None) {
         return Conclusion::AgentError {
             message: format!("the agent {exit}"),
         };
@@ -366,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unclean_exit_is_an_agent_error_unless_completion_was_promised() {
+    fn an_unclean_exit_is_an_agent_error_unless_the_agent_named_its_ending() {
         let scope = PromiseScope::FinalMessage;
         let failed = done("<promise>FAILED: no db</promise>");
         assert_eq!(
@@ -376,6 +378,13 @@ mod tests {
                 DEFAULT_TOKEN,
                 scope
             ),
+            Conclusion::Failed {
+                reason: "no db".into()
+            },
+            "a failure named in the promise keeps its reason"
+        );
+        assert_eq!(
+            conclude(None, ExitStatusKind::Exited(2), DEFAULT_TOKEN, scope),
             Conclusion::AgentError {
                 message: "the agent exited with code 2".into()
             }

@@ -162,13 +162,20 @@ impl StoryLoop {
             AttemptOutcome::Failed => last.reason.clone().map(RetryContext::FailedReason),
             AttemptOutcome::Rejected => last.reason.clone().map(RetryContext::Rejected),
             AttemptOutcome::TimedOut => Some(RetryContext::TimedOut),
-            AttemptOutcome::NoSignal => last.asked.clone().map(|question| RetryContext::Asked {
-                question,
-                learnings: self
-                    .settings
-                    .learnings
-                    .then(|| self.run_dir.learnings_path().to_string_lossy().into_owned()),
-            }),
+            AttemptOutcome::NoSignal if last.asked.is_some() => {
+                last.asked.clone().map(|question| RetryContext::Asked {
+                    question,
+                    learnings: self
+                        .settings
+                        .learnings
+                        .then(|| self.run_dir.learnings_path().to_string_lossy().into_owned()),
+                })
+            }
+            // An attempt that ended without a promise, or in an error of
+            // the agent's, is not accepted either: the next one hears why.
+            AttemptOutcome::NoSignal | AttemptOutcome::AgentError => {
+                last.reason.clone().map(RetryContext::Rejected)
+            }
             _ => None,
         }
     }

@@ -162,7 +162,7 @@ fn a_failed_attempt_is_preserved_and_the_worktree_reverted_ignored_files_kept() 
 }
 
 #[test]
-fn attempts_without_a_verdict_are_preserved_and_retried_without_extra_context() {
+fn attempts_without_a_verdict_are_preserved_and_the_retry_is_told_how_they_ended() {
     let repo = project(TWO_STORIES);
     let agent = script(
         &repo,
@@ -212,10 +212,11 @@ fn attempts_without_a_verdict_are_preserved_and_retried_without_extra_context() 
             tree_files(&repo, &preserved).contains(&file.to_string()),
             "attempt {n} keeps {file}"
         );
+        // The next attempt hears how this one ended (issue 33).
         let next = recorded_prompt(&repo, "1", n + 1);
         assert!(
-            !next.contains("Previous attempt"),
-            "attempt {} is given no extra context after a {}:\n{next}",
+            next.contains("## Previous attempt") && next.contains(&attempts[n as usize - 1].1),
+            "attempt {} is told how the {} ended:\n{next}",
             n + 1,
             outcomes[n as usize - 1]
         );
