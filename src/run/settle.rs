@@ -65,6 +65,14 @@ impl StoryLoop {
             record.failed_checks = checks;
         }
         self.state.last_failure = reason.clone();
+        // The record says what the branch now holds before anyone is
+        // told: the story's marks as checkpointed, and no story at work.
+        let stories = self.load_stories().await?;
+        self.sync_stories(&stories);
+        if finished {
+            self.state.current_story = None;
+            self.state.current_attempt = 0;
+        }
         self.save()?;
         let role = self.attempt_role(&story.id, attempt);
         self.emit(Event::AttemptFinished {

@@ -288,11 +288,13 @@ impl StoryLoop {
                 self.state.current_story = Some(story.id.clone());
                 return Ok(limit);
             }
+            let attempts_before = self.story_record(&story.id).attempts.len();
             self.attempt(&story, &stories, turn).await?;
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
-            if self.state.current_story.as_deref() == Some(story.id.as_str())
+            let attempted = self.story_record(&story.id).attempts.len() > attempts_before;
+            if attempted
                 && self.source.kind() == SourceKind::Prompt
                 && self.last_outcome(&story.id) == Some(AttemptOutcome::Complete)
             {
