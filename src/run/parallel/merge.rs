@@ -32,7 +32,7 @@ impl StoryLoop {
         &mut self,
         worker: &WorkerRecord,
         tip: ObjectId,
-        merged_since: &[String],
+        merged_since: &[super::MergedStory],
     ) -> Result<Merged, RunError> {
         let (base, ours, story_id) = (worker.base, self.state.checkpoint, worker.story.clone());
         let tracking = slash_path(self.source.tracking_file());
@@ -44,7 +44,13 @@ impl StoryLoop {
         let tree = match outcome {
             StoryMerge::Clean { tree } => tree,
             StoryMerge::Conflicted { paths } => {
-                let since = match merged_since {
+                // Only the stories whose merge touched a conflicting path.
+                let clashing: Vec<&str> = merged_since
+                    .iter()
+                    .filter(|merged| merged.paths.iter().any(|path| paths.contains(path)))
+                    .map(|merged| merged.story.as_str())
+                    .collect();
+                let since = match clashing.as_slice() {
                     [] => "the run's branch".to_owned(),
                     stories => format!("the work of story {}", stories.join(", ")),
                 };

@@ -39,6 +39,13 @@ use crate::stories::Story;
 /// A story loop that ended, with its story.
 type Ended = (String, LoopEnd);
 
+/// A story merged onto the run's branch, and the paths its merge changed.
+#[derive(Debug, Clone)]
+pub(super) struct MergedStory {
+    pub story: String,
+    pub paths: Vec<String>,
+}
+
 /// A story done in its worktree, its loop ended, not merged yet.
 struct Waiting {
     worker: WorkerRecord,
@@ -51,9 +58,9 @@ struct Board {
     running: Vec<Running>,
     /// Stories that used their retries.
     given_up: BTreeSet<String>,
-    /// Stories merged in this loop, in order: what a conflict is named
-    /// against.
-    merged: Vec<String>,
+    /// Stories merged in this loop, in order, with the paths each merge
+    /// changed: what a conflict is named against.
+    merged: Vec<MergedStory>,
     /// How many stories were merged when each running story started.
     merged_at_start: BTreeMap<String, usize>,
     /// Each started story's place in the file: merges go in this order.
@@ -300,11 +307,16 @@ impl StoryLoop {
 
     /// A story's event, as the run's own. How a story's loop began and
     /// ended is the run's business alone; an error that ended it is a
-    /// warning here.
+    /// warning here. A story done in its worktree is not done yet: the
+    /// run says so once its merge is decided.
     fn forward(&mut self, mut record: Record) {
         record.change = self.settings.change.to_string();
         match record.event {
             Event::RunStarted { .. } | Event::Complete { .. } => {}
+            Event::AttemptFinished {
+                outcome: AttemptOutcome::Complete,
+                ..
+            } => {}
             Event::Error {
                 ref message,
                 story_id: Some(ref story),
@@ -389,54 +401,88 @@ impl StoryLoop {
 
     /// Merge a story done in its own worktree, retire its worktree, and
     /// say how that went. Its worktree goes only once the merge is
-    /// decided: a crash before that finds it done on resume.
+    /// decided: a crash before that finds it done on resume. The story
+    /// becomes done here, once its work is on the branch and the state
+    /// says so; only then is it announced.
     async fn merge_done_story(
         &mut self,
         board: &mut Board,
         worker: &WorkerRecord,
         tip: ObjectId,
-        merged_since: &[String],
+        merged_since: &[MergedStory],
     ) -> Result<(), RunError> {
         let story = worker.story.clone();
+        let before = self.state.checkpoint;
         let merged = self.merge_story(worker, tip, merged_since).await?;
         let kept = self.retire_worker(worker)?;
-        let event = match merged {
+        let (checkpoint, reason, preserved) = match merged {
             Merged::Done { checkpoint } => {
-                board.merged.push(story.clone());
-                if let Some(attempt) = self.last_attempt(&story) {
-                    attempt.checkpoint = Some(checkpoint.to_string());
-                }
-                Event::Merged {
-                    story_id: story,
-                    merged: true,
-                    checkpoint: Some(checkpoint.to_string()),
-                    reason: None,
-                    preserved: None,
-                }
+                let paths = self.paths_between(before, checkpoint).await?;
+                board.merged.push(MergedStory {
+                    story: story.clone(),
+                    paths,
+                });
+                (Some(checkpoint.to_string()), None, None)
             }
             Merged::Refused {
                 reason,
                 kept: merge_kept,
-            } => {
-                let preserved = merge_kept.or(kept);
-                if let Some(attempt) = self.last_attempt(&story) {
+            } => (None, Some(reason), merge_kept.or(kept)),
+        };
+        let (outcome, attempt, role) = {
+            let record = self.last_attempt(&story);
+            let number = record.as_ref().map_or(0, |a| a.attempt);
+            let role = record.as_ref().and_then(|a| a.role);
+            let outcome = match record {
+                Some(attempt) if checkpoint.is_some() => {
+                    attempt.checkpoint = checkpoint.clone();
+                    AttemptOutcome::Complete
+                }
+                Some(attempt) => {
                     attempt.outcome = AttemptOutcome::Rejected;
-                    attempt.reason = Some(reason.clone());
+                    attempt.reason = reason.clone();
                     attempt.preserved = preserved.clone();
                     attempt.checkpoint = None;
+                    AttemptOutcome::Rejected
                 }
-                Event::Merged {
-                    story_id: story,
-                    merged: false,
-                    checkpoint: None,
-                    reason: Some(reason),
-                    preserved,
-                }
-            }
+                None => AttemptOutcome::Rejected,
+            };
+            (outcome, number, role)
         };
+        let stories = self.load_stories().await?;
+        self.sync_stories(&stories);
         self.save()?;
-        self.emit(event);
+        self.emit(Event::AttemptFinished {
+            story_id: story.clone(),
+            attempt,
+            outcome,
+            reason: reason.clone(),
+            preserved: preserved.clone(),
+            checkpoint: checkpoint.clone(),
+            role,
+        });
+        self.emit(Event::Merged {
+            story_id: story,
+            merged: checkpoint.is_some(),
+            checkpoint,
+            reason,
+            preserved,
+        });
         Ok(())
+    }
+
+    /// The paths that differ between two commits.
+    async fn paths_between(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {
+        self.with_repo(move |repo| -> Result<Vec<String>, crate::git::GitFailure> {
+            let (old, new) = (repo.commit_tree(old)?, repo.commit_tree(new)?);
+            Ok(repo
+                .changed_files(old, new)?
+                .into_iter()
+                .map(|file| file.path)
+                .collect())
+        })
+        .await
+        .map_err(|err| RunError::git("read what a merge changed", err))
     }
 
     fn last_attempt(&mut self, story: &str) -> Option<&mut crate::state::AttemptRecord> {
@@ -450,8 +496,12 @@ impl StoryLoop {
             return Ok(worker);
         }
         let recorded = worker::recorded(&worker);
-        if let Some(record) = recorded.story {
-            *self.story_record(&worker.story) = record;
+        if let Some(mut record) = recorded.story {
+            // Done is what the run's branch says, not the story's own.
+            let own = self.story_record(&worker.story);
+            (record.done, record.tasks_done, record.tasks_total) =
+                (own.done, own.tasks_done, own.tasks_total);
+            *own = record;
         }
         add_totals(&mut self.state.totals, &recorded.totals);
         worker.ended = true;
