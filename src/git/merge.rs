@@ -25,7 +25,54 @@ pub enum StoryMerge {
     Conflicted { paths: Vec<String> },
 }
 
+/// What became of work found in the worktree on top of a commit that is
+/// not the checkpoint's descendant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carried {
+    /// The work was done on the checkpoint or past it: nothing to carry.
+    NotNeeded,
+    /// The worktree now holds the checkpoint with the work on top;
+    /// `work` is the work as it was found, on the commit it was done on.
+    Onto { work: ObjectId },
+    /// The work does not merge onto the checkpoint: the worktree is left
+    /// as it was found.
+    Conflicted { work: ObjectId, paths: Vec<String> },
+}
+
 impl Repo {
+    /// The worktree holds work done on top of `found`, which an agent made
+    /// HEAD point at: the run's branch rewound, or another branch. Carry
+    /// that work onto `onto` with a three-way merge from the merge base of
+    /// the two, `keep_ours` as `onto` has it, and make it the worktree and
+    /// the index. HEAD is not moved.
+    pub fn carry_work_onto(
+        &mut self,
+        found: ObjectId,
+        onto: ObjectId,
+        keep_ours: &str,
+    ) -> Result<Carried, OpError> {
+        let base = self
+            .repo
+            .merge_base(found, onto)
+            .ctx(|| format!("could not find where {found} and {onto} meet"))?
+            .map(gix::Id::detach);
+        let Some(base) = base.filter(|base| *base != onto) else {
+            return Ok(Carried::NotNeeded);
+        };
+        let tree = self.fingerprint()?;
+        let work =
+            self.commit_detached("ralph: an attempt's work, where it was done", tree, found)?;
+        match self.merge_work(base, onto, work, keep_ours)? {
+            StoryMerge::Clean { tree } => {
+                let carried =
+                    self.commit_detached("ralph: an attempt's work, carried", tree, onto)?;
+                self.revert_to(carried)?;
+                Ok(Carried::Onto { work })
+            }
+            StoryMerge::Conflicted { paths } => Ok(Carried::Conflicted { work, paths }),
+        }
+    }
+
     /// Merge the work from commit `base` to commit `theirs` onto commit
     /// `ours`. `keep_ours` (repository-relative, `/`-separated) is taken
     /// as `ours` has it, whatever `theirs` did to it.

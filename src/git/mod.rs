@@ -43,7 +43,7 @@ pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 pub use guard::{RefSnapshot, RestoredRef};
-pub use merge::StoryMerge;
+pub use merge::{Carried, StoryMerge};
 pub use name::{ChangeName, NameError, ref_component};
 pub use open::{HeadState, OpenError, Repo};
 pub use reset::RevertStats;

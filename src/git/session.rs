@@ -357,6 +357,10 @@ pub struct Reattached {
     pub found: String,
     /// The ref that now keeps what the agent committed.
     pub kept_at: Option<String>,
+    /// The commit HEAD was found at, if any: the worktree's work was done
+    /// on top of it.
+    #[serde(skip)]
+    pub commit: Option<ObjectId>,
 }
 
 impl Repo {
@@ -430,6 +434,10 @@ impl Repo {
         // The index may describe the agent's commit; it stays as it is, a
         // stat cache only, and nothing is checked out.
         drop(lock);
-        Ok(Some(Reattached { found, kept_at }))
+        Ok(Some(Reattached {
+            found,
+            kept_at,
+            commit: head.commit(),
+        }))
     }
 }

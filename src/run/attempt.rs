@@ -95,7 +95,7 @@ impl StoryLoop {
         self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
         self.label_learnings(story, prepared.attempt, learnings_before)
             .await;
-        self.bring_back(refs_before, &prepared).await?;
+        self.bring_back(refs_before, story, &prepared).await?;
         // A write the sandbox refused was the agent at work.
         activity.model_turned |= self.note_sandbox_refusal(&run, &log_tail(&prepared.log_path));
         let ran = Ran {
@@ -283,13 +283,16 @@ impl StoryLoop {
     async fn bring_back(
         &mut self,
         refs_before: RefSnapshot,
+        story: &Story,
         prepared: &Prepared,
     ) -> Result<(), RunError> {
-        if let Some(moved) = self.guard_head("after the attempt").await? {
-            self.warn(format!(
-                "during the attempt {moved}; its work was brought back onto {}",
-                self.state.branch
-            ));
+        if let Some(found) = self.guard_head("after the attempt").await? {
+            let done = match found.commit {
+                Some(commit) => self.carry_work(commit, &story.id).await?,
+                None => format!("its work was brought back onto {}", self.state.branch),
+            };
+            let found = super::settle::found_words(&found);
+            self.warn(format!("during the attempt {found}; {done}"));
         }
         self.restore_user_refs(refs_before, &prepared.story_key, prepared.attempt)
             .await

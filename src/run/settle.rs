@@ -13,6 +13,7 @@ use super::error::RunError;
 use super::judge::{self, Failure};
 use super::story_loop::StoryLoop;
 use crate::events::{Event, now_ms};
+use crate::git::Carried;
 use crate::state::{AttemptOutcome, now};
 use crate::stories::Story;
 
@@ -426,23 +427,63 @@ impl StoryLoop {
 
     /// HEAD must be on the run's branch at the last checkpoint. If the agent
     /// committed or switched branches, bring the work back; never lose it.
-    pub(super) async fn guard_head(&mut self, when: &str) -> Result<Option<String>, RunError> {
+    /// Returns where HEAD was found, if not there.
+    pub(super) async fn guard_head(
+        &mut self,
+        when: &str,
+    ) -> Result<Option<crate::git::Reattached>, RunError> {
         let change = self.settings.change.clone();
         let namespace = self.settings.ref_namespace();
         let checkpoint = self.state.checkpoint;
-        let found = self
-            .with_repo(move |repo| {
-                let keep = repo.unused_ref(&format!("{namespace}/strays/{}", now_ms()))?;
-                repo.reattach(&change, checkpoint, &keep)
-            })
+        self.with_repo(move |repo| {
+            let keep = repo.unused_ref(&format!("{namespace}/strays/{}", now_ms()))?;
+            repo.reattach(&change, checkpoint, &keep)
+        })
+        .await
+        .map_err(|err| RunError::git(format!("check HEAD {when}"), err))
+    }
+
+    /// The agent left HEAD at `found`, a commit the last checkpoint does
+    /// not descend from (it rewound the run's branch, or worked on another):
+    /// what it did there is carried onto the checkpoint, so that its own
+    /// work is judged, not the stories it took away. Says what was done.
+    pub(super) async fn carry_work(
+        &mut self,
+        found: crate::git::ObjectId,
+        story: &str,
+    ) -> Result<String, RunError> {
+        let onto = self.state.checkpoint;
+        let tracking = crate::stories::slash_path(self.source.tracking_file());
+        let keep = tracking.clone();
+        let carried = self
+            .with_repo(move |repo| repo.carry_work_onto(found, onto, &keep))
             .await
-            .map_err(|err| RunError::git(format!("check HEAD {when}"), err))?;
-        Ok(found.map(|found| match found.kept_at {
-            Some(kept) => format!(
-                "HEAD was found at {} (its commits are kept at {kept})",
-                found.found
+            .map_err(|err| RunError::git("carry the attempt's work onto the checkpoint", err))?;
+        Ok(match carried {
+            Carried::NotNeeded => format!("its work was brought back onto {}", self.state.branch),
+            Carried::Onto { work } => {
+                self.carry_marks(story, work, &tracking).await?;
+                format!(
+                    "what it did there was carried onto the last checkpoint of {}, whose work stays",
+                    self.state.branch
+                )
+            }
+            Carried::Conflicted { paths, .. } => format!(
+                "what it did there does not merge onto the last checkpoint of {} (in {}), so the attempt is judged as it stands",
+                self.state.branch,
+                paths.join(", ")
             ),
-            None => format!("HEAD was found at {}", found.found),
-        }))
+        })
+    }
+}
+
+/// Where HEAD was found, in words.
+pub(super) fn found_words(found: &crate::git::Reattached) -> String {
+    match &found.kept_at {
+        Some(kept) => format!(
+            "HEAD was found at {} (its commits are kept at {kept})",
+            found.found
+        ),
+        None => format!("HEAD was found at {}", found.found),
     }
 }

@@ -115,7 +115,7 @@ impl StoryLoop {
 
     /// Set the story's marks in the run's worktree as its own worktree had
     /// them at `tip`; returns the story as the run's tracking file has it.
-    async fn carry_marks(
+    pub(in crate::run) async fn carry_marks(
         &mut self,
         story: &str,
         tip: ObjectId,
