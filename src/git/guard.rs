@@ -21,6 +21,8 @@ use super::ObjectId;
 use super::error::{Context, GitFailure};
 use super::open::Repo;
 use super::refs::{delete, update};
+use super::stash::{StashLog, StashPutBack};
+use serde::{Deserialize, Serialize};
 
 /// Where each local branch and tag pointed (their direct targets, so an
 /// annotated tag is its tag object), and how long the HEAD log of every
@@ -30,6 +32,50 @@ use super::refs::{delete, update};
 pub struct RefSnapshot {
     refs: BTreeMap<String, ObjectId>,
     other_logs: BTreeMap<PathBuf, u64>,
+    stash: StashLog,
+}
+
+/// A [`RefSnapshot`] as it is kept on disk while an attempt runs, so that
+/// a loop killed mid-attempt still puts back what its agent moved.
+#[derive(Serialize, Deserialize)]
+struct KeptSnapshot {
+    refs: BTreeMap<String, String>,
+    #[serde(default)]
+    other_logs: BTreeMap<PathBuf, u64>,
+    #[serde(default)]
+    stash: StashLog,
+}
+
+impl RefSnapshot {
+    /// The snapshot as JSON, to keep beside the run.
+    pub fn to_json(&self) -> Vec<u8> {
+        let kept = KeptSnapshot {
+            refs: self
+                .refs
+                .iter()
+                .map(|(name, id)| (name.clone(), id.to_string()))
+                .collect(),
+            other_logs: self.other_logs.clone(),
+            stash: self.stash.clone(),
+        };
+        serde_json::to_vec_pretty(&kept).unwrap_or_default()
+    }
+
+    /// A snapshot kept with [`RefSnapshot::to_json`]; `None` when it cannot
+    /// be read as one.
+    pub fn from_json(bytes: &[u8]) -> Option<RefSnapshot> {
+        let kept: KeptSnapshot = serde_json::from_slice(bytes).ok()?;
+        let refs = kept
+            .refs
+            .into_iter()
+            .map(|(name, hex)| Some((name, ObjectId::from_hex(hex.as_bytes()).ok()?)))
+            .collect::<Option<_>>()?;
+        Some(RefSnapshot {
+            refs,
+            other_logs: kept.other_logs,
+            stash: kept.stash,
+        })
+    }
 }
 
 /// A ref an agent changed, and what was done about it.
@@ -42,6 +88,8 @@ pub struct RestoredRef {
     pub found: Option<ObjectId>,
     /// The ref that now keeps what the agent left there.
     pub kept_at: Option<String>,
+    /// For `refs/stash`: the entries put back, and those left on top.
+    pub stash: Option<StashPutBack>,
 }
 
 /// Whether `name` is one of `except`: a full name, or a prefix ending in
@@ -83,6 +131,7 @@ impl Repo {
         let mut refs = self.direct_refs("refs/heads/")?;
         refs.extend(self.direct_refs("refs/tags/")?);
         refs.retain(|name, _| !excepted(name, except));
+        let stash = self.stash_log()?;
         let other_logs = self
             .other_git_dirs()?
             .into_iter()
@@ -92,7 +141,11 @@ impl Repo {
                 (log, len)
             })
             .collect();
-        Ok(RefSnapshot { refs, other_logs })
+        Ok(RefSnapshot {
+            refs,
+            other_logs,
+            stash,
+        })
     }
 
     /// The git directories of every worktree but this one.
@@ -208,6 +261,16 @@ impl Repo {
                 was,
                 found,
                 kept_at,
+                stash: None,
+            });
+        }
+        if let Some(put_back) = self.put_back_stash(&before.stash)? {
+            restored.push(RestoredRef {
+                name: "refs/stash".into(),
+                was: None,
+                found: None,
+                kept_at: None,
+                stash: Some(put_back),
             });
         }
         Ok(restored)

@@ -31,6 +31,7 @@ mod scratch;
 mod session;
 mod settled;
 mod snapshot;
+mod stash;
 mod tree;
 mod walk;
 mod watch;
@@ -50,6 +51,7 @@ pub use reset::RevertStats;
 pub use scope::Scan;
 pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
+pub use stash::StashPutBack;
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
 

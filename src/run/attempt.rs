@@ -83,6 +83,9 @@ impl StoryLoop {
             .with_repo(move |repo| repo.snapshot_user_refs(&branches))
             .await
             .map_err(|err| RunError::git("list the branches and tags", err))?;
+        let kept = self.run_dir.refs_before_path();
+        crate::state::write_atomically(&kept, &refs_before.to_json())
+            .map_err(|err| RunError::io(format!("write {}", kept.display()), err))?;
         self.watch_worktree().await;
         let git_dir_before = self.snapshot_git_dir().await?;
         let clock = Instant::now();
@@ -379,20 +382,9 @@ impl StoryLoop {
             .with_repo(move |repo| repo.restore_user_refs(&before, &branches, &keep))
             .await
             .map_err(|err| RunError::git("put back the branches and tags", err))?;
+        let _ = std::fs::remove_file(self.run_dir.refs_before_path());
         for moved in restored {
-            let what = match (moved.was, moved.found) {
-                (Some(_), Some(_)) => "moved",
-                (Some(_), None) => "deleted",
-                (None, _) => "created",
-            };
-            let kept = moved
-                .kept_at
-                .map(|at| format!("; what it held is kept at {at}"))
-                .unwrap_or_default();
-            self.warn(format!(
-                "the agent {what} {}, which it must not touch; it is put back{kept}",
-                moved.name
-            ));
+            self.warn(format!("the agent {}", super::kept_refs::words(&moved)));
         }
         Ok(())
     }

@@ -46,6 +46,7 @@ mod fallback;
 mod guardrails;
 mod hooks;
 mod judge;
+pub(crate) mod kept_refs;
 mod notifications;
 pub(crate) mod parallel;
 mod pipeline;

@@ -189,6 +189,7 @@ impl StoryLoop {
     /// as a checkpoint of its own, never reverted.
     pub(super) async fn recover(&mut self) -> Result<(), RunError> {
         self.end_orphaned_agent().await;
+        self.put_back_kept_refs().await?;
         let running = self.running_attempt();
         if running.is_none() {
             // Commits the user made on the branch while stopped are theirs
@@ -275,6 +276,23 @@ impl StoryLoop {
             }
             None => Ok(()),
         }
+    }
+
+    /// The user's branches, tags and stash an agent moved before its loop
+    /// was killed go back where they were.
+    pub(super) async fn put_back_kept_refs(&mut self) -> Result<(), RunError> {
+        let (change, run_dir) = (self.settings.change.clone(), self.run_dir.clone());
+        let restored = self
+            .with_repo(move |repo| super::kept_refs::put_back(repo, &change, &run_dir))
+            .await
+            .map_err(|err| RunError::git("put back what an agent moved", err))?;
+        for moved in restored {
+            self.warn(format!(
+                "before the loop stopped, the agent {}",
+                super::kept_refs::words(&moved)
+            ));
+        }
+        Ok(())
     }
 
     /// An agent a killed loop left running may still be writing: end it.

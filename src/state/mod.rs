@@ -139,6 +139,13 @@ impl RunDir {
         self.dir.join("agent.pid")
     }
 
+    /// Where the user's branches, tags and stash stood before the
+    /// attempt under way, so that they are put back even if the loop is
+    /// killed before it can do so itself.
+    pub fn refs_before_path(&self) -> PathBuf {
+        self.dir.join("refs-before.json")
+    }
+
     pub fn exists(&self) -> bool {
         self.state_path().exists()
     }

@@ -26,6 +26,7 @@ impl Onlooker for Console {
                 "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
             )),
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
+            Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
         }
     }
 

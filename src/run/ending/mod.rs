@@ -65,6 +65,9 @@ pub enum Notice {
     SetAside { refname: String },
     /// The kept branch is being pushed.
     Pushing { branch: String, remote: String },
+    /// A ref of the user's that an agent of a killed loop moved (a branch,
+    /// a tag, the stash) was put back: what it did, in words.
+    PutBack { said: String },
 }
 
 /// Whoever watches a run end: told what happens, and asked how to finish

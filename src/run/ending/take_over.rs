@@ -72,6 +72,11 @@ pub(super) fn take_over(
     if crate::process::end_orphaned_group(&run_dir.agent_pid_file()) {
         onlooker.notice(Notice::StoppedOrphanAgent);
     }
+    for moved in crate::run::kept_refs::put_back(&repo, change, run_dir)? {
+        onlooker.notice(Notice::PutBack {
+            said: crate::run::kept_refs::words(&moved),
+        });
+    }
     let state = run_dir.load()?;
     let standing = standing(&repo, change, &state)?;
     Ok(TakenOver {
