@@ -39,7 +39,7 @@ mod stream;
 pub use events::{AgentEvent, Done, ExitStatusKind, RateLimit, ToolUse, Usage};
 pub use presets::{Preset, PresetError, PromptPassing};
 pub use promise::{
-    Conclusion, DEFAULT_TOKEN, PromiseScope, Signal, conclude, parse_promise,
+    Conclusion, DEFAULT_TOKEN, PromiseScope, Signal, conclude, other_promise, parse_promise,
     parse_promise_on_last_line,
 };
 pub use question::trailing_question;

@@ -84,6 +84,19 @@ pub fn parse_promise(final_text: &str, token: &str) -> Signal {
     }
 }
 
+/// The word of the last promise in `final_text` when it is neither `token`
+/// nor a failure: the agent meant to promise, in words this attempt does
+/// not take (`COMPLETE` from a coder whose promise is another).
+pub fn other_promise(final_text: &str, token: &str) -> Option<String> {
+    if parse_promise(final_text, token) != Signal::None {
+        return None;
+    }
+    let close = final_text.rfind(CLOSE_TAG)?;
+    let open = final_text[..close].rfind(OPEN_TAG)?;
+    let inner = final_text[open + OPEN_TAG.len()..close].trim();
+    (!inner.is_empty() && !inner.starts_with(FAILED_WORD)).then(|| inner.to_owned())
+}
+
 /// How many lines a promise may span when the agent's console wrapped it.
 const WRAPPED_PROMISE_LINES: usize = 16;
 
@@ -337,6 +350,24 @@ mod tests {
             parse_promise_on_last_line(&far, DEFAULT_TOKEN),
             Signal::None
         );
+    }
+
+    #[test]
+    fn a_promise_in_other_words_is_named() {
+        let coder = "IMPLEMENTATION_COMPLETE";
+        assert_eq!(
+            other_promise("done\n<promise>COMPLETE</promise>", coder).as_deref(),
+            Some("COMPLETE")
+        );
+        assert_eq!(
+            other_promise("<promise>IMPLEMENTATION_COMPLETE</promise>", coder),
+            None
+        );
+        assert_eq!(
+            other_promise("<promise>FAILED: no db</promise>", coder),
+            None
+        );
+        assert_eq!(other_promise("no promise at all", coder), None);
     }
 
     #[test]

@@ -143,7 +143,16 @@ impl StoryLoop {
             record.agent = Some(agent.label());
         }
         self.save()?;
-        let max_attempts = self.max_attempts(&story.id);
+        // In a pipeline, each role has its own bound; the story's is theirs
+        // together.
+        let max_attempts = match turn {
+            Some(turn) => turn
+                .pipeline
+                .iter()
+                .map(|role| role.max_iterations)
+                .fold(0u32, u32::saturating_add),
+            None => self.max_attempts(&story.id),
+        };
         self.emit(Event::StoryProgress {
             story_id: story.id.clone(),
             title: story.title.clone(),

@@ -275,6 +275,10 @@ impl StoryLoop {
                 exit: run.exit,
                 conclusion: run.conclusion.clone(),
                 question: asked(run),
+                other_promise: run.done.as_ref().and_then(|done| {
+                    let token = rules.story.promise.as_deref();
+                    agent::other_promise(&done.final_text, token.unwrap_or(agent::DEFAULT_TOKEN))
+                }),
                 timeout,
                 idle: self.settings.idle_timeout,
             },

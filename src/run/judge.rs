@@ -73,6 +73,9 @@ pub(super) struct AgentEnding {
     pub conclusion: Conclusion,
     /// The question it ended with instead of a promise, if any.
     pub question: Option<String>,
+    /// The promise it ended with in words the attempt does not take, if
+    /// any (`COMPLETE` from a coder).
+    pub other_promise: Option<String>,
     /// The time limit it ran under.
     pub timeout: Duration,
     /// How long it could stay silent.
@@ -288,7 +291,22 @@ fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
     let silence = |reason: String| Gate::Fail(Failure::new(AttemptOutcome::NoSignal, reason));
     match classify(&evidence.agent) {
         Ending::Failed(failure) => Gate::Fail(failure),
-        Ending::Silent if promise_needed => silence("the agent ended without a promise".into()),
+        Ending::Silent if promise_needed => silence(match &evidence.agent.other_promise {
+            Some(said) => {
+                let whose = rules
+                    .role
+                    .map_or_else(|| "this story's".to_owned(), |role| format!("the {role}'s"));
+                let token = rules
+                    .story
+                    .promise
+                    .as_deref()
+                    .unwrap_or(crate::agent::DEFAULT_TOKEN);
+                format!(
+                    "{whose} promise is <promise>{token}</promise>, but the agent ended with <promise>{said}</promise>"
+                )
+            }
+            None => "the agent ended without a promise".into(),
+        }),
         Ending::Asked(question) if promise_needed => {
             silence(format!("the agent asked instead of working: {question}"))
         }

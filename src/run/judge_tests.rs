@@ -11,6 +11,7 @@ fn claim() -> Evidence {
             exit: ExitStatusKind::Exited(0),
             conclusion: Conclusion::Complete,
             question: None,
+            other_promise: None,
             timeout: Duration::from_secs(60),
             idle: Some(Duration::from_secs(900)),
         },

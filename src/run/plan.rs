@@ -113,7 +113,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             name: spec.name,
         },
         contract: contract_lines(&contract, &settings),
-        guardrails: guardrail_lines(&settings),
+        guardrails: guardrail_lines(&settings, !roles.is_empty()),
         resumes: stopped.is_some(),
         worktree: worktree.map(|path| path.display().to_string()),
     })
@@ -265,15 +265,24 @@ fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
     lines
 }
 
-fn guardrail_lines(settings: &Settings) -> Vec<String> {
+fn guardrail_lines(settings: &Settings, roles: bool) -> Vec<String> {
     let limits = &settings.guardrails;
     let none = || "no limit".to_owned();
-    let mut lines = vec![
+    let per_story = if !roles {
         format!(
             "attempts per story: {} ({} retries)",
             settings.max_retries.saturating_add(1),
             settings.max_retries
-        ),
+        )
+    } else {
+        // A pipeline's roles are bound by their own iterations.
+        format!(
+            "attempts per story: each role's own iterations, as its pipeline shows; {} for a story without roles",
+            settings.max_retries.saturating_add(1)
+        )
+    };
+    let mut lines = vec![
+        per_story,
         format!(
             "attempts in all: {}",
             limits.max_iterations.map_or_else(none, |n| n.to_string())

@@ -222,6 +222,8 @@ pub struct App {
     /// for a run that does one story at a time.
     pub workers: Option<Vec<(String, u32)>>,
     pub max_attempts: u32,
+    /// The role at work in a pipeline, with its iteration and bound.
+    pub role_step: Option<(crate::contract::Role, u32, u32)>,
     /// When the run (this loop) started, ms since the epoch.
     pub started_ms: Option<u64>,
     /// Time shown in the header.
@@ -260,6 +262,7 @@ impl App {
             current: None,
             workers: None,
             max_attempts: 0,
+            role_step: None,
             started_ms: None,
             elapsed_ms: 0,
             ended: None,

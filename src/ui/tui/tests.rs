@@ -681,3 +681,24 @@ fn loop_screen_of_a_parallel_run_shows_every_story_at_work() {
     );
     insta::assert_snapshot!("parallel_80x24", screen);
 }
+
+/// Issue 33: a story in its role pipeline shows the role's own bound, not
+/// the plain run's attempts per story.
+#[test]
+fn a_role_at_work_shows_its_own_iteration_and_bound() {
+    let mut app = three_open_stories(Mode::Loop, 1);
+    app.apply(&record(Event::StoryProgress {
+        story_id: "1".into(),
+        title: "Greeting".into(),
+        index: 1,
+        total: 3,
+        attempt: 9,
+        max_attempts: 4,
+        role: Some(crate::contract::Role::Coder),
+        role_iteration: Some(9),
+        role_max_iterations: Some(15),
+    }));
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("coder 9/15"), "{screen}");
+    assert!(!screen.contains("9/4"), "{screen}");
+}

@@ -175,7 +175,9 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         Span::raw(format!("· {} · ", app.branch)),
         Span::styled(state, theme.bold()),
     ]);
-    let attempt = if attempt_n > 0 {
+    let attempt = if let (true, Some((role, n, max))) = (attempt_n > 0, app.role_step) {
+        format!("{role} {n}/{max}")
+    } else if attempt_n > 0 {
         format!("attempt {attempt_n}/{}", app.max_attempts)
     } else {
         "attempt -".to_owned()

@@ -97,9 +97,15 @@ impl App {
                 attempt,
                 max_attempts,
                 role,
+                role_iteration,
+                role_max_iterations,
                 ..
             } => {
                 self.max_attempts = *max_attempts;
+                self.role_step = role
+                    .zip(*role_iteration)
+                    .zip(*role_max_iterations)
+                    .map(|((role, n), max)| (role, n, max));
                 self.current = Some((story_id.clone(), *attempt));
                 if let Some(workers) = self.workers.as_mut()
                     && let Some(worker) = workers.iter_mut().find(|(id, _)| id == story_id)
