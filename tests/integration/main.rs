@@ -46,6 +46,7 @@ mod loop_keys;
 mod loop_output;
 mod loop_strays;
 mod loop_watched;
+mod meet;
 mod no_crash;
 mod output;
 mod own_story;
