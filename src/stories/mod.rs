@@ -553,6 +553,7 @@ pub fn section_rules(workdir: &Path, change_dir: Option<&Path>) -> SectionRules 
         .map(|settings| SectionRules {
             skip: settings.skip,
             keep: settings.keep,
+            all_work: false,
         })
         .unwrap_or_default()
 }

@@ -50,6 +50,7 @@ mod no_crash;
 mod output;
 mod own_story;
 mod parallel_e2e;
+mod readers_e2e;
 mod real_cli_e2e;
 mod realworld;
 mod roles;
