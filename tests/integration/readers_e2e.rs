@@ -184,6 +184,41 @@ fn issue_35_letter_numbered_groups_keep_their_label() {
     );
 }
 
+/// Pattern 9: CRLF files read as what they say: no carriage return in the
+/// prompt, whichever file it came from.
+#[test]
+fn issue_35_carriage_returns_never_reach_the_prompt() {
+    let repo = TestRepo::new();
+    repo.write(
+        "openspec/changes/add-crlf/tasks.md",
+        "## 1. Parser\r\n- [ ] 1.1 Lex\r\n  - keep comments\r\n\r\n```\r\ncode\r\n```\r\n",
+    );
+    repo.write(
+        "openspec/changes/add-crlf/proposal.md",
+        "## Why\r\nBecause.\r\n",
+    );
+    repo.write("openspec/project.md", "# Project\r\nContext.\r\n");
+    repo.write(
+        "prd.json",
+        "{\r\n  \"userStories\": [\r\n    {\"id\": \"US-1\", \"title\": \"Log in\", \"description\": \"First line.\\r\\nSecond line.\", \"notes\": \"a\\r\\nb\", \"acceptanceCriteria\": [\"works\\r\\n\"], \"passes\": false}\r\n  ]\r\n}\r\n",
+    );
+    repo.write("PLAN.md", "# Plan\r\n\r\n## Work\r\n- [ ] do it\r\n");
+    repo.commit_all("Add files written on Windows");
+    for args in [
+        vec!["add-crlf"],
+        vec!["crlf", "--prd", "prd.json"],
+        vec!["crlf", "--tasks", "PLAN.md"],
+    ] {
+        let preview = preview(&repo, &args);
+        let prompt = preview["prompt"].as_str().expect("a first prompt");
+        assert!(!prompt.contains('\r'), "{args:?}: {prompt:?}");
+        assert!(
+            prompt.contains("Lex") || prompt.contains("Second line") || prompt.contains("do it"),
+            "{args:?}: {prompt}"
+        );
+    }
+}
+
 /// Pattern 11: the tasks of GitHub's ```` ```[tasklist] ```` block are
 /// tasks, in an issue's body and in a task file alike.
 #[test]

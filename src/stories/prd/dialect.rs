@@ -281,12 +281,13 @@ fn to_story(
             },
         },
     };
+    let lines = |text: String| crate::stories::unix_lines(&text).into_owned();
     Ok(Story {
         id,
-        title,
+        title: lines(title),
         tasks: Vec::new(),
-        description,
-        acceptance_criteria,
+        description: description.map(lines),
+        acceptance_criteria: acceptance_criteria.into_iter().map(lines).collect(),
         depends_on,
         priority,
         // `Some` marks the story as one whose completion is the flag, not
