@@ -51,6 +51,7 @@ mod output;
 mod own_story;
 mod parallel_e2e;
 mod readers_e2e;
+mod readers_sources_e2e;
 mod real_cli_e2e;
 mod realworld;
 mod roles;
