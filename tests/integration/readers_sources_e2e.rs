@@ -200,3 +200,27 @@ fn issue_35_issues_is_a_list_of_stories() {
         "{preview}"
     );
 }
+
+/// The dry run lists a prd.json's stories in the order the run takes
+/// them: priority among the stories whose dependencies are done.
+#[test]
+fn issue_35_the_dry_run_lists_prd_stories_in_the_order_of_the_run() {
+    let prd = r#"{"userStories": [
+  {"id": "US-1", "title": "Login", "priority": 1, "passes": false, "dependsOn": ["US-3"]},
+  {"id": "US-2", "title": "Search", "priority": 2, "passes": false},
+  {"id": "US-3", "title": "Accounts", "priority": 3, "passes": false},
+  {"id": "US-4", "title": "Landing", "priority": 0, "passes": true}
+]}"#;
+    let repo = TestRepo::with_files(&[("prd.json", prd)]);
+    let preview = preview(&repo, &["shop"]);
+    let open: Vec<String> = listed(&preview)
+        .into_iter()
+        .filter(|(_, _, status)| status != "done")
+        .map(|(id, _, _)| id)
+        .collect();
+    assert_eq!(open, ["US-2", "US-3", "US-1"], "{preview}");
+    let agent = "format claude\n[story=US-1]\nset-passes US-1 true\nappend log.txt 1\\n\npromise COMPLETE\n[story=US-2]\nset-passes US-2 true\nappend log.txt 2\\n\npromise COMPLETE\n[story=US-3]\nset-passes US-3 true\nappend log.txt 3\\n\npromise COMPLETE\n";
+    let output = start(&repo, "shop", agent, &[]);
+    assert_exit(&output, 0);
+    assert_eq!(checkpointed(&repo, "shop"), open, "{}", describe(&output));
+}
