@@ -224,3 +224,82 @@ fn issue_35_the_dry_run_lists_prd_stories_in_the_order_of_the_run() {
     assert_exit(&output, 0);
     assert_eq!(checkpointed(&repo, "shop"), open, "{}", describe(&output));
 }
+
+fn bead(id: &str, title: &str, extra: &str) -> String {
+    format!(
+        r#"{{"_type":"issue","id":"{id}","title":"{title}","description":"- [ ] {title}","status":"open","created_at":"2026-01-0{n}T10:00:00Z"{extra}}}"#,
+        n = id.len() % 9 + 1
+    )
+}
+
+fn blocks(on: &str, kind: &str) -> String {
+    format!(r#","dependencies":[{{"depends_on_id":"{on}","type":"{kind}"}}]"#)
+}
+
+/// Pattern 10: a `bd export` with memory records after the issues is
+/// read; the dry run lists the issues in the order the run takes them
+/// (blockers first, an epic after its children), and the run agrees.
+#[test]
+fn issue_35_beads_exports_are_read_and_listed_in_the_order_of_the_run() {
+    let lines = [
+        bead("bd-e", "Epic", r#","priority":0,"issue_type":"epic""#),
+        bead(
+            "bd-c1",
+            "Child one",
+            &format!(r#","priority":2{}"#, blocks("bd-e", "parent-child")),
+        ),
+        bead(
+            "bd-c2",
+            "Child two",
+            r#","priority":1,"dependencies":[{"depends_on_id":"bd-e","type":"parent-child"},{"depends_on_id":"bd-c3","type":"blocks"}]"#,
+        ),
+        bead("bd-c3", "Child three", r#","priority":3"#),
+        r#"{"_type":"memory","key":"style","value":"short commits"}"#.to_owned(),
+        r#"{"_type":"memory","key":"ci","value":"cargo test"}"#.to_owned(),
+    ];
+    let repo = TestRepo::with_files(&[(".beads/issues.jsonl", &(lines.join("\n") + "\n"))]);
+    let preview = preview(&repo, &["work", "--source", "beads"]);
+    assert_eq!(
+        ids(&preview),
+        ["bd-c1", "bd-c3", "bd-c2", "bd-e"],
+        "{preview}"
+    );
+    assert_eq!(preview["stories"][0]["status"], "next");
+    let tracking = repo.run_dir("work").join("tasks.md");
+    let agent = "format claude\n[*]\ntick-story\nappend log.txt one more\\n\npromise COMPLETE\n";
+    let script_path = script(&repo, agent);
+    let output = run(ralph_with_fake(&repo, &script_path)
+        .args(["start", "work", "--source", "beads"])
+        .args(["--agent-command", fake_agent_path(), "--on-finish", "keep"])
+        .env("FAKE_AGENT_TASKS", &tracking));
+    assert_exit(&output, 0);
+    assert_eq!(
+        checkpointed(&repo, "work"),
+        ["bd-c1", "bd-c3", "bd-c2", "bd-e"],
+        "{}",
+        describe(&output)
+    );
+}
+
+/// Pattern 10: issues of a type that is not work, and dependencies of a
+/// type beads does not define, are named, not dropped without a word;
+/// stories and spikes are work.
+#[test]
+fn issue_35_beads_types_and_dependency_types_left_out_are_named() {
+    let lines = [
+        bead("bd-1", "Pick a database", r#","issue_type":"decision""#),
+        bead("bd-2", "Checkout story", r#","issue_type":"story""#),
+        bead("bd-3", "Try a cache", r#","issue_type":"spike""#),
+        bead("bd-4", "Cart", &blocks("bd-2", "mirrors")),
+        bead("bd-5", "Wishlist", &blocks("bd-2", "related")),
+    ];
+    let repo = TestRepo::with_files(&[(".beads/issues.jsonl", &(lines.join("\n") + "\n"))]);
+    let preview = preview(&repo, &["work", "--source", "beads"]);
+    let mut got = ids(&preview);
+    got.sort();
+    assert_eq!(got, ["bd-2", "bd-3", "bd-4", "bd-5"], "{preview}");
+    let said = warnings(&preview);
+    assert!(said.contains("bd-1") && said.contains("decision"), "{said}");
+    assert!(said.contains("bd-4") && said.contains("mirrors"), "{said}");
+    assert!(!said.contains("related"), "{said}");
+}
