@@ -244,3 +244,29 @@ fn issue_35_a_github_tasklist_block_holds_tasks() {
     let plan = preview(&repo, &["plan", "--tasks", "PLAN.md"]);
     assert_eq!(rows(&plan), [row("1", "Exporter", 1, 4)], "{plan}");
 }
+
+/// The start output names a skipped section with open tasks too, and the
+/// run leaves its boxes as they are.
+#[test]
+fn issue_35_start_names_a_skipped_section_and_leaves_it_alone() {
+    let tasks = "## 1. Core\n- [ ] 1.1 Build it\n\n## Deferred\n- [ ] Sync to the cloud\n";
+    let repo = TestRepo::with_change("add-core", tasks);
+    let agent = "format claude\n[*]\ntick-story\nappend core.txt built\\n\npromise COMPLETE\n";
+    let script_path = crate::harness::script(&repo, agent);
+    let output = run(crate::harness::ralph_with_fake(&repo, &script_path)
+        .args(["start", "add-core", "--agent-command"])
+        .arg(crate::harness::fake_agent_path())
+        .args(["--on-finish", "keep", "--max-retries", "0"]));
+    assert_exit(&output, 0);
+    let said = format!("{}{}", stdout(&output), crate::harness::stderr(&output));
+    let line = said
+        .lines()
+        .find(|line| line.contains("\"Deferred\""))
+        .unwrap_or_else(|| panic!("the skipped section is not named:\n{said}"));
+    assert!(line.contains("1 open task"), "{line}");
+    assert!(line.contains("out of scope"), "{line}");
+    let on_branch = repo.git(&["show", "ralph/add-core:openspec/changes/add-core/tasks.md"]);
+    assert!(on_branch.contains("- [x] 1.1 Build it"), "{on_branch}");
+    assert!(on_branch.contains("- [ ] Sync to the cloud"), "{on_branch}");
+    repo.assert_fsck_clean();
+}
