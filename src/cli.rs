@@ -63,8 +63,9 @@ pub enum Command {
     /// (opencode and Kilo with --auto, Qwen Code with --yolo, Factory Droid
     /// with --skip-permissions-unsafe, Aider with --yes-always; pi asks for
     /// none), and prints a stream git-ralph reads. Each row names the
-    /// release git-ralph was verified on, and whether the installed version
-    /// was verified on this machine (see --verify). The command line shows the environment a preset sets
+    /// releases git-ralph understands (from the oldest whose output its
+    /// tests hold to the one it was verified on), and whether the installed
+    /// version was verified on this machine (see --verify). The command line shows the environment a preset sets
     /// (Aider's COLUMNS, so that its output is not wrapped). Files an agent
     /// keeps for itself in the worktree (Aider's .aider.chat.history.md,
     /// .aider.input.history, .aider.llm.history and .aider.tags.cache.v*) are

@@ -90,7 +90,9 @@ pub struct Preview {
     pub source: SourceKind,
     /// Repository-relative, with `/` separators.
     pub tracking_file: String,
-    /// In file order.
+    /// In the order the run takes them (see `run_order`): the file's
+    /// order for a checklist, priorities and dependencies for prd.json and
+    /// issues.
     pub stories: Vec<StoryPreview>,
     pub warnings: Vec<Warning>,
     /// Every story is done and no unreadable box is left: no agent would
@@ -146,9 +148,9 @@ pub fn preview_source(
         Some(story) => Some(first_prompt(source, change, &set.stories, story, options)?),
         None => None,
     };
-    let stories = set
-        .stories
-        .iter()
+    let stories = run_order(source, &set.stories)
+        .into_iter()
+        .map(|index| &set.stories[index])
         .map(|story| {
             let (done, tasks) = story.task_counts();
             let status = if next.is_some_and(|next| next.id == story.id) {
@@ -190,6 +192,47 @@ pub fn preview_source(
         warnings: set.warnings,
         prompt,
     })
+}
+
+/// The indices of `stories` in the order a run takes them: the open ones
+/// as the source picks them one after the other (priorities and
+/// dependencies honoured), each story already done just before the first
+/// of those that follows it in the file. For a checklist, whose stories
+/// are worked in file order, this is the file's order.
+fn run_order(source: &dyn StorySource, stories: &[Story]) -> Vec<usize> {
+    let mut run: Vec<Story> = stories.to_vec();
+    let mut taken: Vec<usize> = Vec::new();
+    while taken.len() < stories.len() {
+        let Some(next) = source.next_story(&run) else {
+            break;
+        };
+        let Some(index) = run.iter().position(|story| story.id == next.id) else {
+            break;
+        };
+        if taken.contains(&index) {
+            break;
+        }
+        taken.push(index);
+        // Done, as far as choosing the next one goes.
+        run[index].passes = Some(true);
+        run[index].unreadable.clear();
+    }
+    let mut order = Vec::with_capacity(stories.len());
+    let mut done = (0..stories.len()).filter(|i| stories[*i].is_complete() && !taken.contains(i));
+    let mut pending = done.next();
+    for index in taken.iter().copied() {
+        while let Some(earlier) = pending.filter(|earlier| *earlier < index) {
+            order.push(earlier);
+            pending = done.next();
+        }
+        order.push(index);
+    }
+    order.extend(pending);
+    order.extend(done);
+    // Stories the run would never reach, in file order.
+    let unreached: Vec<usize> = (0..stories.len()).filter(|i| !order.contains(i)).collect();
+    order.extend(unreached);
+    order
 }
 
 /// The prompt of a first attempt at `story`, built as the loop builds it.

@@ -180,6 +180,8 @@ fn row(preset: &'static Preset, extra: &[String], default: bool) -> Result<Agent
         title: preset.title,
         program: preset.program,
         verified_release: preset.verified,
+        oldest_release: preset.oldest,
+        releases: preset.releases(),
         on_path: crate::process::is_runnable(preset.program),
         default,
         model_option: preset.model_flag,

@@ -1,9 +1,12 @@
 //! The open issues of the beads tracker as stories (`--source beads`).
 //!
 //! beads keeps its issues in `.beads/issues.jsonl`, one JSON object per
-//! line, as `bd` exports them. Of each, the run reads `id` (the story's
-//! id), `title`, `description` (the story's text, whose task list gives its
-//! tasks), `design` and `notes` (shown after the description),
+//! line, as `bd` exports them; a newer `bd export` marks each line with its
+//! record type (`"_type": "issue"`) and may add other records after the
+//! issues (`"_type": "memory"`), which are not issues and are passed over.
+//! Of each issue, the run reads `id` (the story's id), `title`,
+//! `description` (the story's text, whose task list gives its tasks),
+//! `design` and `notes` (shown after the description),
 //! `acceptance_criteria` (one criterion a line), `status`, `priority` (0
 //! first, 2 when missing), `issue_type`, `labels`, `created_at` (ties of
 //! priority go to the older issue) and `dependencies` (`depends_on_id` and
@@ -11,21 +14,23 @@
 //!
 //! The work is the issues whose status is `open`, `in_progress` or
 //! `blocked` and whose type is a kind of work (`task`, `bug`, `feature`,
-//! `epic`, `chore`, or none). Dependencies are honoured as `bd ready` does:
-//! a `blocks` dependency makes the issue wait for the other one, and a
-//! parent (an epic) waits for its children (`parent-child`). A dependency
-//! on a closed issue, or on one the file does not hold, is met; an issue
-//! that waits on one the run will not work on (deferred, say) is left out,
-//! with a warning, and so is anything waiting on it. Closing the finished
-//! issues (`bd close`) is the user's to do: `finish` offers the command.
+//! `epic`, `chore`, `story`, `spike`, their aliases, or none). Any other
+//! issue that is not closed (deferred, pinned, a `decision`, a `message`,
+//! a type of the project's own) is left out with a warning naming it, so
+//! no open issue is dropped without a word. Dependencies are honoured as
+//! `bd ready` does (see `graph`), and the issues are listed in the order
+//! the run takes them. Closing the finished issues (`bd close`) is the
+//! user's to do: `finish` offers the command.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
 use super::issues::{Issue, IssuesError, Snapshot};
 use super::{SourceKind, StoriesError, Warning, WarningKind};
+
+mod graph;
 
 /// The file `--source beads` reads, relative to the repository root.
 pub const DEFAULT_FILE: &str = ".beads/issues.jsonl";
@@ -35,8 +40,30 @@ const DEFAULT_PRIORITY: i64 = 2;
 const WORK_STATUSES: &[&str] = &["open", "in_progress", "blocked"];
 /// Statuses of issues that are done with.
 const DONE_STATUSES: &[&str] = &["closed", "tombstone"];
-/// Types of issues that are work for a coding agent.
-const WORK_TYPES: &[&str] = &["task", "bug", "feature", "epic", "chore"];
+/// Types of issues that are work for a coding agent, with the aliases
+/// beads reads as them.
+const WORK_TYPES: &[&str] = &[
+    "task",
+    "bug",
+    "feature",
+    "epic",
+    "chore",
+    "story",
+    "spike",
+    "enhancement",
+    "feat",
+    "user-story",
+    "user_story",
+    "investigation",
+    "timebox",
+];
+
+/// What a line of the file says it is, for a newer export.
+#[derive(Deserialize)]
+struct Record {
+    #[serde(default, rename = "_type")]
+    kind: Option<String>,
+}
 
 #[derive(Deserialize)]
 struct Bead {
@@ -78,11 +105,27 @@ impl Bead {
     }
 
     fn is_work(&self) -> bool {
-        WORK_STATUSES.contains(&self.status())
-            && self
-                .issue_type
-                .as_deref()
-                .is_none_or(|kind| kind.is_empty() || WORK_TYPES.contains(&kind))
+        WORK_STATUSES.contains(&self.status()) && self.is_work_type()
+    }
+
+    fn is_work_type(&self) -> bool {
+        self.issue_type.as_deref().is_none_or(|kind| {
+            kind.is_empty() || WORK_TYPES.contains(&kind.to_ascii_lowercase().as_str())
+        })
+    }
+
+    /// Why an issue that is neither work nor done is not part of the run.
+    fn why_not_work(&self) -> Option<String> {
+        if self.is_work() || self.is_done() {
+            return None;
+        }
+        Some(match WORK_STATUSES.contains(&self.status()) {
+            true => format!(
+                "its type is `{}`, which is not work git-ralph gives an agent (task, bug, feature, epic, chore, story, spike)",
+                self.issue_type.as_deref().unwrap_or_default()
+            ),
+            false => format!("its status is `{}`", self.status()),
+        })
     }
 
     fn is_done(&self) -> bool {
@@ -108,58 +151,19 @@ pub fn read(workdir: &Path, file: Option<&Path>) -> Result<Snapshot, StoriesErro
 /// The issues of a beads JSONL file that are the run's work, in the order
 /// they are worked; `path` is for errors.
 pub fn parse(path: &Path, text: &str) -> Result<Snapshot, IssuesError> {
-    let beads = read_lines(path, text)?;
+    let (beads, mut warnings) = read_lines(path, text)?;
     let by_id: HashMap<&str, &Bead> = beads.iter().map(|bead| (bead.id.as_str(), bead)).collect();
-    let mut warnings = Vec::new();
-    let mut waits: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut left_out: HashMap<&str, String> = HashMap::new();
-    for bead in beads.iter().filter(|bead| bead.is_work()) {
-        waits.entry(&bead.id).or_default();
-        for dependency in &bead.dependencies {
-            let other = dependency.depends_on_id.as_str();
-            match dependency.kind.as_deref().unwrap_or("blocks") {
-                "blocks" => match by_id.get(other) {
-                    None => warnings.push(outside(&bead.id, other)),
-                    Some(other) if other.is_done() => {}
-                    Some(other) if other.is_work() => {
-                        waits.entry(&bead.id).or_default().push(&other.id)
-                    }
-                    Some(other) => {
-                        left_out.insert(
-                            &bead.id,
-                            format!("it waits on {} ({})", other.id, other.status()),
-                        );
-                    }
-                },
-                // The child is this issue: its parent waits for it.
-                "parent-child" if by_id.get(other).is_some_and(|parent| parent.is_work()) => {
-                    waits.entry(other).or_default().push(&bead.id);
-                }
-                _ => {}
-            }
+    for bead in &beads {
+        if let Some(why) = bead.why_not_work() {
+            warnings.push(left_out(&bead.id, &why));
         }
     }
-    leave_out_what_waits_on_left_out(&waits, &mut left_out);
-    for (id, why) in &left_out {
-        warnings.push(Warning {
-            line: None,
-            kind: WarningKind::LeftOut,
-            message: format!("{id} is left out of the run: {why}"),
-        });
+    let graph = graph::Graph::of(&beads, &by_id, &mut warnings);
+    for (id, why) in &graph.left_out {
+        warnings.push(left_out(id, why));
     }
     warnings.sort_by(|a, b| a.message.cmp(&b.message));
-    let mut work: Vec<(usize, &Bead)> = beads
-        .iter()
-        .enumerate()
-        .filter(|(_, bead)| bead.is_work() && !left_out.contains_key(bead.id.as_str()))
-        .collect();
-    work.sort_by(|(a_index, a), (b_index, b)| {
-        (a.priority(), a.created_at.as_deref(), a_index).cmp(&(
-            b.priority(),
-            b.created_at.as_deref(),
-            b_index,
-        ))
-    });
+    let work = graph.order_of_work(&beads);
     if work.is_empty() {
         return Err(IssuesError::NoIssues {
             from: path.display().to_string(),
@@ -168,7 +172,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Snapshot, IssuesError> {
     }
     let issues = work
         .into_iter()
-        .map(|(_, bead)| issue(bead, &waits))
+        .map(|bead| issue(bead, graph.waits_of(&bead.id)))
         .collect();
     Ok(Snapshot {
         tracker: SourceKind::Beads,
@@ -178,65 +182,59 @@ pub fn parse(path: &Path, text: &str) -> Result<Snapshot, IssuesError> {
     })
 }
 
-/// Every issue of the file; a later line with the same id replaces an
-/// earlier one.
-fn read_lines(path: &Path, text: &str) -> Result<Vec<Bead>, IssuesError> {
+/// Every issue of the file, and warnings for records that are neither
+/// issues nor memories; a later line with the same id replaces an earlier
+/// one.
+fn read_lines(path: &Path, text: &str) -> Result<(Vec<Bead>, Vec<Warning>), IssuesError> {
     let mut beads: Vec<Bead> = Vec::new();
+    let mut warnings = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim_start_matches('\u{feff}').trim();
         if line.is_empty() {
             continue;
         }
-        let bead: Bead = serde_json::from_str(line).map_err(|err| IssuesError::MalformedBeads {
+        let malformed = |err: serde_json::Error| IssuesError::MalformedBeads {
             path: path.to_owned(),
             line: index + 1,
             message: err.to_string(),
-        })?;
+        };
+        let record: Record = serde_json::from_str(line).map_err(malformed)?;
+        match record.kind.as_deref() {
+            None | Some("issue") => {}
+            Some("memory") => continue,
+            Some(other) => {
+                warnings.push(Warning {
+                    line: Some(index + 1),
+                    kind: WarningKind::LeftOut,
+                    message: format!(
+                        "line {} holds a `{other}` record, not an issue; it is not read",
+                        index + 1
+                    ),
+                });
+                continue;
+            }
+        }
+        let bead: Bead = serde_json::from_str(line).map_err(malformed)?;
         match beads.iter_mut().find(|earlier| earlier.id == bead.id) {
             Some(earlier) => *earlier = bead,
             None => beads.push(bead),
         }
     }
-    Ok(beads)
+    Ok((beads, warnings))
 }
 
-/// Anything that waits on an issue left out is left out too.
-fn leave_out_what_waits_on_left_out<'a>(
-    waits: &HashMap<&'a str, Vec<&'a str>>,
-    left_out: &mut HashMap<&'a str, String>,
-) {
-    loop {
-        let more: Vec<(&str, String)> = waits
-            .iter()
-            .filter(|(id, _)| !left_out.contains_key(*id))
-            .filter_map(|(id, on)| {
-                on.iter()
-                    .find(|other| left_out.contains_key(*other))
-                    .map(|other| (*id, format!("it waits on {other}, which is left out")))
-            })
-            .collect();
-        if more.is_empty() {
-            return;
-        }
-        left_out.extend(more);
-    }
-}
-
-fn outside(id: &str, other: &str) -> Warning {
+fn left_out(id: &str, why: &str) -> Warning {
     Warning {
         line: None,
-        kind: WarningKind::OutsideDependency,
-        message: format!(
-            "{id} depends on {other}, which the file does not hold; it is taken as done"
-        ),
+        kind: WarningKind::LeftOut,
+        message: format!("{id} is left out of the run: {why}"),
     }
 }
 
-fn issue(bead: &Bead, waits: &HashMap<&str, Vec<&str>>) -> Issue {
+fn issue(bead: &Bead, waits: &[&str]) -> Issue {
     let mut depends_on: Vec<String> = Vec::new();
-    let mut seen = HashSet::new();
-    for other in waits.get(bead.id.as_str()).into_iter().flatten() {
-        if *other != bead.id && seen.insert(*other) {
+    for other in waits {
+        if *other != bead.id && !depends_on.iter().any(|seen| seen == other) {
             depends_on.push((*other).to_owned());
         }
     }
@@ -286,94 +284,4 @@ fn criteria(text: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const RECORDED: &str = include_str!("../../tests/fixtures/trackers/beads/issues.jsonl");
-
-    fn ids(snapshot: &Snapshot) -> Vec<&str> {
-        snapshot.issues.iter().map(|i| i.id.as_str()).collect()
-    }
-
-    #[test]
-    fn the_recorded_file_gives_its_open_work_by_priority() {
-        let snapshot = parse(Path::new("issues.jsonl"), RECORDED).expect("parse");
-        let by_id: HashMap<&str, &Issue> =
-            snapshot.issues.iter().map(|i| (i.id.as_str(), i)).collect();
-        assert!(!by_id.contains_key("bd-1c7e"), "closed");
-        assert_eq!(
-            ids(&snapshot),
-            ["bd-9f3b", "bd-5d2a", "bd-2e8c"],
-            "{:?}",
-            snapshot.warnings
-        );
-        assert_eq!(by_id["bd-9f3b"].depends_on, ["bd-2e8c"]);
-        assert_eq!(by_id["bd-9f3b"].priority, Some(0));
-        assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
-    }
-
-    #[test]
-    fn waiting_on_deferred_work_leaves_an_issue_out_and_whatever_waits_on_it() {
-        let text = concat!(
-            r#"{"id":"a","title":"A","status":"deferred","priority":1}"#,
-            "\n",
-            r#"{"id":"b","title":"B","status":"open","priority":1,"dependencies":[{"issue_id":"b","depends_on_id":"a","type":"blocks"}]}"#,
-            "\n",
-            r#"{"id":"c","title":"C","status":"open","priority":1,"dependencies":[{"issue_id":"c","depends_on_id":"b","type":"blocks"},{"issue_id":"c","depends_on_id":"zz","type":"blocks"}]}"#,
-            "\n",
-            r#"{"id":"d","title":"D","status":"open","priority":3}"#,
-            "\n"
-        );
-        let snapshot = parse(Path::new("f"), text).expect("parse");
-        assert_eq!(ids(&snapshot), ["d"]);
-        let kinds: Vec<WarningKind> = snapshot.warnings.iter().map(|w| w.kind).collect();
-        assert_eq!(
-            kinds,
-            [
-                WarningKind::LeftOut,
-                WarningKind::OutsideDependency,
-                WarningKind::LeftOut
-            ],
-            "{:?}",
-            snapshot.warnings
-        );
-    }
-
-    #[test]
-    fn a_parent_waits_for_its_children_and_related_work_does_not_wait() {
-        let text = concat!(
-            r#"{"id":"epic","title":"E","status":"open","priority":0,"issue_type":"epic"}"#,
-            "\n",
-            r#"{"id":"kid","title":"K","status":"in_progress","priority":3,"dependencies":[{"issue_id":"kid","depends_on_id":"epic","type":"parent-child"},{"issue_id":"kid","depends_on_id":"epic","type":"related"}]}"#,
-            "\n",
-            r#"{"id":"note","title":"N","status":"open","issue_type":"message"}"#,
-            "\n"
-        );
-        let snapshot = parse(Path::new("f"), text).expect("parse");
-        assert_eq!(ids(&snapshot), ["epic", "kid"], "priority orders the list");
-        assert_eq!(snapshot.issues[0].depends_on, ["kid"]);
-        assert!(snapshot.issues[1].depends_on.is_empty());
-    }
-
-    #[test]
-    fn a_line_that_is_not_an_issue_names_its_line() {
-        let error =
-            parse(Path::new("issues.jsonl"), "{\"id\":\"a\"}\n\nnot json\n").expect_err("bad");
-        assert!(
-            error
-                .to_string()
-                .starts_with("issues.jsonl:3: not a beads issue"),
-            "{error}"
-        );
-        let error = parse(Path::new("issues.jsonl"), "").expect_err("empty");
-        assert!(matches!(error, IssuesError::NoIssues { .. }), "{error}");
-    }
-
-    #[test]
-    fn criteria_are_one_a_line() {
-        assert_eq!(
-            criteria("- [ ] greets\n* says bye\n\n plain\n"),
-            ["greets", "says bye", "plain"]
-        );
-    }
-}
+mod tests;

@@ -25,14 +25,18 @@
 //!   level. A `## Tasks` that only wraps `### Phase N` groups is not a story;
 //!   the groups are. A heading's direct boxes are those before the next
 //!   heading of any level.
-//! - Sections that are not work — Success Criteria, Status Legend, Notes,
-//!   Completed, Rollback Plan, … (see [`DEFAULT_SKIP`]) — are skipped with
-//!   everything under them; [`SectionRules`] lets `ralph.toml` add or
-//!   remove headings. A skipped section that held boxes is reported as a
-//!   warning, and a file whose boxes all sit in such sections is refused
-//!   with where they are ([`Checklist::skipped`]).
+//! - Sections that are not work are skipped by their shape and words
+//!   together, never by one word of a numbered group's title (see
+//!   [`SectionRules`]): unnumbered bookkeeping (Success Criteria, Notes,
+//!   Completed, Rollback Plan, … [`DEFAULT_SKIP`]), sections the file puts
+//!   out of scope ([`OUT_OF_SCOPE`]), lifecycle lists (Planning … Done),
+//!   and what `ralph.toml` names. Each skipped section that held boxes is
+//!   reported as a warning with why and how many of its tasks are open,
+//!   and a file whose boxes all sit in such sections is refused with where
+//!   they are ([`Checklist::skipped`]).
 //! - The id is the label the author wrote: `## 3. Docs` and `## 3) Docs` give
-//!   `3`, `### 1.2 Parser` gives `1.2`, `## Phase 2: Core` gives `phase-2`
+//!   `3`, `## 5b. Extras` gives `5b`, `### 1.2 Parser` gives `1.2`,
+//!   `## Phase 2: Core` gives `phase-2`
 //!   (also `Week 2`, `Day 2`, `Sprint 2`, …),
 //!   `### P0.1 - Stdlib` gives `P0.1`. A heading without a label takes its
 //!   1-based position among the file's headings (the title aside, sections
@@ -58,8 +62,11 @@
 //! boxes are not tasks here (OpenSpec counts them); the parser counts them in
 //! [`Checklist::fenced_checkboxes`] so a cross-check against the CLI can
 //! compare `native + fenced` with the CLI's total. Headings inside fences do
-//! not start sections either. A UTF-8 byte-order mark, CRLF line ends and a
-//! missing final newline are all read as if absent.
+//! not start sections either. GitHub's ```` ```[tasklist] ```` block is
+//! the exception: it is a task list, and its boxes are tasks of the section
+//! around it (its own `### Tasks` line is the block's title, not a
+//! section). A UTF-8 byte-order mark, CRLF line ends and a missing final
+//! newline are all read as if absent.
 
 use super::{Story, UnreadableLine, Warning, WarningKind};
 
@@ -68,161 +75,10 @@ pub const PREAMBLE_ID: &str = "preamble";
 /// Title of the story made of the boxes before the first section.
 pub const PREAMBLE_TITLE: &str = "Preamble";
 
-/// Headings that are not work unless `ralph.toml` says otherwise. A heading
-/// matches when its title, without its label, starts with one of these
-/// words (case does not matter), e.g. "Success Criteria (UPDATED)" or
-/// "Notes on consistency". Besides reports and records (criteria, legends,
-/// summaries, what is already done), contingencies are not work: a
-/// rollback, fallback or mitigation plan is carried out only if something
-/// goes wrong.
-pub const DEFAULT_SKIP: &[&str] = &[
-    "Success Criteria",
-    "Validation Checklist",
-    "Status Legend",
-    "Legend",
-    "Summary",
-    "Notes",
-    "Note",
-    "Dependencies",
-    "Future Work",
-    "Optional",
-    "Completed",
-    "Recently Completed",
-    "Done",
-    "Overview",
-    "Analysis Summary",
-    "Risk Assessment",
-    "Risks",
-    "Estimated Timeline",
-    "Timeline",
-    "Verification Evidence",
-    "Definition of Done",
-    "Goals",
-    "Non-Goals",
-    "Out of Scope",
-    "Open Questions",
-    "References",
-    // Contingencies: done only if something goes wrong.
-    "Rollback Plan",
-    "Rollback Procedure",
-    "Rollback Procedures",
-    "Rollback Strategy",
-    "Rollback Steps",
-    "Rollback Preparation",
-    "Contingency",
-    "Contingency Plan",
-    "Contingency Plans",
-    "Fallback Plan",
-    "Backout Plan",
-    "Emergency Procedures",
-    "Disaster Recovery Plan",
-    "Incident Response Plan",
-    "Risk Mitigation",
-    "Risks and Mitigations",
-    "Mitigation Plan",
-    "If Something Goes Wrong",
-    "Future Enhancements",
-    "Future Improvements",
-    "Future Ideas",
-    // The same in Chinese, Japanese and Korean, written without spaces, so
-    // they match as the start of a title whatever follows.
-    "已完成",
-    "近期完成",
-    "完了済み",
-    "완료",
-    "验收标准",
-    "驗收標準",
-    "成功标准",
-    "备注",
-    "備註",
-    "注意事项",
-    "风险与应对",
-    "风险和应对",
-    "风险评估与应对",
-    "應變計畫",
-    "应急预案",
-    "回滚方案",
-    "回滚计划",
-    "回滾方案",
-    "后续优化",
-    "後續優化",
-];
-
 /// Largest part of a section given to the agent as the story's text.
 pub const SECTION_LIMIT: usize = 48 * 1024;
 /// Largest part of each enclosing section's intro given with a story.
 pub(super) const PARENT_INTRO_LIMIT: usize = 4 * 1024;
-
-/// Which headings are not work.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SectionRules {
-    /// Headings skipped on top of [`DEFAULT_SKIP`].
-    pub skip: Vec<String>,
-    /// Headings of [`DEFAULT_SKIP`] that are work after all.
-    pub keep: Vec<String>,
-}
-
-impl SectionRules {
-    /// Rules under which every section is work: for text whose headings
-    /// are not the author's plan of work (an issue's body, a file
-    /// git-ralph writes itself).
-    pub fn all_work() -> SectionRules {
-        SectionRules {
-            skip: Vec::new(),
-            keep: DEFAULT_SKIP
-                .iter()
-                .map(|phrase| (*phrase).to_owned())
-                .collect(),
-        }
-    }
-
-    /// Whether a heading title (without its label) names a non-work section.
-    pub fn is_skipped(&self, title: &str) -> bool {
-        let title = normalize_title(title);
-        let matches = |phrase: &str| {
-            let phrase = normalize_title(phrase);
-            !phrase.is_empty()
-                && title.starts_with(&phrase)
-                && (phrase.ends_with(written_without_spaces)
-                    || title[phrase.len()..]
-                        .chars()
-                        .next()
-                        .is_none_or(|c| !c.is_alphanumeric()))
-        };
-        if self.keep.iter().any(|phrase| matches(phrase)) {
-            return false;
-        }
-        DEFAULT_SKIP.iter().any(|phrase| matches(phrase))
-            || self.skip.iter().any(|phrase| matches(phrase))
-    }
-}
-
-/// Whether `c` belongs to a script written without spaces between words
-/// (Chinese, Japanese, Korean), where a word can end anywhere.
-fn written_without_spaces(c: char) -> bool {
-    matches!(c,
-        '\u{3040}'..='\u{30ff}' // kana
-        | '\u{3400}'..='\u{4dbf}' // CJK extension A
-        | '\u{4e00}'..='\u{9fff}' // CJK unified ideographs
-        | '\u{ac00}'..='\u{d7af}' // Hangul syllables
-        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
-    )
-}
-
-/// Lower case, markdown marks and leading symbols (emoji, `✅`) dropped,
-/// white space collapsed.
-fn normalize_title(title: &str) -> String {
-    let cleaned: String = title
-        .chars()
-        .filter(|c| !matches!(c, '*' | '`' | '_'))
-        .collect();
-    let trimmed = cleaned.trim_start_matches(|c: char| !c.is_alphanumeric());
-    trimmed
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
 
 /// The stories of one checklist file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -240,13 +96,17 @@ pub struct Checklist {
     pub skipped: Vec<SkippedSection>,
 }
 
-/// A section that held boxes but is not work (see [`DEFAULT_SKIP`]).
+/// A section that held boxes but is not work (see [`SectionRules`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedSection {
+    /// Why it is not work.
+    pub reason: SkipReason,
     /// The heading line as written, e.g. `## Completed`.
     pub heading: String,
     /// The heading's text, e.g. `Completed`.
     pub title: String,
+    /// How `keep` names it: its title without its label, or its label.
+    pub name: String,
     /// 1-based line of the heading.
     pub line: usize,
     /// Boxes in it and in the sections inside it.
@@ -257,10 +117,12 @@ pub struct SkippedSection {
 
 mod lines;
 mod outline;
+mod rules;
 mod sections;
 
 pub use lines::{TaskLine, heading_label, task_line, unreadable_box};
 use outline::{Heading, Outline};
+pub use rules::{DEFAULT_SKIP, OUT_OF_SCOPE, SectionRules, SkipReason};
 
 /// Parses a checklist file with the default section rules.
 pub fn parse(text: &str) -> Checklist {
@@ -301,18 +163,28 @@ fn skipped_sections(outline: &Outline<'_>) -> Vec<SkippedSection> {
     let headings = &outline.headings;
     let mut skipped = Vec::new();
     for (index, heading) in headings.iter().enumerate() {
-        let outermost = heading.parent.is_none_or(|p| !headings[p].skipped);
-        if !heading.skipped || !outermost {
+        let Some(reason) = &heading.skipped else {
+            continue;
+        };
+        let inside_skipped = heading
+            .parent
+            .is_some_and(|p| headings[p].covers_subsections());
+        if inside_skipped {
             continue;
         }
-        let subtree = subtree(headings, index);
+        let subtree = match reason.covers_subsections() {
+            true => subtree(headings, index),
+            false => std::slice::from_ref(heading),
+        };
         let boxes: usize = subtree.iter().map(|h| h.tasks.len()).sum();
         if boxes == 0 {
             continue;
         }
         skipped.push(SkippedSection {
+            reason: reason.clone(),
             heading: outline.lines[heading.line].trim().to_owned(),
             title: heading.text.to_owned(),
+            name: keep_name(heading.text),
             line: heading.line + 1,
             boxes,
             done: subtree
@@ -323,6 +195,16 @@ fn skipped_sections(outline: &Outline<'_>) -> Vec<SkippedSection> {
         });
     }
     skipped
+}
+
+/// The name `keep` takes for a heading: its title without its label, or
+/// the label when that is all there is.
+fn keep_name(text: &str) -> String {
+    match heading_label(text) {
+        Some((id, title)) if title.is_empty() => id,
+        Some((_, title)) => title,
+        None => text.to_owned(),
+    }
 }
 
 /// Heading `index` and the headings inside it.
@@ -341,14 +223,33 @@ fn skipped_warnings(skipped: &[SkippedSection]) -> Vec<Warning> {
         .map(|section| Warning {
             line: Some(section.line),
             kind: WarningKind::SkippedSection,
-            message: format!(
-                "section \"{}\" is not read as work ({} box{} skipped); to work it, add it to `keep` under [stories] in ralph.toml",
-                section.title,
-                section.boxes,
-                if section.boxes == 1 { "" } else { "es" }
-            ),
+            message: skipped_message(section),
         })
         .collect()
+}
+
+/// What a warning says of a skipped section: its name, why, what of it
+/// is left undone, and how to work it after all.
+fn skipped_message(section: &SkippedSection) -> String {
+    let open = section.boxes - section.done;
+    let reason = section.reason.describe();
+    if open == 0 {
+        return format!(
+            "section \"{}\" is not read as work: {reason} ({} box{}, all ticked)",
+            section.title,
+            section.boxes,
+            if section.boxes == 1 { "" } else { "es" }
+        );
+    }
+    let how = match &section.reason {
+        SkipReason::Named(name) => format!("take \"{name}\" out of `skip`"),
+        _ => format!("add \"{}\" to `keep`", section.name),
+    };
+    format!(
+        "section \"{}\" is not read as work: {reason}; its {open} open task{} will not be worked; to work it, {how} under [stories] in ralph.toml",
+        section.title,
+        if open == 1 { "" } else { "s" },
+    )
 }
 
 fn unreadable_warnings(lines: &[UnreadableLine]) -> Vec<Warning> {

@@ -191,8 +191,8 @@ impl IssueSource {
     /// The story as the issue has it.
     fn describe(&self, story: &mut Story, issue: &Issue) {
         story.id = issue.id.clone();
-        story.title = issue.title.clone();
-        let text = super::truncate(issue.text.trim(), TEXT_LIMIT);
+        story.title = super::unix_lines(&issue.title).into_owned();
+        let text = super::truncate(super::unix_lines(&issue.text).trim(), TEXT_LIMIT);
         story.description = Some(if text.is_empty() {
             issue.summary.clone()
         } else {
@@ -200,7 +200,11 @@ impl IssueSource {
         });
         story.priority = issue.priority;
         story.depends_on = issue.depends_on.clone();
-        story.acceptance_criteria = issue.acceptance_criteria.clone();
+        story.acceptance_criteria = issue
+            .acceptance_criteria
+            .iter()
+            .map(|criterion| super::unix_lines(criterion).into_owned())
+            .collect();
     }
 }
 

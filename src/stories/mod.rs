@@ -553,6 +553,7 @@ pub fn section_rules(workdir: &Path, change_dir: Option<&Path>) -> SectionRules 
         .map(|settings| SectionRules {
             skip: settings.skip,
             keep: settings.keep,
+            all_work: false,
         })
         .unwrap_or_default()
 }
@@ -602,6 +603,7 @@ pub(crate) fn read_context_files(
             Err(source) => return Err(StoriesError::Io { path, source }),
         };
         let text = String::from_utf8_lossy(&bytes);
+        let text = unix_lines(&text);
         let limit = CONTEXT_FILE_LIMIT.min(CONTEXT_TOTAL_LIMIT - used);
         let content = truncate(&text, limit);
         used += content.len().min(limit);
@@ -611,6 +613,17 @@ pub(crate) fn read_context_files(
         });
     }
     Ok(files)
+}
+
+/// `text` with its line ends as `\n` alone: a file written on Windows
+/// (CRLF) or an old Mac (CR) reads as what it says, and no carriage return
+/// reaches a prompt.
+pub(crate) fn unix_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 pub(crate) fn truncate(text: &str, limit: usize) -> String {

@@ -10,7 +10,7 @@
 //! every load — unique ids, known dependencies, no cycles — because a broken
 //! graph would otherwise stall the run with no story ever eligible.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -18,8 +18,8 @@ use serde_json::Value;
 use super::json_edit::{self, Step};
 
 use super::{
-    ContextFile, SourceKind, StoriesError, Story, StorySource, check_unique_ids,
-    read_context_files, read_text, repo_relative_file, slash_path,
+    ContextFile, SourceKind, StoriesError, Story, StorySet, StorySource, Warning, WarningKind,
+    check_unique_ids, read_context_files, read_text, repo_relative_file, slash_path,
 };
 
 /// The file looked for at the repository root when no `--prd` is given.
@@ -52,28 +52,59 @@ impl PrdSource {
 /// Parses and validates the text of a `prd.json`; `path` is only for errors.
 /// How the dialects of other loops are read is told in `prd/dialect.rs`.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Story>, StoriesError> {
+    parse_set(path, text).map(|set| set.stories)
+}
+
+/// [`parse`], with what the reading has to say: dependencies of finished
+/// stories on ids the file no longer holds are dropped and reported, as
+/// nothing waits on them any more.
+pub fn parse_set(path: &Path, text: &str) -> Result<StorySet, StoriesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
     let entries =
-        dialect::story_entries(path, &file).map_err(|error| with_line(error, text, &[], None))?;
-    let list: Vec<Step<'_>> = entries.key.map(Step::Key).into_iter().collect();
-    let stories = entries
+        dialect::story_entries(path, &file).map_err(|error| with_line(error, text, &[], false))?;
+    let mut stories = entries
         .stories(path)
-        .map_err(|(index, error)| with_line(error, text, &list, Some(index)))?;
+        .map_err(|(index, error)| with_line(error, text, &entries.entries[index].0, true))?;
     check_unique_ids(path, &stories)?;
+    let warnings = drop_stale_dependencies(&mut stories);
     check_dependencies(path, &stories)?;
-    Ok(stories)
+    Ok(StorySet {
+        stories,
+        warnings,
+        unreadable: Vec::new(),
+    })
 }
 
-/// `error` with the line of the value it is about: the field of entry
-/// `index` (0-based) of the list of stories at `list`, that entry when it
-/// has no such field, or the list itself.
-fn with_line(
-    mut error: StoriesError,
-    text: &str,
-    list: &[Step<'_>],
-    index: Option<usize>,
-) -> StoriesError {
+/// Takes out of each finished story its dependencies on ids no story of
+/// the file has, with a warning for each: a story already done waits for
+/// nothing, and an id deleted since must not stop the run.
+fn drop_stale_dependencies(stories: &mut [Story]) -> Vec<Warning> {
+    let ids: HashSet<String> = stories.iter().map(|story| story.id.clone()).collect();
+    let mut warnings = Vec::new();
+    for story in stories.iter_mut().filter(|story| story.is_complete()) {
+        let id = story.id.clone();
+        story.depends_on.retain(|dependency| {
+            let known = ids.contains(dependency);
+            if !known {
+                warnings.push(Warning {
+                    line: None,
+                    kind: WarningKind::OutsideDependency,
+                    message: format!(
+                        "story {id:?} is done and depends on {dependency:?}, which is not a story in the file; the dependency is dropped"
+                    ),
+                });
+            }
+            known
+        });
+    }
+    warnings
+}
+
+/// `error` with the line of the value it is about: the field of the entry
+/// at `at` when `entry` holds (that entry when it has no such field), or
+/// the list at `at`.
+fn with_line(mut error: StoriesError, text: &str, at: &[Step<'_>], entry: bool) -> StoriesError {
     let StoriesError::PrdField {
         line: line @ None,
         field,
@@ -82,14 +113,14 @@ fn with_line(
     else {
         return error;
     };
-    let entry = index.and_then(|index| {
-        let mut at: Vec<Step<'_>> = list.to_vec();
-        at.push(Step::Index(index));
-        let entry = json_edit::span(text, &at)?;
-        at.push(Step::Key(field));
-        Some(json_edit::span(text, &at).unwrap_or(entry))
-    });
-    let span = entry.or_else(|| json_edit::span(text, list));
+    let mut path: Vec<Step<'_>> = at.to_vec();
+    let span = match entry {
+        true => {
+            path.push(Step::Key(field));
+            json_edit::span(text, &path).or_else(|| json_edit::span(text, at))
+        }
+        false => json_edit::span(text, at),
+    };
     *line = span.map(|span| 1 + text[..span.start].matches('\n').count());
     error
 }
@@ -191,8 +222,12 @@ impl StorySource for PrdSource {
     }
 
     fn load(&self) -> Result<Vec<Story>, StoriesError> {
+        self.load_set().map(|set| set.stories)
+    }
+
+    fn load_set(&self) -> Result<StorySet, StoriesError> {
         let text = read_text(&self.workdir.join(&self.file))?;
-        parse(&self.file, &text)
+        parse_set(&self.file, &text)
     }
 
     /// The incomplete story with the lowest priority number whose

@@ -16,6 +16,12 @@ pub struct AgentRow {
     /// tests, and the real-CLI tests install it); `None` for a CLI that
     /// talks only to its vendor's service.
     pub verified_release: Option<&'static str>,
+    /// The oldest release whose output the tests hold too, when older than
+    /// `verified_release`.
+    pub oldest_release: Option<&'static str>,
+    /// The releases git-ralph understands, as people read them
+    /// (`0.15.10 to 0.24.4`); `None` when none can be verified.
+    pub releases: Option<String>,
     pub on_path: bool,
     /// `git ralph start` without --agent runs this one.
     pub default: bool,
@@ -54,8 +60,8 @@ pub fn print_agents(rows: &[AgentRow]) {
                 .to_string()
         };
         let default = if row.default { " · default" } else { "" };
-        let release = match row.verified_release {
-            Some(release) => format!("verified on {release}"),
+        let release = match &row.releases {
+            Some(releases) => format!("understands {releases}"),
             None => "cannot be verified (its vendor's service only)".to_owned(),
         };
         out(&format!(

@@ -730,11 +730,46 @@ fn agents_lists_every_preset_with_its_command_line_and_whether_it_is_installed()
     assert!(text.contains("gemini not found"), "{text}");
     assert!(!text.contains("cursor-agent not found"), "{text}");
     assert!(
-        text.contains("gemini   Gemini CLI · verified on 0.61.0 · gemini not found"),
+        text.contains("gemini   Gemini CLI · understands 0.61.0 · gemini not found"),
         "{text}"
     );
     assert!(
         text.contains("cursor   Cursor CLI · cannot be verified (its vendor's service only)"),
+        "{text}"
+    );
+}
+
+/// Issue 35: `agents` says which releases of each CLI git-ralph
+/// understands: from the oldest whose transcripts the tests hold to the
+/// one it was verified on.
+#[test]
+fn issue_35_agents_says_which_releases_each_preset_understands() {
+    let repo = project();
+    let output = ralph_on_path(&repo, &["agents", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON array");
+    let row = |name: &str| {
+        rows.iter()
+            .find(|row| row["name"] == name)
+            .unwrap_or_else(|| panic!("no row for {name}"))
+            .clone()
+    };
+    assert_eq!(row("qwen")["releases"], "0.15.10 to 0.24.4");
+    assert_eq!(row("qwen")["oldest_release"], "0.15.10");
+    assert_eq!(row("claude")["releases"], "2.1.197 to 2.1.332");
+    assert_eq!(row("kilo")["releases"], "7.7.7");
+    assert_eq!(row("amp")["releases"], Value::Null);
+    for row in &rows {
+        assert_eq!(
+            row["releases"].is_string(),
+            row["verified_release"].is_string(),
+            "{row}"
+        );
+    }
+    let human = ralph_on_path(&repo, &["agents"]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("qwen     Qwen Code · understands 0.15.10 to 0.24.4 · qwen not found"),
         "{text}"
     );
 }

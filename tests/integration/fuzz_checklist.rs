@@ -280,6 +280,7 @@ fn rules() -> impl Strategy<Value = SectionRules> {
         .prop_map(|(skip, keep)| SectionRules {
             skip: skip.into_iter().map(str::to_owned).collect(),
             keep: keep.into_iter().map(str::to_owned).collect(),
+            all_work: false,
         })
 }
 

@@ -331,6 +331,8 @@ fn score(key: &str, expected: &Value) -> Result<(), Misread> {
     let prd = kind == "prd";
     let expect = expected["expect"].as_str().expect("expect");
     let all_done = expected.get("all_done").and_then(Value::as_bool) == Some(true);
+    let variant_refusal_ok =
+        expected.get("variant_refusal_ok").and_then(Value::as_bool) == Some(true);
     let layout = lay_out(key);
     let main = layout.preview();
     if let Err(refusal) = &main {
@@ -354,9 +356,11 @@ fn score(key: &str, expected: &Value) -> Result<(), Misread> {
             ));
         }
         layout.untick();
-        let variant = layout
-            .preview()
-            .map_err(|e| Misread(format!("unticked variant: {e}")))?;
+        let variant = match layout.preview() {
+            Ok(variant) => variant,
+            Err(_) if variant_refusal_ok => return Ok(()),
+            Err(e) => return Err(Misread(format!("unticked variant: {e}"))),
+        };
         let prompt = variant
             .prompt
             .clone()
@@ -481,7 +485,7 @@ fn issue_11_realworld_task_files_are_read_as_people_expect() {
         "realworld score: {passed} of {} items read as expected",
         items.len()
     );
-    assert!(items.len() >= 28, "the sample has 28 items");
+    assert_eq!(items.len(), 52, "the sample has 52 items");
     assert!(
         failures.is_empty(),
         "{} item(s) read wrongly",
@@ -560,6 +564,14 @@ fn issue_11_realworld_scorer_rejects_wrong_expectations() {
     assert!(
         score(refused, &said).is_err(),
         "the scorer accepted a refusal that does not say what it should"
+    );
+    let finished = "checklist/RATIU5__shadr__fix_plan";
+    let mut strict = expected[finished].clone();
+    assert_eq!(score(finished, &strict), Ok(()));
+    strict["variant_refusal_ok"] = false.into();
+    assert!(
+        score(finished, &strict).is_err(),
+        "the scorer accepted a refused variant where none may be refused"
     );
     let prd = "prd/subsy__ralph-tui__tasks-prd";
     let mut wrong = expected[prd].clone();

@@ -427,12 +427,13 @@ fn issue_27_dry_run_json_shows_the_issues_as_stories_and_writes_nothing() {
             )
         })
         .collect();
+    // In the order the run takes them: #3 is blocked by #7.
     assert_eq!(
         outline,
         [
-            ("3".to_owned(), "open".to_owned(), 1),
             ("5".to_owned(), "next".to_owned(), 1),
             ("7".to_owned(), "open".to_owned(), 2),
+            ("3".to_owned(), "open".to_owned(), 1),
         ]
     );
     assert!(
@@ -451,8 +452,8 @@ fn issue_27_dry_run_json_shows_the_issues_as_stories_and_writes_nothing() {
         .iter()
         .map(|story| story["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["bd-9f3b", "bd-5d2a", "bd-2e8c"]);
-    assert_eq!(beads["stories"][1]["status"], "next");
+    assert_eq!(ids, ["bd-5d2a", "bd-2e8c", "bd-9f3b"]);
+    assert_eq!(beads["stories"][0]["status"], "next");
     assert!(
         beads["prompt"]
             .as_str()

@@ -34,6 +34,7 @@ pub const PRESET: Preset = Preset {
     title: "Aider",
     program: "aider",
     verified: Some("0.86.2"),
+    oldest: None,
     // Aider commits every edit by default; the loop decides what is
     // committed, so auto-commits are off. It would also add `.aider*` to
     // .gitignore, a change of the user's files that no story asked for.

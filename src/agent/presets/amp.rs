@@ -23,6 +23,7 @@ pub const PRESET: Preset = Preset {
     title: "Amp",
     program: "amp",
     verified: None,
+    oldest: None,
     lead: &["-x", "--stream-json", "--dangerously-allow-all"],
     model_flag: None,
     tail: &[],

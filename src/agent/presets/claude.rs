@@ -26,6 +26,7 @@ pub const PRESET: Preset = Preset {
     title: "Claude Code",
     program: "claude",
     verified: Some("2.1.332"),
+    oldest: Some("2.1.197"),
     lead: &[
         "-p",
         "--output-format",

@@ -27,6 +27,7 @@ pub const PRESET: Preset = Preset {
     title: "OpenAI Codex CLI",
     program: "codex",
     verified: Some("0.169.0"),
+    oldest: None,
     lead: &[
         "exec",
         "--json",

@@ -37,6 +37,7 @@ pub const PRESET: Preset = Preset {
     title: "GitHub Copilot CLI",
     program: "copilot",
     verified: Some("1.0.102"),
+    oldest: None,
     // `--allow-all-tools` alone still denies, unattended, any path
     // outside the repository ("Permission denied because no interactive
     // user response was available"); paths and URLs are allowed too, as

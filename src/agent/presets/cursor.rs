@@ -27,6 +27,7 @@ pub const PRESET: Preset = Preset {
     title: "Cursor CLI",
     program: "cursor-agent",
     verified: None,
+    oldest: None,
     lead: &["-p", "--output-format", "stream-json", "--force"],
     model_flag: Some("--model"),
     tail: &[],

@@ -43,6 +43,7 @@ pub const PRESET: Preset = Preset {
     title: "Factory Droid",
     program: "droid",
     verified: Some("0.225.2"),
+    oldest: None,
     lead: &[
         "exec",
         "--output-format",

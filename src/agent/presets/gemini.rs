@@ -22,6 +22,7 @@ pub const PRESET: Preset = Preset {
     title: "Gemini CLI",
     program: "gemini",
     verified: Some("0.61.0"),
+    oldest: None,
     // Headless Gemini refuses a directory the user never trusted in
     // its interactive mode (exit 55); `--skip-trust` runs it anyway.
     lead: &["--output-format", "stream-json", "--yolo", "--skip-trust"],

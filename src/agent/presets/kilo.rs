@@ -34,6 +34,7 @@ pub const PRESET: Preset = Preset {
     title: "Kilo Code CLI",
     program: "kilo",
     verified: Some("7.7.7"),
+    oldest: None,
     // Its stream is opencode's, which opencode's check claims.
     first_event: None,
     standin: Some(StandinSetup::with_tools(Protocol::AnthropicMessages, point)),

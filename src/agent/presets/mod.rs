@@ -88,6 +88,10 @@ pub struct Preset {
     /// it for the real-CLI tests. `None` for a CLI that cannot be verified
     /// here (it talks only to its vendor's service).
     pub verified: Option<&'static str>,
+    /// The oldest release whose output the parser is tested on, when
+    /// transcripts of an older release than `verified` are kept beside
+    /// its own; `None` when `verified` is the only one.
+    pub oldest: Option<&'static str>,
     /// Headless mode, machine-readable output and unattended permissions.
     lead: &'static [&'static str],
     /// The CLI's model option, if it has one.
@@ -127,6 +131,17 @@ pub type FirstEvent = fn(&str, &Map<String, Value>) -> bool;
 pub type Env = Vec<(String, String)>;
 
 impl Preset {
+    /// The releases of the CLI git-ralph understands, as people read
+    /// them: `0.15.10 to 0.24.4`, or the one release verified; `None` for
+    /// a CLI that cannot be verified here.
+    pub fn releases(&self) -> Option<String> {
+        let newest = self.verified?;
+        Some(match self.oldest {
+            Some(oldest) => format!("{oldest} to {newest}"),
+            None => newest.to_owned(),
+        })
+    }
+
     /// The format the CLI is run with.
     pub fn format(&'static self) -> StreamFormat {
         StreamFormat::Preset(self)

@@ -33,6 +33,7 @@ pub const PRESET: Preset = Preset {
     title: "opencode",
     program: "opencode",
     verified: Some("1.18.33"),
+    oldest: None,
     // Without `--auto`, `opencode run` rejects every permission it would
     // have asked for, and the run ends there with exit 0 and no answer.
     lead: &["run", "--auto", "--format", "json"],

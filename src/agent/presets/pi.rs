@@ -35,6 +35,7 @@ pub const PRESET: Preset = Preset {
     title: "pi",
     program: "pi",
     verified: Some("0.73.1"),
+    oldest: None,
     lead: &["-p", "--mode", "json", "--no-session"],
     // pi names models `provider/id`, or an id with `--provider`.
     model_flag: Some("--model"),

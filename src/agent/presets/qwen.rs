@@ -8,8 +8,15 @@
 //! `result` text and carries its reason in an `error` object, e.g.
 //! `{"message": "[API Error: 429 …]"}`.
 //!
-//! Checked against transcripts recorded from Qwen Code 0.24.4 (see
-//! `tests/fixtures/qwen/README.md`). Its traps:
+//! Releases before 0.24 (0.15.10 is what `npm install` gives on Node 20,
+//! whose engines it still accepts) close a failed run differently: a
+//! `result` with `subtype: success`, `is_error: false`, exit code 0, and
+//! Qwen Code's own error notice as its text (`[API Error: 429 …]`). That
+//! notice is the CLI's, not the model's words, so a result that opens with
+//! it is a failed run, and a usage limit when it names one.
+//!
+//! Checked against transcripts recorded from Qwen Code 0.15.10 and 0.24.4
+//! (see `tests/fixtures/qwen/README.md`). Its traps:
 //! - the prompt may come on stdin or as an argument; `-p` is deprecated;
 //! - without `--yolo` a shell command waits for an approval no one gives;
 //! - a 429 is retried seven times by Qwen Code itself, after the delay the
@@ -33,6 +40,7 @@ pub const PRESET: Preset = Preset {
     title: "Qwen Code",
     program: "qwen",
     verified: Some("0.24.4"),
+    oldest: Some("0.15.10"),
     lead: &["--output-format", "stream-json", "--yolo"],
     model_flag: Some("--model"),
     tail: &[],
@@ -72,10 +80,15 @@ fn point(at: &Pointing) -> io::Result<Vec<(String, String)>> {
     ]))
 }
 
+/// How Qwen Code opens a notice of its own about a failed API call.
+const API_ERROR: &str = "[API Error:";
+
 /// Parses Qwen Code stream-json output.
 pub(super) struct QwenParser {
     claude: Json<ClaudeParser>,
     result_error: Option<String>,
+    /// The `result` was Qwen Code's own error notice, not a success.
+    api_error: bool,
 }
 
 impl QwenParser {
@@ -83,6 +96,7 @@ impl QwenParser {
         QwenParser {
             claude: Json::new(ClaudeParser::new()),
             result_error: None,
+            api_error: false,
         }
     }
 }
@@ -92,13 +106,17 @@ impl StreamParser for QwenParser {
         if let Ok(event) = serde_json::from_str::<Value>(line)
             && event["type"] == "result"
         {
-            self.result_error = nonblank(&event["error"]["message"]);
+            let notice =
+                nonblank(&event["result"]).filter(|text| text.trim_start().starts_with(API_ERROR));
+            self.api_error = notice.is_some();
+            self.result_error = nonblank(&event["error"]["message"]).or(notice);
         }
         self.claude.feed_line(line)
     }
 
     fn finish(&mut self) -> Option<Done> {
-        let done = self.claude.finish()?;
+        let mut done = self.claude.finish()?;
+        done.is_error |= std::mem::take(&mut self.api_error);
         Some(with_result_error(done, self.result_error.take()))
     }
 }

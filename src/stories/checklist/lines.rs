@@ -309,6 +309,8 @@ pub(super) fn columns(indent: &str) -> usize {
 pub(super) struct Fence {
     pub(super) ch: char,
     pub(super) len: usize,
+    /// GitHub's `[tasklist]` block: a task list, not code.
+    pub(super) tasklist: bool,
 }
 
 pub(super) fn fence_run(line: &str) -> Option<(Fence, &str)> {
@@ -316,13 +318,31 @@ pub(super) fn fence_run(line: &str) -> Option<(Fence, &str)> {
     let ch = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let rest = trimmed.trim_start_matches(ch);
     let len = trimmed.len() - rest.len();
-    (len >= 3).then_some((Fence { ch, len }, rest))
+    (len >= 3).then_some((
+        Fence {
+            ch,
+            len,
+            tasklist: false,
+        },
+        rest,
+    ))
 }
 
 pub(super) fn opens_fence(line: &str) -> Option<Fence> {
     let (fence, info) = fence_run(line)?;
     // CommonMark: a backtick fence's info string cannot hold a backtick.
     (fence.ch == '~' || !info.contains('`')).then_some(fence)
+}
+
+/// A fence that opens GitHub's tasklist block: ```` ```[tasklist] ````.
+pub(super) fn opens_tasklist(line: &str) -> Option<Fence> {
+    let (fence, info) = fence_run(line)?;
+    info.trim()
+        .eq_ignore_ascii_case("[tasklist]")
+        .then_some(Fence {
+            tasklist: true,
+            ..fence
+        })
 }
 
 pub(super) fn closes_fence(open: Fence, line: &str) -> bool {
@@ -440,6 +460,11 @@ pub fn heading_label(heading: &str) -> Option<(String, String)> {
     }
     // A number: `3.`, `1)`, `0.`, `1.2`, `1.2.`.
     let (number, rest) = outline_number(text)?;
+    // A lettered number, `1a.` or `5b)`: the letter belongs to the label.
+    if let Some(title) = lettered(rest) {
+        let label = &text[..number.len() + 1];
+        return Some((label.to_owned(), strip_dash(title.trim()).to_owned()));
+    }
     if rest.is_empty() {
         return Some((number.to_owned(), String::new()));
     }
@@ -463,6 +488,18 @@ pub fn heading_label(heading: &str) -> Option<(String, String)> {
         return Some((number.to_owned(), after.to_owned()));
     }
     None
+}
+
+/// After a number, one ASCII letter then `.`, `)` or `:` and a space (or
+/// nothing): the title after it. `3d rendering` is not lettered; `1a.` is.
+fn lettered(rest: &str) -> Option<&str> {
+    let letter = rest.chars().next().filter(char::is_ascii_alphabetic)?;
+    let after = &rest[letter.len_utf8()..];
+    let title = after
+        .strip_prefix('.')
+        .or_else(|| after.strip_prefix(')'))
+        .or_else(|| after.strip_prefix(':'))?;
+    (title.is_empty() || title.starts_with(char::is_whitespace)).then_some(title)
 }
 
 /// `1`, `1.2`, `10.3.1` at the start of `text`, and what follows it.

@@ -2,9 +2,9 @@
 //! boxes each one directly holds, the title, and which sections are not
 //! work. What the file says, before anything is turned into stories.
 
-use super::SectionRules;
-use super::lines::{Fence, unreadable_box};
+use super::lines::{Fence, opens_tasklist, unreadable_box};
 use super::lines::{TaskLine, closes_fence, heading, heading_label, opens_fence, task_line};
+use super::rules::{SectionName, SectionRules, SkipReason};
 use crate::stories::UnreadableLine;
 
 /// A heading and what sits directly under it, up to the next heading.
@@ -14,7 +14,8 @@ pub(super) struct Heading<'a> {
     /// 0-based index into the file's lines.
     pub line: usize,
     pub parent: Option<usize>,
-    pub skipped: bool,
+    /// Why the section is not work, when it is not.
+    pub skipped: Option<SkipReason>,
     /// Boxes with their 0-based line, before the next heading.
     pub tasks: Vec<(TaskLine<'a>, usize)>,
     pub unreadable: Vec<UnreadableLine>,
@@ -24,7 +25,14 @@ impl Heading<'_> {
     /// A section that is work: not skipped, and holding a box (or a line
     /// that tries to be one).
     pub fn is_story(&self) -> bool {
-        !self.skipped && (!self.tasks.is_empty() || !self.unreadable.is_empty())
+        self.skipped.is_none() && (!self.tasks.is_empty() || !self.unreadable.is_empty())
+    }
+
+    /// Whether the sections inside this one are skipped with it.
+    pub fn covers_subsections(&self) -> bool {
+        self.skipped
+            .as_ref()
+            .is_some_and(SkipReason::covers_subsections)
     }
 }
 
@@ -67,10 +75,15 @@ impl<'a> Outline<'a> {
             if let Some(open) = fence {
                 if closes_fence(open, line) {
                     fence = None;
+                } else if open.tasklist {
+                    // A tasklist's heading is the block's title.
+                    if heading(line).is_none() {
+                        outline.read_line(index, line);
+                    }
                 } else if task_line(line).is_some() {
                     outline.fenced_checkboxes += 1;
                 }
-            } else if let Some(open) = opens_fence(line) {
+            } else if let Some(open) = opens_tasklist(line).or_else(|| opens_fence(line)) {
                 fence = Some(open);
             } else {
                 outline.read_line(index, line);
@@ -87,7 +100,7 @@ impl<'a> Outline<'a> {
                 text,
                 line: index,
                 parent,
-                skipped: false,
+                skipped: None,
                 tasks: Vec::new(),
                 unreadable: Vec::new(),
             });
@@ -145,19 +158,25 @@ impl<'a> Outline<'a> {
         }
     }
 
-    /// Marks the sections that are not work, and everything under them.
+    /// Marks the sections that are not work, and everything under them
+    /// (a lifecycle list is about its own boxes only). A section the
+    /// user's `keep` names is work even inside a skipped one.
     pub fn mark_skipped(&mut self, rules: &SectionRules) {
         for index in 0..self.headings.len() {
             if Some(index) == self.title {
                 continue;
             }
             let heading = &self.headings[index];
-            let own_title =
-                heading_label(heading.text).map_or_else(|| heading.text.to_owned(), |(_, t)| t);
+            let label = heading_label(heading.text);
+            let name = SectionName::new(heading.text, label.as_ref());
             let inherited = heading
                 .parent
-                .is_some_and(|parent| self.headings[parent].skipped);
-            self.headings[index].skipped = inherited || rules.is_skipped(&own_title);
+                .filter(|parent| self.headings[*parent].covers_subsections())
+                .and_then(|parent| self.headings[parent].skipped.clone())
+                .filter(|_| !rules.keeps(&name));
+            let boxes: Vec<String> = heading.tasks.iter().map(|(t, _)| t.full_text()).collect();
+            let skipped = inherited.or_else(|| rules.reason(&name, &boxes));
+            self.headings[index].skipped = skipped;
         }
     }
 
@@ -174,6 +193,6 @@ impl<'a> Outline<'a> {
     /// file is a flat to-do list.
     pub fn has_section_work(&self) -> bool {
         self.sections()
-            .any(|(_, heading)| !heading.skipped && !heading.tasks.is_empty())
+            .any(|(_, heading)| heading.skipped.is_none() && !heading.tasks.is_empty())
     }
 }

@@ -161,7 +161,7 @@ pub(super) fn flat_stories(outline: &Outline<'_>) -> Vec<Story> {
     let title = outline.title.map(|t| &outline.headings[t]);
     let mut stories = flat_list(&outline.lines, &outline.preamble, title);
     attach_orphans(&mut stories, outline.preamble_unreadable.clone());
-    for heading in outline.headings.iter().filter(|h| !h.skipped) {
+    for heading in outline.headings.iter().filter(|h| h.skipped.is_none()) {
         attach_orphans(&mut stories, heading.unreadable.clone());
     }
     stories

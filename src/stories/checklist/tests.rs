@@ -365,11 +365,12 @@ fn issue_11_non_work_sections_are_skipped_and_adjustable() {
         .collect();
     assert_eq!(skipped, [Some(3), Some(5), Some(8), Some(11), Some(13)]);
     assert!(parsed.warnings[2].message.contains("Summary Checklist"));
-    assert!(parsed.warnings[2].message.contains("1 box skipped"));
+    assert!(parsed.warnings[2].message.contains("1 box, all ticked"));
 
     let rules = SectionRules {
         skip: vec!["rollout".to_owned()],
         keep: vec!["Optional".to_owned()],
+        all_work: false,
     };
     let adjusted = parse_with(text, &rules);
     let ids: Vec<&str> = adjusted.stories.iter().map(|s| s.id.as_str()).collect();

@@ -4,13 +4,16 @@
 //! shape and strict about meaning:
 //!
 //! - **Where the stories are:** a top-level array, or the first of
-//!   `userStories`, `stories`, `tasks`, `features`, `items`, … (see
-//!   [`STORY_LIST_KEYS`]); failing those, the one top-level list whose
-//!   entries look like stories.
-//! - **Ids** may be strings or integers. Under `userStories` (the Ralph
-//!   format) every story needs one; a list in another dialect whose entries
-//!   carry no id at all is numbered by position (`1`, `2`, …).
-//! - **Titles** come from `title` (or `name`, `summary`, `feature`, `task`);
+//!   `userStories`, `stories`, `tasks`, `features`, `items`, `issues`, …
+//!   (see [`STORY_LIST_KEYS`]); failing those, the one top-level list whose
+//!   entries look like stories. When every entry of that list is a group
+//!   (a milestone, a phase) with its own list of stories under one of those
+//!   keys, the stories are one level down: the groups' lists, in order.
+//! - **Ids** may be strings or integers. A list whose entries carry no id
+//!   at all is numbered by position (`1`, `2`, …), whatever its key; one
+//!   where some do and some do not is an error naming the story.
+//! - **Titles** come from `title` (or `name`, `summary`, `story`,
+//!   `feature`, `task`);
 //!   without one, from the first sentence of the description, then the
 //!   category, then the id.
 //! - **Progress** is `passes` (a boolean, or an empty list for "not yet");
@@ -32,6 +35,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::stories::json_edit::Step;
 use crate::stories::{StoriesError, Story};
 
 /// Where the list of stories may be, in order of preference.
@@ -46,15 +50,13 @@ const STORY_LIST_KEYS: &[&str] = &[
     "backlog",
     "todos",
     "tickets",
+    "issues",
     "workItems",
     "work_items",
 ];
 
-/// Lists whose stories must each carry an id: the Ralph format's own.
-const ID_REQUIRED: &[&str] = &["userStories", "user_stories"];
-
 const ID_KEYS: &[&str] = &["id", "storyId", "story_id", "taskId", "task_id", "key"];
-const TITLE_KEYS: &[&str] = &["title", "name", "summary", "feature", "task"];
+const TITLE_KEYS: &[&str] = &["title", "name", "summary", "story", "feature", "task"];
 const DESCRIPTION_KEYS: &[&str] = &["description", "details", "body"];
 const CRITERIA_KEYS: &[&str] = &[
     "acceptanceCriteria",
@@ -71,25 +73,20 @@ const CRITERION_TEXT_KEYS: &[&str] = &["description", "text", "criterion", "titl
 /// The longest title taken from a description.
 const TITLE_FROM_TEXT: usize = 100;
 
-/// The story entries of a parsed file, and whether each must carry an id.
+/// The story entries of a parsed file, each with where it is.
 pub(super) struct Entries<'a> {
-    /// The key of the list in the top-level object; `None` for a file
-    /// that is the list itself.
-    pub key: Option<&'a str>,
-    pub entries: &'a [Value],
-    ids_required: bool,
+    /// Every entry, with its path in the file, in file order.
+    pub entries: Vec<(Vec<Step<'a>>, &'a Value)>,
 }
 
 impl Entries<'_> {
-    /// Whether stories are numbered by position: a list outside the Ralph
-    /// format where no entry carries an id.
+    /// Whether stories are numbered by position: no entry carries an id.
     fn numbered_by_position(&self) -> bool {
-        !self.ids_required
-            && self.entries.iter().all(|entry| {
-                entry
-                    .as_object()
-                    .is_none_or(|e| first(e, ID_KEYS).is_none())
-            })
+        self.entries.iter().all(|(_, entry)| {
+            entry
+                .as_object()
+                .is_none_or(|e| first(e, ID_KEYS).is_none())
+        })
     }
 
     /// Every entry read as a story; an error comes with the 0-based index
@@ -99,7 +96,7 @@ impl Entries<'_> {
         self.entries
             .iter()
             .enumerate()
-            .map(|(index, entry)| {
+            .map(|(index, (_, entry))| {
                 to_story(path, index + 1, entry, by_position).map_err(|error| (index, error))
             })
             .collect()
@@ -132,6 +129,29 @@ pub(super) fn story_entries<'a>(path: &Path, file: &'a Value) -> Result<Entries<
             ));
         }
     };
+    let list: Vec<Step<'a>> = key.map(Step::Key).into_iter().collect();
+    let entries = match groups(entries) {
+        Some(inner) => inner
+            .into_iter()
+            .flat_map(|(index, key, stories)| {
+                let list = &list;
+                stories.iter().enumerate().map(move |(at, story)| {
+                    let mut path = list.clone();
+                    path.extend([Step::Index(index), Step::Key(key), Step::Index(at)]);
+                    (path, story)
+                })
+            })
+            .collect(),
+        None => entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                let mut path = list.clone();
+                path.push(Step::Index(index));
+                (path, entry)
+            })
+            .collect::<Vec<_>>(),
+    };
     if entries.is_empty() {
         return Err(StoriesError::NoStories {
             path: path.to_path_buf(),
@@ -139,11 +159,37 @@ pub(super) fn story_entries<'a>(path: &Path, file: &'a Value) -> Result<Entries<
             keys: Vec::new(),
         });
     }
-    Ok(Entries {
-        key,
-        entries,
-        ids_required: key.is_some_and(|key| ID_REQUIRED.contains(&key)),
-    })
+    Ok(Entries { entries })
+}
+
+/// Stories one level down: when every entry of the list is a group (a
+/// milestone, a phase, an epic) holding its own list of story objects
+/// under a story-list key, and none is a story itself (no `passes`), the
+/// groups' lists in order, each with the group's index and key.
+fn groups(entries: &[Value]) -> Option<Vec<(usize, &'static str, &[Value])>> {
+    let found: Vec<(usize, &str, &[Value])> = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| group_list(entry).map(|(key, stories)| (index, key, stories)))
+        .collect::<Option<_>>()?;
+    found
+        .iter()
+        .any(|(_, _, stories)| !stories.is_empty())
+        .then_some(found)
+}
+
+/// The list of story objects a group holds, with its key.
+fn group_list(entry: &Value) -> Option<(&'static str, &[Value])> {
+    let entry = entry.as_object()?;
+    if entry.contains_key("passes") {
+        return None;
+    }
+    let (key, value) = first(entry, STORY_LIST_KEYS)?;
+    let stories = value.as_array()?;
+    stories
+        .iter()
+        .all(Value::is_object)
+        .then_some((key, stories.as_slice()))
 }
 
 /// The one top-level list of objects that carry a story's fields, when
@@ -194,22 +240,8 @@ fn to_story(
     let Value::Object(entry) = entry else {
         return Err(field_error(path, &position, "(entry)", "is not an object"));
     };
-    let id = match first(entry, ID_KEYS) {
-        Some((_, Value::String(id))) => id.trim().to_owned(),
-        Some((_, Value::Number(number))) => number.to_string(),
-        Some((key, _)) => {
-            return Err(field_error(
-                path,
-                &position,
-                key,
-                "must be a string or a number",
-            ));
-        }
-        None if by_position => index.to_string(),
-        None => {
-            return Err(field_error(path, &position, "id", "is missing"));
-        }
-    };
+    let id = id_of(entry, index, by_position)
+        .map_err(|(field, problem)| field_error(path, &position, field, problem))?;
     if id.is_empty() {
         return Err(StoriesError::EmptyId {
             path: path.to_path_buf(),
@@ -218,10 +250,7 @@ fn to_story(
     }
     let name = format!("story {id:?}");
     let error = |field: &str, problem: &str| field_error(path, &name, field, problem);
-    let mut description = match first(entry, DESCRIPTION_KEYS) {
-        Some((key, value)) => Some(text_of(value).ok_or_else(|| error(key, "must be text"))?),
-        None => None,
-    };
+    let description = described(entry).map_err(|key| error(key, "must be text"))?;
     let title = match first(entry, TITLE_KEYS) {
         Some((_, Value::String(title))) => title.clone(),
         Some((key, _)) => return Err(error(key, "must be a string")),
@@ -233,16 +262,6 @@ fn to_story(
             })
             .unwrap_or_else(|| id.clone()),
     };
-    if let Some((key, value)) = first(entry, &["notes"]) {
-        let notes = text_of(value).ok_or_else(|| error(key, "must be text"))?;
-        if !notes.trim().is_empty() {
-            let joined = match description.take() {
-                Some(text) if !text.trim().is_empty() => format!("{text}\n\nNotes: {notes}"),
-                _ => format!("Notes: {notes}"),
-            };
-            description = Some(joined);
-        }
-    }
     let acceptance_criteria = match first(entry, CRITERIA_KEYS) {
         Some((key, value)) => {
             criteria(value).ok_or_else(|| error(key, "must be text or a list of text"))?
@@ -264,29 +283,14 @@ fn to_story(
         })?),
         None => None,
     };
-    let passes = match first(entry, &["passes", "passed"]) {
-        Some((key, value)) => {
-            passes_of(value).ok_or_else(|| error(key, "must be true or false"))?
-        }
-        None => match done_flag(entry) {
-            Some(done) => done,
-            None => match first(entry, &["status", "state"]) {
-                Some((key, value)) => status_of(value).ok_or_else(|| {
-                    error(
-                        key,
-                        "must be a status such as \"open\", \"in progress\" or \"done\"",
-                    )
-                })?,
-                None => false,
-            },
-        },
-    };
+    let passes = progress(entry).map_err(|(key, problem)| error(key, problem))?;
+    let lines = |text: String| crate::stories::unix_lines(&text).into_owned();
     Ok(Story {
         id,
-        title,
+        title: lines(title),
         tasks: Vec::new(),
-        description,
-        acceptance_criteria,
+        description: description.map(lines),
+        acceptance_criteria: acceptance_criteria.into_iter().map(lines).collect(),
         depends_on,
         priority,
         // `Some` marks the story as one whose completion is the flag, not
@@ -295,6 +299,60 @@ fn to_story(
         unreadable: Vec::new(),
         section: None,
     })
+}
+
+/// An entry's id, its position when the list is numbered by position, or
+/// the field and what is wrong with it.
+fn id_of(
+    entry: &Map<String, Value>,
+    index: usize,
+    by_position: bool,
+) -> Result<String, (&'static str, &'static str)> {
+    match first(entry, ID_KEYS) {
+        Some((_, Value::String(id))) => Ok(id.trim().to_owned()),
+        Some((_, Value::Number(number))) => Ok(number.to_string()),
+        Some((key, _)) => Err((key, "must be a string or a number")),
+        None if by_position => Ok(index.to_string()),
+        None => Err(("id", "is missing")),
+    }
+}
+
+/// The description with the notes after it; `Err` names a field that is
+/// not text.
+fn described(entry: &Map<String, Value>) -> Result<Option<String>, &'static str> {
+    let mut description = match first(entry, DESCRIPTION_KEYS) {
+        Some((key, value)) => Some(text_of(value).ok_or(key)?),
+        None => None,
+    };
+    if let Some((key, value)) = first(entry, &["notes"]) {
+        let notes = text_of(value).ok_or(key)?;
+        if !notes.trim().is_empty() {
+            let joined = match description.take() {
+                Some(text) if !text.trim().is_empty() => format!("{text}\n\nNotes: {notes}"),
+                _ => format!("Notes: {notes}"),
+            };
+            description = Some(joined);
+        }
+    }
+    Ok(description)
+}
+
+/// Whether the entry is done: `passes`, else a yes-or-no `done`, else a
+/// status word; missing means not done.
+fn progress(entry: &Map<String, Value>) -> Result<bool, (&'static str, &'static str)> {
+    if let Some((key, value)) = first(entry, &["passes", "passed"]) {
+        return passes_of(value).ok_or((key, "must be true or false"));
+    }
+    if let Some(done) = done_flag(entry) {
+        return Ok(done);
+    }
+    match first(entry, &["status", "state"]) {
+        Some((key, value)) => status_of(value).ok_or((
+            key,
+            "must be a status such as \"open\", \"in progress\" or \"done\"",
+        )),
+        None => Ok(false),
+    }
 }
 
 /// The keys of an entry that say whether it is done.

@@ -26,8 +26,8 @@ pub fn reopen(before: &str, after: &str, id: &str) -> Option<String> {
             .position(|story| story.id == id)
     };
     let (old_index, new_index) = (index_of(&old_entries)?, index_of(&new_entries)?);
-    let old_entry = old_entries.entries[old_index].as_object()?;
-    let new_entry = new_entries.entries[new_index].as_object()?;
+    let old_entry = old_entries.entries[old_index].1.as_object()?;
+    let new_entry = new_entries.entries[new_index].1.as_object()?;
     let mut text = after.to_owned();
     for key in PROGRESS_KEYS {
         if !new_entry.contains_key(*key) || old_entry.get(*key) == new_entry.get(*key) {
@@ -35,17 +35,16 @@ pub fn reopen(before: &str, after: &str, id: &str) -> Option<String> {
         }
         let raw = match old_entry.get(*key) {
             Some(_) => {
-                let mut old_path: Vec<Step<'_>> =
-                    old_entries.key.map(Step::Key).into_iter().collect();
-                old_path.extend([Step::Index(old_index), Step::Key(key)]);
+                let mut old_path = old_entries.entries[old_index].0.clone();
+                old_path.push(Step::Key(key));
                 before[json_edit::span(before, &old_path)?].to_owned()
             }
             // Added by the attempt: not done.
             None if *key == "status" => "\"pending\"".to_owned(),
             None => "false".to_owned(),
         };
-        let mut new_path: Vec<Step<'_>> = new_entries.key.map(Step::Key).into_iter().collect();
-        new_path.extend([Step::Index(new_index), Step::Key(key)]);
+        let mut new_path = new_entries.entries[new_index].0.clone();
+        new_path.push(Step::Key(key));
         text = json_edit::replace(&text, &new_path, &raw)?;
     }
     Some(text)

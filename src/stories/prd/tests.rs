@@ -228,7 +228,11 @@ fn issue_11_lenient_shapes_are_read() {
 #[test]
 fn issue_11_unreadable_fields_name_the_story_and_the_field() {
     let cases = [
-        (r#"{"userStories": [{"title": "no id"}]}"#, "story #1", "id"),
+        (
+            r#"{"userStories": [{"id": "A"}, {"title": "no id"}]}"#,
+            "story #2",
+            "id",
+        ),
         (
             r#"[{"id": "A", "priority": 1.5}]"#,
             "story \"A\"",
@@ -445,11 +449,12 @@ fn issue_21_lists_without_ids_are_numbered_by_position() {
     assert_eq!(features[0].acceptance_criteria, ["finds by name"]);
     assert!(!features[0].is_complete());
 
-    // Ralph's own format still needs every id.
-    assert!(matches!(
-        parse_err(r#"{"userStories": [{"title": "no id"}]}"#),
-        StoriesError::PrdField { .. }
-    ));
+    // Ralph's own list too, with the title under `story`.
+    let ralph = parse_ok(r#"{"userStories": [{"story": "As a user I log in"}]}"#);
+    assert_eq!(
+        (ralph[0].id.as_str(), ralph[0].title.as_str()),
+        ("1", "As a user I log in")
+    );
     // A date in `completed` says nothing sure; the status decides.
     let dated =
         parse_ok(r#"{"tasks": [{"id": "A", "completed": "2026-01-05", "status": "open"}]}"#);
@@ -478,4 +483,46 @@ fn issue_21_a_prd_without_stories_says_what_it_holds() {
         elsewhere.starts_with("prd.json lists no stories: none of its keys (epics, project) holds a list of them; put the stories in a \"userStories\" list"),
         "{elsewhere}"
     );
+}
+
+/// Issue 35, pattern 5: stories one level down, under each group's own
+/// list, with the lines of their fields where they are.
+#[test]
+fn issue_35_stories_under_groups_are_read_in_order() {
+    let text = r#"{"milestones": [
+  {"name": "One", "userStories": [{"id": "A", "passes": true}, {"id": "B"}]},
+  {"name": "Two", "userStories": []},
+  {"name": "Three", "userStories": [{"id": "C", "priority": "soon"}]}
+]}"#;
+    let error = parse_err(text);
+    assert!(error.to_string().starts_with("prd.json:4:"), "{error}");
+    let stories = parse_ok(&text.replace(r#", "priority": "soon""#, ""));
+    let ids: Vec<&str> = stories.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["A", "B", "C"]);
+    // A story with sub-tasks of its own is still a story.
+    let flat =
+        parse_ok(r#"{"userStories": [{"id": "A", "passes": false, "tasks": [{"id": "t"}]}]}"#);
+    assert_eq!(flat[0].id, "A");
+}
+
+/// Issue 35, pattern 7: a finished story's dependency on an id the file
+/// no longer holds is dropped with a warning; an open story's is refused.
+#[test]
+fn issue_35_stale_dependencies_of_done_stories_are_dropped() {
+    let set = parse_set(
+        Path::new("prd.json"),
+        r#"[{"id": "A", "passes": true, "dependsOn": ["gone", "B"]}, {"id": "B", "passes": true}]"#,
+    )
+    .expect("read");
+    assert_eq!(set.stories[0].depends_on, ["B"]);
+    assert_eq!(set.warnings.len(), 1);
+    assert!(
+        set.warnings[0].message.contains("\"gone\""),
+        "{:?}",
+        set.warnings
+    );
+    assert!(matches!(
+        parse_err(r#"[{"id": "A", "passes": false, "dependsOn": ["gone"]}]"#),
+        StoriesError::UnknownDependency { .. }
+    ));
 }
