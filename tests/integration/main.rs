@@ -46,6 +46,7 @@ mod loop_keys;
 mod loop_output;
 mod loop_strays;
 mod loop_watched;
+mod matrix;
 mod meet;
 mod no_crash;
 mod output;

@@ -1,0 +1,449 @@
+//! The judges of a cell. [`assert_record_agrees_with_branch`]: every
+//! account of the run says a story is done if and only if its work is on
+//! the run's branch, and the hook and the webhook were told only once it
+//! was there. [`assert_repo_sound`]: git's own view of what the run left,
+//! and the user's state given back.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::Mode;
+use super::world::{USER_FILES, World, user_state};
+use crate::harness::story_run::*;
+use crate::harness::*;
+
+/// Where the run's work is to be found at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shelf {
+    /// On `ralph/<change>`, the run live, stopped or kept.
+    Branch,
+    /// After cleanup: at `refs/ralph/<change>/finished`, and in the user's
+    /// worktree.
+    Finished,
+    /// After abort: at `refs/ralph/<change>/aborted`.
+    Aborted,
+}
+
+impl Shelf {
+    fn rev(self) -> String {
+        match self {
+            Shelf::Branch => format!("refs/heads/{BRANCH}"),
+            Shelf::Finished => format!("{NS}/finished"),
+            Shelf::Aborted => format!("{NS}/aborted"),
+        }
+    }
+}
+
+/// What is left once the run is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Kept: the branch stays.
+    Kept,
+    /// Cleaned up: back on `main`, the work uncommitted.
+    Cleaned,
+    /// Aborted: exactly as before the run.
+    Aborted,
+}
+
+type Ids = BTreeSet<String>;
+
+fn ids(items: impl IntoIterator<Item = impl Into<String>>) -> Ids {
+    items.into_iter().map(Into::into).collect()
+}
+
+/// The stories whose file is among `files`.
+fn stories_in(mode: Mode, files: &[String]) -> Ids {
+    mode.stories()
+        .iter()
+        .filter(|id| files.iter().any(|file| *file == format!("story-{id}.txt")))
+        .map(|id| id.to_string())
+        .collect()
+}
+
+/// The stories a text shows done: lines `✓ <id>. <title>`.
+fn ticked_in(mode: Mode, text: &str) -> Ids {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("✓ "))
+        .filter_map(|rest| rest.split_once(". ").map(|(id, _)| id.to_string()))
+        .filter(|id| mode.stories().contains(&id.as_str()))
+        .collect()
+}
+
+/// Every account of the run agrees with what `shelf` holds, at `moment`.
+pub fn assert_record_agrees_with_branch(w: &mut World, moment: &str, shelf: Shelf) {
+    let rev = shelf.rev();
+    if !has_ref(&w.repo, &rev) {
+        w.find(format!("{moment}: {rev} does not exist"));
+        return;
+    }
+    let on_branch = stories_in(w.mode, &tree_files(&w.repo, &rev));
+    let log = w.ralph(&["log", CHANGE]);
+    let mut accounts = vec![
+        ("status --json", status_json_done(w, moment)),
+        ("status", status_text_done(w, moment)),
+        ("log", ticked_in(w.mode, &stdout(&log))),
+        ("log --json", log_json_done(w, moment, CHANGE, &rev)),
+        ("events.jsonl", events_done(w, moment, &rev)),
+        ("on_story_done", hooks_done(w, moment)),
+    ];
+    if let Some(said) = pull_request_done(w) {
+        accounts.push(("the pull request", said));
+    }
+    if shelf == Shelf::Finished {
+        let files: Vec<String> = w
+            .mode
+            .stories()
+            .iter()
+            .map(|id| format!("story-{id}.txt"))
+            .filter(|file| w.repo.path(file).exists())
+            .collect();
+        accounts.push(("the user's worktree", stories_in(w.mode, &files)));
+    }
+    for (who, said) in accounts {
+        w.check(said == on_branch, || {
+            format!(
+                "{moment}: {who} shows done {said:?}, but {rev} holds the work of {on_branch:?}"
+            )
+        });
+    }
+    webhook_agrees(w, moment);
+    history_agrees(w, moment);
+}
+
+/// The stories `log --json` of `run` calls done. Every complete attempt's
+/// checkpoint must be on `rev` (if given) and hold its story's work, and
+/// every ref the trail names must exist, under `within`.
+fn log_json_done(w: &mut World, moment: &str, run: &str, rev: &str) -> Ids {
+    let output = w.ralph(&["log", run, "--json"]);
+    let json: Value = match serde_json::from_slice(&output.stdout) {
+        Ok(json) if output.status.success() => json,
+        _ => {
+            w.find(format!("{moment}: log {run} --json: {}", describe(&output)));
+            return Ids::new();
+        }
+    };
+    let within = match run.strip_prefix("history/") {
+        Some(id) => format!("{NS}/history/{id}/"),
+        None => format!("{NS}/"),
+    };
+    let mut done = Ids::new();
+    for story in json["stories"].as_array().into_iter().flatten() {
+        let id = story["id"].as_str().unwrap_or_default().to_string();
+        if story["done"] == true {
+            done.insert(id.clone());
+        }
+        for attempt in story["attempts"].as_array().into_iter().flatten() {
+            let n = &attempt["attempt"];
+            if let Some(named) = attempt["attempt_ref"].as_str() {
+                let exists = has_ref(&w.repo, named);
+                w.check(exists && named.starts_with(&within), || {
+                    format!(
+                        "{moment}: log {run} names {named} for story {id} attempt {n}, \
+                         which {} under {within}",
+                        if exists {
+                            "is not"
+                        } else {
+                            "does not exist, let alone"
+                        }
+                    )
+                });
+            }
+            let checkpoint = attempt["checkpoint"].as_str().unwrap_or_default();
+            if attempt["outcome"] == "complete" && !rev.is_empty() {
+                let on_rev = w
+                    .repo
+                    .git_ok(&["merge-base", "--is-ancestor", checkpoint, rev]);
+                w.check(on_rev, || {
+                    format!(
+                        "{moment}: log {run} gives story {id} attempt {n} the checkpoint \
+                         {checkpoint:?}, which is not on {rev}"
+                    )
+                });
+            }
+        }
+    }
+    done
+}
+
+/// Every earlier run kept in history still names only refs of its own.
+fn history_agrees(w: &mut World, moment: &str) {
+    let history = w.repo.path(".git/ralph/history");
+    let Ok(entries) = std::fs::read_dir(&history) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = format!("history/{}", entry.file_name().to_string_lossy());
+        log_json_done(w, moment, &name, "");
+    }
+}
+
+fn status_json_done(w: &mut World, moment: &str) -> Ids {
+    let output = w.ralph(&["status", CHANGE, "--json"]);
+    let json: Value = match serde_json::from_slice(&output.stdout) {
+        Ok(json) if output.status.success() => json,
+        _ => {
+            w.find(format!("{moment}: status --json: {}", describe(&output)));
+            return Ids::new();
+        }
+    };
+    let done = ids(json["stories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|story| story["done"] == true)
+        .filter_map(|story| story["id"].as_str()));
+    let count = json["stories_done"].as_u64().unwrap_or(u64::MAX);
+    w.check(count == done.len() as u64, || {
+        format!("{moment}: status --json says stories_done {count} but marks {done:?}")
+    });
+    done
+}
+
+fn status_text_done(w: &mut World, moment: &str) -> Ids {
+    let output = w.ralph(&["status", CHANGE]);
+    let text = stdout(&output);
+    let done = ticked_in(w.mode, &text);
+    let count = text
+        .lines()
+        .find_map(|line| line.strip_prefix("stories: "))
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    w.check(count == Some(done.len()), || {
+        format!("{moment}: status counts {count:?} stories done but ticks {done:?}:\n{text}")
+    });
+    done
+}
+
+/// The stories an `attempt_finished` event calls complete; each such
+/// event's checkpoint must be on `rev` and hold the story's work.
+fn events_done(w: &mut World, moment: &str, rev: &str) -> Ids {
+    let events = w.repo.run_events(CHANGE);
+    let mut done = Ids::new();
+    for event in of_type(&events, "attempt_finished") {
+        if event["outcome"] != "complete" {
+            continue;
+        }
+        let story = event["story_id"].as_str().unwrap_or_default().to_string();
+        let checkpoint = event["checkpoint"].as_str().unwrap_or_default();
+        let on_rev = !checkpoint.is_empty()
+            && w.repo
+                .git_ok(&["merge-base", "--is-ancestor", checkpoint, rev]);
+        let holds = !checkpoint.is_empty()
+            && w.repo
+                .git_ok(&["cat-file", "-e", &format!("{checkpoint}:story-{story}.txt")]);
+        w.check(on_rev && holds, || {
+            format!(
+                "{moment}: events.jsonl calls story {story} complete at checkpoint {checkpoint:?}, \
+                 which is {} {rev} and {} its work",
+                if on_rev { "on" } else { "not on" },
+                if holds { "holds" } else { "does not hold" }
+            )
+        });
+        done.insert(story);
+    }
+    done
+}
+
+/// The stories `on_story_done` was called for; each call must have found
+/// the story's work on the branch and the story done in state.json.
+fn hooks_done(w: &mut World, moment: &str) -> Ids {
+    let calls = w.hook_calls();
+    let judged = std::mem::replace(&mut w.judged.0, calls.len());
+    let mut done = Ids::new();
+    for (n, call) in calls.iter().enumerate() {
+        let id = call.story.clone();
+        let again = !done.insert(id.clone());
+        if n < judged {
+            continue;
+        }
+        let on_branch = call.on_branch.contains(&format!("story-{id}.txt"));
+        let recorded = call.json["stories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|story| story["id"] == id.as_str() && story["done"] == true);
+        w.check(on_branch && recorded, || {
+            format!(
+                "{moment}: on_story_done was called for story {id} while its work was {} ralph/greet \
+                 and state.json {} it done (state.json then: {})",
+                if on_branch { "on" } else { "not on" },
+                if recorded { "said" } else { "did not say" },
+                summary(&call.json)
+            )
+        });
+        w.check(!again, || {
+            format!("{moment}: on_story_done was called twice for story {id}")
+        });
+    }
+    done
+}
+
+/// The stories the last pull-request description marks done, if one was
+/// written.
+fn pull_request_done(w: &World) -> Option<Ids> {
+    let body = w
+        .forge
+        .calls()
+        .into_iter()
+        .rfind(|call| {
+            call.args
+                .get(2)
+                .is_some_and(|verb| verb == "create" || verb == "edit")
+        })?
+        .stdin;
+    Some(
+        body.lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                (cells.len() > 4 && cells[3] == "done").then(|| cells[1].to_string())
+            })
+            .filter(|id| w.mode.stories().contains(&id.as_str()))
+            .collect(),
+    )
+}
+
+/// Each webhook call counted the stories whose work the branch held when
+/// it arrived.
+fn webhook_agrees(w: &mut World, moment: &str) {
+    let received = w.webhook.received.lock().unwrap().clone();
+    let judged = std::mem::replace(&mut w.judged.1, received.len());
+    for told in received.into_iter().skip(judged) {
+        let held = stories_in(w.mode, &told.on_branch).len() as u64;
+        let said = told.json["stories_done"].as_u64().unwrap_or(u64::MAX);
+        w.check(said == held, || {
+            format!(
+                "{moment}: the webhook was told {said} stories done ({}), while ralph/greet held the work of {held}",
+                told.json["reason"]
+            )
+        });
+    }
+}
+
+/// What git says the run left, and what the user has back.
+pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
+    let repo = &w.repo;
+    let mut found = Vec::new();
+    let fsck = repo.git_output(&["fsck", "--strict"]);
+    let complaints = format!("{}{}", stdout(&fsck), stderr(&fsck)).to_lowercase();
+    if !fsck.status.success() || complaints.contains("error") || complaints.contains("warning") {
+        found.push(format!("git fsck --strict: {complaints}"));
+    }
+    let worktrees = repo.git(&["worktree", "list", "--porcelain"]);
+    let count = worktrees
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .count();
+    if count != 1 {
+        found.push(format!(
+            "git worktree list shows {count} worktrees:\n{worktrees}"
+        ));
+    }
+    let prune = repo.git_output(&["worktree", "prune", "-n", "-v"]);
+    let prunable = format!("{}{}", stdout(&prune), stderr(&prune));
+    if !prunable.is_empty() {
+        found.push(format!("git worktree prune would remove: {prunable}"));
+    }
+    let story_branches = repo.git(&["branch", "--list", "ralph/greet.*"]);
+    if !story_branches.trim().is_empty() {
+        found.push(format!("story branches are left: {story_branches}"));
+    }
+    let beside = repo.root.parent().unwrap().join("repo.ralph");
+    if let Ok(left) = std::fs::read_dir(&beside) {
+        let left: Vec<String> = left
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        if !left.is_empty() {
+            found.push(format!(
+                "the run's worktrees are left in {}: {left:?}",
+                beside.display()
+            ));
+        }
+    }
+    let now = user_state(repo);
+    let before = &w.before;
+    if now.stashes != before.stashes {
+        found.push(format!(
+            "the user's stashes changed: before\n{}now\n{}",
+            before.stashes, now.stashes
+        ));
+    }
+    if now.refs != before.refs {
+        found.push(format!(
+            "the user's refs changed: before\n{}now\n{}",
+            before.refs, now.refs
+        ));
+    }
+    if now.hooks != before.hooks {
+        found.push(format!(
+            ".git/hooks changed: {:?}",
+            snapshot_diff(&before.hooks, &now.hooks)
+        ));
+    }
+    let head = repo.head_symbolic();
+    let beside = matches!(w.mode, Mode::Worktree | Mode::Parallel);
+    let branch_kept = has_ref(repo, &format!("refs/heads/{BRANCH}"));
+    match shape {
+        Shape::Kept if !branch_kept => found.push(format!("{BRANCH} is gone")),
+        Shape::Cleaned | Shape::Aborted if branch_kept => {
+            found.push(format!("{BRANCH} is left"));
+        }
+        _ => {}
+    }
+    if shape == Shape::Aborted || (shape == Shape::Kept && beside) {
+        // The user's worktree is exactly as it was.
+        if now.work != before.work {
+            found.push(format!(
+                "the user's HEAD, index or work changed:\nbefore {:?}\nnow {:?}",
+                before.work, now.work
+            ));
+        }
+        let diff = snapshot_diff(&before.files, &now.files);
+        if !diff.is_empty() {
+            found.push(format!("the user's files changed: {diff:?}"));
+        }
+    } else {
+        let expected = match shape {
+            Shape::Kept => format!("refs/heads/{BRANCH}"),
+            _ => "refs/heads/main".to_string(),
+        };
+        if head.as_deref() != Some(expected.as_str()) {
+            found.push(format!("HEAD is {head:?}, not {expected}"));
+        }
+        for (path, content) in USER_FILES {
+            let now = std::fs::read_to_string(repo.path(path)).unwrap_or_default();
+            if now != *content {
+                found.push(format!("the user's {path} is {now:?}, not {content:?}"));
+            }
+        }
+    }
+    if shape == Shape::Kept && !beside && !repo.status_porcelain().is_empty() {
+        found.push(format!(
+            "the kept branch leaves uncommitted changes:\n{}",
+            repo.status_porcelain()
+        ));
+    }
+    for finding in found {
+        w.find(format!("{moment}: {finding}"));
+    }
+}
+
+/// state.json in brief: its status and each story's done and attempts.
+fn summary(state: &Value) -> String {
+    let stories: Vec<String> = state["stories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|story| {
+            let outcomes: Vec<&str> = story["attempts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a["outcome"].as_str())
+                .collect();
+            format!("{}: done {} {outcomes:?}", story["id"], story["done"])
+        })
+        .collect();
+    format!("{} · {}", state["status"], stories.join(", "))
+}
