@@ -152,13 +152,36 @@ fn finish_by_hand(w: &mut World, how: &str) {
     after_kept(w, &moment);
 }
 
+/// Waits until the faulty story's agent is at work and, when it is not
+/// story 1, story 1 was said complete (at once, in a parallel run): what
+/// is interrupted then is the same in every mode.
+fn at_work_after_story_1(w: &World, id: &str) {
+    agent_at_work(&w.repo, &w.workdir_of(id), id, 1, &format!("wip-{id}.txt"));
+    if id == "1" {
+        return;
+    }
+    wait_until("story 1 is said complete", PATIENCE, || {
+        let path = w.repo.run_dir(CHANGE).join("events.jsonl");
+        // A line the loop is still writing is skipped.
+        std::fs::read_to_string(path).is_ok_and(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .any(|event| {
+                    event["type"] == "attempt_finished"
+                        && event["story_id"] == "1"
+                        && event["outcome"] == "complete"
+                })
+        })
+    });
+}
+
 /// `abort` from the user's worktree while the faulty story's agent works.
 fn abort_live(w: &mut World) {
     let _reaper = Reaper(w.repo.record_dir());
     let id = w.mode.faulty();
     let cmd = w.start_command(&faulty_hangs(w), true, &["--on-finish", "keep"]);
     let running = Background::spawn(&w.repo, cmd);
-    agent_at_work(&w.repo, &w.workdir_of(id), id, 1, &format!("wip-{id}.txt"));
+    at_work_after_story_1(w, id);
     let mut abort = ralph(&w.repo);
     abort.args(["abort", CHANGE]);
     let aborting = std::thread::spawn(move || run(&mut abort));
@@ -227,7 +250,7 @@ fn interrupted(w: &mut World, signal: Signal) {
     let id = w.mode.faulty();
     let cmd = w.start_command(&faulty_hangs(w), true, &["--on-finish", "keep"]);
     let running = Background::spawn(&w.repo, cmd);
-    agent_at_work(&w.repo, &w.workdir_of(id), id, 1, &format!("wip-{id}.txt"));
+    at_work_after_story_1(w, id);
     running.signal(signal);
     let ended = running.wait(PATIENCE);
     let moment = format!("after {signal}");

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::Mode;
-use super::world::{USER_FILES, World, user_state};
+use super::world::{USER_FILES, UserState, World, user_state};
 use crate::harness::story_run::*;
 use crate::harness::*;
 
@@ -70,6 +70,51 @@ fn ticked_in(mode: Mode, text: &str) -> Ids {
         .collect()
 }
 
+/// What git holds at the moment the oracle looks, asked once: every ref,
+/// and the commits of the shelf.
+struct GitView {
+    rev: String,
+    refs: BTreeSet<String>,
+    ancestors: BTreeSet<String>,
+}
+
+impl GitView {
+    fn take(repo: &TestRepo, rev: String) -> GitView {
+        let lines = |args: &[&str]| -> BTreeSet<String> {
+            repo.git(args).lines().map(str::to_string).collect()
+        };
+        GitView {
+            refs: lines(&["for-each-ref", "--format=%(refname)"]),
+            ancestors: lines(&["rev-list", &rev]),
+            rev,
+        }
+    }
+
+    fn on_rev(&self, commit: &str) -> bool {
+        self.ancestors.contains(commit)
+    }
+}
+
+/// Which of `objects` (`<commit>:<path>`) exist, asked of git at once.
+fn exist(repo: &TestRepo, objects: &[String]) -> Vec<bool> {
+    if objects.is_empty() {
+        return Vec::new();
+    }
+    let mut cmd = repo.command_here("git");
+    cmd.args(["cat-file", "--batch-check"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("git cat-file runs");
+    let mut input = objects.join("\n");
+    input.push('\n');
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = child.wait_with_output().expect("git cat-file ends");
+    stdout(&output)
+        .lines()
+        .map(|line| !line.ends_with(" missing"))
+        .collect()
+}
+
 /// Every account of the run agrees with what `shelf` holds, at `moment`.
 pub fn assert_record_agrees_with_branch(w: &mut World, moment: &str, shelf: Shelf) {
     let rev = shelf.rev();
@@ -78,13 +123,17 @@ pub fn assert_record_agrees_with_branch(w: &mut World, moment: &str, shelf: Shel
         return;
     }
     let on_branch = stories_in(w.mode, &tree_files(&w.repo, &rev));
+    let view = GitView::take(&w.repo, rev.clone());
     let log = w.ralph(&["log", CHANGE]);
     let mut accounts = vec![
         ("status --json", status_json_done(w, moment)),
         ("status", status_text_done(w, moment)),
         ("log", ticked_in(w.mode, &stdout(&log))),
-        ("log --json", log_json_done(w, moment, CHANGE, &rev)),
-        ("events.jsonl", events_done(w, moment, &rev)),
+        (
+            "log --json",
+            log_json_done(w, moment, CHANGE, &view.refs, Some(&view)),
+        ),
+        ("events.jsonl", events_done(w, moment, &view)),
         ("on_story_done", hooks_done(w, moment)),
     ];
     if let Some(said) = pull_request_done(w) {
@@ -108,13 +157,19 @@ pub fn assert_record_agrees_with_branch(w: &mut World, moment: &str, shelf: Shel
         });
     }
     webhook_agrees(w, moment);
-    history_agrees(w, moment);
+    history_agrees(w, moment, &view);
 }
 
 /// The stories `log --json` of `run` calls done. Every complete attempt's
-/// checkpoint must be on `rev` (if given) and hold its story's work, and
-/// every ref the trail names must exist, under `within`.
-fn log_json_done(w: &mut World, moment: &str, run: &str, rev: &str) -> Ids {
+/// checkpoint must be on the shelf (for the current run), and every ref
+/// the trail names must exist, in the run's own namespace.
+fn log_json_done(
+    w: &mut World,
+    moment: &str,
+    run: &str,
+    refs: &BTreeSet<String>,
+    shelf: Option<&GitView>,
+) -> Ids {
     let output = w.ralph(&["log", run, "--json"]);
     let json: Value = match serde_json::from_slice(&output.stdout) {
         Ok(json) if output.status.success() => json,
@@ -136,7 +191,7 @@ fn log_json_done(w: &mut World, moment: &str, run: &str, rev: &str) -> Ids {
         for attempt in story["attempts"].as_array().into_iter().flatten() {
             let n = &attempt["attempt"];
             if let Some(named) = attempt["attempt_ref"].as_str() {
-                let exists = has_ref(&w.repo, named);
+                let exists = refs.contains(named);
                 w.check(exists && named.starts_with(&within), || {
                     format!(
                         "{moment}: log {run} names {named} for story {id} attempt {n}, \
@@ -150,11 +205,11 @@ fn log_json_done(w: &mut World, moment: &str, run: &str, rev: &str) -> Ids {
                 });
             }
             let checkpoint = attempt["checkpoint"].as_str().unwrap_or_default();
-            if attempt["outcome"] == "complete" && !rev.is_empty() {
-                let on_rev = w
-                    .repo
-                    .git_ok(&["merge-base", "--is-ancestor", checkpoint, rev]);
-                w.check(on_rev, || {
+            if let Some(view) = shelf
+                && attempt["outcome"] == "complete"
+            {
+                let rev = &view.rev;
+                w.check(view.on_rev(checkpoint), || {
                     format!(
                         "{moment}: log {run} gives story {id} attempt {n} the checkpoint \
                          {checkpoint:?}, which is not on {rev}"
@@ -167,14 +222,14 @@ fn log_json_done(w: &mut World, moment: &str, run: &str, rev: &str) -> Ids {
 }
 
 /// Every earlier run kept in history still names only refs of its own.
-fn history_agrees(w: &mut World, moment: &str) {
+fn history_agrees(w: &mut World, moment: &str, view: &GitView) {
     let history = w.repo.path(".git/ralph/history");
     let Ok(entries) = std::fs::read_dir(&history) else {
         return;
     };
     for entry in entries.filter_map(Result::ok) {
         let name = format!("history/{}", entry.file_name().to_string_lossy());
-        log_json_done(w, moment, &name, "");
+        log_json_done(w, moment, &name, &view.refs, None);
     }
 }
 
@@ -216,22 +271,29 @@ fn status_text_done(w: &mut World, moment: &str) -> Ids {
 }
 
 /// The stories an `attempt_finished` event calls complete; each such
-/// event's checkpoint must be on `rev` and hold the story's work.
-fn events_done(w: &mut World, moment: &str, rev: &str) -> Ids {
+/// event's checkpoint must be on the shelf and hold the story's work.
+fn events_done(w: &mut World, moment: &str, view: &GitView) -> Ids {
     let events = w.repo.run_events(CHANGE);
+    let complete: Vec<(String, String)> = of_type(&events, "attempt_finished")
+        .into_iter()
+        .filter(|event| event["outcome"] == "complete")
+        .map(|event| {
+            (
+                event["story_id"].as_str().unwrap_or_default().to_string(),
+                event["checkpoint"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let objects: Vec<String> = complete
+        .iter()
+        .map(|(story, checkpoint)| format!("{checkpoint}:story-{story}.txt"))
+        .collect();
+    let held = exist(&w.repo, &objects);
+    let rev = &view.rev;
     let mut done = Ids::new();
-    for event in of_type(&events, "attempt_finished") {
-        if event["outcome"] != "complete" {
-            continue;
-        }
-        let story = event["story_id"].as_str().unwrap_or_default().to_string();
-        let checkpoint = event["checkpoint"].as_str().unwrap_or_default();
-        let on_rev = !checkpoint.is_empty()
-            && w.repo
-                .git_ok(&["merge-base", "--is-ancestor", checkpoint, rev]);
-        let holds = !checkpoint.is_empty()
-            && w.repo
-                .git_ok(&["cat-file", "-e", &format!("{checkpoint}:story-{story}.txt")]);
+    for ((story, checkpoint), holds) in complete.into_iter().zip(held) {
+        let on_rev = view.on_rev(&checkpoint);
+        let holds = holds && !checkpoint.is_empty();
         w.check(on_rev && holds, || {
             format!(
                 "{moment}: events.jsonl calls story {story} complete at checkpoint {checkpoint:?}, \
@@ -322,7 +384,18 @@ fn webhook_agrees(w: &mut World, moment: &str) {
 
 /// What git says the run left, and what the user has back.
 pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
-    let repo = &w.repo;
+    let now = user_state(&w.repo);
+    let mut found = git_is_content(&w.repo);
+    found.extend(nothing_of_the_user_moved(&w.before, &now));
+    found.extend(the_user_has_their_work(w, &now, shape));
+    for finding in found {
+        w.find(format!("{moment}: {finding}"));
+    }
+}
+
+/// git fsck and git worktree are content, and nothing of the run's
+/// worktrees is left: no story branch, no directory beside the user's.
+fn git_is_content(repo: &TestRepo) -> Vec<String> {
     let mut found = Vec::new();
     let fsck = repo.git_output(&["fsck", "--strict"]);
     let complaints = format!("{}{}", stdout(&fsck), stderr(&fsck)).to_lowercase();
@@ -361,8 +434,12 @@ pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
             ));
         }
     }
-    let now = user_state(repo);
-    let before = &w.before;
+    found
+}
+
+/// The user's stashes, refs (the run's aside) and hooks are as before.
+fn nothing_of_the_user_moved(before: &UserState, now: &UserState) -> Vec<String> {
+    let mut found = Vec::new();
     if now.stashes != before.stashes {
         found.push(format!(
             "the user's stashes changed: before\n{}now\n{}",
@@ -381,7 +458,15 @@ pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
             snapshot_diff(&before.hooks, &now.hooks)
         ));
     }
-    let head = repo.head_symbolic();
+    found
+}
+
+/// Where HEAD is, the run's branch kept or not as `shape` says, and the
+/// user's work: exactly as before after an abort or beside a kept run,
+/// each of the user's files byte for byte otherwise.
+fn the_user_has_their_work(w: &World, now: &UserState, shape: Shape) -> Vec<String> {
+    let (repo, before) = (&w.repo, &w.before);
+    let mut found = Vec::new();
     let beside = matches!(w.mode, Mode::Worktree | Mode::Parallel);
     let branch_kept = has_ref(repo, &format!("refs/heads/{BRANCH}"));
     match shape {
@@ -392,7 +477,6 @@ pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
         _ => {}
     }
     if shape == Shape::Aborted || (shape == Shape::Kept && beside) {
-        // The user's worktree is exactly as it was.
         if now.work != before.work {
             found.push(format!(
                 "the user's HEAD, index or work changed:\nbefore {:?}\nnow {:?}",
@@ -403,30 +487,29 @@ pub fn assert_repo_sound(w: &mut World, moment: &str, shape: Shape) {
         if !diff.is_empty() {
             found.push(format!("the user's files changed: {diff:?}"));
         }
-    } else {
-        let expected = match shape {
-            Shape::Kept => format!("refs/heads/{BRANCH}"),
-            _ => "refs/heads/main".to_string(),
-        };
-        if head.as_deref() != Some(expected.as_str()) {
-            found.push(format!("HEAD is {head:?}, not {expected}"));
-        }
-        for (path, content) in USER_FILES {
-            let now = std::fs::read_to_string(repo.path(path)).unwrap_or_default();
-            if now != *content {
-                found.push(format!("the user's {path} is {now:?}, not {content:?}"));
-            }
+        return found;
+    }
+    let head = repo.head_symbolic();
+    let expected = match shape {
+        Shape::Kept => format!("refs/heads/{BRANCH}"),
+        _ => "refs/heads/main".to_string(),
+    };
+    if head.as_deref() != Some(expected.as_str()) {
+        found.push(format!("HEAD is {head:?}, not {expected}"));
+    }
+    for (path, content) in USER_FILES {
+        let now = std::fs::read_to_string(repo.path(path)).unwrap_or_default();
+        if now != *content {
+            found.push(format!("the user's {path} is {now:?}, not {content:?}"));
         }
     }
-    if shape == Shape::Kept && !beside && !repo.status_porcelain().is_empty() {
+    if shape == Shape::Kept && !repo.status_porcelain().is_empty() {
         found.push(format!(
             "the kept branch leaves uncommitted changes:\n{}",
             repo.status_porcelain()
         ));
     }
-    for finding in found {
-        w.find(format!("{moment}: {finding}"));
-    }
+    found
 }
 
 /// state.json in brief: its status and each story's done and attempts.

@@ -380,7 +380,8 @@ fn commit_contract(repo: &TestRepo, mode: Mode, ending: Ending, told_dir: &Path,
             "[stories]\nindependent = true\n",
         );
     }
-    repo.commit_all("The contract");
+    repo.write("notes.txt", "v1\n");
+    repo.commit_all("The contract, and the user's notes");
 }
 
 /// A bare repository beside the worktree, as `origin`.
@@ -397,8 +398,6 @@ fn bare_origin(repo: &TestRepo) -> PathBuf {
 /// The user at work: two stashes, a staged edit, an unstaged one, an
 /// untracked file and an ignored one.
 fn busy_user(repo: &TestRepo) {
-    repo.write("notes.txt", "v1\n");
-    repo.commit_all("Notes");
     repo.write("notes.txt", "the first stash\n");
     repo.git(&["stash", "-q"]);
     repo.write("notes.txt", "the second stash\n");
