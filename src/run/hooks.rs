@@ -26,9 +26,18 @@ const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
 /// The hooks waiting to run, and the stop one of them asked for.
 #[derive(Debug, Default)]
 pub(super) struct HookQueue {
-    due: Vec<(HookEvent, Record)>,
+    due: Vec<Due>,
     /// Why a hook with `on_error = "stop"` stopped the run.
     stop: Option<String>,
+}
+
+/// An event whose hooks wait to run: every hook of `event` from the
+/// `from`-th on (the ones before it ran already).
+#[derive(Debug, Clone)]
+struct Due {
+    event: HookEvent,
+    record: Record,
+    from: usize,
 }
 
 impl HookQueue {
@@ -37,9 +46,22 @@ impl HookQueue {
         if let Some(event) = hook_event(&record.event)
             && !hooks.of(event).is_empty()
         {
-            self.due.push((event, record.clone()));
+            self.due.push(Due {
+                event,
+                record: record.clone(),
+                from: 0,
+            });
         }
     }
+}
+
+/// How one hook's run went.
+enum HookRun {
+    Ran,
+    Failed(HookFailure),
+    /// A stop request ended it before it finished: it runs again when the
+    /// run ends.
+    CutShort,
 }
 
 /// Why a hook failed.
@@ -71,14 +93,20 @@ impl StoryLoop {
     /// Run the hooks of every event since the last call, in order. A hook
     /// that fails is reported; the stop one asked for is returned (now and
     /// on every later call), with its reason.
+    /// What a stop leaves undone stays queued for the run's end, so that
+    /// every hook of every event runs once.
     pub(super) async fn run_due_hooks(&mut self) -> Option<(StopReason, String)> {
         let due = std::mem::take(&mut self.hook_queue.due);
-        for (event, record) in due {
-            if self.hook_queue.stop.is_some() {
-                break;
+        let mut left = Vec::new();
+        for item in due {
+            if self.hook_queue.stop.is_some() || !left.is_empty() {
+                left.push(item);
+                continue;
             }
-            self.run_hooks_of(event, &record, true).await;
+            left.extend(self.run_hooks_of(item, true).await);
         }
+        left.append(&mut self.hook_queue.due);
+        self.hook_queue.due = left;
         self.hook_queue
             .stop
             .clone()
@@ -109,24 +137,35 @@ impl StoryLoop {
     /// a failure is reported, whatever the hook says.
     pub(super) async fn run_end_hooks(&mut self) {
         let due = std::mem::take(&mut self.hook_queue.due);
-        for (event, record) in due {
-            self.run_hooks_of(event, &record, false).await;
+        for item in due {
+            self.run_hooks_of(item, false).await;
         }
     }
 
-    /// Every hook of `event`, in order, for `record`; a stop request ends
-    /// a hook only while the run goes on.
-    async fn run_hooks_of(&mut self, event: HookEvent, record: &Record, going_on: bool) {
+    /// The hooks of `due`, in order; a stop request ends a hook only while
+    /// the run goes on. Returns what is left when a hook stopped the run or
+    /// was cut short by a stop.
+    async fn run_hooks_of(&mut self, due: Due, going_on: bool) -> Option<Due> {
+        let Due {
+            event,
+            ref record,
+            from,
+        } = due;
         let hooks = self.settings.contract.hooks.of(event).to_vec();
-        for hook in hooks {
-            let Err(failure) = self.run_hook(event, &hook, record, going_on).await else {
-                continue;
+        for (at, hook) in hooks.iter().enumerate().skip(from) {
+            let failure = match self.run_hook(event, hook, record, going_on).await {
+                HookRun::Ran => continue,
+                HookRun::CutShort => return Some(Due { from: at, ..due }),
+                HookRun::Failed(failure) => failure,
             };
             let said = format!("the {event} hook `{}` {failure}", hook.command);
             if going_on && hook.on_error == OnError::Stop {
                 self.warn(format!("{said}; the run stops (on_error = \"stop\")"));
                 self.hook_queue.stop = Some(format!("stopped by the {event} hook: {said}"));
-                return;
+                return (at + 1 < hooks.len()).then(|| Due {
+                    from: at + 1,
+                    ..due
+                });
             }
             let after = if going_on {
                 "the run goes on"
@@ -135,6 +174,7 @@ impl StoryLoop {
             };
             self.warn(format!("{said}; {after}"));
         }
+        None
     }
 
     async fn run_hook(
@@ -143,7 +183,7 @@ impl StoryLoop {
         hook: &Hook,
         record: &Record,
         going_on: bool,
-    ) -> Result<(), HookFailure> {
+    ) -> HookRun {
         let workdir = self.repo_lock().workdir().to_owned();
         let spec = Spec {
             stdin: Some(event_json(event, record)),
@@ -158,13 +198,15 @@ impl StoryLoop {
             idle: None,
             stop: going_on.then(|| self.stop.clone()),
         };
-        let (exit, stdout, stderr) = process::run_split(&spec, limits, OUTPUT_TAIL_BYTES)
-            .await
-            .map_err(HookFailure::NotRun)?;
+        let (exit, stdout, stderr) =
+            match process::run_split(&spec, limits, OUTPUT_TAIL_BYTES).await {
+                Ok(ran) => ran,
+                Err(err) => return HookRun::Failed(HookFailure::NotRun(err)),
+            };
         match exit {
-            // A stop request ended it: the run is stopping anyway.
-            ExitStatusKind::Exited(0) | ExitStatusKind::Stopped => Ok(()),
-            exit => Err(HookFailure::Ended {
+            ExitStatusKind::Exited(0) => HookRun::Ran,
+            ExitStatusKind::Stopped => HookRun::CutShort,
+            exit => HookRun::Failed(HookFailure::Ended {
                 exit,
                 said: last_line(&stderr.text()).or_else(|| last_line(&stdout.text())),
             }),
