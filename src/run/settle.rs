@@ -73,6 +73,12 @@ impl StoryLoop {
         if finished {
             self.state.current_story = None;
             self.state.current_attempt = 0;
+            // A prompt has no file to mark it done: the contract met is.
+            if self.source.kind() == crate::stories::SourceKind::Prompt {
+                let record = self.story_record(&story.id);
+                record.done = true;
+                record.tasks_done = record.tasks_total;
+            }
         }
         self.save()?;
         let role = self.attempt_role(&story.id, attempt);
