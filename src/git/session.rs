@@ -143,7 +143,8 @@ impl Repo {
         )?;
 
         let Snapshot { tree, index, .. } = self.snapshot(index, &Scope::All)?;
-        let initial = self.commit_on_head(&format!("ralph({change}): initial state"), tree)?;
+        let initial =
+            self.commit_on_head(&format!("ralph({change}): initial state"), tree, None)?;
         self.commit_index(lock, index, Some(tree))?;
         Ok(Begin {
             original,

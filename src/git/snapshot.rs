@@ -56,12 +56,24 @@ struct Blob {
 impl Repo {
     /// `git add -A && git commit --allow-empty -m <message>`.
     pub fn checkpoint(&mut self, message: &str) -> Result<Checkpoint, OpError> {
+        self.checkpoint_on(message, None)
+    }
+
+    /// [`Repo::checkpoint`] on `parent`, which HEAD's branch must still
+    /// point at when the commit is made (anyone else moving it meanwhile
+    /// makes this fail, and nothing is written but objects); HEAD's commit
+    /// when `None`.
+    pub fn checkpoint_on(
+        &mut self,
+        message: &str,
+        parent: Option<ObjectId>,
+    ) -> Result<Checkpoint, OpError> {
         let lock = IndexLock::acquire(self)?;
         self.scoped(|scope| {
             let Snapshot {
                 tree, index, dirty, ..
             } = self.snapshot(self.shared_index()?, scope)?;
-            let checkpoint = self.commit_on_head(message, tree)?;
+            let checkpoint = self.commit_on_head(message, tree, parent)?;
             self.commit_index(lock, index, Some(tree))?;
             // What it just committed is looked at once more next time: a
             // removal may have left a directory that only now, with the
@@ -358,8 +370,12 @@ impl Repo {
         &self,
         message: &str,
         tree: ObjectId,
+        parent: Option<ObjectId>,
     ) -> Result<Checkpoint, OpError> {
-        let parent = self.head()?.commit();
+        let parent = match parent {
+            Some(parent) => Some(parent),
+            None => self.head()?.commit(),
+        };
         let parent_tree = match parent {
             Some(parent) => self.commit_tree(parent)?,
             None => self.repo.empty_tree().id,

@@ -89,10 +89,40 @@ impl StoryLoop {
                 kept: Some(kept),
             });
         }
-        let checkpoint = self
-            .with_repo(move |repo| repo.checkpoint(&message))
+        let (change, strays) = (
+            self.settings.change.clone(),
+            format!(
+                "{}/strays/{}",
+                self.settings.ref_namespace(),
+                crate::events::now_ms()
+            ),
+        );
+        let (moved, checkpoint) = self
+            .with_repo(move |repo| -> Result<_, crate::git::OpError> {
+                // A story's agent may move the branch meanwhile: the merge
+                // goes onto the tip it was made on, and only while the
+                // branch still points there.
+                let mut moved = None;
+                let mut tries = 0;
+                loop {
+                    let keep = repo.unused_ref(&strays)?;
+                    moved = repo.reattach(&change, ours, &keep)?.or(moved);
+                    match repo.checkpoint_on(&message, Some(ours)) {
+                        Ok(checkpoint) => return Ok((moved, checkpoint)),
+                        Err(_) if tries < 3 => tries += 1,
+                        Err(err) => return Err(err),
+                    }
+                }
+            })
             .await
             .map_err(|err| RunError::git("commit the merged story", err))?;
+        if let Some(found) = moved {
+            self.warn(format!(
+                "while story {} was merged, {}; the merge went onto the branch's last checkpoint",
+                worker.story,
+                super::super::settle::found_words(&found)
+            ));
+        }
         self.state.checkpoint = checkpoint.commit;
         self.save()?;
         Ok(Merged::Done {

@@ -153,9 +153,25 @@ impl StoryLoop {
         }
     }
 
+    /// The run's branch is the run's: a story's agent that moved it is
+    /// undone before anything is merged onto it or a hook looks at it.
+    async fn guard_run_branch(&mut self) -> Result<(), RunError> {
+        if let Some(found) = self.guard_head("while stories were at work").await? {
+            self.warn(format!(
+                "while stories were at work, {}; {} is back at its last checkpoint",
+                super::settle::found_words(&found),
+                self.state.branch
+            ));
+        }
+        Ok(())
+    }
+
     /// A hook's stop, or the user's.
     async fn why_stop(&mut self) -> Option<(StopReason, String)> {
         self.report_deliveries().await;
+        if let Err(err) = self.guard_run_branch().await {
+            return Some((StopReason::Error, err.to_string()));
+        }
         if let Some(stop) = self.run_due_hooks().await {
             return Some(stop);
         }
@@ -341,6 +357,7 @@ impl StoryLoop {
         let Some(at) = board.running.iter().position(|r| r.record.story == story) else {
             return Ok(());
         };
+        self.guard_run_branch().await?;
         let running = board.running.remove(at);
         let worker = running.record;
         let tip = end.state.checkpoint;
