@@ -16,7 +16,7 @@ use crate::agent::setup::{self, SetupError, SetupKind};
 use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
 use crate::contract::RoleRules;
 use crate::events::{Event, Record, now_ms};
-use crate::git::{GitDirChange, RefSnapshot, ref_component};
+use crate::git::{GitDirChange, RefSnapshot};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
 
@@ -133,7 +133,7 @@ impl StoryLoop {
         let prompt = self
             .render_prompt(story, place, token.as_deref(), turn)
             .await?;
-        let story_key = safe_component(&story.id);
+        let story_key = crate::git::ref_key(&story.id);
         let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
         let log_path = self.run_dir.attempt_log(&story_key, attempt);
         write_file(&prompt_path, prompt.as_bytes())?;
@@ -383,10 +383,7 @@ impl StoryLoop {
         attempt: u32,
     ) -> Result<(), RunError> {
         let branches = self.settings.run_branches();
-        let keep = format!(
-            "{}/attempts/{story_key}/{attempt}-refs",
-            self.settings.ref_namespace()
-        );
+        let keep = self.settings.refs().attempt_refs(story_key, attempt);
         let restored = self
             .with_repo(move |repo| repo.restore_user_refs(&before, &branches, &keep))
             .await
@@ -414,11 +411,7 @@ impl StoryLoop {
             .await
             .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
         if old != new {
-            let base = format!(
-                "{}/setup-failure/{}",
-                self.settings.ref_namespace(),
-                now_ms()
-            );
+            let base = self.settings.refs().setup_failure(now_ms());
             let message = format!(
                 "ralph({}): work left by an agent that could not work",
                 self.settings.change
@@ -593,30 +586,6 @@ impl StoryLoop {
     }
 }
 
-/// Story ids come from files the agent edits; make them safe as one ref and
-/// path component.
-pub(super) fn safe_component(id: &str) -> String {
-    if ref_component(id).is_some() {
-        return id.to_owned();
-    }
-    let cleaned: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_matches('-').to_owned();
-    if cleaned.is_empty() {
-        "story".into()
-    } else {
-        cleaned
-    }
-}
-
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
@@ -665,12 +634,4 @@ fn log_tail(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn story_ids_become_safe_ref_components() {
-        assert_eq!(safe_component("1"), "1");
-        assert_eq!(safe_component("US-001"), "US-001");
-        assert_eq!(safe_component("../x y"), "x-y");
-        assert_eq!(safe_component("::"), "story");
-    }
 }

@@ -34,7 +34,7 @@ pub(crate) fn put_back(
             .ok()
             .and_then(|bytes| RefSnapshot::from_json(&bytes));
         if let Some(before) = before {
-            let keep = format!("{}/interrupted/{}-refs", change.ref_namespace(), now_ms());
+            let keep = crate::git::RunRefs::of(change).interrupted_refs(now_ms());
             restored.extend(repo.restore_user_refs(&before, &except, &keep)?);
         }
         let _ = std::fs::remove_file(&path);

@@ -184,10 +184,7 @@ impl StoryLoop {
     ) -> Result<(), RunError> {
         let role = turn.role();
         let kept = if role.edits() {
-            let refname = format!(
-                "{}/attempts/{story_key}/{attempt}",
-                self.settings.ref_namespace()
-            );
+            let refname = self.settings.refs().attempt(story_key, attempt);
             let message = format!(
                 "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
                 self.settings.change, story.id, story.title
@@ -275,10 +272,7 @@ impl StoryLoop {
     /// A reviewer's or qa's edits, kept under the attempt's ref when it
     /// made any (see [`StoryLoop::undo_role_edits`]).
     fn edits_kept_at(&mut self, story_key: &str, attempt: u32) -> Option<String> {
-        let refname = format!(
-            "{}/attempts/{story_key}/{attempt}",
-            self.settings.ref_namespace()
-        );
+        let refname = self.settings.refs().attempt(story_key, attempt);
         self.state
             .stories
             .iter()
@@ -312,10 +306,7 @@ impl StoryLoop {
             .into_iter()
             .map(|file| file.path)
             .collect();
-        let refname = format!(
-            "{}/attempts/{story_key}/{attempt}",
-            self.settings.ref_namespace()
-        );
+        let refname = self.settings.refs().attempt(story_key, attempt);
         let message = format!(
             "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
             self.settings.change, story.id
@@ -347,12 +338,10 @@ impl StoryLoop {
         let Some(state) = self.state.pipeline.clone() else {
             return Ok(());
         };
-        let refname = format!(
-            "{}/pipeline/{}/changes-{}",
-            self.settings.ref_namespace(),
-            super::attempt::safe_component(&state.story),
-            now_ms()
-        );
+        let refname = self
+            .settings
+            .refs()
+            .pipeline_changes(&state.story, now_ms());
         let message = format!(
             "ralph({}): changes made while story {} was stopped in its pipeline",
             self.settings.change, state.story

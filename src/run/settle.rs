@@ -7,7 +7,6 @@
 //! worktree (the run's record of a tracker's issues) follows each
 //! checkpoint and each revert, as the worktree does.
 
-use super::attempt::safe_component;
 use super::blocking;
 use super::error::RunError;
 use super::judge::{self, Failure};
@@ -117,10 +116,7 @@ impl StoryLoop {
         story_key: &str,
         failure: Failure,
     ) -> Result<(), RunError> {
-        let preserved = format!(
-            "{}/attempts/{story_key}/{attempt}",
-            self.settings.ref_namespace()
-        );
+        let preserved = self.settings.refs().attempt(story_key, attempt);
         let message = format!(
             "ralph({}): attempt {attempt} at story {} ({})\n\n{}",
             self.settings.change, story.id, story.title, failure.reason
@@ -268,7 +264,7 @@ impl StoryLoop {
                 .await
             }
             None if dirty => {
-                let base = format!("{}/interrupted/{}", self.settings.ref_namespace(), now_ms());
+                let base = self.settings.refs().interrupted(now_ms());
                 let refname = self
                     .with_repo(move |repo| repo.unused_ref(&base))
                     .await
@@ -321,11 +317,7 @@ impl StoryLoop {
     }
 
     fn attempt_ref(&self, story: &str, attempt: u32) -> String {
-        format!(
-            "{}/attempts/{}/{attempt}",
-            self.settings.ref_namespace(),
-            safe_component(story)
-        )
+        self.settings.refs().attempt(story, attempt)
     }
 
     /// Whether the worktree holds anything beyond the last checkpoint (or
@@ -457,10 +449,10 @@ impl StoryLoop {
         when: &str,
     ) -> Result<Option<crate::git::Reattached>, RunError> {
         let change = self.settings.change.clone();
-        let namespace = self.settings.ref_namespace();
+        let strays = self.settings.refs().strays(now_ms());
         let checkpoint = self.state.checkpoint;
         self.with_repo(move |repo| {
-            let keep = repo.unused_ref(&format!("{namespace}/strays/{}", now_ms()))?;
+            let keep = repo.unused_ref(&strays)?;
             repo.reattach(&change, checkpoint, &keep)
         })
         .await

@@ -98,14 +98,10 @@ impl LoopSettings {
     /// Where the loop keeps its refs (failed attempts, strays): the run's
     /// namespace, and for a story of a parallel run, the story's place in
     /// it, `refs/ralph/<change>/stories/<id>`.
-    pub fn ref_namespace(&self) -> String {
+    pub fn refs(&self) -> crate::git::RunRefs {
         match (&self.story_of, &self.story_only) {
-            (Some(run), Some(story)) => format!(
-                "{}/stories/{}",
-                run.ref_namespace(),
-                super::attempt::safe_component(story)
-            ),
-            _ => self.change.ref_namespace(),
+            (Some(run), Some(story)) => crate::git::RunRefs::of_story(run, story),
+            _ => crate::git::RunRefs::of(&self.change),
         }
     }
 

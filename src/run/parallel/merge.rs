@@ -91,11 +91,7 @@ impl StoryLoop {
         }
         let (change, strays) = (
             self.settings.change.clone(),
-            format!(
-                "{}/strays/{}",
-                self.settings.ref_namespace(),
-                crate::events::now_ms()
-            ),
+            self.settings.refs().strays(crate::events::now_ms()),
         );
         let (moved, checkpoint) = self
             .with_repo(move |repo| -> Result<_, crate::git::OpError> {
@@ -200,12 +196,7 @@ impl StoryLoop {
     /// Keep the merged state that failed its checks, and put the run's
     /// worktree back at the branch's tip.
     async fn set_merge_aside(&mut self, story: &str) -> Result<String, RunError> {
-        let refname = format!(
-            "{}/merges/{}/{}",
-            self.settings.ref_namespace(),
-            super::super::attempt::safe_component(story),
-            crate::events::now_ms()
-        );
+        let refname = self.settings.refs().merge(story, crate::events::now_ms());
         let message = format!(
             "ralph({}): story {story} merged, its checks failing",
             self.settings.change

@@ -17,12 +17,12 @@ impl StoryLoop {
     /// that a crash left retired, what it left kept. A story its worktree
     /// had done is merged now, in story order; any other runs again.
     pub(in crate::run) async fn recover_parallel(&mut self) -> Result<(), RunError> {
-        let namespace = self.settings.change.ref_namespace();
+        let refs = crate::git::RunRefs::of(&self.settings.change);
+        let namespace = refs.namespace().to_owned();
         let repo = self.repo.clone();
-        let aside = namespace.clone();
         let tip = crate::run::blocking(move || {
             let mut repo = repo.lock().unwrap_or_else(|p| p.into_inner());
-            back_at_tip(&mut repo, &aside)
+            back_at_tip(&mut repo, &refs)
         })
         .await
         .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
@@ -121,7 +121,7 @@ pub(crate) fn retire_left_behind(
 /// left in it kept under `<namespace>/merges/interrupted/`.
 fn back_at_tip(
     repo: &mut crate::git::Repo,
-    namespace: &str,
+    refs: &crate::git::RunRefs,
 ) -> Result<ObjectId, crate::git::OpError> {
     let Some(tip) = repo.head()?.commit() else {
         return Err(
@@ -130,7 +130,7 @@ fn back_at_tip(
     };
     let (old, new) = repo.checkpoint_tree_and_fingerprint(tip)?;
     if old != new {
-        let refname = format!("{namespace}/merges/interrupted/{}", crate::events::now_ms());
+        let refname = refs.merge_interrupted(crate::events::now_ms());
         repo.preserve(&refname, "ralph: a merge cut short")?;
         repo.revert()?;
     }

@@ -10,11 +10,10 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::{mpsc, watch};
 
-use super::super::attempt::safe_component;
 use super::super::error::RunError;
 use super::super::story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
 use crate::events::{Record, now_ms};
-use crate::git::{ChangeName, ObjectId, Repo};
+use crate::git::{ChangeName, ObjectId, Repo, RunRefs, ref_key};
 use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
 use crate::stories::Story;
 
@@ -27,7 +26,7 @@ pub(super) struct Running {
 /// The change name a story's loop works under: it names its branch, its
 /// refs and its worktree.
 pub(super) fn worker_change(change: &ChangeName, story: &str) -> Result<ChangeName, RunError> {
-    ChangeName::parse(&format!("{change}.story-{}", safe_component(story))).map_err(|err| {
+    ChangeName::parse(&format!("{change}.story-{}", ref_key(story))).map_err(|err| {
         RunError::io(
             format!("name a branch for story {story}"),
             std::io::Error::other(err.to_string()),
@@ -71,7 +70,7 @@ pub(super) fn plan(
             path: worker_place(run_worktree, &name),
             id: name.to_string(),
         },
-        run_dir: run_dir.dir.join("workers").join(safe_component(&story.id)),
+        run_dir: run_dir.dir.join("workers").join(ref_key(&story.id)),
         ended: false,
     })
 }
@@ -219,9 +218,7 @@ pub(super) fn retire(
     run_dir: &RunDir,
     worker: &WorkerRecord,
 ) -> Result<Option<String>, RunError> {
-    let key = safe_component(&worker.story);
-    let stamp = now_ms();
-    let keep_base = format!("{}/stories/{key}/{stamp}", change.ref_namespace());
+    let keep_base = RunRefs::of(change).story_kept(&worker.story, now_ms());
     if let Some(inside) = repo.open_worktree(&worker.linked)? {
         let tip = inside.head().ok().and_then(|head| head.commit());
         let dirty = match tip {
