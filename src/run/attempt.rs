@@ -12,6 +12,7 @@ use super::fallback::AttemptAgent;
 use super::pipeline::Turn;
 use super::prompting::Place;
 use super::story_loop::StoryLoop;
+use super::watching;
 use crate::agent::setup::{self, SetupError, SetupKind};
 use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
 use crate::contract::RoleRules;
@@ -86,7 +87,7 @@ impl StoryLoop {
         let kept = self.run_dir.refs_before_path();
         crate::state::write_atomically(&kept, &refs_before.to_json())
             .map_err(|err| RunError::io(format!("write {}", kept.display()), err))?;
-        self.watch_worktree().await;
+        watching::watch_worktree(self).await;
         let git_dir_before = self.snapshot_git_dir().await?;
         let clock = Instant::now();
         let (run, mut activity) = self

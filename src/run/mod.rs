@@ -38,6 +38,7 @@
 mod attempt;
 mod beside;
 mod containment;
+mod context;
 pub mod driver;
 pub mod ending;
 mod error;

@@ -6,7 +6,8 @@
 
 use std::io::Write;
 
-use super::story_loop::{AgentVersion, StoryLoop};
+use super::context::AgentVersion;
+use super::story_loop::StoryLoop;
 use crate::contract::Role;
 use crate::state::AttemptOutcome;
 

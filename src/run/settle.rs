@@ -7,6 +7,8 @@
 //! worktree (the run's record of a tracker's issues) follows each
 //! checkpoint and each revert, as the worktree does.
 
+use super::tracker;
+
 use super::blocking;
 use super::error::RunError;
 use super::judge::{self, Failure};
@@ -91,7 +93,7 @@ impl StoryLoop {
             role,
         });
         if finished {
-            self.tell_tracker(story, attempt, &commit).await;
+            tracker::tell_tracker(self, story, attempt, &commit).await;
         }
         Ok(())
     }
@@ -211,10 +213,11 @@ impl StoryLoop {
                 )
                 .await?;
                 if dirty {
-                    self.warn(format!(
+                    let message = format!(
                         "the previous loop stopped during attempt {attempt} at story {story}; its work is kept at {} and the worktree is back at the last checkpoint",
                         self.attempt_ref(&story, attempt)
-                    ));
+                    );
+                    self.warn(message);
                 }
             }
             // In a pipeline, the story's uncommitted work is the base: what
@@ -237,10 +240,11 @@ impl StoryLoop {
         let source = self.source.clone();
         let changed = blocking(move || source.tracking_change()).await?;
         if changed.is_some() {
-            self.warn(format!(
+            let message = format!(
                 "{} was changed while the run was stopped; its marks are kept",
                 self.tracking_file()
-            ));
+            );
+            self.warn(message);
         }
         self.tracking_checkpointed().await
     }
@@ -374,11 +378,12 @@ impl StoryLoop {
         if let Some(tip) = adopted {
             self.state.checkpoint = tip;
             self.save()?;
-            self.warn(format!(
+            let message = format!(
                 "{} has commits made while the run was stopped; they are kept, and the run goes on from {}",
                 self.state.branch,
                 tip.to_hex_with_len(10)
-            ));
+            );
+            self.warn(message);
         }
         Ok(())
     }
@@ -403,11 +408,12 @@ impl StoryLoop {
         self.state.checkpoint = checkpoint.commit;
         let commit = checkpoint.commit.to_string();
         self.save()?;
-        self.warn(format!(
+        let message = format!(
             "the changes made while the run was stopped are committed on {} as {}",
             self.state.branch,
             checkpoint.commit.to_hex_with_len(10)
-        ));
+        );
+        self.warn(message);
         let stories = self.load_stories().await?;
         let ticked: Vec<_> = stories
             .iter()

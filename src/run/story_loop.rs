@@ -17,17 +17,17 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::context::{AgentVersion, Run};
 use super::error::RunError;
 use super::pipeline::Turn;
 use super::{blocking, guardrails};
 use crate::agent::AgentSpec;
 use crate::bug::Bug;
 use crate::contract::Contract;
-use crate::events::{Event, Record, now_ms};
+use crate::events::{Event, Record};
 use crate::git::{ChangeName, Repo};
 use crate::state::{
-    AttemptOutcome, EventsLog, Guardrails, RunDir, RunState, RunStatus, StopReason, StoryRecord,
-    now,
+    AttemptOutcome, EventsLog, Guardrails, RunDir, RunState, RunStatus, StopReason, now,
 };
 use crate::stories::openspec_cli::{self, CrossCheck};
 use crate::stories::{SourceKind, Story, StorySource};
@@ -131,30 +131,24 @@ pub struct LoopEnd {
     pub error: Option<RunError>,
 }
 
+/// The machine itself: which story next, when to stop, and how the run
+/// ends. Everything an attempt reads and writes is its [`Run`].
 pub struct StoryLoop {
-    pub(super) repo: Arc<Mutex<Repo>>,
-    pub(super) source: Arc<dyn StorySource>,
-    pub(super) run_dir: RunDir,
-    pub(super) state: RunState,
-    pub(super) settings: LoopSettings,
-    log: EventsLog,
-    sink: EventSink,
-    pub(super) stop: watch::Receiver<bool>,
-    session_started: Instant,
-    /// The agent CLI's version, for the receipts: asked while the first
-    /// attempt runs, so that a slow `--version` never delays the start.
-    pub(super) agent_version: AgentVersion,
-    /// The user's hooks waiting to run.
-    pub(super) hook_queue: super::hooks::HookQueue,
-    /// Notifications under way.
-    pub(super) deliveries: super::notifications::Deliveries,
+    run: Run,
 }
 
-/// A preset CLI's version: being asked, or known (`None` when it gave
-/// none, or the agent is a command run through `sh -c`).
-pub(super) enum AgentVersion {
-    Asking(tokio::task::JoinHandle<Option<String>>),
-    Known(Option<String>),
+impl std::ops::Deref for StoryLoop {
+    type Target = Run;
+
+    fn deref(&self) -> &Run {
+        &self.run
+    }
+}
+
+impl std::ops::DerefMut for StoryLoop {
+    fn deref_mut(&mut self) -> &mut Run {
+        &mut self.run
+    }
 }
 
 impl StoryLoop {
@@ -169,18 +163,20 @@ impl StoryLoop {
     ) -> std::io::Result<StoryLoop> {
         let log = EventsLog::open(&run_dir.events_path())?;
         Ok(StoryLoop {
-            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
-            source: Arc::from(source),
-            run_dir,
-            state,
-            settings,
-            log,
-            sink,
-            stop,
-            session_started: Instant::now(),
-            agent_version: AgentVersion::Known(None),
-            hook_queue: Default::default(),
-            deliveries: Default::default(),
+            run: Run {
+                repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
+                source: Arc::from(source),
+                run_dir,
+                state,
+                settings,
+                log,
+                sink,
+                stop,
+                session_started: Instant::now(),
+                agent_version: AgentVersion::Known(None),
+                hook_queue: Default::default(),
+                deliveries: Default::default(),
+            },
         })
     }
 
@@ -213,10 +209,11 @@ impl StoryLoop {
             Err(again) => Err(again.to_string()),
         };
         if let Err(why) = set_aside {
-            self.warn(format!(
+            let message = format!(
                 "after the bug, the worktree could not be set aside ({why}); 'git ralph start {}' does it on resume",
                 self.settings.change
-            ));
+            );
+            self.warn(message);
         }
         let mut end = self
             .end(StopReason::Error, format!("git-ralph hit a bug: {bug}"))
@@ -247,15 +244,17 @@ impl StoryLoop {
         let stories = set.stories;
         self.sync_stories(&stories);
         self.save()?;
-        self.emit(Event::RunStarted {
+        let event = Event::RunStarted {
             branch: self.state.branch.clone(),
             source: self.source.kind().to_string(),
             stories_total: stories.len(),
             stories_done: stories.iter().filter(|story| story.is_complete()).count(),
             resumed,
-        });
+        };
+        self.emit(event);
         for warning in set.warnings {
-            self.warn(format!("{}: {warning}", self.tracking_file()));
+            let message = format!("{}: {warning}", self.tracking_file());
+            self.warn(message);
         }
         self.cross_check(&stories).await;
         if self.is_parallel() {
@@ -390,13 +389,6 @@ impl StoryLoop {
         )
     }
 
-    /// Time spent in loops, this one included.
-    pub(super) fn runtime_ms(&self) -> u64 {
-        self.state
-            .runtime_ms
-            .saturating_add(self.session_started.elapsed().as_millis() as u64)
-    }
-
     fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {
         self.state
             .stories
@@ -468,110 +460,6 @@ impl StoryLoop {
         self.warn(message);
     }
 
-    pub(super) fn finish_attempt(
-        &mut self,
-        story: &str,
-        attempt: u32,
-        outcome: AttemptOutcome,
-        reason: Option<String>,
-        preserved: Option<String>,
-        checkpoint: Option<String>,
-    ) {
-        if let Some(record) = self.attempt_record(story, attempt) {
-            record.outcome = outcome;
-            record.reason = reason;
-            record.preserved = preserved;
-            record.checkpoint = checkpoint;
-        }
-    }
-
-    pub(super) fn attempt_record(
-        &mut self,
-        story: &str,
-        attempt: u32,
-    ) -> Option<&mut crate::state::AttemptRecord> {
-        self.story_record(story)
-            .attempts
-            .iter_mut()
-            .find(|a| a.attempt == attempt)
-    }
-
-    /// Bring the recorded stories in line with the file, keeping attempts.
-    pub(super) fn sync_stories(&mut self, stories: &[Story]) {
-        self.state.sync_stories(stories);
-    }
-
-    pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {
-        if self.state.story_mut(id).is_none() {
-            self.state.stories.push(StoryRecord {
-                id: id.to_owned(),
-                title: String::new(),
-                done: false,
-                tasks_done: 0,
-                tasks_total: 0,
-                attempts: Vec::new(),
-            });
-        }
-        self.state.story_mut(id).expect("just inserted")
-    }
-
-    pub(super) fn tracking_file(&self) -> String {
-        self.source.tracking_file().to_string_lossy().into_owned()
-    }
-
-    pub(super) async fn load_stories(&self) -> Result<Vec<Story>, crate::stories::StoriesError> {
-        let source = self.source.clone();
-        blocking(move || source.load()).await
-    }
-
-    pub(super) async fn with_repo<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Repo) -> T + Send + 'static,
-    ) -> T {
-        let repo = self.repo.clone();
-        blocking(move || {
-            let mut repo = repo.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            f(&mut repo)
-        })
-        .await
-    }
-
-    pub(super) fn repo_lock(&self) -> std::sync::MutexGuard<'_, Repo> {
-        self.repo
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub(super) fn stop_requested(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    pub(super) fn warn(&mut self, message: String) {
-        self.emit(Event::Warning { message });
-    }
-
-    pub(super) fn emit(&mut self, event: Event) {
-        let record = Record {
-            ts_ms: now_ms(),
-            change: self.settings.change.to_string(),
-            event,
-        };
-        self.deliver(record);
-    }
-
-    /// Log a record, queue it for the hooks that wait for it, and hand it
-    /// to the sink.
-    pub(super) fn deliver(&mut self, record: Record) {
-        let _ = self.log.append(&record);
-        self.hook_queue.note(&self.settings.contract.hooks, &record);
-        (self.sink)(record);
-    }
-
-    pub(super) fn save(&mut self) -> Result<(), RunError> {
-        self.state.updated_at = now();
-        Ok(self.run_dir.save(&self.state)?)
-    }
-
     async fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
         let story_id = self.state.current_story.clone();
         self.state.runtime_ms = self.runtime_ms();
@@ -608,7 +496,7 @@ impl StoryLoop {
         LoopEnd {
             reason,
             message,
-            state: self.state,
+            state: self.run.state,
             bug: None,
             error: None,
         }

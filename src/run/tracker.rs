@@ -4,40 +4,38 @@
 //! tasks. Ticks never go to the tracker (the run keeps its own record), and
 //! a comment that cannot be posted is a warning: the run goes on.
 
-use super::story_loop::StoryLoop;
+use super::context::Run;
 use crate::stories::{SourceKind, Story, github};
 
-impl StoryLoop {
-    /// One comment on the issue of `story`, finished in `attempt` as
-    /// checkpoint `commit`.
-    pub(super) async fn tell_tracker(&mut self, story: &Story, attempt: u32, commit: &str) {
-        if !self.settings.comment || self.source.kind() != SourceKind::Github {
-            return;
-        }
-        // The story as the attempt left it: its boxes ticked.
-        let finished = match self.load_stories().await {
-            Ok(stories) => stories.into_iter().find(|s| s.id == story.id),
-            Err(_) => None,
-        };
-        let body = comment_body(
-            finished.as_ref().unwrap_or(story),
-            self.settings.change.as_str(),
-            &self.state.branch,
-            commit,
-            attempt,
-        );
-        let workdir = self.repo_lock().workdir().to_owned();
-        let timeout = self.settings.command_timeout;
-        if let Err(err) = github::comment(&workdir, &story.id, &body, timeout).await {
-            let hint = err
-                .hint()
-                .map(|hint| format!("; {hint}"))
-                .unwrap_or_default();
-            self.warn(format!(
-                "could not comment on issue #{}: {err}{hint}",
-                story.id
-            ));
-        }
+/// One comment on the issue of `story`, finished in `attempt` as
+/// checkpoint `commit`.
+pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, commit: &str) {
+    if !run.settings.comment || run.source.kind() != SourceKind::Github {
+        return;
+    }
+    // The story as the attempt left it: its boxes ticked.
+    let finished = match run.load_stories().await {
+        Ok(stories) => stories.into_iter().find(|s| s.id == story.id),
+        Err(_) => None,
+    };
+    let body = comment_body(
+        finished.as_ref().unwrap_or(story),
+        run.settings.change.as_str(),
+        &run.state.branch,
+        commit,
+        attempt,
+    );
+    let workdir = run.repo_lock().workdir().to_owned();
+    let timeout = run.settings.command_timeout;
+    if let Err(err) = github::comment(&workdir, &story.id, &body, timeout).await {
+        let hint = err
+            .hint()
+            .map(|hint| format!("; {hint}"))
+            .unwrap_or_default();
+        run.warn(format!(
+            "could not comment on issue #{}: {err}{hint}",
+            story.id
+        ));
     }
 }
 

@@ -6,20 +6,18 @@
 //! attempt could not vouch for the moments before it. Whether what it saw
 //! can be trusted is the git layer's call; `--full-scan` turns it off.
 
-use super::story_loop::StoryLoop;
+use super::context::Run;
 
-impl StoryLoop {
-    /// Watch the worktree before the agent runs, unless `--full-scan`; a
-    /// watch that cannot start is reported once, and the run goes on with
-    /// full scans.
-    pub(super) async fn watch_worktree(&mut self) {
-        if self.settings.full_scan {
-            return;
-        }
-        if let Err(lost) = self.with_repo(|repo| repo.watch_worktree()).await {
-            self.warn(format!(
-                "could not watch the worktree ({lost}); every checkpoint looks at every file"
-            ));
-        }
+/// Watch the worktree before the agent runs, unless `--full-scan`; a
+/// watch that cannot start is reported once, and the run goes on with
+/// full scans.
+pub(super) async fn watch_worktree(run: &mut Run) {
+    if run.settings.full_scan {
+        return;
+    }
+    if let Err(lost) = run.with_repo(|repo| repo.watch_worktree()).await {
+        run.warn(format!(
+            "could not watch the worktree ({lost}); every checkpoint looks at every file"
+        ));
     }
 }

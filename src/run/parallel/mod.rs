@@ -157,11 +157,12 @@ impl StoryLoop {
     /// undone before anything is merged onto it or a hook looks at it.
     async fn guard_run_branch(&mut self) -> Result<(), RunError> {
         if let Some(found) = self.guard_head("while stories were at work").await? {
-            self.warn(format!(
+            let message = format!(
                 "while stories were at work, {}; {} is back at its last checkpoint",
                 super::settle::found_words(&found),
                 self.state.branch
-            ));
+            );
+            self.warn(message);
         }
         Ok(())
     }

@@ -1,0 +1,159 @@
+//! The run as every step of a story sees it: the repository and the
+//! story source it works on, its settings, and its record (the state and
+//! the event log), with the user's hooks and notifications that follow
+//! from that record. The loop ([`super::story_loop`]) decides; the steps
+//! below it (an attempt, its evidence, its settling into git) take a
+//! `&mut Run` and never the loop.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+use super::blocking;
+use super::error::RunError;
+use super::story_loop::{EventSink, LoopSettings};
+use crate::events::{Event, Record, now_ms};
+use crate::git::Repo;
+use crate::state::{AttemptOutcome, EventsLog, RunDir, RunState, StoryRecord, now};
+use crate::stories::{Story, StorySource};
+
+/// Everything a story's run reads and writes.
+pub struct Run {
+    pub(super) repo: Arc<Mutex<Repo>>,
+    pub(super) source: Arc<dyn StorySource>,
+    pub(super) run_dir: RunDir,
+    pub(super) state: RunState,
+    pub(super) settings: LoopSettings,
+    pub(super) log: EventsLog,
+    pub(super) sink: EventSink,
+    pub(super) stop: watch::Receiver<bool>,
+    pub(super) session_started: Instant,
+    /// The agent CLI's version, for the receipts: asked while the first
+    /// attempt runs, so that a slow `--version` never delays the start.
+    pub(super) agent_version: AgentVersion,
+    /// The user's hooks waiting to run.
+    pub(super) hook_queue: super::hooks::HookQueue,
+    /// Notifications under way.
+    pub(super) deliveries: super::notifications::Deliveries,
+}
+
+/// A preset CLI's version: being asked, or known (`None` when it gave
+/// none, or the agent is a command run through `sh -c`).
+pub(super) enum AgentVersion {
+    Asking(tokio::task::JoinHandle<Option<String>>),
+    Known(Option<String>),
+}
+
+impl Run {
+    /// Time spent in loops, this one included.
+    pub(super) fn runtime_ms(&self) -> u64 {
+        self.state
+            .runtime_ms
+            .saturating_add(self.session_started.elapsed().as_millis() as u64)
+    }
+
+    pub(super) fn finish_attempt(
+        &mut self,
+        story: &str,
+        attempt: u32,
+        outcome: AttemptOutcome,
+        reason: Option<String>,
+        preserved: Option<String>,
+        checkpoint: Option<String>,
+    ) {
+        if let Some(record) = self.attempt_record(story, attempt) {
+            record.outcome = outcome;
+            record.reason = reason;
+            record.preserved = preserved;
+            record.checkpoint = checkpoint;
+        }
+    }
+
+    pub(super) fn attempt_record(
+        &mut self,
+        story: &str,
+        attempt: u32,
+    ) -> Option<&mut crate::state::AttemptRecord> {
+        self.story_record(story)
+            .attempts
+            .iter_mut()
+            .find(|a| a.attempt == attempt)
+    }
+
+    /// Bring the recorded stories in line with the file, keeping attempts.
+    pub(super) fn sync_stories(&mut self, stories: &[Story]) {
+        self.state.sync_stories(stories);
+    }
+
+    pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {
+        if self.state.story_mut(id).is_none() {
+            self.state.stories.push(StoryRecord {
+                id: id.to_owned(),
+                title: String::new(),
+                done: false,
+                tasks_done: 0,
+                tasks_total: 0,
+                attempts: Vec::new(),
+            });
+        }
+        self.state.story_mut(id).expect("just inserted")
+    }
+
+    pub(super) fn tracking_file(&self) -> String {
+        self.source.tracking_file().to_string_lossy().into_owned()
+    }
+
+    pub(super) async fn load_stories(&self) -> Result<Vec<Story>, crate::stories::StoriesError> {
+        let source = self.source.clone();
+        blocking(move || source.load()).await
+    }
+
+    pub(super) async fn with_repo<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Repo) -> T + Send + 'static,
+    ) -> T {
+        let repo = self.repo.clone();
+        blocking(move || {
+            let mut repo = repo.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut repo)
+        })
+        .await
+    }
+
+    pub(super) fn repo_lock(&self) -> std::sync::MutexGuard<'_, Repo> {
+        self.repo
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(super) fn stop_requested(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    pub(super) fn warn(&mut self, message: String) {
+        self.emit(Event::Warning { message });
+    }
+
+    pub(super) fn emit(&mut self, event: Event) {
+        let record = Record {
+            ts_ms: now_ms(),
+            change: self.settings.change.to_string(),
+            event,
+        };
+        self.deliver(record);
+    }
+
+    /// Log a record, queue it for the hooks that wait for it, and hand it
+    /// to the sink.
+    pub(super) fn deliver(&mut self, record: Record) {
+        let _ = self.log.append(&record);
+        self.hook_queue.note(&self.settings.contract.hooks, &record);
+        (self.sink)(record);
+    }
+
+    pub(super) fn save(&mut self) -> Result<(), RunError> {
+        self.state.updated_at = now();
+        Ok(self.run_dir.save(&self.state)?)
+    }
+}
