@@ -3,6 +3,9 @@
 //! and money. A usage limit ends the attempt as a pause, not a failure: no
 //! retry is spent and nothing is reverted.
 
+use super::containment;
+use super::fallback;
+use super::notifications;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,7 +18,7 @@ use super::story_loop::StoryLoop;
 use super::watching;
 use crate::agent::setup::{self, SetupError, SetupKind};
 use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
-use crate::contract::RoleRules;
+
 use crate::events::{Event, Record, now_ms};
 use crate::git::{GitDirChange, RefSnapshot};
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
@@ -74,7 +77,8 @@ impl StoryLoop {
         if !self.hooks_let_agent_start(story, prepared.attempt).await? {
             return Ok(());
         }
-        let invocation = self.sandboxed(self.invocation(story, &prepared, turn.as_ref())?);
+        let invocation =
+            containment::sandboxed(self, self.invocation(story, &prepared, turn.as_ref())?);
         let timeout = self.attempt_timeout();
         let learnings_before = learnings::len(&self.run_dir.learnings_path());
         // The agent may only touch its own branch: the others are noted now
@@ -88,20 +92,20 @@ impl StoryLoop {
         crate::state::write_atomically(&kept, &refs_before.to_json())
             .map_err(|err| RunError::io(format!("write {}", kept.display()), err))?;
         watching::watch_worktree(self).await;
-        let git_dir_before = self.snapshot_git_dir().await?;
+        let git_dir_before = containment::snapshot_git_dir(self).await?;
         let clock = Instant::now();
         let (run, mut activity) = self
             .run_agent(story, &prepared, &invocation, timeout)
             .await?;
-        let git_dir = self
-            .contain_git_dir(&story.id, prepared.attempt, git_dir_before)
-            .await?;
+        let git_dir =
+            containment::contain_git_dir(self, &story.id, prepared.attempt, git_dir_before).await?;
         self.account(&story.id, &run, clock.elapsed().as_millis() as u64);
         self.label_learnings(story, prepared.attempt, learnings_before)
             .await;
         self.bring_back(refs_before, story, &prepared).await?;
         // A write the sandbox refused was the agent at work.
-        activity.model_turned |= self.note_sandbox_refusal(&run, &log_tail(&prepared.log_path));
+        activity.model_turned |=
+            containment::note_sandbox_refusal(self, &run, &log_tail(&prepared.log_path));
         let ran = Ran {
             run,
             activity,
@@ -119,7 +123,7 @@ impl StoryLoop {
         stories: &[Story],
         turn: Option<&Turn>,
     ) -> Result<Prepared, RunError> {
-        let agent = self.attempt_agent(story, turn)?;
+        let agent = fallback::attempt_agent(self, story, turn)?;
         let attempt = self.story_record(&story.id).attempts.len() as u32 + 1;
         let index = stories.iter().position(|s| s.id == story.id).unwrap_or(0) + 1;
         let token = match turn {
@@ -216,25 +220,6 @@ impl StoryLoop {
         invocation.pid_file = Some(self.run_dir.agent_pid_file());
         invocation.idle = self.settings.idle_timeout;
         Ok(invocation)
-    }
-
-    /// The agent a role runs: its own command or preset (with its model),
-    /// the run's preset with the role's model, or the run's agent.
-    pub(super) fn role_agent(&self, rules: &RoleRules) -> Result<AgentSpec, RunError> {
-        if let Some(command) = &rules.agent_command {
-            return Ok(agent::presets::command(command));
-        }
-        let preset = match (&rules.agent, &self.state.settings.agent_command) {
-            (Some(name), _) => name.clone(),
-            (None, None) if rules.model.is_some() => self.state.settings.agent.clone(),
-            _ => return Ok(self.settings.agent.clone()),
-        };
-        let args = crate::config::agent_args(&self.repo_lock(), &preset);
-        let model = rules
-            .model
-            .as_deref()
-            .or(self.state.settings.model.as_deref());
-        Ok(agent::presets::preset(&preset, model, &args)?)
     }
 
     /// Run the agent, forwarding what it says as events. An agent that
@@ -541,7 +526,7 @@ impl StoryLoop {
         );
         self.state.rate_limit_pauses += 1;
         if self.state.rate_limit_wait_secs + (until - now_secs) > cap {
-            if self.hand_to_fallback(story, attempt, agent, &reason)? {
+            if fallback::hand_to_fallback(self, story, attempt, agent, &reason)? {
                 return Ok(());
             }
             self.save()?;
@@ -555,7 +540,7 @@ impl StoryLoop {
             until_unix: until,
             message: reason.clone(),
         });
-        self.notify_pause(until, reason);
+        notifications::notify_pause(self, until, reason);
         Ok(())
     }
 

@@ -4,126 +4,124 @@
 //! change means for the verdict is the judge's (`judge::git_dir`); here the
 //! snapshot is taken, compared, put back and told.
 
+use super::context::Run;
 use std::path::PathBuf;
 
 use super::blocking;
 use super::error::RunError;
-use super::story_loop::StoryLoop;
 use crate::agent::{AgentRun, Invocation};
 use crate::events::{Event, GitDirChange as ChangeKind};
 use crate::git::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 use crate::sandbox::{self, Sandbox};
 
-impl StoryLoop {
-    /// What of the git directory the attempt may not change, as it stands
-    /// before the agent starts: the repository's own files and the run's
-    /// rules (its contract snapshot and the prompt template).
-    pub(super) async fn snapshot_git_dir(&self) -> Result<GitDirSnapshot, RunError> {
-        let (dirs, shown_from) = self.git_dirs();
-        let run_files = vec![
-            self.run_dir.dir.join("contract.json"),
-            self.run_dir.dir.join("contract"),
-            self.run_dir
-                .dir
-                .parent()
-                .map_or_else(PathBuf::new, |ralph| ralph.join("prompt.md")),
-        ];
-        blocking(move || {
-            let dirs: Vec<&std::path::Path> = dirs.iter().map(PathBuf::as_path).collect();
-            GitDirSnapshot::take(&dirs, &run_files, &shown_from)
-        })
-        .await
-        .map_err(|err| RunError::io("note what the git directory holds", err))
-    }
+/// What of the git directory the attempt may not change, as it stands
+/// before the agent starts: the repository's own files and the agent_run's
+/// rules (its contract snapshot and the prompt template).
+pub(super) async fn snapshot_git_dir(run: &Run) -> Result<GitDirSnapshot, RunError> {
+    let (dirs, shown_from) = git_dirs(run);
+    let run_files = vec![
+        run.run_dir.dir.join("contract.json"),
+        run.run_dir.dir.join("contract"),
+        run.run_dir
+            .dir
+            .parent()
+            .map_or_else(PathBuf::new, |ralph| ralph.join("prompt.md")),
+    ];
+    blocking(move || {
+        let dirs: Vec<&std::path::Path> = dirs.iter().map(PathBuf::as_path).collect();
+        GitDirSnapshot::take(&dirs, &run_files, &shown_from)
+    })
+    .await
+    .map_err(|err| RunError::io("note what the git directory holds", err))
+}
 
-    /// Undo what the attempt changed in the git directory, and report each
-    /// change, in the events and the attempt's record.
-    pub(super) async fn contain_git_dir(
-        &mut self,
-        story_id: &str,
-        attempt: u32,
-        before: GitDirSnapshot,
-    ) -> Result<Vec<GitDirChange>, RunError> {
-        let changes = blocking(move || {
-            let changes = before.changes()?;
-            if !changes.is_empty() {
-                before.restore()?;
-            }
-            Ok::<_, std::io::Error>(changes)
-        })
-        .await
-        .map_err(|err| RunError::io("undo what the agent changed in the git directory", err))?;
-        for change in &changes {
-            self.emit(Event::GitDirChanged {
-                story_id: story_id.to_owned(),
-                attempt,
-                path: change.path.clone(),
-                key: change.key.clone(),
-                what: change.what(),
-                change: match change.change {
-                    FileChange::Added => ChangeKind::Added,
-                    FileChange::Modified => ChangeKind::Modified,
-                    FileChange::Removed => ChangeKind::Removed,
-                },
-                runs_code: change.risk == Risk::RunsCode,
-            });
+/// Undo what the attempt changed in the git directory, and report each
+/// change, in the events and the attempt's record.
+pub(super) async fn contain_git_dir(
+    run: &mut Run,
+    story_id: &str,
+    attempt: u32,
+    before: GitDirSnapshot,
+) -> Result<Vec<GitDirChange>, RunError> {
+    let changes = blocking(move || {
+        let changes = before.changes()?;
+        if !changes.is_empty() {
+            before.restore()?;
         }
-        if let Some(record) = self.attempt_record(story_id, attempt) {
-            record.git_dir_changes = changes.iter().map(GitDirChange::what).collect();
-        }
-        Ok(changes)
+        Ok::<_, std::io::Error>(changes)
+    })
+    .await
+    .map_err(|err| RunError::io("undo what the agent changed in the git directory", err))?;
+    for change in &changes {
+        run.emit(Event::GitDirChanged {
+            story_id: story_id.to_owned(),
+            attempt,
+            path: change.path.clone(),
+            key: change.key.clone(),
+            what: change.what(),
+            change: match change.change {
+                FileChange::Added => ChangeKind::Added,
+                FileChange::Modified => ChangeKind::Modified,
+                FileChange::Removed => ChangeKind::Removed,
+            },
+            runs_code: change.risk == Risk::RunsCode,
+        });
     }
+    if let Some(record) = run.attempt_record(story_id, attempt) {
+        record.git_dir_changes = changes.iter().map(GitDirChange::what).collect();
+    }
+    Ok(changes)
+}
 
-    /// The agent's invocation under bubblewrap, when the run asks for the
-    /// sandbox: the git directories and the user's global git config
-    /// read-only, the learnings file writable.
-    pub(super) fn sandboxed(&self, mut invocation: Invocation) -> Invocation {
-        if !self.settings.sandbox {
-            return invocation;
-        }
-        let (mut read_only, _) = self.git_dirs();
-        read_only.extend(sandbox::global_git_config());
-        let sandbox = Sandbox {
-            read_only,
-            writable: vec![self.run_dir.learnings_path()],
-        };
-        let (program, args) = sandbox.wrap(&invocation.program, &invocation.args);
-        invocation.program = program;
-        invocation.args = args;
-        invocation
+/// The agent's invocation under bubblewrap, when the agent_run asks for the
+/// sandbox: the git directories and the user's global git config
+/// read-only, the learnings file writable.
+pub(super) fn sandboxed(run: &Run, mut invocation: Invocation) -> Invocation {
+    if !run.settings.sandbox {
+        return invocation;
     }
+    let (mut read_only, _) = git_dirs(run);
+    read_only.extend(sandbox::global_git_config());
+    let sandbox = Sandbox {
+        read_only,
+        writable: vec![run.run_dir.learnings_path()],
+    };
+    let (program, args) = sandbox.wrap(&invocation.program, &invocation.args);
+    invocation.program = program;
+    invocation.args = args;
+    invocation
+}
 
-    /// Say so when the sandbox refused the agent a write into the git
-    /// directory: the agent's own words, from its stderr or its output.
-    /// Returns whether it did: such an attempt failed at its work, however
-    /// early, and is no set-up error.
-    pub(super) fn note_sandbox_refusal(&mut self, run: &AgentRun, log_tail: &str) -> bool {
-        if !self.settings.sandbox {
-            return false;
-        }
-        let (dirs, _) = self.git_dirs();
-        let refused = sandbox::refused_write(&run.stderr_tail, &dirs)
-            .or_else(|| sandbox::refused_write(log_tail, &dirs))
-            .map(str::to_owned);
-        let Some(line) = refused else {
-            return false;
-        };
-        self.warn(format!(
-            "the sandbox refused a write into the git directory: {}",
-            line.trim()
-        ));
-        true
+/// Say so when the sandbox refused the agent a write into the git
+/// directory: the agent's own words, from its stderr or its output.
+/// Returns whether it did: such an attempt failed at its work, however
+/// early, and is no set-up error.
+pub(super) fn note_sandbox_refusal(run: &mut Run, agent_run: &AgentRun, log_tail: &str) -> bool {
+    if !run.settings.sandbox {
+        return false;
     }
+    let (dirs, _) = git_dirs(run);
+    let refused = sandbox::refused_write(&agent_run.stderr_tail, &dirs)
+        .or_else(|| sandbox::refused_write(log_tail, &dirs))
+        .map(str::to_owned);
+    let Some(line) = refused else {
+        return false;
+    };
+    run.warn(format!(
+        "the sandbox refused a write into the git directory: {}",
+        line.trim()
+    ));
+    true
+}
 
-    /// The git directories of the worktree (its own, and the common one of
-    /// a linked worktree), and the directory paths are shown from.
-    fn git_dirs(&self) -> (Vec<PathBuf>, PathBuf) {
-        let repo = self.repo_lock();
-        let mut dirs = vec![repo.git_dir().to_owned()];
-        let common = repo.common_dir().to_owned();
-        if !dirs.contains(&common) {
-            dirs.push(common);
-        }
-        (dirs, repo.workdir().to_owned())
+/// The git directories of the worktree (its own, and the common one of
+/// a linked worktree), and the directory paths are shown from.
+fn git_dirs(run: &Run) -> (Vec<PathBuf>, PathBuf) {
+    let repo = run.repo_lock();
+    let mut dirs = vec![repo.git_dir().to_owned()];
+    let common = repo.common_dir().to_owned();
+    if !dirs.contains(&common) {
+        dirs.push(common);
     }
+    (dirs, repo.workdir().to_owned())
 }

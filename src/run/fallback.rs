@@ -12,10 +12,11 @@
 //! opinion a stand-in could not give; its usage limit ends the run as
 //! without fallbacks.
 
+use super::context::Run;
 use super::error::RunError;
 use super::pipeline::Turn;
-use super::story_loop::StoryLoop;
 use crate::agent::{AgentSpec, presets};
+use crate::contract::RoleRules;
 use crate::events::Event;
 use crate::git::Repo;
 use crate::settings::Settings;
@@ -76,85 +77,102 @@ pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), RunError> {
     }
 }
 
-impl StoryLoop {
-    /// The agent of the next attempt at `story`, playing `turn`'s role: a
-    /// role's agent of its own, the fallback the story was handed to, or
-    /// the run's agent.
-    pub(super) fn attempt_agent(
-        &self,
-        story: &Story,
-        turn: Option<&Turn>,
-    ) -> Result<AttemptAgent, RunError> {
-        if let Some(turn) = turn
-            && (turn.rules.agent.is_some() || turn.rules.agent_command.is_some())
-        {
-            return Ok(AttemptAgent {
-                spec: self.role_agent(&turn.rules)?,
-                falls_back: false,
-            });
-        }
-        let handed = self
-            .state
-            .fallback
-            .as_ref()
-            .filter(|fallback| fallback.story == story.id)
-            .and_then(|fallback| {
-                self.settings
-                    .fallback_agents
-                    .iter()
-                    .find(|spec| spec.name == fallback.agent)
-            });
-        let spec = match (handed, turn) {
-            (Some(spec), _) => spec.clone(),
-            (None, Some(turn)) => self.role_agent(&turn.rules)?,
-            (None, None) => self.settings.agent.clone(),
-        };
-        Ok(AttemptAgent {
-            spec,
-            falls_back: true,
-        })
+/// The agent of the next attempt at `story`, playing `turn`'s role: a
+/// role's agent of its own, the fallback the story was handed to, or
+/// the agent_run's agent.
+pub(super) fn attempt_agent(
+    run: &Run,
+    story: &Story,
+    turn: Option<&Turn>,
+) -> Result<AttemptAgent, RunError> {
+    if let Some(turn) = turn
+        && (turn.rules.agent.is_some() || turn.rules.agent_command.is_some())
+    {
+        return Ok(AttemptAgent {
+            spec: role_agent(run, &turn.rules)?,
+            falls_back: false,
+        });
     }
-
-    /// `agent` hit a usage limit at `story` that resets later than the
-    /// wait allows: hand the story to the next fallback, if there is one.
-    /// Returns whether one took it.
-    pub(super) fn hand_to_fallback(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        agent: &AttemptAgent,
-        reason: &str,
-    ) -> Result<bool, RunError> {
-        if !agent.falls_back {
-            return Ok(false);
-        }
-        let fallbacks = &self.settings.fallback_agents;
-        let next = match &self.state.fallback {
-            Some(fallback) if fallback.story == story.id => fallbacks
+    let handed = run
+        .state
+        .fallback
+        .as_ref()
+        .filter(|fallback| fallback.story == story.id)
+        .and_then(|fallback| {
+            run.settings
+                .fallback_agents
                 .iter()
-                .position(|spec| spec.name == fallback.agent)
-                .map_or(0, |at| at + 1),
-            _ => 0,
-        };
-        let Some(to) = fallbacks.get(next).map(|spec| spec.name.clone()) else {
-            return Ok(false);
-        };
-        let from = agent.label();
-        self.state.fallback = Some(FallbackState {
-            story: story.id.clone(),
-            agent: to.clone(),
+                .find(|spec| spec.name == fallback.agent)
         });
-        self.save()?;
-        self.emit(Event::AgentFallback {
-            story_id: story.id.clone(),
-            attempt,
-            message: format!(
-                "{from} hit a usage limit that resets later than --max-rate-limit-wait allows ({reason}); story {} goes to {to}",
-                story.id
-            ),
-            from,
-            to,
-        });
-        Ok(true)
+    let spec = match (handed, turn) {
+        (Some(spec), _) => spec.clone(),
+        (None, Some(turn)) => role_agent(run, &turn.rules)?,
+        (None, None) => run.settings.agent.clone(),
+    };
+    Ok(AttemptAgent {
+        spec,
+        falls_back: true,
+    })
+}
+
+/// `agent` hit a usage limit at `story` that resets later than the
+/// wait allows: hand the story to the next fallback, if there is one.
+/// Returns whether one took it.
+pub(super) fn hand_to_fallback(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    agent: &AttemptAgent,
+    reason: &str,
+) -> Result<bool, RunError> {
+    if !agent.falls_back {
+        return Ok(false);
     }
+    let fallbacks = &run.settings.fallback_agents;
+    let next = match &run.state.fallback {
+        Some(fallback) if fallback.story == story.id => fallbacks
+            .iter()
+            .position(|spec| spec.name == fallback.agent)
+            .map_or(0, |at| at + 1),
+        _ => 0,
+    };
+    let Some(to) = fallbacks.get(next).map(|spec| spec.name.clone()) else {
+        return Ok(false);
+    };
+    let from = agent.label();
+    run.state.fallback = Some(FallbackState {
+        story: story.id.clone(),
+        agent: to.clone(),
+    });
+    run.save()?;
+    run.emit(Event::AgentFallback {
+        story_id: story.id.clone(),
+        attempt,
+        message: format!(
+            "{from} hit a usage limit that resets later than --max-rate-limit-wait allows ({reason}); story {} goes to {to}",
+            story.id
+        ),
+        from,
+        to,
+    });
+    Ok(true)
+}
+
+/// The agent a role runs: its own command or preset (with its model),
+/// the run's preset with the role's model, or the run's agent.
+pub(super) fn role_agent(run: &Run, rules: &RoleRules) -> Result<AgentSpec, RunError> {
+    if let Some(command) = &rules.agent_command {
+        return Ok(presets::command(command));
+    }
+    let preset = match (&rules.agent, &run.state.settings.agent_command) {
+        (Some(name), _) => name.clone(),
+        (None, None) if rules.model.is_some() => run.state.settings.agent.clone(),
+        _ => return Ok(run.settings.agent.clone()),
+    };
+    let args = crate::config::agent_args(&run.repo_lock(), &preset);
+    let model = rules
+        .model
+        .as_deref()
+        .or(run.state.settings.model.as_deref());
+    Ok(presets::preset(&preset, model, &args)?)
 }

@@ -6,9 +6,9 @@
 //! arrive is reported as a warning once per channel; the run's ending
 //! stays what it was.
 
+use super::context::Run;
 use tokio::task::JoinHandle;
 
-use super::story_loop::StoryLoop;
 use crate::notify::{NewsKind, RunNews, Undelivered};
 use crate::state::StopReason;
 
@@ -19,80 +19,84 @@ pub(super) struct Deliveries {
     reported: Vec<String>,
 }
 
-impl StoryLoop {
-    /// Start telling the user the run ended for `reason`.
-    pub(super) fn notify_end(&mut self, reason: StopReason, message: String) {
-        let news = self.news(NewsKind::RunEnded, message);
-        self.notify(RunNews {
+/// Start telling the user the agent_run ended for `reason`.
+pub(super) fn notify_end(run: &mut Run, reason: StopReason, message: String) {
+    let news = news(run, NewsKind::RunEnded, message);
+    notify(
+        run,
+        RunNews {
             reason: Some(reason),
             needs_you: reason != StopReason::Completed,
             ..news
-        });
-    }
+        },
+    );
+}
 
-    /// Start telling the user the run waits for a usage limit until
-    /// `until_unix`.
-    pub(super) fn notify_pause(&mut self, until_unix: u64, message: String) {
-        let news = self.news(NewsKind::Paused, message);
-        self.notify(RunNews {
+/// Start telling the user the agent_run waits for a usage limit until
+/// `until_unix`.
+pub(super) fn notify_pause(run: &mut Run, until_unix: u64, message: String) {
+    let news = news(run, NewsKind::Paused, message);
+    notify(
+        run,
+        RunNews {
             until_unix: Some(until_unix),
             ..news
-        });
-    }
+        },
+    );
+}
 
-    fn news(&self, event: NewsKind, message: String) -> RunNews {
-        RunNews {
-            event,
-            change: self.settings.change.to_string(),
-            branch: self.state.branch.clone(),
-            reason: None,
-            until_unix: None,
-            needs_you: true,
-            message,
-            stories_total: self.state.stories.len(),
-            stories_done: self.state.stories.iter().filter(|s| s.done).count(),
-            totals: self.state.totals.clone(),
-        }
+fn news(run: &Run, event: NewsKind, message: String) -> RunNews {
+    RunNews {
+        event,
+        change: run.settings.change.to_string(),
+        branch: run.state.branch.clone(),
+        reason: None,
+        until_unix: None,
+        needs_you: true,
+        message,
+        stories_total: run.state.stories.len(),
+        stories_done: run.state.stories.iter().filter(|s| s.done).count(),
+        totals: run.state.totals.clone(),
     }
+}
 
-    fn notify(&mut self, news: RunNews) {
-        let notifier = self.settings.notifier.clone();
-        if notifier.is_empty() {
-            return;
-        }
-        self.deliveries
-            .under_way
-            .push(tokio::spawn(async move { notifier.send(&news).await }));
+fn notify(run: &mut Run, news: RunNews) {
+    let notifier = run.settings.notifier.clone();
+    if notifier.is_empty() {
+        return;
     }
+    run.deliveries
+        .under_way
+        .push(tokio::spawn(async move { notifier.send(&news).await }));
+}
 
-    /// Report the deliveries that have failed so far, without waiting for
-    /// those still under way.
-    pub(super) async fn report_deliveries(&mut self) {
-        let (done, under_way) = std::mem::take(&mut self.deliveries.under_way)
-            .into_iter()
-            .partition(|delivery| delivery.is_finished());
-        self.deliveries.under_way = under_way;
-        self.report(done).await;
-    }
+/// Report the deliveries that have failed so far, without waiting for
+/// those still under way.
+pub(super) async fn report_deliveries(run: &mut Run) {
+    let (done, under_way) = std::mem::take(&mut run.deliveries.under_way)
+        .into_iter()
+        .partition(|delivery| delivery.is_finished());
+    run.deliveries.under_way = under_way;
+    report(run, done).await;
+}
 
-    /// Wait for every delivery (each bounded by its own timeouts) and
-    /// report what did not arrive.
-    pub(super) async fn settle_deliveries(&mut self) {
-        let all = std::mem::take(&mut self.deliveries.under_way);
-        self.report(all).await;
-    }
+/// Wait for every delivery (each bounded by its own timeouts) and
+/// report what did not arrive.
+pub(super) async fn settle_deliveries(run: &mut Run) {
+    let all = std::mem::take(&mut run.deliveries.under_way);
+    report(run, all).await;
+}
 
-    async fn report(&mut self, deliveries: Vec<JoinHandle<Vec<Undelivered>>>) {
-        for delivery in deliveries {
-            for Undelivered { channel, why } in delivery.await.unwrap_or_default() {
-                if self.deliveries.reported.contains(&channel) {
-                    continue;
-                }
-                self.deliveries.reported.push(channel.clone());
-                self.warn(format!(
-                    "{channel} could not be told how the run goes: {why}; later failures to deliver are not reported"
-                ));
+async fn report(run: &mut Run, deliveries: Vec<JoinHandle<Vec<Undelivered>>>) {
+    for delivery in deliveries {
+        for Undelivered { channel, why } in delivery.await.unwrap_or_default() {
+            if run.deliveries.reported.contains(&channel) {
+                continue;
             }
+            run.deliveries.reported.push(channel.clone());
+            run.warn(format!(
+                "{channel} could not be told how the agent_run goes: {why}; later failures to deliver are not reported"
+            ));
         }
     }
 }

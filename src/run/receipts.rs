@@ -4,197 +4,195 @@
 //! checkpoints away, so every receipt is also appended to the run's
 //! `receipts.txt`, which moves to history with the rest of the run.
 
+use super::context::Run;
 use std::io::Write;
 
 use super::context::AgentVersion;
-use super::story_loop::StoryLoop;
 use crate::contract::Role;
 use crate::state::AttemptOutcome;
 
-impl StoryLoop {
-    /// The agent CLI's version, waiting for the question asked at the
-    /// start if it is still out.
-    async fn agent_version(&mut self) -> Option<String> {
-        if let AgentVersion::Asking(task) = &mut self.agent_version {
-            self.agent_version = AgentVersion::Known(task.await.ok().flatten());
-        }
-        match &self.agent_version {
-            AgentVersion::Known(version) => version.clone(),
-            AgentVersion::Asking(_) => None,
-        }
+/// The agent CLI's version, waiting for the question asked at the
+/// start if it is still out.
+async fn agent_version(run: &mut Run) -> Option<String> {
+    if let AgentVersion::Asking(task) = &mut run.agent_version {
+        run.agent_version = AgentVersion::Known(task.await.ok().flatten());
     }
-
-    /// The trailer block of the checkpoint for `attempt` at `story`.
-    pub(super) async fn receipt(&mut self, story: &str, attempt: u32) -> String {
-        let version = self.agent_version().await;
-        let max = if self.settings.once {
-            1
-        } else {
-            self.settings.max_retries.saturating_add(1)
-        };
-        let pipeline = self.pipeline_receipt(story);
-        let settings = &self.state.settings;
-        let agent = match (&settings.agent_command, &version) {
-            (Some(command), _) => format!("command {command}"),
-            (None, Some(version)) => format!("{} {version}", settings.agent),
-            (None, None) => settings.agent.clone(),
-        };
-        let model = settings.model.as_deref().unwrap_or("default model");
-        let mut ran_by = format!("{agent} ({model})");
-        // A story handed to a fallback agent says so, and who it stood in for.
-        let fallback = self
-            .state
-            .fallback
-            .as_ref()
-            .filter(|fallback| fallback.story == story)
-            .map(|fallback| fallback.agent.clone());
-        let handed = fallback.as_ref().map(|to| {
-            let from = super::fallback::label(&self.settings.agent);
-            format!("{to}, for {from} (usage limit)")
-        });
-        let ran = self
-            .state
-            .stories
-            .iter()
-            .find(|s| s.id == story)
-            .and_then(|s| s.attempts.iter().find(|a| a.attempt == attempt))
-            .and_then(|a| a.agent.clone());
-        if let Some(to) = fallback.filter(|to| ran.as_ref() == Some(to)) {
-            ran_by = format!("{to} (default model)");
-        }
-        let change = self.settings.change_shown().to_string();
-        let mut trailers = vec![
-            ("Ralph-Change", change),
-            ("Ralph-Story", story.to_owned()),
-            ("Ralph-Attempt", format!("{attempt} of {max}")),
-            ("Ralph-Agent", ran_by.clone()),
-        ];
-        if let Some(handed) = handed {
-            trailers.push(("Ralph-Fallback", handed));
-        }
-        if let Some(pipeline) = pipeline {
-            trailers.retain(|(key, _)| *key != "Ralph-Attempt");
-            trailers.insert(2, ("Ralph-Attempt", attempt.to_string()));
-            trailers.extend(pipeline);
-        } else if let Some(record) = self.attempt_record(story, attempt) {
-            let record = record.clone();
-            trailers.push(("Ralph-Tokens", record.tokens().to_string()));
-            if record.cost_usd > 0.0 {
-                trailers.push(("Ralph-Cost", format!("{:.4}", record.cost_usd)));
-            }
-            if !record.passed_checks.is_empty() {
-                let passed: Vec<String> = record
-                    .passed_checks
-                    .iter()
-                    .map(|name| format!("{name} passed"))
-                    .collect();
-                trailers.push(("Ralph-Checks", passed.join(", ")));
-            }
-            if let Some(flag) = record.flag {
-                trailers.push(("Ralph-Flag", flag.to_string()));
-            }
-        }
-        trailers
-            .into_iter()
-            .map(|(key, value)| format!("{key}: {}\n", one_line(&value)))
-            .collect()
+    match &run.agent_version {
+        AgentVersion::Known(version) => version.clone(),
+        AgentVersion::Asking(_) => None,
     }
+}
 
-    /// The trailers of a story that went through a role pipeline: each
-    /// role with its iterations and its agent, and what the whole pipeline
-    /// spent; the checks and the flag of the coder's last pass. `None` for
-    /// a story without roles.
-    fn pipeline_receipt(&self, story: &str) -> Option<Vec<(&'static str, String)>> {
-        let record = self.state.stories.iter().find(|s| s.id == story)?.clone();
-        let roles: Vec<Role> = record.attempts.iter().filter_map(|a| a.role).collect();
-        if roles.is_empty() {
-            return None;
+/// The trailer block of the checkpoint for `attempt` at `story`.
+pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String {
+    let version = agent_version(run).await;
+    let max = if run.settings.once {
+        1
+    } else {
+        run.settings.max_retries.saturating_add(1)
+    };
+    let pipeline = pipeline_receipt(run, story);
+    let settings = &run.state.settings;
+    let agent = match (&settings.agent_command, &version) {
+        (Some(command), _) => format!("command {command}"),
+        (None, Some(version)) => format!("{} {version}", settings.agent),
+        (None, None) => settings.agent.clone(),
+    };
+    let model = settings.model.as_deref().unwrap_or("default model");
+    let mut ran_by = format!("{agent} ({model})");
+    // A story handed to a fallback agent says so, and who it stood in for.
+    let fallback = run
+        .state
+        .fallback
+        .as_ref()
+        .filter(|fallback| fallback.story == story)
+        .map(|fallback| fallback.agent.clone());
+    let handed = fallback.as_ref().map(|to| {
+        let from = super::fallback::label(&run.settings.agent);
+        format!("{to}, for {from} (usage limit)")
+    });
+    let ran = run
+        .state
+        .stories
+        .iter()
+        .find(|s| s.id == story)
+        .and_then(|s| s.attempts.iter().find(|a| a.attempt == attempt))
+        .and_then(|a| a.agent.clone());
+    if let Some(to) = fallback.filter(|to| ran.as_ref() == Some(to)) {
+        ran_by = format!("{to} (default model)");
+    }
+    let change = run.settings.change_shown().to_string();
+    let mut trailers = vec![
+        ("Ralph-Change", change),
+        ("Ralph-Story", story.to_owned()),
+        ("Ralph-Attempt", format!("{attempt} of {max}")),
+        ("Ralph-Agent", ran_by.clone()),
+    ];
+    if let Some(handed) = handed {
+        trailers.push(("Ralph-Fallback", handed));
+    }
+    if let Some(pipeline) = pipeline {
+        trailers.retain(|(key, _)| *key != "Ralph-Attempt");
+        trailers.insert(2, ("Ralph-Attempt", attempt.to_string()));
+        trailers.extend(pipeline);
+    } else if let Some(record) = run.attempt_record(story, attempt) {
+        let record = record.clone();
+        trailers.push(("Ralph-Tokens", record.tokens().to_string()));
+        if record.cost_usd > 0.0 {
+            trailers.push(("Ralph-Cost", format!("{:.4}", record.cost_usd)));
         }
-        let mut trailers = Vec::new();
-        for role in crate::contract::roles::in_order(&roles) {
-            // The attempt being checkpointed counts too: it still runs.
-            let running = record
-                .attempts
-                .iter()
-                .any(|a| a.role == Some(role) && a.outcome == AttemptOutcome::Running);
-            let n = record.iterations(role) + u32::from(running);
-            let agent = self.role_agent_name(role);
-            let plural = if n == 1 { "" } else { "s" };
-            trailers.push((
-                "Ralph-Role",
-                format!("{role}, {n} iteration{plural} ({agent})"),
-            ));
-        }
-        let tokens = record
-            .attempts
-            .iter()
-            .map(crate::state::AttemptRecord::tokens)
-            .fold(0, u64::saturating_add);
-        trailers.push(("Ralph-Tokens", tokens.to_string()));
-        let cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
-        if cost > 0.0 {
-            trailers.push(("Ralph-Cost", format!("{cost:.4}")));
-        }
-        let passes: Vec<&crate::state::AttemptRecord> = record
-            .attempts
-            .iter()
-            .filter(|a| a.role == Some(Role::Coder) && a.outcome == AttemptOutcome::Passed)
-            .collect();
-        if let Some(last) = passes.last()
-            && !last.passed_checks.is_empty()
-        {
-            let passed: Vec<String> = last
+        if !record.passed_checks.is_empty() {
+            let passed: Vec<String> = record
                 .passed_checks
                 .iter()
                 .map(|name| format!("{name} passed"))
                 .collect();
             trailers.push(("Ralph-Checks", passed.join(", ")));
         }
-        // The coder's first pass is measured against the checkpoint: its
-        // flag is about the story's work; later passes build on it.
-        if let Some(flag) = passes.first().and_then(|first| first.flag) {
+        if let Some(flag) = record.flag {
             trailers.push(("Ralph-Flag", flag.to_string()));
         }
-        Some(trailers)
     }
+    trailers
+        .into_iter()
+        .map(|(key, value)| format!("{key}: {}\n", one_line(&value)))
+        .collect()
+}
 
-    /// Who plays `role`: its command, its preset, or the run's agent.
-    fn role_agent_name(&self, role: Role) -> String {
-        let choice = self.settings.role_agents.get(&role);
-        let configured = self
-            .settings
-            .contract
-            .pipeline_for("", &[role], &self.settings.role_agents)
-            .ok()
-            .and_then(|rules| rules.into_iter().next());
-        let command = choice
-            .and_then(|c| c.agent_command.clone())
-            .or_else(|| configured.as_ref().and_then(|r| r.agent_command.clone()));
-        let preset = choice
-            .and_then(|c| c.agent.clone())
-            .or_else(|| configured.as_ref().and_then(|r| r.agent.clone()));
-        match (command, preset) {
-            (Some(_), _) => "its own command".to_owned(),
-            (None, Some(preset)) => preset,
-            (None, None) => "the run's agent".to_owned(),
-        }
+/// The trailers of a story that went through a role pipeline: each
+/// role with its iterations and its agent, and what the whole pipeline
+/// spent; the checks and the flag of the coder's last pass. `None` for
+/// a story without roles.
+fn pipeline_receipt(run: &Run, story: &str) -> Option<Vec<(&'static str, String)>> {
+    let record = run.state.stories.iter().find(|s| s.id == story)?.clone();
+    let roles: Vec<Role> = record.attempts.iter().filter_map(|a| a.role).collect();
+    if roles.is_empty() {
+        return None;
     }
+    let mut trailers = Vec::new();
+    for role in crate::contract::roles::in_order(&roles) {
+        // The attempt being checkpointed counts too: it still runs.
+        let running = record
+            .attempts
+            .iter()
+            .any(|a| a.role == Some(role) && a.outcome == AttemptOutcome::Running);
+        let n = record.iterations(role) + u32::from(running);
+        let agent = role_agent_name(run, role);
+        let plural = if n == 1 { "" } else { "s" };
+        trailers.push((
+            "Ralph-Role",
+            format!("{role}, {n} iteration{plural} ({agent})"),
+        ));
+    }
+    let tokens = record
+        .attempts
+        .iter()
+        .map(crate::state::AttemptRecord::tokens)
+        .fold(0, u64::saturating_add);
+    trailers.push(("Ralph-Tokens", tokens.to_string()));
+    let cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
+    if cost > 0.0 {
+        trailers.push(("Ralph-Cost", format!("{cost:.4}")));
+    }
+    let passes: Vec<&crate::state::AttemptRecord> = record
+        .attempts
+        .iter()
+        .filter(|a| a.role == Some(Role::Coder) && a.outcome == AttemptOutcome::Passed)
+        .collect();
+    if let Some(last) = passes.last()
+        && !last.passed_checks.is_empty()
+    {
+        let passed: Vec<String> = last
+            .passed_checks
+            .iter()
+            .map(|name| format!("{name} passed"))
+            .collect();
+        trailers.push(("Ralph-Checks", passed.join(", ")));
+    }
+    // The coder's first pass is measured against the checkpoint: its
+    // flag is about the story's work; later passes build on it.
+    if let Some(flag) = passes.first().and_then(|first| first.flag) {
+        trailers.push(("Ralph-Flag", flag.to_string()));
+    }
+    Some(trailers)
+}
 
-    /// Keep `receipt` of `commit` in the run's directory.
-    pub(super) fn keep_receipt(&mut self, commit: &str, subject: &str, receipt: &str) {
-        let path = self.run_dir.receipts_path();
-        let entry = format!("commit {commit}\n{subject}\n\n{receipt}\n");
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(entry.as_bytes()));
-        if let Err(err) = written {
-            self.warn(format!(
-                "could not keep the receipt in {}: {err}",
-                path.display()
-            ));
-        }
+/// Who plays `role`: its command, its preset, or the agent_run's agent.
+fn role_agent_name(run: &Run, role: Role) -> String {
+    let choice = run.settings.role_agents.get(&role);
+    let configured = run
+        .settings
+        .contract
+        .pipeline_for("", &[role], &run.settings.role_agents)
+        .ok()
+        .and_then(|rules| rules.into_iter().next());
+    let command = choice
+        .and_then(|c| c.agent_command.clone())
+        .or_else(|| configured.as_ref().and_then(|r| r.agent_command.clone()));
+    let preset = choice
+        .and_then(|c| c.agent.clone())
+        .or_else(|| configured.as_ref().and_then(|r| r.agent.clone()));
+    match (command, preset) {
+        (Some(_), _) => "its own command".to_owned(),
+        (None, Some(preset)) => preset,
+        (None, None) => "the agent_run's agent".to_owned(),
+    }
+}
+
+/// Keep `receipt` of `commit` in the agent_run's directory.
+pub(super) fn keep_receipt(run: &mut Run, commit: &str, subject: &str, receipt: &str) {
+    let path = run.run_dir.receipts_path();
+    let entry = format!("commit {commit}\n{subject}\n\n{receipt}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(entry.as_bytes()));
+    if let Err(err) = written {
+        run.warn(format!(
+            "could not keep the receipt in {}: {err}",
+            path.display()
+        ));
     }
 }
 

@@ -7,6 +7,7 @@
 //! worktree (the run's record of a tracker's issues) follows each
 //! checkpoint and each revert, as the worktree does.
 
+use super::receipts;
 use super::tracker;
 
 use super::blocking;
@@ -40,7 +41,7 @@ impl StoryLoop {
             "ralph({}): story {} {}{suffix}",
             self.settings.change, story.id, story.title
         );
-        let receipt = self.receipt(&story.id, attempt).await;
+        let receipt = receipts::receipt(self, &story.id, attempt).await;
         let message = format!("{subject}\n\n{receipt}");
         let checkpoint = self
             .with_repo(move |repo| repo.checkpoint(&message))
@@ -49,7 +50,7 @@ impl StoryLoop {
         self.state.checkpoint = checkpoint.commit;
         self.tracking_checkpointed().await?;
         let commit = checkpoint.commit.to_string();
-        self.keep_receipt(&commit, &subject, &receipt);
+        receipts::keep_receipt(self, &commit, &subject, &receipt);
         let finished = kept.is_none();
         let (outcome, reason, checks) = match kept {
             None => (AttemptOutcome::Complete, None, Vec::new()),

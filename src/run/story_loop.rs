@@ -12,6 +12,7 @@
 //! live beside it. Blocking work runs off the async runtime, so a stop
 //! request is seen at once.
 
+use super::notifications;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -262,7 +263,7 @@ impl StoryLoop {
         }
 
         loop {
-            self.report_deliveries().await;
+            notifications::report_deliveries(self).await;
             if let Some(stop) = self.run_due_hooks().await {
                 return Ok(stop);
             }
@@ -490,9 +491,9 @@ impl StoryLoop {
         };
         self.emit(event);
         // The user hears of the end while the end hooks run.
-        self.notify_end(reason, message.clone());
+        notifications::notify_end(&mut self, reason, message.clone());
         self.run_end_hooks().await;
-        self.settle_deliveries().await;
+        notifications::settle_deliveries(&mut self).await;
         LoopEnd {
             reason,
             message,

@@ -22,6 +22,7 @@ mod worker;
 
 pub(crate) use recover::retire_left_behind;
 
+use super::notifications;
 use std::collections::{BTreeMap, BTreeSet};
 
 use tokio::sync::{mpsc, watch};
@@ -169,7 +170,7 @@ impl StoryLoop {
 
     /// A hook's stop, or the user's.
     async fn why_stop(&mut self) -> Option<(StopReason, String)> {
-        self.report_deliveries().await;
+        notifications::report_deliveries(self).await;
         if let Err(err) = self.guard_run_branch().await {
             return Some((StopReason::Error, err.to_string()));
         }
