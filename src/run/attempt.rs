@@ -4,8 +4,12 @@
 //! retry is spent and nothing is reverted.
 
 use super::containment;
+use super::evidence;
 use super::fallback;
+use super::hooks;
 use super::notifications;
+use super::prompting;
+use super::settle;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,9 +76,9 @@ impl StoryLoop {
         stories: &[Story],
         turn: Option<Turn>,
     ) -> Result<(), RunError> {
-        self.guard_head("before starting the agent").await?;
+        settle::guard_head(self, "before starting the agent").await?;
         let prepared = self.prepare(story, stories, turn.as_ref()).await?;
-        if !self.hooks_let_agent_start(story, prepared.attempt).await? {
+        if !hooks::hooks_let_agent_start(self, story, prepared.attempt).await? {
             return Ok(());
         }
         let invocation =
@@ -135,9 +139,7 @@ impl StoryLoop {
             total: stories.len(),
             attempt,
         };
-        let prompt = self
-            .render_prompt(story, place, token.as_deref(), turn)
-            .await?;
+        let prompt = prompting::render_prompt(self, story, place, token.as_deref(), turn).await?;
         let story_key = crate::git::ref_key(&story.id);
         let prompt_path = self.run_dir.attempt_prompt(&story_key, attempt);
         let log_path = self.run_dir.attempt_log(&story_key, attempt);
@@ -284,9 +286,9 @@ impl StoryLoop {
         story: &Story,
         prepared: &Prepared,
     ) -> Result<(), RunError> {
-        if let Some(found) = self.guard_head("after the attempt").await? {
+        if let Some(found) = settle::guard_head(self, "after the attempt").await? {
             let done = match found.commit {
-                Some(commit) => self.carry_work(commit, &story.id).await?,
+                Some(commit) => settle::carry_work(self, commit, &story.id).await?,
                 None => format!("its work was brought back onto {}", self.state.branch),
             };
             let found = super::settle::found_words(&found);
@@ -328,7 +330,8 @@ impl StoryLoop {
         if let Some(setup) = self.setup_error(&ran).await? {
             return self.setup_failure(story, setup, &agent).await;
         }
-        self.judge_attempt(
+        evidence::judge_attempt(
+            self,
             story,
             before,
             prepared.attempt,
@@ -414,7 +417,7 @@ impl StoryLoop {
             })
             .await?;
         }
-        self.tracking_reverted().await?;
+        settle::tracking_reverted(self).await?;
         self.story_record(&story.id).attempts.pop();
         self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
         self.save()?;
@@ -615,9 +618,4 @@ fn log_tail(path: &Path) -> String {
     let mut bytes = Vec::new();
     let _ = file.take(TAIL).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 }

@@ -6,6 +6,9 @@
 //! passed. Whatever gathering shows on the way (a verifier's warnings, the
 //! checks that ran) is reported as it happens.
 
+use super::context::Run;
+use super::pipeline;
+use super::settle;
 use std::time::Duration;
 
 use super::attempt::Ran;
@@ -16,7 +19,6 @@ use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
 use super::pipeline::Turn;
-use super::story_loop::StoryLoop;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, CheckOutcome, Method, Role, StoryRules, VerifyContext};
@@ -40,444 +42,440 @@ struct Gathering<'a> {
 /// Tracking files larger than this are not compared for ticks.
 const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
 
-impl StoryLoop {
-    /// Decide what the attempt amounted to, then checkpoint or preserve and
-    /// revert. `before` is the list as it stood when the attempt began.
-    pub(super) async fn judge_attempt(
-        &mut self,
-        story: &Story,
-        before: &[Story],
-        attempt: u32,
-        story_key: &str,
-        ran: Ran,
-        timeout: Duration,
-    ) -> Result<(), RunError> {
-        crate::bug::trip("judge");
-        let Ran {
-            run, git_dir, turn, ..
-        } = ran;
-        if let Some(turn) = turn.as_ref().filter(|turn| !turn.role().edits()) {
-            self.undo_role_edits(story, attempt, story_key, turn.role())
-                .await?;
+/// Decide what the attempt amounted to, then checkpoint or preserve and
+/// revert. `before` is the list as it stood when the attempt began.
+pub(super) async fn judge_attempt(
+    run: &mut Run,
+    story: &Story,
+    before: &[Story],
+    attempt: u32,
+    story_key: &str,
+    ran: Ran,
+    timeout: Duration,
+) -> Result<(), RunError> {
+    crate::bug::trip("judge");
+    let Ran {
+        run: agent_run,
+        git_dir,
+        turn,
+        ..
+    } = ran;
+    if let Some(turn) = turn.as_ref().filter(|turn| !turn.role().edits()) {
+        pipeline::undo_role_edits(run, story, attempt, story_key, turn.role()).await?;
+    }
+    let base = pipeline::iteration_base(run);
+    let (trees, scan) = run
+        .with_repo(move |repo| {
+            let trees = repo.checkpoint_tree_and_fingerprint(base);
+            (trees, repo.last_scan())
+        })
+        .await;
+    let trees = trees.map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+    if let Some(record) = run.attempt_record(&story.id, attempt) {
+        record.scan = scan;
+    }
+    let rules = rules(run, story, turn.as_ref());
+    let (mut evidence, tracking_before) =
+        evidence(run, story, before, &agent_run, timeout, &rules, trees).await?;
+    evidence.changes.git_dir = git_dir;
+    if let Some(record) = run.attempt_record(&story.id, attempt) {
+        record.asked = evidence.agent.question.clone();
+    }
+    let gathering = Gathering {
+        story,
+        attempt,
+        story_key,
+        run: &agent_run,
+        rules: &rules,
+        trees,
+    };
+    let verdict = weigh(run, gathering, &mut evidence).await;
+    record_verdict(run, story, attempt, trees.0 != trees.1, &verdict);
+    settle_list(
+        run,
+        story,
+        attempt,
+        &evidence.changes.list,
+        &verdict,
+        tracking_before,
+    )
+    .await?;
+    match (turn, verdict) {
+        (Some(turn), verdict) => {
+            pipeline::settle_turn(run, story, attempt, story_key, turn, verdict).await
         }
-        let base = self.iteration_base();
-        let (trees, scan) = self
-            .with_repo(move |repo| {
-                let trees = repo.checkpoint_tree_and_fingerprint(base);
-                (trees, repo.last_scan())
-            })
-            .await;
-        let trees =
-            trees.map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.scan = scan;
+        (None, Verdict::Accepted { .. }) => settle::accept(run, story, attempt, None).await,
+        (None, Verdict::KeptDespite(failure)) => {
+            settle::accept(run, story, attempt, Some(failure)).await
         }
-        let rules = self.rules(story, turn.as_ref());
-        let (mut evidence, tracking_before) = self
-            .evidence(story, before, &run, timeout, &rules, trees)
-            .await?;
-        evidence.changes.git_dir = git_dir;
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.asked = evidence.agent.question.clone();
+        (None, Verdict::Failed(failure)) => {
+            settle::reject(run, story, attempt, story_key, failure).await
         }
-        let gathering = Gathering {
-            story,
-            attempt,
-            story_key,
-            run: &run,
-            rules: &rules,
-            trees,
-        };
-        let verdict = self.weigh(gathering, &mut evidence).await;
-        self.record_verdict(story, attempt, trees.0 != trees.1, &verdict);
-        self.settle_list(
-            story,
-            attempt,
-            &evidence.changes.list,
-            &verdict,
-            tracking_before,
-        )
-        .await?;
-        match (turn, verdict) {
-            (Some(turn), verdict) => {
-                self.settle_turn(story, attempt, story_key, turn, verdict)
-                    .await
+    }
+}
+
+/// Ask the judge until it has a verdict, gathering what it needs on
+/// the way: verification, then the checks.
+async fn weigh(run: &mut Run, at: Gathering<'_>, evidence: &mut Evidence) -> Verdict {
+    loop {
+        match judge(evidence, at.rules) {
+            Judgement::Verdict(verdict) => return verdict,
+            Judgement::Needs(Need::Verification) => {
+                let verification = verification(
+                    run,
+                    at.story,
+                    at.attempt,
+                    at.story_key,
+                    at.run,
+                    &at.rules.story,
+                    at.trees,
+                )
+                .await;
+                evidence.verification = Some(verification);
             }
-            (None, Verdict::Accepted { .. }) => self.accept(story, attempt, None).await,
-            (None, Verdict::KeptDespite(failure)) => {
-                self.accept(story, attempt, Some(failure)).await
-            }
-            (None, Verdict::Failed(failure)) => {
-                self.reject(story, attempt, story_key, failure).await
+            Judgement::Needs(Need::Checks) => {
+                let checks = run_checks(run, at.story, at.attempt, &at.rules.story).await;
+                evidence.checks = Some(checks);
             }
         }
     }
+}
 
-    /// Ask the judge until it has a verdict, gathering what it needs on
-    /// the way: verification, then the checks.
-    async fn weigh(&mut self, at: Gathering<'_>, evidence: &mut Evidence) -> Verdict {
-        loop {
-            match judge(evidence, at.rules) {
-                Judgement::Verdict(verdict) => return verdict,
-                Judgement::Needs(Need::Verification) => {
-                    let verification = self
-                        .verification(
-                            at.story,
-                            at.attempt,
-                            at.story_key,
-                            at.run,
-                            &at.rules.story,
-                            at.trees,
-                        )
-                        .await;
-                    evidence.verification = Some(verification);
-                }
-                Judgement::Needs(Need::Checks) => {
-                    let checks = self.run_checks(at.story, at.attempt, &at.rules.story).await;
-                    evidence.checks = Some(checks);
-                }
-            }
+/// What the attempt did to the task list beyond its own story, told
+/// and recorded; ticks in other stories are put back in the file when
+/// its work is kept (a failed attempt's go with its revert).
+async fn settle_list(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    list: &ListChanges,
+    verdict: &Verdict,
+    tracking_before: Option<String>,
+) -> Result<(), RunError> {
+    let kept = !matches!(verdict, Verdict::Failed(_));
+    if !list.ticked_elsewhere.is_empty() {
+        if kept {
+            reopen_elsewhere(run, list, tracking_before.as_deref().unwrap_or_default()).await?;
         }
-    }
-
-    /// What the attempt did to the task list beyond its own story, told
-    /// and recorded; ticks in other stories are put back in the file when
-    /// its work is kept (a failed attempt's go with its revert).
-    async fn settle_list(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        list: &ListChanges,
-        verdict: &Verdict,
-        tracking_before: Option<String>,
-    ) -> Result<(), RunError> {
-        let kept = !matches!(verdict, Verdict::Failed(_));
-        if !list.ticked_elsewhere.is_empty() {
-            if kept {
-                self.reopen_elsewhere(list, tracking_before.as_deref().unwrap_or_default())
-                    .await?;
-            }
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.outside_ticks = list
-                    .ticked_elsewhere
-                    .iter()
-                    .map(|t| t.story.clone())
-                    .collect();
-            }
-            self.emit(Event::TicksOutsideStory {
-                story_id: story.id.clone(),
-                attempt,
-                stories: list
-                    .ticked_elsewhere
-                    .iter()
-                    .map(|ticked| TickedStory {
-                        id: ticked.story.clone(),
-                        boxes: ticked.boxes,
-                    })
-                    .collect(),
-            });
+        if let Some(record) = run.attempt_record(&story.id, attempt) {
+            record.outside_ticks = list
+                .ticked_elsewhere
+                .iter()
+                .map(|t| t.story.clone())
+                .collect();
         }
-        if kept && !list.added_tasks.is_empty() {
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.added_tasks = list
-                    .added_tasks
-                    .iter()
-                    .map(|task| format!("{}: {}", task.story, task.text))
-                    .collect();
-            }
-            self.emit(Event::TasksAdded {
-                story_id: story.id.clone(),
-                attempt,
-                tasks: list
-                    .added_tasks
-                    .iter()
-                    .map(|task| AddedTask {
-                        story: task.story.clone(),
-                        text: task.text.clone(),
-                    })
-                    .collect(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Open again, in the tracking file, what the attempt ticked in stories
-    /// it was not given; `before` is the file's text at the checkpoint.
-    async fn reopen_elsewhere(&self, list: &ListChanges, before: &str) -> Result<(), RunError> {
-        let path = self.repo_lock().workdir().join(self.source.tracking_file());
-        let after = std::fs::read_to_string(&path)
-            .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
-        let mut text = after.clone();
-        for ticked in &list.ticked_elsewhere {
-            match self.source.reopen(before, &text, ticked) {
-                Some(reopened) => text = reopened,
-                None => {
-                    return Err(RunError::io(
-                        format!("put back the ticks of story {}", ticked.story),
-                        std::io::Error::other("the tracking file could not be edited"),
-                    ));
-                }
-            }
-        }
-        if text != after {
-            crate::state::write_atomically(&path, text.as_bytes())
-                .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
-        }
-        Ok(())
-    }
-
-    /// What the story's attempt is weighed against: the story's contract,
-    /// and in a role pipeline the role's promise and verification. A role
-    /// whose verification has nothing to run falls back to the contract's
-    /// (its checks, or the promise alone); one that has its own is judged
-    /// by it, the coder by the contract's checks as well.
-    fn rules(&self, story: &Story, turn: Option<&Turn>) -> Rules {
-        let mut story_rules = self
-            .settings
-            .contract
-            .rules_for(&story.id, &story.acceptance_criteria);
-        if let Some(turn) = turn {
-            story_rules.promise = Some(turn.rules.promise.clone());
-            if let Some(method) = &turn.rules.verification {
-                story_rules.verify = Some(method.clone());
-                if turn.role() != Role::Coder {
-                    story_rules.checks.clear();
-                }
-            }
-        }
-        Rules {
-            story: story_rules,
-            require_change: self.settings.require_change,
-            once: self.settings.once,
-            keep_failed: self.source.kind() == SourceKind::Prompt && !self.settings.revert_failed,
-            role: turn.map(Turn::role),
-        }
-    }
-
-    /// The cheap evidence: how the agent ended, what the attempt changed
-    /// (in the worktree and in the task list), and the story's mark in its
-    /// file; with the tracking file's text before the attempt when the
-    /// attempt changed it.
-    async fn evidence(
-        &self,
-        story: &Story,
-        before: &[Story],
-        run: &AgentRun,
-        timeout: Duration,
-        rules: &Rules,
-        trees: (ObjectId, ObjectId),
-    ) -> Result<(Evidence, Option<String>), RunError> {
-        let (paths, flag, tracking_before) = self.changes(trees).await?;
-        let (marked, list) = self.read_list(story, before).await;
-        let evidence = Evidence {
+        run.emit(Event::TicksOutsideStory {
             story_id: story.id.clone(),
-            agent: AgentEnding {
-                exit: run.exit,
-                conclusion: run.conclusion.clone(),
-                question: asked(run),
-                other_promise: run.done.as_ref().and_then(|done| {
-                    let token = rules.story.promise.as_deref();
-                    agent::other_promise(&done.final_text, token.unwrap_or(agent::DEFAULT_TOKEN))
-                }),
-                timeout,
-                idle: self.settings.idle_timeout,
-            },
-            tracking_file: self.tracking_file(),
-            marked,
-            changes: Changes {
-                flag,
-                violation: self.settings.contract.violation(&rules.story, &paths),
-                list,
-                ..Changes::default()
-            },
-            verification: None,
-            checks: None,
-        };
-        Ok((evidence, tracking_before))
+            attempt,
+            stories: list
+                .ticked_elsewhere
+                .iter()
+                .map(|ticked| TickedStory {
+                    id: ticked.story.clone(),
+                    boxes: ticked.boxes,
+                })
+                .collect(),
+        });
     }
-
-    /// The verdict into the attempt's record, the events and the
-    /// no-progress streak.
-    fn record_verdict(&mut self, story: &Story, attempt: u32, progress: bool, verdict: &Verdict) {
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.progress = progress;
+    if kept && !list.added_tasks.is_empty() {
+        if let Some(record) = run.attempt_record(&story.id, attempt) {
+            record.added_tasks = list
+                .added_tasks
+                .iter()
+                .map(|task| format!("{}: {}", task.story, task.text))
+                .collect();
         }
-        // Only a claim that is accepted as it stands earns a flag; work
-        // kept despite a failure is already named by that failure. In a
-        // pipeline, only the coder's claim is about the story's work.
-        let coding = self
-            .attempt_role(&story.id, attempt)
-            .is_none_or(|role| role == Role::Coder);
-        if let Verdict::Accepted { flag: Some(flag) } = *verdict
-            && coding
-        {
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.flag = Some(flag);
-            }
-            self.emit(Event::Flag {
-                story_id: story.id.clone(),
-                attempt,
-                flag,
-            });
-        }
-        let interrupted = verdict
-            .failure()
-            .is_some_and(|failure| failure.outcome == AttemptOutcome::Interrupted);
-        self.state.no_progress_streak = guardrails::next_streak(
-            self.state.no_progress_streak,
-            progress,
-            matches!(verdict, Verdict::Accepted { .. }),
-            interrupted,
-        );
+        run.emit(Event::TasksAdded {
+            story_id: story.id.clone(),
+            attempt,
+            tasks: list
+                .added_tasks
+                .iter()
+                .map(|task| AddedTask {
+                    story: task.story.clone(),
+                    text: task.text.clone(),
+                })
+                .collect(),
+        });
     }
+    Ok(())
+}
 
-    /// The list after the attempt: whether it marks the story done, and
-    /// what else the attempt did to it.
-    async fn read_list(&self, story: &Story, before: &[Story]) -> (Marked, ListChanges) {
-        if self.source.kind() == SourceKind::Prompt {
-            return (Marked::Untracked, ListChanges::default());
-        }
-        match self.load_stories().await {
-            Err(err) => (Marked::Unreadable(err.to_string()), ListChanges::default()),
-            Ok(after) => {
-                let done = after.iter().any(|s| s.id == story.id && s.is_complete());
-                let marked = if done { Marked::Done } else { Marked::NotDone };
-                (marked, changes::compare(before, &after, &story.id))
+/// Open again, in the tracking file, what the attempt ticked in stories
+/// it was not given; `before` is the file's text at the checkpoint.
+async fn reopen_elsewhere(run: &Run, list: &ListChanges, before: &str) -> Result<(), RunError> {
+    let path = run.repo_lock().workdir().join(run.source.tracking_file());
+    let after = std::fs::read_to_string(&path)
+        .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
+    let mut text = after.clone();
+    for ticked in &list.ticked_elsewhere {
+        match run.source.reopen(before, &text, ticked) {
+            Some(reopened) => text = reopened,
+            None => {
+                return Err(RunError::io(
+                    format!("put back the ticks of story {}", ticked.story),
+                    std::io::Error::other("the tracking file could not be edited"),
+                ));
             }
         }
     }
+    if text != after {
+        crate::state::write_atomically(&path, text.as_bytes())
+            .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
+    }
+    Ok(())
+}
 
-    /// Every path the attempt changed, what an acceptance would be flagged
-    /// for, and the tracking file's text before the attempt if it changed.
-    async fn changes(
-        &self,
-        (old, new): (ObjectId, ObjectId),
-    ) -> Result<(Vec<String>, Option<Flag>, Option<String>), RunError> {
-        let kind = self.source.kind();
-        let tracking = self
-            .source
-            .tracking_file()
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        let (paths, flag, tracking_before) = self
-            .with_repo(move |repo| -> Result<_, GitFailure> {
-                let changed = repo.changed_files(old, new)?;
-                let flag = change_flag(repo, kind, &tracking, &changed);
-                let tracking_before = changed
-                    .iter()
-                    .find(|file| file.path == tracking)
-                    .and_then(|file| file.old)
-                    .and_then(|id| repo.blob_text(id, TRACKING_FILE_LIMIT));
-                let paths = changed.into_iter().map(|file| file.path).collect();
-                Ok((paths, flag, tracking_before))
-            })
+/// What the story's attempt is weighed against: the story's contract,
+/// and in a role pipeline the role's promise and verification. A role
+/// whose verification has nothing to agent_run falls back to the contract's
+/// (its checks, or the promise alone); one that has its own is judged
+/// by it, the coder by the contract's checks as well.
+fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
+    let mut story_rules = run
+        .settings
+        .contract
+        .rules_for(&story.id, &story.acceptance_criteria);
+    if let Some(turn) = turn {
+        story_rules.promise = Some(turn.rules.promise.clone());
+        if let Some(method) = &turn.rules.verification {
+            story_rules.verify = Some(method.clone());
+            if turn.role() != Role::Coder {
+                story_rules.checks.clear();
+            }
+        }
+    }
+    Rules {
+        story: story_rules,
+        require_change: run.settings.require_change,
+        once: run.settings.once,
+        keep_failed: run.source.kind() == SourceKind::Prompt && !run.settings.revert_failed,
+        role: turn.map(Turn::role),
+    }
+}
+
+/// The cheap evidence: how the agent ended, what the attempt changed
+/// (in the worktree and in the task list), and the story's mark in its
+/// file; with the tracking file's text before the attempt when the
+/// attempt changed it.
+async fn evidence(
+    run: &Run,
+    story: &Story,
+    before: &[Story],
+    agent_run: &AgentRun,
+    timeout: Duration,
+    rules: &Rules,
+    trees: (ObjectId, ObjectId),
+) -> Result<(Evidence, Option<String>), RunError> {
+    let (paths, flag, tracking_before) = changes(run, trees).await?;
+    let (marked, list) = read_list(run, story, before).await;
+    let evidence = Evidence {
+        story_id: story.id.clone(),
+        agent: AgentEnding {
+            exit: agent_run.exit,
+            conclusion: agent_run.conclusion.clone(),
+            question: asked(agent_run),
+            other_promise: agent_run.done.as_ref().and_then(|done| {
+                let token = rules.story.promise.as_deref();
+                agent::other_promise(&done.final_text, token.unwrap_or(agent::DEFAULT_TOKEN))
+            }),
+            timeout,
+            idle: run.settings.idle_timeout,
+        },
+        tracking_file: run.tracking_file(),
+        marked,
+        changes: Changes {
+            flag,
+            violation: run.settings.contract.violation(&rules.story, &paths),
+            list,
+            ..Changes::default()
+        },
+        verification: None,
+        checks: None,
+    };
+    Ok((evidence, tracking_before))
+}
+
+/// The verdict into the attempt's record, the events and the
+/// no-progress streak.
+fn record_verdict(run: &mut Run, story: &Story, attempt: u32, progress: bool, verdict: &Verdict) {
+    if let Some(record) = run.attempt_record(&story.id, attempt) {
+        record.progress = progress;
+    }
+    // Only a claim that is accepted as it stands earns a flag; work
+    // kept despite a failure is already named by that failure. In a
+    // pipeline, only the coder's claim is about the story's work.
+    let coding =
+        pipeline::attempt_role(run, &story.id, attempt).is_none_or(|role| role == Role::Coder);
+    if let Verdict::Accepted { flag: Some(flag) } = *verdict
+        && coding
+    {
+        if let Some(record) = run.attempt_record(&story.id, attempt) {
+            record.flag = Some(flag);
+        }
+        run.emit(Event::Flag {
+            story_id: story.id.clone(),
+            attempt,
+            flag,
+        });
+    }
+    let interrupted = verdict
+        .failure()
+        .is_some_and(|failure| failure.outcome == AttemptOutcome::Interrupted);
+    run.state.no_progress_streak = guardrails::next_streak(
+        run.state.no_progress_streak,
+        progress,
+        matches!(verdict, Verdict::Accepted { .. }),
+        interrupted,
+    );
+}
+
+/// The list after the attempt: whether it marks the story done, and
+/// what else the attempt did to it.
+async fn read_list(run: &Run, story: &Story, before: &[Story]) -> (Marked, ListChanges) {
+    if run.source.kind() == SourceKind::Prompt {
+        return (Marked::Untracked, ListChanges::default());
+    }
+    match run.load_stories().await {
+        Err(err) => (Marked::Unreadable(err.to_string()), ListChanges::default()),
+        Ok(after) => {
+            let done = after.iter().any(|s| s.id == story.id && s.is_complete());
+            let marked = if done { Marked::Done } else { Marked::NotDone };
+            (marked, changes::compare(before, &after, &story.id))
+        }
+    }
+}
+
+/// Every path the attempt changed, what an acceptance would be flagged
+/// for, and the tracking file's text before the attempt if it changed.
+async fn changes(
+    run: &Run,
+    (old, new): (ObjectId, ObjectId),
+) -> Result<(Vec<String>, Option<Flag>, Option<String>), RunError> {
+    let kind = run.source.kind();
+    let tracking = run
+        .source
+        .tracking_file()
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    let (paths, flag, tracking_before) = run
+        .with_repo(move |repo| -> Result<_, GitFailure> {
+            let changed = repo.changed_files(old, new)?;
+            let flag = change_flag(repo, kind, &tracking, &changed);
+            let tracking_before = changed
+                .iter()
+                .find(|file| file.path == tracking)
+                .and_then(|file| file.old)
+                .and_then(|id| repo.blob_text(id, TRACKING_FILE_LIMIT));
+            let paths = changed.into_iter().map(|file| file.path).collect();
+            Ok((paths, flag, tracking_before))
+        })
+        .await
+        .map_err(|err| RunError::git("compare the attempt's changes", err))?;
+    // Tracking kept outside the worktree is compared by its source.
+    let source = run.source.clone();
+    let outside = blocking(move || source.tracking_change())
+        .await
+        .map_err(RunError::from)?;
+    let Some((before, _)) = outside else {
+        return Ok((paths, flag, tracking_before));
+    };
+    // Nothing changed in the worktree but the tracking: a tick and no
+    // more.
+    let flag = match flag {
+        Some(Flag::NoChange) => Some(Flag::TickOnly),
+        flag => flag,
+    };
+    Ok((paths, flag, Some(before)))
+}
+
+/// The verification method's verdict (a promise, a verifier agent, a
+/// multi-stage pipeline); its warnings are reported at once.
+async fn verification(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    story_key: &str,
+    agent_run: &AgentRun,
+    rules: &StoryRules,
+    (old, new): (ObjectId, ObjectId),
+) -> contract::Verdict {
+    let workdir = run.repo_lock().workdir().to_owned();
+    let method = rules
+        .verify
+        .clone()
+        .unwrap_or(Method::StringMatch { token: None });
+    let diff = if uses_diff(&method) {
+        run.with_repo(move |repo| contract::describe_changes(repo, old, new))
             .await
-            .map_err(|err| RunError::git("compare the attempt's changes", err))?;
-        // Tracking kept outside the worktree is compared by its source.
-        let source = self.source.clone();
-        let outside = blocking(move || source.tracking_change())
-            .await
-            .map_err(RunError::from)?;
-        let Some((before, _)) = outside else {
-            return Ok((paths, flag, tracking_before));
-        };
-        // Nothing changed in the worktree but the tracking: a tick and no
-        // more.
-        let flag = match flag {
-            Some(Flag::NoChange) => Some(Flag::TickOnly),
-            flag => flag,
-        };
-        Ok((paths, flag, Some(before)))
+    } else {
+        String::new()
+    };
+    let final_text = agent_run
+        .done
+        .as_ref()
+        .map(|d| d.final_text.clone())
+        .unwrap_or_default();
+    let ctx = VerifyContext {
+        workdir: &workdir,
+        token: rules.promise.as_deref(),
+        final_text: &final_text,
+        promised: agent_run.conclusion == Conclusion::Complete,
+        story,
+        criteria: &rules.acceptance_criteria,
+        outcome: rules.outcome.as_deref(),
+        diff: &diff,
+        command_timeout: run.settings.command_timeout,
+        verifier_log: run
+            .run_dir
+            .dir
+            .join("attempts")
+            .join(format!("{story_key}-{attempt}.verify.jsonl")),
+        stop: run.stop.clone(),
+    };
+    let verdict = contract::verify(&method, &ctx).await;
+    let (contract::Verdict::Pass { warnings } | contract::Verdict::Fail { warnings, .. }) =
+        &verdict;
+    for warning in warnings.clone() {
+        run.warn(warning);
     }
+    verdict
+}
 
-    /// The verification method's verdict (a promise, a verifier agent, a
-    /// multi-stage pipeline); its warnings are reported at once.
-    async fn verification(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        run: &AgentRun,
-        rules: &StoryRules,
-        (old, new): (ObjectId, ObjectId),
-    ) -> contract::Verdict {
-        let workdir = self.repo_lock().workdir().to_owned();
-        let method = rules
-            .verify
-            .clone()
-            .unwrap_or(Method::StringMatch { token: None });
-        let diff = if uses_diff(&method) {
-            self.with_repo(move |repo| contract::describe_changes(repo, old, new))
-                .await
-        } else {
-            String::new()
+/// Every objective check, agent_run on the worktree; all of them agent_run, so the
+/// report names every failure at once. Which passed goes into the
+/// attempt's record and an event.
+pub(super) async fn run_checks(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    rules: &StoryRules,
+) -> Vec<CheckOutcome> {
+    let workdir = run.repo_lock().workdir().to_owned();
+    let outcomes =
+        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout).await;
+    if !outcomes.is_empty() {
+        let names = |passed: bool| {
+            outcomes
+                .iter()
+                .filter(|o| o.passed == passed)
+                .map(|o| o.name.clone())
+                .collect()
         };
-        let final_text = run
-            .done
-            .as_ref()
-            .map(|d| d.final_text.clone())
-            .unwrap_or_default();
-        let ctx = VerifyContext {
-            workdir: &workdir,
-            token: rules.promise.as_deref(),
-            final_text: &final_text,
-            promised: run.conclusion == Conclusion::Complete,
-            story,
-            criteria: &rules.acceptance_criteria,
-            outcome: rules.outcome.as_deref(),
-            diff: &diff,
-            command_timeout: self.settings.command_timeout,
-            verifier_log: self
-                .run_dir
-                .dir
-                .join("attempts")
-                .join(format!("{story_key}-{attempt}.verify.jsonl")),
-            stop: self.stop.clone(),
-        };
-        let verdict = contract::verify(&method, &ctx).await;
-        let (contract::Verdict::Pass { warnings } | contract::Verdict::Fail { warnings, .. }) =
-            &verdict;
-        for warning in warnings.clone() {
-            self.warn(warning);
+        let passed: Vec<String> = names(true);
+        if let Some(record) = run.attempt_record(&story.id, attempt) {
+            record.passed_checks = passed.clone();
         }
-        verdict
+        run.emit(Event::Checks {
+            story_id: story.id.clone(),
+            attempt,
+            passed,
+            failed: names(false),
+        });
     }
-
-    /// Every objective check, run on the worktree; all of them run, so the
-    /// report names every failure at once. Which passed goes into the
-    /// attempt's record and an event.
-    pub(super) async fn run_checks(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        rules: &StoryRules,
-    ) -> Vec<CheckOutcome> {
-        let workdir = self.repo_lock().workdir().to_owned();
-        let outcomes =
-            contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout).await;
-        if !outcomes.is_empty() {
-            let names = |passed: bool| {
-                outcomes
-                    .iter()
-                    .filter(|o| o.passed == passed)
-                    .map(|o| o.name.clone())
-                    .collect()
-            };
-            let passed: Vec<String> = names(true);
-            if let Some(record) = self.attempt_record(&story.id, attempt) {
-                record.passed_checks = passed.clone();
-            }
-            self.emit(Event::Checks {
-                story_id: story.id.clone(),
-                attempt,
-                passed,
-                failed: names(false),
-            });
-        }
-        outcomes
-    }
+    outcomes
 }
 
 /// An attempt that changed nothing at all, or nothing but the boxes (or

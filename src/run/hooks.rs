@@ -10,10 +10,10 @@
 //! run goes on, unless it says `on_error = "stop"`: then the run stops as
 //! after a stop request, resumable.
 
+use super::context::Run;
 use std::fmt;
 
 use super::error::RunError;
-use super::story_loop::StoryLoop;
 use crate::contract::{Hook, HookEvent, Hooks, OnError};
 use crate::events::{Event, Record};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
@@ -89,128 +89,125 @@ impl fmt::Display for HookFailure {
     }
 }
 
-impl StoryLoop {
-    /// Run the hooks of every event since the last call, in order. A hook
-    /// that fails is reported; the stop one asked for is returned (now and
-    /// on every later call), with its reason.
-    /// What a stop leaves undone stays queued for the run's end, so that
-    /// every hook of every event runs once.
-    pub(super) async fn run_due_hooks(&mut self) -> Option<(StopReason, String)> {
-        let due = std::mem::take(&mut self.hook_queue.due);
-        let mut left = Vec::new();
-        for item in due {
-            if self.hook_queue.stop.is_some() || !left.is_empty() {
-                left.push(item);
-                continue;
-            }
-            left.extend(self.run_hooks_of(item, true).await);
+/// Run the hooks of every event since the last call, in order. A hook
+/// that fails is reported; the stop one asked for is returned (now and
+/// on every later call), with its reason.
+/// What a stop leaves undone stays queued for the agent_run's end, so that
+/// every hook of every event runs once.
+pub(super) async fn run_due_hooks(run: &mut Run) -> Option<(StopReason, String)> {
+    let due = std::mem::take(&mut run.hook_queue.due);
+    let mut left = Vec::new();
+    for item in due {
+        if run.hook_queue.stop.is_some() || !left.is_empty() {
+            left.push(item);
+            continue;
         }
-        left.append(&mut self.hook_queue.due);
-        self.hook_queue.due = left;
-        self.hook_queue
-            .stop
-            .clone()
-            .map(|why| (StopReason::Stopped, why))
+        left.extend(run_hooks_of(run, item, true).await);
     }
+    left.append(&mut run.hook_queue.due);
+    run.hook_queue.due = left;
+    run.hook_queue
+        .stop
+        .clone()
+        .map(|why| (StopReason::Stopped, why))
+}
 
-    /// The hooks before `story`'s agent starts. When one stops the run, the
-    /// attempt is taken back, as if it had never begun; returns whether the
-    /// agent may start.
-    pub(super) async fn hooks_let_agent_start(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-    ) -> Result<bool, RunError> {
-        if self.run_due_hooks().await.is_none() {
-            return Ok(true);
-        }
-        let record = self.story_record(&story.id);
-        if record.attempts.last().is_some_and(|a| a.attempt == attempt) {
-            record.attempts.pop();
-            self.state.totals.attempts = self.state.totals.attempts.saturating_sub(1);
-        }
-        self.save()?;
-        Ok(false)
+/// The hooks before `story`'s agent starts. When one stops the agent_run, the
+/// attempt is taken back, as if it had never begun; returns whether the
+/// agent may start.
+pub(super) async fn hooks_let_agent_start(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+) -> Result<bool, RunError> {
+    if run_due_hooks(run).await.is_none() {
+        return Ok(true);
     }
-
-    /// The hooks of the run's end (and any still queued). The run is over:
-    /// a failure is reported, whatever the hook says.
-    pub(super) async fn run_end_hooks(&mut self) {
-        let due = std::mem::take(&mut self.hook_queue.due);
-        for item in due {
-            self.run_hooks_of(item, false).await;
-        }
+    let record = run.story_record(&story.id);
+    if record.attempts.last().is_some_and(|a| a.attempt == attempt) {
+        record.attempts.pop();
+        run.state.totals.attempts = run.state.totals.attempts.saturating_sub(1);
     }
+    run.save()?;
+    Ok(false)
+}
 
-    /// The hooks of `due`, in order; a stop request ends a hook only while
-    /// the run goes on. Returns what is left when a hook stopped the run or
-    /// was cut short by a stop.
-    async fn run_hooks_of(&mut self, due: Due, going_on: bool) -> Option<Due> {
-        let Due {
-            event,
-            ref record,
-            from,
-        } = due;
-        let hooks = self.settings.contract.hooks.of(event).to_vec();
-        for (at, hook) in hooks.iter().enumerate().skip(from) {
-            let failure = match self.run_hook(event, hook, record, going_on).await {
-                HookRun::Ran => continue,
-                HookRun::CutShort => return Some(Due { from: at, ..due }),
-                HookRun::Failed(failure) => failure,
-            };
-            let said = format!("the {event} hook `{}` {failure}", hook.command);
-            if going_on && hook.on_error == OnError::Stop {
-                self.warn(format!("{said}; the run stops (on_error = \"stop\")"));
-                self.hook_queue.stop = Some(format!("stopped by the {event} hook: {said}"));
-                return (at + 1 < hooks.len()).then(|| Due {
-                    from: at + 1,
-                    ..due
-                });
-            }
-            let after = if going_on {
-                "the run goes on"
-            } else {
-                "the run had ended"
-            };
-            self.warn(format!("{said}; {after}"));
-        }
-        None
+/// The hooks of the agent_run's end (and any still queued). The agent_run is over:
+/// a failure is reported, whatever the hook says.
+pub(super) async fn run_end_hooks(run: &mut Run) {
+    let due = std::mem::take(&mut run.hook_queue.due);
+    for item in due {
+        run_hooks_of(run, item, false).await;
     }
+}
 
-    async fn run_hook(
-        &self,
-        event: HookEvent,
-        hook: &Hook,
-        record: &Record,
-        going_on: bool,
-    ) -> HookRun {
-        let workdir = self.repo_lock().workdir().to_owned();
-        let spec = Spec {
-            stdin: Some(event_json(event, record)),
-            env: hook_env(event, record),
-            ..Spec::shell(&hook.command, &workdir)
+/// The hooks of `due`, in order; a stop request ends a hook only while
+/// the agent_run goes on. Returns what is left when a hook stopped the agent_run or
+/// was cut short by a stop.
+async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
+    let Due {
+        event,
+        ref record,
+        from,
+    } = due;
+    let hooks = run.settings.contract.hooks.of(event).to_vec();
+    for (at, hook) in hooks.iter().enumerate().skip(from) {
+        let failure = match run_hook(run, event, hook, record, going_on).await {
+            HookRun::Ran => continue,
+            HookRun::CutShort => return Some(Due { from: at, ..due }),
+            HookRun::Failed(failure) => failure,
         };
-        let limits = Limits {
-            timeout: hook
-                .timeout
-                .map(std::time::Duration::from_secs)
-                .unwrap_or(self.settings.command_timeout),
-            idle: None,
-            stop: going_on.then(|| self.stop.clone()),
-        };
-        let (exit, stdout, stderr) =
-            match process::run_split(&spec, limits, OUTPUT_TAIL_BYTES).await {
-                Ok(ran) => ran,
-                Err(err) => return HookRun::Failed(HookFailure::NotRun(err)),
-            };
-        match exit {
-            ExitStatusKind::Exited(0) => HookRun::Ran,
-            ExitStatusKind::Stopped => HookRun::CutShort,
-            exit => HookRun::Failed(HookFailure::Ended {
-                exit,
-                said: last_line(&stderr.text()).or_else(|| last_line(&stdout.text())),
-            }),
+        let said = format!("the {event} hook `{}` {failure}", hook.command);
+        if going_on && hook.on_error == OnError::Stop {
+            run.warn(format!("{said}; the agent_run stops (on_error = \"stop\")"));
+            run.hook_queue.stop = Some(format!("stopped by the {event} hook: {said}"));
+            return (at + 1 < hooks.len()).then(|| Due {
+                from: at + 1,
+                ..due
+            });
         }
+        let after = if going_on {
+            "the agent_run goes on"
+        } else {
+            "the agent_run had ended"
+        };
+        run.warn(format!("{said}; {after}"));
+    }
+    None
+}
+
+async fn run_hook(
+    run: &Run,
+    event: HookEvent,
+    hook: &Hook,
+    record: &Record,
+    going_on: bool,
+) -> HookRun {
+    let workdir = run.repo_lock().workdir().to_owned();
+    let spec = Spec {
+        stdin: Some(event_json(event, record)),
+        env: hook_env(event, record),
+        ..Spec::shell(&hook.command, &workdir)
+    };
+    let limits = Limits {
+        timeout: hook
+            .timeout
+            .map(std::time::Duration::from_secs)
+            .unwrap_or(run.settings.command_timeout),
+        idle: None,
+        stop: going_on.then(|| run.stop.clone()),
+    };
+    let (exit, stdout, stderr) = match process::run_split(&spec, limits, OUTPUT_TAIL_BYTES).await {
+        Ok(ran) => ran,
+        Err(err) => return HookRun::Failed(HookFailure::NotRun(err)),
+    };
+    match exit {
+        ExitStatusKind::Exited(0) => HookRun::Ran,
+        ExitStatusKind::Stopped => HookRun::CutShort,
+        exit => HookRun::Failed(HookFailure::Ended {
+            exit,
+            said: last_line(&stderr.text()).or_else(|| last_line(&stdout.text())),
+        }),
     }
 }
 

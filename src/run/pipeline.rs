@@ -14,9 +14,10 @@
 //! at that role once the coder passes again. Every iteration counts against
 //! its role's bound, and a role out of iterations stops the run, named.
 
+use super::context::Run;
 use super::error::RunError;
 use super::judge::{Failure, Verdict};
-use super::story_loop::StoryLoop;
+use super::settle;
 use crate::contract::{Role, RoleRules};
 use crate::events::{Event, now_ms};
 use crate::git::ObjectId;
@@ -41,326 +42,319 @@ impl Turn {
     }
 }
 
-impl StoryLoop {
-    /// The role whose iteration comes next at `story`, its pipeline begun
-    /// if it has none under way; `None` when the run has no roles (or the
-    /// story turned all of them off).
-    pub(super) fn turn(&mut self, story: &Story) -> Result<Option<Turn>, RunError> {
-        if self.settings.roles.is_empty() {
-            return Ok(None);
-        }
-        let pipeline = self.settings.contract.pipeline_for(
-            &story.id,
-            &self.settings.roles,
-            &self.settings.role_agents,
-        )?;
-        let Some(first) = pipeline.first().cloned() else {
-            return Ok(None);
-        };
-        let state = match &self.state.pipeline {
-            Some(state) if state.story == story.id => state.clone(),
-            _ => PipelineState {
-                story: story.id.clone(),
-                role: first.role,
-                resume_at: None,
-                base: None,
-                findings: None,
-            },
-        };
-        // A role the story no longer has (its settings changed) gives way
-        // to the first.
-        let rules = pipeline
-            .iter()
-            .find(|rules| rules.role == state.role)
-            .cloned()
-            .unwrap_or(first);
-        let iteration = self.iterations(&story.id, rules.role) + 1;
-        let findings = state.findings.clone();
-        self.state.pipeline = Some(state);
-        Ok(Some(Turn {
-            rules,
-            pipeline,
-            iteration,
-            findings,
-        }))
+/// The role whose iteration comes next at `story`, its pipeline begun
+/// if it has none under way; `None` when the agent_run has no roles (or the
+/// story turned all of them off).
+pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunError> {
+    if run.settings.roles.is_empty() {
+        return Ok(None);
     }
+    let pipeline = run.settings.contract.pipeline_for(
+        &story.id,
+        &run.settings.roles,
+        &run.settings.role_agents,
+    )?;
+    let Some(first) = pipeline.first().cloned() else {
+        return Ok(None);
+    };
+    let state = match &run.state.pipeline {
+        Some(state) if state.story == story.id => state.clone(),
+        _ => PipelineState {
+            story: story.id.clone(),
+            role: first.role,
+            resume_at: None,
+            base: None,
+            findings: None,
+        },
+    };
+    // A role the story no longer has (its settings changed) gives way
+    // to the first.
+    let rules = pipeline
+        .iter()
+        .find(|rules| rules.role == state.role)
+        .cloned()
+        .unwrap_or(first);
+    let iteration = iterations(run, &story.id, rules.role) + 1;
+    let findings = state.findings.clone();
+    run.state.pipeline = Some(state);
+    Ok(Some(Turn {
+        rules,
+        pipeline,
+        iteration,
+        findings,
+    }))
+}
 
-    /// The stop when the turn's role has used up its iterations.
-    pub(super) fn role_bound(&self, story: &Story, turn: &Turn) -> Option<(StopReason, String)> {
-        let max = turn.rules.max_iterations;
-        (turn.iteration > max).then(|| {
-            (
-                StopReason::MaxRetries,
-                format!(
-                    "the {} did not pass story {} within its {max} iteration{}",
-                    turn.role(),
-                    story.id,
-                    if max == 1 { "" } else { "s" }
-                ),
-            )
-        })
-    }
+/// The stop when the turn's role has used up its iterations.
+pub(super) fn role_bound(story: &Story, turn: &Turn) -> Option<(StopReason, String)> {
+    let max = turn.rules.max_iterations;
+    (turn.iteration > max).then(|| {
+        (
+            StopReason::MaxRetries,
+            format!(
+                "the {} did not pass story {} within its {max} iteration{}",
+                turn.role(),
+                story.id,
+                if max == 1 { "" } else { "s" }
+            ),
+        )
+    })
+}
 
-    /// The iterations `role` spent on `story`: stops and usage limits do
-    /// not count.
-    pub(super) fn iterations(&self, story: &str, role: Role) -> u32 {
-        self.state
-            .stories
-            .iter()
-            .find(|record| record.id == story)
-            .map_or(0, |record| record.iterations(role))
-    }
+/// The iterations `role` spent on `story`: stops and usage limits do
+/// not count.
+pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
+    run.state
+        .stories
+        .iter()
+        .find(|record| record.id == story)
+        .map_or(0, |record| record.iterations(role))
+}
 
-    /// The work the current story's pipeline has passed so far, if any.
-    pub(super) fn pipeline_base(&self) -> Option<ObjectId> {
-        self.state.pipeline.as_ref().and_then(|state| state.base)
-    }
+/// The work the current story's pipeline has passed so far, if any.
+pub(super) fn pipeline_base(run: &Run) -> Option<ObjectId> {
+    run.state.pipeline.as_ref().and_then(|state| state.base)
+}
 
-    /// What an iteration starts from: the pipeline's base, or the last
-    /// checkpoint.
-    pub(super) fn iteration_base(&self) -> ObjectId {
-        self.pipeline_base().unwrap_or(self.state.checkpoint)
-    }
+/// What an iteration starts from: the pipeline's base, or the last
+/// checkpoint.
+pub(super) fn iteration_base(run: &Run) -> ObjectId {
+    pipeline_base(run).unwrap_or(run.state.checkpoint)
+}
 
-    /// Settle an iteration of `turn` by its verdict: the pipeline moves on,
-    /// sends the story back, or ends in the story's checkpoint.
-    pub(super) async fn settle_turn(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        turn: Turn,
-        verdict: Verdict,
-    ) -> Result<(), RunError> {
-        match verdict {
-            Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match self.next_role(&turn) {
-                None => {
-                    self.state.pipeline = None;
-                    self.accept(story, attempt, None).await
-                }
-                Some(next) => self.pass_on(story, attempt, story_key, &turn, next).await,
-            },
-            Verdict::Failed(failure) => {
-                if turn.role().edits() {
-                    self.reject(story, attempt, story_key, failure.clone())
-                        .await?;
-                } else {
-                    let kept = self.edits_kept_at(story_key, attempt);
-                    self.record_failure(story, attempt, failure.clone(), kept)?;
-                }
-                if failure.outcome != AttemptOutcome::Interrupted {
-                    self.send_back(story, attempt, &turn, &failure)?;
-                }
-                self.save()
+/// Settle an iteration of `turn` by its verdict: the pipeline moves on,
+/// sends the story back, or ends in the story's checkpoint.
+pub(super) async fn settle_turn(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    story_key: &str,
+    turn: Turn,
+    verdict: Verdict,
+) -> Result<(), RunError> {
+    match verdict {
+        Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match next_role(run, &turn) {
+            None => {
+                run.state.pipeline = None;
+                settle::accept(run, story, attempt, None).await
             }
-        }
-    }
-
-    /// The role after `turn`'s: where a story sent back resumes once the
-    /// coder passes, else the next in the pipeline; `None` after the last.
-    fn next_role(&self, turn: &Turn) -> Option<Role> {
-        let resume_at = self.state.pipeline.as_ref().and_then(|p| p.resume_at);
-        if let Some(role) = resume_at.filter(|_| turn.role() == Role::Coder)
-            && turn.pipeline.iter().any(|rules| rules.role == role)
-        {
-            return Some(role);
-        }
-        turn.pipeline
-            .iter()
-            .map(|rules| rules.role)
-            .find(|role| *role > turn.role())
-    }
-
-    /// The role passed and the story goes on to `next`: a role whose work
-    /// is files has it kept under the attempt's ref as the pipeline's new
-    /// base.
-    async fn pass_on(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        turn: &Turn,
-        next: Role,
-    ) -> Result<(), RunError> {
-        let role = turn.role();
-        let kept = if role.edits() {
-            let refname = self.settings.refs().attempt(story_key, attempt);
-            let message = format!(
-                "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
-                self.settings.change, story.id, story.title
-            );
-            let (name, base) = (refname.clone(), message);
-            let commit = self
-                .with_repo(move |repo| repo.preserve(&name, &base))
-                .await
-                .map_err(|err| RunError::git("keep the work that passed", err))?;
-            Some((refname, commit))
-        } else {
-            None
-        };
-        if let Some(state) = self.state.pipeline.as_mut() {
-            if let Some((_, commit)) = &kept {
-                state.base = Some(*commit);
+            Some(next) => pass_on(run, story, attempt, story_key, &turn, next).await,
+        },
+        Verdict::Failed(failure) => {
+            if turn.role().edits() {
+                settle::reject(run, story, attempt, story_key, failure.clone()).await?;
+            } else {
+                let kept = edits_kept_at(run, story_key, attempt);
+                settle::record_failure(run, story, attempt, failure.clone(), kept)?;
             }
-            if role == Role::Coder {
-                state.findings = None;
+            if failure.outcome != AttemptOutcome::Interrupted {
+                send_back(run, story, attempt, &turn, &failure)?;
             }
-            if state.resume_at == Some(next) {
-                state.resume_at = None;
-            }
-            state.role = next;
+            run.save()
         }
-        let preserved = kept.map(|(refname, _)| refname);
-        self.finish_attempt(
-            &story.id,
-            attempt,
-            AttemptOutcome::Passed,
-            None,
-            preserved.clone(),
-            None,
-        );
-        self.save()?;
-        self.emit(Event::AttemptFinished {
-            story_id: story.id.clone(),
-            attempt,
-            outcome: AttemptOutcome::Passed,
-            reason: None,
-            preserved,
-            checkpoint: None,
-            role: Some(role),
-        });
-        Ok(())
     }
+}
 
-    /// The role did not pass: its findings go to the coder, and the
-    /// pipeline goes on at this role once the coder passes again. The
-    /// coder's own failure is retried as the coder.
-    fn send_back(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        turn: &Turn,
-        failure: &Failure,
-    ) -> Result<(), RunError> {
-        let role = turn.role();
-        let coder = turn.pipeline.iter().any(|rules| rules.role == Role::Coder);
-        // A role out of iterations stops the story where it stands: the
-        // coder's work could never pass it.
-        let spent = self.iterations(&story.id, role) >= turn.rules.max_iterations;
-        if role == Role::Coder || !coder || spent {
-            return Ok(());
-        }
-        let text = findings_text(failure);
-        if let Some(state) = self.state.pipeline.as_mut() {
-            state.findings = Some(Findings {
-                role,
-                attempt,
-                text: text.clone(),
-            });
-            state.resume_at = Some(role);
-            state.role = Role::Coder;
-        }
-        self.emit(Event::SentBack {
-            story_id: story.id.clone(),
-            attempt,
-            role,
-            findings: text,
-        });
-        Ok(())
+/// The role after `turn`'s: where a story sent back resumes once the
+/// coder passes, else the next in the pipeline; `None` after the last.
+fn next_role(run: &Run, turn: &Turn) -> Option<Role> {
+    let resume_at = run.state.pipeline.as_ref().and_then(|p| p.resume_at);
+    if let Some(role) = resume_at.filter(|_| turn.role() == Role::Coder)
+        && turn.pipeline.iter().any(|rules| rules.role == role)
+    {
+        return Some(role);
     }
+    turn.pipeline
+        .iter()
+        .map(|rules| rules.role)
+        .find(|role| *role > turn.role())
+}
 
-    /// A reviewer's or qa's edits, kept under the attempt's ref when it
-    /// made any (see [`StoryLoop::undo_role_edits`]).
-    fn edits_kept_at(&mut self, story_key: &str, attempt: u32) -> Option<String> {
-        let refname = self.settings.refs().attempt(story_key, attempt);
-        self.state
-            .stories
-            .iter()
-            .flat_map(|story| &story.attempts)
-            .any(|a| a.attempt == attempt && a.preserved.as_deref() == Some(refname.as_str()))
-            .then_some(refname)
-    }
-
-    /// A role that only looks (reviewer, qa) changed files: they are kept
-    /// under the attempt's ref and undone, back to the pipeline's base,
-    /// before the role is judged.
-    pub(super) async fn undo_role_edits(
-        &mut self,
-        story: &Story,
-        attempt: u32,
-        story_key: &str,
-        role: Role,
-    ) -> Result<(), RunError> {
-        let base = self.iteration_base();
-        let (old, new) = self
-            .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
-            .await
-            .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-        if old == new {
-            return Ok(());
-        }
-        let paths: Vec<String> = self
-            .with_repo(move |repo| repo.changed_files(old, new))
-            .await
-            .map_err(|err| RunError::git("list the role's edits", err))?
-            .into_iter()
-            .map(|file| file.path)
-            .collect();
-        let refname = self.settings.refs().attempt(story_key, attempt);
+/// The role passed and the story goes on to `next`: a role whose work
+/// is files has it kept under the attempt's ref as the pipeline's new
+/// base.
+async fn pass_on(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    story_key: &str,
+    turn: &Turn,
+    next: Role,
+) -> Result<(), RunError> {
+    let role = turn.role();
+    let kept = if role.edits() {
+        let refname = run.settings.refs().attempt(story_key, attempt);
         let message = format!(
-            "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
-            self.settings.change, story.id
+            "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
+            run.settings.change, story.id, story.title
         );
-        self.preserve_and_revert(refname.clone(), message, "keep the role's edits")
-            .await?;
-        if let Some(record) = self.attempt_record(&story.id, attempt) {
-            record.preserved = Some(refname.clone());
-        }
-        self.emit(Event::RoleEditsUndone {
-            story_id: story.id.clone(),
-            attempt,
-            role,
-            paths,
-            kept_at: refname,
-        });
-        Ok(())
-    }
-
-    /// The role an attempt played, as recorded.
-    pub(super) fn attempt_role(&mut self, story: &str, attempt: u32) -> Option<Role> {
-        self.attempt_record(story, attempt).and_then(|a| a.role)
-    }
-
-    /// On resume, or after a bug: what the user changed in the worktree
-    /// while a pipeline was stopped joins its work so far, as its new
-    /// base; it is never reverted, and checkpointed only with the story.
-    pub(super) async fn keep_changes_in_pipeline(&mut self) -> Result<(), RunError> {
-        let Some(state) = self.state.pipeline.clone() else {
-            return Ok(());
-        };
-        let refname = self
-            .settings
-            .refs()
-            .pipeline_changes(&state.story, now_ms());
-        let message = format!(
-            "ralph({}): changes made while story {} was stopped in its pipeline",
-            self.settings.change, state.story
-        );
-        let name = refname.clone();
-        let commit = self
-            .with_repo(move |repo| repo.preserve(&name, &message))
+        let (name, base) = (refname.clone(), message);
+        let commit = run
+            .with_repo(move |repo| repo.preserve(&name, &base))
             .await
-            .map_err(|err| RunError::git("keep the changes made while stopped", err))?;
-        if let Some(state) = self.state.pipeline.as_mut() {
-            state.base = Some(commit);
+            .map_err(|err| RunError::git("keep the work that passed", err))?;
+        Some((refname, commit))
+    } else {
+        None
+    };
+    if let Some(state) = run.state.pipeline.as_mut() {
+        if let Some((_, commit)) = &kept {
+            state.base = Some(*commit);
         }
-        self.save()?;
-        self.warn(format!(
-            "the changes made while the run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",
-            state.story
-        ));
-        Ok(())
+        if role == Role::Coder {
+            state.findings = None;
+        }
+        if state.resume_at == Some(next) {
+            state.resume_at = None;
+        }
+        state.role = next;
     }
+    let preserved = kept.map(|(refname, _)| refname);
+    run.finish_attempt(
+        &story.id,
+        attempt,
+        AttemptOutcome::Passed,
+        None,
+        preserved.clone(),
+        None,
+    );
+    run.save()?;
+    run.emit(Event::AttemptFinished {
+        story_id: story.id.clone(),
+        attempt,
+        outcome: AttemptOutcome::Passed,
+        reason: None,
+        preserved,
+        checkpoint: None,
+        role: Some(role),
+    });
+    Ok(())
+}
+
+/// The role did not pass: its findings go to the coder, and the
+/// pipeline goes on at this role once the coder passes again. The
+/// coder's own failure is retried as the coder.
+fn send_back(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    turn: &Turn,
+    failure: &Failure,
+) -> Result<(), RunError> {
+    let role = turn.role();
+    let coder = turn.pipeline.iter().any(|rules| rules.role == Role::Coder);
+    // A role out of iterations stops the story where it stands: the
+    // coder's work could never pass it.
+    let spent = iterations(run, &story.id, role) >= turn.rules.max_iterations;
+    if role == Role::Coder || !coder || spent {
+        return Ok(());
+    }
+    let text = findings_text(failure);
+    if let Some(state) = run.state.pipeline.as_mut() {
+        state.findings = Some(Findings {
+            role,
+            attempt,
+            text: text.clone(),
+        });
+        state.resume_at = Some(role);
+        state.role = Role::Coder;
+    }
+    run.emit(Event::SentBack {
+        story_id: story.id.clone(),
+        attempt,
+        role,
+        findings: text,
+    });
+    Ok(())
+}
+
+/// A reviewer's or qa's edits, kept under the attempt's ref when it
+/// made any (see [`StoryLoop::undo_role_edits`]).
+fn edits_kept_at(run: &mut Run, story_key: &str, attempt: u32) -> Option<String> {
+    let refname = run.settings.refs().attempt(story_key, attempt);
+    run.state
+        .stories
+        .iter()
+        .flat_map(|story| &story.attempts)
+        .any(|a| a.attempt == attempt && a.preserved.as_deref() == Some(refname.as_str()))
+        .then_some(refname)
+}
+
+/// A role that only looks (reviewer, qa) changed files: they are kept
+/// under the attempt's ref and undone, back to the pipeline's base,
+/// before the role is judged.
+pub(super) async fn undo_role_edits(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    story_key: &str,
+    role: Role,
+) -> Result<(), RunError> {
+    let base = iteration_base(run);
+    let (old, new) = run
+        .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
+        .await
+        .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
+    if old == new {
+        return Ok(());
+    }
+    let paths: Vec<String> = run
+        .with_repo(move |repo| repo.changed_files(old, new))
+        .await
+        .map_err(|err| RunError::git("list the role's edits", err))?
+        .into_iter()
+        .map(|file| file.path)
+        .collect();
+    let refname = run.settings.refs().attempt(story_key, attempt);
+    let message = format!(
+        "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
+        run.settings.change, story.id
+    );
+    settle::preserve_and_revert(run, refname.clone(), message, "keep the role's edits").await?;
+    if let Some(record) = run.attempt_record(&story.id, attempt) {
+        record.preserved = Some(refname.clone());
+    }
+    run.emit(Event::RoleEditsUndone {
+        story_id: story.id.clone(),
+        attempt,
+        role,
+        paths,
+        kept_at: refname,
+    });
+    Ok(())
+}
+
+/// The role an attempt played, as recorded.
+pub(super) fn attempt_role(run: &mut Run, story: &str, attempt: u32) -> Option<Role> {
+    run.attempt_record(story, attempt).and_then(|a| a.role)
+}
+
+/// On resume, or after a bug: what the user changed in the worktree
+/// while a pipeline was stopped joins its work so far, as its new
+/// base; it is never reverted, and checkpointed only with the story.
+pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunError> {
+    let Some(state) = run.state.pipeline.clone() else {
+        return Ok(());
+    };
+    let refname = run.settings.refs().pipeline_changes(&state.story, now_ms());
+    let message = format!(
+        "ralph({}): changes made while story {} was stopped in its pipeline",
+        run.settings.change, state.story
+    );
+    let name = refname.clone();
+    let commit = run
+        .with_repo(move |repo| repo.preserve(&name, &message))
+        .await
+        .map_err(|err| RunError::git("keep the changes made while stopped", err))?;
+    if let Some(state) = run.state.pipeline.as_mut() {
+        state.base = Some(commit);
+    }
+    run.save()?;
+    run.warn(format!(
+        "the changes made while the agent_run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",
+        state.story
+    ));
+    Ok(())
 }
 
 /// What a role found, as the coder reads it: the reason, then each

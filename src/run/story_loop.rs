@@ -12,7 +12,10 @@
 //! live beside it. Blocking work runs off the async runtime, so a stop
 //! request is seen at once.
 
+use super::hooks;
 use super::notifications;
+use super::pipeline;
+use super::settle;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -205,7 +208,7 @@ impl StoryLoop {
     /// A bug in git-ralph cut the loop short: the run is left as after a
     /// clean stop, resumable, and the bug goes up to be reported.
     async fn after_bug(mut self, bug: Bug) -> LoopEnd {
-        let set_aside = match super::catching(self.set_aside_after_bug()).await {
+        let set_aside = match super::catching(settle::set_aside_after_bug(&mut self)).await {
             Ok(result) => result.map_err(|err| err.to_string()),
             Err(again) => Err(again.to_string()),
         };
@@ -236,7 +239,7 @@ impl StoryLoop {
         if resumed && self.is_parallel() {
             self.recover_parallel().await?;
         } else if resumed {
-            self.recover().await?;
+            settle::recover(self).await?;
         }
         let set = {
             let source = self.source.clone();
@@ -264,7 +267,7 @@ impl StoryLoop {
 
         loop {
             notifications::report_deliveries(self).await;
-            if let Some(stop) = self.run_due_hooks().await {
+            if let Some(stop) = hooks::run_due_hooks(self).await {
                 return Ok(stop);
             }
             if self.stop_requested() {
@@ -279,7 +282,7 @@ impl StoryLoop {
                 self.state.current_story = None;
                 return self.no_story_left(&stories).await;
             };
-            let turn = self.turn(&story)?;
+            let turn = pipeline::turn(self, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
                 self.state.current_story = Some(story.id.clone());
                 return Ok(limit);
@@ -367,7 +370,7 @@ impl StoryLoop {
     /// `story`, with its reason.
     /// In a role pipeline each role's bound takes the place of the retries.
     fn guardrail(&mut self, story: &Story, turn: Option<&Turn>) -> Option<(StopReason, String)> {
-        if let Some(limit) = turn.and_then(|turn| self.role_bound(story, turn)) {
+        if let Some(limit) = turn.and_then(|turn| pipeline::role_bound(story, turn)) {
             return Some(limit);
         }
         let max_retries = match turn {
@@ -492,7 +495,7 @@ impl StoryLoop {
         self.emit(event);
         // The user hears of the end while the end hooks run.
         notifications::notify_end(&mut self, reason, message.clone());
-        self.run_end_hooks().await;
+        hooks::run_end_hooks(&mut self).await;
         notifications::settle_deliveries(&mut self).await;
         LoopEnd {
             reason,

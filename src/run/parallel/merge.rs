@@ -7,6 +7,7 @@
 //! ref; the story then runs again on top of the branch, told why.
 
 use super::super::error::RunError;
+use super::super::settle;
 use super::super::story_loop::StoryLoop;
 use crate::contract;
 use crate::git::{ObjectId, StoryMerge};
@@ -72,7 +73,7 @@ impl StoryLoop {
         })
         .await
         .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
-        let story = self.carry_marks(&worker.story, tip, &tracking).await?;
+        let story = settle::carry_marks(self, &worker.story, tip, &tracking).await?;
         let failed = self.checks_on_merged(&story).await;
         if !failed.is_empty() {
             let kept = self.set_merge_aside(&worker.story).await?;
@@ -137,45 +138,6 @@ impl StoryLoop {
             Some((head, rest)) if head.starts_with("ralph(") => format!("ralph({change}): {rest}"),
             _ => message,
         })
-    }
-
-    /// Set the story's marks in the run's worktree as its own worktree had
-    /// them at `tip`; returns the story as the run's tracking file has it.
-    pub(in crate::run) async fn carry_marks(
-        &mut self,
-        story: &str,
-        tip: ObjectId,
-        tracking: &str,
-    ) -> Result<Story, RunError> {
-        let path = self.repo_lock().workdir().join(self.source.tracking_file());
-        let wanted = tracking.to_owned();
-        let from = self
-            .with_repo(move |repo| repo.text_at(tip, &wanted))
-            .await
-            .map_err(|err| RunError::git("read the story's tracking file", err))?
-            .unwrap_or_default();
-        let stories = self.load_stories().await?;
-        let unmarked = || {
-            RunError::io(
-                format!("mark story {story} done in {}", path.display()),
-                std::io::Error::other("the tracking file could not be edited"),
-            )
-        };
-        let story = stories
-            .into_iter()
-            .find(|s| s.id == story)
-            .ok_or_else(unmarked)?;
-        let onto = std::fs::read_to_string(&path)
-            .map_err(|err| RunError::io(format!("read {}", path.display()), err))?;
-        let text = self
-            .source
-            .carry_marks(&from, &onto, &story)
-            .ok_or_else(unmarked)?;
-        if text != onto {
-            crate::state::write_atomically(&path, text.as_bytes())
-                .map_err(|err| RunError::io(format!("write {}", path.display()), err))?;
-        }
-        Ok(story)
     }
 
     /// The names of the story's checks that fail on the merged tree.

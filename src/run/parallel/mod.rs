@@ -22,7 +22,9 @@ mod worker;
 
 pub(crate) use recover::retire_left_behind;
 
+use super::hooks;
 use super::notifications;
+use super::settle;
 use std::collections::{BTreeMap, BTreeSet};
 
 use tokio::sync::{mpsc, watch};
@@ -157,7 +159,7 @@ impl StoryLoop {
     /// The run's branch is the run's: a story's agent that moved it is
     /// undone before anything is merged onto it or a hook looks at it.
     async fn guard_run_branch(&mut self) -> Result<(), RunError> {
-        if let Some(found) = self.guard_head("while stories were at work").await? {
+        if let Some(found) = settle::guard_head(self, "while stories were at work").await? {
             let message = format!(
                 "while stories were at work, {}; {} is back at its last checkpoint",
                 super::settle::found_words(&found),
@@ -174,7 +176,7 @@ impl StoryLoop {
         if let Err(err) = self.guard_run_branch().await {
             return Some((StopReason::Error, err.to_string()));
         }
-        if let Some(stop) = self.run_due_hooks().await {
+        if let Some(stop) = hooks::run_due_hooks(self).await {
             return Some(stop);
         }
         self.stop_requested()
