@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::ending::Handoff;
 use super::error::RunError;
 use super::story_loop::LoopSettings;
 use crate::agent::AgentSpec;
@@ -13,7 +14,7 @@ use crate::agent::presets;
 use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::prompt;
-use crate::settings::{self, Requested, Settings};
+use crate::settings::{self, OnFinish, Requested, Settings};
 use crate::state::{RunDir, RunState, RunStatus, now};
 use crate::stories::{self, SourceKind, StorySource};
 
@@ -183,6 +184,8 @@ fn prepare_fresh(
     }
     check_roles(repo, &settings, &contract, &stories)?;
     check_parallel(&settings, source.kind())?;
+    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
+    check_handoff(repo, change, &settings, &head)?;
     if settings.parallel.is_some() {
         super::parallel::check_order(&contract, source.kind(), &stories)?;
     }
@@ -372,7 +375,32 @@ fn prepare_resume(
     if state.settings.sandbox {
         crate::sandbox::check()?;
     }
+    check_handoff(repo, change, &state.settings, &state.original.head)?;
     Ok(state)
+}
+
+/// `--on-finish push` or `pr` pushes when the run ends: a remote that is
+/// not there is said now, before anything is written, not after the run.
+fn check_handoff(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+    original: &HeadState,
+) -> Result<(), RunError> {
+    let review = match settings.on_finish {
+        OnFinish::Push => false,
+        OnFinish::Pr => true,
+        _ => return Ok(()),
+    };
+    let handoff = Handoff::configured(repo, review).map_err(settings::SettingsError::from)?;
+    match handoff.destination(repo, change, original) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(RunError::CannotHandOff {
+            on_finish: settings.on_finish.as_str(),
+            change: change.to_string(),
+            why: Box::new(why),
+        }),
+    }
 }
 
 /// Whether the stories are read for a run that begins, or one already

@@ -1,12 +1,62 @@
-//! Where features meet (issue 33), at the end of a run: a cleanup refused
-//! for the user's own edits says what works, which then does. Through the
-//! real binary, git the oracle.
+//! Where features meet (issue 33), at the end of a run: a run in a worktree
+//! of its own (or a parallel one) hands its branch off from either
+//! worktree; a cleanup refused for the user's own edits says what works,
+//! which then does. Through the real binary, git the oracle.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::harness::forge::{FakeForge, PR_URL};
 use crate::harness::story_run::*;
 use crate::harness::*;
+
+/// A bare repository beside the worktree, added as remote `origin`.
+fn origin(repo: &TestRepo) -> PathBuf {
+    let path = repo.dir.path().join("origin.git");
+    repo.git_at(
+        repo.dir.path(),
+        &["init", "-q", "--bare", path.to_str().unwrap()],
+    );
+    repo.git(&["remote", "add", "origin", path.to_str().unwrap()]);
+    path
+}
+
+fn remote_branch(repo: &TestRepo, remote: &Path) -> Option<String> {
+    let output = run(repo.command("git", remote).args([
+        "rev-parse",
+        "--verify",
+        "-q",
+        "refs/heads/ralph/greet",
+    ]));
+    output
+        .status
+        .success()
+        .then(|| stdout(&output).trim().to_string())
+}
+
+/// Three stories that say they are independent.
+fn independent_project() -> TestRepo {
+    let repo = project(THREE_STORIES);
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        "[stories]\nindependent = true\n",
+    );
+    repo.commit_all("The stories of greet are independent");
+    repo
+}
+
+/// `git ralph <args>` with the scripted forge on PATH, run in `dir`.
+fn with_forge(
+    repo: &TestRepo,
+    forge: &FakeForge,
+    dir: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = repo.command(ralph_path(), dir);
+    cmd.args(args);
+    forge.on_path(&mut cmd);
+    run(&mut cmd)
+}
 
 /// Where a run of `greet` works by default, beside the user's worktree.
 fn run_worktree(repo: &TestRepo) -> PathBuf {
@@ -48,6 +98,175 @@ fn stopped_worktree_run(repo: &TestRepo) -> PathBuf {
     path
 }
 
+// Case 2: a worktree run hands off.
+
+#[test]
+fn issue_33_a_worktree_run_pushes_when_it_finishes() {
+    let repo = project(TWO_STORIES);
+    let remote = origin(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    let output = start(&repo, &agent, &["--worktree", "--on-finish", "push"]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        remote_branch(&repo, &remote).as_deref(),
+        Some(repo.rev_parse(BRANCH).as_str()),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.status_porcelain(), "");
+}
+
+#[test]
+fn issue_33_a_kept_worktree_run_pushes_and_opens_a_pr_from_the_users_worktree() {
+    let repo = project(TWO_STORIES);
+    let remote = origin(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    let output = start(&repo, &agent, &["--worktree", "--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let tip = repo.rev_parse(BRANCH);
+    let output = ralph_cmd(&repo, &["finish", CHANGE, "--push"]);
+    assert_success(&output);
+    assert_eq!(remote_branch(&repo, &remote), Some(tip.clone()));
+
+    let repo = project(TWO_STORIES);
+    let remote = origin(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2"]));
+    assert_exit(
+        &start(&repo, &agent, &["--worktree", "--on-finish", "keep"]),
+        0,
+    );
+    let forge = FakeForge::new(&repo);
+    let mut finish = ralph(&repo);
+    finish.args(["finish", CHANGE, "--pr"]);
+    forge.on_path(&mut finish);
+    let output = run(&mut finish);
+    assert_success(&output);
+    assert_eq!(
+        remote_branch(&repo, &remote),
+        Some(repo.rev_parse(BRANCH)),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        forge.verbs().iter().any(|v| v.contains("create")),
+        "{:?}",
+        forge.verbs()
+    );
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+}
+
+#[test]
+fn issue_33_a_stopped_worktree_run_opens_its_pr_from_either_worktree() {
+    for from_the_runs_own in [false, true] {
+        let repo = project(TWO_STORIES);
+        let remote = origin(&repo);
+        let path = stopped_worktree_run(&repo);
+        let tip = repo.rev_parse(BRANCH);
+        let forge = FakeForge::new(&repo);
+        let dir = if from_the_runs_own { &path } else { &repo.root };
+        let output = with_forge(&repo, &forge, dir, &["finish", "--pr"]);
+        assert_success(&output);
+        assert_eq!(
+            stdout(&output),
+            format!("{PR_URL}\n"),
+            "{}",
+            describe(&output)
+        );
+        assert_eq!(remote_branch(&repo, &remote), Some(tip.clone()));
+        assert_eq!(repo.rev_parse(BRANCH), tip);
+        assert_eq!(forge.verbs(), ["gh pr list", "gh pr create"]);
+        let state = state(&repo);
+        assert_eq!(state["status"], "finished", "{state}");
+        assert_eq!(state["finished_with"], "keep", "{state}");
+        assert!(!path.exists(), "the run's worktree is removed");
+        assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+        assert_eq!(repo.status_porcelain(), "");
+        assert_only_the_users_worktree(&repo);
+    }
+}
+
+#[test]
+fn issue_33_a_push_that_cannot_happen_leaves_a_worktree_run_as_it_was() {
+    let repo = project(TWO_STORIES);
+    let path = stopped_worktree_run(&repo);
+    let untouched = Untouched::take(&repo);
+    let run_side = disk_snapshot(&path);
+    let listed = worktrees(&repo);
+    let before = state(&repo);
+
+    for how in ["--push", "--pr"] {
+        let refused = ralph_cmd(&repo, &["finish", how]);
+        assert_exit(&refused, 1);
+        let err = stderr(&refused);
+        assert!(err.contains("there is no remote 'origin'"), "{err}");
+        assert!(err.contains("git remote add origin"), "{err}");
+        assert!(!err.contains("kept"), "nothing was kept: {err}");
+        untouched.assert_still(&repo, &format!("a refused finish {how}"));
+        assert!(
+            snapshot_diff(&run_side, &disk_snapshot(&path)).is_empty(),
+            "the run's worktree changed"
+        );
+        assert_eq!(worktrees(&repo), listed);
+        assert_eq!(state(&repo), before, "the record is as it was");
+    }
+
+    // Said what to do, done, and the push goes through.
+    let remote = origin(&repo);
+    assert_success(&ralph_cmd(&repo, &["finish", "--push"]));
+    assert_eq!(remote_branch(&repo, &remote), Some(repo.rev_parse(BRANCH)));
+    assert_only_the_users_worktree(&repo);
+}
+
+#[test]
+fn issue_33_on_finish_push_without_a_remote_is_refused_before_the_run_starts() {
+    for mode in [&["--worktree"][..], &[][..], &["--parallel", "2"][..]] {
+        let repo = project(TWO_STORIES);
+        let untouched = Untouched::take(&repo);
+        let agent = script(&repo, &stories_done(&["1", "2"]));
+        let mut args = vec!["--on-finish", "push"];
+        args.extend_from_slice(mode);
+        let output = start(&repo, &agent, &args);
+        assert_exit(&output, 1);
+        let err = stderr(&output);
+        assert!(
+            err.contains("there is no remote 'origin'"),
+            "{mode:?}: {err}"
+        );
+        assert!(err.contains("git remote add origin"), "{mode:?}: {err}");
+        untouched.assert_still(&repo, &format!("a start refused in {mode:?}"));
+        assert!(recorded_calls(&repo).is_empty(), "the agent never ran");
+        assert!(!run_worktree(&repo).exists());
+    }
+}
+
+#[test]
+fn issue_33_a_parallel_run_pushes_and_opens_its_pr_when_it_finishes() {
+    let repo = independent_project();
+    let remote = origin(&repo);
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
+    let forge = FakeForge::new(&repo);
+    let mut cmd = start_command(&repo, &agent, &["--parallel", "2", "--on-finish", "pr"]);
+    forge.on_path(&mut cmd);
+    let output = run(&mut cmd);
+    assert_exit(&output, 0);
+    assert_eq!(
+        remote_branch(&repo, &remote),
+        Some(repo.rev_parse(BRANCH)),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(forge.verbs(), ["gh pr list", "gh pr create"]);
+    let body = &forge.calls()[1].stdin;
+    assert!(body.contains("**3 of 3 stories done**"), "{body}");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.status_porcelain(), "");
+    let tree = tree_files(&repo, BRANCH);
+    for id in ["1", "2", "3"] {
+        assert!(tree.contains(&format!("story-{id}.txt")), "{tree:?}");
+    }
+    assert_only_the_users_worktree(&repo);
+}
 // Case 10: a cleanup refused for the user's own edits says what works.
 
 /// A README of several lines, so that an edit at its top and one at its
