@@ -32,7 +32,7 @@ end
 
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s V -l version -d 'Print version'
-complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one (or one kept before its stories were all done)'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Report a run, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open the terminal UI on a run, live or finished, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'

@@ -27,7 +27,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Start a run on a change, or resume a stopped one.
+    /// Start a run on a change, or resume a stopped one (or one kept
+    /// before its stories were all done).
     Start(Box<commands::start::Args>),
     /// Report a run, from any terminal.
     Status(commands::status::Args),

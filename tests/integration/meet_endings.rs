@@ -1,7 +1,8 @@
 //! Where features meet (issue 33), at the end of a run: a run in a worktree
 //! of its own (or a parallel one) hands its branch off from either
-//! worktree; a cleanup refused for the user's own edits says what works,
-//! which then does. Through the real binary, git the oracle.
+//! worktree; a kept run out of retries resumes with more; a cleanup refused
+//! for the user's own edits says what works, which then does. Through the
+//! real binary, git the oracle.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -265,6 +266,163 @@ fn issue_33_a_parallel_run_pushes_and_opens_its_pr_when_it_finishes() {
     for id in ["1", "2", "3"] {
         assert!(tree.contains(&format!("story-{id}.txt")), "{tree:?}");
     }
+    assert_only_the_users_worktree(&repo);
+}
+// Case 7: a kept run out of retries resumes with more.
+
+#[test]
+fn issue_33_a_kept_run_out_of_retries_resumes_with_more() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\npromise FAILED: not yet\n[story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "0"],
+    );
+    assert_exit(&output, 3);
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/ralph/greet")
+    );
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "5"],
+    );
+    assert_exit(&output, 0);
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
+}
+
+/// Story 1 fails at its first attempt and is done at its second; story 2
+/// (and 3) at once.
+fn fails_once(repo: &TestRepo, stories: &[&str]) -> PathBuf {
+    script(
+        repo,
+        &format!(
+            "[story=1 attempt=1]\nwrite story-1.txt not yet\\n\npromise FAILED: not yet\n[story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            stories_done(&stories[1..])
+        ),
+    )
+}
+
+/// What the end of a kept run out of retries says: it offers the resume.
+fn assert_offers_the_resume(output: &std::process::Output) {
+    let err = stderr(output);
+    assert!(err.contains("kept"), "{err}");
+    assert!(
+        err.contains(&format!("git ralph start {CHANGE} --max-retries 2")),
+        "the resume is offered:\n{err}"
+    );
+}
+
+#[test]
+fn issue_33_a_kept_run_out_of_retries_offers_the_resume_in_the_users_worktree() {
+    let repo = project(TWO_STORIES);
+    let agent = fails_once(&repo, &["1", "2"]);
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "0"],
+    );
+    assert_exit(&output, 3);
+    assert_offers_the_resume(&output);
+    // The words offered, as they are.
+    let output = start(&repo, &agent, &["--max-retries", "2"]);
+    assert_exit(&output, 0);
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
+    assert!(
+        !git_dir(&repo).join("ralph/history").exists(),
+        "resumed, not begun again"
+    );
+    let state = state(&repo);
+    assert_eq!(state["finished_with"], "keep", "{state}");
+    assert_eq!(attempts_of(&state, "1").len(), 2, "{state}");
+    assert_eq!(repo.status_porcelain(), "");
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_33_a_kept_worktree_run_out_of_retries_resumes_with_more() {
+    let repo = project(TWO_STORIES);
+    let agent = fails_once(&repo, &["1", "2"]);
+    let output = start(
+        &repo,
+        &agent,
+        &["--worktree", "--on-finish", "keep", "--max-retries", "0"],
+    );
+    assert_exit(&output, 3);
+    assert_offers_the_resume(&output);
+    assert!(
+        !run_worktree(&repo).exists(),
+        "keep removed the run's worktree"
+    );
+    let output = start(&repo, &agent, &["--max-retries", "2"]);
+    assert_exit(&output, 0);
+    assert!(
+        !git_dir(&repo).join("ralph/history").exists(),
+        "resumed, not begun again"
+    );
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"]),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(
+        show(&repo, &format!("{NS}/attempts/1/1"), "story-1.txt"),
+        "not yet\n"
+    );
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.status_porcelain(), "");
+    assert_eq!(state(&repo)["finished_with"], "keep");
+    assert_only_the_users_worktree(&repo);
+}
+
+#[test]
+fn issue_33_a_kept_parallel_run_out_of_retries_resumes_with_more() {
+    let repo = independent_project();
+    let agent = fails_once(&repo, &["1", "2", "3"]);
+    let output = start(
+        &repo,
+        &agent,
+        &[
+            "--parallel",
+            "2",
+            "--on-finish",
+            "keep",
+            "--max-retries",
+            "0",
+        ],
+    );
+    assert_exit(&output, 3);
+    assert_offers_the_resume(&output);
+    let output = start(&repo, &agent, &["--max-retries", "2"]);
+    assert_exit(&output, 0);
+    assert!(
+        !git_dir(&repo).join("ralph/history").exists(),
+        "resumed, not begun again"
+    );
+    let tree = tree_files(&repo, BRANCH);
+    for id in ["1", "2", "3"] {
+        assert!(
+            tree.contains(&format!("story-{id}.txt")),
+            "{tree:?}\n{}",
+            describe(&output)
+        );
+    }
+    assert_eq!(show(&repo, BRANCH, "story-1.txt"), "work of story 1\n");
+    let status = status_json(&repo);
+    assert_eq!(status["stories_done"], 3, "{status:#}");
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+    assert_eq!(repo.status_porcelain(), "");
     assert_only_the_users_worktree(&repo);
 }
 // Case 10: a cleanup refused for the user's own edits says what works.

@@ -91,9 +91,14 @@ pub enum Finished {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kept {
+    pub change: String,
     pub branch: String,
     pub stories_done: usize,
     pub stories_total: usize,
+    /// Kept before its stories were all done: `start` takes it up again.
+    pub resumable: bool,
+    /// The `--max-retries` to resume a run stuck on one story with.
+    pub retries_to_resume: Option<u32>,
     /// The tracker's issues the run finished, which the user may close.
     pub close: Option<CloseOffer>,
     /// The run's own worktree, removed.
