@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::audit::{Follower, RunDetails};
-use crate::events::Event;
+use crate::events::{Event, Record};
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
 use crate::state::{ask_to_stop, lock_holder};
@@ -48,26 +48,29 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
         move || lock_holder(&lock_path).filter(|(_, running)| *running == change)
     };
     let live = !found.history && holder().is_some();
+    // A run in history names its refs where the history keeps them.
+    let history_id = found.dir.history_id().map(str::to_owned);
+    let seen = move |record: Record| match &history_id {
+        Some(id) => crate::audit::event_in_history(record, id),
+        None => record,
+    };
 
     let opened = Follower::open(&found.dir.events_path())?;
     let mut follower = opened.follower;
+    let records: Vec<Record> = opened.records.into_iter().map(&seen).collect();
     let mut app = App::new(Mode::Watch { live }, &state.change);
     app.apply_state(&state);
-    for record in &opened.records {
+    for record in &records {
         app.apply(record);
     }
     app.apply_state(&state);
     if opened.cut
-        && let Some((story, attempt)) =
-            opened
-                .records
-                .iter()
-                .find_map(|record| match &record.event {
-                    Event::StoryEvent {
-                        story_id, attempt, ..
-                    } => Some((story_id.clone(), *attempt)),
-                    _ => None,
-                })
+        && let Some((story, attempt)) = records.iter().find_map(|record| match &record.event {
+            Event::StoryEvent {
+                story_id, attempt, ..
+            } => Some((story_id.clone(), *attempt)),
+            _ => None,
+        })
         && let Some(item) = app
             .stories
             .iter_mut()
@@ -85,7 +88,7 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
         std::thread::spawn(move || {
             // Older attempts, off the screen's path.
             for record in follower.backfill().unwrap_or_default() {
-                if events_tx.send(record).is_err() {
+                if events_tx.send(seen(record)).is_err() {
                     return;
                 }
             }

@@ -2,10 +2,10 @@
 //! still open (stopped, or killed while running) or was kept before its
 //! stories were all done (out of retries, stopped, then kept); otherwise
 //! moved to history, out of the way of the new one, its files and refs
-//! together.
+//! together and its record naming its refs where they now are.
 
 use super::error::RunError;
-use crate::git::{ChangeName, HeadState, Repo};
+use crate::git::{ChangeName, HeadState, Repo, RunRefs};
 use crate::state::{RunDir, RunState, RunStatus};
 
 /// Whether starting `change` again takes up `state` rather than beginning
@@ -42,7 +42,8 @@ pub fn reopen(state: &mut RunState) {
 
 /// Keep a finished or aborted run, out of the way of the new one: its
 /// files go to `<git-dir>/ralph/history/<id>/`, its refs to
-/// `refs/ralph/<change>/history/<id>/`. Returns what to tell the user.
+/// `refs/ralph/<change>/history/<id>/`, and its record names them there.
+/// Returns what to tell the user.
 pub fn archive(
     repo: &Repo,
     change: &ChangeName,
@@ -65,15 +66,19 @@ pub fn archive(
     let refs = repo
         .archive_refs(&change.ref_namespace(), &id)
         .map_err(|err| RunError::git("keep the previous run's refs", err))?;
+    // Read from the history, the record names the refs where they are now.
+    let archived = RunDir { dir: target };
+    let state = archived.load()?;
+    archived.save(&state)?;
     let mut notice = format!(
         "the earlier run of '{change}' ({}) is kept in history: its files at {}",
         previous.status.as_str(),
-        target.display()
+        archived.dir.display()
     );
     if refs > 0 {
         notice.push_str(&format!(
-            ", its refs under {}/history/{id}/",
-            change.ref_namespace()
+            ", its refs under {}/",
+            RunRefs::of(change).history(&id)
         ));
     }
     Ok(notice)

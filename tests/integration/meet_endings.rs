@@ -1,14 +1,16 @@
 //! Where features meet (issue 33), at the end of a run: a run in a worktree
 //! of its own (or a parallel one) hands its branch off from either
-//! worktree; a kept run out of retries resumes with more; a cleanup refused
-//! for the user's own edits says what works, which then does. Through the
-//! real binary, git the oracle.
+//! worktree; a kept run out of retries resumes with more; a run moved to
+//! history names its refs where they are now; a cleanup refused for the
+//! user's own edits says what works, which then does. Through the real
+//! binary, git the oracle.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::harness::forge::{FakeForge, PR_URL};
 use crate::harness::story_run::*;
+use crate::harness::tmux::Tmux;
 use crate::harness::*;
 
 /// A bare repository beside the worktree, added as remote `origin`.
@@ -424,6 +426,129 @@ fn issue_33_a_kept_parallel_run_out_of_retries_resumes_with_more() {
     assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
     assert_eq!(repo.status_porcelain(), "");
     assert_only_the_users_worktree(&repo);
+}
+// Case 6: a run moved to history names its refs where they are now.
+
+/// Run 1 of greet (story 1 fails once, writing `first`), kept; then run 2,
+/// begun again from main (story 1 fails once again, writing `second`).
+/// Returns the history run's label.
+fn run_twice(repo: &TestRepo) -> String {
+    let once = |said: &str| {
+        script(
+            repo,
+            &format!(
+                "[story=1 attempt=1]\nwrite story-1.txt {said}\\n\npromise FAILED: {said}\n\
+                 [story=1 attempt=2]\n{}{}",
+                finish_story("1"),
+                story_done("2")
+            ),
+        )
+    };
+    assert_exit(&start(repo, &once("first"), &["--on-finish", "keep"]), 0);
+    repo.git(&["switch", "-q", "main"]);
+    assert_exit(&start(repo, &once("second"), &["--on-finish", "keep"]), 0);
+    let history = fs::read_dir(git_dir(repo).join("ralph/history"))
+        .expect("a history")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert_eq!(history.len(), 1, "{history:?}");
+    format!("history/{}", history[0])
+}
+
+/// What a history run's log and show say of story 1's failed attempt.
+fn assert_names_its_own_ref(repo: &TestRepo, label: &str) {
+    let id = label.strip_prefix("history/").unwrap();
+    let kept_at = format!("{NS}/history/{id}/attempts/1/1");
+    let trail = ralph_cmd(repo, &["log", label, "--json"]);
+    assert_exit(&trail, 0);
+    let trail: serde_json::Value = serde_json::from_slice(&trail.stdout).unwrap();
+    assert_eq!(
+        trail["stories"][0]["attempts"][0]["attempt_ref"], kept_at,
+        "{trail:#}"
+    );
+    assert_eq!(show(repo, &kept_at, "story-1.txt"), "first\n");
+    let text = stdout(&ralph_cmd(repo, &["log", label]));
+    assert!(text.contains(&kept_at), "{text}");
+    assert!(!text.contains(&format!("{NS}/attempts/")), "{text}");
+
+    let shown = ralph_cmd(repo, &["show", "1/1", label, "--diff"]);
+    assert_exit(&shown, 0);
+    let diff = stdout(&shown);
+    assert!(diff.contains("+first"), "{diff}");
+    assert!(!diff.contains("second"), "{diff}");
+    assert!(!diff.contains("(no change)"), "{diff}");
+
+    let all = ralph_cmd(repo, &["status", "--all", "--json"]);
+    assert_exit(&all, 0);
+    let all: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    assert_eq!(
+        all["earlier"][0]["stories"][0]["attempts"][0]["preserved"], kept_at,
+        "{all:#}"
+    );
+    // The live run keeps the name for its own attempt.
+    let live = ralph_cmd(repo, &["show", "1/1", CHANGE, "--diff"]);
+    assert!(stdout(&live).contains("+second"), "{}", describe(&live));
+}
+
+#[test]
+fn issue_33_a_run_moved_to_history_names_its_refs_where_they_are_now() {
+    let repo = project(TWO_STORIES);
+    let label = run_twice(&repo);
+    let id = label.strip_prefix("history/").unwrap();
+    let archived = fs::read_to_string(git_dir(&repo).join(format!("ralph/{label}/state.json")))
+        .expect("the archived state");
+    assert!(
+        archived.contains(&format!("{NS}/history/{id}/attempts/1/1")),
+        "the archive records the new names:\n{archived}"
+    );
+    assert_names_its_own_ref(&repo, &label);
+}
+
+#[test]
+fn issue_33_a_run_archived_by_an_earlier_release_is_read_with_its_refs_new_names() {
+    let repo = project(TWO_STORIES);
+    let label = run_twice(&repo);
+    let id = label.strip_prefix("history/").unwrap();
+    // As earlier releases left it: the refs moved, their old names kept.
+    let path = git_dir(&repo).join(format!("ralph/{label}/state.json"));
+    let old = fs::read_to_string(&path)
+        .unwrap()
+        .replace(&format!("{NS}/history/{id}/"), &format!("{NS}/"));
+    assert!(old.contains(&format!("\"{NS}/attempts/1/1\"")), "{old}");
+    fs::write(&path, old).unwrap();
+    assert_names_its_own_ref(&repo, &label);
+}
+
+#[test]
+fn issue_33_watch_of_a_run_in_history_names_its_refs_where_they_are_now() {
+    let repo = project(TWO_STORIES);
+    let label = run_twice(&repo);
+    let id = label.strip_prefix("history/").unwrap();
+    let Some(tmux) = Tmux::start_sized(
+        &repo,
+        &format!(
+            "{} watch {label}; echo watch-exited-$?; sleep 30",
+            shell_quote(ralph_path())
+        ),
+        (200, 30),
+    ) else {
+        return;
+    };
+    tmux.wait_for("2. Farewell");
+    // Story 1, its first attempt: the Diff tab, then the Events tab.
+    tmux.keys(&["k", "["]);
+    tmux.wait_for("#1 failed");
+    tmux.keys(&["Tab", "Tab"]);
+    let screen = tmux.wait_for("+first");
+    assert!(!screen.contains("second"), "{screen}");
+    tmux.keys(&["Tab", "Tab"]);
+    let screen = tmux.wait_for("work kept at");
+    assert!(
+        screen.contains(&format!("work kept at {NS}/history/{id}/attempts/1/1")),
+        "{screen}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch-exited-0");
 }
 // Case 10: a cleanup refused for the user's own edits says what works.
 
