@@ -1,17 +1,22 @@
 //! Where features meet (issue 33), at the end of a run: a run in a worktree
 //! of its own (or a parallel one) hands its branch off from either
 //! worktree; a kept run out of retries resumes with more; a run moved to
-//! history names its refs where they are now; a cleanup refused for the
-//! user's own edits says what works, which then does. Through the real
-//! binary, git the oracle.
+//! history names its refs where they are now; `watch` follows a run across
+//! a stop and a resume; and a cleanup refused for the user's own edits says
+//! what works, which then does. Through the real binary, git the oracle.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
 
 use crate::harness::forge::{FakeForge, PR_URL};
 use crate::harness::story_run::*;
 use crate::harness::tmux::Tmux;
 use crate::harness::*;
+
+const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A bare repository beside the worktree, added as remote `origin`.
 fn origin(repo: &TestRepo) -> PathBuf {
@@ -270,6 +275,7 @@ fn issue_33_a_parallel_run_pushes_and_opens_its_pr_when_it_finishes() {
     }
     assert_only_the_users_worktree(&repo);
 }
+
 // Case 7: a kept run out of retries resumes with more.
 
 #[test]
@@ -427,6 +433,7 @@ fn issue_33_a_kept_parallel_run_out_of_retries_resumes_with_more() {
     assert_eq!(repo.status_porcelain(), "");
     assert_only_the_users_worktree(&repo);
 }
+
 // Case 6: a run moved to history names its refs where they are now.
 
 /// Run 1 of greet (story 1 fails once, writing `first`), kept; then run 2,
@@ -550,6 +557,140 @@ fn issue_33_watch_of_a_run_in_history_names_its_refs_where_they_are_now() {
     tmux.keys(&["q"]);
     tmux.wait_for("watch-exited-0");
 }
+
+// Case 9: watch follows a run across a stop and a resume.
+
+/// `git ralph watch greet` in a tmux pane of its own.
+fn watch_in_tmux(repo: &TestRepo) -> Option<Tmux> {
+    Tmux::start(
+        repo,
+        &format!(
+            "{} watch {CHANGE}; echo watch-exited-$?; sleep 30",
+            shell_quote(ralph_path())
+        ),
+    )
+}
+
+/// Stop the loop in the background as Ctrl-C does, and wait for it.
+fn stop(repo: &TestRepo, run: Background) {
+    run.signal(Signal::SIGINT);
+    let done = run.wait(PATIENCE);
+    assert_eq!(done.status.code(), Some(130), "{}", done.stderr);
+    kill_agents(&repo.record_dir());
+    assert_eq!(state(repo)["status"], "stopped");
+}
+
+/// The header's first line: the change, the branch, how the run stands.
+fn header(screen: &str) -> &str {
+    screen.lines().next().unwrap_or_default()
+}
+
+/// Waits until the header says the run is done.
+fn wait_done(tmux: &Tmux) -> String {
+    let screen = tmux.wait_for("done (completed)");
+    assert!(header(&screen).contains("done (completed)"), "{screen}");
+    screen
+}
+
+#[test]
+fn issue_33_watch_follows_a_run_across_a_stop_and_a_resume() {
+    let repo = project(THREE_STORIES);
+    let first = script(
+        &repo,
+        &format!(
+            "{}[story=2]\nsay Story two is thinking.\nwrite story-2.txt half\nsleep 60\n",
+            story_done("1")
+        ),
+    );
+    let run = Background::start(&repo, &first, &["--on-finish", "keep"]);
+    agent_at_work(&repo, &repo.root, "2", 1, "story-2.txt");
+    let Some(tmux) = watch_in_tmux(&repo) else {
+        return;
+    };
+    tmux.wait_for("Story two is thinking.");
+    stop(&repo, run);
+    let screen = tmux.wait_for("stopped");
+    assert!(header(&screen).contains("stopped"), "{screen}");
+
+    // Resumed: story 2 again, then story 3 at work; s in the watcher stops
+    // the resumed loop, as it did the first.
+    let second = script(
+        &repo,
+        "[story=2]\nsay Story two is back.\nwrite story-2.txt work of story 2\\n\ntick-story\npromise COMPLETE\n\
+         [story=3]\nsay Story three is thinking.\nwrite story-3.txt half\nsleep 60\n",
+    );
+    let run = Background::start(&repo, &second, &[]);
+    let screen = tmux.wait_for("Story three is thinking.");
+    assert!(header(&screen).contains("running"), "{screen}");
+    assert!(
+        screen.contains("s stop"),
+        "a live run can be stopped:\n{screen}"
+    );
+    tmux.keys(&["s"]);
+    let done = run.wait(PATIENCE);
+    assert_eq!(done.status.code(), Some(130), "{}", done.stderr);
+    kill_agents(&repo.record_dir());
+    let screen = tmux.wait_for("stopped");
+    assert!(header(&screen).contains("stopped"), "{screen}");
+
+    // Resumed once more, to the end.
+    let third = script(
+        &repo,
+        "[story=3]\nsay Story three is done.\nwrite story-3.txt work of story 3\\n\ntick-story\npromise COMPLETE\n",
+    );
+    let done = Background::start(&repo, &third, &[]).wait(PATIENCE);
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    let screen = wait_done(&tmux);
+    assert!(screen.contains("Story three is done."), "{screen}");
+    assert!(
+        !screen.contains("s stop"),
+        "nothing runs to stop:\n{screen}"
+    );
+    // Story 2's resumed attempt is there to read.
+    tmux.keys(&["k"]);
+    tmux.wait_for("Story two is back.");
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch-exited-0");
+    assert_eq!(status_json(&repo)["stories_done"], 3);
+}
+
+#[test]
+fn issue_33_watch_opened_on_a_stopped_parallel_run_follows_its_resume() {
+    let repo = independent_project();
+    let first = script(
+        &repo,
+        "[story=1]\nwrite story-1.txt half\nsleep 60\n[story=2]\nwrite story-2.txt half\nsleep 60\n",
+    );
+    let run = Background::start(&repo, &first, &["--parallel", "2", "--on-finish", "keep"]);
+    let beside = run_worktree(&repo).parent().expect("a parent").to_owned();
+    agent_at_work(&repo, &beside.join("greet.story-1"), "1", 1, "story-1.txt");
+    agent_at_work(&repo, &beside.join("greet.story-2"), "2", 1, "story-2.txt");
+    stop(&repo, run);
+    let Some(tmux) = watch_in_tmux(&repo) else {
+        return;
+    };
+    tmux.wait_for("stopped");
+
+    let second = script(
+        &repo,
+        "[story=1]\nsay Story one is back.\nwrite story-1.txt work of story 1\\n\ntick-story\npromise COMPLETE\n\
+         [story=2]\nsay Story two is back.\nwrite story-2.txt work of story 2\\n\ntick-story\npromise COMPLETE\n\
+         [story=3]\nsay Story three, at last.\nwrite story-3.txt work of story 3\\n\ntick-story\npromise COMPLETE\n",
+    );
+    let done = Background::start(&repo, &second, &[]).wait(PATIENCE);
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    let screen = wait_done(&tmux);
+    assert!(screen.contains("3. Docs"), "{screen}");
+    // Every story's resumed attempt is there to read, the last first.
+    tmux.wait_for("Story three, at last.");
+    for (key, said) in [("k", "Story two is back."), ("k", "Story one is back.")] {
+        tmux.keys(&[key]);
+        tmux.wait_for(said);
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch-exited-0");
+}
+
 // Case 10: a cleanup refused for the user's own edits says what works.
 
 /// A README of several lines, so that an edit at its top and one at its
