@@ -32,7 +32,7 @@ end
 
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s V -l version -d 'Print version'
-complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one (or one kept before its stories were all done)'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Report a run, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open the terminal UI on a run, live or finished, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
@@ -126,7 +126,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l remote -d
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l base -d 'The branch the pull request asks to merge into [default: the branch the run started from; config: ralph.prBase]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l keep -d 'Stay on ralph/<change>, one commit per story'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l cleanup -d 'Back to the original branch with all the work uncommitted; the branch is deleted, its tip kept at refs/ralph/<change>/finished'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l push -d 'Keep, then push ralph/<change> to the remote. The push runs the git binary, never prompting; if it fails, the run is kept all the same'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l push -d 'Keep, then push ralph/<change> to the remote. The push runs the git binary, never prompting; if it fails, the run is kept all the same (a remote that is not there is refused before anything is done)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l pr -d 'Keep, push, then open a pull request with gh (glab for a GitLab remote), its description written from the run\'s record, or update the one already open for the branch; its address is printed on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l draft -d 'Open the pull request as a draft [config: ralph.prDraft]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -27,7 +27,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Start a run on a change, or resume a stopped one.
+    /// Start a run on a change, or resume a stopped one (or one kept
+    /// before its stories were all done).
     Start(Box<commands::start::Args>),
     /// Report a run, from any terminal.
     Status(commands::status::Args),
@@ -46,8 +47,10 @@ pub enum Command {
     /// is the one operation for which git-ralph runs the git binary
     /// (gitoxide cannot push yet); it never prompts: it has no standard
     /// input, GIT_TERMINAL_PROMPT=0, and ssh runs in batch mode. A missing
-    /// remote, a rejected push or missing credentials is an error after
-    /// which the run is exactly as finish --keep leaves it. --pr then opens
+    /// remote is refused before anything is done; a rejected push or
+    /// missing credentials is an error after which the run is exactly as
+    /// finish --keep leaves it. A run in a worktree of its own is pushed
+    /// the same from either worktree. --pr then opens
     /// a pull request with gh (glab when the remote's host names GitLab),
     /// titled after the change, its description written from the run's
     /// record and kept in .git/ralph/<change>/pull-request.md; when one is

@@ -87,6 +87,33 @@ impl FoundRun {
     }
 }
 
+/// An event of a run kept in history, with the refs it names (an attempt's
+/// work, a story's merge) named where the history keeps them: the events
+/// log is the run's as it was written, never rewritten.
+pub fn event_in_history(record: crate::events::Record, history_id: &str) -> crate::events::Record {
+    fn rename(value: &mut serde_json::Value, change: &str, id: &str) {
+        match value {
+            serde_json::Value::String(text) => {
+                *text = crate::state::refs_in_history(text, change, id);
+            }
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|item| rename(item, change, id));
+            }
+            serde_json::Value::Object(fields) => {
+                fields
+                    .values_mut()
+                    .for_each(|item| rename(item, change, id));
+            }
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&record) else {
+        return record;
+    };
+    rename(&mut value, &record.change, history_id);
+    serde_json::from_value(value).unwrap_or(record)
+}
+
 /// The audit trail of a run, as `log` prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Trail {

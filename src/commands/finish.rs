@@ -25,7 +25,8 @@ pub struct Args {
     #[arg(long)]
     pub cleanup: bool,
     /// Keep, then push ralph/<change> to the remote. The push runs the git
-    /// binary, never prompting; if it fails, the run is kept all the same.
+    /// binary, never prompting; if it fails, the run is kept all the same
+    /// (a remote that is not there is refused before anything is done).
     #[arg(long)]
     pub push: bool,
     /// Keep, push, then open a pull request with gh (glab for a GitLab

@@ -1,7 +1,8 @@
-//! `git ralph watch [<change>]`: the loop screen from any terminal. On a
-//! running run it follows `events.jsonl` live without disturbing the loop;
-//! on a stopped, finished or history run it browses what was recorded. q
-//! leaves; s asks a running loop to stop (SIGTERM, as `abort` does).
+//! `git ralph watch [<change>]`: the loop screen from any terminal. It
+//! follows `events.jsonl` live without disturbing the loop, across a stop
+//! and a resume, and browses what was recorded; a run in history is only
+//! browsed. q leaves; s asks a running loop to stop (SIGTERM, as `abort`
+//! does).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::audit::{Follower, RunDetails};
-use crate::events::Event;
+use crate::events::{Event, Record};
 use crate::exit::{CommandError, Exit};
 use crate::git::Repo;
 use crate::state::{ask_to_stop, lock_holder};
@@ -26,6 +27,8 @@ pub struct Args {
 
 /// How often the events log is looked at for new lines.
 const POLL: Duration = Duration::from_millis(100);
+/// How often while no loop drives the run: it may be resumed.
+const IDLE_POLL: Duration = Duration::from_millis(500);
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
@@ -38,7 +41,9 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
 }
 
 /// The loop screen on the run `named` (a change, `history/<dir>`, or the
-/// only run), until the user leaves it.
+/// only run), until the user leaves it. A live run is followed across a
+/// stop and a resume: the events log of a run that is not in history is
+/// read for as long as the screen is up.
 pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     let (found, state) = super::recorded_run(&repo, named)?;
     let lock_path = super::lock_path(&repo);
@@ -47,66 +52,51 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
         let (lock_path, change) = (lock_path.clone(), change.clone());
         move || lock_holder(&lock_path).filter(|(_, running)| *running == change)
     };
+    let alive = holder.clone();
     let live = !found.history && holder().is_some();
+    // A run in history names its refs where the history keeps them.
+    let history_id = found.dir.history_id().map(str::to_owned);
+    let seen = move |record: Record| match &history_id {
+        Some(id) => crate::audit::event_in_history(record, id),
+        None => record,
+    };
 
     let opened = Follower::open(&found.dir.events_path())?;
     let mut follower = opened.follower;
+    let records: Vec<Record> = opened.records.into_iter().map(&seen).collect();
     let mut app = App::new(Mode::Watch { live }, &state.change);
     app.apply_state(&state);
-    for record in &opened.records {
+    for record in &records {
         app.apply(record);
     }
     app.apply_state(&state);
-    if opened.cut
-        && let Some((story, attempt)) =
-            opened
-                .records
-                .iter()
-                .find_map(|record| match &record.event {
-                    Event::StoryEvent {
-                        story_id, attempt, ..
-                    } => Some((story_id.clone(), *attempt)),
-                    _ => None,
-                })
-        && let Some(item) = app
-            .stories
-            .iter_mut()
-            .find(|s| s.id == story)
-            .and_then(|s| s.attempts.iter_mut().find(|a| a.number == attempt))
-    {
-        item.output.skipped_bytes = 1;
+    // The log's stops and resumes are history: the lock says what runs now.
+    app.mode = Mode::Watch { live };
+    if opened.cut {
+        mark_cut(&mut app, &records);
     }
 
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (requests_tx, mut requests_rx) = mpsc::unbounded_channel();
-    let follow = {
-        let lock_path = lock_path.clone();
-        let change = change.clone();
-        std::thread::spawn(move || {
-            // Older attempts, off the screen's path.
-            for record in follower.backfill().unwrap_or_default() {
+    let follows = !found.history;
+    let follow = std::thread::spawn(move || {
+        // Older attempts, off the screen's path.
+        for record in follower.backfill().unwrap_or_default() {
+            if events_tx.send(seen(record)).is_err() {
+                return;
+            }
+        }
+        // A run in history is done; any other may be resumed at any time.
+        while follows && !events_tx.is_closed() {
+            let Ok(records) = follower.poll() else { break };
+            for record in records {
                 if events_tx.send(record).is_err() {
                     return;
                 }
             }
-            if !live {
-                return;
-            }
-            loop {
-                let alive = lock_holder(&lock_path).is_some_and(|(_, c)| c == change);
-                let Ok(records) = follower.poll() else { break };
-                for record in records {
-                    if events_tx.send(record).is_err() {
-                        return;
-                    }
-                }
-                if !alive || events_tx.is_closed() {
-                    break;
-                }
-                std::thread::sleep(POLL);
-            }
-        })
-    };
+            std::thread::sleep(if alive().is_some() { POLL } else { IDLE_POLL });
+        }
+    });
     let stopper = std::thread::spawn(move || {
         while let Some(request) = requests_rx.blocking_recv() {
             if request == UiRequest::StopRun
@@ -128,4 +118,25 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     drop(follow);
     exit?;
     Ok(())
+}
+
+/// The attempt whose output the first look began in the middle of: its
+/// output is marked as cut.
+fn mark_cut(app: &mut App, records: &[Record]) {
+    let Some((story, attempt)) = records.iter().find_map(|record| match &record.event {
+        Event::StoryEvent {
+            story_id, attempt, ..
+        } => Some((story_id.clone(), *attempt)),
+        _ => None,
+    }) else {
+        return;
+    };
+    if let Some(item) = app
+        .stories
+        .iter_mut()
+        .find(|s| s.id == story)
+        .and_then(|s| s.attempts.iter_mut().find(|a| a.number == attempt))
+    {
+        item.output.skipped_bytes = 1;
+    }
 }

@@ -7,6 +7,9 @@
 //! or the paths that conflict. The tracking file is not merged as text:
 //! the caller knows each story's boxes, so it is taken as the branch has
 //! it, and the story's own marks are set there afterwards.
+//!
+//! The same merge brings a run beside the user onto what they committed
+//! meanwhile, when it is cleaned up ([`Repo::merge_onto`]).
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::merge::tree::TreatAsUnresolved;
@@ -15,7 +18,7 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::open::Repo;
 
-/// What merging a story's work gave.
+/// What merging work gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoryMerge {
     /// The merged tree, written to the object database.
@@ -86,19 +89,48 @@ impl Repo {
         let base_tree = self.commit_tree(base)?;
         let our_tree = self.commit_tree(ours)?;
         let their_tree = self.without_change_to(base_tree, self.commit_tree(theirs)?, keep_ours)?;
+        self.merge_three(base_tree, our_tree, their_tree, ["base", "branch", "story"])
+    }
+
+    /// Merge the work from commit `base` to commit `theirs` onto commit
+    /// `ours`, every path alike: a run's work onto what the user committed
+    /// since it began, for a cleanup beside them. Written to this
+    /// repository's object database (keep it in memory to only look).
+    pub fn merge_onto(
+        &self,
+        base: ObjectId,
+        ours: ObjectId,
+        theirs: ObjectId,
+    ) -> Result<StoryMerge, OpError> {
+        let (base, ours, theirs) = (
+            self.commit_tree(base)?,
+            self.commit_tree(ours)?,
+            self.commit_tree(theirs)?,
+        );
+        self.merge_three(base, ours, theirs, ["run start", "yours", "run"])
+    }
+
+    /// Three trees merged, labelled `[ancestor, current, other]`.
+    fn merge_three(
+        &self,
+        base_tree: ObjectId,
+        our_tree: ObjectId,
+        their_tree: ObjectId,
+        [ancestor, current, other]: [&str; 3],
+    ) -> Result<StoryMerge, OpError> {
         let options = self
             .repo
             .tree_merge_options()
             .ctx(|| "could not read the merge settings".into())?;
         let labels = gix::merge::blob::builtin_driver::text::Labels {
-            ancestor: Some("base".into()),
-            current: Some("branch".into()),
-            other: Some("story".into()),
+            ancestor: Some(ancestor.into()),
+            current: Some(current.into()),
+            other: Some(other.into()),
         };
         let mut outcome = self
             .repo
             .merge_trees(base_tree, our_tree, their_tree, labels, options)
-            .ctx(|| "could not merge the story's work".into())?;
+            .ctx(|| "could not merge the work".into())?;
         if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
             let mut paths: Vec<String> = outcome
                 .conflicts

@@ -89,6 +89,13 @@ pub enum RunError {
     Bug(#[from] crate::bug::Bug),
     #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
     RateLimitCap { reason: String, cap: u64 },
+    /// `--on-finish push` or `pr`, and the hand-off could not happen.
+    #[error("--on-finish {on_finish}: {why}")]
+    CannotHandOff {
+        on_finish: &'static str,
+        change: String,
+        why: Box<crate::run::ending::HandoffError>,
+    },
 }
 
 impl RunError {
@@ -171,6 +178,14 @@ impl RunError {
                 "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
             ),
             RunError::State(err) => err.hint(),
+            RunError::CannotHandOff { change, why, .. } => Some(match why.as_ref() {
+                crate::run::ending::HandoffError::NoRemote { remote, .. } => format!(
+                    "add the remote ('git remote add {remote} <url>') or name another one ('git config ralph.remote <name>'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
+                ),
+                _ => format!(
+                    "start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
+                ),
+            }),
             _ => None,
         }
     }

@@ -2,9 +2,10 @@
 //! ended for this reason", in small files with one idea each.
 //!
 //! - [`plan`]: what a run would do, shown before it starts;
-//! - [`session`]: a run begun fresh, resumed, or archived to history, and
-//!   everything a loop needs assembled and validated before anything is
-//!   written;
+//! - [`session`]: a run begun fresh or resumed, and everything a loop
+//!   needs assembled and validated before anything is written;
+//! - `earlier`: an earlier run of the same change, taken up again when it
+//!   is still open (or kept unfinished), else moved to history;
 //! - `beside`: a run in a worktree of its own, beside the user's: where it
 //!   goes, and found or made again on resume;
 //! - [`story_loop`]: the state machine alone: which story next, when to
@@ -40,6 +41,7 @@ mod beside;
 mod containment;
 mod context;
 pub mod driver;
+mod earlier;
 pub mod ending;
 mod error;
 mod evidence;

@@ -12,7 +12,7 @@ use crate::git::{ChangeName, Repo};
 use crate::preview::{Preview, RolePreview};
 use crate::prompt;
 use crate::settings::{self, Requested, Settings};
-use crate::state::{RunDir, RunStatus};
+use crate::state::RunDir;
 
 /// A run before it starts. Serialises as the [`Preview`]'s object with
 /// `"agent"`, `"contract"`, `"guardrails"` and `"resumes"` added.
@@ -46,11 +46,9 @@ pub struct AgentPlan {
 /// The plan of a run of `change` with the flags in `req`.
 pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, RunError> {
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
-    let stopped = if run_dir.exists() {
-        Some(run_dir.load()?)
-            .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped))
-    } else {
-        None
+    let stopped = match run_dir.exists().then(|| run_dir.load()).transpose()? {
+        Some(state) if super::earlier::resumes(repo, change, &state)? => Some(state),
+        _ => None,
     };
     let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
     let worktree = match &stopped {

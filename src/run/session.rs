@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::earlier;
+use super::ending::Handoff;
 use super::error::RunError;
 use super::story_loop::LoopSettings;
 use crate::agent::AgentSpec;
@@ -13,7 +15,7 @@ use crate::agent::presets;
 use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::prompt;
-use crate::settings::{self, Requested, Settings};
+use crate::settings::{self, OnFinish, Requested, Settings};
 use crate::state::{RunDir, RunState, RunStatus, now};
 use crate::stories::{self, SourceKind, StorySource};
 
@@ -44,14 +46,18 @@ impl Session {
         } else {
             None
         };
-        let resumable = previous
-            .as_ref()
-            .filter(|state| matches!(state.status, RunStatus::Running | RunStatus::Stopped));
+        let resumable = match &previous {
+            Some(state) if earlier::resumes(repo, change, state)? => Some(state.clone()),
+            _ => None,
+        };
         let mut notices = Vec::new();
         let (state, resumed, source) = match resumable {
-            Some(state) => {
-                let state = reenter(repo, change, &run_dir, state.clone(), req, &mut notices)?;
-                let state = prepare_resume(repo, change, state, req)?;
+            Some(mut state) => {
+                earlier::reopen(&mut state);
+                // Checked before the run's worktree is entered (or made again).
+                state.settings = resume_settings(repo, change, &state, req)?;
+                let state = reenter(repo, change, &run_dir, state, req, &mut notices)?;
+                check_on_branch(repo, change)?;
                 let source = source_for(repo, change, &state.settings, Begin::Resume)?;
                 (state, true, source)
             }
@@ -63,7 +69,7 @@ impl Session {
                     super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
                 repo.check_begin(change)?;
                 if let Some(previous) = &previous {
-                    notices.push(archive(repo, change, &run_dir, previous)?);
+                    notices.push(earlier::archive(repo, change, &run_dir, previous)?);
                 }
                 let (state, replaced, source) = match place {
                     None => begin_fresh(repo, change, &run_dir, fresh)?,
@@ -119,11 +125,12 @@ fn reenter(
 ) -> Result<RunState, RunError> {
     match state.worktree.as_mut() {
         Some(record) => {
-            let before = record.linked.clone();
+            let before = (record.linked.clone(), record.removed);
             let (inside, notice) = super::beside::enter(repo, change, record)?;
             *repo = inside;
             notices.push(notice);
-            if record.linked != before {
+            record.removed = false;
+            if (record.linked.clone(), record.removed) != before {
                 run_dir.save(&state)?;
             }
         }
@@ -183,6 +190,8 @@ fn prepare_fresh(
     }
     check_roles(repo, &settings, &contract, &stories)?;
     check_parallel(&settings, source.kind())?;
+    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
+    check_handoff(repo, change, &settings, &head)?;
     if settings.parallel.is_some() {
         super::parallel::check_order(&contract, source.kind(), &stories)?;
     }
@@ -350,29 +359,57 @@ fn new_state(
     }
 }
 
-/// A stopped or killed run: HEAD must still be on its branch.
-fn prepare_resume(
+/// The settings a run is resumed with: what it was begun with, under
+/// what the command line says now.
+fn resume_settings(
     repo: &Repo,
     change: &ChangeName,
-    mut state: RunState,
+    state: &RunState,
     req: &Requested,
-) -> Result<RunState, RunError> {
-    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
-    match head {
-        HeadState::Branch { name, .. } if name == change.branch_ref() => {}
-        other => {
-            return Err(RunError::NotOnBranch {
-                change: change.to_string(),
-                head: other.describe(),
-                branch: change.branch_short(),
-            });
-        }
-    }
-    state.settings = settings::resolve(repo, req, Some(&state.settings))?;
-    if state.settings.sandbox {
+) -> Result<Settings, RunError> {
+    let settings = settings::resolve(repo, req, Some(&state.settings))?;
+    if settings.sandbox {
         crate::sandbox::check()?;
     }
-    Ok(state)
+    check_handoff(repo, change, &settings, &state.original.head)?;
+    Ok(settings)
+}
+
+/// A run is resumed on its branch: HEAD (of the run's worktree, for a run
+/// beside the user) must still be on it.
+fn check_on_branch(repo: &Repo, change: &ChangeName) -> Result<(), RunError> {
+    match repo.head().map_err(|err| RunError::git("read HEAD", err))? {
+        HeadState::Branch { name, .. } if name == change.branch_ref() => Ok(()),
+        other => Err(RunError::NotOnBranch {
+            change: change.to_string(),
+            head: other.describe(),
+            branch: change.branch_short(),
+        }),
+    }
+}
+
+/// `--on-finish push` or `pr` pushes when the run ends: a remote that is
+/// not there is said now, before anything is written, not after the run.
+fn check_handoff(
+    repo: &Repo,
+    change: &ChangeName,
+    settings: &Settings,
+    original: &HeadState,
+) -> Result<(), RunError> {
+    let review = match settings.on_finish {
+        OnFinish::Push => false,
+        OnFinish::Pr => true,
+        _ => return Ok(()),
+    };
+    let handoff = Handoff::configured(repo, review).map_err(settings::SettingsError::from)?;
+    match handoff.destination(repo, change, original) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(RunError::CannotHandOff {
+            on_finish: settings.on_finish.as_str(),
+            change: change.to_string(),
+            why: Box::new(why),
+        }),
+    }
 }
 
 /// Whether the stories are read for a run that begins, or one already
@@ -619,43 +656,4 @@ pub(super) fn assemble_contract(
     contract.notify = std::mem::take(&mut contract.notify).then(notify);
     contract.notify.webhook()?;
     Ok(contract)
-}
-
-/// Keep a finished or aborted run, out of the way of the new one: its
-/// files go to `<git-dir>/ralph/history/<id>/`, its refs to
-/// `refs/ralph/<change>/history/<id>/`. Returns what to tell the user.
-fn archive(
-    repo: &Repo,
-    change: &ChangeName,
-    run_dir: &RunDir,
-    previous: &RunState,
-) -> Result<String, RunError> {
-    let history = repo.ralph_dir().join("history");
-    let mut id = format!("{change}-{}", previous.started_at);
-    let mut n = 1;
-    while history.join(&id).exists() {
-        n += 1;
-        id = format!("{change}-{}-{n}", previous.started_at);
-    }
-    let target = history.join(&id);
-    let archive = || -> std::io::Result<()> {
-        std::fs::create_dir_all(&history)?;
-        std::fs::rename(&run_dir.dir, &target)
-    };
-    archive().map_err(|err| RunError::io("archive the previous run", err))?;
-    let refs = repo
-        .archive_refs(&change.ref_namespace(), &id)
-        .map_err(|err| RunError::git("keep the previous run's refs", err))?;
-    let mut notice = format!(
-        "the earlier run of '{change}' ({}) is kept in history: its files at {}",
-        previous.status.as_str(),
-        target.display()
-    );
-    if refs > 0 {
-        notice.push_str(&format!(
-            ", its refs under {}/history/{id}/",
-            change.ref_namespace()
-        ));
-    }
-    Ok(notice)
 }

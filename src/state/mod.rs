@@ -4,11 +4,14 @@
 //! attempt's raw agent output), `learnings.md` (what the agents learned,
 //! see [`learnings`]), `receipts.txt` (every checkpoint's trailers, only
 //! ever appended to: nothing reads it back), plus the repository-wide
-//! `lock` that keeps two loops from running at once. Nothing here knows
-//! about agents' formats or the terminal.
+//! `lock` that keeps two loops from running at once. A run begun again
+//! moves the earlier one to `history/<id>/` (`history`: its record names
+//! its refs where they went). Nothing here knows about agents' formats or
+//! the terminal.
 
 mod atomic;
 mod events_log;
+mod history;
 pub mod learnings;
 mod lock;
 mod report;
@@ -16,6 +19,7 @@ mod run;
 
 pub use atomic::write_atomically;
 pub use events_log::EventsLog;
+pub use history::refs_in_history;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
 pub use report::{LearningsReport, Report};
 pub use run::{
@@ -150,13 +154,20 @@ impl RunDir {
         self.state_path().exists()
     }
 
+    /// The run's state; for a run in history, its refs named where they
+    /// are now (see [`RunState::name_refs_in_history`]).
     pub fn load(&self) -> Result<RunState, StateError> {
         let path = self.state_path();
         let bytes = std::fs::read(&path).map_err(|source| StateError::Read {
             path: path.clone(),
             source,
         })?;
-        serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt { path, source })
+        let mut state: RunState = serde_json::from_slice(&bytes)
+            .map_err(|source| StateError::Corrupt { path, source })?;
+        if let Some(id) = self.history_id() {
+            state.name_refs_in_history(id);
+        }
+        Ok(state)
     }
 
     pub fn save(&self, state: &RunState) -> Result<(), StateError> {

@@ -550,9 +550,20 @@ impl RunState {
     /// again at once if resumed as it is: the `--max-retries` to resume it
     /// with, two more than it had. `None` for any other run.
     pub fn retries_to_resume(&self) -> Option<u32> {
-        let stuck =
-            self.status == RunStatus::Stopped && self.reason == Some(StopReason::MaxRetries);
+        let open = self.status == RunStatus::Stopped || self.kept_unfinished();
+        let stuck = open && self.reason == Some(StopReason::MaxRetries);
         stuck.then_some(self.settings.max_retries.saturating_add(2))
+    }
+
+    /// Finished with keep before its stories were all done (out of
+    /// retries, stopped): still resumable from its branch, like a run left
+    /// stopped.
+    pub fn kept_unfinished(&self) -> bool {
+        self.status == RunStatus::Finished
+            && self.finished_with == Some(FinishChoice::Keep)
+            && self
+                .reason
+                .is_some_and(|reason| reason != StopReason::Completed)
     }
 
     pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {

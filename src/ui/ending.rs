@@ -5,8 +5,8 @@
 use super::{note, warn};
 use crate::git::ObjectId;
 use crate::run::ending::{
-    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, HandedOff, LeftStopped, Notice, Onlooker,
-    Question,
+    Aborted, AfterLoop, CloseOffer, EndChoice, Finished, HandedOff, Kept, LeftStopped, Notice,
+    Onlooker, Question,
 };
 
 /// The terminal as the onlooker of an ending: notices are printed as they
@@ -40,11 +40,12 @@ pub fn finished(finished: &Finished) {
     match finished {
         Finished::Kept(kept) => {
             note(&format!(
-                "kept: {} holds one commit per finished story ({} of {} done).{}",
+                "kept: {} holds one commit per finished story ({} of {} done).{}{}",
                 kept.branch,
                 kept.stories_done,
                 kept.stories_total,
-                removed(kept.worktree_removed.as_deref())
+                removed(kept.worktree_removed.as_deref()),
+                resume(kept)
             ));
             offer_to_close(kept.close.as_ref());
         }
@@ -73,6 +74,18 @@ pub fn finished(finished: &Finished) {
         Finished::AlreadyKept { change, branch } => {
             note(&format!("the run '{change}' is already kept on {branch}"));
         }
+    }
+}
+
+/// How to take up a run kept before its stories were all done.
+fn resume(kept: &Kept) -> String {
+    let change = &kept.change;
+    match (kept.retries_to_resume, kept.resumable) {
+        (Some(retries), _) => format!(
+            "\nresume it with more retries:\n  git ralph start {change} --max-retries {retries}"
+        ),
+        (None, true) => format!("\nresume it:\n  git ralph start {change}"),
+        (None, false) => String::new(),
     }
 }
 

@@ -2,9 +2,10 @@
 //! `ralph/<change>` to a bare repository standing in for the remote, at the
 //! run's last checkpoint; `finish --pr` also opens a pull request with a
 //! scripted `gh` (or `glab`) on PATH; a second one edits it instead of
-//! opening another; and every refusal (no remote, a rejected push, missing
-//! credentials, no `gh`) leaves the repository as `finish --keep` does,
-//! judged with git. No network: remotes are paths, or a loopback server.
+//! opening another; a missing remote is refused before anything is done,
+//! and every other refusal (a rejected push, missing credentials, no `gh`)
+//! leaves the repository as `finish --keep` does, judged with git. No
+//! network: remotes are paths, or a loopback server.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -348,23 +349,39 @@ fn assert_refused_push(repo: &TestRepo, args: &[&str], expected: &[&str]) -> Str
 }
 
 #[test]
-fn issue_26_no_remote_is_refused_after_keeping() {
+fn issue_26_no_remote_is_refused_before_anything_is_done() {
+    // Found before the run is kept (issue 33): the refusal changes nothing,
+    // not even the record.
     let repo = project(TWO_STORIES);
     stopped_run(&repo);
-    let err = assert_refused_push(
-        &repo,
-        &["--push"],
-        &[
-            "there is no remote 'origin' to push ralph/greet to",
-            "git remote add origin",
-        ],
-    );
-    assert!(!err.contains("pushing"), "nothing is pushed: {err}");
-    assert_refused_push(
-        &repo,
-        &["--pr", "--remote", "nowhere"],
-        &["there is no remote 'nowhere'"],
-    );
+    let record = state(&repo);
+    for (args, expected) in [
+        (
+            &["--push"][..],
+            &[
+                "there is no remote 'origin' to push ralph/greet to",
+                "git remote add origin",
+            ][..],
+        ),
+        (
+            &["--pr", "--remote", "nowhere"],
+            &["there is no remote 'nowhere'"],
+        ),
+    ] {
+        let forge = FakeForge::new(&repo);
+        let untouched = Untouched::take(&repo);
+        let output = finish(&repo, &forge, args);
+        assert_exit(&output, 1);
+        let err = stderr(&output);
+        for words in expected {
+            assert!(err.contains(words), "{args:?}: no {words:?} in:\n{err}");
+        }
+        assert!(!err.contains("pushing"), "nothing is pushed: {err}");
+        assert!(!err.contains("kept"), "nothing is kept: {err}");
+        untouched.assert_still(&repo, &format!("{args:?}"));
+        assert_eq!(state(&repo), record, "{args:?} changed the record");
+        assert!(forge.calls().is_empty(), "no pull request without a push");
+    }
 }
 
 #[test]

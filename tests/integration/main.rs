@@ -48,6 +48,7 @@ mod loop_strays;
 mod loop_watched;
 mod matrix;
 mod meet;
+mod meet_endings;
 mod no_crash;
 mod output;
 mod own_story;

@@ -219,7 +219,8 @@ fn finish_keep_closes_a_run_the_previous_release_stopped() {
     let (_, err) = ralph_ok(&repo, &["finish", "--keep"], 0);
     assert_eq!(
         err,
-        "kept: ralph/greet holds one commit per finished story (1 of 3 done).\n"
+        "kept: ralph/greet holds one commit per finished story (1 of 3 done).\n\
+         resume it with more retries:\n  git ralph start greet --max-retries 2\n"
     );
     assert_eq!(repo.head_symbolic().as_deref(), Some(BRANCH_REF));
     assert_eq!(repo.rev_parse(BRANCH_REF), CHECKPOINT);
@@ -342,7 +343,8 @@ fn finish_sets_aside_work_a_killed_loop_of_the_previous_release_left() {
         err,
         format!(
             "warning: work beyond the last checkpoint was set aside at {set_aside} (see it with 'git show {set_aside}')\n\
-             kept: ralph/greet holds one commit per finished story (1 of 3 done).\n"
+             kept: ralph/greet holds one commit per finished story (1 of 3 done).\n\
+             resume it with more retries:\n  git ralph start greet --max-retries 2\n"
         )
     );
     assert_eq!(

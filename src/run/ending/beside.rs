@@ -2,13 +2,14 @@
 //! beside the user's. Whatever is left uncommitted in the run's worktree
 //! is kept under a ref first, never deleted; then the worktree is removed.
 //! Keep leaves the branch; cleanup brings the run's work into the user's
-//! worktree as uncommitted changes, but only when that touches nothing the
-//! user changed (otherwise it refuses before anything is done); abort
-//! deletes the branch. The user's HEAD, index and stashes are never
-//! touched, nor their files but by cleanup.
+//! worktree as uncommitted changes, merged onto what they committed
+//! meanwhile, but only when that touches none of their uncommitted changes
+//! and clashes with none of their commits (otherwise it refuses before
+//! anything is done); abort deletes the branch. The user's HEAD, index
+//! and stashes are never touched, nor their files but by cleanup.
 
 use super::{Aborted, EndingError, Finished, Notice, Onlooker, close};
-use crate::git::{BringError, ChangeName, HeadState, Repo};
+use crate::git::{BringError, ChangeName, HeadState, ObjectId, Repo, StoryMerge};
 use crate::state::{FinishChoice, RunDir, RunState, RunWorktree};
 
 /// The run's two sides: the user's worktree, and the run's own (`None`
@@ -79,13 +80,9 @@ pub(super) fn finish(
             Finished::Kept(close::kept(state, removed))
         }
         FinishChoice::Cleanup => {
-            let tip = branch_tip(&owner, change)?;
-            let (base, end) = (
-                owner.commit_tree(state.initial_commit)?,
-                owner.commit_tree(tip)?,
-            );
+            let (from, to) = cleanup_trees(&owner, change, state)?;
             owner
-                .bring_in(base, end)
+                .bring_in(from, to)
                 .map_err(|err| refused(err, change))?;
             remove(&owner, change, &record)?;
             let tip = owner.retire_branch(change, "finished")?;
@@ -139,7 +136,7 @@ fn retire_stories(
 }
 
 /// Cleanup would touch nothing of the user's: checked before anything is
-/// done, so a refusal changes nothing.
+/// done, so a refusal changes nothing (a merge it needs is made in memory).
 fn check_cleanup(owner: &Repo, change: &ChangeName, state: &RunState) -> Result<(), EndingError> {
     if let Err(err) = owner.ensure_ready() {
         return Err(EndingError::OwnerBusy {
@@ -147,16 +144,47 @@ fn check_cleanup(owner: &Repo, change: &ChangeName, state: &RunState) -> Result<
             source: Box::new(err),
         });
     }
+    cleanup_trees(&owner.in_memory(), change, state).map(|_| ())
+}
+
+/// What cleanup brings into the user's worktree, as the trees from and to
+/// which it changes it. The run's work as it is (from the tree it began
+/// with to its tip) when the paths it touches are as the run found them;
+/// where the user committed to them since, that work merged onto their
+/// HEAD instead. Refused where they have uncommitted changes in its way,
+/// or where their commits and the run's work clash.
+fn cleanup_trees(
+    owner: &Repo,
+    change: &ChangeName,
+    state: &RunState,
+) -> Result<(ObjectId, ObjectId), EndingError> {
     let tip = branch_tip(owner, change)?;
     let (base, end) = (
         owner.commit_tree(state.initial_commit)?,
         owner.commit_tree(tip)?,
     );
-    let conflicts = owner.bring_in_conflicts(base, end)?;
-    if conflicts.is_empty() {
-        Ok(())
-    } else {
-        Err(refused(BringError::WouldTouch { paths: conflicts }, change))
+    let touched = owner.bring_in_conflicts(base, end)?;
+    if touched.is_empty() {
+        return Ok((base, end));
+    }
+    let would_touch = |paths| Err(refused(BringError::WouldTouch { paths }, change));
+    let head = match owner.head()? {
+        HeadState::Branch { commit, .. } | HeadState::Detached { commit } => commit,
+        HeadState::Unborn { .. } => return would_touch(touched),
+    };
+    let tree = match owner.merge_onto(state.initial_commit, head, tip)? {
+        StoryMerge::Clean { tree } => tree,
+        StoryMerge::Conflicted { paths } => {
+            return Err(EndingError::CleanupClashes {
+                change: change.clone(),
+                paths,
+            });
+        }
+    };
+    let onto = owner.commit_tree(head)?;
+    match owner.bring_in_conflicts(onto, tree)? {
+        left if left.is_empty() => Ok((onto, tree)),
+        left => would_touch(left),
     }
 }
 

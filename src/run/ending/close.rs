@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
-use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, now};
+use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
 use crate::stories::SourceKind;
 
 /// Keep or clean up, and record it. A half-done attempt is never left
@@ -50,9 +50,14 @@ pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
 /// had one.
 pub(super) fn kept(state: &RunState, worktree_removed: Option<PathBuf>) -> Kept {
     Kept {
+        change: state.change.clone(),
         branch: state.branch.clone(),
         stories_done: state.stories_done(),
         stories_total: state.stories.len(),
+        resumable: state
+            .reason
+            .is_some_and(|reason| reason != StopReason::Completed),
+        retries_to_resume: state.retries_to_resume(),
         close: close_offer(state),
         worktree_removed,
     }

@@ -33,9 +33,16 @@ pub enum EndingError {
         change: ChangeName,
         head: String,
     },
-    /// Cleanup of a run beside the user would overwrite what they changed.
+    /// Cleanup of a run beside the user would overwrite what they changed
+    /// and did not commit.
     #[error("cleanup would touch your own changes in {}; nothing was done", paths.join(", "))]
     CleanupWouldTouch {
+        change: ChangeName,
+        paths: Vec<String>,
+    },
+    /// The run's work and what the user committed beside it do not merge.
+    #[error("the run's work clashes with what you committed to {}; nothing was done", paths.join(", "))]
+    CleanupClashes {
         change: ChangeName,
         paths: Vec<String>,
     },
@@ -97,10 +104,16 @@ impl EndingError {
                 "commit or stash what you changed there, 'git switch {}', then run this again",
                 change.branch_short()
             )),
-            EndingError::CleanupWouldTouch { change, .. } => Some(format!(
-                "finish with 'git ralph finish {change} --keep': the work stays on {} for you to merge ('git merge {}'); or commit or stash your changes to those paths, then clean up again",
-                change.branch_short(),
+            // Cleanup merges the run's work onto what is committed: an
+            // uncommitted change is all that stands in its way.
+            EndingError::CleanupWouldTouch { change, paths } => Some(format!(
+                "commit your changes to {}, then clean up again: the run's work is merged onto your commits (a file of yours in the way of a new one: move it aside first); or finish with 'git ralph finish {change} --keep' and merge {} yourself",
+                paths.join(", "),
                 change.branch_short()
+            )),
+            EndingError::CleanupClashes { change, .. } => Some(format!(
+                "finish with 'git ralph finish {change} --keep': the work stays on {branch}; then merge it ('git merge {branch}', or 'git merge --squash {branch}' to have it uncommitted) and resolve the clash there",
+                branch = change.branch_short()
             )),
             EndingError::OwnerGone { .. } => {
                 Some("put that worktree back where it was, then run this again".into())

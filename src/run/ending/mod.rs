@@ -23,7 +23,7 @@ mod take_over;
 use std::path::PathBuf;
 
 pub use error::EndingError;
-pub use handoff::{HandedOff, Handoff};
+pub use handoff::{HandedOff, Handoff, HandoffError};
 use take_over::{Running, Standing, TakenOver, take_over};
 
 use crate::git::{ChangeName, ObjectId, Repo};
@@ -91,9 +91,14 @@ pub enum Finished {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kept {
+    pub change: String,
     pub branch: String,
     pub stories_done: usize,
     pub stories_total: usize,
+    /// Kept before its stories were all done: `start` takes it up again.
+    pub resumable: bool,
+    /// The `--max-retries` to resume a run stuck on one story with.
+    pub retries_to_resume: Option<u32>,
     /// The tracker's issues the run finished, which the user may close.
     pub close: Option<CloseOffer>,
     /// The run's own worktree, removed.
@@ -198,7 +203,11 @@ pub fn hand_off(
     onlooker: &mut dyn Onlooker,
 ) -> Result<HandedOff, EndingError> {
     let mut run = take_over(repo, change, run_dir, Running::Refuse, onlooker)?;
-    let kept = match already_finished(&run, change, FinishChoice::Keep)? {
+    let already = already_finished(&run, change, FinishChoice::Keep)?;
+    // Everything that can be known before keeping is checked first: a
+    // refusal leaves the run as it was.
+    let to = handoff.destination(&run.repo, change, &run.state.original.head)?;
+    let kept = match already {
         Some(already) => already,
         None => close::finish(
             &mut run.repo,
@@ -209,8 +218,9 @@ pub fn hand_off(
             onlooker,
         )?,
     };
-    let (pushed, review) =
-        handoff::hand_off(&run.repo, change, run_dir, &run.state, handoff, onlooker)?;
+    let (pushed, review) = handoff::hand_off(
+        &run.repo, change, run_dir, &run.state, handoff, to, onlooker,
+    )?;
     Ok(HandedOff {
         kept,
         pushed,
@@ -333,6 +343,7 @@ fn keep_and_hand_off(
     handoff: &Handoff,
     onlooker: &mut dyn Onlooker,
 ) -> Result<HandedOff, EndingError> {
+    let to = handoff.destination(&repo, change, &state.original.head)?;
     let kept = close::finish(
         &mut repo,
         change,
@@ -341,7 +352,8 @@ fn keep_and_hand_off(
         FinishChoice::Keep,
         onlooker,
     )?;
-    let (pushed, review) = handoff::hand_off(&repo, change, run_dir, &state, handoff, onlooker)?;
+    let (pushed, review) =
+        handoff::hand_off(&repo, change, run_dir, &state, handoff, to, onlooker)?;
     Ok(HandedOff {
         kept,
         pushed,

@@ -13,12 +13,14 @@
 //! - [`forge`]: scripted `gh` and `glab` on PATH, for the hand-off;
 //! - [`fuzz`]: the case counts and generators of the `fuzz_*` property tests;
 //! - [`story_run`]: the story loop's end-to-end ground (a change, a
-//!   recording agent wrapper, runs in the background).
+//!   recording agent wrapper, runs in the background);
+//! - [`tmux`]: a tmux server of the test's own, for the loop screen.
 #![allow(dead_code)]
 
 pub mod forge;
 pub mod fuzz;
 pub mod story_run;
+pub mod tmux;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

@@ -1,7 +1,9 @@
-//! Why a hand-off stopped short, and what the user can do. Every one of
-//! them comes after the run was kept: a failed push leaves the repository
-//! exactly as `finish --keep` does, and a pull request that could not be
-//! opened leaves the branch pushed and the description written to a file.
+//! Why a hand-off stopped short, and what the user can do. A remote that
+//! is not there is found before anything is done, and the run is left as
+//! it was; every other failure comes after the run was kept: a failed push
+//! leaves the repository exactly as `finish --keep` does, and a pull
+//! request that could not be opened leaves the branch pushed and the
+//! description written to a file.
 
 use std::path::PathBuf;
 
@@ -17,6 +19,9 @@ pub enum HandoffError {
         branch: String,
         change: String,
     },
+    /// The run's branch is gone: there is nothing to push.
+    #[error("there is no branch {branch} to push")]
+    NoBranch { branch: String, change: String },
     #[error("the remote '{remote}' rejected {branch}: {detail}")]
     PushRejected {
         remote: String,
@@ -91,9 +96,13 @@ impl HandoffError {
         let again =
             |change: &str, how: &str| format!("then run 'git ralph finish {change} {how}' again");
         match self {
+            // Refused before anything was done: the run is as it was.
             HandoffError::NoRemote { remote, change, .. } => vec![format!(
-                "the run is kept on its branch; add the remote ('git remote add {remote} <url>') or name another one with --remote, {}",
+                "add the remote ('git remote add {remote} <url>') or name another one with --remote, {}",
                 again(change, "--push")
+            )],
+            HandoffError::NoBranch { change, .. } => vec![format!(
+                "see where the run stands with 'git ralph status {change}'"
             )],
             HandoffError::PushRejected {
                 remote,

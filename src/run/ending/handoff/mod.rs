@@ -98,23 +98,48 @@ pub struct Review {
     pub forge: Forge,
 }
 
-/// Push the kept run's branch, then open or update its pull request.
+/// Where a hand-off pushes: the remote's name and URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub remote: String,
+    pub url: String,
+}
+
+impl Handoff {
+    /// The remote this hand-off pushes `change`'s branch to, for a run
+    /// that started from `original`: refused when the repository has no
+    /// such remote, before anything is kept, removed or recorded.
+    pub fn destination(
+        &self,
+        repo: &Repo,
+        change: &ChangeName,
+        original: &HeadState,
+    ) -> Result<Destination, HandoffError> {
+        let remote = push::remote_for(repo, original, self.remote.as_deref());
+        match push::remote_url(repo, &remote) {
+            Some(url) => Ok(Destination { remote, url }),
+            None => Err(HandoffError::NoRemote {
+                remote,
+                branch: change.branch_short(),
+                change: change.to_string(),
+            }),
+        }
+    }
+}
+
+/// Push the kept run's branch to `to`, then open or update its pull
+/// request. `repo` is any worktree of the repository: the branch is pushed
+/// as it stands.
 pub(super) fn hand_off(
     repo: &Repo,
     change: &ChangeName,
     run_dir: &RunDir,
     state: &RunState,
     handoff: &Handoff,
+    to: Destination,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(Pushed, Option<Review>), HandoffError> {
-    let remote = push::remote_for(repo, state, handoff.remote.as_deref());
-    let Some(url) = push::remote_url(repo, &remote) else {
-        return Err(HandoffError::NoRemote {
-            remote,
-            branch: change.branch_short(),
-            change: change.to_string(),
-        });
-    };
+    let Destination { remote, url } = to;
     onlooker.notice(Notice::Pushing {
         branch: change.branch_short(),
         remote: remote.clone(),

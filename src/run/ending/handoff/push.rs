@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::{HandoffError, Pushed};
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
-use crate::state::RunState;
 
 /// A push that has not ended in ten minutes is not going to.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(600);
@@ -17,17 +16,14 @@ const PUSH_TIMEOUT: Duration = Duration::from_secs(600);
 const OUTPUT_LIMIT: usize = 16 * 1024;
 
 /// The remote to push to: the one asked for, else the upstream remote of
-/// the branch the run started from, else `origin`.
-pub(super) fn remote_for(repo: &Repo, state: &RunState, asked: Option<&str>) -> String {
+/// the branch the run started from (`original`), else `origin`.
+pub(super) fn remote_for(repo: &Repo, original: &HeadState, asked: Option<&str>) -> String {
     if let Some(remote) = asked {
         return remote.to_owned();
     }
-    let upstream = match &state.original.head {
+    let upstream = match original {
         HeadState::Branch { .. } | HeadState::Unborn { .. } => repo
-            .config_string(&format!(
-                "branch.{}.remote",
-                state.original.head.reflog_name()
-            ))
+            .config_string(&format!("branch.{}.remote", original.reflog_name()))
             .map(|remote| remote.trim().to_owned())
             // `.` is the repository itself: no remote at all.
             .filter(|remote| !remote.is_empty() && remote != "."),
@@ -44,10 +40,18 @@ pub(super) fn remote_url(repo: &Repo, remote: &str) -> Option<String> {
 
 /// `git push <remote> ralph/<change>`: a plain push, so a remote branch
 /// that holds commits this run does not is rejected, never overwritten.
-/// `remote` is one the repository has (see [`remote_url`]).
+/// `remote` is one the repository has (see [`remote_url`]). The branch is
+/// pushed as it stands, whichever worktree `repo` is and wherever its HEAD
+/// is: a run kept beside the user leaves HEAD on the user's branch.
 pub(super) fn push(repo: &Repo, change: &ChangeName, remote: &str) -> Result<Pushed, HandoffError> {
     let branch = change.branch_short();
-    let commit = repo.ensure_on_branch(change)?;
+    let commit = repo
+        .resolve_ref(&change.branch_ref())
+        .map_err(crate::git::OpError::from)?
+        .ok_or_else(|| HandoffError::NoBranch {
+            branch: branch.clone(),
+            change: change.to_string(),
+        })?;
     let refspec = format!("{0}:{0}", change.branch_ref());
     let spec = Spec {
         program: "git".into(),

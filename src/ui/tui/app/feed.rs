@@ -4,7 +4,7 @@
 //! what an agent spent is read as the line view reads it
 //! ([`crate::ui::digest`]).
 
-use super::{App, AttemptItem, StoryItem};
+use super::{App, AttemptItem, Mode, StoryItem};
 use crate::events::{Event, Record};
 use crate::state::{AttemptOutcome, RunState, RunStatus};
 use crate::ui::digest::{Notice, spent};
@@ -56,6 +56,20 @@ impl App {
         self.dirty = true;
     }
 
+    /// A watcher's screen follows the loop as it ends and is resumed
+    /// (s stops only a loop that runs). Whether the loop runs when the
+    /// screen opens is the watcher's to say, not the log's.
+    fn watch_live(&mut self, event: &Event) {
+        let running = match event {
+            Event::RunStarted { .. } if self.ended.is_some() => true,
+            Event::Error { .. } | Event::Complete { .. } => false,
+            _ => return,
+        };
+        if let Mode::Watch { live } = &mut self.mode {
+            *live = running;
+        }
+    }
+
     fn story_mut(&mut self, id: &str, title: &str) -> &mut StoryItem {
         let at = match self.stories.iter().position(|story| story.id == id) {
             Some(at) => at,
@@ -77,6 +91,7 @@ impl App {
     /// Take in one event of the run.
     pub fn apply(&mut self, record: &Record) {
         self.dirty = true;
+        self.watch_live(&record.event);
         if self.started_ms.is_none() {
             self.started_ms = Some(record.ts_ms);
         }
