@@ -347,6 +347,12 @@ impl Repo {
         tree: ObjectId,
         parents: &[ObjectId],
     ) -> Result<ObjectId, OpError> {
+        // gix knows the empty tree without storing it; git's fsck does not.
+        if tree == self.repo.empty_tree().id {
+            self.repo
+                .write_object(gix::objs::Tree::empty())
+                .ctx(|| "could not write the empty tree".into())?;
+        }
         let committer = self.signature(false)?;
         let author = self.signature(true)?;
         let commit = gix::objs::Commit {

@@ -95,6 +95,25 @@ fn revert_matches_reset_hard_and_clean() {
     fx.assert_fsck_clean();
 }
 
+/// A worktree left empty (a story's worktree cut short while it was being
+/// made) is preserved as a commit of the empty tree, which git must find.
+#[test]
+fn preserving_an_empty_worktree_leaves_git_content() {
+    let fx = Fixture::new();
+    for file in fx.git(&["ls-files"]).lines() {
+        std::fs::remove_file(fx.root.join(file)).unwrap();
+    }
+    std::fs::remove_file(fx.root.join(".git/index")).unwrap();
+    let mut repo = Repo::open(&fx.root).unwrap();
+    repo.preserve("refs/ralph/x/attempts/1/1", "nothing left")
+        .unwrap();
+    assert_eq!(
+        fx.git(&["rev-parse", "refs/ralph/x/attempts/1/1^{tree}"]),
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    );
+    fx.assert_fsck_clean();
+}
+
 #[test]
 fn preserve_touches_neither_head_index_nor_worktree() {
     let fx = Fixture::new();
