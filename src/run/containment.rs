@@ -15,7 +15,7 @@ use crate::git::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 use crate::sandbox::{self, Sandbox};
 
 /// What of the git directory the attempt may not change, as it stands
-/// before the agent starts: the repository's own files and the agent_run's
+/// before the agent starts: the repository's own files and the run's
 /// rules (its contract snapshot and the prompt template).
 pub(super) async fn snapshot_git_dir(run: &Run) -> Result<GitDirSnapshot, RunError> {
     let (dirs, shown_from) = git_dirs(run);
@@ -73,7 +73,7 @@ pub(super) async fn contain_git_dir(
     Ok(changes)
 }
 
-/// The agent's invocation under bubblewrap, when the agent_run asks for the
+/// The agent's invocation under bubblewrap, when the run asks for the
 /// sandbox: the git directories and the user's global git config
 /// read-only, the learnings file writable.
 pub(super) fn sandboxed(run: &Run, mut invocation: Invocation) -> Invocation {

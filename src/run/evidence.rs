@@ -228,7 +228,7 @@ async fn reopen_elsewhere(run: &Run, list: &ListChanges, before: &str) -> Result
 
 /// What the story's attempt is weighed against: the story's contract,
 /// and in a role pipeline the role's promise and verification. A role
-/// whose verification has nothing to agent_run falls back to the contract's
+/// whose verification has nothing to run falls back to the contract's
 /// (its checks, or the promise alone); one that has its own is judged
 /// by it, the coder by the contract's checks as well.
 fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
@@ -444,7 +444,7 @@ async fn verification(
     verdict
 }
 
-/// Every objective check, agent_run on the worktree; all of them agent_run, so the
+/// Every objective check, run on the worktree; all of them run, so the
 /// report names every failure at once. Which passed goes into the
 /// attempt's record and an event.
 pub(super) async fn run_checks(

@@ -79,7 +79,7 @@ pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), RunError> {
 
 /// The agent of the next attempt at `story`, playing `turn`'s role: a
 /// role's agent of its own, the fallback the story was handed to, or
-/// the agent_run's agent.
+/// the run's agent.
 pub(super) fn attempt_agent(
     run: &Run,
     story: &Story,

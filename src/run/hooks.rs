@@ -92,7 +92,7 @@ impl fmt::Display for HookFailure {
 /// Run the hooks of every event since the last call, in order. A hook
 /// that fails is reported; the stop one asked for is returned (now and
 /// on every later call), with its reason.
-/// What a stop leaves undone stays queued for the agent_run's end, so that
+/// What a stop leaves undone stays queued for the run's end, so that
 /// every hook of every event runs once.
 pub(super) async fn run_due_hooks(run: &mut Run) -> Option<(StopReason, String)> {
     let due = std::mem::take(&mut run.hook_queue.due);
@@ -112,7 +112,7 @@ pub(super) async fn run_due_hooks(run: &mut Run) -> Option<(StopReason, String)>
         .map(|why| (StopReason::Stopped, why))
 }
 
-/// The hooks before `story`'s agent starts. When one stops the agent_run, the
+/// The hooks before `story`'s agent starts. When one stops the run, the
 /// attempt is taken back, as if it had never begun; returns whether the
 /// agent may start.
 pub(super) async fn hooks_let_agent_start(
@@ -132,7 +132,7 @@ pub(super) async fn hooks_let_agent_start(
     Ok(false)
 }
 
-/// The hooks of the agent_run's end (and any still queued). The agent_run is over:
+/// The hooks of the run's end (and any still queued). The run is over:
 /// a failure is reported, whatever the hook says.
 pub(super) async fn run_end_hooks(run: &mut Run) {
     let due = std::mem::take(&mut run.hook_queue.due);
@@ -142,7 +142,7 @@ pub(super) async fn run_end_hooks(run: &mut Run) {
 }
 
 /// The hooks of `due`, in order; a stop request ends a hook only while
-/// the agent_run goes on. Returns what is left when a hook stopped the agent_run or
+/// the run goes on. Returns what is left when a hook stopped the run or
 /// was cut short by a stop.
 async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
     let Due {
@@ -159,7 +159,7 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
         };
         let said = format!("the {event} hook `{}` {failure}", hook.command);
         if going_on && hook.on_error == OnError::Stop {
-            run.warn(format!("{said}; the agent_run stops (on_error = \"stop\")"));
+            run.warn(format!("{said}; the run stops (on_error = \"stop\")"));
             run.hook_queue.stop = Some(format!("stopped by the {event} hook: {said}"));
             return (at + 1 < hooks.len()).then(|| Due {
                 from: at + 1,
@@ -167,9 +167,9 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
             });
         }
         let after = if going_on {
-            "the agent_run goes on"
+            "the run goes on"
         } else {
-            "the agent_run had ended"
+            "the run had ended"
         };
         run.warn(format!("{said}; {after}"));
     }

@@ -19,7 +19,7 @@ pub(super) struct Deliveries {
     reported: Vec<String>,
 }
 
-/// Start telling the user the agent_run ended for `reason`.
+/// Start telling the user the run ended for `reason`.
 pub(super) fn notify_end(run: &mut Run, reason: StopReason, message: String) {
     let news = news(run, NewsKind::RunEnded, message);
     notify(
@@ -32,7 +32,7 @@ pub(super) fn notify_end(run: &mut Run, reason: StopReason, message: String) {
     );
 }
 
-/// Start telling the user the agent_run waits for a usage limit until
+/// Start telling the user the run waits for a usage limit until
 /// `until_unix`.
 pub(super) fn notify_pause(run: &mut Run, until_unix: u64, message: String) {
     let news = news(run, NewsKind::Paused, message);
@@ -95,7 +95,7 @@ async fn report(run: &mut Run, deliveries: Vec<JoinHandle<Vec<Undelivered>>>) {
             }
             run.deliveries.reported.push(channel.clone());
             run.warn(format!(
-                "{channel} could not be told how the agent_run goes: {why}; later failures to deliver are not reported"
+                "{channel} could not be told how the run goes: {why}; later failures to deliver are not reported"
             ));
         }
     }

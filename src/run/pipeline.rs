@@ -43,17 +43,23 @@ impl Turn {
 }
 
 /// The role whose iteration comes next at `story`, its pipeline begun
-/// if it has none under way; `None` when the agent_run has no roles (or the
+/// if it has none under way; `None` when the run has no roles (or the
 /// story turned all of them off).
 pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunError> {
     if run.settings.roles.is_empty() {
         return Ok(None);
     }
-    let pipeline = run.settings.contract.pipeline_for(
+    let mut pipeline = run.settings.contract.pipeline_for(
         &story.id,
         &run.settings.roles,
         &run.settings.role_agents,
     )?;
+    // Resuming with more retries gave every role more iterations.
+    for rules in &mut pipeline {
+        rules.max_iterations = rules
+            .max_iterations
+            .saturating_add(run.state.role_iterations_added);
+    }
     let Some(first) = pipeline.first().cloned() else {
         return Ok(None);
     };
@@ -351,7 +357,7 @@ pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunErr
     }
     run.save()?;
     run.warn(format!(
-        "the changes made while the agent_run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",
+        "the changes made while the run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",
         state.story
     ));
     Ok(())

@@ -157,7 +157,7 @@ fn pipeline_receipt(run: &Run, story: &str) -> Option<Vec<(&'static str, String)
     Some(trailers)
 }
 
-/// Who plays `role`: its command, its preset, or the agent_run's agent.
+/// Who plays `role`: its command, its preset, or the run's agent.
 fn role_agent_name(run: &Run, role: Role) -> String {
     let choice = run.settings.role_agents.get(&role);
     let configured = run
@@ -175,11 +175,11 @@ fn role_agent_name(run: &Run, role: Role) -> String {
     match (command, preset) {
         (Some(_), _) => "its own command".to_owned(),
         (None, Some(preset)) => preset,
-        (None, None) => "the agent_run's agent".to_owned(),
+        (None, None) => "the run's agent".to_owned(),
     }
 }
 
-/// Keep `receipt` of `commit` in the agent_run's directory.
+/// Keep `receipt` of `commit` in the run's directory.
 pub(super) fn keep_receipt(run: &mut Run, commit: &str, subject: &str, receipt: &str) {
     let path = run.run_dir.receipts_path();
     let entry = format!("commit {commit}\n{subject}\n\n{receipt}\n");

@@ -55,7 +55,15 @@ impl Session {
             Some(mut state) => {
                 earlier::reopen(&mut state);
                 // Checked before the run's worktree is entered (or made again).
-                state.settings = resume_settings(repo, change, &state, req)?;
+                let settings = resume_settings(repo, change, &state, req)?;
+                // More retries for a run with roles mean more iterations
+                // for each role.
+                state.role_iterations_added = state.role_iterations_added.saturating_add(
+                    settings
+                        .max_retries
+                        .saturating_sub(state.settings.max_retries),
+                );
+                state.settings = settings;
                 let state = reenter(repo, change, &run_dir, state, req, &mut notices)?;
                 check_on_branch(repo, change)?;
                 let source = source_for(repo, change, &state.settings, Begin::Resume)?;
@@ -352,6 +360,7 @@ fn new_state(
         pause_reason: None,
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
+        role_iterations_added: 0,
         pipeline: None,
         fallback: None,
         worktree: None,

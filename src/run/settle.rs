@@ -189,7 +189,7 @@ pub(super) async fn preserve_and_revert(
 
 /// On resume. An attempt the state records as running was cut off (a
 /// killed loop, a force-quit): its work is preserved and the worktree
-/// goes back to the last checkpoint. Otherwise the agent_run stopped cleanly,
+/// goes back to the last checkpoint. Otherwise the run stopped cleanly,
 /// and whatever is in the worktree now is the user's: it is committed
 /// as a checkpoint of its own, never reverted.
 pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
@@ -236,14 +236,14 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The agent_run stopped cleanly, so what its tracking outside the worktree
+/// The run stopped cleanly, so what its tracking outside the worktree
 /// says now is the user's, as the worktree is: it is kept.
 async fn adopt_tracking(run: &mut Run) -> Result<(), RunError> {
     let source = run.source.clone();
     let changed = blocking(move || source.tracking_change()).await?;
     if changed.is_some() {
         let message = format!(
-            "{} was changed while the agent_run was stopped; its marks are kept",
+            "{} was changed while the run was stopped; its marks are kept",
             run.tracking_file()
         );
         run.warn(message);
@@ -373,7 +373,7 @@ async fn set_aside_attempt(
     Ok(())
 }
 
-/// The agent_run's branch moved past the checkpoint while the agent_run was
+/// The run's branch moved past the checkpoint while the run was
 /// stopped, by the user's own commits: they become the checkpoint.
 async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
     let change = run.settings.change.clone();
@@ -381,12 +381,12 @@ async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
     let adopted = run
         .with_repo(move |repo| repo.descendant_tip(&change, checkpoint))
         .await
-        .map_err(|err| RunError::git("read the agent_run's branch on resume", err))?;
+        .map_err(|err| RunError::git("read the run's branch on resume", err))?;
     if let Some(tip) = adopted {
         run.state.checkpoint = tip;
         run.save()?;
         let message = format!(
-            "{} has commits made while the agent_run was stopped; they are kept, and the agent_run goes on from {}",
+            "{} has commits made while the run was stopped; they are kept, and the run goes on from {}",
             run.state.branch,
             tip.to_hex_with_len(10)
         );
@@ -395,7 +395,7 @@ async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Commit what the user changed while the agent_run was stopped, and judge
+/// Commit what the user changed while the run was stopped, and judge
 /// any story they marked done like any other: its checks must pass.
 async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     let before: Vec<(String, bool)> = run
@@ -413,7 +413,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     let commit = checkpoint.commit.to_string();
     run.save()?;
     let message = format!(
-        "the changes made while the agent_run was stopped are committed on {} as {}",
+        "the changes made while the run was stopped are committed on {} as {}",
         run.state.branch,
         checkpoint.commit.to_hex_with_len(10)
     );
@@ -442,7 +442,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         run.story_record(&story.id)
             .attempts
             .push(crate::state::AttemptRecord {
-                reason: Some("marked done by the user while the agent_run was stopped".into()),
+                reason: Some("marked done by the user while the run was stopped".into()),
                 checkpoint: Some(commit.clone()),
                 ..crate::state::AttemptRecord::new(attempt, AttemptOutcome::Complete, now())
             });
@@ -451,7 +451,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     Ok(())
 }
 
-/// HEAD must be on the agent_run's branch at the last checkpoint. If the agent
+/// HEAD must be on the run's branch at the last checkpoint. If the agent
 /// committed or switched branches, bring the work back; never lose it.
 /// Returns where HEAD was found, if not there.
 pub(super) async fn guard_head(
@@ -470,7 +470,7 @@ pub(super) async fn guard_head(
 }
 
 /// The agent left HEAD at `found`, a commit the last checkpoint does
-/// not descend from (it rewound the agent_run's branch, or worked on another):
+/// not descend from (it rewound the run's branch, or worked on another):
 /// what it did there is carried onto the checkpoint, so that its own
 /// work is judged, not the stories it took away. Says what was done.
 pub(super) async fn carry_work(

@@ -406,6 +406,10 @@ pub struct RunState {
     pub rate_limit_wait_secs: u64,
     #[serde(default)]
     pub rate_limit_pauses: u32,
+    /// Iterations added to every role's bound by resuming with more
+    /// retries: a role pipeline has no retries of its own to raise.
+    #[serde(default, skip_serializing_if = "crate::state::run::is_zero")]
+    pub role_iterations_added: u32,
     /// Where the current story is in its role pipeline, while it is in
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -641,4 +645,8 @@ mod tests {
             assert_eq!(flag.to_string(), sentence);
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
