@@ -627,6 +627,10 @@ pub fn now() -> u64 {
         .unwrap_or(0)
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -645,8 +649,4 @@ mod tests {
             assert_eq!(flag.to_string(), sentence);
         }
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
