@@ -4,6 +4,7 @@
 //! change means for the verdict is the judge's (`judge::git_dir`); here the
 //! snapshot is taken, compared, put back and told.
 
+use super::attempt::Attempt;
 use super::context::Run;
 use std::path::PathBuf;
 
@@ -39,10 +40,10 @@ pub(super) async fn snapshot_git_dir(run: &Run) -> Result<GitDirSnapshot, RunErr
 /// change, in the events and the attempt's record.
 pub(super) async fn contain_git_dir(
     run: &mut Run,
-    story_id: &str,
-    attempt: u32,
+    attempt: &Attempt,
     before: GitDirSnapshot,
 ) -> Result<Vec<GitDirChange>, RunError> {
+    let (story_id, attempt) = (attempt.id(), attempt.number);
     let changes = blocking(move || {
         let changes = before.changes()?;
         if !changes.is_empty() {

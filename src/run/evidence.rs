@@ -11,14 +11,15 @@ use super::pipeline;
 use super::settle;
 use std::time::Duration;
 
-use super::attempt::Ran;
+use super::attempt::Attempt;
+use super::attempt::Turn;
+use super::attempt_steps::Ran;
 use super::blocking;
 use super::error::RunError;
 use super::guardrails;
 use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
-use super::pipeline::Turn;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, CheckOutcome, Method, Role, StoryRules, VerifyContext};
@@ -31,9 +32,7 @@ use crate::stories::{SourceKind, Story};
 /// Where the judge gathers evidence: the attempt and what it is weighed
 /// against.
 struct Gathering<'a> {
-    story: &'a Story,
-    attempt: u32,
-    story_key: &'a str,
+    attempt: &'a Attempt,
     run: &'a AgentRun,
     rules: &'a Rules,
     trees: (ObjectId, ObjectId),
@@ -46,10 +45,8 @@ const TRACKING_FILE_LIMIT: usize = 4 * 1024 * 1024;
 /// revert. `before` is the list as it stood when the attempt began.
 pub(super) async fn judge_attempt(
     run: &mut Run,
-    story: &Story,
+    attempt: &Attempt,
     before: &[Story],
-    attempt: u32,
-    story_key: &str,
     ran: Ran,
     timeout: Duration,
 ) -> Result<(), RunError> {
@@ -57,11 +54,11 @@ pub(super) async fn judge_attempt(
     let Ran {
         run: agent_run,
         git_dir,
-        turn,
         ..
     } = ran;
-    if let Some(turn) = turn.as_ref().filter(|turn| !turn.role().edits()) {
-        pipeline::undo_role_edits(run, story, attempt, story_key, turn.role()).await?;
+    let story = &attempt.story;
+    if attempt.role().is_some_and(|role| !role.edits()) {
+        pipeline::undo_role_edits(run, attempt).await?;
     }
     let base = pipeline::iteration_base(run);
     let (trees, scan) = run
@@ -71,46 +68,37 @@ pub(super) async fn judge_attempt(
         })
         .await;
     let trees = trees.map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
+    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
         record.scan = scan;
     }
-    let rules = rules(run, story, turn.as_ref());
+    let rules = rules(run, story, attempt.turn.as_ref());
     let (mut evidence, tracking_before) =
         evidence(run, story, before, &agent_run, timeout, &rules, trees).await?;
     evidence.changes.git_dir = git_dir;
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
+    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
         record.asked = evidence.agent.question.clone();
     }
     let gathering = Gathering {
-        story,
         attempt,
-        story_key,
         run: &agent_run,
         rules: &rules,
         trees,
     };
     let verdict = weigh(run, gathering, &mut evidence).await;
-    record_verdict(run, story, attempt, trees.0 != trees.1, &verdict);
+    record_verdict(run, attempt, trees.0 != trees.1, &verdict);
     settle_list(
         run,
-        story,
         attempt,
         &evidence.changes.list,
         &verdict,
         tracking_before,
     )
     .await?;
-    match (turn, verdict) {
-        (Some(turn), verdict) => {
-            pipeline::settle_turn(run, story, attempt, story_key, turn, verdict).await
-        }
-        (None, Verdict::Accepted { .. }) => settle::accept(run, story, attempt, None).await,
-        (None, Verdict::KeptDespite(failure)) => {
-            settle::accept(run, story, attempt, Some(failure)).await
-        }
-        (None, Verdict::Failed(failure)) => {
-            settle::reject(run, story, attempt, story_key, failure).await
-        }
+    match (&attempt.turn, verdict) {
+        (Some(_), verdict) => pipeline::settle_turn(run, attempt, verdict).await,
+        (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await,
+        (None, Verdict::KeptDespite(failure)) => settle::accept(run, attempt, Some(failure)).await,
+        (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await,
     }
 }
 
@@ -121,20 +109,13 @@ async fn weigh(run: &mut Run, at: Gathering<'_>, evidence: &mut Evidence) -> Ver
         match judge(evidence, at.rules) {
             Judgement::Verdict(verdict) => return verdict,
             Judgement::Needs(Need::Verification) => {
-                let verification = verification(
-                    run,
-                    at.story,
-                    at.attempt,
-                    at.story_key,
-                    at.run,
-                    &at.rules.story,
-                    at.trees,
-                )
-                .await;
+                let verification =
+                    verification(run, at.attempt, at.run, &at.rules.story, at.trees).await;
                 evidence.verification = Some(verification);
             }
             Judgement::Needs(Need::Checks) => {
-                let checks = run_checks(run, at.story, at.attempt, &at.rules.story).await;
+                let checks =
+                    run_checks(run, &at.attempt.story, at.attempt.number, &at.rules.story).await;
                 evidence.checks = Some(checks);
             }
         }
@@ -146,12 +127,12 @@ async fn weigh(run: &mut Run, at: Gathering<'_>, evidence: &mut Evidence) -> Ver
 /// its work is kept (a failed attempt's go with its revert).
 async fn settle_list(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
+    attempt: &Attempt,
     list: &ListChanges,
     verdict: &Verdict,
     tracking_before: Option<String>,
 ) -> Result<(), RunError> {
+    let (story, attempt) = (&attempt.story, attempt.number);
     let kept = !matches!(verdict, Verdict::Failed(_));
     if !list.ticked_elsewhere.is_empty() {
         if kept {
@@ -298,7 +279,8 @@ async fn evidence(
 
 /// The verdict into the attempt's record, the events and the
 /// no-progress streak.
-fn record_verdict(run: &mut Run, story: &Story, attempt: u32, progress: bool, verdict: &Verdict) {
+fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Verdict) {
+    let (story, attempt) = (&attempt.story, attempt.number);
     if let Some(record) = run.attempt_record(&story.id, attempt) {
         record.progress = progress;
     }
@@ -395,9 +377,7 @@ async fn changes(
 /// multi-stage pipeline); its warnings are reported at once.
 async fn verification(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    story_key: &str,
+    attempt: &Attempt,
     agent_run: &AgentRun,
     rules: &StoryRules,
     (old, new): (ObjectId, ObjectId),
@@ -423,16 +403,12 @@ async fn verification(
         token: rules.promise.as_deref(),
         final_text: &final_text,
         promised: agent_run.conclusion == Conclusion::Complete,
-        story,
+        story: &attempt.story,
         criteria: &rules.acceptance_criteria,
         outcome: rules.outcome.as_deref(),
         diff: &diff,
         command_timeout: run.settings.command_timeout,
-        verifier_log: run
-            .run_dir
-            .dir
-            .join("attempts")
-            .join(format!("{story_key}-{attempt}.verify.jsonl")),
+        verifier_log: attempt.verifier_log.clone(),
         stop: run.stop.clone(),
     };
     let verdict = contract::verify(&method, &ctx).await;

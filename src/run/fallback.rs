@@ -12,9 +12,9 @@
 //! opinion a stand-in could not give; its usage limit ends the run as
 //! without fallbacks.
 
+use super::attempt::{Attempt, AttemptAgent, Turn};
 use super::context::Run;
 use super::error::RunError;
-use super::pipeline::Turn;
 use crate::agent::{AgentSpec, presets};
 use crate::contract::RoleRules;
 use crate::events::Event;
@@ -23,23 +23,6 @@ use crate::settings::Settings;
 use crate::state::FallbackState;
 use crate::stories::Story;
 
-/// The agent an attempt runs.
-#[derive(Debug, Clone)]
-pub(super) struct AttemptAgent {
-    pub spec: AgentSpec,
-    /// The run's own agent or one of its fallbacks, which hands the story
-    /// on at a usage limit; not a role's agent of its own.
-    pub falls_back: bool,
-}
-
-impl AttemptAgent {
-    /// The agent as status, log and the trailers name it.
-    pub fn label(&self) -> String {
-        label(&self.spec)
-    }
-}
-
-/// A preset's name, or the command a command agent runs.
 pub(super) fn label(spec: &AgentSpec) -> String {
     match (spec.name.as_str(), spec.args.last()) {
         ("command", Some(command)) => command.clone(),
@@ -120,11 +103,10 @@ pub(super) fn attempt_agent(
 /// Returns whether one took it.
 pub(super) fn hand_to_fallback(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    agent: &AttemptAgent,
+    attempt: &Attempt,
     reason: &str,
 ) -> Result<bool, RunError> {
+    let (story, agent) = (&attempt.story, &attempt.agent);
     if !agent.falls_back {
         return Ok(false);
     }
@@ -147,7 +129,7 @@ pub(super) fn hand_to_fallback(
     run.save()?;
     run.emit(Event::AgentFallback {
         story_id: story.id.clone(),
-        attempt,
+        attempt: attempt.number,
         message: format!(
             "{from} hit a usage limit that resets later than --max-rate-limit-wait allows ({reason}); story {} goes to {to}",
             story.id

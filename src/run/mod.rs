@@ -37,6 +37,7 @@
 //! they look.
 
 mod attempt;
+mod attempt_steps;
 mod beside;
 mod containment;
 mod context;

@@ -14,33 +14,16 @@
 //! at that role once the coder passes again. Every iteration counts against
 //! its role's bound, and a role out of iterations stops the run, named.
 
+use super::attempt::{Attempt, Turn};
 use super::context::Run;
 use super::error::RunError;
 use super::judge::{Failure, Verdict};
 use super::settle;
-use crate::contract::{Role, RoleRules};
+use crate::contract::Role;
 use crate::events::{Event, now_ms};
 use crate::git::ObjectId;
 use crate::state::{AttemptOutcome, Findings, PipelineState, StopReason};
 use crate::stories::Story;
-
-/// One iteration of one role at a story.
-#[derive(Debug, Clone)]
-pub(super) struct Turn {
-    pub rules: RoleRules,
-    /// Every role of the story's pipeline, in order.
-    pub pipeline: Vec<RoleRules>,
-    /// This role's iteration (1-based).
-    pub iteration: u32,
-    /// What the role that sent the story back found, for the coder.
-    pub findings: Option<Findings>,
-}
-
-impl Turn {
-    pub fn role(&self) -> Role {
-        self.rules.role
-    }
-}
 
 /// The role whose iteration comes next at `story`, its pipeline begun
 /// if it has none under way; `None` when the run has no roles (or the
@@ -132,29 +115,29 @@ pub(super) fn iteration_base(run: &Run) -> ObjectId {
 /// sends the story back, or ends in the story's checkpoint.
 pub(super) async fn settle_turn(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    story_key: &str,
-    turn: Turn,
+    attempt: &Attempt,
     verdict: Verdict,
 ) -> Result<(), RunError> {
+    let Some(turn) = &attempt.turn else {
+        return Ok(());
+    };
     match verdict {
-        Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match next_role(run, &turn) {
+        Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match next_role(run, turn) {
             None => {
                 run.state.pipeline = None;
-                settle::accept(run, story, attempt, None).await
+                settle::accept(run, attempt, None).await
             }
-            Some(next) => pass_on(run, story, attempt, story_key, &turn, next).await,
+            Some(next) => pass_on(run, attempt, turn, next).await,
         },
         Verdict::Failed(failure) => {
             if turn.role().edits() {
-                settle::reject(run, story, attempt, story_key, failure.clone()).await?;
+                settle::reject(run, attempt, failure.clone()).await?;
             } else {
-                let kept = edits_kept_at(run, story_key, attempt);
-                settle::record_failure(run, story, attempt, failure.clone(), kept)?;
+                let kept = edits_kept_at(run, attempt);
+                settle::record_failure(run, attempt, failure.clone(), kept)?;
             }
             if failure.outcome != AttemptOutcome::Interrupted {
-                send_back(run, story, attempt, &turn, &failure)?;
+                send_back(run, attempt, turn, &failure)?;
             }
             run.save()
         }
@@ -179,17 +162,11 @@ fn next_role(run: &Run, turn: &Turn) -> Option<Role> {
 /// The role passed and the story goes on to `next`: a role whose work
 /// is files has it kept under the attempt's ref as the pipeline's new
 /// base.
-async fn pass_on(
-    run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    story_key: &str,
-    turn: &Turn,
-    next: Role,
-) -> Result<(), RunError> {
+async fn pass_on(run: &mut Run, at: &Attempt, turn: &Turn, next: Role) -> Result<(), RunError> {
+    let (story, attempt) = (&at.story, at.number);
     let role = turn.role();
     let kept = if role.edits() {
-        let refname = run.settings.refs().attempt(story_key, attempt);
+        let refname = at.work_ref();
         let message = format!(
             "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
             run.settings.change, story.id, story.title
@@ -240,13 +217,8 @@ async fn pass_on(
 /// The role did not pass: its findings go to the coder, and the
 /// pipeline goes on at this role once the coder passes again. The
 /// coder's own failure is retried as the coder.
-fn send_back(
-    run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    turn: &Turn,
-    failure: &Failure,
-) -> Result<(), RunError> {
+fn send_back(run: &mut Run, at: &Attempt, turn: &Turn, failure: &Failure) -> Result<(), RunError> {
+    let (story, attempt) = (&at.story, at.number);
     let role = turn.role();
     let coder = turn.pipeline.iter().any(|rules| rules.role == Role::Coder);
     // A role out of iterations stops the story where it stands: the
@@ -275,27 +247,22 @@ fn send_back(
 }
 
 /// A reviewer's or qa's edits, kept under the attempt's ref when it
-/// made any (see [`StoryLoop::undo_role_edits`]).
-fn edits_kept_at(run: &mut Run, story_key: &str, attempt: u32) -> Option<String> {
-    let refname = run.settings.refs().attempt(story_key, attempt);
-    run.state
-        .stories
-        .iter()
-        .flat_map(|story| &story.attempts)
-        .any(|a| a.attempt == attempt && a.preserved.as_deref() == Some(refname.as_str()))
+/// made any (see [`undo_role_edits`]).
+fn edits_kept_at(run: &mut Run, attempt: &Attempt) -> Option<String> {
+    let refname = attempt.work_ref();
+    run.attempt_record(attempt.id(), attempt.number)
+        .is_some_and(|record| record.preserved.as_deref() == Some(refname.as_str()))
         .then_some(refname)
 }
 
 /// A role that only looks (reviewer, qa) changed files: they are kept
 /// under the attempt's ref and undone, back to the pipeline's base,
 /// before the role is judged.
-pub(super) async fn undo_role_edits(
-    run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    story_key: &str,
-    role: Role,
-) -> Result<(), RunError> {
+pub(super) async fn undo_role_edits(run: &mut Run, at: &Attempt) -> Result<(), RunError> {
+    let (story, attempt) = (&at.story, at.number);
+    let Some(role) = at.role() else {
+        return Ok(());
+    };
     let base = iteration_base(run);
     let (old, new) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(base))
@@ -311,7 +278,7 @@ pub(super) async fn undo_role_edits(
         .into_iter()
         .map(|file| file.path)
         .collect();
-    let refname = run.settings.refs().attempt(story_key, attempt);
+    let refname = at.work_ref();
     let message = format!(
         "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
         run.settings.change, story.id

@@ -3,11 +3,11 @@
 //! last attempt failed, and what a later role found. Prompt mode sends the
 //! user's own prompt with the same notes.
 
+use super::attempt::Turn;
 use super::blocking;
 use super::context::Run;
 use super::error::RunError;
 use super::pipeline;
-use super::pipeline::Turn;
 use crate::agent;
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, learnings};

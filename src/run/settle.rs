@@ -7,6 +7,7 @@
 //! worktree (the run's record of a tracker's issues) follows each
 //! checkpoint and each revert, as the worktree does.
 
+use super::attempt::Attempt;
 use super::context::Run;
 use super::evidence;
 use super::pipeline;
@@ -26,10 +27,10 @@ use crate::stories::Story;
 /// recorded with its own outcome, and so is its event.
 pub(super) async fn accept(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
+    attempt: &Attempt,
     kept: Option<Failure>,
 ) -> Result<(), RunError> {
+    let (story, attempt) = (&attempt.story, attempt.number);
     let suffix = match &kept {
         None => String::new(),
         Some(_) if run.settings.once => " (single pass)".to_owned(),
@@ -115,29 +116,27 @@ pub(super) async fn tracking_reverted(run: &Run) -> Result<(), RunError> {
 /// Preserve the attempt under its ref and go back to the checkpoint.
 pub(super) async fn reject(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    story_key: &str,
+    attempt: &Attempt,
     failure: Failure,
 ) -> Result<(), RunError> {
-    let preserved = run.settings.refs().attempt(story_key, attempt);
+    let preserved = attempt.work_ref();
     let message = format!(
-        "ralph({}): attempt {attempt} at story {} ({})\n\n{}",
-        run.settings.change, story.id, story.title, failure.reason
+        "ralph({}): attempt {} at story {} ({})\n\n{}",
+        run.settings.change, attempt.number, attempt.story.id, attempt.story.title, failure.reason
     );
     preserve_and_revert(run, preserved.clone(), message, "preserve the attempt").await?;
-    record_failure(run, story, attempt, failure, Some(preserved))
+    record_failure(run, attempt, failure, Some(preserved))
 }
 
 /// A failed attempt into its record, the state and the events; its
 /// work, if any, is kept at `preserved`.
 pub(super) fn record_failure(
     run: &mut Run,
-    story: &Story,
-    attempt: u32,
+    attempt: &Attempt,
     failure: Failure,
     preserved: Option<String>,
 ) -> Result<(), RunError> {
+    let (story, attempt) = (&attempt.story, attempt.number);
     run.finish_attempt(
         &story.id,
         attempt,

@@ -12,6 +12,7 @@
 //! live beside it. Blocking work runs off the async runtime, so a stop
 //! request is seen at once.
 
+use super::attempt_steps;
 use super::hooks;
 use super::notifications;
 use super::pipeline;
@@ -21,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::attempt::Turn;
 use super::context::{AgentVersion, Run};
 use super::error::RunError;
-use super::pipeline::Turn;
 use super::{blocking, guardrails};
 use crate::agent::AgentSpec;
 use crate::bug::Bug;
@@ -288,7 +289,7 @@ impl StoryLoop {
                 return Ok(limit);
             }
             let attempts_before = self.story_record(&story.id).attempts.len();
-            self.attempt(&story, &stories, turn).await?;
+            attempt_steps::attempt(self, &story, &stories, turn).await?;
             if self.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }

@@ -119,6 +119,13 @@ impl RunDir {
             .join(format!("{story}-{attempt}.jsonl"))
     }
 
+    /// `attempts/<story>-<n>.verify.jsonl`: a verifier agent's output.
+    pub fn attempt_verifier_log(&self, story: &str, attempt: u32) -> PathBuf {
+        self.dir
+            .join("attempts")
+            .join(format!("{story}-{attempt}.verify.jsonl"))
+    }
+
     /// The prompt of the attempt as a file, for `RALPH_PROMPT_FILE`.
     pub fn attempt_prompt(&self, story: &str, attempt: u32) -> PathBuf {
         self.dir
