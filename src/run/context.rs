@@ -46,6 +46,33 @@ pub(super) enum AgentVersion {
 }
 
 impl Run {
+    /// The run of `state`, its stories from `source`, in `repo`.
+    pub fn new(
+        repo: Repo,
+        source: Box<dyn StorySource>,
+        run_dir: RunDir,
+        state: RunState,
+        settings: LoopSettings,
+        sink: EventSink,
+        stop: watch::Receiver<bool>,
+    ) -> std::io::Result<Run> {
+        let log = EventsLog::open(&run_dir.events_path())?;
+        Ok(Run {
+            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
+            source: Arc::from(source),
+            run_dir,
+            state,
+            settings,
+            log,
+            sink,
+            stop,
+            session_started: Instant::now(),
+            agent_version: AgentVersion::Known(None),
+            hook_queue: Default::default(),
+            deliveries: Default::default(),
+        })
+    }
+
     /// Time spent in loops, this one included.
     pub(super) fn runtime_ms(&self) -> u64 {
         self.state

@@ -14,9 +14,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
+use super::context::Run;
 use super::error::RunError;
+use super::lifecycle::LoopEnd;
+use super::parallel::Coordinator;
 use super::session::Session;
-use super::story_loop::{EventSink, LoopEnd, StoryLoop};
+use super::story_loop::{EventSink, StoryLoop};
 use crate::events::{Event, Record};
 use crate::git::Repo;
 use crate::state::RunDir;
@@ -122,7 +125,9 @@ async fn drive_async(
     let view: SharedView = Arc::new(Mutex::new(view));
     let (stop_tx, stop_rx) = watch::channel(false);
     let (sink, mut milestones, mut agent_output) = event_sink(&view);
-    let story_loop = StoryLoop::new(
+    let resumed = session.resumed;
+    let width = session.state.settings.parallel;
+    let context = Run::new(
         repo,
         session.source,
         run_dir,
@@ -132,7 +137,11 @@ async fn drive_async(
         stop_rx,
     )
     .map_err(|err| RunError::io("open the event log", err))?;
-    let mut run = tokio::spawn(story_loop.run(session.resumed));
+    // A run whose stories run at once has a loop of its own kind.
+    let mut run = match width {
+        Some(width) => tokio::spawn(Coordinator::new(context, width).run(resumed)),
+        None => tokio::spawn(StoryLoop::new(context).run(resumed)),
+    };
 
     let signal_error = |err| RunError::io("listen for signals", err);
     let mut interrupt = signal(SignalKind::interrupt()).map_err(signal_error)?;

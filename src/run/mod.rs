@@ -51,6 +51,7 @@ mod guardrails;
 mod hooks;
 mod judge;
 pub(crate) mod kept_refs;
+mod lifecycle;
 mod notifications;
 pub(crate) mod parallel;
 mod pipeline;
@@ -66,8 +67,9 @@ mod watching;
 
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
+pub use lifecycle::LoopEnd;
 pub use session::Session;
-pub use story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
+pub use story_loop::{EventSink, LoopSettings, StoryLoop};
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug
 /// the panic hook recorded. What the future held (an agent's process group

@@ -52,54 +52,20 @@ impl Session {
         };
         let mut notices = Vec::new();
         let (state, resumed, source) = match resumable {
-            Some(mut state) => {
-                earlier::reopen(&mut state);
-                // Checked before the run's worktree is entered (or made again).
-                let settings = resume_settings(repo, change, &state, req)?;
-                // More retries for a run with roles mean more iterations
-                // for each role.
-                state.role_iterations_added = state.role_iterations_added.saturating_add(
-                    settings
-                        .max_retries
-                        .saturating_sub(state.settings.max_retries),
-                );
-                state.settings = settings;
-                let state = reenter(repo, change, &run_dir, state, req, &mut notices)?;
-                check_on_branch(repo, change)?;
-                let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+            Some(state) => {
+                let (state, source) = resume(repo, change, &run_dir, state, req, &mut notices)?;
                 (state, true, source)
             }
             None => {
-                // Everything is validated before the earlier run is moved
-                // aside: a refused start changes nothing.
-                let fresh = prepare_fresh(repo, change, req, agent.as_ref())?;
-                let place =
-                    super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
-                repo.check_begin(change)?;
-                if let Some(previous) = &previous {
-                    notices.push(earlier::archive(repo, change, &run_dir, previous)?);
-                }
-                let (state, replaced, source) = match place {
-                    None => begin_fresh(repo, change, &run_dir, fresh)?,
-                    Some(path) => {
-                        let (begun, inside) = begin_beside(repo, change, &run_dir, fresh, &path)?;
-                        *repo = inside;
-                        notices.push(format!(
-                            "the run works in its own worktree at {}, on {}; yours is left as it is",
-                            repo.workdir().display(),
-                            change.branch_short()
-                        ));
-                        begun
-                    }
-                };
-                if let Some(tip) = replaced {
-                    notices.push(format!(
-                        "the branch {} was at {}; that tip is kept at {}/replaced",
-                        change.branch_short(),
-                        tip.to_hex_with_len(10),
-                        change.ref_namespace()
-                    ));
-                }
+                let (state, source) = begin(
+                    repo,
+                    change,
+                    &run_dir,
+                    previous.as_ref(),
+                    req,
+                    agent.as_ref(),
+                    &mut notices,
+                )?;
                 (state, false, source)
             }
         };
@@ -118,6 +84,74 @@ impl Session {
             notices,
         })
     }
+}
+
+/// A stopped run taken up again, with the settings it may change.
+fn resume(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    mut state: RunState,
+    req: &Requested,
+    notices: &mut Vec<String>,
+) -> Result<(RunState, Box<dyn StorySource>), RunError> {
+    earlier::reopen(&mut state);
+    // Checked before the run's worktree is entered (or made again).
+    let settings = resume_settings(repo, change, &state, req)?;
+    // More retries for a run with roles mean more iterations for each role.
+    state.role_iterations_added = state.role_iterations_added.saturating_add(
+        settings
+            .max_retries
+            .saturating_sub(state.settings.max_retries),
+    );
+    state.settings = settings;
+    let state = reenter(repo, change, run_dir, state, req, notices)?;
+    check_on_branch(repo, change)?;
+    let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+    Ok((state, source))
+}
+
+/// A run begun fresh, in place or in a worktree of its own; an earlier
+/// finished run of the change moved to history first.
+fn begin(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    previous: Option<&RunState>,
+    req: &Requested,
+    agent: Option<&AgentSpec>,
+    notices: &mut Vec<String>,
+) -> Result<(RunState, Box<dyn StorySource>), RunError> {
+    // Everything is validated before the earlier run is moved aside: a
+    // refused start changes nothing.
+    let fresh = prepare_fresh(repo, change, req, agent)?;
+    let place = super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
+    repo.check_begin(change)?;
+    if let Some(previous) = previous {
+        notices.push(earlier::archive(repo, change, run_dir, previous)?);
+    }
+    let (state, replaced, source) = match place {
+        None => begin_fresh(repo, change, run_dir, fresh)?,
+        Some(path) => {
+            let (begun, inside) = begin_beside(repo, change, run_dir, fresh, &path)?;
+            *repo = inside;
+            notices.push(format!(
+                "the run works in its own worktree at {}, on {}; yours is left as it is",
+                repo.workdir().display(),
+                change.branch_short()
+            ));
+            begun
+        }
+    };
+    if let Some(tip) = replaced {
+        notices.push(format!(
+            "the branch {} was at {}; that tip is kept at {}/replaced",
+            change.branch_short(),
+            tip.to_hex_with_len(10),
+            change.ref_namespace()
+        ));
+    }
+    Ok((state, source))
 }
 
 /// A stopped run's way back in: into its own worktree, found again or made

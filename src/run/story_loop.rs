@@ -17,25 +17,20 @@ use super::hooks;
 use super::notifications;
 use super::pipeline;
 use super::settle;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use tokio::sync::watch;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::attempt::Turn;
-use super::context::{AgentVersion, Run};
+use super::context::Run;
 use super::error::RunError;
-use super::{blocking, guardrails};
+use super::guardrails;
+use super::lifecycle::{self, LoopEnd};
 use crate::agent::AgentSpec;
-use crate::bug::Bug;
 use crate::contract::Contract;
-use crate::events::{Event, Record};
-use crate::git::{ChangeName, Repo};
-use crate::state::{
-    AttemptOutcome, EventsLog, Guardrails, RunDir, RunState, RunStatus, StopReason, now,
-};
-use crate::stories::openspec_cli::{self, CrossCheck};
-use crate::stories::{SourceKind, Story, StorySource};
+use crate::events::Record;
+use crate::git::ChangeName;
+use crate::state::{AttemptOutcome, Guardrails, StopReason, now};
+use crate::stories::{SourceKind, Story};
 
 /// Where the loop delivers events besides `events.jsonl`. It is called on
 /// the loop's task for every event, agent output included, so it must not
@@ -123,19 +118,6 @@ impl LoopSettings {
     }
 }
 
-/// How the loop ended.
-#[derive(Debug)]
-pub struct LoopEnd {
-    pub reason: StopReason,
-    pub message: String,
-    pub state: RunState,
-    /// The bug in git-ralph that ended the loop, if one did.
-    pub bug: Option<Bug>,
-    /// The error that ended it, when the command should report it as such
-    /// (an agent that could not work at all).
-    pub error: Option<RunError>,
-}
-
 /// The machine itself: which story next, when to stop, and how the run
 /// ends. Everything an attempt reads and writes is its [`Run`].
 pub struct StoryLoop {
@@ -157,115 +139,23 @@ impl std::ops::DerefMut for StoryLoop {
 }
 
 impl StoryLoop {
-    pub fn new(
-        repo: Repo,
-        source: Box<dyn StorySource>,
-        run_dir: RunDir,
-        state: RunState,
-        settings: LoopSettings,
-        sink: EventSink,
-        stop: watch::Receiver<bool>,
-    ) -> std::io::Result<StoryLoop> {
-        let log = EventsLog::open(&run_dir.events_path())?;
-        Ok(StoryLoop {
-            run: Run {
-                repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
-                source: Arc::from(source),
-                run_dir,
-                state,
-                settings,
-                log,
-                sink,
-                stop,
-                session_started: Instant::now(),
-                agent_version: AgentVersion::Known(None),
-                hook_queue: Default::default(),
-                deliveries: Default::default(),
-            },
-        })
+    /// The loop of the run whose context is `run`.
+    pub(in crate::run) fn new(run: Run) -> StoryLoop {
+        StoryLoop { run }
     }
 
     /// Drive the run until it ends, and say why.
     pub async fn run(mut self, resumed: bool) -> LoopEnd {
-        match super::catching(self.drive(resumed)).await {
-            Err(bug) => self.after_bug(bug).await,
-            Ok(Ok((reason, message))) => self.end(reason, message).await,
-            Ok(Err(err)) => {
-                let message = match err.hint() {
-                    Some(hint) => format!("{err}; {hint}"),
-                    None => err.to_string(),
-                };
-                if matches!(err, RunError::AgentSetup { .. }) {
-                    // Resumable as after a clean stop, once fixed.
-                    let mut end = self.end(StopReason::Setup, message).await;
-                    end.error = Some(err);
-                    return end;
-                }
-                self.end(StopReason::Error, message).await
-            }
-        }
-    }
-
-    /// A bug in git-ralph cut the loop short: the run is left as after a
-    /// clean stop, resumable, and the bug goes up to be reported.
-    async fn after_bug(mut self, bug: Bug) -> LoopEnd {
-        let set_aside = match super::catching(settle::set_aside_after_bug(&mut self)).await {
-            Ok(result) => result.map_err(|err| err.to_string()),
-            Err(again) => Err(again.to_string()),
-        };
-        if let Err(why) = set_aside {
-            let message = format!(
-                "after the bug, the worktree could not be set aside ({why}); 'git ralph start {}' does it on resume",
-                self.settings.change
-            );
-            self.warn(message);
-        }
-        let mut end = self
-            .end(StopReason::Error, format!("git-ralph hit a bug: {bug}"))
-            .await;
-        end.bug = Some(bug);
-        end
+        let outcome = super::catching(self.drive(resumed)).await;
+        lifecycle::finish(&mut self.run, outcome).await
     }
 
     async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
-        if self.state.settings.agent_command.is_none() {
-            let program = self.settings.agent.program.clone();
-            self.agent_version = AgentVersion::Asking(tokio::spawn(async move {
-                crate::verification::version(&program).await
-            }));
-        }
-        self.state.status = RunStatus::Running;
-        self.state.reason = None;
-        self.state.pid = Some(std::process::id());
-        if resumed && self.is_parallel() {
-            self.recover_parallel().await?;
-        } else if resumed {
+        lifecycle::start(self);
+        if resumed {
             settle::recover(self).await?;
         }
-        let set = {
-            let source = self.source.clone();
-            blocking(move || source.load_set()).await?
-        };
-        let stories = set.stories;
-        self.sync_stories(&stories);
-        self.save()?;
-        let event = Event::RunStarted {
-            branch: self.state.branch.clone(),
-            source: self.source.kind().to_string(),
-            stories_total: stories.len(),
-            stories_done: stories.iter().filter(|story| story.is_complete()).count(),
-            resumed,
-        };
-        self.emit(event);
-        for warning in set.warnings {
-            let message = format!("{}: {warning}", self.tracking_file());
-            self.warn(message);
-        }
-        self.cross_check(&stories).await;
-        if self.is_parallel() {
-            return self.drive_parallel().await;
-        }
-
+        lifecycle::announce(self, resumed).await?;
         loop {
             notifications::report_deliveries(self).await;
             if let Some(stop) = hooks::run_due_hooks(self).await {
@@ -281,7 +171,7 @@ impl StoryLoop {
             self.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
                 self.state.current_story = None;
-                return self.no_story_left(&stories).await;
+                return lifecycle::no_story_left(self, &stories).await;
             };
             let turn = pipeline::turn(self, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
@@ -330,41 +220,6 @@ impl StoryLoop {
         } else {
             self.source.next_story(stories)
         }
-    }
-
-    /// Why the run ends when no story is left to attempt. It is never
-    /// called done while the file holds a box-like line nobody could read.
-    pub(super) async fn no_story_left(
-        &self,
-        stories: &[Story],
-    ) -> Result<(StopReason, String), RunError> {
-        let open: Vec<&str> = stories
-            .iter()
-            .filter(|s| !s.is_complete())
-            .map(|s| s.id.as_str())
-            .collect();
-        if self.settings.once && !open.is_empty() {
-            return Ok((
-                StopReason::MaxRetries,
-                format!("single pass over; not done: story {}", open.join(", ")),
-            ));
-        }
-        let set = {
-            let source = self.source.clone();
-            blocking(move || source.load_set()).await?
-        };
-        if let Some(line) = set.unreadable.first() {
-            return Ok((
-                StopReason::Error,
-                format!(
-                    "{} still holds a line that looks like a task but cannot be read (line {}: {}); rewrite it as '- [ ]' or '- [x]'",
-                    self.tracking_file(),
-                    line.line,
-                    line.text
-                ),
-            ));
-        }
-        Ok((StopReason::Completed, "every story is done".into()))
     }
 
     /// The first guardrail that stops the run before another attempt at
@@ -425,85 +280,5 @@ impl StoryLoop {
         self.state.pause_reason = None;
         self.save()?;
         Ok(None)
-    }
-
-    /// A second opinion on the task counts from the `openspec` CLI, if it
-    /// is installed; a disagreement is a warning, never an error.
-    async fn cross_check(&mut self, stories: &[Story]) {
-        if self.source.kind() != SourceKind::OpenSpec || self.settings.story_only.is_some() {
-            return;
-        }
-        let Ok(fenced) = self.source.fenced_checkboxes() else {
-            return;
-        };
-        let workdir = self.repo_lock().workdir().to_owned();
-        let check = openspec_cli::cross_check(
-            &openspec_cli::OpenSpecCommand::from_env(),
-            &workdir,
-            self.settings.change.as_str(),
-            stories,
-            fenced,
-            self.settings.command_timeout,
-        )
-        .await;
-        let message = match check {
-            CrossCheck::NotInstalled | CrossCheck::Agrees => return,
-            CrossCheck::Disagrees {
-                cli_total,
-                cli_done,
-                native_total,
-                native_done,
-            } => format!(
-                "the openspec CLI counts {cli_done}/{cli_total} tasks done, git-ralph counts {native_done}/{native_total}; git-ralph's count is used"
-            ),
-            CrossCheck::Failed(why) => format!("the openspec CLI cross-check failed: {why}"),
-            CrossCheck::TimedOut => format!(
-                "the openspec CLI did not answer within --command-timeout ({}s)",
-                self.settings.command_timeout.as_secs()
-            ),
-        };
-        self.warn(message);
-    }
-
-    async fn end(mut self, reason: StopReason, message: String) -> LoopEnd {
-        let story_id = self.state.current_story.clone();
-        self.state.runtime_ms = self.runtime_ms();
-        self.state.status = RunStatus::Stopped;
-        self.state.reason = Some(reason);
-        self.state.pid = None;
-        if reason != StopReason::Completed && reason != StopReason::Stopped {
-            self.state
-                .last_failure
-                .get_or_insert_with(|| message.clone());
-        }
-        if let Err(err) = self.save() {
-            self.warn(format!("could not save the run state: {err}"));
-        }
-        let totals = self.state.totals.clone();
-        let event = match reason {
-            StopReason::Completed => Event::Complete {
-                reason,
-                stories_total: self.state.stories.len(),
-                totals,
-            },
-            _ => Event::Error {
-                reason,
-                message: message.clone(),
-                story_id,
-                totals,
-            },
-        };
-        self.emit(event);
-        // The user hears of the end while the end hooks run.
-        notifications::notify_end(&mut self, reason, message.clone());
-        hooks::run_end_hooks(&mut self).await;
-        notifications::settle_deliveries(&mut self).await;
-        LoopEnd {
-            reason,
-            message,
-            state: self.run.state,
-            bug: None,
-            error: None,
-        }
     }
 }

@@ -6,12 +6,15 @@
 //! tree, leaves the branch where it was and the merged state kept under a
 //! ref; the story then runs again on top of the branch, told why.
 
+use super::super::context::Run;
 use super::super::error::RunError;
 use super::super::settle;
-use super::super::story_loop::StoryLoop;
+use super::board::{Board, MergedStory, add_totals};
+use super::worker;
 use crate::contract;
+use crate::events::Event;
 use crate::git::{ObjectId, StoryMerge};
-use crate::state::WorkerRecord;
+use crate::state::{AttemptOutcome, WorkerRecord};
 use crate::stories::{Story, slash_path};
 
 /// What came of merging a story's work.
@@ -26,151 +29,295 @@ pub(super) enum Merged {
     },
 }
 
-impl StoryLoop {
-    /// Merge the work of `worker`'s story, which ended at `tip`, onto the
-    /// run's branch.
-    pub(super) async fn merge_story(
-        &mut self,
-        worker: &WorkerRecord,
-        tip: ObjectId,
-        merged_since: &[super::MergedStory],
-    ) -> Result<Merged, RunError> {
-        let (base, ours, story_id) = (worker.base, self.state.checkpoint, worker.story.clone());
-        let tracking = slash_path(self.source.tracking_file());
-        let keep = tracking.clone();
-        let outcome = self
-            .with_repo(move |repo| repo.merge_work(base, ours, tip, &keep))
-            .await
-            .map_err(|err| RunError::git(format!("merge story {story_id}"), err))?;
-        let tree = match outcome {
-            StoryMerge::Clean { tree } => tree,
-            StoryMerge::Conflicted { paths } => {
-                // Only the stories whose merge touched a conflicting path.
-                let clashing: Vec<&str> = merged_since
-                    .iter()
-                    .filter(|merged| merged.paths.iter().any(|path| paths.contains(path)))
-                    .map(|merged| merged.story.as_str())
-                    .collect();
-                let since = match clashing.as_slice() {
-                    [] => "the run's branch".to_owned(),
-                    stories => format!("the work of story {}", stories.join(", ")),
-                };
-                return Ok(Merged::Refused {
-                    reason: format!(
-                        "its work conflicts with {since}, merged while it ran, in {}; do the story again on top of that work",
-                        paths.join(", ")
-                    ),
-                    kept: None,
-                });
+/// Merge the work of `worker`'s story, which ended at `tip`, onto the
+/// run's branch.
+pub(super) async fn merge_story(
+    run: &mut Run,
+    worker: &WorkerRecord,
+    tip: ObjectId,
+    merged_since: &[MergedStory],
+) -> Result<Merged, RunError> {
+    let (base, ours, story_id) = (worker.base, run.state.checkpoint, worker.story.clone());
+    let tracking = slash_path(run.source.tracking_file());
+    let keep = tracking.clone();
+    let outcome = run
+        .with_repo(move |repo| repo.merge_work(base, ours, tip, &keep))
+        .await
+        .map_err(|err| RunError::git(format!("merge story {story_id}"), err))?;
+    let tree = match outcome {
+        StoryMerge::Clean { tree } => tree,
+        StoryMerge::Conflicted { paths } => return Ok(conflicted(&paths, merged_since)),
+    };
+    let message = merged_message(run, tip).await?;
+    let staged_message = message.clone();
+    run.with_repo(move |repo| -> Result<(), crate::git::OpError> {
+        let staged = repo.commit_detached(&staged_message, tree, ours)?;
+        repo.revert_to(staged)?;
+        Ok(())
+    })
+    .await
+    .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
+    let story = settle::carry_marks(run, &worker.story, tip, &tracking).await?;
+    let failed = checks_on_merged(run, &story).await;
+    if !failed.is_empty() {
+        let kept = set_merge_aside(run, &worker.story).await?;
+        return Ok(Merged::Refused {
+            reason: format!(
+                "its work merged onto the run's branch, but there {} failed: {}",
+                if failed.len() == 1 {
+                    "a check"
+                } else {
+                    "checks"
+                },
+                failed.join(", ")
+            ),
+            kept: Some(kept),
+        });
+    }
+    let (moved, checkpoint) = commit_merged(run, message, ours).await?;
+    if let Some(found) = moved {
+        run.warn(format!(
+            "while story {} was merged, {}; the merge went onto the branch's last checkpoint",
+            worker.story,
+            super::super::settle::found_words(&found)
+        ));
+    }
+    run.state.checkpoint = checkpoint.commit;
+    run.save()?;
+    Ok(Merged::Done {
+        checkpoint: checkpoint.commit,
+    })
+}
+
+/// A merge that conflicts: the story runs again, told which stories merged
+/// meanwhile touched the same paths.
+fn conflicted(paths: &[String], merged_since: &[MergedStory]) -> Merged {
+    // Only the stories whose merge touched a conflicting path.
+    let clashing: Vec<&str> = merged_since
+        .iter()
+        .filter(|merged| merged.paths.iter().any(|path| paths.contains(path)))
+        .map(|merged| merged.story.as_str())
+        .collect();
+    let since = match clashing.as_slice() {
+        [] => "the run's branch".to_owned(),
+        stories => format!("the work of story {}", stories.join(", ")),
+    };
+    Merged::Refused {
+        reason: format!(
+            "its work conflicts with {since}, merged while it ran, in {}; do the story again on top of that work",
+            paths.join(", ")
+        ),
+        kept: None,
+    }
+}
+
+/// Commit the merged tree onto the branch at `ours`, the tip it was made
+/// on. A story's agent may move the branch meanwhile: the branch is put
+/// back there first (what it pointed at kept aside) and the commit only
+/// lands while the branch still points at `ours`.
+async fn commit_merged(
+    run: &Run,
+    message: String,
+    ours: ObjectId,
+) -> Result<(Option<crate::git::Reattached>, crate::git::Checkpoint), RunError> {
+    let (change, strays) = (
+        run.settings.change.clone(),
+        run.settings.refs().strays(crate::events::now_ms()),
+    );
+    run.with_repo(move |repo| -> Result<_, crate::git::OpError> {
+        let mut moved = None;
+        let mut tries = 0;
+        loop {
+            let keep = repo.unused_ref(&strays)?;
+            moved = repo.reattach(&change, ours, &keep)?.or(moved);
+            match repo.checkpoint_on(&message, Some(ours)) {
+                Ok(checkpoint) => return Ok((moved, checkpoint)),
+                Err(_) if tries < 3 => tries += 1,
+                Err(err) => return Err(err),
             }
-        };
-        let message = self.merged_message(tip).await?;
-        let staged_message = message.clone();
-        self.with_repo(move |repo| -> Result<(), crate::git::OpError> {
-            let staged = repo.commit_detached(&staged_message, tree, ours)?;
-            repo.revert_to(staged)?;
-            Ok(())
-        })
+        }
+    })
+    .await
+    .map_err(|err| RunError::git("commit the merged story", err))
+}
+
+/// The story's commit message, as the run's own.
+async fn merged_message(run: &Run, tip: ObjectId) -> Result<String, RunError> {
+    let message = run
+        .with_repo(move |repo| repo.commit_message(tip))
         .await
-        .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
-        let story = settle::carry_marks(self, &worker.story, tip, &tracking).await?;
-        let failed = self.checks_on_merged(&story).await;
-        if !failed.is_empty() {
-            let kept = self.set_merge_aside(&worker.story).await?;
-            return Ok(Merged::Refused {
-                reason: format!(
-                    "its work merged onto the run's branch, but there {} failed: {}",
-                    if failed.len() == 1 {
-                        "a check"
-                    } else {
-                        "checks"
-                    },
-                    failed.join(", ")
-                ),
-                kept: Some(kept),
+        .map_err(|err| RunError::git("read the story's commit", err))?;
+    let change = run.settings.change.to_string();
+    Ok(match message.split_once("): ") {
+        Some((head, rest)) if head.starts_with("ralph(") => format!("ralph({change}): {rest}"),
+        _ => message,
+    })
+}
+
+/// The names of the story's checks that fail on the merged tree.
+async fn checks_on_merged(run: &mut Run, story: &Story) -> Vec<String> {
+    let rules = run
+        .settings
+        .contract
+        .rules_for(&story.id, &story.acceptance_criteria);
+    let workdir = run.repo_lock().workdir().to_owned();
+    contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout)
+        .await
+        .into_iter()
+        .filter(|outcome| !outcome.passed)
+        .map(|outcome| outcome.name)
+        .collect()
+}
+
+/// Keep the merged state that failed its checks, and put the run's
+/// worktree back at the branch's tip.
+async fn set_merge_aside(run: &mut Run, story: &str) -> Result<String, RunError> {
+    let refname = run.settings.refs().merge(story, crate::events::now_ms());
+    let message = format!(
+        "ralph({}): story {story} merged, its checks failing",
+        run.settings.change
+    );
+    let kept = refname.clone();
+    run.with_repo(move |repo| -> Result<(), crate::git::OpError> {
+        repo.preserve(&kept, &message)?;
+        repo.revert()?;
+        Ok(())
+    })
+    .await
+    .map_err(|err| RunError::git("set the failed merge aside", err))?;
+    Ok(refname)
+}
+/// Merge a story done in its own worktree, retire its worktree, and
+/// say how that went. Its worktree goes only once the merge is
+/// decided: a crash before that finds it done on resume. The story
+/// becomes done here, once its work is on the branch and the state
+/// says so; only then is it announced.
+pub(super) async fn merge_done_story(
+    run: &mut Run,
+    board: &mut Board,
+    worker: &WorkerRecord,
+    tip: ObjectId,
+    merged_since: &[MergedStory],
+) -> Result<(), RunError> {
+    let story = worker.story.clone();
+    let before = run.state.checkpoint;
+    let merged = merge_story(run, worker, tip, merged_since).await?;
+    let kept = retire_worker(run, worker)?;
+    let (checkpoint, reason, preserved) = match merged {
+        Merged::Done { checkpoint } => {
+            let paths = paths_between(run, before, checkpoint).await?;
+            board.merged.push(MergedStory {
+                story: story.clone(),
+                paths,
             });
+            (Some(checkpoint.to_string()), None, None)
         }
-        let (change, strays) = (
-            self.settings.change.clone(),
-            self.settings.refs().strays(crate::events::now_ms()),
-        );
-        let (moved, checkpoint) = self
-            .with_repo(move |repo| -> Result<_, crate::git::OpError> {
-                // A story's agent may move the branch meanwhile: the merge
-                // goes onto the tip it was made on, and only while the
-                // branch still points there.
-                let mut moved = None;
-                let mut tries = 0;
-                loop {
-                    let keep = repo.unused_ref(&strays)?;
-                    moved = repo.reattach(&change, ours, &keep)?.or(moved);
-                    match repo.checkpoint_on(&message, Some(ours)) {
-                        Ok(checkpoint) => return Ok((moved, checkpoint)),
-                        Err(_) if tries < 3 => tries += 1,
-                        Err(err) => return Err(err),
-                    }
-                }
-            })
-            .await
-            .map_err(|err| RunError::git("commit the merged story", err))?;
-        if let Some(found) = moved {
-            self.warn(format!(
-                "while story {} was merged, {}; the merge went onto the branch's last checkpoint",
-                worker.story,
-                super::super::settle::found_words(&found)
-            ));
-        }
-        self.state.checkpoint = checkpoint.commit;
-        self.save()?;
-        Ok(Merged::Done {
-            checkpoint: checkpoint.commit,
-        })
-    }
-
-    /// The story's commit message, as the run's own.
-    async fn merged_message(&self, tip: ObjectId) -> Result<String, RunError> {
-        let message = self
-            .with_repo(move |repo| repo.commit_message(tip))
-            .await
-            .map_err(|err| RunError::git("read the story's commit", err))?;
-        let change = self.settings.change.to_string();
-        Ok(match message.split_once("): ") {
-            Some((head, rest)) if head.starts_with("ralph(") => format!("ralph({change}): {rest}"),
-            _ => message,
-        })
-    }
-
-    /// The names of the story's checks that fail on the merged tree.
-    async fn checks_on_merged(&mut self, story: &Story) -> Vec<String> {
-        let rules = self
-            .settings
-            .contract
-            .rules_for(&story.id, &story.acceptance_criteria);
-        let workdir = self.repo_lock().workdir().to_owned();
-        contract::run_checks(&rules.checks, &workdir, self.settings.command_timeout)
-            .await
+        Merged::Refused {
+            reason,
+            kept: merge_kept,
+        } => (None, Some(reason), merge_kept.or(kept)),
+    };
+    let (outcome, attempt, role) = {
+        let record = last_attempt(run, &story);
+        let number = record.as_ref().map_or(0, |a| a.attempt);
+        let role = record.as_ref().and_then(|a| a.role);
+        let outcome = match record {
+            Some(attempt) if checkpoint.is_some() => {
+                attempt.checkpoint = checkpoint.clone();
+                AttemptOutcome::Complete
+            }
+            Some(attempt) => {
+                attempt.outcome = AttemptOutcome::Rejected;
+                attempt.reason = reason.clone();
+                attempt.preserved = preserved.clone();
+                attempt.checkpoint = None;
+                AttemptOutcome::Rejected
+            }
+            None => AttemptOutcome::Rejected,
+        };
+        (outcome, number, role)
+    };
+    let stories = run.load_stories().await?;
+    run.sync_stories(&stories);
+    run.save()?;
+    run.emit(Event::AttemptFinished {
+        story_id: story.clone(),
+        attempt,
+        outcome,
+        reason: reason.clone(),
+        preserved: preserved.clone(),
+        checkpoint: checkpoint.clone(),
+        role,
+    });
+    run.emit(Event::Merged {
+        story_id: story,
+        merged: checkpoint.is_some(),
+        checkpoint,
+        reason,
+        preserved,
+    });
+    Ok(())
+}
+/// The paths that differ between two commits.
+async fn paths_between(run: &Run, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {
+    run.with_repo(move |repo| -> Result<Vec<String>, crate::git::GitFailure> {
+        let (old, new) = (repo.commit_tree(old)?, repo.commit_tree(new)?);
+        Ok(repo
+            .changed_files(old, new)?
             .into_iter()
-            .filter(|outcome| !outcome.passed)
-            .map(|outcome| outcome.name)
-            .collect()
+            .map(|file| file.path)
+            .collect())
+    })
+    .await
+    .map_err(|err| RunError::git("read what a merge changed", err))
+}
+pub(super) fn last_attempt<'a>(
+    run: &'a mut Run,
+    story: &str,
+) -> Option<&'a mut crate::state::AttemptRecord> {
+    run.story_record(story).attempts.last_mut()
+}
+/// A story's loop ended: its record of the story (attempts, cost)
+/// becomes the run's, once.
+pub(super) fn adopt(run: &mut Run, mut worker: WorkerRecord) -> Result<WorkerRecord, RunError> {
+    if worker.ended {
+        return Ok(worker);
     }
-
-    /// Keep the merged state that failed its checks, and put the run's
-    /// worktree back at the branch's tip.
-    async fn set_merge_aside(&mut self, story: &str) -> Result<String, RunError> {
-        let refname = self.settings.refs().merge(story, crate::events::now_ms());
-        let message = format!(
-            "ralph({}): story {story} merged, its checks failing",
-            self.settings.change
-        );
-        let kept = refname.clone();
-        self.with_repo(move |repo| -> Result<(), crate::git::OpError> {
-            repo.preserve(&kept, &message)?;
-            repo.revert()?;
-            Ok(())
-        })
-        .await
-        .map_err(|err| RunError::git("set the failed merge aside", err))?;
-        Ok(refname)
+    let recorded = worker::recorded(&worker);
+    if let Some(mut record) = recorded.story {
+        // Done is what the run's branch says, not the story's own.
+        let own = run.story_record(&worker.story);
+        (record.done, record.tasks_done, record.tasks_total) =
+            (own.done, own.tasks_done, own.tasks_total);
+        *own = record;
     }
+    add_totals(&mut run.state.totals, &recorded.totals);
+    worker.ended = true;
+    if let Some(own) = run
+        .state
+        .parallel
+        .as_mut()
+        .and_then(|p| p.workers.iter_mut().find(|w| w.story == worker.story))
+    {
+        own.ended = true;
+    }
+    run.save()?;
+    Ok(worker)
+}
+/// Retire a story's loop: keep what it left, bring its files into the
+/// run's, remove its worktree and branch. Returns the ref that keeps
+/// the tip of its branch.
+pub(super) fn retire_worker(
+    run: &mut Run,
+    worker: &WorkerRecord,
+) -> Result<Option<String>, RunError> {
+    let kept = {
+        let repo = run.repo_lock();
+        worker::retire(&repo, &run.settings.change, &run.run_dir, worker)?
+    };
+    if let Some(parallel) = run.state.parallel.as_mut() {
+        parallel.workers.retain(|w| w.story != worker.story);
+    }
+    run.save()?;
+    Ok(kept)
 }

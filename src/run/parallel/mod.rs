@@ -15,6 +15,7 @@
 //! starts, so a resume after a crash finds and retires each one, keeping
 //! what it left under the run's refs.
 
+mod board;
 mod merge;
 mod recover;
 mod schedule;
@@ -25,86 +26,62 @@ pub(crate) use recover::retire_left_behind;
 use super::hooks;
 use super::notifications;
 use super::settle;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use tokio::sync::{mpsc, watch};
 
-use self::merge::Merged;
+use self::board::{Board, Ended, Launch, Waiting};
 use self::schedule::Order;
-use self::worker::{Running, Start};
+use self::worker::Start;
+use super::context::Run;
 use super::error::RunError;
-use super::story_loop::{LoopEnd, StoryLoop};
+use super::lifecycle::{self, LoopEnd};
 use crate::events::{Event, Record};
-use crate::git::ObjectId;
-use crate::state::{AttemptOutcome, StopReason, WorkerRecord};
+use crate::state::{AttemptOutcome, StopReason};
 use crate::stories::Story;
 
-/// A story loop that ended, with its story.
-type Ended = (String, LoopEnd);
-
-/// A story merged onto the run's branch, and the paths its merge changed.
-#[derive(Debug, Clone)]
-pub(super) struct MergedStory {
-    pub story: String,
-    pub paths: Vec<String>,
+/// The run's own loop when its stories run at once: it does no story
+/// itself, but starts each in a worktree of its own, hears what they say,
+/// and merges each one done onto the run's branch.
+pub struct Coordinator {
+    run: Run,
+    /// How many stories may be at work at once.
+    width: usize,
 }
 
-/// A story done in its worktree, its loop ended, not merged yet.
-struct Waiting {
-    worker: WorkerRecord,
-    tip: ObjectId,
-}
-
-/// What the run's loop keeps while stories are at work.
-#[derive(Default)]
-struct Board {
-    running: Vec<Running>,
-    /// Stories that used their retries.
-    given_up: BTreeSet<String>,
-    /// Stories merged in this loop, in order, with the paths each merge
-    /// changed: what a conflict is named against.
-    merged: Vec<MergedStory>,
-    /// How many stories were merged when each running story started.
-    merged_at_start: BTreeMap<String, usize>,
-    /// Each started story's place in the file: merges go in this order.
-    place: BTreeMap<String, usize>,
-    /// Stories done in their worktrees, waiting for the stories before
-    /// them to end before they are merged, by place.
-    waiting: BTreeMap<usize, Waiting>,
-    /// Why the run ends, once it is decided; the stories at work are
-    /// stopped and waited for.
-    ending: Option<(StopReason, String)>,
-}
-
-impl Drop for Board {
-    /// A run's loop that is dropped (a forced quit) takes its stories'
-    /// loops with it.
-    fn drop(&mut self) {
-        for running in &self.running {
-            running.handle.abort();
+impl Coordinator {
+    /// The loop of the parallel run whose context is `run`, `width`
+    /// stories at once.
+    pub(in crate::run) fn new(run: Run, width: u32) -> Coordinator {
+        Coordinator {
+            run,
+            width: width.max(1) as usize,
         }
     }
-}
 
-impl StoryLoop {
-    /// Whether this loop runs stories in parallel rather than doing them.
-    pub(super) fn is_parallel(&self) -> bool {
-        self.state.settings.parallel.is_some() && self.settings.story_only.is_none()
+    /// Drive the run until it ends, and say why.
+    pub async fn run(mut self, resumed: bool) -> LoopEnd {
+        let outcome = super::catching(self.drive(resumed)).await;
+        lifecycle::finish(&mut self.run, outcome).await
     }
 
-    /// What decides which stories may run at once.
-    fn order(&self) -> Order {
-        order_of(&self.settings.contract)
+    async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
+        lifecycle::start(&mut self.run);
+        if resumed {
+            recover::recover_parallel(&mut self.run).await?;
+        }
+        lifecycle::announce(&mut self.run, resumed).await?;
+        self.drive_stories().await
     }
 
     /// Run the stories until none is left to start and none is at work.
-    pub(super) async fn drive_parallel(&mut self) -> Result<(StopReason, String), RunError> {
-        let width = self.state.settings.parallel.unwrap_or(1).max(1) as usize;
-        let order = self.order();
+    async fn drive_stories(&mut self) -> Result<(StopReason, String), RunError> {
+        let width = self.width;
+        let order = order_of(&self.run.settings.contract);
         let (records_tx, mut records) = mpsc::unbounded_channel::<Record>();
         let (ended_tx, mut ended) = mpsc::unbounded_channel::<Ended>();
         let (stop_workers, workers_stop) = watch::channel(false);
-        let mut stop = self.stop.clone();
+        let mut stop = self.run.stop.clone();
         let mut board = Board::default();
         // Stories start at first, and again only when one ended: agent
         // output, which wakes this loop most often, changes nothing there.
@@ -116,8 +93,8 @@ impl StoryLoop {
             if board.ending.is_some() {
                 let _ = stop_workers.send(true);
             } else if std::mem::take(&mut may_start) {
-                let stories = self.load_stories().await?;
-                self.sync_stories(&stories);
+                let stories = self.run.load_stories().await?;
+                self.run.sync_stories(&stories);
                 let launch = Launch {
                     width,
                     order: &order,
@@ -159,27 +136,29 @@ impl StoryLoop {
     /// The run's branch is the run's: a story's agent that moved it is
     /// undone before anything is merged onto it or a hook looks at it.
     async fn guard_run_branch(&mut self) -> Result<(), RunError> {
-        if let Some(found) = settle::guard_head(self, "while stories were at work").await? {
+        if let Some(found) = settle::guard_head(&mut self.run, "while stories were at work").await?
+        {
             let message = format!(
                 "while stories were at work, {}; {} is back at its last checkpoint",
                 super::settle::found_words(&found),
-                self.state.branch
+                self.run.state.branch
             );
-            self.warn(message);
+            self.run.warn(message);
         }
         Ok(())
     }
 
     /// A hook's stop, or the user's.
     async fn why_stop(&mut self) -> Option<(StopReason, String)> {
-        notifications::report_deliveries(self).await;
+        notifications::report_deliveries(&mut self.run).await;
         if let Err(err) = self.guard_run_branch().await {
             return Some((StopReason::Error, err.to_string()));
         }
-        if let Some(stop) = hooks::run_due_hooks(self).await {
+        if let Some(stop) = hooks::run_due_hooks(&mut self.run).await {
             return Some(stop);
         }
-        self.stop_requested()
+        self.run
+            .stop_requested()
             .then(|| (StopReason::Stopped, "stopped by the user".into()))
     }
 
@@ -200,7 +179,7 @@ impl StoryLoop {
             .collect();
         let ready: Vec<Story> = launch
             .order
-            .ready(self.source.kind(), stories, &busy, &board.given_up)
+            .ready(self.run.source.kind(), stories, &busy, &board.given_up)
             .into_iter()
             .cloned()
             .collect();
@@ -224,11 +203,11 @@ impl StoryLoop {
             return Ok(None);
         }
         if stories.iter().all(Story::is_complete) {
-            return self.no_story_left(stories).await.map(Some);
+            return lifecycle::no_story_left(&self.run, stories).await.map(Some);
         }
         let blocked = launch
             .order
-            .blocked(self.source.kind(), stories, &board.given_up);
+            .blocked(self.run.source.kind(), stories, &board.given_up);
         let given_up: Vec<&str> = board.given_up.iter().map(String::as_str).collect();
         let mut message = format!("story {} used its retries", given_up.join(", "));
         if !blocked.is_empty() {
@@ -243,17 +222,18 @@ impl StoryLoop {
     /// The guardrail that keeps `story` from starting, if one does.
     fn guardrail_before(&mut self, story: &Story) -> Option<(StopReason, String)> {
         let rules = self
+            .run
             .settings
             .contract
             .rules_for(&story.id, &story.acceptance_criteria);
-        let record = self.story_record(&story.id).clone();
+        let record = self.run.story_record(&story.id).clone();
         super::guardrails::hit(
-            &self.settings.guardrails,
-            &self.state,
+            &self.run.settings.guardrails,
+            &self.run.state,
             &record,
             (rules.max_cost, rules.max_tokens),
-            self.settings.max_retries,
-            self.runtime_ms(),
+            self.run.settings.max_retries,
+            self.run.runtime_ms(),
         )
     }
 
@@ -264,34 +244,36 @@ impl StoryLoop {
         board: &mut Board,
         launch: &Launch<'_>,
     ) -> Result<(), RunError> {
-        let workdir = self.repo_lock().workdir().to_owned();
+        let workdir = self.run.repo_lock().workdir().to_owned();
         let planned = worker::plan(
-            &self.settings.change,
+            &self.run.settings.change,
             &workdir,
-            &self.run_dir,
-            self.state.checkpoint,
+            &self.run.run_dir,
+            self.run.state.checkpoint,
             story,
         )?;
-        self.state
+        self.run
+            .state
             .parallel
             .get_or_insert_with(Default::default)
             .workers
             .push(planned.clone());
-        self.save()?;
+        self.run.save()?;
         let launched = {
-            let repo = self.repo_lock();
+            let repo = self.run.repo_lock();
             Start {
                 repo: &repo,
-                change: &self.settings.change,
-                run_dir: &self.run_dir,
-                state: &self.state,
-                settings: &self.settings,
+                change: &self.run.settings.change,
+                run_dir: &self.run.run_dir,
+                state: &self.run.state,
+                settings: &self.run.settings,
                 records: launch.records.clone(),
                 stop: launch.stop.clone(),
             }
             .launch(planned, story, launch.ended.clone())
         };
         let workers = &mut self
+            .run
             .state
             .parallel
             .get_or_insert_with(Default::default)
@@ -300,14 +282,14 @@ impl StoryLoop {
             Ok(running) => running,
             Err(err) => {
                 workers.retain(|w| w.story != story.id);
-                self.save()?;
+                self.run.save()?;
                 return Err(err);
             }
         };
         if let Some(own) = workers.iter_mut().find(|w| w.story == story.id) {
             *own = running.record.clone();
         }
-        self.save()?;
+        self.run.save()?;
         board
             .merged_at_start
             .insert(story.id.clone(), board.merged.len());
@@ -322,7 +304,7 @@ impl StoryLoop {
             .iter()
             .map(|r| r.record.story.clone())
             .collect();
-        self.emit(Event::Workers { stories });
+        self.run.emit(Event::Workers { stories });
     }
 
     /// A story's event, as the run's own. How a story's loop began and
@@ -330,7 +312,7 @@ impl StoryLoop {
     /// warning here. A story done in its worktree is not done yet: the
     /// run says so once its merge is decided.
     fn forward(&mut self, mut record: Record) {
-        record.change = self.settings.change.to_string();
+        record.change = self.run.settings.change.to_string();
         match record.event {
             Event::RunStarted { .. } | Event::Complete { .. } => {}
             Event::AttemptFinished {
@@ -344,10 +326,10 @@ impl StoryLoop {
                 ..
             } if reason != StopReason::Stopped => {
                 let message = format!("story {story}: {message}");
-                self.warn(message);
+                self.run.warn(message);
             }
             Event::Error { .. } => {}
-            _ => self.deliver(record),
+            _ => self.run.deliver(record),
         }
     }
 
@@ -373,12 +355,12 @@ impl StoryLoop {
                 .find(|record| record.id == story)
                 .and_then(|record| record.attempts.last())
                 .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
-        let worker = self.adopt(worker)?;
+        let worker = merge::adopt(&mut self.run, worker)?;
         if done {
             let place = board.place.get(story).copied().unwrap_or(0);
             board.waiting.insert(place, Waiting { worker, tip });
         } else {
-            self.retire_worker(&worker)?;
+            merge::retire_worker(&mut self.run, &worker)?;
         }
         self.emit_workers(board);
         self.merge_waiting(board).await?;
@@ -414,143 +396,9 @@ impl StoryLoop {
             let Waiting { worker, tip } = entry.remove();
             let since = board.merged_at_start.remove(&worker.story).unwrap_or(0);
             let merged_since = board.merged.get(since..).unwrap_or_default().to_vec();
-            self.merge_done_story(board, &worker, tip, &merged_since)
-                .await?;
+            merge::merge_done_story(&mut self.run, board, &worker, tip, &merged_since).await?;
         }
         Ok(())
-    }
-
-    /// Merge a story done in its own worktree, retire its worktree, and
-    /// say how that went. Its worktree goes only once the merge is
-    /// decided: a crash before that finds it done on resume. The story
-    /// becomes done here, once its work is on the branch and the state
-    /// says so; only then is it announced.
-    async fn merge_done_story(
-        &mut self,
-        board: &mut Board,
-        worker: &WorkerRecord,
-        tip: ObjectId,
-        merged_since: &[MergedStory],
-    ) -> Result<(), RunError> {
-        let story = worker.story.clone();
-        let before = self.state.checkpoint;
-        let merged = self.merge_story(worker, tip, merged_since).await?;
-        let kept = self.retire_worker(worker)?;
-        let (checkpoint, reason, preserved) = match merged {
-            Merged::Done { checkpoint } => {
-                let paths = self.paths_between(before, checkpoint).await?;
-                board.merged.push(MergedStory {
-                    story: story.clone(),
-                    paths,
-                });
-                (Some(checkpoint.to_string()), None, None)
-            }
-            Merged::Refused {
-                reason,
-                kept: merge_kept,
-            } => (None, Some(reason), merge_kept.or(kept)),
-        };
-        let (outcome, attempt, role) = {
-            let record = self.last_attempt(&story);
-            let number = record.as_ref().map_or(0, |a| a.attempt);
-            let role = record.as_ref().and_then(|a| a.role);
-            let outcome = match record {
-                Some(attempt) if checkpoint.is_some() => {
-                    attempt.checkpoint = checkpoint.clone();
-                    AttemptOutcome::Complete
-                }
-                Some(attempt) => {
-                    attempt.outcome = AttemptOutcome::Rejected;
-                    attempt.reason = reason.clone();
-                    attempt.preserved = preserved.clone();
-                    attempt.checkpoint = None;
-                    AttemptOutcome::Rejected
-                }
-                None => AttemptOutcome::Rejected,
-            };
-            (outcome, number, role)
-        };
-        let stories = self.load_stories().await?;
-        self.sync_stories(&stories);
-        self.save()?;
-        self.emit(Event::AttemptFinished {
-            story_id: story.clone(),
-            attempt,
-            outcome,
-            reason: reason.clone(),
-            preserved: preserved.clone(),
-            checkpoint: checkpoint.clone(),
-            role,
-        });
-        self.emit(Event::Merged {
-            story_id: story,
-            merged: checkpoint.is_some(),
-            checkpoint,
-            reason,
-            preserved,
-        });
-        Ok(())
-    }
-
-    /// The paths that differ between two commits.
-    async fn paths_between(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {
-        self.with_repo(move |repo| -> Result<Vec<String>, crate::git::GitFailure> {
-            let (old, new) = (repo.commit_tree(old)?, repo.commit_tree(new)?);
-            Ok(repo
-                .changed_files(old, new)?
-                .into_iter()
-                .map(|file| file.path)
-                .collect())
-        })
-        .await
-        .map_err(|err| RunError::git("read what a merge changed", err))
-    }
-
-    fn last_attempt(&mut self, story: &str) -> Option<&mut crate::state::AttemptRecord> {
-        self.story_record(story).attempts.last_mut()
-    }
-
-    /// A story's loop ended: its record of the story (attempts, cost)
-    /// becomes the run's, once.
-    fn adopt(&mut self, mut worker: WorkerRecord) -> Result<WorkerRecord, RunError> {
-        if worker.ended {
-            return Ok(worker);
-        }
-        let recorded = worker::recorded(&worker);
-        if let Some(mut record) = recorded.story {
-            // Done is what the run's branch says, not the story's own.
-            let own = self.story_record(&worker.story);
-            (record.done, record.tasks_done, record.tasks_total) =
-                (own.done, own.tasks_done, own.tasks_total);
-            *own = record;
-        }
-        add_totals(&mut self.state.totals, &recorded.totals);
-        worker.ended = true;
-        if let Some(own) = self
-            .state
-            .parallel
-            .as_mut()
-            .and_then(|p| p.workers.iter_mut().find(|w| w.story == worker.story))
-        {
-            own.ended = true;
-        }
-        self.save()?;
-        Ok(worker)
-    }
-
-    /// Retire a story's loop: keep what it left, bring its files into the
-    /// run's, remove its worktree and branch. Returns the ref that keeps
-    /// the tip of its branch.
-    fn retire_worker(&mut self, worker: &WorkerRecord) -> Result<Option<String>, RunError> {
-        let kept = {
-            let repo = self.repo_lock();
-            worker::retire(&repo, &self.settings.change, &self.run_dir, worker)?
-        };
-        if let Some(parallel) = self.state.parallel.as_mut() {
-            parallel.workers.retain(|w| w.story != worker.story);
-        }
-        self.save()?;
-        Ok(kept)
     }
 }
 
@@ -577,25 +425,4 @@ pub(crate) fn check_order(
     order_of(contract)
         .check(kind, stories)
         .map_err(|why| RunError::ParallelUnfit { what: why })
-}
-
-/// Where started stories report to.
-struct Launch<'a> {
-    width: usize,
-    order: &'a Order,
-    records: &'a mpsc::UnboundedSender<Record>,
-    ended: &'a mpsc::UnboundedSender<Ended>,
-    stop: &'a watch::Receiver<bool>,
-}
-
-fn add_totals(into: &mut crate::state::Totals, more: &crate::state::Totals) {
-    into.attempts = into.attempts.saturating_add(more.attempts);
-    into.add_tokens(
-        more.input_tokens,
-        more.output_tokens,
-        more.cache_read_tokens,
-        more.cache_creation_tokens,
-    );
-    into.cost_usd += more.cost_usd;
-    into.tokens_unknown |= more.tokens_unknown;
 }

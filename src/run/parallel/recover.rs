@@ -4,70 +4,69 @@
 //! story its worktree had verified done is merged, in story order; any
 //! other runs again. Finish and abort retire what is left the same way.
 
+use super::super::context::Run;
+use super::board::{Board, Waiting, add_totals};
+use super::merge;
 use super::worker;
-use super::{Board, Waiting, add_totals};
 use crate::git::ObjectId;
 use crate::run::error::RunError;
-use crate::run::story_loop::StoryLoop;
 use crate::state::{AttemptOutcome, WorkerRecord};
 
-impl StoryLoop {
-    /// On resume: the run's worktree back at its branch's tip (a merge
-    /// cut short is kept under a ref first), and every story's worktree
-    /// that a crash left retired, what it left kept. A story its worktree
-    /// had done is merged now, in story order; any other runs again.
-    pub(in crate::run) async fn recover_parallel(&mut self) -> Result<(), RunError> {
-        let refs = crate::git::RunRefs::of(&self.settings.change);
-        let namespace = refs.namespace().to_owned();
-        let repo = self.repo.clone();
-        let tip = crate::run::blocking(move || {
-            let mut repo = repo.lock().unwrap_or_else(|p| p.into_inner());
-            back_at_tip(&mut repo, &refs)
-        })
-        .await
-        .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
-        self.state.checkpoint = tip;
-        let workers = self
-            .state
-            .parallel
-            .as_ref()
-            .map(|p| p.workers.clone())
-            .unwrap_or_default();
-        let stories = self.load_stories().await?;
-        let mut done = Vec::new();
-        for worker in workers {
-            let verified = done_at(&worker);
-            let worker = self.adopt(worker)?;
-            let merged_already = stories
-                .iter()
-                .any(|story| story.id == worker.story && story.is_complete());
-            if let (Some(tip), false) = (verified, merged_already) {
-                done.push(Waiting { worker, tip });
-                continue;
-            }
-            self.retire_worker(&worker)?;
-            if merged_already {
-                continue;
-            }
-            if let Some(attempt) = self.last_attempt(&worker.story)
-                && attempt.outcome == AttemptOutcome::Running
-            {
-                attempt.outcome = AttemptOutcome::Interrupted;
-            }
-            self.warn(format!(
-                "story {} was at work in {} when the run stopped; what it left is kept under {namespace}/stories/, and it runs again",
-                worker.story,
-                worker.linked.path.display()
-            ));
+/// On resume: the run's worktree back at its branch's tip (a merge
+/// cut short is kept under a ref first), and every story's worktree
+/// that a crash left retired, what it left kept. A story its worktree
+/// had done is merged now, in story order; any other runs again.
+pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunError> {
+    let refs = crate::git::RunRefs::of(&run.settings.change);
+    let namespace = refs.namespace().to_owned();
+    let repo = run.repo.clone();
+    let tip = crate::run::blocking(move || {
+        let mut repo = repo.lock().unwrap_or_else(|p| p.into_inner());
+        back_at_tip(&mut repo, &refs)
+    })
+    .await
+    .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
+    run.state.checkpoint = tip;
+    let workers = run
+        .state
+        .parallel
+        .as_ref()
+        .map(|p| p.workers.clone())
+        .unwrap_or_default();
+    let stories = run.load_stories().await?;
+    let mut done = Vec::new();
+    for worker in workers {
+        let verified = done_at(&worker);
+        let worker = merge::adopt(run, worker)?;
+        let merged_already = stories
+            .iter()
+            .any(|story| story.id == worker.story && story.is_complete());
+        if let (Some(tip), false) = (verified, merged_already) {
+            done.push(Waiting { worker, tip });
+            continue;
         }
-        self.save()?;
-        done.sort_by_key(|waiting| stories.iter().position(|s| s.id == waiting.worker.story));
-        let mut board = Board::default();
-        for Waiting { worker, tip } in done {
-            self.merge_done_story(&mut board, &worker, tip, &[]).await?;
+        merge::retire_worker(run, &worker)?;
+        if merged_already {
+            continue;
         }
-        Ok(())
+        if let Some(attempt) = merge::last_attempt(run, &worker.story)
+            && attempt.outcome == AttemptOutcome::Running
+        {
+            attempt.outcome = AttemptOutcome::Interrupted;
+        }
+        run.warn(format!(
+            "story {} was at work in {} when the run stopped; what it left is kept under {namespace}/stories/, and it runs again",
+            worker.story,
+            worker.linked.path.display()
+        ));
     }
+    run.save()?;
+    done.sort_by_key(|waiting| stories.iter().position(|s| s.id == waiting.worker.story));
+    let mut board = Board::default();
+    for Waiting { worker, tip } in done {
+        merge::merge_done_story(run, &mut board, &worker, tip, &[]).await?;
+    }
+    Ok(())
 }
 
 /// The commit a story's loop ended at when its story was verified done

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::{mpsc, watch};
 
+use super::super::context::Run;
 use super::super::error::RunError;
-use super::super::story_loop::{EventSink, LoopEnd, LoopSettings, StoryLoop};
+use super::super::lifecycle::LoopEnd;
+use super::super::story_loop::{EventSink, LoopSettings, StoryLoop};
 use crate::events::{Record, now_ms};
 use crate::git::{ChangeName, ObjectId, Repo, RunRefs, ref_key};
 use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
@@ -128,7 +130,7 @@ impl Start<'_> {
         let sink: EventSink = std::sync::Arc::new(move |record: Record| {
             let _ = records.send(record);
         });
-        let story_loop = StoryLoop::new(
+        let context = Run::new(
             worker_repo,
             source,
             run_dir,
@@ -138,6 +140,7 @@ impl Start<'_> {
             self.stop,
         )
         .map_err(|err| RunError::io("open the story's event log", err))?;
+        let story_loop = StoryLoop::new(context);
         let id = story.id.clone();
         let handle = tokio::spawn(async move {
             let end = story_loop.run(false).await;
