@@ -164,7 +164,7 @@ fn invocation(run: &Run, attempt: &Attempt) -> Invocation {
             attempt.prompt_path.to_string_lossy().into_owned(),
         ),
     ];
-    if run.settings.learnings {
+    if run.settings.learnings() {
         env.push((
             "RALPH_LEARNINGS_FILE".to_owned(),
             run.run_dir.learnings_path().to_string_lossy().into_owned(),
@@ -181,7 +181,7 @@ fn invocation(run: &Run, attempt: &Attempt) -> Invocation {
         attempt.token.as_deref().unwrap_or(agent::DEFAULT_TOKEN),
     );
     invocation.pid_file = Some(run.run_dir.agent_pid_file());
-    invocation.idle = run.settings.idle_timeout;
+    invocation.idle = run.settings.idle_timeout();
     invocation
 }
 
@@ -197,7 +197,7 @@ async fn run_agent(
     let mut activity = Activity::default();
     let agent_run = {
         let stop = run.stop.clone();
-        let change = run.settings.change.to_string();
+        let change = run.settings.change().to_string();
         let (story_id, number) = (attempt.id().to_owned(), attempt.number);
         let mut on_event = |event: AgentEvent| {
             activity.events += 1;
@@ -226,7 +226,7 @@ async fn run_agent(
 /// Head what the agent appended to the learnings file with its story
 /// and attempt; a failure is only worth a warning.
 async fn label_learnings(run: &mut Run, attempt: &Attempt, before: u64) {
-    if !run.settings.learnings {
+    if !run.settings.learnings() {
         return;
     }
     let learnings_path = run.run_dir.learnings_path();
@@ -355,7 +355,7 @@ async fn setup_failure(
         let base = run.settings.refs().setup_failure(now_ms());
         let message = format!(
             "ralph({}): work left by an agent that could not work",
-            run.settings.change
+            run.settings.change()
         );
         run.with_repo(move |repo| -> Result<(), RunError> {
             let refname = repo
@@ -397,7 +397,7 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
             .map(|role| role.max_iterations)
             .fold(0u32, u32::saturating_add);
     }
-    if run.settings.once {
+    if run.settings.once() {
         return 1;
     }
     let free = run
@@ -412,7 +412,7 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
         })
         .count() as u32;
     run.settings
-        .max_retries
+        .max_retries()
         .saturating_add(1)
         .saturating_add(free)
 }
@@ -420,15 +420,15 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
 /// The promise token the story's contract asks for, if any.
 pub(super) fn promise_token(run: &Run, story: &Story) -> Option<String> {
     run.settings
-        .contract
+        .contract()
         .rules_for(&story.id, &story.acceptance_criteria)
         .promise
 }
 
 /// The attempt may not outlive the run's runtime budget.
 fn attempt_timeout(run: &Run) -> Duration {
-    let timeout = run.settings.agent_timeout;
-    match run.settings.guardrails.max_runtime_secs {
+    let timeout = run.settings.agent_timeout();
+    match run.settings.guardrails().max_runtime_secs {
         Some(max) => {
             let left = Duration::from_millis((max * 1000).saturating_sub(run.runtime_ms()));
             timeout.min(left.max(Duration::from_secs(1)))
@@ -473,7 +473,7 @@ async fn pause_for_limit(
         Some(reset) if reset > now_secs => reset + 5,
         _ => now_secs + backoff.as_secs(),
     };
-    let cap = run.settings.guardrails.max_rate_limit_wait_secs;
+    let cap = run.settings.guardrails().max_rate_limit_wait_secs;
     let reason = format!("usage limit: {}", limit.message.trim());
     run.finish_attempt(
         &story.id,

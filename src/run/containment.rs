@@ -78,7 +78,7 @@ pub(super) async fn contain_git_dir(
 /// sandbox: the git directories and the user's global git config
 /// read-only, the learnings file writable.
 pub(super) fn sandboxed(run: &Run, mut invocation: Invocation) -> Invocation {
-    if !run.settings.sandbox {
+    if !run.settings.sandbox() {
         return invocation;
     }
     let (mut read_only, _) = git_dirs(run);
@@ -98,7 +98,7 @@ pub(super) fn sandboxed(run: &Run, mut invocation: Invocation) -> Invocation {
 /// Returns whether it did: such an attempt failed at its work, however
 /// early, and is no set-up error.
 pub(super) fn note_sandbox_refusal(run: &mut Run, agent_run: &AgentRun, log_tail: &str) -> bool {
-    if !run.settings.sandbox {
+    if !run.settings.sandbox() {
         return false;
     }
     let (dirs, _) = git_dirs(run);

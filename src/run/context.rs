@@ -12,7 +12,8 @@ use tokio::sync::watch;
 
 use super::blocking;
 use super::error::RunError;
-use super::story_loop::{EventSink, LoopSettings};
+use super::run_settings::RunSettings;
+use super::story_loop::EventSink;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
 use crate::state::{AttemptOutcome, EventsLog, RunDir, RunState, StoryRecord, now};
@@ -24,7 +25,7 @@ pub struct Run {
     pub(super) source: Arc<dyn StorySource>,
     pub(super) run_dir: RunDir,
     pub(super) state: RunState,
-    pub(super) settings: LoopSettings,
+    pub(super) settings: RunSettings,
     pub(super) log: EventsLog,
     pub(super) sink: EventSink,
     pub(super) stop: watch::Receiver<bool>,
@@ -52,13 +53,13 @@ impl Run {
         source: Box<dyn StorySource>,
         run_dir: RunDir,
         state: RunState,
-        settings: LoopSettings,
+        settings: RunSettings,
         sink: EventSink,
         stop: watch::Receiver<bool>,
     ) -> std::io::Result<Run> {
         let log = EventsLog::open(&run_dir.events_path())?;
         Ok(Run {
-            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent.scratch))),
+            repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent().scratch))),
             source: Arc::from(source),
             run_dir,
             state,
@@ -165,7 +166,7 @@ impl Run {
     pub(super) fn emit(&mut self, event: Event) {
         let record = Record {
             ts_ms: now_ms(),
-            change: self.settings.change.to_string(),
+            change: self.settings.change().to_string(),
             event,
         };
         self.deliver(record);
@@ -175,7 +176,7 @@ impl Run {
     /// to the sink.
     pub(super) fn deliver(&mut self, record: Record) {
         let _ = self.log.append(&record);
-        self.hook_queue.note(&self.settings.contract.hooks, &record);
+        self.hook_queue.note(&self.settings.contract().hooks, &record);
         (self.sink)(record);
     }
 

@@ -126,7 +126,7 @@ async fn drive_async(
     let (stop_tx, stop_rx) = watch::channel(false);
     let (sink, mut milestones, mut agent_output) = event_sink(&view);
     let resumed = session.resumed;
-    let width = session.state.settings.parallel;
+    let width = session.settings.parallel();
     let context = Run::new(
         repo,
         session.source,

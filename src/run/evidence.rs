@@ -215,7 +215,7 @@ async fn reopen_elsewhere(run: &Run, list: &ListChanges, before: &str) -> Result
 fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
     let mut story_rules = run
         .settings
-        .contract
+        .contract()
         .rules_for(&story.id, &story.acceptance_criteria);
     if let Some(turn) = turn {
         story_rules.promise = Some(turn.rules.promise.clone());
@@ -228,9 +228,9 @@ fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
     }
     Rules {
         story: story_rules,
-        require_change: run.settings.require_change,
-        once: run.settings.once,
-        keep_failed: run.source.kind() == SourceKind::Prompt && !run.settings.revert_failed,
+        require_change: run.settings.require_change(),
+        once: run.settings.once(),
+        keep_failed: run.source.kind() == SourceKind::Prompt && !run.settings.revert_failed(),
         role: turn.map(Turn::role),
     }
 }
@@ -261,13 +261,13 @@ async fn evidence(
                 agent::other_promise(&done.final_text, token.unwrap_or(agent::DEFAULT_TOKEN))
             }),
             timeout,
-            idle: run.settings.idle_timeout,
+            idle: run.settings.idle_timeout(),
         },
         tracking_file: run.tracking_file(),
         marked,
         changes: Changes {
             flag,
-            violation: run.settings.contract.violation(&rules.story, &paths),
+            violation: run.settings.contract().violation(&rules.story, &paths),
             list,
             ..Changes::default()
         },
@@ -407,7 +407,7 @@ async fn verification(
         criteria: &rules.acceptance_criteria,
         outcome: rules.outcome.as_deref(),
         diff: &diff,
-        command_timeout: run.settings.command_timeout,
+        command_timeout: run.settings.command_timeout(),
         verifier_log: attempt.verifier_log.clone(),
         stop: run.stop.clone(),
     };
@@ -431,7 +431,7 @@ pub(super) async fn run_checks(
 ) -> Vec<CheckOutcome> {
     let workdir = run.repo_lock().workdir().to_owned();
     let outcomes =
-        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout).await;
+        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout()).await;
     if !outcomes.is_empty() {
         let names = |passed: bool| {
             outcomes

@@ -83,14 +83,14 @@ pub(super) fn attempt_agent(
         .filter(|fallback| fallback.story == story.id)
         .and_then(|fallback| {
             run.settings
-                .fallback_agents
+                .fallback_agents()
                 .iter()
                 .find(|spec| spec.name == fallback.agent)
         });
     let spec = match (handed, turn) {
         (Some(spec), _) => spec.clone(),
         (None, Some(turn)) => role_agent(run, &turn.rules)?,
-        (None, None) => run.settings.agent.clone(),
+        (None, None) => run.settings.agent().clone(),
     };
     Ok(AttemptAgent {
         spec,
@@ -110,7 +110,7 @@ pub(super) fn hand_to_fallback(
     if !agent.falls_back {
         return Ok(false);
     }
-    let fallbacks = &run.settings.fallback_agents;
+    let fallbacks = &run.settings.fallback_agents();
     let next = match &run.state.fallback {
         Some(fallback) if fallback.story == story.id => fallbacks
             .iter()
@@ -140,21 +140,7 @@ pub(super) fn hand_to_fallback(
     Ok(true)
 }
 
-/// The agent a role runs: its own command or preset (with its model),
-/// the run's preset with the role's model, or the run's agent.
+/// The agent a role runs (see [`super::run_settings::RunSettings::role_agent`]).
 pub(super) fn role_agent(run: &Run, rules: &RoleRules) -> Result<AgentSpec, RunError> {
-    if let Some(command) = &rules.agent_command {
-        return Ok(presets::command(command));
-    }
-    let preset = match (&rules.agent, &run.state.settings.agent_command) {
-        (Some(name), _) => name.clone(),
-        (None, None) if rules.model.is_some() => run.state.settings.agent.clone(),
-        _ => return Ok(run.settings.agent.clone()),
-    };
-    let args = crate::config::agent_args(&run.repo_lock(), &preset);
-    let model = rules
-        .model
-        .as_deref()
-        .or(run.state.settings.model.as_deref());
-    Ok(presets::preset(&preset, model, &args)?)
+    Ok(run.settings.role_agent(rules)?)
 }

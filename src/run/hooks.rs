@@ -150,7 +150,7 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
         ref record,
         from,
     } = due;
-    let hooks = run.settings.contract.hooks.of(event).to_vec();
+    let hooks = run.settings.contract().hooks.of(event).to_vec();
     for (at, hook) in hooks.iter().enumerate().skip(from) {
         let failure = match run_hook(run, event, hook, record, going_on).await {
             HookRun::Ran => continue,
@@ -193,7 +193,7 @@ async fn run_hook(
         timeout: hook
             .timeout
             .map(std::time::Duration::from_secs)
-            .unwrap_or(run.settings.command_timeout),
+            .unwrap_or(run.settings.command_timeout()),
         idle: None,
         stop: going_on.then(|| run.stop.clone()),
     };

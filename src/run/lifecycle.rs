@@ -31,8 +31,8 @@ pub struct LoopEnd {
 /// The run is running in this process: asked for its agent's version
 /// meanwhile, for the receipts.
 pub(super) fn start(run: &mut Run) {
-    if run.state.settings.agent_command.is_none() {
-        let program = run.settings.agent.program.clone();
+    if run.settings.recorded().agent_command.is_none() {
+        let program = run.settings.agent().program.clone();
         run.agent_version = AgentVersion::Asking(tokio::spawn(async move {
             crate::verification::version(&program).await
         }));
@@ -103,7 +103,7 @@ async fn after_bug(run: &mut Run, bug: Bug) -> LoopEnd {
     if let Err(why) = set_aside {
         let message = format!(
             "after the bug, the worktree could not be set aside ({why}); 'git ralph start {}' does it on resume",
-            run.settings.change
+            run.settings.change()
         );
         run.warn(message);
     }
@@ -128,7 +128,7 @@ pub(super) async fn no_story_left(
         .filter(|s| !s.is_complete())
         .map(|s| s.id.as_str())
         .collect();
-    if run.settings.once && !open.is_empty() {
+    if run.settings.once() && !open.is_empty() {
         return Ok((
             StopReason::MaxRetries,
             format!("single pass over; not done: story {}", open.join(", ")),
@@ -155,7 +155,7 @@ pub(super) async fn no_story_left(
 /// A second opinion on the task counts from the `openspec` CLI, if it
 /// is installed; a disagreement is a warning, never an error.
 async fn cross_check(run: &mut Run, stories: &[Story]) {
-    if run.source.kind() != SourceKind::OpenSpec || run.settings.story_only.is_some() {
+    if run.source.kind() != SourceKind::OpenSpec || run.settings.story_only().is_some() {
         return;
     }
     let Ok(fenced) = run.source.fenced_checkboxes() else {
@@ -165,10 +165,10 @@ async fn cross_check(run: &mut Run, stories: &[Story]) {
     let check = openspec_cli::cross_check(
         &openspec_cli::OpenSpecCommand::from_env(),
         &workdir,
-        run.settings.change.as_str(),
+        run.settings.change().as_str(),
         stories,
         fenced,
-        run.settings.command_timeout,
+        run.settings.command_timeout(),
     )
     .await;
     let message = match check {
@@ -184,7 +184,7 @@ async fn cross_check(run: &mut Run, stories: &[Story]) {
         CrossCheck::Failed(why) => format!("the openspec CLI cross-check failed: {why}"),
         CrossCheck::TimedOut => format!(
             "the openspec CLI did not answer within --command-timeout ({}s)",
-            run.settings.command_timeout.as_secs()
+            run.settings.command_timeout().as_secs()
         ),
     };
     run.warn(message);

@@ -58,6 +58,7 @@ mod pipeline;
 pub mod plan;
 mod prompting;
 mod receipts;
+mod run_settings;
 pub mod session;
 mod settle;
 pub mod story_loop;
@@ -68,8 +69,9 @@ mod watching;
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use lifecycle::LoopEnd;
+pub use run_settings::RunSettings;
 pub use session::Session;
-pub use story_loop::{EventSink, LoopSettings, StoryLoop};
+pub use story_loop::{EventSink, StoryLoop};
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug
 /// the panic hook recorded. What the future held (an agent's process group

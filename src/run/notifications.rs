@@ -48,7 +48,7 @@ pub(super) fn notify_pause(run: &mut Run, until_unix: u64, message: String) {
 fn news(run: &Run, event: NewsKind, message: String) -> RunNews {
     RunNews {
         event,
-        change: run.settings.change.to_string(),
+        change: run.settings.change().to_string(),
         branch: run.state.branch.clone(),
         reason: None,
         until_unix: None,
@@ -61,7 +61,7 @@ fn news(run: &Run, event: NewsKind, message: String) -> RunNews {
 }
 
 fn notify(run: &mut Run, news: RunNews) {
-    let notifier = run.settings.notifier.clone();
+    let notifier = run.settings.notifier().clone();
     if notifier.is_empty() {
         return;
     }

@@ -29,13 +29,13 @@ use crate::stories::Story;
 /// if it has none under way; `None` when the run has no roles (or the
 /// story turned all of them off).
 pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunError> {
-    if run.settings.roles.is_empty() {
+    if run.settings.roles().is_empty() {
         return Ok(None);
     }
-    let mut pipeline = run.settings.contract.pipeline_for(
+    let mut pipeline = run.settings.contract().pipeline_for(
         &story.id,
-        &run.settings.roles,
-        &run.settings.role_agents,
+        run.settings.roles(),
+        run.settings.role_agents(),
     )?;
     // Resuming with more retries gave every role more iterations.
     for rules in &mut pipeline {
@@ -169,7 +169,9 @@ async fn pass_on(run: &mut Run, at: &Attempt, turn: &Turn, next: Role) -> Result
         let refname = at.work_ref();
         let message = format!(
             "ralph({}): story {} ({}) passed by the {role}, attempt {attempt}\n\nThe work so far, before the {next} goes on.",
-            run.settings.change, story.id, story.title
+            run.settings.change(),
+            story.id,
+            story.title
         );
         let (name, base) = (refname.clone(), message);
         let commit = run
@@ -281,7 +283,8 @@ pub(super) async fn undo_role_edits(run: &mut Run, at: &Attempt) -> Result<(), R
     let refname = at.work_ref();
     let message = format!(
         "ralph({}): what the {role} changed at story {} (attempt {attempt}), undone",
-        run.settings.change, story.id
+        run.settings.change(),
+        story.id
     );
     settle::preserve_and_revert(run, refname.clone(), message, "keep the role's edits").await?;
     if let Some(record) = run.attempt_record(&story.id, attempt) {
@@ -312,7 +315,8 @@ pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunErr
     let refname = run.settings.refs().pipeline_changes(&state.story, now_ms());
     let message = format!(
         "ralph({}): changes made while story {} was stopped in its pipeline",
-        run.settings.change, state.story
+        run.settings.change(),
+        state.story
     );
     let name = refname.clone();
     let commit = run

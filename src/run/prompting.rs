@@ -34,14 +34,14 @@ pub(super) async fn render_prompt(
 ) -> Result<String, RunError> {
     let retry = retry_context(run, &story.id, turn.map(Turn::role));
     let learnings = learnings(run).await?;
-    if let Some(text) = &run.settings.classic_prompt {
+    if let Some(text) = run.settings.classic_prompt() {
         let text = match &learnings {
             Some(learnings) => format!(
                 "{}\n\n{}",
                 text.trim_end(),
                 prompt::learnings_section(learnings)
             ),
-            None => text.clone(),
+            None => text.to_owned(),
         };
         return Ok(prompt::render_classic(&text, retry.as_ref(), token));
     }
@@ -84,7 +84,7 @@ pub(super) async fn render_prompt(
 /// story's prompt.
 fn template_for(run: &Run, turn: Option<&Turn>) -> Result<String, RunError> {
     let Some(turn) = turn else {
-        return Ok(run.settings.template.clone());
+        return Ok(run.settings.template().to_owned());
     };
     if let Some(file) = &turn.rules.prompt {
         let path = run.repo_lock().workdir().join(file);
@@ -94,7 +94,7 @@ fn template_for(run: &Run, turn: Option<&Turn>) -> Result<String, RunError> {
         return Ok(text);
     }
     Ok(prompt::role_template(turn.role())
-        .map_or_else(|| run.settings.template.clone(), str::to_owned))
+        .map_or_else(|| run.settings.template().to_owned(), str::to_owned))
 }
 
 /// The story's change so far (the pipeline's base against the last
@@ -117,7 +117,7 @@ async fn work_so_far(run: &Run) -> String {
 /// The learnings file as the prompt shows it, created empty so the
 /// agent can append to it; `None` with `--no-learnings`.
 async fn learnings(run: &Run) -> Result<Option<Learnings>, RunError> {
-    if !run.settings.learnings {
+    if !run.settings.learnings() {
         return Ok(None);
     }
     let path = run.run_dir.learnings_path();
@@ -165,7 +165,7 @@ fn retry_context(
                 question,
                 learnings: run
                     .settings
-                    .learnings
+                    .learnings()
                     .then(|| run.run_dir.learnings_path().to_string_lossy().into_owned()),
             })
         }

@@ -26,13 +26,13 @@ async fn agent_version(run: &mut Run) -> Option<String> {
 /// The trailer block of the checkpoint for `attempt` at `story`.
 pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String {
     let version = agent_version(run).await;
-    let max = if run.settings.once {
+    let max = if run.settings.once() {
         1
     } else {
-        run.settings.max_retries.saturating_add(1)
+        run.settings.max_retries().saturating_add(1)
     };
     let pipeline = pipeline_receipt(run, story);
-    let settings = &run.state.settings;
+    let settings = run.settings.recorded();
     let agent = match (&settings.agent_command, &version) {
         (Some(command), _) => format!("command {command}"),
         (None, Some(version)) => format!("{} {version}", settings.agent),
@@ -48,7 +48,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
         .filter(|fallback| fallback.story == story)
         .map(|fallback| fallback.agent.clone());
     let handed = fallback.as_ref().map(|to| {
-        let from = super::fallback::label(&run.settings.agent);
+        let from = super::fallback::label(run.settings.agent());
         format!("{to}, for {from} (usage limit)")
     });
     let ran = run
@@ -159,11 +159,11 @@ fn pipeline_receipt(run: &Run, story: &str) -> Option<Vec<(&'static str, String)
 
 /// Who plays `role`: its command, its preset, or the run's agent.
 fn role_agent_name(run: &Run, role: Role) -> String {
-    let choice = run.settings.role_agents.get(&role);
+    let choice = run.settings.role_agents().get(&role);
     let configured = run
         .settings
-        .contract
-        .pipeline_for("", &[role], &run.settings.role_agents)
+        .contract()
+        .pipeline_for("", &[role], run.settings.role_agents())
         .ok()
         .and_then(|rules| rules.into_iter().next());
     let command = choice

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::earlier;
 use super::ending::Handoff;
 use super::error::RunError;
-use super::story_loop::LoopSettings;
+use super::run_settings::{Resolved, RunSettings};
 use crate::agent::AgentSpec;
 use crate::agent::presets;
 use crate::contract::Contract;
@@ -25,7 +25,7 @@ pub struct Session {
     /// A stopped or killed run taken up again.
     pub resumed: bool,
     pub source: Box<dyn StorySource>,
-    pub settings: LoopSettings,
+    pub settings: RunSettings,
     /// What the user should know about how the run began: an earlier run
     /// moved to history, a kept branch whose tip was set aside.
     pub notices: Vec<String>,
@@ -601,23 +601,20 @@ pub fn template_text(repo: &Repo, settings: &Settings) -> Result<String, RunErro
     Ok(prompt::DEFAULT_TEMPLATE.to_owned())
 }
 
-/// What the loop needs, from the run's stored settings.
+/// What the loop needs, from the run's stored settings: everything they
+/// name read now, so that the loop reads no config of its own.
 fn loop_settings(
     repo: &Repo,
     change: &ChangeName,
     run_dir: &RunDir,
     settings: &Settings,
     agent: Option<AgentSpec>,
-) -> Result<LoopSettings, RunError> {
-    let mut agent = match agent {
+) -> Result<RunSettings, RunError> {
+    let agent = match agent {
         Some(agent) => agent,
         None => agent_spec(repo, settings)?,
     };
     let fallback_agents = super::fallback::fallback_specs(repo, settings)?;
-    // What any of them leaves in the worktree is theirs, not the work.
-    for fallback in &fallback_agents {
-        agent.scratch.extend(fallback.scratch.iter().cloned());
-    }
     let template = template_text(repo, settings)?;
     prompt::validate(&template)?;
     let classic_prompt = match &settings.prompt_file {
@@ -634,43 +631,22 @@ fn loop_settings(
     // The rules are the ones snapshotted at start, not whatever the agent
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
-    let contract_webhook = contract.notify.webhook()?;
-    // The pipeline: the command line's or git config's, else the
-    // contract's; none means one agent per story.
-    let roles = settings
-        .roles
-        .clone()
-        .or_else(|| contract.pipeline())
-        .unwrap_or_default();
-    Ok(LoopSettings {
+    let webhook = contract.notify.webhook()?;
+    let preset_args = presets::PRESETS
+        .iter()
+        .map(|name| (name.to_string(), crate::config::agent_args(repo, name)))
+        .collect();
+    Ok(RunSettings::new(Resolved {
         change: change.clone(),
+        recorded: settings.clone(),
         agent,
         fallback_agents,
-        max_retries: settings.max_retries,
-        agent_timeout: Duration::from_secs(settings.agent_timeout_secs),
-        idle_timeout: (settings.idle_timeout_secs > 0)
-            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
-        command_timeout: Duration::from_secs(settings.command_timeout_secs),
+        preset_args,
         template,
         classic_prompt,
         contract,
-        guardrails: settings.guardrails.clone(),
-        once: settings.once,
-        revert_failed: settings.revert_failed,
-        require_change: settings.require_change,
-        learnings: !settings.no_learnings,
-        full_scan: settings.full_scan,
-        sandbox: settings.sandbox,
-        roles,
-        role_agents: settings.role_agents.clone(),
-        comment: settings.comment && settings.source == Some(SourceKind::Github),
-        notifier: crate::notify::Notifier {
-            desktop: settings.notify,
-            webhook: contract_webhook,
-        },
-        story_only: None,
-        story_of: None,
-    })
+        webhook,
+    }))
 }
 
 /// The contract of a new run, assembled before anything is touched.

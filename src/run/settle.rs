@@ -33,7 +33,7 @@ pub(super) async fn accept(
     let (story, attempt) = (&attempt.story, attempt.number);
     let suffix = match &kept {
         None => String::new(),
-        Some(_) if run.settings.once => " (single pass)".to_owned(),
+        Some(_) if run.settings.once() => " (single pass)".to_owned(),
         Some(failure) => format!(
             " (iteration {attempt}, kept: {})",
             failure.outcome.describe()
@@ -41,7 +41,9 @@ pub(super) async fn accept(
     };
     let subject = format!(
         "ralph({}): story {} {}{suffix}",
-        run.settings.change, story.id, story.title
+        run.settings.change(),
+        story.id,
+        story.title
     );
     let receipt = receipts::receipt(run, &story.id, attempt).await;
     let message = format!("{subject}\n\n{receipt}");
@@ -122,7 +124,11 @@ pub(super) async fn reject(
     let preserved = attempt.work_ref();
     let message = format!(
         "ralph({}): attempt {} at story {} ({})\n\n{}",
-        run.settings.change, attempt.number, attempt.story.id, attempt.story.title, failure.reason
+        run.settings.change(),
+        attempt.number,
+        attempt.story.id,
+        attempt.story.title,
+        failure.reason
     );
     preserve_and_revert(run, preserved.clone(), message, "preserve the attempt").await?;
     record_failure(run, attempt, failure, Some(preserved))
@@ -277,7 +283,7 @@ pub(super) async fn set_aside_after_bug(run: &mut Run) -> Result<(), RunError> {
                 .map_err(|err| RunError::git("name a ref", err))?;
             let message = format!(
                 "ralph({}): work set aside after a bug in git-ralph",
-                run.settings.change
+                run.settings.change()
             );
             preserve_and_revert(run, refname, message, "set the work aside").await
         }
@@ -288,7 +294,7 @@ pub(super) async fn set_aside_after_bug(run: &mut Run) -> Result<(), RunError> {
 /// The user's branches, tags and stash an agent moved before its loop
 /// was killed go back where they were.
 pub(super) async fn put_back_kept_refs(run: &mut Run) -> Result<(), RunError> {
-    let (change, run_dir) = (run.settings.change.clone(), run.run_dir.clone());
+    let (change, run_dir) = (run.settings.change().clone(), run.run_dir.clone());
     let restored = run
         .with_repo(move |repo| super::kept_refs::put_back(repo, &change, &run_dir))
         .await
@@ -349,7 +355,7 @@ async fn set_aside_attempt(
     if dirty {
         let message = format!(
             "ralph({}): work left by an interrupted loop",
-            run.settings.change
+            run.settings.change()
         );
         preserve_and_revert(
             run,
@@ -375,7 +381,7 @@ async fn set_aside_attempt(
 /// The run's branch moved past the checkpoint while the run was
 /// stopped, by the user's own commits: they become the checkpoint.
 async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
-    let change = run.settings.change.clone();
+    let change = run.settings.change().clone();
     let checkpoint = run.state.checkpoint;
     let adopted = run
         .with_repo(move |repo| repo.descendant_tip(&change, checkpoint))
@@ -403,7 +409,10 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         .iter()
         .map(|story| (story.id.clone(), story.done))
         .collect();
-    let message = format!("ralph({}): user changes while stopped", run.settings.change);
+    let message = format!(
+        "ralph({}): user changes while stopped",
+        run.settings.change()
+    );
     let checkpoint = run
         .with_repo(move |repo| repo.checkpoint(&message))
         .await
@@ -429,7 +438,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         let attempt = run.story_record(&story.id).attempts.len() as u32 + 1;
         let rules = run
             .settings
-            .contract
+            .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
         let outcomes = evidence::run_checks(run, &story, attempt, &rules).await;
         if let Some(failure) = judge::failed_checks(&outcomes) {
@@ -457,7 +466,7 @@ pub(super) async fn guard_head(
     run: &mut Run,
     when: &str,
 ) -> Result<Option<crate::git::Reattached>, RunError> {
-    let change = run.settings.change.clone();
+    let change = run.settings.change().clone();
     let strays = run.settings.refs().strays(now_ms());
     let checkpoint = run.state.checkpoint;
     run.with_repo(move |repo| {

@@ -25,11 +25,8 @@ use super::context::Run;
 use super::error::RunError;
 use super::guardrails;
 use super::lifecycle::{self, LoopEnd};
-use crate::agent::AgentSpec;
-use crate::contract::Contract;
 use crate::events::Record;
-use crate::git::ChangeName;
-use crate::state::{AttemptOutcome, Guardrails, StopReason, now};
+use crate::state::{AttemptOutcome, StopReason, now};
 use crate::stories::{SourceKind, Story};
 
 /// Where the loop delivers events besides `events.jsonl`. It is called on
@@ -38,104 +35,10 @@ use crate::stories::{SourceKind, Story};
 /// (never milestones), since the log on disk has it all.
 pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 
-/// What the loop needs beyond the run's state.
-#[derive(Clone)]
-pub struct LoopSettings {
-    pub change: ChangeName,
-    pub agent: AgentSpec,
-    /// The agents a story goes to, in turn, when the agent's usage limit
-    /// outlasts `--max-rate-limit-wait`.
-    pub fallback_agents: Vec<AgentSpec>,
-    pub max_retries: u32,
-    pub agent_timeout: Duration,
-    /// How long an agent may print nothing; `None` lets it be silent.
-    pub idle_timeout: Option<Duration>,
-    pub command_timeout: Duration,
-    pub template: String,
-    /// The prompt itself in prompt mode.
-    pub classic_prompt: Option<String>,
-    pub contract: Contract,
-    pub guardrails: Guardrails,
-    /// One attempt per story, no interception, no retries.
-    pub once: bool,
-    /// Prompt mode: revert an iteration the contract does not accept,
-    /// instead of building on it.
-    pub revert_failed: bool,
-    /// Refuse a claim that changes nothing besides ticking boxes, unless
-    /// the story's contract says otherwise.
-    pub require_change: bool,
-    /// Keep a learnings file and show it in prompts.
-    pub learnings: bool,
-    /// Never watch the worktree: every snapshot and revert looks at every
-    /// file.
-    pub full_scan: bool,
-    /// Run the agent under bubblewrap, the git directory read-only to it.
-    pub sandbox: bool,
-    /// The role pipeline every story goes through; empty for one agent
-    /// per story.
-    pub roles: Vec<crate::contract::Role>,
-    /// The command line's choice of agent per role.
-    pub role_agents: std::collections::BTreeMap<crate::contract::Role, crate::contract::RoleAgent>,
-    /// Post a comment on the GitHub issue of each finished story.
-    pub comment: bool,
-    /// Who is told when the run ends.
-    pub notifier: crate::notify::Notifier,
-    /// The one story this loop works on: a story of a parallel run, in a
-    /// worktree of its own. Such a loop tells nobody when it ends; the
-    /// run it belongs to does.
-    pub story_only: Option<String>,
-    /// The parallel run such a loop belongs to: the change its agents are
-    /// told of.
-    pub story_of: Option<ChangeName>,
-}
-
-impl LoopSettings {
-    /// The change as agents and prompts name it.
-    pub fn change_shown(&self) -> &ChangeName {
-        self.story_of.as_ref().unwrap_or(&self.change)
-    }
-
-    /// Where the loop keeps its refs (failed attempts, strays): the run's
-    /// namespace, and for a story of a parallel run, the story's place in
-    /// it, `refs/ralph/<change>/stories/<id>`.
-    pub fn refs(&self) -> crate::git::RunRefs {
-        match (&self.story_of, &self.story_only) {
-            (Some(run), Some(story)) => crate::git::RunRefs::of_story(run, story),
-            _ => crate::git::RunRefs::of(&self.change),
-        }
-    }
-
-    /// The branches the run moves itself, which an attempt's agent is not
-    /// blamed for: the loop's own, and in a parallel run the run's branch
-    /// and every story's.
-    pub fn run_branches(&self) -> Vec<String> {
-        let mut branches = vec![self.change.branch_ref()];
-        if let Some(run) = &self.story_of {
-            branches.push(run.branch_ref());
-            branches.push(format!("{}.story-*", run.branch_ref()));
-        }
-        branches
-    }
-}
-
 /// The machine itself: which story next, when to stop, and how the run
 /// ends. Everything an attempt reads and writes is its [`Run`].
 pub struct StoryLoop {
     run: Run,
-}
-
-impl std::ops::Deref for StoryLoop {
-    type Target = Run;
-
-    fn deref(&self) -> &Run {
-        &self.run
-    }
-}
-
-impl std::ops::DerefMut for StoryLoop {
-    fn deref_mut(&mut self) -> &mut Run {
-        &mut self.run
-    }
 }
 
 impl StoryLoop {
@@ -151,41 +54,41 @@ impl StoryLoop {
     }
 
     async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
-        lifecycle::start(self);
+        lifecycle::start(&mut self.run);
         if resumed {
-            settle::recover(self).await?;
+            settle::recover(&mut self.run).await?;
         }
-        lifecycle::announce(self, resumed).await?;
+        lifecycle::announce(&mut self.run, resumed).await?;
         loop {
-            notifications::report_deliveries(self).await;
-            if let Some(stop) = hooks::run_due_hooks(self).await {
+            notifications::report_deliveries(&mut self.run).await;
+            if let Some(stop) = hooks::run_due_hooks(&mut self.run).await {
                 return Ok(stop);
             }
-            if self.stop_requested() {
+            if self.run.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
             if let Some(paused) = self.wait_out_pause().await? {
                 return Ok(paused);
             }
-            let stories = self.load_stories().await?;
-            self.sync_stories(&stories);
+            let stories = self.run.load_stories().await?;
+            self.run.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
-                self.state.current_story = None;
-                return lifecycle::no_story_left(self, &stories).await;
+                self.run.state.current_story = None;
+                return lifecycle::no_story_left(&self.run, &stories).await;
             };
-            let turn = pipeline::turn(self, &story)?;
+            let turn = pipeline::turn(&mut self.run, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
-                self.state.current_story = Some(story.id.clone());
+                self.run.state.current_story = Some(story.id.clone());
                 return Ok(limit);
             }
-            let attempts_before = self.story_record(&story.id).attempts.len();
-            attempt_steps::attempt(self, &story, &stories, turn).await?;
-            if self.stop_requested() {
+            let attempts_before = self.run.story_record(&story.id).attempts.len();
+            attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
+            if self.run.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
-            let attempted = self.story_record(&story.id).attempts.len() > attempts_before;
+            let attempted = self.run.story_record(&story.id).attempts.len() > attempts_before;
             if attempted
-                && self.source.kind() == SourceKind::Prompt
+                && self.run.source.kind() == SourceKind::Prompt
                 && self.last_outcome(&story.id) == Some(AttemptOutcome::Complete)
             {
                 return Ok((StopReason::Completed, "the contract is met".into()));
@@ -198,27 +101,28 @@ impl StoryLoop {
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
-        if let Some(state) = &self.state.pipeline
+        if let Some(state) = &self.run.state.pipeline
             && let Some(story) = stories.iter().find(|story| story.id == state.story)
         {
             return Some(story);
         }
-        if let Some(only) = &self.settings.story_only {
+        if let Some(only) = &self.run.settings.story_only() {
             return stories
                 .iter()
                 .find(|story| story.id == *only && !story.is_complete());
         }
-        if self.settings.once {
+        if self.run.settings.once() {
             stories.iter().find(|story| {
                 !story.is_complete()
                     && self
+                        .run
                         .state
                         .stories
                         .iter()
                         .all(|r| r.id != story.id || r.attempts.is_empty())
             })
         } else {
-            self.source.next_story(stories)
+            self.run.source.next_story(stories)
         }
     }
 
@@ -231,26 +135,28 @@ impl StoryLoop {
         }
         let max_retries = match turn {
             Some(_) => u32::MAX,
-            None if self.settings.once => 0,
-            None => self.settings.max_retries,
+            None if self.run.settings.once() => 0,
+            None => self.run.settings.max_retries(),
         };
         let rules = self
+            .run
             .settings
-            .contract
+            .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
-        let record = self.story_record(&story.id).clone();
+        let record = self.run.story_record(&story.id).clone();
         guardrails::hit(
-            &self.settings.guardrails,
-            &self.state,
+            self.run.settings.guardrails(),
+            &self.run.state,
             &record,
             (rules.max_cost, rules.max_tokens),
             max_retries,
-            self.runtime_ms(),
+            self.run.runtime_ms(),
         )
     }
 
     fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {
-        self.state
+        self.run
+            .state
             .stories
             .iter()
             .find(|s| s.id == story)
@@ -261,24 +167,24 @@ impl StoryLoop {
     /// Sit out a usage-limit pause recorded in state, with the stop request
     /// still live. Returns a stop reason when the run ends meanwhile.
     async fn wait_out_pause(&mut self) -> Result<Option<(StopReason, String)>, RunError> {
-        let Some(until) = self.state.paused_until else {
+        let Some(until) = self.run.state.paused_until else {
             return Ok(None);
         };
         let now_secs = now();
         if until > now_secs {
             let wait = Duration::from_secs(until - now_secs);
-            let mut stop = self.stop.clone();
+            let mut stop = self.run.stop.clone();
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.wait_for(|stop| *stop) => {
                     return Ok(Some((StopReason::Stopped, "stopped by the user during a usage-limit pause".into())));
                 }
             }
-            self.state.rate_limit_wait_secs += wait.as_secs();
+            self.run.state.rate_limit_wait_secs += wait.as_secs();
         }
-        self.state.paused_until = None;
-        self.state.pause_reason = None;
-        self.save()?;
+        self.run.state.paused_until = None;
+        self.run.state.pause_reason = None;
+        self.run.save()?;
         Ok(None)
     }
 }

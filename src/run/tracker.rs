@@ -10,7 +10,7 @@ use crate::stories::{SourceKind, Story, github};
 /// One comment on the issue of `story`, finished in `attempt` as
 /// checkpoint `commit`.
 pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, commit: &str) {
-    if !run.settings.comment || run.source.kind() != SourceKind::Github {
+    if !run.settings.comment() || run.source.kind() != SourceKind::Github {
         return;
     }
     // The story as the attempt left it: its boxes ticked.
@@ -20,13 +20,13 @@ pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, com
     };
     let body = comment_body(
         finished.as_ref().unwrap_or(story),
-        run.settings.change.as_str(),
+        run.settings.change().as_str(),
         &run.state.branch,
         commit,
         attempt,
     );
     let workdir = run.repo_lock().workdir().to_owned();
-    let timeout = run.settings.command_timeout;
+    let timeout = run.settings.command_timeout();
     if let Err(err) = github::comment(&workdir, &story.id, &body, timeout).await {
         let hint = err
             .hint()

@@ -12,7 +12,7 @@ use super::context::Run;
 /// watch that cannot start is reported once, and the run goes on with
 /// full scans.
 pub(super) async fn watch_worktree(run: &mut Run) {
-    if run.settings.full_scan {
+    if run.settings.full_scan() {
         return;
     }
     if let Err(lost) = run.with_repo(|repo| repo.watch_worktree()).await {

@@ -121,7 +121,7 @@ async fn commit_merged(
     ours: ObjectId,
 ) -> Result<(Option<crate::git::Reattached>, crate::git::Checkpoint), RunError> {
     let (change, strays) = (
-        run.settings.change.clone(),
+        run.settings.change().clone(),
         run.settings.refs().strays(crate::events::now_ms()),
     );
     run.with_repo(move |repo| -> Result<_, crate::git::OpError> {
@@ -147,7 +147,7 @@ async fn merged_message(run: &Run, tip: ObjectId) -> Result<String, RunError> {
         .with_repo(move |repo| repo.commit_message(tip))
         .await
         .map_err(|err| RunError::git("read the story's commit", err))?;
-    let change = run.settings.change.to_string();
+    let change = run.settings.change().to_string();
     Ok(match message.split_once("): ") {
         Some((head, rest)) if head.starts_with("ralph(") => format!("ralph({change}): {rest}"),
         _ => message,
@@ -158,10 +158,10 @@ async fn merged_message(run: &Run, tip: ObjectId) -> Result<String, RunError> {
 async fn checks_on_merged(run: &mut Run, story: &Story) -> Vec<String> {
     let rules = run
         .settings
-        .contract
+        .contract()
         .rules_for(&story.id, &story.acceptance_criteria);
     let workdir = run.repo_lock().workdir().to_owned();
-    contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout)
+    contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout())
         .await
         .into_iter()
         .filter(|outcome| !outcome.passed)
@@ -175,7 +175,7 @@ async fn set_merge_aside(run: &mut Run, story: &str) -> Result<String, RunError>
     let refname = run.settings.refs().merge(story, crate::events::now_ms());
     let message = format!(
         "ralph({}): story {story} merged, its checks failing",
-        run.settings.change
+        run.settings.change()
     );
     let kept = refname.clone();
     run.with_repo(move |repo| -> Result<(), crate::git::OpError> {
@@ -313,7 +313,7 @@ pub(super) fn retire_worker(
 ) -> Result<Option<String>, RunError> {
     let kept = {
         let repo = run.repo_lock();
-        worker::retire(&repo, &run.settings.change, &run.run_dir, worker)?
+        worker::retire(&repo, run.settings.change(), &run.run_dir, worker)?
     };
     if let Some(parallel) = run.state.parallel.as_mut() {
         parallel.workers.retain(|w| w.story != worker.story);

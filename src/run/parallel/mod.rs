@@ -77,7 +77,7 @@ impl Coordinator {
     /// Run the stories until none is left to start and none is at work.
     async fn drive_stories(&mut self) -> Result<(StopReason, String), RunError> {
         let width = self.width;
-        let order = order_of(&self.run.settings.contract);
+        let order = order_of(self.run.settings.contract());
         let (records_tx, mut records) = mpsc::unbounded_channel::<Record>();
         let (ended_tx, mut ended) = mpsc::unbounded_channel::<Ended>();
         let (stop_workers, workers_stop) = watch::channel(false);
@@ -224,15 +224,15 @@ impl Coordinator {
         let rules = self
             .run
             .settings
-            .contract
+            .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
         let record = self.run.story_record(&story.id).clone();
         super::guardrails::hit(
-            &self.run.settings.guardrails,
+            self.run.settings.guardrails(),
             &self.run.state,
             &record,
             (rules.max_cost, rules.max_tokens),
-            self.run.settings.max_retries,
+            self.run.settings.max_retries(),
             self.run.runtime_ms(),
         )
     }
@@ -246,7 +246,7 @@ impl Coordinator {
     ) -> Result<(), RunError> {
         let workdir = self.run.repo_lock().workdir().to_owned();
         let planned = worker::plan(
-            &self.run.settings.change,
+            self.run.settings.change(),
             &workdir,
             &self.run.run_dir,
             self.run.state.checkpoint,
@@ -263,7 +263,7 @@ impl Coordinator {
             let repo = self.run.repo_lock();
             Start {
                 repo: &repo,
-                change: &self.run.settings.change,
+                change: self.run.settings.change(),
                 run_dir: &self.run.run_dir,
                 state: &self.run.state,
                 settings: &self.run.settings,
@@ -312,7 +312,7 @@ impl Coordinator {
     /// warning here. A story done in its worktree is not done yet: the
     /// run says so once its merge is decided.
     fn forward(&mut self, mut record: Record) {
-        record.change = self.run.settings.change.to_string();
+        record.change = self.run.settings.change().to_string();
         match record.event {
             Event::RunStarted { .. } | Event::Complete { .. } => {}
             Event::AttemptFinished {

@@ -17,7 +17,7 @@ use crate::state::{AttemptOutcome, WorkerRecord};
 /// that a crash left retired, what it left kept. A story its worktree
 /// had done is merged now, in story order; any other runs again.
 pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunError> {
-    let refs = crate::git::RunRefs::of(&run.settings.change);
+    let refs = crate::git::RunRefs::of(run.settings.change());
     let namespace = refs.namespace().to_owned();
     let repo = run.repo.clone();
     let tip = crate::run::blocking(move || {

@@ -13,7 +13,8 @@ use tokio::sync::{mpsc, watch};
 use super::super::context::Run;
 use super::super::error::RunError;
 use super::super::lifecycle::LoopEnd;
-use super::super::story_loop::{EventSink, LoopSettings, StoryLoop};
+use super::super::run_settings::RunSettings;
+use super::super::story_loop::{EventSink, StoryLoop};
 use crate::events::{Record, now_ms};
 use crate::git::{ChangeName, ObjectId, Repo, RunRefs, ref_key};
 use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
@@ -48,7 +49,7 @@ pub(super) struct Start<'a> {
     pub change: &'a ChangeName,
     pub run_dir: &'a RunDir,
     pub state: &'a RunState,
-    pub settings: &'a LoopSettings,
+    pub settings: &'a RunSettings,
     pub records: mpsc::UnboundedSender<Record>,
     pub stop: watch::Receiver<bool>,
 }
@@ -120,12 +121,7 @@ impl Start<'_> {
             &state.settings,
             super::super::session::Begin::Resume,
         )?;
-        let mut settings = self.settings.clone();
-        settings.story_of = Some(self.change.clone());
-        settings.change = name;
-        settings.story_only = Some(story.id.clone());
-        settings.notifier = Default::default();
-        settings.contract.hooks = Default::default();
+        let settings = self.settings.for_story(name, &story.id);
         let records = self.records;
         let sink: EventSink = std::sync::Arc::new(move |record: Record| {
             let _ = records.send(record);
