@@ -183,6 +183,35 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// Whether the event tells of a change to the run's record (its
+    /// state): such an event is published only once the state that holds
+    /// it is saved, so that no log, hook or screen ever says what the state
+    /// does not.
+    pub fn tells_of_state(&self) -> bool {
+        matches!(
+            self,
+            Event::RunStarted { .. }
+                | Event::StoryProgress { .. }
+                | Event::AttemptFinished { .. }
+                | Event::SentBack { .. }
+                | Event::Paused { .. }
+                | Event::AgentFallback { .. }
+                | Event::Workers { .. }
+                | Event::Merged { .. }
+                | Event::Complete { .. }
+        )
+    }
+
+    /// The event's name, as the log writes it in `type`.
+    pub fn kind(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|value| value.get("type")?.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
 /// A story whose boxes an attempt at another story ticked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TickedStory {

@@ -172,14 +172,38 @@ impl Run {
         self.deliver(record);
     }
 
-    /// Log a record, queue it for the hooks that wait for it, and hand it
-    /// to the sink.
+    /// The one place a record is published: an event that tells of the
+    /// run's state goes out only once that state is saved; then it is
+    /// logged, queued for the hooks that wait for it, and handed to the
+    /// sink. A crash in between leaves a state that says more than the
+    /// log, never less.
     pub(super) fn deliver(&mut self, record: Record) {
+        if record.event.tells_of_state() {
+            if let Err(err) = self.save() {
+                // Told on screen, but not logged or handed to hooks as
+                // what happened: the record does not hold it.
+                let warning = Record {
+                    ts_ms: now_ms(),
+                    change: record.change.clone(),
+                    event: Event::Warning {
+                        message: format!("the run's state could not be saved: {err}"),
+                    },
+                };
+                (self.sink)(warning);
+                (self.sink)(record);
+                return;
+            }
+            if std::env::var_os(crate::bug::PANIC_AT).is_some() {
+                crate::bug::trip(&format!("published:{}", record.event.kind()));
+            }
+        }
         let _ = self.log.append(&record);
-        self.hook_queue.note(&self.settings.contract().hooks, &record);
+        self.hook_queue
+            .note(&self.settings.contract().hooks, &record);
         (self.sink)(record);
     }
 
+    /// The one place the run's state is written.
     pub(super) fn save(&mut self) -> Result<(), RunError> {
         self.state.updated_at = now();
         Ok(self.run_dir.save(&self.state)?)

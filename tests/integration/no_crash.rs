@@ -532,3 +532,84 @@ fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
     assert!(err.contains("\"priority\""), "the field is named: {err}");
     assert!(err.contains("hint:"), "what to do is said: {err}");
 }
+
+/// Each event the log holds against the state: an attempt it says ended
+/// ended so in the state, a story it says done is done there.
+fn assert_log_within_state(repo: &TestRepo, change: &str) {
+    let state = repo.run_state(change);
+    for event in repo.run_events(change) {
+        if event["type"] != "attempt_finished" {
+            continue;
+        }
+        let story = state["stories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|story| story["id"] == event["story_id"])
+            .unwrap_or_else(|| panic!("the state has no story for {event}\n{state}"));
+        let attempt = story["attempts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|attempt| attempt["attempt"] == event["attempt"])
+            .unwrap_or_else(|| panic!("the state has no attempt for {event}\n{state}"));
+        assert_eq!(attempt["outcome"], event["outcome"], "{event}\n{state}");
+        if event["outcome"] == "complete" {
+            assert_eq!(story["done"], true, "{event}\n{state}");
+        }
+    }
+}
+
+#[test]
+fn issue_34_a_crash_between_saving_and_telling_leaves_no_event_the_state_does_not_hold() {
+    for point in ["attempt_finished", "story_progress", "run_started"] {
+        let repo = TestRepo::with_change(
+            "told",
+            "## 1. One\n\n- [ ] first\n\n## 2. Two\n\n- [ ] second\n",
+        );
+        let agent = script(&repo, WORK_AND_PROMISE);
+        let output = run(ralph_with_fake(&repo, &agent)
+            .args(["start", "told", "--agent-command", fake_agent_path()])
+            .args(["--on-finish", "keep", "--plain"])
+            .env("GIT_RALPH_PANIC_AT", format!("published:{point}"))
+            .env_remove("RUST_BACKTRACE"));
+        assert_exit(&output, 70);
+        assert_log_within_state(&repo, "told");
+        if point == "attempt_finished" {
+            // The crash came after the state held story 1 done and before
+            // the log said so.
+            let state = repo.run_state("told");
+            let said = repo
+                .run_events("told")
+                .iter()
+                .filter(|event| event["type"] == point)
+                .count();
+            assert_eq!(said, 0, "{state}");
+            assert_eq!(state["stories"][0]["done"], true, "{state}");
+            assert_eq!(
+                state["stories"][0]["attempts"][0]["outcome"], "complete",
+                "{state}"
+            );
+        }
+        // Taken up again, the run ends with the record and the branch in
+        // agreement: story 1 once, story 2 done.
+        let output = run(ralph_with_fake(&repo, &agent)
+            .args(["start", "told", "--agent-command", fake_agent_path()])
+            .args(["--on-finish", "keep", "--plain"]));
+        assert_success(&output);
+        assert_log_within_state(&repo, "told");
+        let subjects = repo.subjects("main..ralph/told");
+        let story_1 = subjects
+            .iter()
+            .filter(|s| s.starts_with("ralph(told): story 1"))
+            .count();
+        assert_eq!(story_1, 1, "{point}: {subjects:?}");
+        assert!(
+            subjects
+                .iter()
+                .any(|s| s.starts_with("ralph(told): story 2")),
+            "{point}: {subjects:?}"
+        );
+        repo.assert_fsck_clean();
+    }
+}
