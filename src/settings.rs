@@ -272,65 +272,11 @@ pub fn resolve(
     req: &Requested,
     stored: Option<&Settings>,
 ) -> Result<Settings, SettingsError> {
-    let fresh = stored.is_none();
-    let (agent, agent_command) = match (&req.agent, &req.agent_command, stored) {
-        (Some(agent), _, _) => (agent.clone(), None),
-        (None, Some(command), _) => ("command".to_owned(), Some(command.clone())),
-        (None, None, Some(stored)) => (stored.agent.clone(), stored.agent_command.clone()),
-        (None, None, None) => match repo.config_string("ralph.agentCommand") {
-            Some(command) => ("command".to_owned(), Some(command)),
-            None => (
-                config::agent(repo)?.unwrap_or_else(|| DEFAULT_AGENT.to_owned()),
-                None,
-            ),
-        },
-    };
-    let max_retries = layer(
-        req.max_retries,
-        stored.map(|s| s.max_retries),
-        || config::small_integer(repo, "ralph.maxRetries"),
-        DEFAULT_MAX_RETRIES,
-    )?;
-    let command_timeout = layer(
-        req.command_timeout,
-        stored.map(|s| s.command_timeout_secs),
-        || config::integer(repo, "ralph.commandTimeout"),
-        DEFAULT_COMMAND_TIMEOUT,
-    )?;
-    let agent_timeout = layer(
-        req.agent_timeout,
-        stored.map(|s| s.agent_timeout_secs),
-        || config::integer(repo, "ralph.agentTimeout"),
-        DEFAULT_AGENT_TIMEOUT,
-    )?;
-    let idle_timeout = layer(
-        req.idle_timeout,
-        stored.map(|s| s.idle_timeout_secs),
-        || config::duration(repo, "ralph.idleTimeout"),
-        DEFAULT_IDLE_TIMEOUT,
-    )?;
-    let on_finish = layer(
-        req.on_finish,
-        stored.map(|s| s.on_finish),
-        || config::on_finish(repo),
-        OnFinish::Ask,
-    )?;
-    if matches!(on_finish, OnFinish::Push | OnFinish::Pr) {
-        // Read when the loop ends; a malformed value is said now.
-        config::boolean(repo, "ralph.prDraft")?;
-        config::one_of(repo, "ralph.forge", &["github", "gitlab"])?;
-    }
-    if command_timeout == 0 || agent_timeout == 0 {
-        return Err(SettingsError::ZeroTimeout);
-    }
-    let promise = req
-        .promise
-        .clone()
-        .or_else(|| stored.and_then(|s| s.promise.clone()))
-        .or_else(|| fresh.then(|| repo.config_string("ralph.promise")).flatten());
-    if let Some(token) = &promise {
-        validate_promise(token)?;
-    }
+    let (agent, agent_command) = resolve_agent(repo, req, stored)?;
+    let limits = resolve_limits(repo, req, stored)?;
+    let switches = resolve_switches(repo, req, stored)?;
+    let team = resolve_team(repo, req, stored)?;
+    let promise = resolve_promise(repo, req, stored)?;
     let mut checks = stored.map(|s| s.checks.clone()).unwrap_or_default();
     checks.extend(req.checks.iter().cloned());
     let source = if req.prompt.is_some() {
@@ -343,46 +289,184 @@ pub fn resolve(
             .map(|p| req.cwd.join(p).to_string_lossy().into_owned())
     };
     let as_typed = |path: &Option<PathBuf>| path.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let require_change = layer(
-        req.require_change.then_some(true),
-        stored.map(|s| s.require_change),
-        || config::boolean(repo, "ralph.requireChange"),
-        false,
-    )?;
-    let no_learnings = layer(
-        req.no_learnings.then_some(true),
-        stored.map(|s| s.no_learnings),
-        || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
-        false,
-    )?;
-    let full_scan = layer(
-        req.full_scan.then_some(true),
-        stored.map(|s| s.full_scan),
-        || config::boolean(repo, "ralph.fullScan"),
-        false,
-    )?;
-    let sandbox = layer(
-        req.sandbox.then_some(true),
-        stored.map(|s| s.sandbox),
-        || config::boolean(repo, "ralph.sandbox"),
-        false,
-    )?;
-    let parallel = match (req.parallel, stored) {
-        (Some(width), _) => Some(width),
-        (None, Some(stored)) => stored.parallel,
-        (None, None) => config::integer(repo, "ralph.parallel")?
-            .map(|width| u32::try_from(width.clamp(1, 32)).unwrap_or(1)),
+    let kept = |field: fn(&Settings) -> Option<String>| stored.and_then(field);
+    Ok(Settings {
+        require_change: switches.require_change,
+        no_learnings: switches.no_learnings,
+        full_scan: switches.full_scan,
+        sandbox: switches.sandbox,
+        parallel: switches.parallel,
+        notify: switches.notify,
+        roles: team.roles,
+        role_agents: team.role_agents,
+        fallback_agents: team.fallback_agents,
+        guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
+        once: req.once || stored.is_some_and(|s| s.once),
+        revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),
+        prompt_file: absolute(&req.prompt).or_else(|| kept(|s| s.prompt_file.clone())),
+        checks,
+        promise,
+        agent,
+        agent_command,
+        model: req.model.clone().or_else(|| kept(|s| s.model.clone())),
+        max_retries: limits.max_retries,
+        command_timeout_secs: limits.command_timeout,
+        agent_timeout_secs: limits.agent_timeout,
+        idle_timeout_secs: limits.idle_timeout,
+        on_finish: limits.on_finish,
+        prompt_template: absolute(&req.prompt_template)
+            .or_else(|| kept(|s| s.prompt_template.clone())),
+        source,
+        tasks_file: as_typed(&req.tasks).or_else(|| kept(|s| s.tasks_file.clone())),
+        prd_file: as_typed(&req.prd).or_else(|| kept(|s| s.prd_file.clone())),
+        issues_file: absolute(&req.issues).or_else(|| kept(|s| s.issues_file.clone())),
+        label: req.label.clone().or_else(|| kept(|s| s.label.clone())),
+        comment: req.comment || stored.is_some_and(|s| s.comment),
+    })
+}
+
+/// The agent: the command line's preset or command, the run's own, then
+/// git config's, then the default preset.
+fn resolve_agent(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<(String, Option<String>), SettingsError> {
+    Ok(match (&req.agent, &req.agent_command, stored) {
+        (Some(agent), _, _) => (agent.clone(), None),
+        (None, Some(command), _) => ("command".to_owned(), Some(command.clone())),
+        (None, None, Some(stored)) => (stored.agent.clone(), stored.agent_command.clone()),
+        (None, None, None) => match repo.config_string("ralph.agentCommand") {
+            Some(command) => ("command".to_owned(), Some(command)),
+            None => (
+                config::agent(repo)?.unwrap_or_else(|| DEFAULT_AGENT.to_owned()),
+                None,
+            ),
+        },
+    })
+}
+
+/// How long and how often: retries, timeouts, and how the run ends.
+struct Limits {
+    max_retries: u32,
+    command_timeout: u64,
+    agent_timeout: u64,
+    idle_timeout: u64,
+    on_finish: OnFinish,
+}
+
+fn resolve_limits(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<Limits, SettingsError> {
+    let limits = Limits {
+        max_retries: layer(
+            req.max_retries,
+            stored.map(|s| s.max_retries),
+            || config::small_integer(repo, "ralph.maxRetries"),
+            DEFAULT_MAX_RETRIES,
+        )?,
+        command_timeout: layer(
+            req.command_timeout,
+            stored.map(|s| s.command_timeout_secs),
+            || config::integer(repo, "ralph.commandTimeout"),
+            DEFAULT_COMMAND_TIMEOUT,
+        )?,
+        agent_timeout: layer(
+            req.agent_timeout,
+            stored.map(|s| s.agent_timeout_secs),
+            || config::integer(repo, "ralph.agentTimeout"),
+            DEFAULT_AGENT_TIMEOUT,
+        )?,
+        idle_timeout: layer(
+            req.idle_timeout,
+            stored.map(|s| s.idle_timeout_secs),
+            || config::duration(repo, "ralph.idleTimeout"),
+            DEFAULT_IDLE_TIMEOUT,
+        )?,
+        on_finish: layer(
+            req.on_finish,
+            stored.map(|s| s.on_finish),
+            || config::on_finish(repo),
+            OnFinish::Ask,
+        )?,
     };
-    let notify = layer(
-        req.notify.then_some(true),
-        stored.map(|s| s.notify),
-        || config::boolean(repo, "ralph.notify"),
-        false,
-    )?;
+    if matches!(limits.on_finish, OnFinish::Push | OnFinish::Pr) {
+        // Read when the loop ends; a malformed value is said now.
+        config::boolean(repo, "ralph.prDraft")?;
+        config::one_of(repo, "ralph.forge", &["github", "gitlab"])?;
+    }
+    if limits.command_timeout == 0 || limits.agent_timeout == 0 {
+        return Err(SettingsError::ZeroTimeout);
+    }
+    Ok(limits)
+}
+
+/// What the run does besides the work: checks on empty claims, learnings,
+/// scanning, the sandbox, width, notifications.
+struct Switches {
+    require_change: bool,
+    no_learnings: bool,
+    full_scan: bool,
+    sandbox: bool,
+    parallel: Option<u32>,
+    notify: bool,
+}
+
+fn resolve_switches(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<Switches, SettingsError> {
+    let switch = |flag: bool, kept: fn(&Settings) -> bool, key: &str| {
+        layer(
+            flag.then_some(true),
+            stored.map(kept),
+            || config::boolean(repo, key),
+            false,
+        )
+    };
+    Ok(Switches {
+        require_change: switch(
+            req.require_change,
+            |s| s.require_change,
+            "ralph.requireChange",
+        )?,
+        no_learnings: layer(
+            req.no_learnings.then_some(true),
+            stored.map(|s| s.no_learnings),
+            || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
+            false,
+        )?,
+        full_scan: switch(req.full_scan, |s| s.full_scan, "ralph.fullScan")?,
+        sandbox: switch(req.sandbox, |s| s.sandbox, "ralph.sandbox")?,
+        parallel: match (req.parallel, stored) {
+            (Some(width), _) => Some(width),
+            (None, Some(stored)) => stored.parallel,
+            (None, None) => config::integer(repo, "ralph.parallel")?
+                .map(|width| u32::try_from(width.clamp(1, 32)).unwrap_or(1)),
+        },
+        notify: switch(req.notify, |s| s.notify, "ralph.notify")?,
+    })
+}
+
+/// Who works: the role pipeline, each role's agent, and the fallbacks.
+struct Team {
+    roles: Option<Vec<Role>>,
+    role_agents: BTreeMap<Role, RoleAgent>,
+    fallback_agents: Vec<String>,
+}
+
+fn resolve_team(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<Team, SettingsError> {
     let roles = match (&req.roles, stored.and_then(|s| s.roles.clone())) {
         (Some(roles), _) => Some(roles.clone()),
         (None, Some(stored)) => Some(stored),
-        (None, None) if fresh => config::roles(repo)?,
+        (None, None) if stored.is_none() => config::roles(repo)?,
         (None, None) => None,
     };
     let fallback_agents = match (req.fallback_agents.is_empty(), stored) {
@@ -401,45 +485,34 @@ pub fn resolve(
             entry.model = choice.model.clone();
         }
     }
-    Ok(Settings {
-        require_change,
-        no_learnings,
-        full_scan,
-        sandbox,
-        parallel,
-        notify,
+    Ok(Team {
         roles,
         role_agents,
         fallback_agents,
-        guardrails: resolve_guardrails(repo, req, stored.map(|s| &s.guardrails))?,
-        once: req.once || stored.is_some_and(|s| s.once),
-        revert_failed: req.revert_failed || stored.is_some_and(|s| s.revert_failed),
-        prompt_file: absolute(&req.prompt).or_else(|| stored.and_then(|s| s.prompt_file.clone())),
-        checks,
-        promise,
-        agent,
-        agent_command,
-        model: req
-            .model
-            .clone()
-            .or_else(|| stored.and_then(|s| s.model.clone())),
-        max_retries,
-        command_timeout_secs: command_timeout,
-        agent_timeout_secs: agent_timeout,
-        idle_timeout_secs: idle_timeout,
-        on_finish,
-        prompt_template: absolute(&req.prompt_template)
-            .or_else(|| stored.and_then(|s| s.prompt_template.clone())),
-        source,
-        tasks_file: as_typed(&req.tasks).or_else(|| stored.and_then(|s| s.tasks_file.clone())),
-        prd_file: as_typed(&req.prd).or_else(|| stored.and_then(|s| s.prd_file.clone())),
-        issues_file: absolute(&req.issues).or_else(|| stored.and_then(|s| s.issues_file.clone())),
-        label: req
-            .label
-            .clone()
-            .or_else(|| stored.and_then(|s| s.label.clone())),
-        comment: req.comment || stored.is_some_and(|s| s.comment),
     })
+}
+
+/// The promise token: the command line's, the run's own, or (for a new
+/// run) git config's; checked.
+fn resolve_promise(
+    repo: &Repo,
+    req: &Requested,
+    stored: Option<&Settings>,
+) -> Result<Option<String>, SettingsError> {
+    let promise = req
+        .promise
+        .clone()
+        .or_else(|| stored.and_then(|s| s.promise.clone()))
+        .or_else(|| {
+            stored
+                .is_none()
+                .then(|| repo.config_string("ralph.promise"))
+                .flatten()
+        });
+    if let Some(token) = &promise {
+        validate_promise(token)?;
+    }
+    Ok(promise)
 }
 
 /// A promise token is letters, digits, `-` and `_`, or `none`.
