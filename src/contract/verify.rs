@@ -126,48 +126,57 @@ pub async fn verify(method: &Method, ctx: &VerifyContext<'_>) -> Verdict {
         Method::MultiStage {
             stages,
             require_all,
-        } => {
-            let mut warnings = Vec::new();
-            let mut last_failure = None;
-            for (n, stage) in stages.iter().enumerate() {
-                let label = format!("stage {} ({})", n + 1, stage.method.name());
-                let verdict = Box::pin(verify(&stage.method, ctx)).await;
-                match verdict {
-                    Verdict::Pass { warnings: more } => {
-                        warnings.extend(more);
-                        if !require_all {
-                            return Verdict::Pass { warnings };
-                        }
-                    }
-                    Verdict::Fail {
-                        reason,
-                        output_tail,
-                        warnings: more,
-                        ..
-                    } => {
-                        warnings.extend(more);
-                        if !stage.required {
-                            warnings.push(format!("optional {label} failed: {reason}"));
-                            continue;
-                        }
-                        let failure = Verdict::Fail {
-                            stage: label,
-                            reason,
-                            output_tail,
-                            warnings: Vec::new(),
-                        };
-                        if *require_all {
-                            return failure.with_warnings(warnings);
-                        }
-                        last_failure = Some(failure);
-                    }
+        } => multi_stage(stages, *require_all, ctx).await,
+    }
+}
+
+/// Stages in order: with `require_all`, every required stage must pass;
+/// otherwise the first that passes is enough. An optional stage that fails
+/// is a warning.
+async fn multi_stage(
+    stages: &[super::Stage],
+    require_all: bool,
+    ctx: &VerifyContext<'_>,
+) -> Verdict {
+    let mut warnings = Vec::new();
+    let mut last_failure = None;
+    for (n, stage) in stages.iter().enumerate() {
+        let label = format!("stage {} ({})", n + 1, stage.method.name());
+        let verdict = Box::pin(verify(&stage.method, ctx)).await;
+        match verdict {
+            Verdict::Pass { warnings: more } => {
+                warnings.extend(more);
+                if !require_all {
+                    return Verdict::Pass { warnings };
                 }
             }
-            match last_failure {
-                Some(failure) => failure.with_warnings(warnings),
-                None => Verdict::Pass { warnings },
+            Verdict::Fail {
+                reason,
+                output_tail,
+                warnings: more,
+                ..
+            } => {
+                warnings.extend(more);
+                if !stage.required {
+                    warnings.push(format!("optional {label} failed: {reason}"));
+                    continue;
+                }
+                let failure = Verdict::Fail {
+                    stage: label,
+                    reason,
+                    output_tail,
+                    warnings: Vec::new(),
+                };
+                if require_all {
+                    return failure.with_warnings(warnings);
+                }
+                last_failure = Some(failure);
             }
         }
+    }
+    match last_failure {
+        Some(failure) => failure.with_warnings(warnings),
+        None => Verdict::Pass { warnings },
     }
 }
 

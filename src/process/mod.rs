@@ -222,6 +222,93 @@ pub async fn run(
     limits: Limits,
     on_output: &mut (dyn FnMut(Stream, &[u8]) -> io::Result<()> + Send),
 ) -> Result<ExitStatusKind, ProcessError> {
+    let Spawned {
+        mut child,
+        group,
+        _pid_file,
+        mut stdout,
+        mut stderr,
+        stdin_writer,
+    } = spawn(spec)?;
+    let program = &spec.program;
+    let mut stop = limits.stop;
+    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut watch = Watch::new(limits.timeout, limits.idle);
+    if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) {
+        watch.ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+    }
+    let read_error = |source| ProcessError::Read {
+        program: program.clone(),
+        source,
+    };
+    while !watch.over() {
+        let running = watch.status.is_none();
+        let ending = watch.ending.is_none();
+        let kill_at = watch
+            .ending
+            .as_ref()
+            .map_or(watch.deadline, |ending| ending.kill_at);
+        let stop_live = stop.is_some();
+        tokio::select! {
+            read = stdout.read(&mut out_buf), if watch.stdout_open => {
+                let n = read.map_err(read_error)?;
+                watch.output(Stream::Stdout, &out_buf[..n], on_output);
+            }
+            read = stderr.read(&mut err_buf), if watch.stderr_open => {
+                let n = read.map_err(read_error)?;
+                watch.output(Stream::Stderr, &err_buf[..n], on_output);
+            }
+            exited = child.wait(), if running => {
+                watch.status = Some(exited.map_err(|source| ProcessError::Wait { program: program.clone(), source })?);
+                watch.drain_until = Some(Instant::now() + DRAIN_GRACE);
+            }
+            _ = sleep_until(watch.deadline), if running && ending => {
+                watch.ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
+            }
+            _ = sleep_until(watch.idle_at.unwrap_or(watch.deadline)), if running && ending && watch.idle_at.is_some() => {
+                watch.ending = Some(Ending::begin(&group, ExitStatusKind::Idle)?);
+            }
+            changed = async { stop.as_mut().expect("checked").changed().await }, if running && ending && stop_live => {
+                if stop_asked(&mut stop, changed) {
+                    watch.ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
+                }
+            }
+            _ = sleep_until(kill_at), if running && watch.ending.as_ref().is_some_and(|e| !e.killed) => {
+                group.signal(Signal::SIGKILL)?;
+                if let Some(ending) = watch.ending.as_mut() {
+                    ending.killed = true;
+                }
+            }
+            _ = sleep_until(watch.drain_until.unwrap_or(watch.deadline)), if watch.drain_until.is_some() => {
+                // Something the child started holds its output open: end it.
+                // Best effort, as the child itself is done.
+                let _ = group.signal(Signal::SIGKILL);
+                watch.stdout_open = false;
+                watch.stderr_open = false;
+            }
+        }
+    }
+    if let Some(writer) = stdin_writer {
+        writer.abort();
+    }
+    // Best effort: the child has ended, leftovers only get a parting shot.
+    let _ = group.signal(Signal::SIGKILL);
+    watch.result()
+}
+
+/// A child just spawned, in a process group of its own, with its output
+/// pipes and the task writing its stdin.
+struct Spawned {
+    child: tokio::process::Child,
+    group: GroupGuard,
+    _pid_file: Option<PidFile>,
+    stdout: tokio::process::ChildStdout,
+    stderr: tokio::process::ChildStderr,
+    stdin_writer: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn spawn(spec: &Spec) -> Result<Spawned, ProcessError> {
     check_workdir(&spec.cwd)?;
     let mut command = tokio::process::Command::new(&spec.program);
     command
@@ -243,11 +330,11 @@ pub async fn run(
         source,
     })?;
     let group = GroupGuard { pgid: child.id() };
-    let _pid_file = match (&spec.pid_file, child.id()) {
+    let pid_file = match (&spec.pid_file, child.id()) {
         (Some(path), Some(pid)) => PidFile::write(path, pid),
         _ => None,
     };
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ProcessError::Read {
             program,
             source: io::Error::other("the output pipes were not set up"),
@@ -267,114 +354,105 @@ pub async fn run(
         }
         _ => None,
     };
-
-    let mut stop = limits.stop;
-    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
-    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
-    // A timeout too large to represent means "no timeout".
-    let far = |from: Instant, after: Duration| {
-        from.checked_add(after)
-            .unwrap_or_else(|| from + Duration::from_secs(100 * 365 * 24 * 3600))
-    };
-    let deadline = far(Instant::now(), limits.timeout);
-    // Every chunk of output pushes it back.
-    let mut idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
-    let (mut stdout_open, mut stderr_open) = (true, true);
-    let mut status: Option<ExitStatus> = None;
-    let mut ending: Option<Ending> = None;
-    let mut drain_until: Option<Instant> = None;
-    let mut output_error: Option<io::Error> = None;
-    if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) {
-        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
-    }
-    let read_error = |source| ProcessError::Read {
-        program: program.clone(),
-        source,
-    };
-
-    let status = loop {
-        if let Some(status) = status
-            && !stdout_open
-            && !stderr_open
-        {
-            break Some(status);
-        }
-        let running = status.is_none();
-        let kill_at = ending.as_ref().map_or(deadline, |ending| ending.kill_at);
-        let stop_live = stop.is_some();
-        tokio::select! {
-            read = stdout.read(&mut out_buf), if stdout_open => {
-                let n = read.map_err(read_error)?;
-                if n == 0 {
-                    stdout_open = false;
-                } else {
-                    idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
-                    if let Err(err) = on_output(Stream::Stdout, &out_buf[..n]) {
-                        output_error = Some(err);
-                        break None;
-                    }
-                }
-            }
-            read = stderr.read(&mut err_buf), if stderr_open => {
-                let n = read.map_err(read_error)?;
-                if n == 0 {
-                    stderr_open = false;
-                } else {
-                    idle_at = limits.idle.map(|idle| far(Instant::now(), idle));
-                    if let Err(err) = on_output(Stream::Stderr, &err_buf[..n]) {
-                        output_error = Some(err);
-                        break None;
-                    }
-                }
-            }
-            exited = child.wait(), if running => {
-                status = Some(exited.map_err(|source| ProcessError::Wait { program: program.clone(), source })?);
-                drain_until = Some(Instant::now() + DRAIN_GRACE);
-            }
-            _ = sleep_until(deadline), if running && ending.is_none() => {
-                ending = Some(Ending::begin(&group, ExitStatusKind::TimedOut)?);
-            }
-            _ = sleep_until(idle_at.unwrap_or(deadline)), if running && ending.is_none() && idle_at.is_some() => {
-                ending = Some(Ending::begin(&group, ExitStatusKind::Idle)?);
-            }
-            changed = async { stop.as_mut().expect("checked").changed().await }, if running && ending.is_none() && stop_live => {
-                match changed {
-                    Ok(()) if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) => {
-                        ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
-                    }
-                    Ok(()) => {}
-                    // Nobody can ask for a stop any more.
-                    Err(_) => stop = None,
-                }
-            }
-            _ = sleep_until(kill_at), if running && ending.as_ref().is_some_and(|e| !e.killed) => {
-                group.signal(Signal::SIGKILL)?;
-                if let Some(ending) = ending.as_mut() {
-                    ending.killed = true;
-                }
-            }
-            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                // Something the child started holds its output open: end it.
-                // Best effort, as the child itself is done.
-                let _ = group.signal(Signal::SIGKILL);
-                stdout_open = false;
-                stderr_open = false;
-            }
-        }
-    };
-    if let Some(writer) = stdin_writer {
-        writer.abort();
-    }
-    // Best effort: the child has ended, leftovers only get a parting shot.
-    let _ = group.signal(Signal::SIGKILL);
-    if let Some(err) = output_error {
-        return Err(ProcessError::Output(err));
-    }
-    Ok(match (ending, status) {
-        (Some(ending), _) => ending.kind,
-        (None, Some(status)) => exit_kind(status),
-        (None, None) => ExitStatusKind::Stopped,
+    Ok(Spawned {
+        child,
+        group,
+        _pid_file: pid_file,
+        stdout,
+        stderr,
+        stdin_writer,
     })
+}
+
+/// What is known of a running child: its pipes, its exit, its deadlines,
+/// and how it is being ended.
+struct Watch {
+    idle: Option<Duration>,
+    deadline: Instant,
+    /// Every chunk of output pushes it back.
+    idle_at: Option<Instant>,
+    stdout_open: bool,
+    stderr_open: bool,
+    status: Option<ExitStatus>,
+    ending: Option<Ending>,
+    drain_until: Option<Instant>,
+    output_error: Option<io::Error>,
+}
+
+impl Watch {
+    fn new(timeout: Duration, idle: Option<Duration>) -> Watch {
+        Watch {
+            idle,
+            deadline: far(Instant::now(), timeout),
+            idle_at: idle.map(|idle| far(Instant::now(), idle)),
+            stdout_open: true,
+            stderr_open: true,
+            status: None,
+            ending: None,
+            drain_until: None,
+            output_error: None,
+        }
+    }
+
+    /// The child has exited and its pipes are closed, or its output could
+    /// not be taken.
+    fn over(&self) -> bool {
+        self.output_error.is_some()
+            || (self.status.is_some() && !self.stdout_open && !self.stderr_open)
+    }
+
+    /// A chunk read from `stream`: none closes it.
+    fn output(
+        &mut self,
+        stream: Stream,
+        chunk: &[u8],
+        on_output: &mut (dyn FnMut(Stream, &[u8]) -> io::Result<()> + Send),
+    ) {
+        if chunk.is_empty() {
+            match stream {
+                Stream::Stdout => self.stdout_open = false,
+                Stream::Stderr => self.stderr_open = false,
+            }
+            return;
+        }
+        self.idle_at = self.idle.map(|idle| far(Instant::now(), idle));
+        if let Err(err) = on_output(stream, chunk) {
+            self.output_error = Some(err);
+        }
+    }
+
+    fn result(self) -> Result<ExitStatusKind, ProcessError> {
+        if let Some(err) = self.output_error {
+            return Err(ProcessError::Output(err));
+        }
+        Ok(match (self.ending, self.status) {
+            (Some(ending), _) => ending.kind,
+            (None, Some(status)) => exit_kind(status),
+            (None, None) => ExitStatusKind::Stopped,
+        })
+    }
+}
+
+/// Whether a change of the stop flag asks the child to stop; a flag
+/// nobody can set any more is dropped.
+fn stop_asked(
+    stop: &mut Option<watch::Receiver<bool>>,
+    changed: Result<(), watch::error::RecvError>,
+) -> bool {
+    match changed {
+        Ok(()) => stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()),
+        Err(_) => {
+            *stop = None;
+            false
+        }
+    }
+}
+
+/// `after` from `from`; a timeout too large to represent means "no
+/// timeout".
+fn far(from: Instant, after: Duration) -> Instant {
+    from.checked_add(after)
+        .unwrap_or_else(|| from + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 /// Checked before spawning: spawning in a missing directory fails with the

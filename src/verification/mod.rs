@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::watch;
 
-use crate::agent::presets::{self, Pointing, Preset};
+use crate::agent::presets::{self, Pointing, Preset, StandinSetup};
 use crate::agent::{self, AgentRun, Conclusion, DEFAULT_TOKEN};
 use crate::standin::Standin;
 
@@ -185,72 +185,87 @@ pub async fn verify(
         return Ok(report);
     };
     for scenario in scenarios(setup.offers_tools) {
-        let sandbox = tempfile::Builder::new()
-            .prefix("git-ralph-verify-")
-            .tempdir()
-            .map_err(VerifyError::Sandbox)?;
-        let standin = Standin::start(scenario.script.clone()).await?;
-        let home = sandbox.path().join("home");
-        let project = sandbox.path().join("project");
-        let mut env = pointing::home_env(&home).map_err(VerifyError::Sandbox)?;
-        let base = standin.base_url();
-        let pointing = Pointing {
-            base: &base,
-            home: &home,
-        };
-        env.extend((setup.point)(&pointing).map_err(VerifyError::Sandbox)?);
-        prepare_project(&project).map_err(VerifyError::Sandbox)?;
-        let at = Instant::now();
-        let (run, log) = run_scenario(preset, &project, env, sandbox.path()).await?;
-        let requests = standin.turn_requests();
-        standin.stop().await;
-        if let Some(recording) = recording {
-            let places = recording::Places {
-                sandbox: sandbox.path(),
-                project: &project,
-                home: &home,
-                base: &base,
-            };
-            recording
-                .write(scenario.name, &log, run.exit, scenario.expected, &places)
-                .map_err(VerifyError::Record)?;
-        }
-        let passed = scenario.expected.met_by(&run, scenario.marker);
-        let outcome = ScenarioOutcome {
-            scenario: scenario.name,
-            expected: scenario.expected,
-            concluded: describe(&run),
-            passed,
-            requests,
-            exit: run.exit.to_string(),
-            seconds: at.elapsed().as_secs_f64(),
-        };
+        let (outcome, ended) = run_one(preset, &setup, &scenario, recording).await?;
         progress(Progress::Scenario(outcome.clone()));
         report.scenarios.push(outcome);
-        if requests == 0 {
-            report.verdict = Verdict::CannotPoint {
-                reason: format!(
-                    "it never called the local API; {}",
-                    match &run.conclusion {
-                        Conclusion::AgentError { message } => one_line(message),
-                        _ => format!("it said: {}", first_words(&log, &run.stderr_tail)),
-                    }
-                ),
-            };
-            break;
-        }
-        if !passed {
-            report.verdict = Verdict::FormatNotUnderstood {
-                scenario: scenario.name.to_owned(),
-                expected: scenario.expected.describe().to_owned(),
-                concluded: describe(&run),
-                line: unplaced_line(preset, &log, scenario.marker),
-            };
+        if let Some(verdict) = ended {
+            report.verdict = verdict;
             break;
         }
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// One scenario, played by a stand-in the CLI is pointed at in a sandbox
+/// of its own: how it went, and the verdict when it ends the verification.
+async fn run_one(
+    preset: &'static Preset,
+    setup: &StandinSetup,
+    scenario: &Scenario,
+    recording: Option<&Recording>,
+) -> Result<(ScenarioOutcome, Option<Verdict>), VerifyError> {
+    let sandbox = tempfile::Builder::new()
+        .prefix("git-ralph-verify-")
+        .tempdir()
+        .map_err(VerifyError::Sandbox)?;
+    let standin = Standin::start(scenario.script.clone()).await?;
+    let home = sandbox.path().join("home");
+    let project = sandbox.path().join("project");
+    let mut env = pointing::home_env(&home).map_err(VerifyError::Sandbox)?;
+    let base = standin.base_url();
+    let pointing = Pointing {
+        base: &base,
+        home: &home,
+    };
+    env.extend((setup.point)(&pointing).map_err(VerifyError::Sandbox)?);
+    prepare_project(&project).map_err(VerifyError::Sandbox)?;
+    let at = Instant::now();
+    let (run, log) = run_scenario(preset, &project, env, sandbox.path()).await?;
+    let requests = standin.turn_requests();
+    standin.stop().await;
+    if let Some(recording) = recording {
+        let places = recording::Places {
+            sandbox: sandbox.path(),
+            project: &project,
+            home: &home,
+            base: &base,
+        };
+        recording
+            .write(scenario.name, &log, run.exit, scenario.expected, &places)
+            .map_err(VerifyError::Record)?;
+    }
+    let passed = scenario.expected.met_by(&run, scenario.marker);
+    let outcome = ScenarioOutcome {
+        scenario: scenario.name,
+        expected: scenario.expected,
+        concluded: describe(&run),
+        passed,
+        requests,
+        exit: run.exit.to_string(),
+        seconds: at.elapsed().as_secs_f64(),
+    };
+    let ended = if requests == 0 {
+        Some(Verdict::CannotPoint {
+            reason: format!(
+                "it never called the local API; {}",
+                match &run.conclusion {
+                    Conclusion::AgentError { message } => one_line(message),
+                    _ => format!("it said: {}", first_words(&log, &run.stderr_tail)),
+                }
+            ),
+        })
+    } else if !passed {
+        Some(Verdict::FormatNotUnderstood {
+            scenario: scenario.name.to_owned(),
+            expected: scenario.expected.describe().to_owned(),
+            concluded: describe(&run),
+            line: unplaced_line(preset, &log, scenario.marker),
+        })
+    } else {
+        None
+    };
+    Ok((outcome, ended))
 }
 
 /// A git repository with one file for the CLI to work in.
