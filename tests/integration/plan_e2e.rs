@@ -23,9 +23,14 @@ const TASKS: &str = "openspec/changes/greet/tasks.md";
 
 /// A proposal and a spec delta `openspec validate --strict` accepts.
 fn proposal_and_spec() -> String {
+    proposal_and_spec_in(FOLDER)
+}
+
+/// [`proposal_and_spec`] of the change in `folder`.
+fn proposal_and_spec_in(folder: &str) -> String {
     format!(
-        "write {FOLDER}/proposal.md ## Why\\nVisitors are not greeted, and they leave without a word.\\n\\n## What Changes\\n- A greeting in hello.txt, a farewell in bye.txt.\\n\n\
-         write {FOLDER}/specs/greeting/spec.md ## ADDED Requirements\\n\\n### Requirement: Greeting\\nThe project SHALL greet its visitors in hello.txt.\\n\\n#### Scenario: Greeted\\n- **WHEN** hello.txt is read\\n- **THEN** it holds a greeting\\n\n"
+        "write {folder}/proposal.md ## Why\\nVisitors are not greeted, and they leave without a word.\\n\\n## What Changes\\n- A greeting in hello.txt, a farewell in bye.txt.\\n\n\
+         write {folder}/specs/greeting/spec.md ## ADDED Requirements\\n\\n### Requirement: Greeting\\nThe project SHALL greet its visitors in hello.txt.\\n\\n#### Scenario: Greeted\\n- **WHEN** hello.txt is read\\n- **THEN** it holds a greeting\\n\n"
     )
 }
 
@@ -33,7 +38,16 @@ const GOOD_TASKS: &str = "## 1. Greeting\\n\\n- [ ] 1.1 Create hello.txt\\n- [ ]
 
 /// Script lines that write a good OpenSpec plan of two stories.
 fn good_plan() -> String {
-    format!("{}write {TASKS} {GOOD_TASKS}\n", proposal_and_spec())
+    good_plan_in(FOLDER)
+}
+
+/// Script lines that write a good OpenSpec plan of two stories in the
+/// change's folder `folder`.
+pub(crate) fn good_plan_in(folder: &str) -> String {
+    format!(
+        "{}write {folder}/tasks.md {GOOD_TASKS}\n",
+        proposal_and_spec_in(folder)
+    )
 }
 
 /// Script lines that write the plan with `tasks` (escaped) as tasks.md.

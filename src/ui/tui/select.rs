@@ -23,6 +23,10 @@ pub const SELECTION_KEYS: &[(&str, &str)] = &[
         "preview a run of the change (of a stopped run: its resume); open any other run in the loop screen",
     ),
     ("w", "open the run in the loop screen"),
+    (
+        "n",
+        "plan a new change: type what to build and its name; the agent writes its stories, and the preview opens on them",
+    ),
     ("q  Esc", "quit"),
 ];
 
@@ -64,6 +68,8 @@ pub enum SelectionAction {
     OpenChange(String),
     /// Open this run (its label) in the loop screen.
     OpenRun(String),
+    /// Plan a new change (`n`).
+    NewChange,
     Quit,
 }
 
@@ -129,6 +135,7 @@ impl SelectionScreen {
                     return SelectionAction::OpenRun(run.label.clone());
                 }
             }
+            KeyCode::Char('n') => return SelectionAction::NewChange,
             KeyCode::Char('q') | KeyCode::Esc => return SelectionAction::Quit,
             _ => {}
         }
@@ -233,12 +240,19 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
             message,
         );
     }
-    let keys = match screen.run() {
-        Some(run) if resumable(run) => " ↑↓/jk pick  Enter preview the resume  w watch  q quit",
-        Some(_) => " ↑↓/jk pick  Enter watch  q quit",
-        None => " ↑↓/jk pick  Enter preview  q quit",
-    };
+    let keys = footer_keys(screen.run());
     frame.render_widget(Paragraph::new(Line::styled(keys, dim(theme))), footer);
+}
+
+/// The selection screen's keys for what is selected.
+fn footer_keys(run: Option<&RunSummary>) -> &'static str {
+    match run {
+        Some(run) if resumable(run) => {
+            " ↑↓/jk pick  Enter preview the resume  w watch  n new  q quit"
+        }
+        Some(_) => " ↑↓/jk pick  Enter watch  n new  q quit",
+        None => " ↑↓/jk pick  Enter preview  n new  q quit",
+    }
 }
 
 /// One pane of the preview: wrapped, scrolled where the user left it, its
