@@ -352,6 +352,20 @@ fn an_existing_change_is_refused_and_nothing_changes() {
 }
 
 #[test]
+fn an_agent_that_cannot_run_stops_the_plan_as_a_setup_error() {
+    let repo = project();
+    let output = run(ralph(&repo)
+        .args(["plan", CHANGE, "Greet the visitors"])
+        .args(["--agent-command", "no-such-agent-here"]));
+    assert_exit(&output, 8);
+    let err = stderr(&output);
+    assert!(err.contains("no-such-agent-here"), "{err}");
+    assert!(err.contains("then plan again"), "{err}");
+    assert_eq!(repo.status_porcelain(), "", "nothing was written");
+    assert_eq!(record(&repo, 1)["status"], "error");
+}
+
+#[test]
 fn a_plan_without_a_brief_is_a_usage_error() {
     let repo = project();
     let untouched = Untouched::take(&repo);
@@ -521,12 +535,41 @@ fn the_brief_comes_from_a_file_or_a_github_issue() {
     );
 }
 
+/// Where `.ci/run` installs the pinned OpenSpec CLI, off PATH.
+fn pinned_openspec() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("openspec-cli/node_modules/.bin/openspec")
+}
+
+/// Where the OpenSpec CLI may be: where `.ci/run` installs it, then PATH.
+fn openspec_candidates() -> Vec<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::iter::once(pinned_openspec())
+        .chain(std::env::split_paths(&path).map(|dir| dir.join("openspec")))
+        .collect()
+}
+
+/// The OpenSpec CLI, if it is installed.
+pub(crate) fn openspec_cli() -> Option<std::path::PathBuf> {
+    openspec_candidates()
+        .into_iter()
+        .find(|candidate| candidate.is_file())
+}
+
+/// PATH with the directory of `program` first.
+pub(crate) fn path_with(program: &Path) -> String {
+    format!(
+        "{}:{}",
+        program.parent().unwrap_or(Path::new(".")).display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// With the OpenSpec CLI installed (CI installs it), a change without a
 /// spec delta is sent back with `openspec validate`'s words, and what
 /// `plan` accepts passes `openspec validate --strict`.
 #[test]
 fn openspec_validate_passes_on_what_plan_accepted() {
-    let Some(openspec) = required_tool("openspec") else {
+    let Some(openspec) = required("the OpenSpec CLI", &openspec_candidates()) else {
         return;
     };
     let repo = project();
@@ -534,7 +577,11 @@ fn openspec_validate_passes_on_what_plan_accepted() {
         "write {FOLDER}/proposal.md ## Why\\nVisitors are not greeted, and they leave without a word.\\n\\n## What Changes\\n- A greeting.\\n\nwrite {TASKS} {GOOD_TASKS}\n"
     );
     let script_text = format!("[call=1]\n{no_delta}[call=2]\n{}", good_plan());
-    let (output, _) = plan(&repo, &script_text, &[]);
+    let script_path = script(&repo, &script_text);
+    let output = run(ralph_with_fake(&repo, &script_path)
+        .args(["plan", CHANGE, "Greet the visitors"])
+        .args(["--agent-command", fake_agent_path()])
+        .env("PATH", path_with(&openspec)));
     assert_exit(&output, 0);
     let out = stdout(&output);
     assert!(
@@ -546,7 +593,8 @@ fn openspec_validate_passes_on_what_plan_accepted() {
     let validated = run(repo
         .command_here(&openspec)
         .args(["validate", CHANGE, "--strict", "--no-interactive"])
-        .env("OPENSPEC_TELEMETRY", "0"));
+        .env("OPENSPEC_TELEMETRY", "0")
+        .env("PATH", path_with(&openspec)));
     assert_exit(&validated, 0);
     assert!(
         stdout(&validated).contains(&format!("Change '{CHANGE}' is valid")),
