@@ -366,6 +366,49 @@ fn an_agent_that_cannot_run_stops_the_plan_as_a_setup_error() {
 }
 
 #[test]
+fn ctrl_c_stops_the_plan_keeping_what_was_written() {
+    let repo = project();
+    let script_path = script(
+        &repo,
+        &format!("[*]\n{}write src/lib.rs hacked\nsleep 60\n", good_plan()),
+    );
+    let child = ralph_with_fake(&repo, &script_path)
+        .args(["plan", CHANGE, "Greet the visitors"])
+        .args(["--agent-command", fake_agent_path()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("git-ralph starts");
+    wait_until(
+        "the agent has written the plan",
+        std::time::Duration::from_secs(30),
+        || repo.read("src/lib.rs") == "hacked",
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT sent");
+    // The agent is ended, not waited for: a plan whose agent ran its
+    // minute out would be accepted (status 0).
+    let output = child.wait_with_output().expect("git-ralph ends");
+    assert_exit(&output, 130);
+    let out = stdout(&output);
+    assert!(
+        out.contains(&format!("stopped; what was written is kept in {FOLDER}/")),
+        "{out}"
+    );
+    assert!(
+        out.contains("src/lib.rs"),
+        "the stray edit is reported:\n{out}"
+    );
+    assert_eq!(repo.read("src/lib.rs"), "pub fn greet() {}\n");
+    assert!(repo.path(TASKS).is_file());
+    assert_eq!(record(&repo, 1)["status"], "stopped");
+    repo.assert_fsck_clean();
+}
+
+#[test]
 fn a_plan_without_a_brief_is_a_usage_error() {
     let repo = project();
     let untouched = Untouched::take(&repo);
