@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::review::OpenUnit;
 use crate::agent::AgentEvent;
 
 /// One thing that happened while a plan was made.
@@ -33,5 +34,6 @@ pub enum PlanEvent {
         attempt: u32,
         stories: usize,
         open: usize,
+        unit: OpenUnit,
     },
 }

@@ -37,7 +37,7 @@ pub use brief::{Brief, BriefSource};
 pub use error::PlanError;
 pub use events::PlanEvent;
 pub use record::{PlanRecord, PlanStatus};
-pub use review::{Bounds, DEFAULT_MAX_TASKS, Review};
+pub use review::{Bounds, DEFAULT_MAX_TASKS, OpenUnit, Review};
 pub use target::{Format, Target};
 
 use crate::agent::AgentSpec;
@@ -261,6 +261,7 @@ impl Prepared {
                     attempt,
                     stories: review.stories,
                     open: review.open,
+                    unit: review.unit,
                 });
                 return Ok(Outcome::Accepted {
                     stories: review.stories,

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use serde::Serialize;
+
 use super::target::{Format, Target};
 use crate::stories::openspec_cli::{self, OpenSpecCommand, Validation};
 use crate::stories::{Story, StorySet};
@@ -49,6 +51,18 @@ pub struct Review {
     pub stories: usize,
     /// Tasks (or, in a prd.json, stories) still open.
     pub open: usize,
+    /// What `open` counts.
+    pub unit: OpenUnit,
+}
+
+/// What the open work of a plan is counted in: a checklist's tasks, or a
+/// prd.json's stories, which have no boxes of their own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenUnit {
+    #[default]
+    Task,
+    Story,
 }
 
 impl Review {
@@ -137,6 +151,10 @@ fn judge(target: &Target, set: &StorySet, bounds: &Bounds) -> Review {
         findings,
         stories: set.stories.len(),
         open,
+        unit: match target.format {
+            Format::Prd => OpenUnit::Story,
+            _ => OpenUnit::Task,
+        },
     }
 }
 

@@ -11,7 +11,7 @@ use super::digest::spent;
 use super::status::plural;
 use super::{Styles, out};
 use crate::agent::AgentEvent;
-use crate::planning::{Outcome, PlanEvent, Planned};
+use crate::planning::{OpenUnit, Outcome, PlanEvent, Planned};
 
 pub struct PlanView {
     term: Term,
@@ -91,11 +91,15 @@ impl PlanView {
                 attempt,
                 stories,
                 open,
+                unit,
             } => Some(format!(
                 "  {} try {attempt} accepted: {}, {} open",
                 s.good.apply_to("✓"),
                 count(*stories, "story", "stories"),
-                plural(*open, "task")
+                match unit {
+                    OpenUnit::Task => plural(*open, "task"),
+                    OpenUnit::Story => count(*open, "story", "stories"),
+                }
             )),
         };
         if let Some(line) = line {

@@ -17,12 +17,12 @@ use serde_json::Value;
 
 use crate::harness::*;
 
-const CHANGE: &str = "greet";
-const FOLDER: &str = "openspec/changes/greet";
-const TASKS: &str = "openspec/changes/greet/tasks.md";
+pub(crate) const CHANGE: &str = "greet";
+pub(crate) const FOLDER: &str = "openspec/changes/greet";
+pub(crate) const TASKS: &str = "openspec/changes/greet/tasks.md";
 
 /// A proposal and a spec delta `openspec validate --strict` accepts.
-fn proposal_and_spec() -> String {
+pub(crate) fn proposal_and_spec() -> String {
     proposal_and_spec_in(FOLDER)
 }
 
@@ -37,7 +37,7 @@ fn proposal_and_spec_in(folder: &str) -> String {
 const GOOD_TASKS: &str = "## 1. Greeting\\n\\n- [ ] 1.1 Create hello.txt\\n- [ ] 1.2 Verify: test -s hello.txt\\n\\n## 2. Farewell\\n\\n- [ ] 2.1 Create bye.txt\\n- [ ] 2.2 Verify: test -s bye.txt\\n";
 
 /// Script lines that write a good OpenSpec plan of two stories.
-fn good_plan() -> String {
+pub(crate) fn good_plan() -> String {
     good_plan_in(FOLDER)
 }
 
@@ -51,12 +51,12 @@ pub(crate) fn good_plan_in(folder: &str) -> String {
 }
 
 /// Script lines that write the plan with `tasks` (escaped) as tasks.md.
-fn plan_with_tasks(tasks: &str) -> String {
+pub(crate) fn plan_with_tasks(tasks: &str) -> String {
     format!("{}write {TASKS} {tasks}\n", proposal_and_spec())
 }
 
 /// A project with a README and some code, committed.
-fn project() -> TestRepo {
+pub(crate) fn project() -> TestRepo {
     TestRepo::with_files(&[
         ("src/lib.rs", "pub fn greet() {}\n"),
         ("docs/guide.md", "# Guide\n"),
@@ -64,7 +64,7 @@ fn project() -> TestRepo {
 }
 
 /// `git ralph plan <args> --agent-command <fake agent>` following `script_path`.
-fn plan_with(repo: &TestRepo, script_path: &Path, args: &[&str]) -> Output {
+pub(crate) fn plan_with(repo: &TestRepo, script_path: &Path, args: &[&str]) -> Output {
     run(ralph_with_fake(repo, script_path)
         .arg("plan")
         .args(args)
@@ -72,7 +72,11 @@ fn plan_with(repo: &TestRepo, script_path: &Path, args: &[&str]) -> Output {
 }
 
 /// `git ralph plan greet "Greet the visitors"` with a new script.
-fn plan(repo: &TestRepo, script_text: &str, extra: &[&str]) -> (Output, std::path::PathBuf) {
+pub(crate) fn plan(
+    repo: &TestRepo,
+    script_text: &str,
+    extra: &[&str],
+) -> (Output, std::path::PathBuf) {
     let script_path = script(repo, script_text);
     let mut args = vec![CHANGE, "Greet the visitors"];
     args.extend_from_slice(extra);
@@ -87,7 +91,7 @@ fn refs(repo: &TestRepo) -> Vec<String> {
 }
 
 /// The plan's record.
-fn record(repo: &TestRepo, n: u32) -> Value {
+pub(crate) fn record(repo: &TestRepo, n: u32) -> Value {
     let path = repo.path(format!(".git/ralph/plans/{CHANGE}/{n}/plan.json"));
     let text = fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
@@ -162,7 +166,7 @@ fn a_good_plan_is_accepted_and_shown_as_the_dry_run_shows_it() {
 
 /// A first try of `first` (script lines), a second of a good plan: the
 /// second is accepted, and its prompt holds `words`, the reader's.
-fn sent_back_then_accepted(first: &str, words: &str) {
+pub(crate) fn sent_back_then_accepted(first: &str, words: &str) {
     let repo = project();
     let script_text = format!("[call=1]\n{first}[call=2]\n{}", good_plan());
     let (output, script_path) = plan(&repo, &script_text, &[]);
