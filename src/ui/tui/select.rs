@@ -209,19 +209,7 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
         row(
             &mut lines,
             offset + at == screen.selected,
-            format!(
-                "{}  {}{}  {}/{} stories done  · {}",
-                if run.history {
-                    format!("{} (earlier run)", run.change)
-                } else {
-                    run.label.clone()
-                },
-                run.state,
-                run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
-                run.stories_done,
-                run.stories_total,
-                ago(screen.data.now.saturating_sub(run.updated_at))
-            ),
+            run_row(run, screen.data.now),
         );
     }
     // Keep the selection in sight on a long list.
@@ -242,6 +230,23 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
     }
     let keys = footer_keys(screen.run());
     frame.render_widget(Paragraph::new(Line::styled(keys, dim(theme))), footer);
+}
+
+/// A run's row in the list: its name, state, progress and age.
+fn run_row(run: &RunSummary, now: u64) -> String {
+    format!(
+        "{}  {}{}  {}/{} stories done  · {}",
+        if run.history {
+            format!("{} (earlier run)", run.change)
+        } else {
+            run.label.clone()
+        },
+        run.state,
+        run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+        run.stories_done,
+        run.stories_total,
+        ago(now.saturating_sub(run.updated_at))
+    )
 }
 
 /// The selection screen's keys for what is selected.
@@ -380,6 +385,32 @@ impl PreviewScreen {
     }
 }
 
+/// The preview's stories, each with its tasks and roles.
+fn story_lines(data: &PreviewData) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = Vec::new();
+    for story in &data.stories {
+        lines.push(Line::from(vec![
+            Span::raw(match (story.done, story.next) {
+                (true, _) => "✓ ",
+                (false, true) => "▶ ",
+                (false, false) => "· ",
+            }),
+            Span::styled(format!("{}. {}", story.id, story.title), bold),
+        ]));
+        for (done, task) in &story.tasks {
+            lines.push(Line::raw(format!(
+                "   [{}] {task}",
+                if *done { "x" } else { " " }
+            )));
+        }
+        for role in &story.pipeline {
+            lines.push(Line::raw(format!("   → {role}")));
+        }
+    }
+    lines
+}
+
 pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     if too_small(frame, theme, (50, 12)) {
         return;
@@ -394,26 +425,7 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     let [stories, rules] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut story_lines = Vec::new();
-    for story in &data.stories {
-        story_lines.push(Line::from(vec![
-            Span::raw(match (story.done, story.next) {
-                (true, _) => "✓ ",
-                (false, true) => "▶ ",
-                (false, false) => "· ",
-            }),
-            Span::styled(format!("{}. {}", story.id, story.title), bold),
-        ]));
-        for (done, task) in &story.tasks {
-            story_lines.push(Line::raw(format!(
-                "   [{}] {task}",
-                if *done { "x" } else { " " }
-            )));
-        }
-        for role in &story.pipeline {
-            story_lines.push(Line::raw(format!("   → {role}")));
-        }
-    }
+    let story_lines = story_lines(data);
     let title = if data.resumes {
         format!(" {} · resume · stories ", data.change)
     } else {
