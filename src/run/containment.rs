@@ -115,6 +115,7 @@ pub(super) fn note_sandbox_refusal(run: &mut Run, agent_run: &AgentRun, log_tail
     true
 }
 
+/// [`git_dirs_of`] the run's repository.
 fn git_dirs(run: &Run) -> (Vec<PathBuf>, PathBuf) {
     git_dirs_of(&run.repo_lock())
 }
