@@ -33,6 +33,7 @@ end
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "start" -d 'Start a run on a change, or resume a stopped one (or one kept before its stories were all done)'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "plan" -d 'Have the agent write a change\'s stories, held to the reader that will run them'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Report a run, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open the terminal UI on a run, live or finished, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
@@ -104,6 +105,32 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you, or waits out a usage limit: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l from -d 'Read what to build from this file' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l issue -d 'Take what to build from the title and body of this GitHub issue (through gh)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l prd -d 'Write a prd.json at FILE, in the format `start --prd` reads, instead of an OpenSpec change' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l tasks -d 'Write a markdown checklist at FILE instead of an OpenSpec change' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l agent -d 'Agent preset to run [default: claude; config: ralph.agent]' -r -f -a "claude\t''
+codex\t''
+gemini\t''
+opencode\t''
+amp\t''
+cursor\t''
+copilot\t''
+aider\t''
+qwen\t''
+pi\t''
+kilo\t''
+droid\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l model -d 'Model passed to the agent\'s --model flag' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l max-retries -d 'Tries after the first, each told what the reader said of the last [default: 3; config: ralph.maxRetries]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l max-tasks -d 'The most tasks a story may have, or acceptance criteria in a prd.json [default: 12; config: ralph.planMaxTasks]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l agent-timeout -d 'Seconds one try\'s agent may run [default: 3600; config: ralph.agentTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l idle-timeout -d 'How long the agent may print nothing before it is stopped, e.g. 15m; 0 lets it be silent [default: 15m; config: ralph.idleTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l command-timeout -d 'Seconds gh and openspec may run [default: 30; config: ralph.commandTimeout]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -l refine -d 'Work on the change (or file) that exists instead of refusing it: the agent splits the stories that are too big and fills in what is missing, and every done mark must stay'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand plan" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l json -d 'Print the run as one JSON object (with several runs or --all: an object with "runs" and "earlier")'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -l all -d 'List every run, the earlier ones kept in history included'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand status" -s h -l help -d 'Print help'
@@ -169,4 +196,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start status watch log show abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change

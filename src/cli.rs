@@ -30,6 +30,32 @@ pub enum Command {
     /// Start a run on a change, or resume a stopped one (or one kept
     /// before its stories were all done).
     Start(Box<commands::start::Args>),
+    /// Have the agent write a change's stories, held to the reader that
+    /// will run them.
+    ///
+    /// The configured agent runs in your worktree with a planning prompt of
+    /// its own and writes an OpenSpec change (proposal.md, tasks.md with a
+    /// numbered group per story, spec deltas), or with --prd a prd.json,
+    /// or with --tasks a markdown checklist. git-ralph then reads it with
+    /// the reader start will use, and accepts it only when it reads as
+    /// stories with open tasks, no line the reader warns about, no story
+    /// over --max-tasks tasks, every story saying how to verify it (a task
+    /// or line starting with "Verify:", or a prd.json story's acceptance
+    /// criteria), and, for an OpenSpec change when the openspec CLI is on
+    /// PATH, `openspec validate <change> --strict` passing. Otherwise the
+    /// reader's or validator's words go back to the agent, at most
+    /// --max-retries more times; then the plan stops, and what was written
+    /// is kept. The agent may write only the change's folder (or the
+    /// file): any other change it makes, in the worktree, the index, HEAD,
+    /// the branches or the git directory, is undone and reported, its work
+    /// kept under refs/ralph/<change>/plan/. An existing change or file is
+    /// never overwritten: plan refuses, or with --refine has the agent
+    /// split the stories that are too big and fill in what is missing,
+    /// keeping every done mark. An accepted plan is shown as start
+    /// --dry-run shows it, with the command that runs it. Each try's
+    /// prompt, output, tokens and cost are recorded under
+    /// <git-dir>/ralph/plans/<change>/.
+    Plan(Box<commands::plan::Args>),
     /// Report a run, from any terminal.
     Status(commands::status::Args),
     /// Open the terminal UI on a run, live or finished, from any terminal.

@@ -63,6 +63,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "seconds one agent attempt may run (default: 3600); --agent-timeout",
     ),
     (
+        "ralph.planMaxTasks",
+        "the most tasks a story of a plan may have (default: 12); plan --max-tasks",
+    ),
+    (
         "ralph.onFinish",
         "ask, keep, cleanup, push or pr (default: ask); --on-finish",
     ),

@@ -60,7 +60,9 @@ impl Exit {
             Exit::Success => "success: the command did what was asked; a run completed every story",
             Exit::Error => "error: bad input or a refused repository state (run reason 'error')",
             Exit::Usage => "usage: the command line could not be parsed",
-            Exit::MaxRetries => "max_retries: a story failed more often than --max-retries allows",
+            Exit::MaxRetries => {
+                "max_retries: a story failed, or a plan was sent back, more often than --max-retries allows"
+            }
             Exit::MaxIters => "max_iters: the run used up --max-iterations attempts",
             Exit::NoProgress => {
                 "no_progress: --no-progress-limit attempts in a row changed nothing"

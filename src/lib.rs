@@ -19,6 +19,7 @@ pub mod events;
 pub mod exit;
 pub mod git;
 pub mod notify;
+pub mod planning;
 pub mod preview;
 pub mod process;
 pub mod prompt;
@@ -53,6 +54,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {
     };
     match command {
         Command::Start(args) => commands::start::run(*args),
+        Command::Plan(args) => commands::plan::run(*args),
         Command::Status(args) => commands::status::run(args),
         Command::Watch(args) => commands::watch::run(args),
         Command::Log(args) => commands::log::run(args),

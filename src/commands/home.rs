@@ -38,6 +38,13 @@ pub fn run() -> Result<ExitCode, CommandError> {
                     home.tell(format!("{label}: {}", first_line(&err)));
                 }
             }
+            HomeChoice::Plan { change, brief } => match plan_new(&cwd, &change, brief) {
+                Ok(said) => match said {
+                    Some(message) => home.tell(message),
+                    None => home.preview_next(change),
+                },
+                Err(err) => home.tell(format!("could not plan {change}: {}", first_line(&err))),
+            },
             HomeChoice::Start(change) => {
                 let started = Repo::open(&cwd)
                     .map_err(CommandError::from)
@@ -59,6 +66,39 @@ pub fn run() -> Result<ExitCode, CommandError> {
             }
         }
     }
+}
+
+/// `n`: plan `change` from `brief` as `git ralph plan <change> <brief>`
+/// would, its progress on the console meanwhile. Returns what to tell the
+/// user when the plan was not accepted; an accepted one is previewed.
+fn plan_new(
+    cwd: &std::path::Path,
+    change: &str,
+    brief: String,
+) -> Result<Option<String>, CommandError> {
+    let repo = Repo::open(cwd)?;
+    let args = super::plan::Args {
+        change: change.to_owned(),
+        brief: Some(brief),
+        ..Default::default()
+    };
+    let planned = super::plan::plan(repo, &args)?;
+    Ok(match planned.outcome {
+        crate::planning::Outcome::Accepted { .. } => None,
+        crate::planning::Outcome::NotValid { findings } => Some(format!(
+            "{change}: the plan is not accepted after {} tries, and is kept in {}: {}",
+            planned.attempts,
+            planned.target.shown(),
+            findings
+                .first()
+                .map(String::as_str)
+                .unwrap_or("see its record")
+        )),
+        crate::planning::Outcome::Stopped => Some(format!(
+            "{change}: planning stopped; what was written is kept in {}",
+            planned.target.shown()
+        )),
+    })
 }
 
 /// The `--max-retries` a resume from here needs, as the command line's

@@ -8,6 +8,7 @@ pub mod finish;
 pub mod home;
 pub mod hook;
 pub mod log;
+pub mod plan;
 pub mod show;
 pub mod standin;
 pub mod start;

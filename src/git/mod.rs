@@ -12,6 +12,7 @@
 
 mod blob;
 mod bring;
+mod confine;
 mod diff;
 mod dir_cache;
 mod error;

@@ -115,10 +115,14 @@ pub(super) fn note_sandbox_refusal(run: &mut Run, agent_run: &AgentRun, log_tail
     true
 }
 
-/// The git directories of the worktree (its own, and the common one of
-/// a linked worktree), and the directory paths are shown from.
+/// [`git_dirs_of`] the run's repository.
 fn git_dirs(run: &Run) -> (Vec<PathBuf>, PathBuf) {
-    let repo = run.repo_lock();
+    git_dirs_of(&run.repo_lock())
+}
+
+/// The git directories of `repo`'s worktree (its own, and the common one
+/// of a linked worktree), and the directory paths are shown from.
+pub(crate) fn git_dirs_of(repo: &crate::git::Repo) -> (Vec<PathBuf>, PathBuf) {
     let mut dirs = vec![repo.git_dir().to_owned()];
     let common = repo.common_dir().to_owned();
     if !dirs.contains(&common) {

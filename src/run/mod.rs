@@ -66,6 +66,7 @@ mod ticks;
 mod tracker;
 mod watching;
 
+pub(crate) use containment::git_dirs_of;
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use lifecycle::LoopEnd;

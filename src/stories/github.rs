@@ -91,6 +91,33 @@ pub async fn comment(
     outcome(&args, done, timeout).map(|_| ())
 }
 
+/// The title and body of issue `number` (`gh issue view <number> --json
+/// title,body`), in the repository of `workdir`: the brief of a plan.
+pub fn view(
+    workdir: &Path,
+    number: u64,
+    timeout: Duration,
+) -> Result<(String, String), StoriesError> {
+    #[derive(Deserialize)]
+    struct Viewed {
+        #[serde(default)]
+        title: String,
+        #[serde(default)]
+        body: Option<String>,
+    }
+    let args: Vec<String> = ["issue", "view", &number.to_string(), "--json", "title,body"]
+        .map(String::from)
+        .to_vec();
+    let stdout = run_gh(workdir, &args, timeout)?;
+    let viewed: Viewed =
+        serde_json::from_str(&stdout).map_err(|error| IssuesError::MalformedGithub {
+            from: format!("gh {}", shown(&args)),
+            line: error.line(),
+            message: without_position(&error),
+        })?;
+    Ok((viewed.title, viewed.body.unwrap_or_default()))
+}
+
 fn list_args(label: &str) -> Vec<String> {
     [
         "issue", "list", "--label", label, "--state", "open", "--limit", LIMIT, "--json", FIELDS,

@@ -415,12 +415,25 @@ fn detect_implicit(
 /// Turns a user-given path into one relative to `workdir`, refusing paths
 /// that leave the repository, and checks that it names a file.
 pub(crate) fn repo_relative_file(workdir: &Path, path: &Path) -> Result<PathBuf, StoriesError> {
+    let relative = repo_relative_path(workdir, path)?;
+    if relative.as_os_str().is_empty() || !workdir.join(&relative).is_file() {
+        return Err(StoriesError::FileNotFound {
+            path: workdir.join(path),
+        });
+    }
+    Ok(relative)
+}
+
+/// Turns a user-given path into one relative to `workdir`, refusing paths
+/// that leave the repository; the file need not exist yet (a plan is
+/// about to write it).
+pub fn repo_relative_path(workdir: &Path, path: &Path) -> Result<PathBuf, StoriesError> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
         workdir.join(path)
     };
-    let relative = normalize(&joined)
+    normalize(&joined)
         .strip_prefix(normalize(workdir))
         .map(Path::to_path_buf)
         .ok()
@@ -436,11 +449,7 @@ pub(crate) fn repo_relative_file(workdir: &Path, path: &Path) -> Result<PathBuf,
         .ok_or_else(|| StoriesError::OutsideRepository {
             path: path.to_path_buf(),
             workdir: workdir.to_path_buf(),
-        })?;
-    if relative.as_os_str().is_empty() || !workdir.join(&relative).is_file() {
-        return Err(StoriesError::FileNotFound { path: joined });
-    }
-    Ok(relative)
+        })
 }
 
 /// Resolves `.` and `..` without touching the file system.

@@ -158,6 +158,68 @@ pub async fn cross_check(
     compare(&progress, native, fenced)
 }
 
+/// What `openspec validate <change> --strict` says of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Validation {
+    /// No `openspec` on the search path: nothing was checked.
+    NotInstalled,
+    Valid,
+    /// The CLI found fault, in its own words.
+    Invalid(String),
+    /// The CLI could not be run, or did not answer in time.
+    Failed(String),
+}
+
+/// Runs `openspec validate <change> --strict --no-interactive` in
+/// `workdir`, its telemetry off.
+pub async fn validate(
+    command: &OpenSpecCommand,
+    workdir: &Path,
+    change: &str,
+    timeout: Duration,
+) -> Validation {
+    let Some(program) = command.resolve() else {
+        return Validation::NotInstalled;
+    };
+    let mut env = vec![
+        ("NO_COLOR".to_owned(), "1".to_owned()),
+        ("OPENSPEC_TELEMETRY".to_owned(), "0".to_owned()),
+    ];
+    if let Some(search_path) = &command.search_path {
+        env.push((
+            "PATH".to_owned(),
+            search_path.to_string_lossy().into_owned(),
+        ));
+    }
+    let spec = Spec {
+        program: program.to_string_lossy().into_owned(),
+        args: ["validate", change, "--strict", "--no-interactive"]
+            .map(String::from)
+            .to_vec(),
+        env,
+        cwd: workdir.to_owned(),
+        ..Spec::default()
+    };
+    let (exit, stdout, stderr) =
+        match process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await {
+            Ok(done) => done,
+            Err(error) => {
+                return Validation::Failed(format!("cannot run {}: {error}", program.display()));
+            }
+        };
+    let said = format!("{}\n{}", stdout.text().trim(), stderr.text().trim());
+    let said = process::tail_str(said.trim(), 4000).to_owned();
+    match exit {
+        ExitStatusKind::TimedOut => Validation::Failed(format!(
+            "openspec validate did not answer within {}s",
+            timeout.as_secs()
+        )),
+        exit if exit.is_success() => Validation::Valid,
+        ExitStatusKind::Exited(_) => Validation::Invalid(said),
+        exit => Validation::Failed(format!("openspec validate {exit}: {said}")),
+    }
+}
+
 /// Parses the CLI's JSON, tolerating notices printed before it.
 fn read_progress(stdout: &str) -> Result<Progress, serde_json::Error> {
     match serde_json::from_str::<ApplyInstructions>(stdout) {

@@ -11,6 +11,7 @@ mod digest;
 pub mod ending;
 mod finish_menu;
 mod keys;
+pub mod plan_view;
 pub mod preview;
 pub mod status;
 pub mod transcript;

@@ -215,6 +215,12 @@ fn files_section() -> Section {
             "a prompt template for this repository, used instead of the built-in one",
         ),
         (
+            "<git-dir>/ralph/plans/<change>/<n>/",
+            "the record of git ralph plan: plan.json (each try's prompt, output, tokens, cost, \
+             what was undone and what the reader said; the totals), the prompts and raw output \
+             under attempts/, and with --refine the plan as it was under before/",
+        ),
+        (
             "<git-dir>/ralph/history/",
             "the files of finished or aborted runs whose change was started again, one \
              directory per run (git ralph status --all lists them)",
@@ -403,6 +409,12 @@ fn refs_section() -> Section {
             "anything left by an agent command that could not be run at all",
         ),
         (
+            "refs/ralph/<change>/plan/*",
+            "git ralph plan: at plan/<n>/<try>, the whole work of a try whose agent changed \
+             files outside the plan, kept before they were reverted; under <try>-refs/, what it \
+             left on a branch or tag; at <try>-head, where it left HEAD detached",
+        ),
+        (
             "refs/ralph/<change>/history/<run>/*",
             "every ref of an earlier run of the change, moved aside when the change was \
              started again",
@@ -426,7 +438,9 @@ fn environment_section() -> Section {
     paragraph(
         &mut roff,
         "Each agent process gets RALPH_CHANGE, RALPH_STORY, RALPH_ATTEMPT and RALPH_PROMPT_FILE, \
-         and RALPH_LEARNINGS_FILE unless --no-learnings is given.",
+         and RALPH_LEARNINGS_FILE unless --no-learnings is given. A planning agent (git ralph \
+         plan) gets RALPH_CHANGE, RALPH_PLAN (the change's folder or the file it writes), \
+         RALPH_ATTEMPT and RALPH_PROMPT_FILE.",
     );
     paragraph(
         &mut roff,
@@ -646,6 +660,38 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
                 &["git ralph start add-dark-mode"],
             );
         }
+        Some("plan") => {
+            example(
+                &mut roff,
+                "Have the agent write the OpenSpec change openspec/changes/add-dark-mode/, then \
+                 run it:",
+                &[
+                    "git ralph plan add-dark-mode \"a dark theme the user can switch to, remembered across visits\"",
+                    "git ralph start add-dark-mode",
+                ],
+            );
+            example(
+                &mut roff,
+                "Plan from a longer brief, or from a GitHub issue, with another agent:",
+                &[
+                    "git ralph plan search --from notes/search.md --agent codex",
+                    "git ralph plan fix-login --issue 42",
+                ],
+            );
+            example(
+                &mut roff,
+                "Write a prd.json or a markdown checklist instead:",
+                &[
+                    "git ralph plan onboarding \"a first-run tour\" --prd prd.json",
+                    "git ralph plan tidy-up \"remove the dead code\" --tasks TODO.md",
+                ],
+            );
+            example(
+                &mut roff,
+                "Split the stories that grew too big, keeping what is done:",
+                &["git ralph plan add-dark-mode --refine --max-tasks 6"],
+            );
+        }
         Some("status") => {
             example(&mut roff, "Show the only run:", &["git ralph status"]);
             example(
@@ -741,7 +787,10 @@ fn man_pages() -> Vec<(PathBuf, String)> {
             extra.push(keys_section());
         }
         extra.push(files_section());
-        extra.push(exit_status_section(|code| runs_loop || code <= 2));
+        let plans = name == "plan";
+        extra.push(exit_status_section(|code| {
+            runs_loop || code <= 2 || (plans && matches!(code, 3 | 8 | 70 | 130))
+        }));
         extra.extend(examples_section(Some(name)));
         extra.push(see_also_section(&cmd, Some(name)));
         pages.push((

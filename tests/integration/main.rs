@@ -53,6 +53,8 @@ mod no_crash;
 mod output;
 mod own_story;
 mod parallel_e2e;
+mod plan_bounds_e2e;
+mod plan_e2e;
 mod readers_e2e;
 mod readers_sources_e2e;
 mod real_cli_e2e;

@@ -464,3 +464,104 @@ fn claude_codes_and_codex_reviews_a_story() {
     );
     repo.assert_fsck_clean();
 }
+
+/// Issue 37: `git ralph plan` with a real CLI, Claude Code, writing the
+/// files with its own shell tool against the stand-in. Its first try
+/// writes a story that says nowhere how to verify it and also touches the
+/// README: the README is reverted and reported, and the story goes back
+/// with the reader's words; the second try (the stand-in keeps no state,
+/// so the scripted command decides by what the worktree holds) is
+/// accepted, shown as the dry run shows it, and passes `openspec validate
+/// --strict` when the OpenSpec CLI is installed.
+#[test]
+fn claude_writes_a_plan_that_git_ralph_holds_to_the_reader() {
+    const CHANGE: &str = "add-greeting";
+    if installed("claude").is_none() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let folder = format!("openspec/changes/{CHANGE}");
+    let command = format!(
+        "d={folder}; mkdir -p $d/specs/greeting; \
+         printf '## Why\\nVisitors are not greeted, and they leave without a word.\\n\\n## What Changes\\n- A greeting in hello.txt.\\n' > $d/proposal.md; \
+         printf '## ADDED Requirements\\n\\n### Requirement: Greeting\\nThe project SHALL greet its visitors in hello.txt.\\n\\n#### Scenario: Greeted\\n- **WHEN** hello.txt is read\\n- **THEN** it holds a greeting\\n' > $d/specs/greeting/spec.md; \
+         if [ -f $d/tasks.md ]; then printf '## 1. Greeting\\n\\n- [ ] 1.1 Create hello.txt\\n- [ ] 1.2 Verify: test -s hello.txt\\n' > $d/tasks.md; \
+         else printf '## 1. Greeting\\n\\n- [ ] 1.1 Create hello.txt\\n' > $d/tasks.md; echo scribbled >> README.md; fi"
+    );
+    let served = serve(
+        repo.dir.path(),
+        &json!({"turns": [
+            {"kind": "shell", "command": command},
+            {"kind": "text", "text": "The plan is written."}
+        ], "tools": true}),
+    );
+    let cli_home = repo.dir.path().join("cli-home");
+    let mut env = pointing::home_env(&cli_home).expect("a CLI home");
+    env.extend(
+        pointing::point("claude", &served.base, &cli_home)
+            .expect("config written")
+            .expect("the CLI can be pointed at the stand-in"),
+    );
+    let openspec = crate::plan_e2e::openspec_cli();
+    let mut cmd = ralph(&repo);
+    cmd.envs(env)
+        .env("GIT_CONFIG_GLOBAL", repo.global_config())
+        .args(["plan", CHANGE, "Greet the visitors", "--agent", "claude"]);
+    if let Some(openspec) = &openspec {
+        cmd.env("PATH", crate::plan_e2e::path_with(openspec));
+    }
+    if as_root() {
+        cmd.env("IS_SANDBOX", "1");
+    }
+    let output = cmd.output().expect("git-ralph runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        out.contains(&format!(
+            "the agent changed README.md outside {folder}/; reverted"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("story 1 (\"Greeting\") does not say how to verify it"),
+        "{out}"
+    );
+    assert!(
+        out.contains("try 2 accepted: 1 story, 2 tasks open"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("stories from: {folder}/tasks.md (openspec)")),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with(&format!("run it: git ralph start {CHANGE} --agent claude")),
+        "{out}"
+    );
+    assert_eq!(repo.read("README.md"), "# Test project\n");
+    assert_eq!(
+        repo.status_porcelain(),
+        format!(
+            "?? {folder}/proposal.md\n?? {folder}/specs/greeting/spec.md\n?? {folder}/tasks.md\n"
+        )
+    );
+    let plan: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path(format!(".git/ralph/plans/{CHANGE}/1/plan.json")))
+            .expect("the plan's record"),
+    )
+    .expect("JSON");
+    assert_eq!(plan["status"], "accepted");
+    assert_eq!(plan["totals"]["attempts"], 2);
+    if let Some(openspec) = &openspec {
+        let validated = Command::new(openspec)
+            .args(["validate", CHANGE, "--strict", "--no-interactive"])
+            .env("OPENSPEC_TELEMETRY", "0")
+            .env("PATH", crate::plan_e2e::path_with(openspec))
+            .current_dir(&repo.root)
+            .output()
+            .expect("openspec runs");
+        assert!(validated.status.success(), "{}", describe(&validated));
+    }
+    repo.assert_fsck_clean();
+}

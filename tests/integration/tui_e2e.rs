@@ -874,3 +874,48 @@ fn issue_23_watch_follows_a_worktree_run_from_either_worktree_and_diffs_the_runs
     assert_eq!(repo.read("README.md"), "# The user's own line\n");
     repo.assert_fsck_clean();
 }
+
+/// Issue 37: `n` on the home screen plans a new change from a one-line
+/// brief, and the preview opens on what the agent wrote.
+#[test]
+fn n_on_the_home_screen_plans_a_change_and_opens_its_preview() {
+    let repo = TestRepo::new();
+    let folder = "openspec/changes/say-hello-to-every";
+    let agent = script(
+        &repo,
+        &format!("[*]\n{}", crate::plan_e2e::good_plan_in(folder)),
+    );
+    let head = repo.git(&["symbolic-ref", "HEAD"]);
+    let Some(tmux) = home_in_tmux(&repo, &agent) else {
+        return;
+    };
+    tmux.wait_for("n new");
+    tmux.keys(&["n"]);
+    tmux.wait_for("plan a new change");
+    tmux.keys(&["-l", "Say hello to every visitor"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("say-hello-to-every");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("first prompt");
+    assert!(screen.contains("say-hello-to-every · stories"), "{screen}");
+    assert!(screen.contains("1. Greeting"), "{screen}");
+    assert!(screen.contains("[ ] 1.1 Create hello.txt"), "{screen}");
+    assert!(screen.contains("R start the run"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("say-hello-to-every  0/2 stories done");
+    tmux.keys(&["q"]);
+    tmux.wait_for("home-exited-0");
+    let prompt = std::fs::read_to_string(
+        git_dir(&repo).join("ralph/plans/say-hello-to-every/1/attempts/1.prompt.md"),
+    )
+    .expect("the plan's prompt is recorded");
+    assert!(prompt.contains("Say hello to every visitor"), "{prompt}");
+    assert_eq!(
+        repo.status_porcelain(),
+        format!(
+            "?? {folder}/proposal.md\n?? {folder}/specs/greeting/spec.md\n?? {folder}/tasks.md\n"
+        )
+    );
+    assert_eq!(repo.git(&["symbolic-ref", "HEAD"]), head);
+    repo.assert_fsck_clean();
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 
+use super::new_change::{NewChange, NewChangeAction, draw_new_change};
 use super::select::{
     PreviewAction, PreviewData, PreviewScreen, SelectionAction, SelectionData, SelectionScreen,
     draw_preview, draw_selection,
@@ -52,12 +53,18 @@ pub enum HomeChoice {
     Start(String),
     /// Open this run (its label) in the loop screen.
     Open(String),
+    /// Plan the change `change` from `brief`: `n`.
+    Plan {
+        change: String,
+        brief: String,
+    },
     Quit,
 }
 
 enum Screen {
     Selection,
     Preview(PreviewScreen),
+    NewChange(NewChange),
 }
 
 /// The selection and a message, kept between visits.
@@ -65,6 +72,8 @@ enum Screen {
 pub struct Home {
     selected: usize,
     message: Option<String>,
+    /// The change whose preview opens on the next visit.
+    preview: Option<String>,
 }
 
 impl Home {
@@ -73,12 +82,43 @@ impl Home {
         self.message = Some(message.into());
     }
 
+    /// Open the preview of `change` the next time the screens show: a
+    /// change just planned.
+    pub fn preview_next(&mut self, change: impl Into<String>) {
+        self.preview = Some(change.into());
+    }
+
     /// Show the screens until the user picks something. Blocking.
     pub fn show(&mut self, source: &mut dyn HomeSource) -> std::io::Result<HomeChoice> {
         let mut guard = TerminalGuard::enter()?;
         let choice = self.event_loop(&mut guard, source);
         guard.restore();
         choice
+    }
+
+    /// `n` ended in a change to plan: the selection is kept for the
+    /// return.
+    fn plan(&mut self, selection: &SelectionScreen, change: String, brief: String) -> HomeChoice {
+        self.selected = selection.selected;
+        HomeChoice::Plan { change, brief }
+    }
+
+    /// The preview of a change just planned, or the selection.
+    fn first_screen(
+        &mut self,
+        source: &mut dyn HomeSource,
+        selection: &mut SelectionScreen,
+    ) -> Screen {
+        let Some(change) = self.preview.take() else {
+            return Screen::Selection;
+        };
+        match source.preview(&change) {
+            Ok(data) => Screen::Preview(PreviewScreen::new(data)),
+            Err(problem) => {
+                selection.message = Some(format!("{change}: {problem}"));
+                Screen::Selection
+            }
+        }
     }
 
     fn event_loop(
@@ -91,12 +131,13 @@ impl Home {
         selection.selected = self.selected;
         selection.refresh(source.selection());
         selection.message = self.message.take();
-        let mut screen = Screen::Selection;
+        let mut screen = self.first_screen(source, &mut selection);
         let mut read_at = Instant::now();
         loop {
             guard.terminal.draw(|frame| match &screen {
                 Screen::Selection => draw_selection(frame, &selection, theme),
                 Screen::Preview(preview) => draw_preview(frame, preview, theme),
+                Screen::NewChange(form) => draw_new_change(frame, form, theme),
             })?;
             if !event::poll(REFRESH)? {
                 if matches!(screen, Screen::Selection) && read_at.elapsed() >= REFRESH {
@@ -116,6 +157,16 @@ impl Home {
             if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
                 return Ok(HomeChoice::Quit);
             }
+            if let Screen::NewChange(form) = &mut screen {
+                match form.on_key(key) {
+                    NewChangeAction::None => {}
+                    NewChangeAction::Cancel => screen = Screen::Selection,
+                    NewChangeAction::Plan { change, brief } => {
+                        return Ok(self.plan(&selection, change, brief));
+                    }
+                }
+                continue;
+            }
             match &mut screen {
                 Screen::Selection => match selection.on_key(key) {
                     SelectionAction::None => {}
@@ -124,6 +175,7 @@ impl Home {
                         self.selected = selection.selected;
                         return Ok(HomeChoice::Open(label));
                     }
+                    SelectionAction::NewChange => screen = Screen::NewChange(NewChange::new()),
                     SelectionAction::OpenChange(change) => match source.preview(&change) {
                         Ok(data) => screen = Screen::Preview(PreviewScreen::new(data)),
                         Err(problem) => {
@@ -131,6 +183,7 @@ impl Home {
                         }
                     },
                 },
+                Screen::NewChange(_) => {}
                 Screen::Preview(preview) => match preview.on_key(key) {
                     PreviewAction::None => {}
                     PreviewAction::Back => {

@@ -12,6 +12,7 @@
 mod app;
 mod driven;
 mod home;
+mod new_change;
 mod select;
 mod terminal;
 mod view;
@@ -28,6 +29,7 @@ pub use app::{
 };
 pub use driven::{LoopScreenView, RunScreen};
 pub use home::{Home, HomeChoice, HomeSource, Problem};
+pub use new_change::{NewChange, NewChangeAction, draw_new_change, name_from};
 pub use select::{
     ChangeEntry, PREVIEW_KEYS, PreviewAction, PreviewData, PreviewScreen, PreviewStory,
     SELECTION_KEYS, SelectionAction, SelectionData, SelectionScreen, draw_preview, draw_selection,

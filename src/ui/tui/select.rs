@@ -23,6 +23,10 @@ pub const SELECTION_KEYS: &[(&str, &str)] = &[
         "preview a run of the change (of a stopped run: its resume); open any other run in the loop screen",
     ),
     ("w", "open the run in the loop screen"),
+    (
+        "n",
+        "plan a new change: type what to build and its name; the agent writes its stories, and the preview opens on them",
+    ),
     ("q  Esc", "quit"),
 ];
 
@@ -64,6 +68,8 @@ pub enum SelectionAction {
     OpenChange(String),
     /// Open this run (its label) in the loop screen.
     OpenRun(String),
+    /// Plan a new change (`n`).
+    NewChange,
     Quit,
 }
 
@@ -129,6 +135,7 @@ impl SelectionScreen {
                     return SelectionAction::OpenRun(run.label.clone());
                 }
             }
+            KeyCode::Char('n') => return SelectionAction::NewChange,
             KeyCode::Char('q') | KeyCode::Esc => return SelectionAction::Quit,
             _ => {}
         }
@@ -202,19 +209,7 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
         row(
             &mut lines,
             offset + at == screen.selected,
-            format!(
-                "{}  {}{}  {}/{} stories done  · {}",
-                if run.history {
-                    format!("{} (earlier run)", run.change)
-                } else {
-                    run.label.clone()
-                },
-                run.state,
-                run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
-                run.stories_done,
-                run.stories_total,
-                ago(screen.data.now.saturating_sub(run.updated_at))
-            ),
+            run_row(run, screen.data.now),
         );
     }
     // Keep the selection in sight on a long list.
@@ -233,12 +228,36 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
             message,
         );
     }
-    let keys = match screen.run() {
-        Some(run) if resumable(run) => " ↑↓/jk pick  Enter preview the resume  w watch  q quit",
-        Some(_) => " ↑↓/jk pick  Enter watch  q quit",
-        None => " ↑↓/jk pick  Enter preview  q quit",
-    };
+    let keys = footer_keys(screen.run());
     frame.render_widget(Paragraph::new(Line::styled(keys, dim(theme))), footer);
+}
+
+/// A run's row in the list: its name, state, progress and age.
+fn run_row(run: &RunSummary, now: u64) -> String {
+    format!(
+        "{}  {}{}  {}/{} stories done  · {}",
+        if run.history {
+            format!("{} (earlier run)", run.change)
+        } else {
+            run.label.clone()
+        },
+        run.state,
+        run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+        run.stories_done,
+        run.stories_total,
+        ago(now.saturating_sub(run.updated_at))
+    )
+}
+
+/// The selection screen's keys for what is selected.
+fn footer_keys(run: Option<&RunSummary>) -> &'static str {
+    match run {
+        Some(run) if resumable(run) => {
+            " ↑↓/jk pick  Enter preview the resume  w watch  n new  q quit"
+        }
+        Some(_) => " ↑↓/jk pick  Enter watch  n new  q quit",
+        None => " ↑↓/jk pick  Enter preview  n new  q quit",
+    }
 }
 
 /// One pane of the preview: wrapped, scrolled where the user left it, its
@@ -366,6 +385,32 @@ impl PreviewScreen {
     }
 }
 
+/// The preview's stories, each with its tasks and roles.
+fn story_lines(data: &PreviewData) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = Vec::new();
+    for story in &data.stories {
+        lines.push(Line::from(vec![
+            Span::raw(match (story.done, story.next) {
+                (true, _) => "✓ ",
+                (false, true) => "▶ ",
+                (false, false) => "· ",
+            }),
+            Span::styled(format!("{}. {}", story.id, story.title), bold),
+        ]));
+        for (done, task) in &story.tasks {
+            lines.push(Line::raw(format!(
+                "   [{}] {task}",
+                if *done { "x" } else { " " }
+            )));
+        }
+        for role in &story.pipeline {
+            lines.push(Line::raw(format!("   → {role}")));
+        }
+    }
+    lines
+}
+
 pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     if too_small(frame, theme, (50, 12)) {
         return;
@@ -380,26 +425,7 @@ pub fn draw_preview(frame: &mut Frame, screen: &PreviewScreen, theme: Theme) {
     let [stories, rules] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut story_lines = Vec::new();
-    for story in &data.stories {
-        story_lines.push(Line::from(vec![
-            Span::raw(match (story.done, story.next) {
-                (true, _) => "✓ ",
-                (false, true) => "▶ ",
-                (false, false) => "· ",
-            }),
-            Span::styled(format!("{}. {}", story.id, story.title), bold),
-        ]));
-        for (done, task) in &story.tasks {
-            story_lines.push(Line::raw(format!(
-                "   [{}] {task}",
-                if *done { "x" } else { " " }
-            )));
-        }
-        for role in &story.pipeline {
-            story_lines.push(Line::raw(format!("   → {role}")));
-        }
-    }
+    let story_lines = story_lines(data);
     let title = if data.resumes {
         format!(" {} · resume · stories ", data.change)
     } else {

@@ -1,0 +1,116 @@
+//! Why a plan could not be made, each with what the user can do about it.
+
+use std::path::PathBuf;
+
+use crate::agent::RunnerError;
+use crate::agent::setup::SetupError;
+use crate::state::StateError;
+use crate::stories::StoriesError;
+
+/// Why `git ralph plan` stopped before a plan was judged, or refused to
+/// begin.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The change or file exists: a plan never overwrites one.
+    #[error("{target} exists already; a plan never overwrites it")]
+    Exists { target: String, change: String },
+    /// `--refine` with nothing to refine.
+    #[error("there is no {target} to refine")]
+    NothingToRefine { target: String },
+    /// Neither a brief, nor `--from`, nor `--issue`.
+    #[error("nothing to plan: say what to build")]
+    NoBrief,
+    #[error("the brief in {} is empty", path.display())]
+    EmptyBrief { path: PathBuf },
+    #[error("cannot read the brief {}", path.display())]
+    Brief {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Stories(#[from] StoriesError),
+    #[error("could not {what}")]
+    Git {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    #[error("could not {what}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    /// The agent could not work at all; no try was spent on it.
+    #[error("{setup}")]
+    AgentSetup { command: String, setup: SetupError },
+    /// The agent hit its usage limit.
+    #[error("the agent hit its usage limit: {0}")]
+    UsageLimit(String),
+}
+
+impl PlanError {
+    pub(super) fn git(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> PlanError {
+        PlanError::Git {
+            what: what.into(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(super) fn io(what: impl Into<String>, source: std::io::Error) -> PlanError {
+        PlanError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// Whether the command line itself is at fault.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, PlanError::NoBrief)
+    }
+
+    /// Whether the user's input or repository is at fault (not git-ralph
+    /// or the machine).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(
+            self,
+            PlanError::Git { .. } | PlanError::Io { .. } | PlanError::State(_)
+        )
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PlanError::Exists { change, .. } => Some(format!(
+                "'git ralph plan {change} --refine' has the agent split its big stories and fill in what is missing, keeping every done mark; or plan under another name"
+            )),
+            PlanError::NothingToRefine { .. } => {
+                Some("plan it first, without --refine".to_owned())
+            }
+            PlanError::NoBrief => Some(
+                "e.g. git ralph plan add-dark-mode \"a dark theme the user can switch to\"; or --from FILE, or --issue N".to_owned(),
+            ),
+            PlanError::EmptyBrief { .. } => Some("write what to build in it".to_owned()),
+            PlanError::Brief { .. } => None,
+            PlanError::Stories(err) => err.hint(),
+            PlanError::Runner(err) => err.hint(),
+            PlanError::AgentSetup { command, setup } => Some(format!(
+                "{} (the command: `{command}`); then plan again",
+                setup.advice()
+            )),
+            PlanError::UsageLimit(_) => Some(
+                "plan again once the limit resets, or with another agent (--agent)".to_owned(),
+            ),
+            PlanError::State(err) => err.hint(),
+            PlanError::Git { .. } | PlanError::Io { .. } => None,
+        }
+    }
+}

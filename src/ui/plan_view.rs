@@ -1,0 +1,232 @@
+//! `git ralph plan` for people: a line per milestone (a try begun, what
+//! was undone, the reader's verdict), on a terminal a live line with the
+//! try, its time, tokens, cost and the agent's last words, and at the end
+//! what the plan cost, where it is, and the command that runs it.
+
+use std::time::Instant;
+
+use console::Term;
+
+use super::digest::spent;
+use super::status::plural;
+use super::{Styles, out};
+use crate::agent::AgentEvent;
+use crate::planning::{OpenUnit, Outcome, PlanEvent, Planned};
+
+pub struct PlanView {
+    term: Term,
+    styles: Styles,
+    live: bool,
+    shown: bool,
+    attempt: (u32, u32),
+    started: Instant,
+    last_message: String,
+    tokens: u64,
+    cost: f64,
+}
+
+impl Default for PlanView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PlanView {
+    pub fn new() -> PlanView {
+        let term = Term::stdout();
+        PlanView {
+            live: term.is_term(),
+            styles: Styles::for_term(&term),
+            term,
+            shown: false,
+            attempt: (0, 0),
+            started: Instant::now(),
+            last_message: String::new(),
+            tokens: 0,
+            cost: 0.0,
+        }
+    }
+
+    pub fn render(&mut self, event: &PlanEvent) {
+        let s = &self.styles;
+        let line = match event {
+            PlanEvent::Began {
+                change,
+                target,
+                refine,
+                agent,
+                tries,
+                ..
+            } => Some(format!(
+                "{} {change} with {agent}: {} {target} (at most {})",
+                s.bold
+                    .apply_to(if *refine { "Refining" } else { "Planning" }),
+                if *refine { "the plan in" } else { "writing" },
+                count(*tries as usize, "try", "tries")
+            )),
+            PlanEvent::TryStarted { attempt, tries } => {
+                self.attempt = (*attempt, *tries);
+                self.started = Instant::now();
+                self.last_message.clear();
+                Some(format!("{} try {attempt}/{tries}", s.bold.apply_to("▶")))
+            }
+            PlanEvent::Agent { event, .. } => {
+                self.follow(event);
+                None
+            }
+            PlanEvent::Undone { what, .. } => {
+                Some(format!("  {} the agent {what}", s.warn.apply_to("undone:")))
+            }
+            PlanEvent::SentBack { attempt, findings } => {
+                let mut text = format!(
+                    "  {} try {attempt} sent back: the reader said",
+                    s.bad.apply_to("✗")
+                );
+                for finding in findings {
+                    text.push_str(&format!("\n    - {}", finding.replace('\n', "\n      ")));
+                }
+                Some(text)
+            }
+            PlanEvent::Accepted {
+                attempt,
+                stories,
+                open,
+                unit,
+            } => Some(format!(
+                "  {} try {attempt} accepted: {}, {} open",
+                s.good.apply_to("✓"),
+                count(*stories, "story", "stories"),
+                match unit {
+                    OpenUnit::Task => plural(*open, "task"),
+                    OpenUnit::Story => count(*open, "story", "stories"),
+                }
+            )),
+        };
+        if let Some(line) = line {
+            self.clear();
+            out(&line);
+        }
+        self.tick();
+    }
+
+    /// What the agent said: its last words and what it spent.
+    fn follow(&mut self, event: &AgentEvent) {
+        if let AgentEvent::Message { text, tool_uses } = event {
+            let text = text.trim();
+            if !text.is_empty() {
+                self.last_message = text.lines().last().unwrap_or_default().to_owned();
+            } else if let Some(tool) = tool_uses.last() {
+                self.last_message = format!("[{}]", tool.name);
+            }
+        }
+        if let Some((tokens, cost)) = spent(event) {
+            self.tokens = self.tokens.saturating_add(tokens);
+            self.cost += cost;
+        }
+    }
+
+    /// Redraw the live line (terminals only).
+    fn tick(&mut self) {
+        if !self.live || self.attempt.0 == 0 {
+            return;
+        }
+        let width = usize::from(self.term.size().1).max(40);
+        let secs = self.started.elapsed().as_secs();
+        let status = format!(
+            "  try {}/{} · {:02}:{:02} · {} tok · ${:.2} · {}",
+            self.attempt.0,
+            self.attempt.1,
+            secs / 60,
+            secs % 60,
+            self.tokens,
+            self.cost,
+            self.last_message
+        );
+        let status = console::truncate_str(&status, width - 1, "…").into_owned();
+        let _ = self.term.clear_line();
+        let _ = self
+            .term
+            .write_str(&self.styles.dim.apply_to(status).to_string());
+        self.shown = true;
+    }
+
+    /// Clear the live line before something else is printed.
+    pub fn clear(&mut self) {
+        if self.shown {
+            let _ = self.term.clear_line();
+            self.shown = false;
+        }
+    }
+}
+
+/// How a plan ended, what it cost and where it is recorded.
+pub fn print_planned(planned: &Planned) {
+    let s = Styles::for_term(&Term::stdout());
+    let totals = &planned.totals;
+    let spent = format!(
+        "{} · {} tokens · ${:.2} · recorded in {}",
+        count(planned.attempts as usize, "try", "tries"),
+        totals.tokens(),
+        totals.cost_usd,
+        planned.record.display()
+    );
+    let target = planned.target.shown();
+    match &planned.outcome {
+        Outcome::Accepted { .. } => {
+            out(&format!(
+                "{} planned {target} · {spent}\n",
+                s.good.apply_to("✓")
+            ));
+        }
+        Outcome::NotValid { findings } => {
+            let mut text = format!(
+                "{} the plan is still not accepted; what was written is kept in {target} · {spent}\n  the reader's last words:",
+                s.bad.apply_to("✗")
+            );
+            for finding in findings {
+                text.push_str(&format!("\n  - {}", finding.replace('\n', "\n    ")));
+            }
+            text.push_str(&format!(
+                "\n  fix it by hand, or have the agent try again: git ralph plan {} --refine",
+                planned.target.change()
+            ));
+            out(&text);
+        }
+        Outcome::Stopped => out(&format!(
+            "{} stopped; what was written is kept in {target} · {spent}",
+            s.warn.apply_to("■")
+        )),
+    }
+}
+
+/// The last line of an accepted plan: the command that runs it.
+pub fn print_start_command(words: &[String]) {
+    let s = Styles::for_term(&Term::stdout());
+    let command: Vec<String> = words.iter().map(|word| quoted(word)).collect();
+    out(&format!(
+        "\n{} {}",
+        s.bold.apply_to("run it:"),
+        command.join(" ")
+    ));
+}
+
+/// `1 try`, `3 tries`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}
+
+/// `word` as a shell reads it back.
+fn quoted(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
