@@ -7,7 +7,6 @@
 
 use crate::contract::Role;
 use crate::git::Repo;
-use crate::settings::OnFinish;
 
 /// A git config value git-ralph cannot use.
 #[derive(Debug, thiserror::Error)]
@@ -286,20 +285,6 @@ pub fn boolean(repo: &Repo, key: &str) -> Result<Option<bool>, ConfigError> {
             "false" | "no" | "off" | "0" | "" => Ok(Some(false)),
             _ => Err(bad_value(key, &value, "true or false")),
         },
-    }
-}
-
-/// `ralph.onFinish`, validated.
-pub fn on_finish(repo: &Repo) -> Result<Option<OnFinish>, ConfigError> {
-    match repo.config_string("ralph.onFinish") {
-        None => Ok(None),
-        Some(value) => OnFinish::parse(value.trim()).map(Some).ok_or_else(|| {
-            bad_value(
-                "ralph.onFinish",
-                &value,
-                "one of ask, keep, cleanup, push, pr",
-            )
-        }),
     }
 }
 

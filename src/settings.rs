@@ -59,6 +59,9 @@ impl OnFinish {
     }
 }
 
+/// Every value of `--on-finish` and `ralph.onFinish`.
+const ON_FINISH: &[&str] = &["ask", "keep", "cleanup", "push", "pr"];
+
 /// The defaults the man page documents.
 pub const DEFAULT_AGENT: &str = "claude";
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
@@ -388,7 +391,10 @@ fn resolve_limits(
         on_finish: layer(
             req.on_finish,
             stored.map(|s| s.on_finish),
-            || config::on_finish(repo),
+            || {
+                let choice = config::one_of(repo, "ralph.onFinish", ON_FINISH)?;
+                Ok(choice.and_then(OnFinish::parse))
+            },
             OnFinish::Ask,
         )?,
     };

@@ -118,6 +118,32 @@ pub(super) struct AttemptAgent {
 impl AttemptAgent {
     /// The agent as status, log and the trailers name it.
     pub fn label(&self) -> String {
-        super::fallback::label(&self.spec)
+        label(&self.spec)
+    }
+}
+
+/// What the agent's run left for the rest of the attempt to weigh.
+pub(super) struct Ran {
+    pub run: crate::agent::AgentRun,
+    pub activity: Activity,
+    /// What it changed in the git directory, already undone.
+    pub git_dir: Vec<crate::git::GitDirChange>,
+}
+
+/// What the agent said while it ran, as far as telling a set-up error
+/// from work goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Activity {
+    /// Events its output held.
+    pub events: usize,
+    /// It said something as the model (an assistant message).
+    pub model_turned: bool,
+}
+
+/// How an agent is named in records: its preset, or its command.
+pub(super) fn label(spec: &AgentSpec) -> String {
+    match (spec.name.as_str(), spec.args.last()) {
+        ("command", Some(command)) => command.clone(),
+        (name, _) => name.to_owned(),
     }
 }

@@ -14,7 +14,7 @@ use super::settle;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::attempt::{Attempt, Parts, Turn};
+use super::attempt::{Activity, Attempt, Parts, Ran, Turn};
 use super::blocking;
 use super::error::RunError;
 use super::prompting::Place;
@@ -23,7 +23,7 @@ use crate::agent::setup::{self, SetupError, SetupKind};
 use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
 
 use crate::events::{Event, Record, now_ms};
-use crate::git::{GitDirChange, RefSnapshot};
+use crate::git::RefSnapshot;
 use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
 use crate::stories::Story;
 
@@ -31,24 +31,6 @@ use crate::stories::Story;
 const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
-
-/// What the agent's run left for the rest of the attempt to weigh.
-pub(super) struct Ran {
-    pub run: AgentRun,
-    pub activity: Activity,
-    /// What it changed in the git directory, already undone.
-    pub git_dir: Vec<GitDirChange>,
-}
-
-/// What the agent said while it ran, as far as telling a set-up error
-/// from work goes.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Activity {
-    /// Events its output held.
-    pub events: usize,
-    /// It said something as the model (an assistant message).
-    pub model_turned: bool,
-}
 
 /// One attempt at `story`, judged and recorded.
 pub(super) async fn attempt(

@@ -13,11 +13,16 @@ use tokio::sync::watch;
 use super::blocking;
 use super::error::RunError;
 use super::run_settings::RunSettings;
-use super::story_loop::EventSink;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
 use crate::state::{AttemptOutcome, EventsLog, RunDir, RunState, StoryRecord, now};
 use crate::stories::{Story, StorySource};
+
+/// Where the loop delivers events besides `events.jsonl`. It is called on
+/// the loop's task for every event, agent output included, so it must not
+/// block for long; a renderer that cannot keep up may drop agent output
+/// (never milestones), since the log on disk has it all.
+pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 
 /// Everything a story's run reads and writes.
 pub struct Run {
@@ -34,9 +39,9 @@ pub struct Run {
     /// attempt runs, so that a slow `--version` never delays the start.
     pub(super) agent_version: AgentVersion,
     /// The user's hooks waiting to run.
-    pub(super) hook_queue: super::hooks::HookQueue,
+    pub(super) hook_queue: super::pending::HookQueue,
     /// Notifications under way.
-    pub(super) deliveries: super::notifications::Deliveries,
+    pub(super) deliveries: super::pending::Deliveries,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave

@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
+use super::context::EventSink;
 use super::context::Run;
 use super::error::RunError;
 use super::lifecycle::LoopEnd;
 use super::parallel::Coordinator;
 use super::session::Session;
-use super::story_loop::{EventSink, StoryLoop};
+use super::story_loop::StoryLoop;
 use crate::events::{Event, Record};
 use crate::git::Repo;
 use crate::state::RunDir;

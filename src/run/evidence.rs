@@ -8,12 +8,13 @@
 
 use super::context::Run;
 use super::pipeline;
+use super::pipeline_state;
 use super::settle;
 use std::time::Duration;
 
 use super::attempt::Attempt;
+use super::attempt::Ran;
 use super::attempt::Turn;
-use super::attempt_steps::Ran;
 use super::blocking;
 use super::error::RunError;
 use super::guardrails;
@@ -22,7 +23,7 @@ use super::judge::{
 };
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
-use crate::contract::{self, CheckOutcome, Method, Role, StoryRules, VerifyContext};
+use crate::contract::{self, Method, Role, StoryRules, VerifyContext};
 use crate::events::{AddedTask, Event, TickedStory};
 use crate::git::{ChangedFile, GitFailure, ObjectId, Repo};
 use crate::state::{AttemptOutcome, Flag};
@@ -60,7 +61,7 @@ pub(super) async fn judge_attempt(
     if attempt.role().is_some_and(|role| !role.edits()) {
         pipeline::undo_role_edits(run, attempt).await?;
     }
-    let base = pipeline::iteration_base(run);
+    let base = pipeline_state::iteration_base(run);
     let (trees, scan) = run
         .with_repo(move |repo| {
             let trees = repo.checkpoint_tree_and_fingerprint(base);
@@ -114,8 +115,13 @@ async fn weigh(run: &mut Run, at: Gathering<'_>, evidence: &mut Evidence) -> Ver
                 evidence.verification = Some(verification);
             }
             Judgement::Needs(Need::Checks) => {
-                let checks =
-                    run_checks(run, &at.attempt.story, at.attempt.number, &at.rules.story).await;
+                let checks = super::checks::run_checks(
+                    run,
+                    &at.attempt.story,
+                    at.attempt.number,
+                    &at.rules.story,
+                )
+                .await;
                 evidence.checks = Some(checks);
             }
         }
@@ -287,8 +293,8 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
     // Only a claim that is accepted as it stands earns a flag; work
     // kept despite a failure is already named by that failure. In a
     // pipeline, only the coder's claim is about the story's work.
-    let coding =
-        pipeline::attempt_role(run, &story.id, attempt).is_none_or(|role| role == Role::Coder);
+    let coding = pipeline_state::attempt_role(run, &story.id, attempt)
+        .is_none_or(|role| role == Role::Coder);
     if let Verdict::Accepted { flag: Some(flag) } = *verdict
         && coding
     {
@@ -418,40 +424,6 @@ async fn verification(
         run.warn(warning);
     }
     verdict
-}
-
-/// Every objective check, run on the worktree; all of them run, so the
-/// report names every failure at once. Which passed goes into the
-/// attempt's record and an event.
-pub(super) async fn run_checks(
-    run: &mut Run,
-    story: &Story,
-    attempt: u32,
-    rules: &StoryRules,
-) -> Vec<CheckOutcome> {
-    let workdir = run.repo_lock().workdir().to_owned();
-    let outcomes =
-        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout()).await;
-    if !outcomes.is_empty() {
-        let names = |passed: bool| {
-            outcomes
-                .iter()
-                .filter(|o| o.passed == passed)
-                .map(|o| o.name.clone())
-                .collect()
-        };
-        let passed: Vec<String> = names(true);
-        if let Some(record) = run.attempt_record(&story.id, attempt) {
-            record.passed_checks = passed.clone();
-        }
-        run.emit(Event::Checks {
-            story_id: story.id.clone(),
-            attempt,
-            passed,
-            failed: names(false),
-        });
-    }
-    outcomes
 }
 
 /// An attempt that changed nothing at all, or nothing but the boxes (or

@@ -23,13 +23,6 @@ use crate::settings::Settings;
 use crate::state::FallbackState;
 use crate::stories::Story;
 
-pub(super) fn label(spec: &AgentSpec) -> String {
-    match (spec.name.as_str(), spec.args.last()) {
-        ("command", Some(command)) => command.clone(),
-        (name, _) => name.to_owned(),
-    }
-}
-
 /// The fallback presets of `settings`, resolved (each with its default
 /// model and its `ralph.<agent>.args`).
 pub(super) fn fallback_specs(repo: &Repo, settings: &Settings) -> Result<Vec<AgentSpec>, RunError> {

@@ -11,10 +11,11 @@
 //! after a stop request, resumable.
 
 use super::context::Run;
+use super::pending::Due;
 use std::fmt;
 
 use super::error::RunError;
-use crate::contract::{Hook, HookEvent, Hooks, OnError};
+use crate::contract::{Hook, HookEvent, OnError};
 use crate::events::{Event, Record};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
 use crate::state::{AttemptOutcome, StopReason};
@@ -22,38 +23,6 @@ use crate::stories::Story;
 
 /// How much of a hook's output is kept to say why it failed.
 const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
-
-/// The hooks waiting to run, and the stop one of them asked for.
-#[derive(Debug, Default)]
-pub(super) struct HookQueue {
-    due: Vec<Due>,
-    /// Why a hook with `on_error = "stop"` stopped the run.
-    stop: Option<String>,
-}
-
-/// An event whose hooks wait to run: every hook of `event` from the
-/// `from`-th on (the ones before it ran already).
-#[derive(Debug, Clone)]
-struct Due {
-    event: HookEvent,
-    record: Record,
-    from: usize,
-}
-
-impl HookQueue {
-    /// Queue `record` for the hooks that wait for its event.
-    pub(super) fn note(&mut self, hooks: &Hooks, record: &Record) {
-        if let Some(event) = hook_event(&record.event)
-            && !hooks.of(event).is_empty()
-        {
-            self.due.push(Due {
-                event,
-                record: record.clone(),
-                from: 0,
-            });
-        }
-    }
-}
 
 /// How one hook's run went.
 enum HookRun {
@@ -211,35 +180,6 @@ async fn run_hook(
     }
 }
 
-/// The hook a record's event calls for, if any.
-fn hook_event(event: &Event) -> Option<HookEvent> {
-    match event {
-        Event::RunStarted { .. } => Some(HookEvent::OnRunStart),
-        Event::StoryProgress { .. } => Some(HookEvent::OnStoryStart),
-        Event::AttemptFinished { outcome, .. } if *outcome == AttemptOutcome::Complete => {
-            Some(HookEvent::OnStoryDone)
-        }
-        Event::AttemptFinished { outcome, .. } if failed(*outcome) => {
-            Some(HookEvent::OnAttemptFailed)
-        }
-        Event::Complete { .. } | Event::Error { .. } => Some(HookEvent::OnRunEnd),
-        _ => None,
-    }
-}
-
-/// An attempt that failed at its story; a stop, a usage limit or a role
-/// that passed did not.
-fn failed(outcome: AttemptOutcome) -> bool {
-    matches!(
-        outcome,
-        AttemptOutcome::Failed
-            | AttemptOutcome::Rejected
-            | AttemptOutcome::NoSignal
-            | AttemptOutcome::AgentError
-            | AttemptOutcome::TimedOut
-    )
-}
-
 /// The event as `events.jsonl` has it, with `hook` naming the hook.
 fn event_json(event: HookEvent, record: &Record) -> String {
     let mut json = serde_json::to_value(record).unwrap_or_default();
@@ -307,6 +247,7 @@ fn last_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::pending::hook_event;
     use crate::state::Totals;
 
     fn record(event: Event) -> Record {

@@ -39,6 +39,7 @@
 mod attempt;
 mod attempt_steps;
 mod beside;
+mod checks;
 mod containment;
 mod context;
 pub mod driver;
@@ -54,25 +55,29 @@ pub(crate) mod kept_refs;
 mod lifecycle;
 mod notifications;
 pub(crate) mod parallel;
+mod pending;
 mod pipeline;
+mod pipeline_state;
 pub mod plan;
 mod prompting;
 mod receipts;
 mod run_settings;
 pub mod session;
 mod settle;
+mod sources;
 pub mod story_loop;
 mod ticks;
 mod tracker;
 mod watching;
 
 pub(crate) use containment::git_dirs_of;
+pub use context::EventSink;
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use lifecycle::LoopEnd;
 pub use run_settings::RunSettings;
 pub use session::Session;
-pub use story_loop::{EventSink, StoryLoop};
+pub use story_loop::StoryLoop;
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug
 /// the panic hook recorded. What the future held (an agent's process group

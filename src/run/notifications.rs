@@ -12,13 +12,6 @@ use tokio::task::JoinHandle;
 use crate::notify::{NewsKind, RunNews, Undelivered};
 use crate::state::StopReason;
 
-/// The deliveries under way, and the channels whose failure was told.
-#[derive(Debug, Default)]
-pub(super) struct Deliveries {
-    under_way: Vec<JoinHandle<Vec<Undelivered>>>,
-    reported: Vec<String>,
-}
-
 /// Start telling the user the run ended for `reason`.
 pub(super) fn notify_end(run: &mut Run, reason: StopReason, message: String) {
     let news = news(run, NewsKind::RunEnded, message);

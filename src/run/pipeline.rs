@@ -18,10 +18,10 @@ use super::attempt::{Attempt, Turn};
 use super::context::Run;
 use super::error::RunError;
 use super::judge::{Failure, Verdict};
+use super::pipeline_state::{iteration_base, iterations};
 use super::settle;
 use crate::contract::Role;
-use crate::events::{Event, now_ms};
-use crate::git::ObjectId;
+use crate::events::Event;
 use crate::state::{AttemptOutcome, Findings, PipelineState, StopReason};
 use crate::stories::Story;
 
@@ -88,27 +88,6 @@ pub(super) fn role_bound(story: &Story, turn: &Turn) -> Option<(StopReason, Stri
             ),
         )
     })
-}
-
-/// The iterations `role` spent on `story`: stops and usage limits do
-/// not count.
-pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
-    run.state
-        .stories
-        .iter()
-        .find(|record| record.id == story)
-        .map_or(0, |record| record.iterations(role))
-}
-
-/// The work the current story's pipeline has passed so far, if any.
-pub(super) fn pipeline_base(run: &Run) -> Option<ObjectId> {
-    run.state.pipeline.as_ref().and_then(|state| state.base)
-}
-
-/// What an iteration starts from: the pipeline's base, or the last
-/// checkpoint.
-pub(super) fn iteration_base(run: &Run) -> ObjectId {
-    pipeline_base(run).unwrap_or(run.state.checkpoint)
 }
 
 /// Settle an iteration of `turn` by its verdict: the pipeline moves on,
@@ -297,40 +276,6 @@ pub(super) async fn undo_role_edits(run: &mut Run, at: &Attempt) -> Result<(), R
         paths,
         kept_at: refname,
     });
-    Ok(())
-}
-
-/// The role an attempt played, as recorded.
-pub(super) fn attempt_role(run: &mut Run, story: &str, attempt: u32) -> Option<Role> {
-    run.attempt_record(story, attempt).and_then(|a| a.role)
-}
-
-/// On resume, or after a bug: what the user changed in the worktree
-/// while a pipeline was stopped joins its work so far, as its new
-/// base; it is never reverted, and checkpointed only with the story.
-pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunError> {
-    let Some(state) = run.state.pipeline.clone() else {
-        return Ok(());
-    };
-    let refname = run.settings.refs().pipeline_changes(&state.story, now_ms());
-    let message = format!(
-        "ralph({}): changes made while story {} was stopped in its pipeline",
-        run.settings.change(),
-        state.story
-    );
-    let name = refname.clone();
-    let commit = run
-        .with_repo(move |repo| repo.preserve(&name, &message))
-        .await
-        .map_err(|err| RunError::git("keep the changes made while stopped", err))?;
-    if let Some(state) = run.state.pipeline.as_mut() {
-        state.base = Some(commit);
-    }
-    run.save()?;
-    run.warn(format!(
-        "the changes made while the run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",
-        state.story
-    ));
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use super::attempt::Turn;
 use super::blocking;
 use super::context::Run;
 use super::error::RunError;
-use super::pipeline;
+use super::pipeline_state;
 use crate::agent;
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, learnings};
@@ -100,7 +100,7 @@ fn template_for(run: &Run, turn: Option<&Turn>) -> Result<String, RunError> {
 /// The story's change so far (the pipeline's base against the last
 /// checkpoint), file by file, for the roles that review it.
 async fn work_so_far(run: &Run) -> String {
-    let (checkpoint, base) = (run.state.checkpoint, pipeline::iteration_base(run));
+    let (checkpoint, base) = (run.state.checkpoint, pipeline_state::iteration_base(run));
     run.with_repo(move |repo| -> String {
         let trees = repo
             .checkpoint_tree_and_fingerprint(checkpoint)

@@ -48,7 +48,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
         .filter(|fallback| fallback.story == story)
         .map(|fallback| fallback.agent.clone());
     let handed = fallback.as_ref().map(|to| {
-        let from = super::fallback::label(run.settings.agent());
+        let from = super::attempt::label(run.settings.agent());
         format!("{to}, for {from} (usage limit)")
     });
     let ran = run

@@ -4,12 +4,12 @@
 //! before anything is written, so a refused start leaves no trace.
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::earlier;
 use super::ending::Handoff;
 use super::error::RunError;
 use super::run_settings::{Resolved, RunSettings};
+pub use super::sources::{Begin, source_for};
 use crate::agent::AgentSpec;
 use crate::agent::presets;
 use crate::contract::Contract;
@@ -17,7 +17,7 @@ use crate::git::{ChangeName, HeadState, Repo};
 use crate::prompt;
 use crate::settings::{self, OnFinish, Requested, Settings};
 use crate::state::{RunDir, RunState, RunStatus, now};
-use crate::stories::{self, SourceKind, StorySource};
+use crate::stories::{SourceKind, StorySource};
 
 /// A run ready for its loop.
 pub struct Session {
@@ -453,121 +453,6 @@ fn check_handoff(
             why: Box::new(why),
         }),
     }
-}
-
-/// Whether the stories are read for a run that begins, or one already
-/// under way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Begin {
-    /// Read afresh: the issues of a tracker are asked for now.
-    Fresh,
-    /// The run's own record of its stories, when it keeps one.
-    Resume,
-}
-
-/// Where the stories of this run come from.
-pub fn source_for(
-    repo: &Repo,
-    change: &ChangeName,
-    settings: &Settings,
-    begin: Begin,
-) -> Result<Box<dyn StorySource>, RunError> {
-    match settings.source {
-        Some(kind) if kind.is_tracker() => {
-            return Ok(Box::new(issue_source(repo, change, settings, kind, begin)?));
-        }
-        other => refuse_tracker_flags(settings, other)?,
-    }
-    if let Some(file) = &settings.prompt_file {
-        return Ok(Box::new(stories::PromptFileSource::new(
-            repo.workdir(),
-            Path::new(file),
-            change.as_str(),
-        )?));
-    }
-    let explicit = settings.source.filter(|kind| *kind != SourceKind::Prompt);
-    let prd = settings.prd_file.as_deref().map(Path::new);
-    let tasks = settings.tasks_file.as_deref().map(Path::new);
-    Ok(stories::detect(
-        repo.workdir(),
-        change.as_str(),
-        explicit,
-        prd,
-        tasks,
-    )?)
-}
-
-/// The stories of a run whose work is a tracker's issues: read from the
-/// tracker (or the file given) for a new run, from the run's own record
-/// on resume.
-fn issue_source(
-    repo: &Repo,
-    change: &ChangeName,
-    settings: &Settings,
-    kind: SourceKind,
-    begin: Begin,
-) -> Result<stories::IssueSource, RunError> {
-    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str()).dir;
-    if begin == Begin::Resume {
-        return Ok(stories::IssueSource::resume(&run_dir)?);
-    }
-    let file = settings.issues_file.as_deref().map(Path::new);
-    let snapshot = match kind {
-        SourceKind::Github => {
-            let label = settings.label.as_deref();
-            match file {
-                Some(file) => stories::github::read_file(file, label)?,
-                None => stories::github::list(
-                    repo.workdir(),
-                    label.unwrap_or(stories::github::DEFAULT_LABEL),
-                    Duration::from_secs(settings.command_timeout_secs),
-                )?,
-            }
-        }
-        _ => {
-            if settings.label.is_some() || settings.comment {
-                let flag = if settings.comment { "comment" } else { "label" };
-                return Err(flag_needs_github(flag, kind.as_str()).into());
-            }
-            stories::beads::read(repo.workdir(), file)?
-        }
-    };
-    Ok(stories::IssueSource::new(
-        change.as_str(),
-        &run_dir,
-        snapshot,
-    )?)
-}
-
-/// `--issues`, `--label` and `--comment` belong to the tracker sources.
-fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Result<(), RunError> {
-    let name = source.map_or("a file of the repository", SourceKind::as_str);
-    if settings.comment {
-        return Err(flag_needs_github("comment", name).into());
-    }
-    if settings.label.is_some() {
-        return Err(flag_needs_github("label", name).into());
-    }
-    if settings.issues_file.is_some() {
-        return Err(
-            stories::StoriesError::from(stories::IssuesError::FlagNeedsSource {
-                flag: "issues",
-                wants: "github or --source beads",
-                source_name: name.to_owned(),
-            })
-            .into(),
-        );
-    }
-    Ok(())
-}
-
-fn flag_needs_github(flag: &'static str, source: &str) -> stories::StoriesError {
-    stories::IssuesError::FlagNeedsSource {
-        flag,
-        wants: "github",
-        source_name: source.to_owned(),
-    }
-    .into()
 }
 
 /// The agent of this run: its preset, or the user's command.

@@ -9,8 +9,7 @@
 
 use super::attempt::Attempt;
 use super::context::Run;
-use super::evidence;
-use super::pipeline;
+use super::pipeline_state;
 use super::receipts;
 use super::tracker;
 
@@ -87,7 +86,7 @@ pub(super) async fn accept(
         }
     }
     run.save()?;
-    let role = pipeline::attempt_role(run, &story.id, attempt);
+    let role = pipeline_state::attempt_role(run, &story.id, attempt);
     run.emit(Event::AttemptFinished {
         story_id: story.id.clone(),
         attempt,
@@ -156,7 +155,7 @@ pub(super) fn record_failure(
     }
     run.state.last_failure = Some(failure.reason.clone());
     run.save()?;
-    let role = pipeline::attempt_role(run, &story.id, attempt);
+    let role = pipeline_state::attempt_role(run, &story.id, attempt);
     run.emit(Event::AttemptFinished {
         story_id: story.id.clone(),
         attempt,
@@ -177,7 +176,7 @@ pub(super) async fn preserve_and_revert(
     message: String,
     what: &'static str,
 ) -> Result<(), RunError> {
-    let base = pipeline::pipeline_base(run);
+    let base = pipeline_state::pipeline_base(run);
     run.with_repo(move |repo| -> Result<(), RunError> {
         repo.preserve(&refname, &message)
             .map_err(|err| RunError::git(what, err))?;
@@ -229,8 +228,8 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
         }
         // In a pipeline, the story's uncommitted work is the base: what
         // the user changed beyond it joins it.
-        None if dirty && pipeline::pipeline_base(run).is_some() => {
-            pipeline::keep_changes_in_pipeline(run).await?;
+        None if dirty && pipeline_state::pipeline_base(run).is_some() => {
+            pipeline_state::keep_changes_in_pipeline(run).await?;
         }
         None if dirty => commit_user_changes(run).await?,
         None => {}
@@ -334,7 +333,7 @@ fn attempt_ref(run: &Run, story: &str, attempt: u32) -> String {
 /// Whether the worktree holds anything beyond the last checkpoint (or
 /// a pipeline's work so far).
 async fn worktree_dirty(run: &Run, what: &'static str) -> Result<bool, RunError> {
-    let checkpoint = pipeline::iteration_base(run);
+    let checkpoint = pipeline_state::iteration_base(run);
     let (checkpoint_tree, worktree_tree) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
         .await
@@ -440,7 +439,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
             .settings
             .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
-        let outcomes = evidence::run_checks(run, &story, attempt, &rules).await;
+        let outcomes = super::checks::run_checks(run, &story, attempt, &rules).await;
         if let Some(failure) = judge::failed_checks(&outcomes) {
             return Err(RunError::UserChangesRejected {
                 story: story.id.clone(),

@@ -17,7 +17,6 @@ use super::hooks;
 use super::notifications;
 use super::pipeline;
 use super::settle;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::attempt::Turn;
@@ -25,15 +24,8 @@ use super::context::Run;
 use super::error::RunError;
 use super::guardrails;
 use super::lifecycle::{self, LoopEnd};
-use crate::events::Record;
 use crate::state::{AttemptOutcome, StopReason, now};
 use crate::stories::{SourceKind, Story};
-
-/// Where the loop delivers events besides `events.jsonl`. It is called on
-/// the loop's task for every event, agent output included, so it must not
-/// block for long; a renderer that cannot keep up may drop agent output
-/// (never milestones), since the log on disk has it all.
-pub type EventSink = Arc<dyn Fn(Record) + Send + Sync>;
 
 /// The machine itself: which story next, when to stop, and how the run
 /// ends. Everything an attempt reads and writes is its [`Run`].

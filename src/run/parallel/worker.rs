@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::{mpsc, watch};
 
+use super::super::context::EventSink;
 use super::super::context::Run;
 use super::super::error::RunError;
 use super::super::lifecycle::LoopEnd;
 use super::super::run_settings::RunSettings;
-use super::super::story_loop::{EventSink, StoryLoop};
+use super::super::story_loop::StoryLoop;
 use crate::events::{Record, now_ms};
 use crate::git::{ChangeName, ObjectId, Repo, RunRefs, ref_key};
 use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
@@ -115,11 +116,11 @@ impl Start<'_> {
             let _ = std::fs::write(run_dir.learnings_path(), learned);
         }
         run_dir.save(&state)?;
-        let source = super::super::session::source_for(
+        let source = super::super::sources::source_for(
             &worker_repo,
             self.change,
             &state.settings,
-            super::super::session::Begin::Resume,
+            super::super::sources::Begin::Resume,
         )?;
         let settings = self.settings.for_story(name, &story.id);
         let records = self.records;

@@ -1,0 +1,44 @@
+//! A story's checks (`[checks]`, `--check`, the contract's commands), run
+//! in the worktree under the run's command timeout, with which passed
+//! recorded on the attempt and told as an event. Both judging an attempt
+//! and taking up stories the user ticked while the run was stopped go
+//! through here.
+
+use super::context::Run;
+use crate::contract::{self, CheckOutcome, StoryRules};
+use crate::events::Event;
+use crate::stories::Story;
+
+/// Every objective check, run on the worktree; all of them run, so the
+/// report names every failure at once. Which passed goes into the
+/// attempt's record and an event.
+pub(super) async fn run_checks(
+    run: &mut Run,
+    story: &Story,
+    attempt: u32,
+    rules: &StoryRules,
+) -> Vec<CheckOutcome> {
+    let workdir = run.repo_lock().workdir().to_owned();
+    let outcomes =
+        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout()).await;
+    if !outcomes.is_empty() {
+        let names = |passed: bool| {
+            outcomes
+                .iter()
+                .filter(|o| o.passed == passed)
+                .map(|o| o.name.clone())
+                .collect()
+        };
+        let passed: Vec<String> = names(true);
+        if let Some(record) = run.attempt_record(&story.id, attempt) {
+            record.passed_checks = passed.clone();
+        }
+        run.emit(Event::Checks {
+            story_id: story.id.clone(),
+            attempt,
+            passed,
+            failed: names(false),
+        });
+    }
+    outcomes
+}
