@@ -32,7 +32,7 @@ pub mod presets;
 mod promise;
 mod question;
 mod runner;
-pub mod setup;
+pub(crate) mod setup;
 mod spec;
 mod stream;
 

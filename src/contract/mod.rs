@@ -59,9 +59,9 @@
 
 mod checks;
 mod error;
-pub mod hooks;
+pub(crate) mod hooks;
 mod method;
-pub mod roles;
+pub(crate) mod roles;
 mod verify;
 
 /// The contract file format, as documented in the man page and README.

@@ -18,7 +18,7 @@ mod dir_cache;
 mod error;
 mod git_dir;
 mod guard;
-pub mod hex;
+pub(crate) mod hex;
 mod index_cache;
 mod index_file;
 mod lock;

@@ -37,7 +37,7 @@ pub use brief::{Brief, BriefSource};
 pub use error::PlanError;
 pub use events::PlanEvent;
 pub use record::{PlanRecord, PlanStatus};
-pub use review::{Bounds, DEFAULT_MAX_TASKS, OpenUnit, Review};
+pub use review::{Bounds, DEFAULT_MAX_TASKS, OpenUnit};
 pub use target::{Format, Target};
 
 use crate::agent::AgentSpec;
@@ -158,10 +158,6 @@ pub fn prepare(repo: &Repo, request: Request) -> Result<Prepared, PlanError> {
 }
 
 impl Prepared {
-    pub fn target(&self) -> &Target {
-        &self.target
-    }
-
     /// Make the plan in `repo` on a runtime of its own, Ctrl-C and SIGTERM
     /// stopping it (the agent is ended, and what it wrote is kept).
     pub fn run(

@@ -179,11 +179,6 @@ impl Target {
             Format::Checklist => vec!["--tasks".to_owned(), typed()],
         }
     }
-
-    /// The file as the user typed it, for `--prd` or `--tasks`.
-    pub fn typed(&self) -> Option<&Path> {
-        self.typed.as_deref()
-    }
 }
 
 #[cfg(test)]

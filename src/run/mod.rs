@@ -71,13 +71,9 @@ mod tracker;
 mod watching;
 
 pub(crate) use containment::git_dirs_of;
-pub use context::EventSink;
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
-pub use lifecycle::LoopEnd;
-pub use run_settings::RunSettings;
 pub use session::Session;
-pub use story_loop::StoryLoop;
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug
 /// the panic hook recorded. What the future held (an agent's process group

@@ -189,6 +189,7 @@ impl Standin {
         format!("http://{}", self.addr)
     }
 
+    #[cfg(test)]
     pub fn port(&self) -> u16 {
         self.addr.port()
     }
@@ -207,13 +208,6 @@ impl Standin {
             .iter()
             .filter(|seen| matches!(seen.role, RequestRole::Turn { .. }))
             .count()
-    }
-
-    /// Forgets the requests seen so far.
-    pub fn clear_seen(&self) {
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.clear();
-        }
     }
 
     /// Stops listening and waits for the accept loop to end.

@@ -37,7 +37,8 @@ mod ledger;
 
 pub use error::IssuesError;
 use ledger::Ledger;
-pub use ledger::{CHECKPOINT_FILE, SNAPSHOT_FILE, TRACKING_FILE};
+#[cfg(test)]
+use ledger::{CHECKPOINT_FILE, SNAPSHOT_FILE, TRACKING_FILE};
 
 /// Largest part of an issue's text given to the agent as the story's
 /// description.

@@ -10,18 +10,18 @@
 //! file on disk — not what the agent says — is what decides whether a story
 //! is done.
 
-pub mod beads;
-pub mod changes;
+pub(crate) mod beads;
+pub(crate) mod changes;
 pub mod checklist;
 mod error;
-pub mod github;
-pub mod issues;
-pub mod json_edit;
-pub mod markdown;
-pub mod openspec;
-pub mod openspec_cli;
+pub(crate) mod github;
+pub(crate) mod issues;
+pub(crate) mod json_edit;
+pub(crate) mod markdown;
+pub(crate) mod openspec;
+pub(crate) mod openspec_cli;
 pub mod prd;
-pub mod prompt_file;
+pub(crate) mod prompt_file;
 mod source;
 
 use std::collections::HashSet;

@@ -63,6 +63,7 @@ impl OpenSpecCommand {
 
     /// Looks the CLI up on `search_path` instead, and gives the child that
     /// value as its `PATH`.
+    #[cfg(test)]
     pub fn with_search_path(search_path: impl Into<OsString>) -> Self {
         OpenSpecCommand {
             search_path: Some(search_path.into()),

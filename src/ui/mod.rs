@@ -8,13 +8,13 @@ mod agents_view;
 mod audit_view;
 mod console_view;
 mod digest;
-pub mod ending;
+pub(crate) mod ending;
 mod finish_menu;
 mod keys;
-pub mod plan_view;
-pub mod preview;
-pub mod status;
-pub mod transcript;
+pub(crate) mod plan_view;
+pub(crate) mod preview;
+pub(crate) mod status;
+pub(crate) mod transcript;
 pub mod tui;
 
 use std::io::Write;
