@@ -81,7 +81,7 @@ if [ "$action" = uninstall ]; then
   exit 0
 fi
 
-for dir in man completions; do
+for dir in man/man1 completions; do
   [ -d "$src/$dir" ] || error "$src/$dir is missing" "run install.sh from a complete git-ralph checkout"
 done
 command -v cargo >/dev/null 2>&1 ||
@@ -104,7 +104,7 @@ put() { # mode source target
 }
 put 755 "$exe" "$bin_dir/git-ralph"
 pages=0
-for page in "$src"/man/*.1; do
+for page in "$src"/man/man1/*.1; do
   put 644 "$page" "$man_dir/${page##*/}"
   pages=$((pages + 1))
 done

@@ -1,4 +1,4 @@
-//! The man pages in `man/`, the shell completions in `completions/` and the
+//! The man pages in `man/man1/`, the shell completions in `completions/` and the
 //! configuration and exit-status tables of `README.md` are generated from the
 //! clap definitions and from the product's own tables (`config::KEYS`,
 //! `exit::table()`). They are committed so that `install.sh` only copies them.
@@ -769,7 +769,10 @@ fn man_pages() -> Vec<(PathBuf, String)> {
     ];
     main.extend(examples_section(None));
     main.push(see_also_section(&cmd, None));
-    pages.push((PathBuf::from("man/git-ralph.1"), render_page(&cmd, main)));
+    pages.push((
+        PathBuf::from("man/man1/git-ralph.1"),
+        render_page(&cmd, main),
+    ));
 
     for sub in visible_subcommands(&cmd) {
         let name = sub.get_name();
@@ -794,7 +797,7 @@ fn man_pages() -> Vec<(PathBuf, String)> {
         extra.extend(examples_section(Some(name)));
         extra.push(see_also_section(&cmd, Some(name)));
         pages.push((
-            PathBuf::from(format!("man/git-ralph-{name}.1")),
+            PathBuf::from(format!("man/man1/git-ralph-{name}.1")),
             render_page(sub, extra),
         ));
     }
@@ -1290,11 +1293,15 @@ fn generated() -> Vec<(PathBuf, String)> {
 /// Files in the generated directories that nothing generates any more.
 fn stale(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
     let mut stale = Vec::new();
-    for dir in ["man", "completions"] {
+    for dir in ["man", "man/man1", "completions"] {
         let Ok(entries) = std::fs::read_dir(source_path(dir)) else {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
+            // Generated directories are listed themselves.
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                continue;
+            }
             let rel = Path::new(dir).join(entry.file_name());
             if !files.iter().any(|(path, _)| *path == rel) {
                 stale.push(rel);

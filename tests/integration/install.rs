@@ -162,8 +162,8 @@ fn read_source(rel: &str) -> Vec<u8> {
 }
 
 fn man_pages() -> Vec<String> {
-    let mut pages: Vec<String> = std::fs::read_dir(source_path("man"))
-        .unwrap_or_else(|err| panic!("cannot list man/: {err}"))
+    let mut pages: Vec<String> = std::fs::read_dir(source_path("man/man1"))
+        .unwrap_or_else(|err| panic!("cannot list man/man1/: {err}"))
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".1"))
@@ -194,7 +194,11 @@ fn installs_the_binary_man_pages_and_completions_where_they_are_found() {
     for page in &pages {
         let installed = &files[&Path::new("share/man/man1").join(page)];
         assert_eq!(installed.0, 0o644, "{page}");
-        assert_eq!(installed.1, read_source(&format!("man/{page}")), "{page}");
+        assert_eq!(
+            installed.1,
+            read_source(&format!("man/man1/{page}")),
+            "{page}"
+        );
     }
     for (installed, source) in [
         (
@@ -397,4 +401,66 @@ fn a_bad_argument_is_a_usage_error() {
     let output = setup.install_sh(&["--help"], &[], true);
     assert!(output.status.success(), "{}", describe(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("--uninstall"));
+}
+
+/// The checkout's own man pages work without installing: `man/` is laid
+/// out as man expects (`man/man1/`), so `MANPATH=<checkout>/man` finds
+/// them, and `git ralph --help` (git's own, which opens the page) shows
+/// one while `git ralph -h` needs no page at all.
+#[test]
+fn issue_36_manpath_finds_the_pages_of_the_checkout() {
+    if required_tool("man").is_none() {
+        return;
+    }
+    let env = TestEnv::new();
+    let bin = Path::new(ralph_path())
+        .parent()
+        .unwrap_or_else(|| panic!("{} has no directory", ralph_path()))
+        .to_path_buf();
+    let mut path = vec![bin];
+    path.extend(path_without_cargo());
+    let command = |program: &str, manpath: Option<PathBuf>| {
+        let mut cmd = env.command(program, env.dir.path());
+        cmd.env("PATH", join_path(&path))
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("MANWIDTH", "80")
+            .env_remove("GIT_PAGER");
+        match manpath {
+            Some(dir) => cmd.env("MANPATH", dir),
+            None => cmd.env("MANPATH", env.dir.path()),
+        };
+        cmd
+    };
+    let man = source_path("man");
+    let output = command("man", Some(man.clone()))
+        .args(["-w", "git-ralph-start"])
+        .output()
+        .unwrap_or_else(|err| panic!("man -w: {err}"));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        man.join("man1/git-ralph-start.1").to_string_lossy(),
+        "{}",
+        describe(&output)
+    );
+    let output = command("git", Some(man))
+        .args(["ralph", "--help"])
+        .output()
+        .unwrap_or_else(|err| panic!("git ralph --help: {err}"));
+    let page = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && page.contains("GIT-RALPH(1)"),
+        "git ralph --help did not show the page: {}",
+        describe(&output)
+    );
+    // Without any page, -h still answers.
+    let output = command("git", None)
+        .args(["ralph", "-h"])
+        .output()
+        .unwrap_or_else(|err| panic!("git ralph -h: {err}"));
+    assert!(
+        output.status.success() && String::from_utf8_lossy(&output.stdout).contains("Usage:"),
+        "git ralph -h: {}",
+        describe(&output)
+    );
 }
