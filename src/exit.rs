@@ -189,12 +189,16 @@ impl CommandError {
     }
 
     /// The causes below the message, outermost first, each said once.
+    /// A cause that is one bare word (`NotFound`: a library's
+    /// classification of the error above it, not a sentence) says nothing
+    /// to a person and is left out.
     pub fn causes(&self) -> Vec<String> {
         let mut causes: Vec<String> = Vec::new();
         let mut next = self.source.as_deref().and_then(|err| err.source());
         while let Some(cause) = next {
             let text = cause.to_string();
-            if text != self.message && !causes.contains(&text) {
+            let marker = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric());
+            if text != self.message && !causes.contains(&text) && !marker {
                 causes.push(text);
             }
             next = cause.source();

@@ -40,11 +40,16 @@ pub enum RunError {
     Preview(#[from] crate::preview::PreviewError),
     #[error(transparent)]
     Notify(#[from] crate::notify::NotifyError),
-    #[error("every story of '{change}' is already done ({count} stories in {})", file.display())]
+    #[error(
+        "every story of '{change}' is already done ({count} {} in {})",
+        if *count == 1 { "story" } else { "stories" },
+        file.display()
+    )]
     AllDone {
         change: String,
         count: usize,
         file: PathBuf,
+        kind: crate::stories::SourceKind,
     },
     #[error("the stories cannot run in parallel: {what}")]
     ParallelUnfit { what: String },
@@ -149,9 +154,16 @@ impl RunError {
                 "fix what is named (a story's after = [...] in ralph.toml), or run without --parallel, one story at a time (unset ralph.parallel if it is set)"
                     .into(),
             ),
-            RunError::AllDone { .. } => {
-                Some("untick a box, or add a story, to give the agent work".into())
-            }
+            RunError::AllDone { kind, file, .. } => Some(match kind {
+                crate::stories::SourceKind::Prd => format!(
+                    "set \"passes\": false on a story in {}, or add a story, to give the agent work",
+                    file.display()
+                ),
+                crate::stories::SourceKind::Github | crate::stories::SourceKind::Beads => {
+                    "open an issue (or reopen one) to give the agent work".into()
+                }
+                _ => "untick a box, or add a story, to give the agent work".into(),
+            }),
             RunError::AgentMissing { .. } => Some(
                 "install it, pick another with --agent (see 'git ralph agents'), or run any CLI with --agent-command '<command>'"
                     .into(),

@@ -217,6 +217,7 @@ fn prepare_fresh(
             change: change.to_string(),
             count: stories.len(),
             file: source.tracking_file().to_owned(),
+            kind: source.kind(),
         });
     }
     prompt::validate(&template_text(repo, &settings)?)?;

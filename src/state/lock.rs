@@ -32,7 +32,7 @@ impl LockError {
     pub fn hint(&self) -> Option<String> {
         match self {
             LockError::Held { change, .. } => Some(format!(
-                "watch it with 'git ralph status {change}', or stop it with 'git ralph abort {change}'"
+                "watch it with 'git ralph watch {change}' (s there asks it to stop), or undo it with 'git ralph abort {change}'"
             )),
             LockError::Io { .. } => None,
         }

@@ -212,7 +212,7 @@ impl StoriesError {
             )),
             StoriesError::FileNotFound { .. } => Some("check the path you passed".to_owned()),
             StoriesError::NoCheckboxes { .. } => Some(
-                "`git ralph start <change> --dry-run` shows how a task file is read, box by box"
+                "each story is a heading (`## 1. Title`) with its tasks as boxes under it; add them, then start again"
                     .to_owned(),
             ),
             // These say what to do in their one sentence.

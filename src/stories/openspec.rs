@@ -213,8 +213,12 @@ pub(crate) fn change_not_found(workdir: &Path, change: &str) -> StoriesError {
         change: change.to_owned(),
         changes_dir: PathBuf::from(CHANGES_DIR),
         // The listing only feeds the hint; failing to read it must not hide
-        // the real problem.
-        existing: list_changes(workdir).unwrap_or_default(),
+        // the real problem. A name `start` would refuse is no way on.
+        existing: list_changes(workdir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|name| crate::git::ChangeName::parse(name).is_ok())
+            .collect(),
     }
 }
 
