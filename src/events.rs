@@ -69,6 +69,10 @@ pub enum Event {
         /// The role the attempt played.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<Role>,
+        /// The attempt changed nothing: its ref, if any, holds the tree of
+        /// the checkpoint it started from.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unchanged: bool,
     },
     /// A role that only looks (reviewer, qa) changed files; they were
     /// undone, and what it wrote is kept at `kept_at`.

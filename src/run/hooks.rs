@@ -267,6 +267,7 @@ mod tests {
             preserved: None,
             checkpoint: None,
             role: None,
+            unchanged: false,
         }
     }
 

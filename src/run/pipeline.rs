@@ -191,6 +191,7 @@ async fn pass_on(run: &mut Run, at: &Attempt, turn: &Turn, next: Role) -> Result
         preserved,
         checkpoint: None,
         role: Some(role),
+        unchanged: false,
     });
     Ok(())
 }

@@ -38,8 +38,11 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
         (None, Some(version)) => format!("{} {version}", settings.agent),
         (None, None) => settings.agent.clone(),
     };
-    let model = settings.model.as_deref().unwrap_or("default model");
-    let mut ran_by = format!("{agent} ({model})");
+    // A command is what it runs; a model is said only when one was set.
+    let mut ran_by = match (&settings.agent_command, settings.model.as_deref()) {
+        (Some(_), None) => agent,
+        (_, model) => format!("{agent} ({})", model.unwrap_or("default model")),
+    };
     // A story handed to a fallback agent says so, and who it stood in for.
     let fallback = run
         .state
@@ -77,7 +80,10 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
         trailers.extend(pipeline);
     } else if let Some(record) = run.attempt_record(story, attempt) {
         let record = record.clone();
-        trailers.push(("Ralph-Tokens", record.tokens().to_string()));
+        // Tokens the agent did not report are not counted as none.
+        if record.tokens() > 0 {
+            trailers.push(("Ralph-Tokens", record.tokens().to_string()));
+        }
         if record.cost_usd > 0.0 {
             trailers.push(("Ralph-Cost", format!("{:.4}", record.cost_usd)));
         }
@@ -129,7 +135,9 @@ fn pipeline_receipt(run: &Run, story: &str) -> Option<Vec<(&'static str, String)
         .iter()
         .map(crate::state::AttemptRecord::tokens)
         .fold(0, u64::saturating_add);
-    trailers.push(("Ralph-Tokens", tokens.to_string()));
+    if tokens > 0 {
+        trailers.push(("Ralph-Tokens", tokens.to_string()));
+    }
     let cost: f64 = record.attempts.iter().map(|a| a.cost_usd).sum();
     if cost > 0.0 {
         trailers.push(("Ralph-Cost", format!("{cost:.4}")));

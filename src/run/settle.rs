@@ -95,6 +95,7 @@ pub(super) async fn accept(
         preserved: None,
         checkpoint: Some(commit.clone()),
         role,
+        unchanged: false,
     });
     if finished {
         tracker::tell_tracker(run, story, attempt, &commit).await;
@@ -150,8 +151,10 @@ pub(super) fn record_failure(
         preserved.clone(),
         None,
     );
+    let mut unchanged = false;
     if let Some(record) = run.attempt_record(&story.id, attempt) {
         record.failed_checks = failure.checks;
+        unchanged = !record.progress;
     }
     run.state.last_failure = Some(failure.reason.clone());
     run.save()?;
@@ -164,6 +167,7 @@ pub(super) fn record_failure(
         preserved,
         checkpoint: None,
         role,
+        unchanged,
     });
     Ok(())
 }

@@ -25,7 +25,7 @@ pub use report::{LearningsReport, Report};
 pub use run::{
     AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
     ParallelState, PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason,
-    StoryRecord, Totals, WorkerRecord, now,
+    StoryRecord, Totals, WorkerRecord, now, usage_words,
 };
 
 use std::path::{Path, PathBuf};

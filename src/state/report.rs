@@ -28,7 +28,9 @@ pub struct Report<'a> {
     /// A usage-limit pause in force until then (unix seconds).
     pub paused_until: Option<u64>,
     pub pause_reason: Option<&'a str>,
-    pub totals: &'a Totals,
+    /// The run's totals, with the attempts a parallel run's stories have
+    /// under way counted in.
+    pub totals: Totals,
     /// The learnings file, when the run keeps one.
     pub learnings: Option<LearningsReport>,
     /// The run's own worktree, for a run beside the user's.
@@ -43,7 +45,9 @@ pub struct Report<'a> {
     /// The stories of a parallel run at work now, each in its worktree.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workers: Vec<WorkerReport>,
-    pub stories: &'a [StoryRecord],
+    /// The stories, a parallel run's stories at work as their own loops
+    /// have them.
+    pub stories: Vec<StoryRecord>,
 }
 
 /// One story at work in a parallel run, as `status` shows it.
@@ -55,23 +59,57 @@ pub struct WorkerReport {
     pub attempt: u32,
 }
 
-/// The stories at work in `state`, with their attempts read from their
-/// own state files.
-fn workers(state: &RunState) -> Vec<WorkerReport> {
+/// The stories at work in `state`, each with its own loop's state while
+/// that loop runs (once it ended, the run's record holds its story).
+fn workers(state: &RunState) -> Vec<(WorkerReport, Option<RunState>)> {
     state
         .parallel
         .iter()
         .flat_map(|parallel| &parallel.workers)
-        .map(|worker| WorkerReport {
-            story: worker.story.clone(),
-            worktree: worker.linked.path.display().to_string(),
-            attempt: super::RunDir {
+        .map(|worker| {
+            let own = super::RunDir {
                 dir: worker.run_dir.clone(),
             }
             .load()
-            .map_or(0, |own| own.current_attempt),
+            .ok();
+            let report = WorkerReport {
+                story: worker.story.clone(),
+                worktree: worker.linked.path.display().to_string(),
+                attempt: own.as_ref().map_or(0, |own| own.current_attempt),
+            };
+            (report, own.filter(|_| !worker.ended))
         })
         .collect()
+}
+
+/// The stories and totals of `state` with what the loops of its stories at
+/// work have recorded so far: their attempts, running ones included.
+fn with_workers(
+    state: &RunState,
+    workers: &[(WorkerReport, Option<RunState>)],
+) -> (Vec<StoryRecord>, Totals) {
+    let mut stories = state.stories.clone();
+    let mut totals = state.totals.clone();
+    for (worker, own) in workers {
+        let Some(own) = own else { continue };
+        let (Some(mine), Some(theirs)) = (
+            stories.iter_mut().find(|s| s.id == worker.story),
+            own.stories.iter().find(|s| s.id == worker.story),
+        ) else {
+            continue;
+        };
+        *mine = theirs.clone();
+        totals.attempts = totals.attempts.saturating_add(own.totals.attempts);
+        totals.add_tokens(
+            own.totals.input_tokens,
+            own.totals.output_tokens,
+            own.totals.cache_read_tokens,
+            own.totals.cache_creation_tokens,
+        );
+        totals.cost_usd += own.totals.cost_usd;
+        totals.tokens_unknown |= own.totals.tokens_unknown;
+    }
+    (stories, totals)
 }
 
 /// The learnings file as `status` and `log` report it.
@@ -86,6 +124,8 @@ impl<'a> Report<'a> {
     /// lock for this change, if one does.
     pub fn new(state: &'a RunState, holder: Option<u32>) -> Report<'a> {
         let alive = holder.is_some();
+        let workers = workers(state);
+        let (stories, totals) = with_workers(state, &workers);
         Report {
             change: &state.change,
             branch: &state.branch,
@@ -108,7 +148,7 @@ impl<'a> Report<'a> {
             finished_with: state.finished_with,
             paused_until: state.paused_until.filter(|until| *until > now()),
             pause_reason: state.pause_reason.as_deref(),
-            totals: &state.totals,
+            totals,
             learnings: None,
             worktree: state
                 .worktree
@@ -116,8 +156,8 @@ impl<'a> Report<'a> {
                 .map(|record| record.linked.path.display().to_string()),
             worktree_removed: state.worktree.as_ref().is_some_and(|record| record.removed),
             parallel: state.settings.parallel,
-            workers: workers(state),
-            stories: &state.stories,
+            workers: workers.into_iter().map(|(report, _)| report).collect(),
+            stories,
         }
     }
 

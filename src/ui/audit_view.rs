@@ -3,6 +3,7 @@
 
 use console::Term;
 
+use super::digest::usage;
 use super::transcript::{LineKind, event_lines};
 use super::{Styles, out};
 use crate::audit::{AttemptDetail, Trail, TrailAttempt};
@@ -41,7 +42,11 @@ pub fn print_trail(trail: &Trail) {
             trail.run,
             trail.branch,
             trail.state,
-            trail.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+            trail
+                .reason
+                .filter(|r| !(*r == "stopped" && trail.state == "stopped"))
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
             trail.agent
         ),
     ));
@@ -51,10 +56,12 @@ pub fn print_trail(trail: &Trail) {
         } else {
             "·".to_owned()
         };
-        out(&format!(
-            "{mark} {}. {} [{}/{} tasks]",
-            story.id, story.title, story.tasks_done, story.tasks_total
-        ));
+        let tasks = if story.tasks_total > 0 {
+            format!(" [{}/{} tasks]", story.tasks_done, story.tasks_total)
+        } else {
+            String::new()
+        };
+        out(&format!("{mark} {}. {}{tasks}", story.id, story.title));
         for attempt in &story.attempts {
             let word = outcome_word(attempt.outcome);
             let word = if attempt.outcome == AttemptOutcome::Complete {
@@ -65,7 +72,7 @@ pub fn print_trail(trail: &Trail) {
                 s.bad.apply_to(word).to_string()
             };
             out(&format!(
-                "    #{} {}{word}{} · {} · {} · {} tokens · ${:.2}",
+                "    #{} {}{word}{} · {} · {} · {}",
                 attempt.attempt,
                 attempt
                     .role
@@ -74,8 +81,10 @@ pub fn print_trail(trail: &Trail) {
                 super::by_other_agent(attempt.agent.as_deref(), &trail.agent),
                 where_kept(attempt),
                 duration(attempt.duration_ms),
-                attempt.input_tokens.saturating_add(attempt.output_tokens),
-                attempt.cost_usd
+                usage(
+                    attempt.input_tokens.saturating_add(attempt.output_tokens),
+                    attempt.cost_usd
+                )
             ));
             if let Some(reason) = &attempt.reason {
                 out(&format!("       {}", s.dim.apply_to(reason)));
@@ -101,10 +110,9 @@ pub fn print_trail(trail: &Trail) {
     out(&s.field(
         "totals:",
         format_args!(
-            "{} attempts · {} tokens · ${:.2}",
-            trail.totals.attempts,
-            trail.totals.tokens(),
-            trail.totals.cost_usd
+            "{} · {}",
+            super::status::plural(trail.totals.attempts as usize, "attempt"),
+            usage(trail.totals.tokens(), trail.totals.cost_usd)
         ),
     ));
 }
@@ -187,7 +195,7 @@ fn print_head(detail: &AttemptDetail, s: &Styles) {
     out(&s.field(
         "attempt",
         format_args!(
-            "{}/{} · {} · {}{}{} · {} · {} tokens · ${:.2}",
+            "{}/{} · {} · {}{}{} · {} · {}",
             detail.story,
             a.attempt,
             detail.title,
@@ -200,8 +208,7 @@ fn print_head(detail: &AttemptDetail, s: &Styles) {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default(),
             where_kept(a),
-            a.input_tokens.saturating_add(a.output_tokens),
-            a.cost_usd
+            usage(a.input_tokens.saturating_add(a.output_tokens), a.cost_usd)
         ),
     ));
     if let Some(prompt) = &detail.prompt {

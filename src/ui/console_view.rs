@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use console::Term;
 
-use super::digest::{Notice, NoticeKind, spent};
+use super::digest::{Notice, NoticeKind, spent, usage};
 use super::{Styles, out};
 use crate::agent::AgentEvent;
 use crate::events::{Event, Record};
@@ -60,8 +60,26 @@ impl ConsoleView {
     }
 
     pub fn render(&mut self, record: &Record) {
+        if let Some(line) = self.line_of(record) {
+            self.clear();
+            out(&line);
+        }
+        if self.bell
+            && matches!(
+                record.event,
+                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
+            )
+        {
+            super::ring_bell();
+        }
+        self.tick();
+    }
+
+    /// The line (or lines) an event prints, if it prints any; the live
+    /// line's figures follow the event.
+    fn line_of(&mut self, record: &Record) -> Option<String> {
         let s = &self.styles;
-        let line = match &record.event {
+        match &record.event {
             Event::RunStarted {
                 branch,
                 source,
@@ -75,89 +93,12 @@ impl ConsoleView {
                 record.change,
                 s.bold.apply_to(branch),
             )),
-            Event::StoryProgress {
-                story_id,
-                title,
-                index,
-                total,
-                attempt,
-                max_attempts,
-                role,
-                role_iteration,
-                role_max_iterations,
-            } => {
-                self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
-                self.attempt_started = Instant::now();
-                self.last_message.clear();
-                let step = match (role, role_iteration, role_max_iterations) {
-                    (Some(role), Some(n), Some(max)) => {
-                        format!("{role} {n}/{max} · attempt {attempt}")
-                    }
-                    _ => format!("attempt {attempt}/{max_attempts}"),
-                };
-                Some(format!(
-                    "{} story {index}/{total} · {story_id}. {title} · {step}",
-                    s.bold.apply_to("▶")
-                ))
-            }
+            Event::StoryProgress { .. } => Some(self.story_started(&record.event)),
             Event::StoryEvent { event, .. } => {
-                if let AgentEvent::Message { text, tool_uses } = event {
-                    let text = text.trim();
-                    if !text.is_empty() {
-                        self.last_message = text.lines().last().unwrap_or_default().to_owned();
-                    } else if let Some(tool) = tool_uses.last() {
-                        self.last_message = format!("[{}]", tool.name);
-                    }
-                }
-                if let Some((tokens, cost)) = spent(event) {
-                    self.tokens = self.tokens.saturating_add(tokens);
-                    self.cost += cost;
-                }
+                self.agent_said(event);
                 None
             }
-            Event::AttemptFinished {
-                story_id,
-                attempt,
-                outcome,
-                reason,
-                preserved,
-                checkpoint,
-                role,
-            } => {
-                let elapsed = self.attempt_started.elapsed().as_secs_f64();
-                let who = role
-                    .map(|role| format!("the {role}'s "))
-                    .unwrap_or_default();
-                Some(match outcome {
-                    AttemptOutcome::Complete => format!(
-                        "  {} story {story_id} done in {elapsed:.1}s · checkpoint {}",
-                        s.good.apply_to("✓"),
-                        checkpoint.as_deref().map(short).unwrap_or_default()
-                    ),
-                    AttemptOutcome::Passed => format!(
-                        "  {} {}passed story {story_id} in {elapsed:.1}s{}",
-                        s.good.apply_to("✓"),
-                        role.map(|role| format!("the {role} ")).unwrap_or_default(),
-                        preserved
-                            .as_deref()
-                            .map(|kept| format!(" · work so far kept at {kept}"))
-                            .unwrap_or_default()
-                    ),
-                    _ if role.is_some_and(|role| !role.edits()) => format!(
-                        "  {} {who}attempt {attempt} {}: {}",
-                        s.bad.apply_to("✗"),
-                        outcome_word(*outcome),
-                        reason.as_deref().unwrap_or("no reason given"),
-                    ),
-                    _ => format!(
-                        "  {} {who}attempt {attempt} {}: {}\n    work kept at {}; worktree reverted to the last checkpoint",
-                        s.bad.apply_to("✗"),
-                        outcome_word(*outcome),
-                        reason.as_deref().unwrap_or("no reason given"),
-                        preserved.as_deref().unwrap_or("-"),
-                    ),
-                })
-            }
+            Event::AttemptFinished { .. } => Some(self.attempt_finished(&record.event)),
             Event::Checks { passed, failed, .. } => Some(format!(
                 "  checks: {} passed{}",
                 passed.len(),
@@ -173,11 +114,9 @@ impl ConsoleView {
                 totals,
                 ..
             } => Some(format!(
-                "{} run ended ({reason}): {message}\n  {} · {} tokens · ${:.2}{}",
+                "{} run ended ({reason}): {message}\n  {}{}",
                 s.bad.apply_to("✗"),
-                super::status::plural(totals.attempts as usize, "attempt"),
-                totals.tokens(),
-                totals.cost_usd,
+                spent_in_all(totals),
                 self.beyond_summary()
             )),
             Event::Complete {
@@ -185,12 +124,10 @@ impl ConsoleView {
                 totals,
                 ..
             } => Some(format!(
-                "{} all {stories_total} stories done in {} · {} · {} tokens · ${:.2}{}",
+                "{} all {stories_total} stories done in {} · {}{}",
                 s.good.apply_to("✓"),
                 clock(self.started.elapsed().as_secs()),
-                super::status::plural(totals.attempts as usize, "attempt"),
-                totals.tokens(),
-                totals.cost_usd,
+                spent_in_all(totals),
                 self.beyond_summary()
             )),
             // Everything else the run says in passing is a notice.
@@ -198,20 +135,104 @@ impl ConsoleView {
                 self.remember_beyond(other);
                 Notice::of(other).map(|notice| self.notice_line(&notice))
             }
+        }
+    }
+
+    /// `▶ story 2/3 · 2. Farewell · attempt 1/4`; the live line starts
+    /// over for the attempt.
+    fn story_started(&mut self, event: &Event) -> String {
+        let Event::StoryProgress {
+            story_id,
+            title,
+            index,
+            total,
+            attempt,
+            max_attempts,
+            role,
+            role_iteration,
+            role_max_iterations,
+        } = event
+        else {
+            return String::new();
         };
-        if let Some(line) = line {
-            self.clear();
-            out(&line);
+        self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
+        self.attempt_started = Instant::now();
+        self.last_message.clear();
+        let step = match (role, role_iteration, role_max_iterations) {
+            (Some(role), Some(n), Some(max)) => format!("{role} {n}/{max} · attempt {attempt}"),
+            _ => format!("attempt {attempt}/{max_attempts}"),
+        };
+        format!(
+            "{} story {index}/{total} · {story_id}. {title} · {step}",
+            self.styles.bold.apply_to("▶")
+        )
+    }
+
+    /// What the agent said feeds the live line: its last words, what it
+    /// spent.
+    fn agent_said(&mut self, event: &AgentEvent) {
+        if let AgentEvent::Message { text, tool_uses } = event {
+            let text = text.trim();
+            if !text.is_empty() {
+                self.last_message = text.lines().last().unwrap_or_default().to_owned();
+            } else if let Some(tool) = tool_uses.last() {
+                self.last_message = format!("[{}]", tool.name);
+            }
         }
-        if self.bell
-            && matches!(
-                record.event,
-                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
-            )
-        {
-            super::ring_bell();
+        if let Some((tokens, cost)) = spent(event) {
+            self.tokens = self.tokens.saturating_add(tokens);
+            self.cost += cost;
         }
-        self.tick();
+    }
+
+    /// How an attempt ended, and where its work is.
+    fn attempt_finished(&self, event: &Event) -> String {
+        let Event::AttemptFinished {
+            story_id,
+            attempt,
+            outcome,
+            reason,
+            preserved,
+            checkpoint,
+            role,
+            unchanged,
+        } = event
+        else {
+            return String::new();
+        };
+        let s = &self.styles;
+        let elapsed = self.attempt_started.elapsed().as_secs_f64();
+        let who = role
+            .map(|role| format!("the {role}'s "))
+            .unwrap_or_default();
+        let failed = format!(
+            "  {} {who}attempt {attempt} {}: {}",
+            s.bad.apply_to("✗"),
+            outcome_word(*outcome),
+            reason.as_deref().unwrap_or("no reason given"),
+        );
+        match outcome {
+            AttemptOutcome::Complete => format!(
+                "  {} story {story_id} done in {elapsed:.1}s · checkpoint {}",
+                s.good.apply_to("✓"),
+                checkpoint.as_deref().map(short).unwrap_or_default()
+            ),
+            AttemptOutcome::Passed => format!(
+                "  {} {}passed story {story_id} in {elapsed:.1}s{}",
+                s.good.apply_to("✓"),
+                role.map(|role| format!("the {role} ")).unwrap_or_default(),
+                preserved
+                    .as_deref()
+                    .map(|kept| format!(" · work so far kept at {kept}"))
+                    .unwrap_or_default()
+            ),
+            _ if role.is_some_and(|role| !role.edits()) => failed,
+            _ if *unchanged => format!("{failed}\n    it changed nothing; nothing to revert"),
+            _ => format!(
+                "{failed}\n    work kept at {}; worktree reverted to the last checkpoint",
+                preserved.as_deref().unwrap_or("-"),
+            ),
+        }
     }
 
     /// A notice's line; a pause also starts the countdown.
@@ -293,10 +314,9 @@ impl ConsoleView {
         };
         let width = usize::from(self.term.size().1).max(40);
         let status = format!(
-            "  story {index}/{total} ({id}) · attempt {attempt}/{max} · {} · {} tok · ${:.2} · {}",
+            "  story {index}/{total} ({id}) · attempt {attempt}/{max} · {} · {} · {}",
             clock(self.attempt_started.elapsed().as_secs()),
-            self.tokens,
-            self.cost,
+            usage(self.tokens, self.cost),
             self.last_message
         );
         let status = console::truncate_str(&status, width - 1, "…").into_owned();
@@ -326,6 +346,15 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::Interrupted => "was interrupted",
         AttemptOutcome::Complete | AttemptOutcome::Passed | AttemptOutcome::Running => "ended",
     }
+}
+
+/// `2 attempts · 1234 tokens · $0.05`, unknown where nothing was reported.
+fn spent_in_all(totals: &crate::state::Totals) -> String {
+    format!(
+        "{} · {}",
+        super::status::plural(totals.attempts as usize, "attempt"),
+        usage(totals.tokens(), totals.cost_usd)
+    )
 }
 
 fn short(id: &str) -> String {

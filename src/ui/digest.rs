@@ -175,6 +175,9 @@ impl Notice {
     }
 }
 
+/// Tokens and cost in a few words, `unknown` where nothing was reported.
+pub use crate::state::usage_words as usage;
+
 /// What an attempt's agent reported spending, once it was done: tokens and
 /// US dollars (none reported counts as nothing).
 pub fn spent(event: &AgentEvent) -> Option<(u64, f64)> {
@@ -187,6 +190,14 @@ pub fn spent(event: &AgentEvent) -> Option<(u64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_not_reported_is_unknown_never_free() {
+        assert_eq!(usage(0, 0.0), "usage unknown");
+        assert_eq!(usage(1234, 0.0), "1234 tokens · cost unknown");
+        assert_eq!(usage(0, 0.5), "tokens unknown · $0.50");
+        assert_eq!(usage(1234, 0.05), "1234 tokens · $0.05");
+    }
 
     #[test]
     fn notices_say_what_the_event_says() {

@@ -44,7 +44,7 @@ pub fn finished(finished: &Finished) {
                 kept.branch,
                 kept.stories_done,
                 kept.stories_total,
-                removed(kept.worktree_removed.as_deref()),
+                removed(kept.worktree_removed.as_deref(), true),
                 resume(kept)
             ));
             offer_to_close(kept.close.as_ref());
@@ -62,6 +62,7 @@ pub fn finished(finished: &Finished) {
                 &done.tip,
                 &done.tip_ref,
                 &done.worktree_removed,
+                false,
             );
             note(&format!("cleaned up: {whose}; {gone}"));
             note(&format!(
@@ -146,13 +147,16 @@ pub fn handed_off(done: &HandedOff, url_on_stdout: bool) {
     }
 }
 
-/// The run's own worktree, removed, in a sentence.
-fn removed(worktree: Option<&std::path::Path>) -> String {
+/// The run's own worktree, removed, in a sentence; with `yours_untouched`,
+/// that the user's was left alone (not so after a cleanup, which wrote the
+/// run's work into it).
+fn removed(worktree: Option<&std::path::Path>, yours_untouched: bool) -> String {
     match worktree {
-        Some(path) => format!(
+        Some(path) if yours_untouched => format!(
             " The run's worktree at {} is removed; yours was not touched.",
             path.display()
         ),
+        Some(path) => format!(" The run's worktree at {} is removed.", path.display()),
         None => String::new(),
     }
 }
@@ -164,11 +168,12 @@ fn deleted(
     tip: &ObjectId,
     tip_ref: &str,
     worktree: &Option<std::path::PathBuf>,
+    yours_untouched: bool,
 ) -> String {
     format!(
         "{branch} was deleted (its tip {} is kept at {tip_ref}).{}",
         tip.to_hex_with_len(10),
-        removed(worktree.as_deref())
+        removed(worktree.as_deref(), yours_untouched)
     )
 }
 
@@ -183,6 +188,7 @@ pub fn aborted(aborted: &Aborted) {
         &aborted.tip,
         &aborted.tip_ref,
         &aborted.worktree_removed,
+        true,
     );
     note(&format!("aborted: {whose}; {gone}"));
 }

@@ -141,6 +141,21 @@ pub fn by_other_agent(ran: Option<&str>, run: &str) -> String {
     }
 }
 
+/// A run's state and why it ended, once: `stopped (max_retries)`,
+/// `finished (completed)`, but `stopped` for a run the user stopped.
+pub fn state_words(
+    state: crate::state::RunStatus,
+    reason: Option<crate::state::StopReason>,
+) -> String {
+    match reason {
+        Some(crate::state::StopReason::Stopped) if state == crate::state::RunStatus::Stopped => {
+            state.to_string()
+        }
+        Some(reason) => format!("{state} ({reason})"),
+        None => state.to_string(),
+    }
+}
+
 /// The terminal's bell (BEL on stdout), for a user who looked away.
 pub fn ring_bell() {
     use std::io::Write;

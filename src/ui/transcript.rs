@@ -53,10 +53,10 @@ pub fn event_lines(event: &AgentEvent) -> Vec<(LineKind, String)> {
             }
         }
         AgentEvent::Done(done) => {
-            let mut summary = format!("■ done · {} tokens", done.usage.total());
-            if let Some(cost) = done.cost_usd {
-                summary.push_str(&format!(" · ${cost:.2}"));
-            }
+            let mut summary = format!(
+                "■ done · {}",
+                crate::state::usage_words(done.usage.total(), done.cost_usd.unwrap_or(0.0))
+            );
             if let Some(turns) = done.turns {
                 summary.push_str(&format!(" · {turns} turns"));
             }

@@ -549,8 +549,8 @@ fn contract_section() -> Section {
         &mut roff,
         "Every checkpoint commit carries trailers that git interpret-trailers --parse reads: \
          Ralph-Change, Ralph-Story, Ralph-Attempt (<n> of <max>), Ralph-Agent (the preset and \
-         the version its CLI gives, or command and its text, then the model), Ralph-Tokens, Ralph-Cost (when the agent reported \
-         one), Ralph-Checks (<name> passed, and so on, when checks ran) and Ralph-Flag (when flagged). \
+         the version its CLI gives, then the model; or command and its text, with the model only \
+         when one was set), Ralph-Tokens and Ralph-Cost (each when the agent reported it), Ralph-Checks (<name> passed, and so on, when checks ran) and Ralph-Flag (when flagged). \
          They are also appended to <git-dir>/ralph/<change>/receipts.txt, since finish \
          --cleanup squashes the checkpoints away.",
     );

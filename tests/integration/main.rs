@@ -29,6 +29,7 @@ mod containment;
 mod contract;
 mod engine;
 mod fake_agent;
+mod first_hour;
 mod fuzz_agent_streams;
 mod fuzz_checklist;
 mod fuzz_contract;

@@ -307,7 +307,7 @@ fn a_lesson_from_a_failed_attempt_reaches_the_next_attempt_and_the_next_story() 
     // The cleanup left no checkpoint commit, so it sums up their receipts.
     assert!(
         stderr(&output).contains(&format!(
-            "receipts: 2 checkpoints over 3 attempts, 0 tokens, $0.00; each checkpoint's trailers are kept in {}.",
+            "receipts: 2 checkpoints over 3 attempts, usage unknown; each checkpoint's trailers are kept in {}.",
             run_dir(&repo).join("receipts.txt").display()
         )),
         "{}",
@@ -416,7 +416,7 @@ fn every_checkpoint_carries_its_receipt_as_trailers() {
     assert_eq!(story1[1], "Ralph-Story: 1");
     assert_eq!(story1[2], "Ralph-Attempt: 1 of 3");
     assert!(
-        story1[3].starts_with("Ralph-Agent: command ") && story1[3].ends_with(" (default model)"),
+        story1[3].starts_with("Ralph-Agent: command ") && !story1[3].contains("model"),
         "{story1:?}"
     );
     assert_eq!(

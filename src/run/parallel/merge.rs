@@ -248,6 +248,7 @@ pub(super) async fn merge_done_story(
         preserved: preserved.clone(),
         checkpoint: checkpoint.clone(),
         role,
+        unchanged: false,
     });
     run.emit(Event::Merged {
         story_id: story,

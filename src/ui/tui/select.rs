@@ -235,14 +235,13 @@ pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme)
 /// A run's row in the list: its name, state, progress and age.
 fn run_row(run: &RunSummary, now: u64) -> String {
     format!(
-        "{}  {}{}  {}/{} stories done  · {}",
+        "{}  {}  {}/{} stories done  · {}",
         if run.history {
             format!("{} (earlier run)", run.change)
         } else {
             run.label.clone()
         },
-        run.state,
-        run.reason.map(|r| format!(" ({r})")).unwrap_or_default(),
+        crate::ui::state_words(run.state, run.reason),
         run.stories_done,
         run.stories_total,
         ago(now.saturating_sub(run.updated_at))

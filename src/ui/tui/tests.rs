@@ -111,6 +111,7 @@ fn sample(mode: Mode) -> App {
             preserved: Some("refs/ralph/greet/attempts/1/1".into()),
             checkpoint: None,
             role: None,
+            unchanged: false,
         }),
         progress("1", "Greeting", 1, 2),
         said(
@@ -145,6 +146,7 @@ fn sample(mode: Mode) -> App {
             preserved: None,
             checkpoint: Some("0123456789abcdef0123456789abcdef01234567".into()),
             role: None,
+            unchanged: false,
         }),
         progress("2", "Farewell", 2, 1),
         said(
@@ -641,6 +643,7 @@ fn parallel_sample() -> App {
             preserved: None,
             checkpoint: Some("0123456789abcdef".into()),
             role: None,
+            unchanged: false,
         }),
         workers(&["1"]),
         record(Event::Merged {

@@ -47,10 +47,7 @@ impl App {
             self.current = Some((story.clone(), state.current_attempt));
         }
         if state.status != RunStatus::Running && self.ended.is_none() {
-            self.ended = Some(match state.reason {
-                Some(reason) => format!("{} ({reason})", state.status.as_str()),
-                None => state.status.as_str().to_owned(),
-            });
+            self.ended = Some(crate::ui::state_words(state.status, state.reason));
             self.elapsed_ms = state.runtime_ms;
         }
         self.dirty = true;
@@ -106,48 +103,7 @@ impl App {
                     if *resumed { "resumed" } else { "started" }
                 ));
             }
-            Event::StoryProgress {
-                story_id,
-                title,
-                attempt,
-                max_attempts,
-                role,
-                role_iteration,
-                role_max_iterations,
-                ..
-            } => {
-                self.max_attempts = *max_attempts;
-                self.role_step = role
-                    .zip(*role_iteration)
-                    .zip(*role_max_iterations)
-                    .map(|((role, n), max)| (role, n, max));
-                self.current = Some((story_id.clone(), *attempt));
-                if let Some(workers) = self.workers.as_mut()
-                    && let Some(worker) = workers.iter_mut().find(|(id, _)| id == story_id)
-                {
-                    worker.1 = *attempt;
-                }
-                let item = self.story_mut(story_id, title);
-                if item.title.is_empty() {
-                    item.title = title.clone();
-                }
-                let entry = item_attempt(item, *attempt);
-                entry.outcome = AttemptOutcome::Running;
-                entry.role = *role;
-                entry.events.push(match role {
-                    Some(role) => format!("attempt {attempt} started, as the {role}"),
-                    None => format!("attempt {attempt}/{max_attempts} started"),
-                });
-                if self.follow && self.selected_attempt.is_none() {
-                    // Follow the work: select the story being worked on.
-                    if let Some(at) = self.stories.iter().position(|s| &s.id == story_id) {
-                        if at != self.selected_story {
-                            self.scroll = 0;
-                        }
-                        self.selected_story = at;
-                    }
-                }
-            }
+            Event::StoryProgress { .. } => self.story_started(&record.event),
             Event::StoryEvent {
                 story_id,
                 attempt,
@@ -163,82 +119,9 @@ impl App {
                     entry.output.push(kind, line);
                 }
             }
-            Event::AttemptFinished {
-                story_id,
-                attempt,
-                outcome,
-                reason,
-                preserved,
-                checkpoint,
-                ..
-            } => {
-                // In a parallel run a story is done once it is merged.
-                let parallel = self.workers.is_some();
-                let item = self.story_mut(story_id, "");
-                if *outcome == AttemptOutcome::Complete && !parallel {
-                    item.done = true;
-                    item.tasks_done = item.tasks_total;
-                }
-                let entry = item_attempt(item, *attempt);
-                entry.outcome = *outcome;
-                entry.reason = reason.clone();
-                entry.kept = checkpoint.clone().or(preserved.clone());
-                entry.events.push(format!(
-                    "{}{}",
-                    crate::ui::outcome_word(*outcome),
-                    reason
-                        .as_deref()
-                        .map(|r| format!(": {r}"))
-                        .unwrap_or_default()
-                ));
-                if let Some(kept) = &entry.kept {
-                    entry.events.push(format!("work kept at {kept}"));
-                }
-                // Details change once an attempt ends.
-                entry.diff = None;
-                entry.checks = None;
-            }
-            Event::Workers { stories } => {
-                let before = self.workers.take().unwrap_or_default();
-                self.workers = Some(
-                    stories
-                        .iter()
-                        .map(|id| {
-                            let attempt = before
-                                .iter()
-                                .find(|(at_work, _)| at_work == id)
-                                .map_or(0, |(_, attempt)| *attempt);
-                            (id.clone(), attempt)
-                        })
-                        .collect(),
-                );
-            }
-            Event::Merged {
-                story_id,
-                merged,
-                reason,
-                preserved,
-                ..
-            } => {
-                self.workers.get_or_insert_with(Vec::new);
-                let item = self.story_mut(story_id, "");
-                item.done = *merged;
-                if *merged {
-                    item.tasks_done = item.tasks_total;
-                }
-                if let Some(entry) = item.attempts.last_mut() {
-                    if !*merged {
-                        entry.outcome = AttemptOutcome::Rejected;
-                        entry.reason = reason.clone();
-                        entry.kept = preserved.clone();
-                    }
-                    entry.events.push(match (merged, reason) {
-                        (true, _) => "merged onto the run's branch, its checks passing".to_owned(),
-                        (false, Some(reason)) => format!("not merged: {reason}"),
-                        (false, None) => "not merged".to_owned(),
-                    });
-                }
-            }
+            Event::AttemptFinished { .. } => self.attempt_finished(&record.event),
+            Event::Workers { stories } => self.workers_now(stories),
+            Event::Merged { .. } => self.merged(&record.event),
             Event::Checks {
                 story_id,
                 attempt,
@@ -258,7 +141,7 @@ impl App {
             Event::Error {
                 reason, message, ..
             } => {
-                self.ended = Some(format!("stopped ({reason})"));
+                self.ended = Some(crate::ui::state_words(RunStatus::Stopped, Some(*reason)));
                 self.run_events.push(format!("ended ({reason}): {message}"));
                 self.stop_clock(record.ts_ms);
             }
@@ -268,14 +151,159 @@ impl App {
                 self.stop_clock(record.ts_ms);
             }
             // Everything else the run says in passing is a notice.
-            other => {
-                if let Some(notice) = Notice::of(other) {
-                    let line = format!("{} {}", notice.label(), notice.text);
-                    self.run_events.push(line.clone());
-                    if let Some(entry) = self.current_attempt_mut() {
-                        entry.events.push(line);
-                    }
+            other => self.noticed(other),
+        }
+    }
+
+    /// An attempt begins: the story is at work, and the screen follows it
+    /// unless the user picked another.
+    fn story_started(&mut self, event: &Event) {
+        let Event::StoryProgress {
+            story_id,
+            title,
+            attempt,
+            max_attempts,
+            role,
+            role_iteration,
+            role_max_iterations,
+            ..
+        } = event
+        else {
+            return;
+        };
+        self.max_attempts = *max_attempts;
+        self.role_step = role
+            .zip(*role_iteration)
+            .zip(*role_max_iterations)
+            .map(|((role, n), max)| (role, n, max));
+        self.current = Some((story_id.clone(), *attempt));
+        if let Some(workers) = self.workers.as_mut()
+            && let Some(worker) = workers.iter_mut().find(|(id, _)| id == story_id)
+        {
+            worker.1 = *attempt;
+        }
+        let item = self.story_mut(story_id, title);
+        if item.title.is_empty() {
+            item.title = title.clone();
+        }
+        let entry = item_attempt(item, *attempt);
+        entry.outcome = AttemptOutcome::Running;
+        entry.role = *role;
+        entry.events.push(match role {
+            Some(role) => format!("attempt {attempt} started, as the {role}"),
+            None => format!("attempt {attempt}/{max_attempts} started"),
+        });
+        if self.follow && self.selected_attempt.is_none() {
+            // Follow the work: select the story being worked on.
+            if let Some(at) = self.stories.iter().position(|s| &s.id == story_id) {
+                if at != self.selected_story {
+                    self.scroll = 0;
                 }
+                self.selected_story = at;
+            }
+        }
+    }
+
+    /// An attempt ended: its outcome, its reason and where its work is.
+    fn attempt_finished(&mut self, event: &Event) {
+        let Event::AttemptFinished {
+            story_id,
+            attempt,
+            outcome,
+            reason,
+            preserved,
+            checkpoint,
+            unchanged,
+            ..
+        } = event
+        else {
+            return;
+        };
+        // In a parallel run a story is done once it is merged.
+        let parallel = self.workers.is_some();
+        let item = self.story_mut(story_id, "");
+        if *outcome == AttemptOutcome::Complete && !parallel {
+            item.done = true;
+            item.tasks_done = item.tasks_total;
+        }
+        let entry = item_attempt(item, *attempt);
+        entry.outcome = *outcome;
+        entry.reason = reason.clone();
+        entry.kept = checkpoint.clone().or(preserved.clone());
+        entry.events.push(format!(
+            "{}{}",
+            crate::ui::outcome_word(*outcome),
+            reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ));
+        match &entry.kept {
+            _ if *unchanged => entry.events.push("it changed nothing".to_owned()),
+            Some(kept) => entry.events.push(format!("work kept at {kept}")),
+            None => {}
+        }
+        // Details change once an attempt ends.
+        entry.diff = None;
+        entry.checks = None;
+    }
+
+    /// A parallel run's stories at work now, each keeping its attempt.
+    fn workers_now(&mut self, stories: &[String]) {
+        let before = self.workers.take().unwrap_or_default();
+        self.workers = Some(
+            stories
+                .iter()
+                .map(|id| {
+                    let attempt = before
+                        .iter()
+                        .find(|(at_work, _)| at_work == id)
+                        .map_or(0, |(_, attempt)| *attempt);
+                    (id.clone(), attempt)
+                })
+                .collect(),
+        );
+    }
+
+    /// A story of a parallel run merged onto the run's branch, or not.
+    fn merged(&mut self, event: &Event) {
+        let Event::Merged {
+            story_id,
+            merged,
+            reason,
+            preserved,
+            ..
+        } = event
+        else {
+            return;
+        };
+        self.workers.get_or_insert_with(Vec::new);
+        let item = self.story_mut(story_id, "");
+        item.done = *merged;
+        if *merged {
+            item.tasks_done = item.tasks_total;
+        }
+        if let Some(entry) = item.attempts.last_mut() {
+            if !*merged {
+                entry.outcome = AttemptOutcome::Rejected;
+                entry.reason = reason.clone();
+                entry.kept = preserved.clone();
+            }
+            entry.events.push(match (merged, reason) {
+                (true, _) => "merged onto the run's branch, its checks passing".to_owned(),
+                (false, Some(reason)) => format!("not merged: {reason}"),
+                (false, None) => "not merged".to_owned(),
+            });
+        }
+    }
+
+    /// A word in passing: in the run's events, and the current attempt's.
+    fn noticed(&mut self, event: &Event) {
+        if let Some(notice) = Notice::of(event) {
+            let line = format!("{} {}", notice.label(), notice.text);
+            self.run_events.push(line.clone());
+            if let Some(entry) = self.current_attempt_mut() {
+                entry.events.push(line);
             }
         }
     }

@@ -1,0 +1,354 @@
+//! Issue 36, the first hour: what a newcomer reads on the way from the
+//! README to a finished run says the right thing. Each test names one
+//! message that used to mislead, and runs the real binary to the point
+//! where it is said.
+
+use std::process::Output;
+
+use crate::harness::story_run::*;
+use crate::harness::*;
+
+/// Both streams of a command, for searching.
+fn said(output: &Output) -> String {
+    format!("{}{}", stdout(output), stderr(output))
+}
+
+#[test]
+fn issue_36_a_held_lock_points_at_watch_not_at_status() {
+    let repo = project(TWO_STORIES);
+    std::fs::create_dir_all(git_dir(&repo).join("ralph")).expect("ralph dir");
+    // This test's own process is alive: the lock is held.
+    std::fs::write(
+        git_dir(&repo).join("ralph/lock"),
+        format!("{}\n{CHANGE}\n", std::process::id()),
+    )
+    .expect("the lock is written");
+    let agent = script(&repo, &story_done("1"));
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("already running"), "{err}");
+    assert!(
+        err.contains(&format!("git ralph watch {CHANGE}")),
+        "the hint offers a way to watch it:\n{err}"
+    );
+    assert!(
+        !err.contains("watch it with 'git ralph status"),
+        "status does not watch:\n{err}"
+    );
+}
+
+#[test]
+fn issue_36_outside_a_repository_the_error_has_no_bare_not_found() {
+    let repo = TestRepo::new();
+    let outside = repo.dir.path().join("plain-dir");
+    std::fs::create_dir_all(&outside).expect("plain dir");
+    let mut cmd = ralph(&repo);
+    cmd.current_dir(&outside)
+        .env("GIT_CEILING_DIRECTORIES", repo.dir.path())
+        .arg("status");
+    let output = run(&mut cmd);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("not a git repository"), "{err}");
+    assert!(
+        !err.contains("NotFound"),
+        "a cause that says nothing to a person:\n{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn issue_36_the_unknown_change_hint_lists_only_names_start_takes() {
+    let repo = project(TWO_STORIES);
+    repo.openspec_change("has space", "## 1. X\n- [ ] x\n");
+    repo.commit_all("A change whose name start refuses");
+    let agent = script(&repo, &story_done("1"));
+    let output = run(ralph_with_fake(&repo, &agent).args([
+        "start",
+        "no-such-change",
+        "--agent-command",
+        fake_agent_path(),
+    ]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(
+        err.contains(CHANGE),
+        "the change start takes is listed:\n{err}"
+    );
+    assert!(
+        !err.contains("has space"),
+        "a name start refuses is not offered:\n{err}"
+    );
+}
+
+#[test]
+fn issue_36_a_tasks_md_without_boxes_hints_at_what_works() {
+    let repo = project("## 1. Prose\n\nJust write it, no boxes.\n");
+    let dry = dry_run(&repo, &[CHANGE]);
+    assert_exit(&dry, 1);
+    let agent = script(&repo, &story_done("1"));
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("no checkbox"), "{err}");
+    assert!(
+        !err.contains("--dry-run"),
+        "--dry-run refuses the file the same way, so it is no way on:\n{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn issue_36_an_all_done_prd_counts_in_words_and_says_how_to_reopen_a_story() {
+    let repo = TestRepo::with_files(&[(
+        "done.json",
+        r#"{"userStories":[{"id":"US-1","title":"One","passes":true}]}"#,
+    )]);
+    let output = run(ralph(&repo).args([
+        "start",
+        "p",
+        "--prd",
+        "done.json",
+        "--agent-command",
+        "true",
+    ]));
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("already done"), "{err}");
+    assert!(!err.contains("1 stories"), "{err}");
+    assert!(err.contains("1 story"), "{err}");
+    assert!(
+        !err.contains("untick a box"),
+        "a prd.json has no boxes:\n{err}"
+    );
+    assert!(err.contains("\"passes\": false"), "{err}");
+}
+
+/// Story 1 fails once without changing anything, then both stories are
+/// done; the agent reports no usage at all.
+fn quiet_agent_run(repo: &TestRepo, extra: &[&str]) -> Output {
+    let agent = script(
+        repo,
+        &format!(
+            "[story=1 attempt=1]\npromise FAILED: nothing to do here\n[story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    let mut args = vec!["--on-finish", "keep", "--plain"];
+    args.extend_from_slice(extra);
+    start(repo, &agent, &args)
+}
+
+#[test]
+fn issue_36_an_attempt_that_changed_nothing_is_not_said_to_keep_work() {
+    let repo = project(TWO_STORIES);
+    let output = quiet_agent_run(&repo, &[]);
+    assert_exit(&output, 0);
+    let out = said(&output);
+    let failed = out
+        .lines()
+        .skip_while(|line| !line.contains("attempt 1 failed"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!failed.is_empty(), "{out}");
+    assert!(
+        !failed.contains("work kept at"),
+        "the attempt changed nothing; nothing is kept:\n{out}"
+    );
+    assert!(failed.contains("changed nothing"), "{out}");
+    // The git oracle: the attempt's ref holds the checkpoint's tree.
+    let kept = format!("{NS}/attempts/1/1");
+    assert_eq!(
+        repo.rev_parse(&format!("{kept}^{{tree}}")),
+        repo.rev_parse(&format!("{kept}~1^{{tree}}")),
+        "the attempt did change something"
+    );
+}
+
+#[test]
+fn issue_36_an_agent_that_reports_no_usage_is_not_free() {
+    let repo = project(TWO_STORIES);
+    let output = quiet_agent_run(&repo, &[]);
+    assert_exit(&output, 0);
+    let out = said(&output);
+    assert!(!out.contains("0 tokens · $0.00"), "{out}");
+    assert!(out.contains("usage unknown"), "{out}");
+    for args in [
+        vec!["status", CHANGE],
+        vec!["log", CHANGE],
+        vec!["show", "2"],
+    ] {
+        let output = ralph_cmd(&repo, &args);
+        assert_exit(&output, 0);
+        let text = stdout(&output);
+        assert!(
+            !text.contains("0 tokens") && !text.contains("$0.00"),
+            "{args:?}:\n{text}"
+        );
+        assert!(text.contains("unknown"), "{args:?}:\n{text}");
+    }
+}
+
+#[test]
+fn issue_36_a_custom_command_is_not_said_to_run_a_default_model() {
+    let repo = project(TWO_STORIES);
+    let output = quiet_agent_run(&repo, &[]);
+    assert_exit(&output, 0);
+    let trailers = repo.git(&["log", "-1", "--format=%(trailers)", BRANCH]);
+    let agent = trailers
+        .lines()
+        .find(|line| line.starts_with("Ralph-Agent:"))
+        .unwrap_or_else(|| panic!("no Ralph-Agent trailer:\n{trailers}"));
+    assert!(agent.starts_with("Ralph-Agent: command "), "{agent}");
+    assert!(!agent.contains("default model"), "{agent}");
+    assert!(
+        !trailers.contains("Ralph-Tokens: 0"),
+        "no tokens were reported, so none are counted:\n{trailers}"
+    );
+}
+
+#[test]
+fn issue_36_a_stopped_run_says_stopped_once() {
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        "[story=1]\nwrite story-1.txt x\\n\npromise FAILED: not yet\n",
+    );
+    let output = start(&repo, &agent, &["--max-retries", "0", "--plain"]);
+    assert_exit(&output, 3);
+    let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+    assert!(status.contains("max_retries"), "{status}");
+    // Stop it by hand: the reason is "stopped".
+    let state_path = run_dir(&repo).join("state.json");
+    let mut recorded = state(&repo);
+    recorded["reason"] = "stopped".into();
+    std::fs::write(&state_path, recorded.to_string()).expect("state.json");
+    let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+    assert!(!status.contains("stopped (stopped)"), "{status}");
+    assert!(status.contains("state:  stopped"), "{status}");
+}
+
+#[test]
+fn issue_36_a_worktree_cleanup_does_not_say_yours_was_untouched() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let output = start(
+        &repo,
+        &agent,
+        &["--worktree", "--on-finish", "cleanup", "--plain"],
+    );
+    assert_exit(&output, 0);
+    // The run's work is in the user's worktree now.
+    assert!(repo.path("story-1.txt").exists());
+    let err = stderr(&output);
+    assert!(err.contains("cleaned up"), "{err}");
+    assert!(!err.contains("not touched"), "{err}");
+    assert!(!err.contains("0 tokens, $0.00"), "{err}");
+}
+
+/// A prd.json with four stories: US-3 depends on US-1.
+const FOUR_PRD: &str = r#"{"userStories":[
+ {"id":"US-1","title":"One","passes":false},
+ {"id":"US-2","title":"Two","passes":false},
+ {"id":"US-3","title":"Three","passes":false,"dependsOn":["US-1"]},
+ {"id":"US-4","title":"Four","passes":false}
+]}
+"#;
+
+#[test]
+fn issue_36_a_parallel_dry_run_shows_what_starts_at_once_and_what_waits() {
+    let repo = TestRepo::with_files(&[("prd.json", FOUR_PRD)]);
+    let before = Untouched::take(&repo);
+    let output = dry_run(&repo, &["p", "--prd", "prd.json", "--parallel", "2"]);
+    assert_exit(&output, 0);
+    let out = stdout(&output);
+    assert!(
+        out.contains("at once: US-1, US-2"),
+        "the first two start together:\n{out}"
+    );
+    assert!(out.contains("US-3 waits for US-1"), "{out}");
+    assert!(
+        out.contains("US-4 waits for a free place"),
+        "the width holds it back:\n{out}"
+    );
+    before.assert_still(&repo, "a dry run");
+    // In JSON, for programs.
+    let output = run(ralph(&repo).args([
+        "start",
+        "p",
+        "--prd",
+        "prd.json",
+        "--parallel",
+        "2",
+        "--dry-run",
+        "--json",
+        "--agent-command",
+        "true",
+    ]));
+    assert_exit(&output, 0);
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        plan["schedule"]["at_once"],
+        serde_json::json!(["US-1", "US-2"])
+    );
+    // One at a time, a checklist says that its stories wait in order.
+    let repo = project(TWO_STORIES);
+    let out = stdout(&dry_run(&repo, &[CHANGE, "--parallel", "3"]));
+    assert!(out.contains("at once: 1"), "{out}");
+    assert!(out.contains("2 waits for 1"), "{out}");
+    assert!(
+        out.contains("independent = true"),
+        "how to free them:\n{out}"
+    );
+}
+
+/// A status read while three stories of a parallel run are at work.
+#[test]
+fn issue_36_status_of_a_parallel_run_counts_the_attempts_at_work() {
+    let repo = TestRepo::with_files(&[("prd.json", FOUR_PRD)]);
+    let hold = repo.dir.path().join("hold");
+    std::fs::write(&hold, "").expect("hold");
+    let gate = format!("while [ -e {} ]; do sleep 0.05; done", hold.display());
+    let agent = script(&repo, "[*]\npromise COMPLETE\n");
+    let command = format!("{gate}; exec {}", shell_quote(fake_agent_path()));
+    let mut cmd = ralph_with_fake(&repo, &agent);
+    cmd.args([
+        "start",
+        "p",
+        "--prd",
+        "prd.json",
+        "--parallel",
+        "3",
+        "--agent-command",
+        &command,
+        "--on-finish",
+        "keep",
+        "--plain",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("start runs");
+    let mut status = String::new();
+    wait_until(
+        "three stories at work",
+        std::time::Duration::from_secs(60),
+        || {
+            status = stdout(&ralph_cmd(&repo, &["status", "p"]));
+            status.matches("at work:").count() == 3
+        },
+    );
+    std::fs::remove_file(&hold).expect("release");
+    let _ = child.wait();
+    assert!(
+        !status.contains("[0/0 tasks]"),
+        "prd stories have no tasks:\n{status}"
+    );
+    assert!(
+        !status.contains("totals: 0 attempts ·"),
+        "three attempts run:\n{status}"
+    );
+    assert!(status.contains("3 at work"), "{status}");
+}
