@@ -133,11 +133,17 @@ pub fn handed_off(done: &HandedOff, url_on_stdout: bool) {
     ));
     if let Some(review) = &done.review {
         let what = review.forge.review_name();
+        let draft = match (review.made_draft, review.draft) {
+            (true, _) => "; it is a draft now",
+            (false, true) => "; it is a draft",
+            (false, false) => "",
+        };
         if review.created {
-            note(&format!("opened the {what}: {}", review.url));
+            let as_draft = if review.draft { " as a draft" } else { "" };
+            note(&format!("opened the {what}{as_draft}: {}", review.url));
         } else {
             note(&format!(
-                "updated the {what} already open for {} (its description is rewritten): {}",
+                "updated the {what} already open for {} (its description is rewritten{draft}): {}",
                 done.pushed.branch, review.url
             ));
         }

@@ -224,7 +224,11 @@ fn issue_26_pr_opens_a_pull_request_titled_after_the_change_with_the_runs_record
     assert_eq!(forge.verbs(), ["gh pr list", "gh pr create"], "{calls:?}");
     assert_eq!(
         calls[0].args[3..],
-        ["--head=ralph/greet", "--state=open", "--json=number,url"]
+        [
+            "--head=ralph/greet",
+            "--state=open",
+            "--json=number,url,isDraft"
+        ]
     );
     assert_eq!(
         calls[1].args[3..],
@@ -625,4 +629,75 @@ fn issue_26_a_malformed_hand_off_setting_refuses_the_start() {
         before.assert_still(&repo, &format!("a start refused for {key}"));
         assert!(recorded_calls(&repo).is_empty(), "the agent never ran");
     }
+}
+
+#[test]
+fn issue_36_no_remote_for_a_pull_request_says_to_run_the_pull_request_again() {
+    let repo = project(TWO_STORIES);
+    stopped_run(&repo);
+    let forge = FakeForge::new(&repo);
+    let untouched = Untouched::take(&repo);
+    let output = finish(&repo, &forge, &["--pr", "--draft"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("git remote add origin"), "{err}");
+    assert!(
+        err.contains("'git ralph finish greet --pr --draft' again"),
+        "the hint repeats what was asked:\n{err}"
+    );
+    assert!(!err.contains("--push' again"), "{err}");
+    untouched.assert_still(&repo, "a refused hand-off");
+}
+
+#[test]
+fn issue_36_pr_draft_on_an_open_pull_request_makes_it_a_draft_and_says_so() {
+    let repo = project(TWO_STORIES);
+    bare_remote(&repo, "origin");
+    completed_run(&repo);
+    let forge = FakeForge::new(&repo);
+    assert_exit(&finish(&repo, &forge, &["--pr"]), 0);
+    let output = finish(&repo, &forge, &["--pr", "--draft"]);
+    assert_exit(&output, 0);
+    let err = stderr(&output);
+    assert!(err.contains("updated the pull request"), "{err}");
+    assert!(
+        err.contains("draft"),
+        "the draft is not passed over in silence:\n{err}"
+    );
+    let verbs = forge.verbs();
+    assert_eq!(
+        verbs,
+        [
+            "gh pr list",
+            "gh pr create",
+            "gh pr list",
+            "gh pr edit",
+            "gh pr ready"
+        ]
+    );
+    assert_eq!(forge.calls()[4].args[3..], ["7", "--undo"]);
+    // Already a draft: nothing more to do, and nothing more is called.
+    assert_exit(&finish(&repo, &forge, &["--pr", "--draft"]), 0);
+    assert_eq!(forge.verbs().len(), 7, "{:?}", forge.verbs());
+}
+
+#[test]
+fn issue_36_the_descriptions_flags_hold_no_agent_path_or_scan_json() {
+    let repo = project(TWO_STORIES);
+    bare_remote(&repo, "origin");
+    completed_run(&repo);
+    let forge = FakeForge::new(&repo);
+    assert_exit(&finish(&repo, &forge, &["--pr"]), 0);
+    let body = &forge.calls()[1].stdin;
+    let flags = body
+        .split("## Flags")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Flags section:\n{body}"));
+    assert!(!flags.contains("scan"), "{flags}");
+    assert!(!flags.contains("{\""), "no raw JSON:\n{flags}");
+    assert!(!flags.contains("agent:"), "{flags}");
+    assert!(
+        flags.contains("story 2 attempt 1: flag: no change besides ticking boxes"),
+        "{flags}"
+    );
 }

@@ -14,7 +14,8 @@ pub const MR_URL: &str = "https://gitlab.example.com/group/greet/-/merge_request
 
 /// A scripted `gh` (and `glab`): each call's arguments (NUL-separated) and
 /// standard input are recorded as `call-<n>.args` and `call-<n>.stdin`;
-/// `pr list` answers with what `pr create` opened. `FAKE_FORGE_MODE=auth`
+/// `pr list` answers with what `pr create` opened (a draft once `pr ready
+/// --undo` made it one). `FAKE_FORGE_MODE=auth`
 /// makes every call fail as a CLI that is not logged in does.
 const FAKE_FORGE: &str = r#"#!/bin/sh
 dir="$FAKE_FORGE_DIR"
@@ -29,14 +30,22 @@ fi
 case "$(basename "$0") $1 $2" in
   "gh pr list") cat "$dir/open.json" 2>/dev/null || echo "[]" ;;
   "gh pr create")
-    echo '[{"number":7,"url":"https://github.example/o/greet/pull/7"}]' > "$dir/open.json"
+    draft=false; case " $* " in *" --draft "*) draft=true ;; esac
+    echo '[{"number":7,"url":"https://github.example/o/greet/pull/7","isDraft":'$draft'}]' > "$dir/open.json"
     echo "https://github.example/o/greet/pull/7" ;;
   "gh pr edit") echo "https://github.example/o/greet/pull/7" ;;
+  "gh pr ready")
+    echo '[{"number":7,"url":"https://github.example/o/greet/pull/7","isDraft":true}]' > "$dir/open.json" ;;
   "glab mr list") cat "$dir/open.json" 2>/dev/null || echo "[]" ;;
   "glab mr create")
-    echo '[{"iid":3,"web_url":"https://gitlab.example.com/group/greet/-/merge_requests/3"}]' > "$dir/open.json"
+    draft=false; case " $* " in *" --draft "*) draft=true ;; esac
+    echo '[{"iid":3,"web_url":"https://gitlab.example.com/group/greet/-/merge_requests/3","draft":'$draft'}]' > "$dir/open.json"
     printf '\nCreating merge request for ralph/greet into main in group/greet\n\n!3 Greet (ralph/greet)\n https://gitlab.example.com/group/greet/-/merge_requests/3\n\n' ;;
-  "glab mr update") echo "- Updating merge request !3" ;;
+  "glab mr update")
+    case " $* " in *" --draft "*)
+      echo '[{"iid":3,"web_url":"https://gitlab.example.com/group/greet/-/merge_requests/3","draft":true}]' > "$dir/open.json" ;;
+    esac
+    echo "- Updating merge request !3" ;;
   *) echo "unexpected call: $*" >&2; exit 1 ;;
 esac
 "#;

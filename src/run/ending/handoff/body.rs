@@ -34,6 +34,11 @@ const ORDINARY_FIELDS: &[&str] = &[
     "failed_checks",
     "passed_checks",
     "progress",
+    // Who ran it and in which role: said in the attempt's line.
+    "agent",
+    "role",
+    // How the worktree was read: the engine's business, not a reviewer's.
+    "scan",
 ];
 
 /// The title: the change's name as words, `add-dark-mode` → `Add dark mode`.
@@ -50,6 +55,11 @@ pub fn title(change: &str) -> String {
 pub fn body(state: &RunState, base: Option<&str>) -> String {
     let mut body = summary(state, base);
     body.push_str(&stories_table(&state.stories));
+    let agent = state
+        .settings
+        .agent_command
+        .as_deref()
+        .unwrap_or(&state.settings.agent);
     let tail = format!(
         "{}{}{}{}",
         checks(&state.stories),
@@ -58,7 +68,7 @@ pub fn body(state: &RunState, base: Option<&str>) -> String {
         footer(&state.change)
     );
     let room = MAX_BODY_CHARS.saturating_sub(body.len() + tail.len());
-    body.push_str(&attempts(&state.stories, room));
+    body.push_str(&attempts(&state.stories, agent, room));
     body.push_str(&tail);
     body
 }
@@ -117,11 +127,17 @@ fn stories_table(stories: &[StoryRecord]) -> String {
     out
 }
 
-/// One line per attempt, as many as fit in `room` characters.
-fn attempts(stories: &[StoryRecord], room: usize) -> String {
+/// One line per attempt, as many as fit in `room` characters; an attempt
+/// another agent than the run's ran names it.
+fn attempts(stories: &[StoryRecord], agent: &str, room: usize) -> String {
     let lines: Vec<String> = stories
         .iter()
-        .flat_map(|story| story.attempts.iter().map(move |a| attempt_line(story, a)))
+        .flat_map(|story| {
+            story
+                .attempts
+                .iter()
+                .map(move |a| attempt_line(story, a, agent))
+        })
         .collect();
     if lines.is_empty() {
         return String::new();
@@ -143,10 +159,16 @@ fn attempts(stories: &[StoryRecord], room: usize) -> String {
     out
 }
 
-fn attempt_line(story: &StoryRecord, attempt: &AttemptRecord) -> String {
+fn attempt_line(story: &StoryRecord, attempt: &AttemptRecord, agent: &str) -> String {
     let mut parts = vec![attempt.outcome.describe().to_owned()];
     if let Some(reason) = &attempt.reason {
         parts[0] = format!("{}: {}", parts[0], one_line(reason));
+    }
+    if let Some(role) = attempt.role {
+        parts.push(format!("as the {role}"));
+    }
+    if let Some(ran) = attempt.agent.as_deref().filter(|ran| *ran != agent) {
+        parts.push(format!("by {}", code(ran)));
     }
     if let Some(commit) = &attempt.checkpoint {
         parts.push(format!("commit `{}`", commit.get(..10).unwrap_or(commit)));
@@ -156,7 +178,7 @@ fn attempt_line(story: &StoryRecord, attempt: &AttemptRecord) -> String {
     }
     let tokens = attempt.tokens();
     if tokens > 0 || attempt.cost_usd > 0.0 {
-        parts.push(format!("{tokens} tokens, ${:.2}", attempt.cost_usd));
+        parts.push(crate::state::usage_words(tokens, attempt.cost_usd).replace(" · ", ", "));
     }
     if !attempt.passed_checks.is_empty() {
         let names: Vec<String> = attempt.passed_checks.iter().map(|n| code(n)).collect();
@@ -216,14 +238,23 @@ fn spending(state: &RunState) -> String {
     } else {
         ""
     };
+    let tokens = match totals.tokens() {
+        0 => "tokens unknown (no agent reported any)".to_owned(),
+        all => format!(
+            "{all} tokens ({} in, {} out){unknown}",
+            totals.input_tokens(),
+            totals.output_tokens
+        ),
+    };
+    let cost = if totals.cost_usd > 0.0 {
+        format!("${:.2}", totals.cost_usd)
+    } else {
+        "cost unknown".to_owned()
+    };
     format!(
-        "## Tokens and cost\n\n{} attempt{}, {} tokens ({} in, {} out){unknown}, ${:.2}.\n\n",
+        "## Tokens and cost\n\n{} attempt{}, {tokens}, {cost}.\n\n",
         totals.attempts,
         if totals.attempts == 1 { "" } else { "s" },
-        totals.tokens(),
-        totals.input_tokens(),
-        totals.output_tokens,
-        totals.cost_usd
     )
 }
 

@@ -17,7 +17,8 @@ pub enum HandoffError {
     NoRemote {
         remote: String,
         branch: String,
-        change: String,
+        /// The command that was run, to run again once it is fixed.
+        again: String,
     },
     /// The run's branch is gone: there is nothing to push.
     #[error("there is no branch {branch} to push")]
@@ -26,7 +27,7 @@ pub enum HandoffError {
     PushRejected {
         remote: String,
         branch: String,
-        change: String,
+        again: String,
         detail: String,
     },
     #[error(
@@ -35,14 +36,14 @@ pub enum HandoffError {
     PushCredentials {
         remote: String,
         branch: String,
-        change: String,
+        again: String,
         detail: String,
     },
     #[error("could not push {branch} to '{remote}': {detail}")]
     PushFailed {
         remote: String,
         branch: String,
-        change: String,
+        again: String,
         detail: String,
     },
     #[error("could not run git to push {branch}")]
@@ -71,7 +72,8 @@ pub enum HandoffError {
 pub struct NotOpened {
     pub branch: String,
     pub remote: String,
-    pub change: String,
+    /// The command that was run, to run again once it is fixed.
+    pub again: String,
     /// "pull request" or "merge request".
     pub review: &'static str,
     pub why: ReviewFailure,
@@ -93,13 +95,16 @@ pub enum ReviewFailure {
 impl HandoffError {
     /// What the user can do about it, most useful first.
     pub fn hints(&self) -> Vec<String> {
-        let again =
-            |change: &str, how: &str| format!("then run 'git ralph finish {change} {how}' again");
+        let again = |command: &str| format!("then run '{command}' again");
         match self {
             // Refused before anything was done: the run is as it was.
-            HandoffError::NoRemote { remote, change, .. } => vec![format!(
+            HandoffError::NoRemote {
+                remote,
+                again: command,
+                ..
+            } => vec![format!(
                 "add the remote ('git remote add {remote} <url>') or name another one with --remote, {}",
-                again(change, "--push")
+                again(command)
             )],
             HandoffError::NoBranch { change, .. } => vec![format!(
                 "see where the run stands with 'git ralph status {change}'"
@@ -107,7 +112,7 @@ impl HandoffError {
             HandoffError::PushRejected {
                 remote,
                 branch,
-                change,
+                again: command,
                 ..
             } => vec![
                 format!(
@@ -115,16 +120,20 @@ impl HandoffError {
                 ),
                 format!(
                     "to replace it with this run: 'git push --force-with-lease {remote} {branch}'; or fix what refused it, {}",
-                    again(change, "--push")
+                    again(command)
                 ),
             ],
-            HandoffError::PushCredentials { remote, change, .. } => vec![format!(
+            HandoffError::PushCredentials {
+                remote,
+                again: command,
+                ..
+            } => vec![format!(
                 "the run is kept on its branch; give git credentials for '{remote}' without a prompt (a credential helper, an SSH key or agent; in CI a token), {}",
-                again(change, "--push")
+                again(command)
             )],
-            HandoffError::PushFailed { change, .. } => vec![format!(
+            HandoffError::PushFailed { again: command, .. } => vec![format!(
                 "the run is kept on its branch; {}",
-                again(change, "--push")
+                again(command)
             )],
             HandoffError::Git { source, .. } if source.is_setup() => vec![
                 "the push runs the git binary (gitoxide cannot push): install git or put it on PATH, then run this again; the run is kept on its branch".to_owned(),
@@ -132,7 +141,7 @@ impl HandoffError {
             HandoffError::Git { .. } => Vec::new(),
             HandoffError::Review(not_opened) => {
                 let NotOpened {
-                    change,
+                    again: command,
                     why,
                     by_hand,
                     ..
@@ -140,7 +149,7 @@ impl HandoffError {
                 let mut hints = Vec::new();
                 match why {
                     ReviewFailure::Missing { tool } => {
-                        hints.push(format!("install `{tool}`, {}", again(change, "--pr")))
+                        hints.push(format!("install `{tool}`, {}", again(command)))
                     }
                     ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
                         "log in with '{tool} auth login' (in CI: set {}), {}",
@@ -149,7 +158,7 @@ impl HandoffError {
                         } else {
                             "GITLAB_TOKEN"
                         },
-                        again(change, "--pr")
+                        again(command)
                     )),
                     ReviewFailure::Failed { .. } => {}
                 }

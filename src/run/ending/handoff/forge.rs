@@ -67,6 +67,10 @@ pub struct Opened {
     pub url: String,
     /// False: one was already open for the branch, and was updated.
     pub created: bool,
+    /// It is a draft now.
+    pub draft: bool,
+    /// It was open and not a draft, and `--draft` made it one.
+    pub made_draft: bool,
 }
 
 pub fn open_or_update(request: &Request) -> Result<Opened, ReviewFailure> {
@@ -91,9 +95,21 @@ pub fn open_or_update(request: &Request) -> Result<Opened, ReviewFailure> {
                 ],
             };
             call(request, args, Some(request.body))?;
+            // --draft asks for a draft; one already open is turned into
+            // one rather than left as it was without a word.
+            let made_draft = request.draft && !open.draft;
+            if made_draft {
+                let args = match request.forge {
+                    Forge::GitHub => vec!["pr".into(), "ready".into(), open.id, "--undo".into()],
+                    Forge::GitLab => vec!["mr".into(), "update".into(), open.id, "--draft".into()],
+                };
+                call(request, args, None)?;
+            }
             Ok(Opened {
                 url: open.url,
                 created: false,
+                draft: open.draft || made_draft,
+                made_draft,
             })
         }
         None => {
@@ -104,7 +120,12 @@ pub fn open_or_update(request: &Request) -> Result<Opened, ReviewFailure> {
                 .find(|word| word.starts_with("http"))
                 .unwrap_or_else(|| stdout.trim())
                 .to_owned();
-            Ok(Opened { url, created: true })
+            Ok(Opened {
+                url,
+                created: true,
+                draft: request.draft,
+                made_draft: false,
+            })
         }
     }
 }
@@ -175,18 +196,23 @@ fn create_args(request: &Request) -> Vec<String> {
 struct Found {
     id: String,
     url: String,
+    draft: bool,
 }
 
 #[derive(Deserialize)]
 struct GhPull {
     number: u64,
     url: String,
+    #[serde(default, rename = "isDraft")]
+    is_draft: bool,
 }
 
 #[derive(Deserialize)]
 struct GlabMerge {
     iid: u64,
     web_url: String,
+    #[serde(default)]
+    draft: bool,
 }
 
 fn find_open(request: &Request) -> Result<Option<Found>, ReviewFailure> {
@@ -197,7 +223,7 @@ fn find_open(request: &Request) -> Result<Option<Found>, ReviewFailure> {
             "list".into(),
             format!("--head={}", request.branch),
             "--state=open".into(),
-            "--json=number,url".into(),
+            "--json=number,url,isDraft".into(),
         ],
         Forge::GitLab => vec![
             "mr".into(),
@@ -223,6 +249,7 @@ fn find_open(request: &Request) -> Result<Option<Found>, ReviewFailure> {
             .map(|pull| Found {
                 id: pull.number.to_string(),
                 url: pull.url,
+                draft: pull.is_draft,
             }),
         Forge::GitLab => serde_json::from_str::<Vec<GlabMerge>>(text)
             .map_err(unreadable)?
@@ -231,6 +258,7 @@ fn find_open(request: &Request) -> Result<Option<Found>, ReviewFailure> {
             .map(|merge| Found {
                 id: merge.iid.to_string(),
                 url: merge.web_url,
+                draft: merge.draft,
             }),
     })
 }

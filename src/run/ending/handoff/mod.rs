@@ -96,6 +96,10 @@ pub struct Review {
     /// rewritten instead of opening a second one.
     pub created: bool,
     pub forge: Forge,
+    /// It is a draft now.
+    pub draft: bool,
+    /// It was open and ready, and `--draft` made it a draft.
+    pub made_draft: bool,
 }
 
 /// Where a hand-off pushes: the remote's name and URL.
@@ -106,6 +110,25 @@ pub struct Destination {
 }
 
 impl Handoff {
+    /// `git ralph finish <change> --pr --draft`: the hand-off as a command,
+    /// to run again once what stopped it is fixed.
+    pub fn command(&self, change: &ChangeName) -> String {
+        let mut command = format!("git ralph finish {change}");
+        match &self.review {
+            None => command.push_str(" --push"),
+            Some(review) => {
+                command.push_str(" --pr");
+                if review.draft {
+                    command.push_str(" --draft");
+                }
+            }
+        }
+        if let Some(remote) = &self.remote {
+            command.push_str(&format!(" --remote {remote}"));
+        }
+        command
+    }
+
     /// The remote this hand-off pushes `change`'s branch to, for a run
     /// that started from `original`: refused when the repository has no
     /// such remote, before anything is kept, removed or recorded.
@@ -121,7 +144,7 @@ impl Handoff {
             None => Err(HandoffError::NoRemote {
                 remote,
                 branch: change.branch_short(),
-                change: change.to_string(),
+                again: self.command(change),
             }),
         }
     }
@@ -144,7 +167,8 @@ pub(super) fn hand_off(
         branch: change.branch_short(),
         remote: remote.clone(),
     });
-    let pushed = push::push(repo, change, &remote)?;
+    let again = handoff.command(change);
+    let pushed = push::push(repo, change, &remote, &again)?;
     let Some(review) = &handoff.review else {
         return Ok((pushed, None));
     };
@@ -178,12 +202,14 @@ pub(super) fn hand_off(
                 url: opened.url,
                 created: opened.created,
                 forge,
+                draft: opened.draft,
+                made_draft: opened.made_draft,
             }),
         )),
         Err(why) => Err(HandoffError::Review(Box::new(NotOpened {
             branch: pushed.branch.clone(),
             remote: pushed.remote.clone(),
-            change: change.to_string(),
+            again,
             review: forge.review_name(),
             by_hand: forge::by_hand(&request, &body_file),
             why,

@@ -43,7 +43,13 @@ pub(super) fn remote_url(repo: &Repo, remote: &str) -> Option<String> {
 /// `remote` is one the repository has (see [`remote_url`]). The branch is
 /// pushed as it stands, whichever worktree `repo` is and wherever its HEAD
 /// is: a run kept beside the user leaves HEAD on the user's branch.
-pub(super) fn push(repo: &Repo, change: &ChangeName, remote: &str) -> Result<Pushed, HandoffError> {
+/// `again` is the command that was run, for the hints.
+pub(super) fn push(
+    repo: &Repo,
+    change: &ChangeName,
+    remote: &str,
+    again: &str,
+) -> Result<Pushed, HandoffError> {
     let branch = change.branch_short();
     let commit = repo
         .resolve_ref(&change.branch_ref())
@@ -77,24 +83,24 @@ pub(super) fn push(repo: &Repo, change: &ChangeName, remote: &str) -> Result<Pus
         });
     }
     let (stdout, stderr) = (stdout.text(), stderr.text());
-    let (remote, change) = (remote.to_owned(), change.to_string());
+    let (remote, again) = (remote.to_owned(), again.to_owned());
     Err(match failure(exit, &stdout, &stderr) {
         Failure::Rejected(detail) => HandoffError::PushRejected {
             remote,
             branch,
-            change,
+            again,
             detail,
         },
         Failure::Credentials(detail) => HandoffError::PushCredentials {
             remote,
             branch,
-            change,
+            again,
             detail,
         },
         Failure::Other(detail) => HandoffError::PushFailed {
             remote,
             branch,
-            change,
+            again,
             detail,
         },
     })
