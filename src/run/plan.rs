@@ -31,6 +31,9 @@ pub struct Plan {
     /// The worktree of its own the run works in, beside the user's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
+    /// With `--parallel`: what starts at once, and what waits for what.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<super::parallel::Schedule>,
 }
 
 /// The agent a run would start.
@@ -102,6 +105,15 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             .map(|role| role_preview(role, &rules))
             .collect();
     }
+    let schedule = match settings.parallel {
+        Some(width) => Some(super::parallel::schedule(
+            &contract,
+            source.kind(),
+            &source.load()?,
+            width as usize,
+        )),
+        None => None,
+    };
     let spec = agent_spec(repo, &settings)?;
     Ok(Plan {
         preview,
@@ -114,6 +126,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         guardrails: guardrail_lines(&settings, !roles.is_empty()),
         resumes: stopped.is_some(),
         worktree: worktree.map(|path| path.display().to_string()),
+        schedule,
     })
 }
 

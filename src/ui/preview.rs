@@ -6,6 +6,7 @@ use console::Term;
 
 use super::{Styles, out};
 use crate::preview::StoryStatus;
+use crate::run::parallel::Schedule;
 use crate::run::plan::Plan;
 
 pub fn print(plan: &Plan) {
@@ -57,6 +58,9 @@ pub fn print(plan: &Plan) {
             format_args!("{path} (a worktree of its own; yours is left as it is)"),
         ));
     }
+    if let Some(schedule) = &plan.schedule {
+        print_schedule(schedule, &s);
+    }
     if plan.resumes {
         out("a stopped run of this change exists: start resumes it");
     }
@@ -67,5 +71,35 @@ pub fn print(plan: &Plan) {
         }
         None if preview.all_done => out("every story is done: no agent would start"),
         None => out("no story can be worked on: see the warnings above"),
+    }
+}
+
+/// What a parallel run starts with, and what waits for what.
+fn print_schedule(schedule: &Schedule, s: &Styles) {
+    out(&s.field(
+        "schedule:",
+        format_args!("up to {} stories at once", schedule.width),
+    ));
+    if !schedule.at_once.is_empty() {
+        out(&format!("  at once: {}", schedule.at_once.join(", ")));
+    }
+    for story in &schedule.queued {
+        out(&format!("  {story} waits for a free place"));
+    }
+    for waiting in &schedule.waits {
+        out(&format!(
+            "  {} waits for {}",
+            waiting.story,
+            waiting.waits_for.join(", ")
+        ));
+    }
+    if schedule.in_order && !schedule.waits.is_empty() {
+        out(&format!(
+            "  {}",
+            s.dim.apply_to(
+                "a checklist's stories run in order; `[stories] independent = true` in ralph.toml, \
+                 or `after = [...]` in a story's section, lets them run at once"
+            )
+        ));
     }
 }

@@ -32,6 +32,7 @@ use tokio::sync::{mpsc, watch};
 
 use self::board::{Board, Ended, Launch, Waiting};
 use self::schedule::Order;
+pub use self::schedule::Schedule;
 use self::worker::Start;
 use super::context::Run;
 use super::error::RunError;
@@ -413,6 +414,17 @@ fn order_of(contract: &crate::contract::Contract) -> Order {
             .collect(),
         independent: contract.stories.independent,
     }
+}
+
+/// What a parallel run `width` stories wide would start with, and what
+/// would wait for what, for `start --dry-run`.
+pub(crate) fn schedule(
+    contract: &crate::contract::Contract,
+    kind: crate::stories::SourceKind,
+    stories: &[Story],
+    width: usize,
+) -> Schedule {
+    order_of(contract).schedule(kind, stories, width)
 }
 
 /// Whether the stories can be run at once in the order the contract

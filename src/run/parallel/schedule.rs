@@ -9,6 +9,30 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::stories::{SourceKind, Story};
 
+/// What a parallel run would do first, as `start --dry-run` shows it: the
+/// stories that start at once, those ready that wait for a free place, and
+/// every other open story with the stories it waits for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Schedule {
+    /// How many stories run at once.
+    pub width: usize,
+    pub at_once: Vec<String>,
+    /// Ready, but past the width: each starts as a place frees.
+    pub queued: Vec<String>,
+    /// Each open story that waits, with the ones it waits for directly.
+    pub waits: Vec<Waiting>,
+    /// The stories wait in file order because their file is a checklist
+    /// (or an OpenSpec change) that does not say they are independent.
+    pub in_order: bool,
+}
+
+/// One story that cannot start before others are done.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Waiting {
+    pub story: String,
+    pub waits_for: Vec<String>,
+}
+
 /// What decides the order, besides the stories themselves.
 #[derive(Debug, Clone, Default)]
 pub struct Order {
@@ -69,6 +93,65 @@ impl Order {
             .filter(|(index, _)| self.waits_for(kind, stories, *index).into_iter().all(done))
             .map(|(_, story)| story)
             .collect()
+    }
+
+    /// What a run `width` stories wide starts with, and what waits for
+    /// what: the open stories each wait for the open ones they name (or
+    /// that come before them, in file order), shown without what those
+    /// already wait for.
+    pub fn schedule(&self, kind: SourceKind, stories: &[Story], width: usize) -> Schedule {
+        let none = BTreeSet::new();
+        let ready: Vec<String> = self
+            .ready(kind, stories, &none, &none)
+            .into_iter()
+            .map(|story| story.id.clone())
+            .collect();
+        let width = width.max(1);
+        let open_waits = |index: usize| -> BTreeSet<String> {
+            self.waits_for(kind, stories, index)
+                .into_iter()
+                .filter(|id| stories.iter().any(|s| s.id == *id && !s.is_complete()))
+                .map(str::to_owned)
+                .collect()
+        };
+        let direct: Vec<(usize, BTreeSet<String>)> = (0..stories.len())
+            .filter(|at| !stories[*at].is_complete() && !ready.contains(&stories[*at].id))
+            .map(|at| (at, open_waits(at)))
+            .collect();
+        // Everything a story waits for, however far down.
+        let below = |id: &str| -> BTreeSet<String> {
+            let mut seen = BTreeSet::new();
+            let mut next = vec![id.to_owned()];
+            while let Some(id) = next.pop() {
+                if let Some(at) = stories.iter().position(|s| s.id == id) {
+                    for on in open_waits(at) {
+                        if seen.insert(on.clone()) {
+                            next.push(on);
+                        }
+                    }
+                }
+            }
+            seen
+        };
+        let waits = direct
+            .into_iter()
+            .map(|(at, on)| Waiting {
+                story: stories[at].id.clone(),
+                waits_for: on
+                    .iter()
+                    .filter(|id| !on.iter().any(|other| below(other).contains(*id)))
+                    .cloned()
+                    .collect(),
+            })
+            .collect();
+        Schedule {
+            width,
+            at_once: ready.iter().take(width).cloned().collect(),
+            queued: ready.iter().skip(width).cloned().collect(),
+            waits,
+            in_order: matches!(kind, SourceKind::OpenSpec | SourceKind::Markdown)
+                && !self.independent,
+        }
     }
 
     /// What is wrong with the order before anything runs: a story named in
@@ -238,6 +321,43 @@ mod tests {
             ids(third_after_first.ready(SourceKind::Markdown, &list, &none, &none)),
             ["1"]
         );
+    }
+
+    #[test]
+    fn the_schedule_says_what_starts_at_once_and_what_waits_for_what() {
+        let stories = [
+            story("A", false, &[]),
+            story("B", false, &["A"]),
+            story("C", false, &["A", "B"]),
+            story("D", true, &[]),
+            story("E", false, &["D"]),
+            story("F", false, &[]),
+        ];
+        let schedule = Order::default().schedule(SourceKind::Prd, &stories, 2);
+        assert_eq!(schedule.at_once, ["A", "E"]);
+        assert_eq!(schedule.queued, ["F"]);
+        let waits: Vec<(&str, Vec<&str>)> = schedule
+            .waits
+            .iter()
+            .map(|w| {
+                (
+                    w.story.as_str(),
+                    w.waits_for.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        // C waits for A through B: only B is named.
+        assert_eq!(waits, [("B", vec!["A"]), ("C", vec!["B"])]);
+        assert!(!schedule.in_order);
+        let list = [
+            story("1", false, &[]),
+            story("2", false, &[]),
+            story("3", false, &[]),
+        ];
+        let schedule = Order::default().schedule(SourceKind::Markdown, &list, 3);
+        assert_eq!(schedule.at_once, ["1"]);
+        assert_eq!(schedule.waits[1].waits_for, ["2"]);
+        assert!(schedule.in_order);
     }
 
     #[test]
