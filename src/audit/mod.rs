@@ -336,7 +336,7 @@ pub fn attempt_detail(
         record: TrailAttempt::from(record),
         prompt: parts.prompt.then(|| files.prompt(record)).flatten(),
         diff: if parts.diff {
-            Some(attempt_patch(repo, record).unwrap_or_default())
+            Some(attempt_patch(repo, record, crate::git::PatchFor::GIT).unwrap_or_default())
         } else {
             None
         },
@@ -349,14 +349,19 @@ pub fn attempt_detail(
 }
 
 /// The attempt's work against the checkpoint it started from: its
-/// checkpoint commit, or the commit its attempt ref keeps.
-pub fn attempt_patch(repo: &Repo, record: &AttemptRecord) -> Option<String> {
+/// checkpoint commit, or the commit its attempt ref keeps; for a view or
+/// for `git apply` (`to`).
+pub fn attempt_patch(
+    repo: &Repo,
+    record: &AttemptRecord,
+    to: crate::git::PatchFor,
+) -> Option<String> {
     let commit = match (&record.checkpoint, &record.preserved) {
         (Some(hex), _) => crate::git::ObjectId::from_hex(hex.as_bytes()).ok()?,
         (None, Some(name)) => repo.resolve_ref(name).ok()??,
         (None, None) => return None,
     };
-    repo.commit_patch(commit).ok()
+    repo.commit_patch(commit, to).ok()
 }
 
 /// The files of one run: prompts, the events log and its offsets.
@@ -526,7 +531,7 @@ impl AttemptDetails for RunDetails {
     fn diff(&self, story: &str, attempt: u32) -> Option<String> {
         let record = self.record(story, attempt)?;
         if record.outcome != AttemptOutcome::Running {
-            return attempt_patch(&self.repo, &record);
+            return attempt_patch(&self.repo, &record, crate::git::PatchFor::VIEW);
         }
         // The attempt at work: the worktree it works in as it is now (the
         // run's own, for a run beside the user's), read off this thread.

@@ -1,7 +1,8 @@
 //! `git ralph show <story>[/<attempt>] [<change>]`: one attempt of a run, live
 //! or in the run history: its prompt, the agent's messages and tool calls,
-//! its diff against the checkpoint it started from, and its checks. It reads
-//! the run's files and git objects only and changes nothing.
+//! its diff against the checkpoint it started from, and its checks; or, with
+//! `--patch`, only that diff, as `git diff` writes it, for `git apply`. It
+//! reads the run's files and git objects only and changes nothing.
 
 use std::process::ExitCode;
 
@@ -24,9 +25,13 @@ pub struct Args {
     /// The agent's messages and tool calls.
     #[arg(long)]
     pub transcript: bool,
-    /// The attempt against its checkpoint, as a patch.
+    /// The attempt against its checkpoint, as a patch (alone, the same as
+    /// --patch).
     #[arg(long)]
     pub diff: bool,
+    /// Only the patch, as `git diff` writes it, for `git apply`.
+    #[arg(long, conflicts_with_all = ["prompt", "transcript", "checks", "json"])]
+    pub patch: bool,
     /// The checks and their output.
     #[arg(long)]
     pub checks: bool,
@@ -44,10 +49,20 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         diff: args.diff,
         checks: args.checks,
     };
+    // The patch alone: asked for, or the only part asked for people.
+    let patch_only =
+        args.patch || (args.diff && !(args.prompt || args.transcript || args.checks || args.json));
+    if patch_only {
+        parts.diff = true;
+    }
     if !(parts.prompt || parts.transcript || parts.diff || parts.checks) {
         parts = Parts::all();
     }
     let detail = audit::attempt_detail(&repo, &found, &state, story, record, parts)?;
+    if patch_only {
+        ui::print_patch(&detail);
+        return Ok(Exit::Success.code());
+    }
     let mut printer = ui::AttemptPrinter::new(args.json);
     printer.head(&detail, parts.transcript);
     if parts.transcript {

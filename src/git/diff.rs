@@ -14,6 +14,10 @@ pub struct ChangedFile {
     pub path: String,
     pub old: Option<ObjectId>,
     pub new: Option<ObjectId>,
+    /// The file's mode in each tree, as git writes it (`0o100644`,
+    /// `0o100755`, `0o120000`, `0o160000`).
+    pub old_mode: Option<u32>,
+    pub new_mode: Option<u32>,
 }
 
 impl Repo {
@@ -41,40 +45,53 @@ impl Repo {
         let mut files = Vec::new();
         for change in changes {
             use gix::object::tree::diff::ChangeDetached::*;
-            let (path, old, new, mode) = match change {
+            let (path, old, new, old_mode, mode) = match change {
                 Addition {
                     location,
                     id,
                     entry_mode,
                     ..
-                } => (location, None, Some(id), entry_mode),
+                } => (location, None, Some(id), None, entry_mode),
                 Deletion {
                     location,
                     id,
                     entry_mode,
                     ..
-                } => (location, Some(id), None, entry_mode),
+                } => (location, Some(id), None, Some(entry_mode), entry_mode),
                 Modification {
                     location,
                     previous_id,
+                    previous_entry_mode,
                     id,
                     entry_mode,
                     ..
-                } => (location, Some(previous_id), Some(id), entry_mode),
+                } => (
+                    location,
+                    Some(previous_id),
+                    Some(id),
+                    Some(previous_entry_mode),
+                    entry_mode,
+                ),
                 Rewrite {
                     location,
                     id,
                     entry_mode,
                     ..
-                } => (location, None, Some(id), entry_mode),
+                } => (location, None, Some(id), None, entry_mode),
             };
             if mode.is_tree() {
                 continue;
             }
+            let mode_of = |mode: gix::object::tree::EntryMode| {
+                u32::from_str_radix(&mode.kind().as_octal_str().to_str_lossy(), 8).unwrap_or(0)
+            };
+            let deleted = new.is_none();
             files.push(ChangedFile {
                 path: path.to_str_lossy().into_owned(),
                 old,
                 new,
+                old_mode: old_mode.map(mode_of),
+                new_mode: (!deleted).then(|| mode_of(mode)),
             });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -97,9 +114,6 @@ impl Repo {
     }
 }
 
-/// Blobs larger than this are summarised, not diffed, in [`Repo::commit_patch`].
-const PATCH_BLOB_LIMIT: usize = 4 * 1024 * 1024;
-
 impl Repo {
     /// The first parent of `commit`, if it has one.
     pub fn first_parent(&self, commit: ObjectId) -> Result<Option<ObjectId>, GitFailure> {
@@ -112,13 +126,17 @@ impl Repo {
 
     /// `git show --format= <commit>` in spirit: what `commit` changed against
     /// its first parent (or the empty tree), as a unified patch. Read-only.
-    pub fn commit_patch(&self, commit: ObjectId) -> Result<String, GitFailure> {
+    pub fn commit_patch(
+        &self,
+        commit: ObjectId,
+        to: super::PatchFor,
+    ) -> Result<String, GitFailure> {
         let new_tree = self.commit_tree(commit)?;
         let old_tree = match self.first_parent(commit)? {
             Some(parent) => self.commit_tree(parent)?,
             None => self.repo.empty_tree().id,
         };
-        self.tree_patch(old_tree, new_tree)
+        self.tree_patch(old_tree, new_tree, to)
     }
 
     /// `git diff <base>` with untracked files included, as `git add -A`
@@ -133,66 +151,6 @@ impl Repo {
         };
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;
-        Ok(scratch.tree_patch(old_tree, new_tree)?)
+        Ok(scratch.tree_patch(old_tree, new_tree, super::PatchFor::VIEW)?)
     }
-
-    /// The unified patch from tree `old_tree` to tree `new_tree`.
-    fn tree_patch(&self, old_tree: ObjectId, new_tree: ObjectId) -> Result<String, GitFailure> {
-        let mut patch = String::new();
-        for file in self.changed_files(old_tree, new_tree)? {
-            let old = file.old.map(|id| self.blob_text(id, PATCH_BLOB_LIMIT));
-            let new = file.new.map(|id| self.blob_text(id, PATCH_BLOB_LIMIT));
-            let (from, to) = (
-                if file.old.is_some() {
-                    format!("a/{}", file.path)
-                } else {
-                    "/dev/null".to_owned()
-                },
-                if file.new.is_some() {
-                    format!("b/{}", file.path)
-                } else {
-                    "/dev/null".to_owned()
-                },
-            );
-            patch.push_str(&format!("diff --git a/{0} b/{0}\n", file.path));
-            match (old, new) {
-                (Some(None), _) | (_, Some(None)) => {
-                    let sizes = [file.old, file.new]
-                        .into_iter()
-                        .flatten()
-                        .map(|id| match self.blob_size(id) {
-                            Some(size) => format!("binary, {}", super::blob::human_size(size)),
-                            None => "binary".to_owned(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" -> ");
-                    patch.push_str(&format!("Binary files {from} and {to} differ ({sizes})\n"));
-                }
-                (old, new) => {
-                    let old = old.flatten().unwrap_or_default();
-                    let new = new.flatten().unwrap_or_default();
-                    patch.push_str(&format!("--- {from}\n+++ {to}\n"));
-                    patch.push_str(&unified(&old, &new));
-                }
-            }
-        }
-        Ok(patch)
-    }
-}
-
-fn unified(old: &str, new: &str) -> String {
-    use gix::diff::blob::unified_diff::{ConsumeBinaryHunk, ContextSize};
-    use gix::diff::blob::{Algorithm, Diff, InternedInput, UnifiedDiff, sources};
-    let input = InternedInput::new(sources::lines(old), sources::lines(new));
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
-    diff.postprocess_lines(&input);
-    let printer = ConsumeBinaryHunk::new(gix::bstr::BString::default(), "\n");
-    let bytes = UnifiedDiff::new(&diff, &input, printer, ContextSize::symmetrical(3))
-        .consume()
-        .unwrap_or_default();
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text
 }

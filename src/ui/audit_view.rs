@@ -253,3 +253,15 @@ fn print_tail(detail: &AttemptDetail, s: &Styles) {
         }
     }
 }
+
+/// `show --patch`: the attempt's patch alone, byte for byte, for `git
+/// apply`; a note on stderr when it changed nothing.
+pub fn print_patch(detail: &AttemptDetail) {
+    match detail.diff.as_deref() {
+        Some(patch) if !patch.is_empty() => super::out_raw(patch),
+        _ => super::note(&format!(
+            "attempt {}/{} changed nothing: there is no patch",
+            detail.story, detail.record.attempt
+        )),
+    }
+}

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use console::{Style, Term};
 
 pub use agents_view::{AgentRow, print_agents, print_progress, print_verdicts};
-pub use audit_view::{AttemptPrinter, duration, outcome_word, print_trail};
+pub use audit_view::{AttemptPrinter, duration, outcome_word, print_patch, print_trail};
 pub use console_view::ConsoleView;
 pub use finish_menu::ask_finish;
 pub use keys::KeyListener;
@@ -40,6 +40,22 @@ pub fn out(line: &str) {
     }
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Write `text` to stdout as it is, without a newline of its own; a broken
+/// pipe makes later writes no-ops.
+pub fn out_raw(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .is_err()
     {

@@ -352,3 +352,130 @@ fn issue_36_status_of_a_parallel_run_counts_the_attempts_at_work() {
     );
     assert!(status.contains("3 at work"), "{status}");
 }
+
+/// Story 1's first attempt adds, changes, removes, makes executable and
+/// leaves without a final newline, then fails; its second finishes it.
+fn patched_run() -> TestRepo {
+    let repo = TestRepo::with_files(&[
+        ("old.txt", "going away\n"),
+        ("run.sh", "#!/bin/sh\necho hi\n"),
+        (
+            "notes.txt",
+            "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n",
+        ),
+    ]);
+    repo.openspec_change(CHANGE, TWO_STORIES);
+    repo.commit_all("Add the change");
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\n\
+             write hello.txt hello\\n\n\
+             write notes.txt one\\ntwo\\n3\\nfour\\nfive\\nsix\\nseven\\neight\\nnine\n\
+             rm old.txt\n\
+             chmod +x run.sh\n\
+             mkdir deep/er\n\
+             write deep/er/empty.txt \n\
+             promise FAILED: not yet\n\
+             [story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    assert_exit(
+        &start(&repo, &agent, &["--on-finish", "keep", "--plain"]),
+        0,
+    );
+    repo
+}
+
+/// Applies `patch` with `git apply` in a worktree at `base`, and returns the
+/// tree git writes of the result.
+fn applied_tree(repo: &TestRepo, base: &str, patch: &str) -> String {
+    let dir = repo.dir.path().join("apply-here");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        dir.to_str().unwrap(),
+        base,
+    ]);
+    let patch_file = repo.dir.path().join("attempt.patch");
+    std::fs::write(&patch_file, patch).expect("patch");
+    let output = run(repo
+        .command("git", &dir)
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(&patch_file));
+    assert!(
+        output.status.success(),
+        "git apply refused the patch: {}\n{patch}",
+        describe(&output)
+    );
+    repo.git_at(&dir, &["add", "-A"]);
+    let tree = repo.git_at(&dir, &["write-tree"]).trim().to_owned();
+    repo.git(&["worktree", "remove", "--force", dir.to_str().unwrap()]);
+    tree
+}
+
+#[test]
+fn issue_36_show_patch_is_a_patch_git_applies_as_git_diff_writes_it() {
+    let repo = patched_run();
+    let kept = format!("{NS}/attempts/1/1");
+    let output = ralph_cmd(&repo, &["show", "1/1", "--patch"]);
+    assert_exit(&output, 0);
+    let patch = stdout(&output);
+    assert!(patch.starts_with("diff --git "), "only the patch:\n{patch}");
+    assert!(patch.contains("new file mode 100644"), "{patch}");
+    assert!(patch.contains("deleted file mode 100644"), "{patch}");
+    assert!(
+        patch.contains("old mode 100644\nnew mode 100755"),
+        "{patch}"
+    );
+    assert!(patch.contains("\\ No newline at end of file"), "{patch}");
+    assert!(!patch.contains("@@ -1,0"), "{patch}");
+    assert_eq!(
+        patch,
+        repo.git(&[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            &format!("{kept}~1"),
+            &kept
+        ]),
+        "as git diff writes it"
+    );
+    assert_eq!(
+        applied_tree(&repo, &format!("{kept}~1"), &patch),
+        repo.rev_parse(&format!("{kept}^{{tree}}")),
+        "git apply gives the attempt's tree"
+    );
+    // --diff alone is the same patch.
+    let diff = ralph_cmd(&repo, &["show", "1/1", "--diff"]);
+    assert_exit(&diff, 0);
+    assert_eq!(stdout(&diff), patch);
+    // A completed attempt: its checkpoint against the one before.
+    let done = stdout(&ralph_cmd(&repo, &["show", "1/2", "--patch"]));
+    assert_eq!(
+        done,
+        repo.git(&[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            &format!("{BRANCH}~2"),
+            &format!("{BRANCH}~1")
+        ])
+    );
+}
+
+#[test]
+fn issue_36_show_patch_takes_no_other_part() {
+    let repo = patched_run();
+    let output = ralph_cmd(&repo, &["show", "1/1", "--patch", "--prompt"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("cannot be used with"),
+        "{}",
+        describe(&output)
+    );
+}
