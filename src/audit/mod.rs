@@ -482,6 +482,30 @@ pub trait AttemptDetails: Send {
     fn prompt(&self, story: &str, attempt: u32) -> Option<String>;
     fn diff(&self, story: &str, attempt: u32) -> Option<String>;
     fn checks(&self, story: &str, attempt: u32) -> Option<Vec<CheckResult>>;
+    /// What a finished attempt's agent said, its last stretch at most
+    /// [`TRANSCRIPT_TAIL`] of text: for a screen that did not see it
+    /// happen (a resumed run's earlier attempts).
+    fn transcript(&self, _story: &str, _attempt: u32) -> Option<Vec<AgentEvent>> {
+        None
+    }
+}
+
+/// How much of a transcript's text [`AttemptDetails::transcript`] gives.
+pub const TRANSCRIPT_TAIL: usize = 4 << 20;
+
+/// About how much text an event shows, to keep a transcript's tail bounded.
+fn shown_bytes(event: &AgentEvent) -> usize {
+    match event {
+        AgentEvent::Message { text, tool_uses } => {
+            text.len()
+                + tool_uses
+                    .iter()
+                    .map(|t| t.input.to_string().len())
+                    .sum::<usize>()
+        }
+        AgentEvent::ToolResult { output, .. } => output.len(),
+        AgentEvent::Done(_) => 64,
+    }
 }
 
 /// No details at all: for tests and for callers that have none.
@@ -559,5 +583,22 @@ impl AttemptDetails for RunDetails {
             return None;
         }
         self.files.checks(story, &record).ok()
+    }
+
+    fn transcript(&self, story: &str, attempt: u32) -> Option<Vec<AgentEvent>> {
+        let mut tail = std::collections::VecDeque::new();
+        let mut bytes = 0;
+        self.files
+            .each_transcript_event(story, attempt, |event| {
+                bytes += shown_bytes(&event);
+                tail.push_back(event);
+                while bytes > TRANSCRIPT_TAIL && tail.len() > 1 {
+                    if let Some(old) = tail.pop_front() {
+                        bytes -= shown_bytes(&old);
+                    }
+                }
+            })
+            .ok()?;
+        Some(tail.into())
     }
 }

@@ -1,7 +1,7 @@
 //! The question asked when a loop ends and `--on-finish ask` is in force:
-//! clean up (back to the original branch, work uncommitted) or keep; for a
-//! run that did not complete, also leave it stopped (to resume later) or
-//! abort it.
+//! clean up (back to the original branch, work uncommitted), keep, leave it
+//! for later (to resume, or to finish then), or abort it; its keys are said
+//! in the question.
 
 use console::Term;
 use dialoguer::Select;
@@ -9,7 +9,7 @@ use dialoguer::Select;
 use crate::run::ending::{EndChoice, FinishChoice, Question};
 
 /// Ask on the terminal; `None` when there is no terminal or the user
-/// dismissed the menu. Completed runs are offered keep and cleanup only.
+/// dismissed the menu (Esc or q: decided later).
 pub fn ask_finish(question: &Question) -> Option<EndChoice> {
     let Question {
         branch,
@@ -44,22 +44,24 @@ pub fn ask_finish(question: &Question) -> Option<EndChoice> {
             ),
         ],
     };
-    if !*completed {
-        items.push((
-            EndChoice::LeaveStopped,
-            "leave it stopped: resume later with 'git ralph start', or finish then".into(),
-        ));
-        items.push((
-            EndChoice::Abort,
-            match beside {
-                false => format!("abort: back to {original} exactly as before the run"),
-                true => format!("abort: {branch} and its worktree go; yours stays as it is"),
-            },
-        ));
-    }
+    items.push((
+        EndChoice::LeaveStopped,
+        if *completed {
+            "decide later: the run waits on its branch for 'git ralph finish' or 'abort'".into()
+        } else {
+            "leave it stopped: resume later with 'git ralph start', or finish then".into()
+        },
+    ));
+    items.push((
+        EndChoice::Abort,
+        match beside {
+            false => format!("abort: back to {original} exactly as before the run"),
+            true => format!("abort: {branch} and its worktree go; yours stays as it is"),
+        },
+    ));
     let labels: Vec<&str> = items.iter().map(|(_, label)| label.as_str()).collect();
     let choice = Select::new()
-        .with_prompt("The loop has ended. Finish with")
+        .with_prompt("The loop has ended. Finish with (↑↓ pick, Enter choose, Esc decide later)")
         .items(&labels)
         .default(0)
         .interact_on_opt(&term)

@@ -479,3 +479,44 @@ fn issue_36_show_patch_takes_no_other_part() {
         describe(&output)
     );
 }
+
+/// The demo in a real terminal of 80x24, as a newcomer's first run: the
+/// loop screen fits, its help fits, and the end-of-loop menu says its keys
+/// and offers abort.
+#[test]
+fn issue_36_the_demo_fits_80x24_and_the_end_menu_says_its_keys_and_offers_abort() {
+    let repo = TestRepo::new();
+    let tmp = repo.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let Some(tmux) = crate::harness::tmux::Tmux::start_sized(
+        &repo,
+        &format!(
+            "TMPDIR={} {} demo --pace 20; echo demo-exited-$?; sleep 30",
+            shell_quote(&tmp.to_string_lossy()),
+            shell_quote(ralph_path())
+        ),
+        (80, 24),
+    ) else {
+        return;
+    };
+    let screen = tmux.wait_for("done (completed)");
+    let rows: Vec<&str> = screen.lines().collect();
+    let footer = rows.last().copied().unwrap_or_default();
+    assert!(
+        footer.contains("? help") && footer.contains("q leave"),
+        "{screen}"
+    );
+    assert!(!screen.contains('…'), "something was cut:\n{screen}");
+    tmux.keys(&["?"]);
+    let help = tmux.wait_for("Keys");
+    assert!(help.contains("this help"), "the help fits:\n{help}");
+    tmux.keys(&["x"]);
+    tmux.keys(&["q"]);
+    let menu = tmux.wait_for("Finish with");
+    assert!(menu.contains("Enter"), "the menu says its keys:\n{menu}");
+    assert!(menu.contains("abort"), "the menu offers abort:\n{menu}");
+    // Abort it: the last item.
+    tmux.keys(&["Down", "Down", "Down", "Enter"]);
+    let done = tmux.wait_for("demo-exited-");
+    assert!(done.contains("aborted:"), "{done}");
+}

@@ -141,6 +141,9 @@ pub struct AttemptItem {
     diff_asked: Option<Instant>,
     /// The diff shown was taken while the attempt ran.
     diff_live: bool,
+    /// The output of a finished attempt the screen did not see was asked
+    /// for (a run seeded from its state: a resumed one).
+    output_asked: bool,
     pub checks: Option<Vec<CheckResult>>,
     /// The role the attempt played, in a role pipeline.
     pub role: Option<crate::contract::Role>,
@@ -173,6 +176,7 @@ impl AttemptItem {
             diff: None,
             diff_asked: None,
             diff_live: false,
+            output_asked: false,
             checks: None,
             role: None,
         }
@@ -242,6 +246,8 @@ pub struct App {
     pub follow: bool,
     pub search: Search,
     pub help: bool,
+    /// The first row of the help overlay shown, when it scrolls.
+    pub help_scroll: usize,
     /// Rows the content pane showed at the last draw, for paging.
     pub page: usize,
     presses: Vec<Instant>,
@@ -275,6 +281,7 @@ impl App {
             follow: true,
             search: Search::default(),
             help: false,
+            help_scroll: 0,
             page: 10,
             presses: Vec::new(),
             stopping_since: None,
@@ -372,6 +379,17 @@ impl App {
         let attempt = &mut story.attempts[at];
         let finished = attempt.outcome != AttemptOutcome::Running;
         match tab {
+            Tab::Output if finished && attempt.output.lines.is_empty() && !attempt.output_asked => {
+                attempt.output_asked = true;
+                if let Some(events) = details.transcript(&id, attempt.number) {
+                    for event in &events {
+                        for (kind, line) in crate::ui::transcript::event_lines(event) {
+                            attempt.output.push(kind, line);
+                        }
+                    }
+                    self.dirty = true;
+                }
+            }
             Tab::Prompt if attempt.prompt.is_none() => {
                 attempt.prompt = details.prompt(&id, attempt.number);
                 self.dirty |= attempt.prompt.is_some();
@@ -421,7 +439,7 @@ impl App {
             return Action::None;
         }
         if self.help && !ctrl_c {
-            self.help = false;
+            self.help_key(key);
             return Action::None;
         }
         if ctrl_c {
@@ -471,6 +489,23 @@ impl App {
             _ => self.dirty = false,
         }
         Action::None
+    }
+
+    /// In the help overlay, the scroll keys scroll it (the view keeps it
+    /// in range); any other key closes it.
+    fn help_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.help_scroll = self.help_scroll.saturating_sub(1);
+            }
+            KeyCode::Down | KeyCode::Char('j') => self.help_scroll += 1,
+            KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(self.page),
+            KeyCode::PageDown => self.help_scroll += self.page.max(1),
+            _ => {
+                self.help = false;
+                self.help_scroll = 0;
+            }
+        }
     }
 
     /// q (or Ctrl-C): in the loop's own terminal a stop request, the third

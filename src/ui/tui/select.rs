@@ -154,9 +154,12 @@ fn ago(secs: u64) -> String {
     }
 }
 
-/// A live run no loop is working on: starting its change resumes it.
+/// A live run no loop is working on and with work left: starting its
+/// change resumes it. A completed run has nothing to resume; it is opened.
 fn resumable(run: &RunSummary) -> bool {
-    !run.history && run.state == RunStatus::Stopped
+    !run.history
+        && run.state == RunStatus::Stopped
+        && run.reason != Some(crate::state::StopReason::Completed)
 }
 
 pub fn draw_selection(frame: &mut Frame, screen: &SelectionScreen, theme: Theme) {
