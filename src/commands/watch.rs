@@ -80,22 +80,9 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     let (requests_tx, mut requests_rx) = mpsc::unbounded_channel();
     let follows = !found.history;
     let follow = std::thread::spawn(move || {
-        // Older attempts, off the screen's path.
-        for record in follower.backfill().unwrap_or_default() {
-            if events_tx.send(seen(record)).is_err() {
-                return;
-            }
-        }
-        // A run in history is done; any other may be resumed at any time.
-        while follows && !events_tx.is_closed() {
-            let Ok(records) = follower.poll() else { break };
-            for record in records {
-                if events_tx.send(record).is_err() {
-                    return;
-                }
-            }
-            std::thread::sleep(if alive().is_some() { POLL } else { IDLE_POLL });
-        }
+        follow(&mut follower, &events_tx, seen, follows, move || {
+            alive().is_some()
+        })
     });
     let stopper = std::thread::spawn(move || {
         while let Some(request) = requests_rx.blocking_recv() {
@@ -118,6 +105,32 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     drop(follow);
     exit?;
     Ok(())
+}
+
+/// Off the screen's path: the older attempts first, then, for a run not
+/// in history (any may be resumed at any time), what is appended, looked
+/// at more often while a loop runs it.
+fn follow(
+    follower: &mut Follower,
+    events: &mpsc::UnboundedSender<Record>,
+    seen: impl Fn(Record) -> Record,
+    follows: bool,
+    alive: impl Fn() -> bool,
+) {
+    for record in follower.backfill().unwrap_or_default() {
+        if events.send(seen(record)).is_err() {
+            return;
+        }
+    }
+    while follows && !events.is_closed() {
+        let Ok(records) = follower.poll() else { break };
+        for record in records {
+            if events.send(record).is_err() {
+                return;
+            }
+        }
+        std::thread::sleep(if alive() { POLL } else { IDLE_POLL });
+    }
 }
 
 /// The attempt whose output the first look began in the middle of: its

@@ -73,6 +73,7 @@ mod watching;
 pub(crate) use containment::git_dirs_of;
 pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
+pub use lifecycle::LoopEnd;
 pub use session::Session;
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug

@@ -63,42 +63,7 @@ pub fn print_trail(trail: &Trail) {
         };
         out(&format!("{mark} {}. {}{tasks}", story.id, story.title));
         for attempt in &story.attempts {
-            let word = outcome_word(attempt.outcome);
-            let word = if attempt.outcome == AttemptOutcome::Complete {
-                s.good.apply_to(word).to_string()
-            } else if attempt.outcome == AttemptOutcome::Running {
-                word.to_owned()
-            } else {
-                s.bad.apply_to(word).to_string()
-            };
-            out(&format!(
-                "    #{} {}{word}{} · {} · {} · {}",
-                attempt.attempt,
-                attempt
-                    .role
-                    .map(|role| format!("{role} "))
-                    .unwrap_or_default(),
-                super::by_other_agent(attempt.agent.as_deref(), &trail.agent),
-                where_kept(attempt),
-                duration(attempt.duration_ms),
-                usage(
-                    attempt.input_tokens.saturating_add(attempt.output_tokens),
-                    attempt.cost_usd
-                )
-            ));
-            if let Some(reason) = &attempt.reason {
-                out(&format!("       {}", s.dim.apply_to(reason)));
-            }
-            if let Some(flag) = &attempt.flag {
-                out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
-            }
-            for remark in super::attempt_remarks(
-                &attempt.outside_ticks,
-                &attempt.git_dir_changes,
-                &attempt.added_tasks,
-            ) {
-                out(&format!("       {}", s.warn.apply_to(remark)));
-            }
+            print_attempt(trail, attempt, &s);
         }
     }
     if let Some(learnings) = &trail.learnings {
@@ -115,6 +80,47 @@ pub fn print_trail(trail: &Trail) {
             usage(trail.totals.tokens(), trail.totals.cost_usd)
         ),
     ));
+}
+
+/// One attempt of the trail: outcome, who ran it, where its work is, how
+/// long it took and what it spent; then its reason, flag and remarks.
+fn print_attempt(trail: &Trail, attempt: &TrailAttempt, s: &Styles) {
+    let word = outcome_word(attempt.outcome);
+    let word = if attempt.outcome == AttemptOutcome::Complete {
+        s.good.apply_to(word).to_string()
+    } else if attempt.outcome == AttemptOutcome::Running {
+        word.to_owned()
+    } else {
+        s.bad.apply_to(word).to_string()
+    };
+    out(&format!(
+        "    #{} {}{word}{} · {} · {} · {}",
+        attempt.attempt,
+        attempt
+            .role
+            .map(|role| format!("{role} "))
+            .unwrap_or_default(),
+        super::by_other_agent(attempt.agent.as_deref(), &trail.agent),
+        where_kept(attempt),
+        duration(attempt.duration_ms),
+        usage(
+            attempt.input_tokens.saturating_add(attempt.output_tokens),
+            attempt.cost_usd
+        )
+    ));
+    if let Some(reason) = &attempt.reason {
+        out(&format!("       {}", s.dim.apply_to(reason)));
+    }
+    if let Some(flag) = &attempt.flag {
+        out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
+    }
+    for remark in super::attempt_remarks(
+        &attempt.outside_ticks,
+        &attempt.git_dir_changes,
+        &attempt.added_tasks,
+    ) {
+        out(&format!("       {}", s.warn.apply_to(remark)));
+    }
 }
 
 /// One attempt for people, part by part, in the order prompt, transcript,

@@ -33,50 +33,6 @@ impl Notice {
     pub fn of(event: &Event) -> Option<Notice> {
         let (kind, text) = match event {
             Event::Warning { message } => (NoticeKind::Warning, message.clone()),
-            Event::Workers { stories } if !stories.is_empty() => (
-                NoticeKind::Note,
-                format!("at work at once: story {}", stories.join(", ")),
-            ),
-            Event::Merged {
-                story_id,
-                merged: true,
-                checkpoint,
-                ..
-            } => (
-                NoticeKind::Note,
-                format!(
-                    "story {story_id} merged onto the run's branch, its checks passing there · checkpoint {}",
-                    checkpoint
-                        .as_deref()
-                        .map(|c| &c[..c.len().min(10)])
-                        .unwrap_or("-")
-                ),
-            ),
-            Event::Merged {
-                story_id,
-                merged: false,
-                reason,
-                preserved,
-                ..
-            } => (
-                NoticeKind::Warning,
-                format!(
-                    "story {story_id} is not merged: {}{}; it runs again while it has retries",
-                    reason.as_deref().unwrap_or("no reason given"),
-                    preserved
-                        .as_deref()
-                        .map(|kept| format!(" (its work is kept at {kept})"))
-                        .unwrap_or_default()
-                ),
-            ),
-            Event::Flag {
-                story_id,
-                attempt,
-                flag,
-            } => (
-                NoticeKind::Flag,
-                format!("story {story_id}, attempt {attempt}: {flag}"),
-            ),
             Event::Paused {
                 until_unix,
                 message,
@@ -87,78 +43,10 @@ impl Notice {
                 },
                 message.clone(),
             ),
-            Event::TicksOutsideStory {
-                story_id,
-                attempt,
-                stories,
-            } => (
-                NoticeKind::Warning,
-                format!(
-                    "story {story_id}, attempt {attempt} ticked boxes of other stories ({}); they are unticked again, and each gets attempts of its own",
-                    TickedStory::ids(stories)
-                ),
-            ),
-            Event::GitDirChanged {
-                what,
-                change,
-                runs_code,
-                ..
-            } => {
-                let how = match change {
-                    GitDirChange::Added => "added",
-                    GitDirChange::Modified => "modified",
-                    GitDirChange::Removed => "removed",
-                };
-                let danger = if *runs_code {
-                    "; it could run code as you"
-                } else {
-                    ""
-                };
-                (
-                    NoticeKind::Undone,
-                    format!("the agent changed {what} ({how}{danger})"),
-                )
-            }
-            Event::RoleEditsUndone {
-                role,
-                paths,
-                kept_at,
-                ..
-            } => (
-                NoticeKind::Warning,
-                format!(
-                    "the {role} changed {}; undone, as a {role} only looks (what it wrote is kept at {kept_at})",
-                    paths.join(", ")
-                ),
-            ),
-            Event::SentBack {
-                story_id,
-                role,
-                findings,
-                ..
-            } => (
-                NoticeKind::Note,
-                format!(
-                    "the {role} sent story {story_id} back to the coder: {}",
-                    findings.lines().next().unwrap_or_default()
-                ),
-            ),
             Event::AgentFallback { message, .. } => (NoticeKind::Note, message.clone()),
-            Event::TasksAdded {
-                story_id,
-                attempt,
-                tasks,
-            } => {
-                let said: Vec<String> = tasks
-                    .iter()
-                    .map(|task| format!("added a task to story {}: {}", task.story, task.text))
-                    .collect();
-                (
-                    NoticeKind::Note,
-                    format!("story {story_id}, attempt {attempt} {}", said.join("; ")),
-                )
-            }
-            _ => return None,
+            Event::Workers { .. } | Event::Merged { .. } => parallel(event)?,
+            Event::GitDirChanged { .. } | Event::RoleEditsUndone { .. } => undone(event)?,
+            _ => about_an_attempt(event)?,
         };
         Some(Notice { kind, text })
     }
@@ -173,6 +61,142 @@ impl Notice {
             NoticeKind::Paused { .. } => "paused:",
         }
     }
+}
+
+/// A parallel run's notices: the stories at work, a story merged or not.
+fn parallel(event: &Event) -> Option<(NoticeKind, String)> {
+    Some(match event {
+        Event::Workers { stories } if !stories.is_empty() => (
+            NoticeKind::Note,
+            format!("at work at once: story {}", stories.join(", ")),
+        ),
+        Event::Merged {
+            story_id,
+            merged: true,
+            checkpoint,
+            ..
+        } => (
+            NoticeKind::Note,
+            format!(
+                "story {story_id} merged onto the run's branch, its checks passing there · checkpoint {}",
+                checkpoint
+                    .as_deref()
+                    .map(|c| &c[..c.len().min(10)])
+                    .unwrap_or("-")
+            ),
+        ),
+        Event::Merged {
+            story_id,
+            merged: false,
+            reason,
+            preserved,
+            ..
+        } => (
+            NoticeKind::Warning,
+            format!(
+                "story {story_id} is not merged: {}{}; it runs again while it has retries",
+                reason.as_deref().unwrap_or("no reason given"),
+                preserved
+                    .as_deref()
+                    .map(|kept| format!(" (its work is kept at {kept})"))
+                    .unwrap_or_default()
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// What an attempt changed that it must not, and was undone.
+fn undone(event: &Event) -> Option<(NoticeKind, String)> {
+    Some(match event {
+        Event::GitDirChanged {
+            what,
+            change,
+            runs_code,
+            ..
+        } => {
+            let how = match change {
+                GitDirChange::Added => "added",
+                GitDirChange::Modified => "modified",
+                GitDirChange::Removed => "removed",
+            };
+            let danger = if *runs_code {
+                "; it could run code as you"
+            } else {
+                ""
+            };
+            (
+                NoticeKind::Undone,
+                format!("the agent changed {what} ({how}{danger})"),
+            )
+        }
+        Event::RoleEditsUndone {
+            role,
+            paths,
+            kept_at,
+            ..
+        } => (
+            NoticeKind::Warning,
+            format!(
+                "the {role} changed {}; undone, as a {role} only looks (what it wrote is kept at {kept_at})",
+                paths.join(", ")
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// What an attempt did worth a word: a flag on its claim, ticks in other
+/// stories, tasks it added, a story sent back to the coder.
+fn about_an_attempt(event: &Event) -> Option<(NoticeKind, String)> {
+    Some(match event {
+        Event::Flag {
+            story_id,
+            attempt,
+            flag,
+        } => (
+            NoticeKind::Flag,
+            format!("story {story_id}, attempt {attempt}: {flag}"),
+        ),
+        Event::TicksOutsideStory {
+            story_id,
+            attempt,
+            stories,
+        } => (
+            NoticeKind::Warning,
+            format!(
+                "story {story_id}, attempt {attempt} ticked boxes of other stories ({}); they are unticked again, and each gets attempts of its own",
+                TickedStory::ids(stories)
+            ),
+        ),
+        Event::SentBack {
+            story_id,
+            role,
+            findings,
+            ..
+        } => (
+            NoticeKind::Note,
+            format!(
+                "the {role} sent story {story_id} back to the coder: {}",
+                findings.lines().next().unwrap_or_default()
+            ),
+        ),
+        Event::TasksAdded {
+            story_id,
+            attempt,
+            tasks,
+        } => {
+            let said: Vec<String> = tasks
+                .iter()
+                .map(|task| format!("added a task to story {}: {}", task.story, task.text))
+                .collect();
+            (
+                NoticeKind::Note,
+                format!("story {story_id}, attempt {attempt} {}", said.join("; ")),
+            )
+        }
+        _ => return None,
+    })
 }
 
 /// Tokens and cost in a few words, `unknown` where nothing was reported.

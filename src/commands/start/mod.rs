@@ -85,15 +85,41 @@ pub fn run_in(
         ui::note(notice);
     }
     let on_finish = session.state.settings.on_finish;
-    let notify = session.state.settings.notify;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
+    let end = match drive_shown(repo, &args, session, &run_dir)? {
+        Ending::Finished(end) => end,
+        Ending::ForceQuit => {
+            drop(lock);
+            ui::warn(&format!(
+                "force-quit: the agent was killed mid-attempt; 'git ralph start {change}' resumes (the attempt's work is preserved first), 'git ralph abort {change}' restores the pre-start state"
+            ));
+            return Ok(Started::ForceQuit);
+        }
+        Ending::Terminated(end) => {
+            // `git ralph abort` asked us to stop; it takes over from here.
+            drop(lock);
+            return Ok(Started::Ended(Exit::for_reason(end.reason)));
+        }
+    };
+    let ended = after_the_loop(end, &change, &run_dir, &workdir, on_finish);
+    drop(lock);
+    ended
+}
 
+/// Drive the session to its end, shown on the loop screen or as lines,
+/// with the `q` key of either stopping it.
+fn drive_shown(
+    repo: Repo,
+    args: &Args,
+    session: Session,
+    run_dir: &RunDir,
+) -> Result<Ending, CommandError> {
     let (controls_tx, controls_rx) = mpsc::unbounded_channel();
-    let ending = if use_screen(&repo, &args)? {
+    if use_screen(&repo, args)? {
         let (view, screen) = RunScreen::open(
             &session.state,
-            workdir.clone(),
+            repo.workdir().to_owned(),
             run_dir.clone(),
             controls_tx,
         );
@@ -109,46 +135,40 @@ pub fn run_in(
         let stay =
             matches!(&ending, Ok(Ending::Finished(end)) if end.reason != StopReason::Stopped);
         screen.finish(stay)?;
-        ending
+        return Ok(ending?);
+    }
+    let keys = if args.json {
+        None
     } else {
-        let keys = if args.json {
-            None
-        } else {
-            KeyListener::start(controls_tx)
-        };
-        let ending = drive(
-            repo,
-            run_dir.clone(),
-            session,
-            Box::new(Renderer::new(args.json).with_bell(notify)),
-            keys.is_some().then_some(controls_rx),
-        );
-        // The terminal is given back before anything else is printed or read.
-        drop(keys);
-        ending
+        KeyListener::start(controls_tx)
     };
-    let end = match ending? {
-        Ending::Finished(end) => end,
-        Ending::ForceQuit => {
-            drop(lock);
-            ui::warn(&format!(
-                "force-quit: the agent was killed mid-attempt; 'git ralph start {change}' resumes (the attempt's work is preserved first), 'git ralph abort {change}' restores the pre-start state"
-            ));
-            return Ok(Started::ForceQuit);
-        }
-        Ending::Terminated(end) => {
-            // `git ralph abort` asked us to stop; it takes over from here.
-            drop(lock);
-            return Ok(Started::Ended(Exit::for_reason(end.reason)));
-        }
-    };
+    let notify = session.state.settings.notify;
+    let ending = drive(
+        repo,
+        run_dir.clone(),
+        session,
+        Box::new(Renderer::new(args.json).with_bell(notify)),
+        keys.is_some().then_some(controls_rx),
+    );
+    // The terminal is given back before anything else is printed or read.
+    drop(keys);
+    Ok(ending?)
+}
+
+/// The loop ended on its own: say why when it was a bug, an agent that
+/// could not work, or a stop; otherwise keep, clean up or ask.
+fn after_the_loop(
+    end: crate::run::LoopEnd,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    workdir: &std::path::Path,
+    on_finish: crate::settings::OnFinish,
+) -> Result<Started, CommandError> {
     if let Some(bug) = &end.bug {
-        drop(lock);
-        return Err(CommandError::bug(bug, Some(after_bug(&change, &end.state))));
+        return Err(CommandError::bug(bug, Some(after_bug(change, &end.state))));
     }
     if let Some(err) = end.error {
         // The agent could not work at all: stopped, resumable once fixed.
-        drop(lock);
         return Err(err.into());
     }
     let exit = Exit::for_reason(end.reason);
@@ -159,17 +179,16 @@ pub fn run_in(
         ));
         return Ok(Started::Ended(exit));
     }
-    let repo = Repo::open_for_recovery(&workdir)?;
+    let repo = Repo::open_for_recovery(workdir)?;
     let after = crate::run::ending::after_loop(
         repo,
-        &change,
-        &run_dir,
+        change,
+        run_dir,
         end.state,
         on_finish,
         &mut ui::ending::Console,
     )?;
     ui::ending::after_loop(&after);
-    drop(lock);
     Ok(Started::Ended(exit))
 }
 

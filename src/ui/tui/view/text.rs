@@ -109,21 +109,30 @@ pub fn keep_parts(parts: &[(u8, String)], width: usize) -> Vec<usize> {
 }
 
 /// The agent as a few characters: a preset's name, or the program of a
-/// command (`/path/to/agents/chatty.sh --verbose` → `chatty.sh`).
+/// command (`/path/to/agents/chatty.sh --verbose` → `chatty.sh`; of a
+/// shell line, the program its last command runs).
 pub fn agent_short(agent: &str) -> String {
-    let words: Vec<&str> = agent.split_whitespace().collect();
+    let last = agent
+        .rsplit([';', '|', '&'])
+        .map(str::trim)
+        .find(|part| !part.is_empty())
+        .unwrap_or(agent);
+    let words: Vec<&str> = last
+        .split_whitespace()
+        .filter(|word| *word != "exec" && !word.contains('='))
+        .collect();
     let program = words
         .iter()
         .find(|word| word.contains('/'))
         .or(words.first())
         .copied()
-        .unwrap_or(agent);
-    program
+        .unwrap_or(last);
+    let name = program
         .trim_matches(|c| c == '\'' || c == '"')
         .rsplit('/')
         .next()
-        .unwrap_or(program)
-        .to_owned()
+        .unwrap_or(program);
+    fit(name, 24)
 }
 
 #[cfg(test)]
@@ -166,5 +175,9 @@ mod tests {
         assert_eq!(agent_short("/x/agents/chatty.sh --verbose"), "chatty.sh");
         assert_eq!(agent_short("python3 /x/agent.py"), "agent.py");
         assert_eq!(agent_short("my-agent --stdin"), "my-agent");
+        assert_eq!(
+            agent_short("echo $$ > /tmp/pid; env | sort > /tmp/env; exec '/x/fake-agent'"),
+            "fake-agent"
+        );
     }
 }
