@@ -334,7 +334,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__show)
-            opts="-h -V --prompt --transcript --diff --checks --json --help --version"
+            opts="-h -V --prompt --transcript --diff --patch --checks --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

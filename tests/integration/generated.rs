@@ -1,7 +1,7 @@
 //! The man pages in `man/man1/`, the shell completions in `completions/` and the
-//! configuration and exit-status tables of `README.md` are generated from the
-//! clap definitions and from the product's own tables (`config::KEYS`,
-//! `exit::table()`). They are committed so that `install.sh` only copies them.
+//! tables of the guides in `docs/` (configuration keys, exit statuses, the
+//! screens' keys) are generated from the clap definitions and from the
+//! product's own tables (`config::KEYS`, `exit::table()`, the screens' keys). They are committed so that `install.sh` only copies them.
 //! This test regenerates everything in memory and fails when a committed file
 //! has drifted; the one command that refreshes them is
 //!
@@ -1212,13 +1212,15 @@ fn completions() -> Vec<(PathBuf, String)> {
 }
 
 // ---------------------------------------------------------------------------
-// README tables
+// The guides' tables
 
 fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('<', "&lt;")
 }
 
-fn readme_tables() -> Vec<(&'static str, String)> {
+/// Each generated table: the guide that holds it, its marker's name, and
+/// the table.
+fn guide_tables() -> Vec<(&'static str, &'static str, String)> {
     let mut config = String::from("| key | what it sets |\n|---|---|\n");
     for (key, meaning) in git_ralph::config::KEYS {
         let _ = writeln!(
@@ -1255,29 +1257,35 @@ fn readme_tables() -> Vec<(&'static str, String)> {
         }
     }
     vec![
-        ("config-keys", config),
-        ("exit-status", exit),
-        ("tui-keys", keys),
-        ("home-keys", home),
+        ("docs/configuration.md", "config-keys", config),
+        ("docs/exit-status.md", "exit-status", exit),
+        ("docs/screens.md", "tui-keys", keys),
+        ("docs/screens.md", "home-keys", home),
     ]
 }
 
-/// README.md with each `<!-- name:begin -->…<!-- name:end -->` block filled
-/// from its table.
-fn readme() -> String {
-    let path = source_path("README.md");
-    let mut text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    for (name, table) in readme_tables() {
+/// Each guide that holds tables, with every `<!-- name:begin -->…<!--
+/// name:end -->` block filled from its table.
+fn guides() -> Vec<(PathBuf, String)> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for (rel, name, table) in guide_tables() {
+        let at = match files.iter().position(|(path, _)| *path == Path::new(rel)) {
+            Some(at) => at,
+            None => {
+                files.push((PathBuf::from(rel), read(rel)));
+                files.len() - 1
+            }
+        };
+        let text = &mut files[at].1;
         let begin = format!("<!-- {name}:begin (generated) -->\n");
         let end = format!("<!-- {name}:end -->");
         let (Some(start), Some(stop)) = (text.find(&begin), text.find(&end)) else {
-            panic!("README.md lacks the markers {begin:?} and {end:?}");
+            panic!("{rel} lacks the markers {begin:?} and {end:?}");
         };
-        assert!(start < stop, "README.md has {end:?} before {begin:?}");
+        assert!(start < stop, "{rel} has {end:?} before {begin:?}");
         text.replace_range(start + begin.len()..stop, &table);
     }
-    text
+    files
 }
 
 // ---------------------------------------------------------------------------
@@ -1286,7 +1294,7 @@ fn readme() -> String {
 fn generated() -> Vec<(PathBuf, String)> {
     let mut files = man_pages();
     files.extend(completions());
-    files.push((PathBuf::from("README.md"), readme()));
+    files.extend(guides());
     files
 }
 
@@ -1556,9 +1564,8 @@ fn readme_sections_come_in_order() {
     let wanted = [
         "## Install",
         "## Quickstart",
+        "## Your own agent command",
         "## How it works",
-        "## Configuration",
-        "## Exit status",
         "## Running the tests",
     ];
     let mut at = 0;
@@ -1574,6 +1581,80 @@ fn readme_sections_come_in_order() {
         commands,
         ["./install.sh", "git ralph demo"],
         "README's Install is not the two commands"
+    );
+}
+
+/// A README a newcomer reads to the end: about 250 lines at most, the
+/// rest in the guides.
+#[test]
+fn issue_36_the_readme_is_short() {
+    let lines = read("README.md").lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; move the detail into a guide in docs/"
+    );
+}
+
+/// The headings of a markdown text as GitHub makes anchors of them.
+fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with('#'))
+        .map(|line| {
+            line.trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every link of the README and the guides to a file of this repository
+/// (and to a heading in it) leads somewhere.
+#[test]
+fn issue_36_links_between_the_readme_and_the_guides_resolve() {
+    let mut files = vec![PathBuf::from("README.md")];
+    let docs = source_path("docs");
+    for entry in std::fs::read_dir(&docs).unwrap_or_else(|err| panic!("docs/: {err}")) {
+        let name = entry
+            .unwrap_or_else(|err| panic!("docs/: {err}"))
+            .file_name();
+        files.push(Path::new("docs").join(name));
+    }
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = read(&file.to_string_lossy());
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.starts_with("http") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let linked = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap_or(Path::new("")).join(path)
+            };
+            let Ok(linked_text) = std::fs::read_to_string(source_path(&linked)) else {
+                broken.push(format!("{}: {target}", file.display()));
+                continue;
+            };
+            if !anchor.is_empty() && !anchors(&linked_text).iter().any(|a| a == anchor) {
+                broken.push(format!("{}: {target} (no such heading)", file.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere:\n  {}",
+        broken.join("\n  ")
     );
 }
 

@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 
 use crate::harness::{TestEnv, describe, ralph_path, required_tool, source_path};
 
-const FAKE_CARGO: &str = r#"#!/bin/sh
+pub(crate) const FAKE_CARGO: &str = r#"#!/bin/sh
 # Stands in for cargo: records its arguments, answers `build` as cargo's JSON
 # messages do.
 printf '%s\n' "$*" >> "$FAKE_CARGO_LOG"
@@ -27,14 +27,14 @@ esac
 "#;
 
 /// A PATH like the test's own, without any directory holding cargo.
-fn path_without_cargo() -> Vec<PathBuf> {
+pub(crate) fn path_without_cargo() -> Vec<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .filter(|dir| !dir.join("cargo").exists())
         .collect()
 }
 
-fn join_path(dirs: &[PathBuf]) -> std::ffi::OsString {
+pub(crate) fn join_path(dirs: &[PathBuf]) -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap_or_else(|err| panic!("join PATH: {err}"))
 }
 

@@ -68,4 +68,5 @@ mod trackers_e2e;
 mod transcripts;
 mod truthful;
 mod tui_e2e;
+mod walkthrough;
 mod worktree_e2e;

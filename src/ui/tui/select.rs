@@ -20,7 +20,7 @@ pub const SELECTION_KEYS: &[(&str, &str)] = &[
     ("g  G", "the first / the last"),
     (
         "Enter",
-        "preview a run of the change (of a stopped run: its resume); open any other run in the loop screen",
+        "preview a run of the change (of a stopped run with work left: its resume); open any other run in the loop screen",
     ),
     ("w", "open the run in the loop screen"),
     (

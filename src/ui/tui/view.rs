@@ -426,5 +426,8 @@ pub const KEYS: &[(&str, &str)] = &[
         "stop the run; 3 times within 3 s: force quit (watch: leave)",
     ),
     ("s", "watch: ask the running loop to stop"),
-    ("?", "this help; any key closes it"),
+    (
+        "?",
+        "this help: Up Down PgUp PgDn scroll it, any other key closes it",
+    ),
 ];
