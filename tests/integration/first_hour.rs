@@ -520,3 +520,39 @@ fn issue_36_the_demo_fits_80x24_and_the_end_menu_says_its_keys_and_offers_abort(
     let done = tmux.wait_for("demo-exited-");
     assert!(done.contains("aborted:"), "{done}");
 }
+
+/// A run stopped after story 1's first attempt, resumed on a terminal:
+/// that attempt happened before this loop screen began, and it still
+/// shows what its agent said, read from its transcript, not "no output
+/// yet".
+#[test]
+fn issue_36_a_resumed_runs_earlier_attempt_shows_its_transcript() {
+    let repo = project(TWO_STORIES);
+    let first = script(
+        &repo,
+        "[story=1]\nsay The first attempt looked at the greeting.\npromise FAILED: not yet\n",
+    );
+    let output = start(&repo, &first, &["--max-retries", "0", "--plain"]);
+    assert_exit(&output, 3);
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let Some(tmux) = crate::harness::tmux::Tmux::start_sized(
+        &repo,
+        &format!(
+            "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} --max-retries 2 --on-finish keep; echo start-exited-$?; sleep 30",
+            shell_quote(&agent.to_string_lossy()),
+            shell_quote(&repo.record_dir().to_string_lossy()),
+            shell_quote(ralph_path()),
+            shell_quote(&agent_command(&repo)),
+        ),
+        (80, 24),
+    ) else {
+        return;
+    };
+    tmux.wait_for("done (completed)");
+    // Story 1, its first attempt.
+    tmux.keys(&["k", "k", "["]);
+    let screen = tmux.wait_for("The first attempt looked at the greeting.");
+    assert!(!screen.contains("no output yet"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("start-exited-0");
+}

@@ -245,6 +245,16 @@ fn every_screen_and_overlay_at_80x24_and_120x40() {
             rows(&mut app, width, height).join("\n")
         );
         let mut app = sample(Mode::Loop);
+        press(&mut app, &[KeyCode::Char('/')]);
+        press(
+            &mut app,
+            &"some more".chars().map(KeyCode::Char).collect::<Vec<_>>(),
+        );
+        insta::assert_snapshot!(
+            format!("search_{size}"),
+            rows(&mut app, width, height).join("\n")
+        );
+        let mut app = sample(Mode::Loop);
         press(&mut app, &[KeyCode::Char('q')]);
         insta::assert_snapshot!(
             format!("stopping_{size}"),
