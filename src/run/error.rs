@@ -104,6 +104,20 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// Every one of the `count` stories `source` gives `change` is done.
+    pub(crate) fn all_done(
+        change: &crate::git::ChangeName,
+        count: usize,
+        source: &dyn crate::stories::StorySource,
+    ) -> RunError {
+        RunError::AllDone {
+            change: change.to_string(),
+            count,
+            file: source.tracking_file().to_owned(),
+            kind: source.kind(),
+        }
+    }
+
     pub(crate) fn git(what: impl Into<String>, source: impl Into<OpError>) -> RunError {
         RunError::Git {
             what: what.into(),

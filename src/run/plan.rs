@@ -105,15 +105,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             .map(|role| role_preview(role, &rules))
             .collect();
     }
-    let schedule = match settings.parallel {
-        Some(width) => Some(super::parallel::schedule(
-            &contract,
-            source.kind(),
-            &source.load()?,
-            width as usize,
-        )),
-        None => None,
-    };
+    let schedule = schedule(&settings, &contract, source.as_ref())?;
     let spec = agent_spec(repo, &settings)?;
     Ok(Plan {
         preview,
@@ -352,6 +344,25 @@ fn clock(secs: u64) -> String {
         (h, 0, _) => format!("{h}h"),
         (h, m, _) => format!("{h}h{m:02}m"),
     }
+}
+
+/// With `--parallel N`: what the run would start with, and what would
+/// wait for what.
+fn schedule(
+    settings: &Settings,
+    contract: &Contract,
+    source: &dyn crate::stories::StorySource,
+) -> Result<Option<super::parallel::Schedule>, RunError> {
+    let Some(width) = settings.parallel else {
+        return Ok(None);
+    };
+    let stories = source.load()?;
+    Ok(Some(super::parallel::schedule(
+        contract,
+        source.kind(),
+        &stories,
+        width as usize,
+    )))
 }
 
 #[cfg(test)]

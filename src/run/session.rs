@@ -213,12 +213,7 @@ fn prepare_fresh(
     }
     let stories = source.load()?;
     if !stories.iter().any(|story| !story.is_complete()) {
-        return Err(RunError::AllDone {
-            change: change.to_string(),
-            count: stories.len(),
-            file: source.tracking_file().to_owned(),
-            kind: source.kind(),
-        });
+        return Err(RunError::all_done(change, stories.len(), source.as_ref()));
     }
     prompt::validate(&template_text(repo, &settings)?)?;
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
