@@ -60,6 +60,7 @@ mod readers_sources_e2e;
 mod real_cli_e2e;
 mod realworld;
 mod roles;
+mod serve;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;

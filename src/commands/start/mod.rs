@@ -16,6 +16,7 @@ use crate::ui::tui::RunScreen;
 use crate::ui::{self, KeyListener, Renderer};
 
 mod args;
+mod serve_beside;
 pub use args::Args;
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -85,48 +86,13 @@ pub fn run_in(
         ui::note(notice);
     }
     let on_finish = session.state.settings.on_finish;
-    let notify = session.state.settings.notify;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
-
-    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
-    let ending = if use_screen(&repo, &args)? {
-        let (view, screen) = RunScreen::open(
-            &session.state,
-            workdir.clone(),
-            run_dir.clone(),
-            controls_tx,
-        );
-        let ending = drive(
-            repo,
-            run_dir.clone(),
-            session,
-            Box::new(view),
-            Some(controls_rx),
-        );
-        // A run that ended on its own stays on screen to be browsed until
-        // q; one stopped from outside or force-quit leaves at once.
-        let stay =
-            matches!(&ending, Ok(Ending::Finished(end)) if end.reason != StopReason::Stopped);
-        screen.finish(stay)?;
-        ending
-    } else {
-        let keys = if args.json {
-            None
-        } else {
-            KeyListener::start(controls_tx)
-        };
-        let ending = drive(
-            repo,
-            run_dir.clone(),
-            session,
-            Box::new(Renderer::new(args.json).with_bell(notify)),
-            keys.is_some().then_some(controls_rx),
-        );
-        // The terminal is given back before anything else is printed or read.
-        drop(keys);
-        ending
-    };
+    // Started once the run is recorded, so that it has a page to show.
+    let server = args
+        .serve
+        .and_then(|bind| serve_beside::start(&workdir, &change, bind));
+    let ending = drive_here(repo, &run_dir, session, &args, server.as_ref());
     let end = match ending? {
         Ending::Finished(end) => end,
         Ending::ForceQuit => {
@@ -171,6 +137,55 @@ pub fn run_in(
     ui::ending::after_loop(&after);
     drop(lock);
     Ok(Started::Ended(exit))
+}
+
+/// Drive the loop with the loop screen or the line view, `q` stopping it.
+fn drive_here(
+    repo: Repo,
+    run_dir: &RunDir,
+    session: Session,
+    args: &Args,
+    server: Option<&serve_beside::Beside>,
+) -> Result<Ending, CommandError> {
+    let notify = session.state.settings.notify;
+    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
+    if use_screen(&repo, args)? {
+        let (view, screen) = RunScreen::open(
+            &session.state,
+            repo.workdir().to_owned(),
+            run_dir.clone(),
+            controls_tx,
+            server.map(|server| format!("served at {}", server.url)),
+        );
+        let ending = drive(
+            repo,
+            run_dir.clone(),
+            session,
+            Box::new(view),
+            Some(controls_rx),
+        );
+        // A run that ended on its own stays on screen to be browsed until
+        // q; one stopped from outside or force-quit leaves at once.
+        let stay =
+            matches!(&ending, Ok(Ending::Finished(end)) if end.reason != StopReason::Stopped);
+        screen.finish(stay)?;
+        return Ok(ending?);
+    }
+    let keys = if args.json {
+        None
+    } else {
+        KeyListener::start(controls_tx)
+    };
+    let ending = drive(
+        repo,
+        run_dir.clone(),
+        session,
+        Box::new(Renderer::new(args.json).with_bell(notify)),
+        keys.is_some().then_some(controls_rx),
+    );
+    // The terminal is given back before anything else is printed or read.
+    drop(keys);
+    Ok(ending?)
 }
 
 /// What became of a run a bug cut short, and how to go on.
