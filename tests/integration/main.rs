@@ -61,6 +61,7 @@ mod real_cli_e2e;
 mod realworld;
 mod roles;
 mod serve;
+mod serve_browser;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;
