@@ -16,26 +16,29 @@ use super::token::Token;
 pub type Body = BoxBody<Bytes, Infallible>;
 
 /// Which `Host` headers the server answers: with a loopback address, only
-/// the loopback names of its port, so that a page of another site whose
+/// its own address and the loopback names of its port, so that a page of another site whose
 /// name resolves to 127.0.0.1 cannot read it (DNS rebinding); bound to
 /// another address, any, as the user reaches it by a name of their own.
 #[derive(Debug, Clone)]
 pub enum Hosts {
-    Loopback(u16),
+    /// Bound to this loopback address.
+    Loopback(std::net::SocketAddr),
     Any,
 }
 
 impl Hosts {
     pub fn allows(&self, headers: &HeaderMap) -> bool {
-        let Hosts::Loopback(port) = self else {
+        let Hosts::Loopback(addr) = self else {
             return true;
         };
         let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
             return false;
         };
-        ["127.0.0.1", "localhost", "[::1]"]
-            .iter()
-            .any(|name| host.eq_ignore_ascii_case(&format!("{name}:{port}")))
+        let port = addr.port();
+        host.eq_ignore_ascii_case(&addr.to_string())
+            || ["127.0.0.1", "localhost", "[::1]"]
+                .iter()
+                .any(|name| host.eq_ignore_ascii_case(&format!("{name}:{port}")))
     }
 }
 
@@ -264,10 +267,12 @@ mod tests {
 
     #[test]
     fn a_loopback_server_answers_its_own_names_only() {
-        let hosts = Hosts::Loopback(7574);
+        let hosts = Hosts::Loopback("127.0.0.1:7574".parse().unwrap());
         let with = |host: &str| parts("/", &[("host", host)]).headers;
         assert!(hosts.allows(&with("127.0.0.1:7574")));
         assert!(hosts.allows(&with("localhost:7574")));
+        let other = Hosts::Loopback("127.0.0.2:7574".parse().unwrap());
+        assert!(other.allows(&with("127.0.0.2:7574")));
         assert!(!hosts.allows(&with("evil.example:7574")));
         assert!(!hosts.allows(&with("127.0.0.1:80")));
         assert!(!hosts.allows(&HeaderMap::new()));

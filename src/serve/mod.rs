@@ -169,7 +169,7 @@ impl Server {
             .build()
             .map_err(ServeError::Runtime)?;
         let hosts = if self.loopback() {
-            Hosts::Loopback(self.addr.port())
+            Hosts::Loopback(self.addr)
         } else {
             Hosts::Any
         };

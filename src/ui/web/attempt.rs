@@ -245,3 +245,31 @@ pub fn diff_part(diff: Option<&str>, running: bool) -> String {
     html.push_str(&cut);
     html
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_is_coloured_by_line_and_cut_on_a_character() {
+        let html = diff_part(
+            Some("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new <b>\n"),
+            false,
+        );
+        assert!(
+            html.contains("<span class=\"diff-del\">-old</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"diff-add\">+new &lt;b&gt;</span>"),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"\">+++ b/x</span>"), "{html}");
+        let big = format!("+{}\n", "é".repeat(DIFF_SHOWN_BYTES));
+        let html = diff_part(Some(&big), false);
+        assert!(html.contains("is cut at 1 MiB"), "a note says so");
+        assert!(html.len() < big.len() + 4096);
+        assert!(diff_part(None, true).contains("Reading the worktree"));
+        assert!(diff_part(Some(""), false).contains("No change"));
+    }
+}
