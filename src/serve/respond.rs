@@ -133,7 +133,7 @@ async fn run_part(shared: &Arc<Shared>, route: Route) -> Response<Body> {
         }
         Route::Attempt(at) => wrap(blocking(move || views::attempt_page(&feed, &at)).await),
         Route::AttemptDiff(at) => wrap(blocking(move || views::attempt_diff(&feed, &at)).await),
-        Route::Transcript(at) => transcript(feed, at),
+        Route::Transcript(at) => transcript(feed, at).await,
         _ => not_found("There is no such page here."),
     }
 }
@@ -147,15 +147,19 @@ fn wrap(page: Result<Result<String, Missing>, Response<Body>>) -> Response<Body>
 }
 
 /// The whole transcript, streamed as it is read.
-fn transcript(feed: super::feed::Held, at: super::AttemptRef) -> Response<Body> {
+async fn transcript(feed: super::feed::Held, at: super::AttemptRef) -> Response<Body> {
+    let feed = Arc::new(feed);
+    let (checked, at_) = (feed.clone(), at.clone());
+    match blocking(move || views::attempt_exists(&checked, &at_)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(Missing(message))) => return not_found(&message),
+        Err(failed) => return failed,
+    }
     let (sender, body) = sse::channel();
     tokio::task::spawn_blocking(move || {
-        let sent = views::transcript_text(&feed, &at, |chunk| {
+        let _ = views::transcript_text(&feed, &at, |chunk| {
             sender.blocking_send(bytes::Bytes::from(chunk)).is_ok()
         });
-        if let Err(Missing(message)) = sent {
-            let _ = sender.blocking_send(bytes::Bytes::from(message));
-        }
     });
     http::plain(body.boxed())
 }

@@ -162,6 +162,11 @@ fn locate(feed: &RunFeed, at: &AttemptRef) -> Result<Located, Missing> {
     Err(missing())
 }
 
+/// Whether the run recorded this attempt.
+pub fn attempt_exists(feed: &RunFeed, at: &AttemptRef) -> Result<(), Missing> {
+    locate(feed, at).map(|_| ())
+}
+
 fn detail(located: &Located) -> AttemptDetail {
     let files = RunFiles::new(located.files.clone());
     let record = &located.record;

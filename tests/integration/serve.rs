@@ -360,6 +360,26 @@ fn issue_40_bad_requests_get_a_clear_4xx_change_nothing_and_crash_nothing() {
             &[404],
         ),
         (
+            "no such transcript",
+            served.request(
+                "GET",
+                "/runs/greet/attempts/1/99/transcript",
+                &[&bearer],
+                "",
+            ),
+            &[404],
+        ),
+        (
+            "no such diff",
+            served.request("GET", "/runs/greet/attempts/1/99/diff", &[&bearer], ""),
+            &[404],
+        ),
+        (
+            "no such feed",
+            served.request("GET", "/runs/nope/events", &[&bearer], ""),
+            &[404],
+        ),
+        (
             "no such story",
             served.request("GET", "/runs/greet/attempts/nine/1", &[&bearer], ""),
             &[404],
