@@ -62,6 +62,7 @@ mod realworld;
 mod roles;
 mod serve;
 mod serve_browser;
+mod serve_records;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;

@@ -2,7 +2,8 @@
 //! over HTTP with the bytes a test writes: the token, what the pages show
 //! (judged against `log` and `show`), the live events, the one action, bad
 //! requests of every kind, and that the server stays out of the run's way.
-//! The pages in a real browser are `serve_browser`'s.
+//! What the run page records of each attempt is `serve_records`'; the
+//! pages in a real browser are `serve_browser`'s.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +42,7 @@ fn finished_run() -> TestRepo {
 }
 
 /// Text as a page shows it: tags dropped, entities read.
-fn shown(html: &str) -> String {
+pub fn shown(html: &str) -> String {
     let mut text = String::new();
     let mut in_tag = false;
     for c in html.chars() {
@@ -413,6 +414,16 @@ fn issue_40_bad_requests_get_a_clear_4xx_change_nothing_and_crash_nothing() {
             &[405],
         ),
         (
+            "an abort: not from a browser",
+            served.request("POST", "/runs/greet/abort", &[&bearer], "confirm=abort"),
+            &[404],
+        ),
+        (
+            "a finish: not from a browser",
+            served.request("POST", "/runs/greet/finish", &[&bearer], "confirm=finish"),
+            &[404],
+        ),
+        (
             "a stop without its origin",
             served.request("POST", "/runs/greet/stop", &[&cookie], "confirm=stop"),
             &[403],
@@ -675,69 +686,4 @@ fn issue_40_a_run_never_waits_for_its_server() {
         Duration::from_secs(10),
         || !alive(server),
     );
-}
-
-#[test]
-fn issue_40_the_run_page_names_what_each_attempt_did_beyond_its_story() {
-    let repo = project(TWO_STORIES);
-    let agent = script(
-        &repo,
-        &format!(
-            "[story=1]\nwrite story-1.txt one\\n\nwrite .git/hooks/pre-commit #!/bin/sh\\n\n\
-             tick-story 1\ntick-story 2\npromise COMPLETE\n{}",
-            story_done("2")
-        ),
-    );
-    // How the run ends does not matter here: what it recorded does.
-    start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
-    let served = Served::start(&repo, &[]);
-    let page = shown(&served.get("/runs/greet").body);
-    let status = stdout(&ralph_cmd(&repo, &["status"]));
-    for remark in [
-        "ticked outside its story: 2, put back",
-        "undone in the git directory: .git/hooks/pre-commit",
-    ] {
-        assert!(
-            status.contains(remark),
-            "status no longer says {remark:?}:\n{status}"
-        );
-        assert!(page.contains(remark), "{remark:?} missing from:\n{page}");
-    }
-    assert!(
-        page.contains("the agent changed .git/hooks/pre-commit"),
-        "the notice: {page}"
-    );
-}
-
-#[test]
-fn issue_40_the_page_of_a_parallel_run_shows_every_story_at_work() {
-    let repo = project(TWO_STORIES);
-    repo.write(
-        "openspec/changes/greet/ralph.toml",
-        "[stories]\nindependent = true\n",
-    );
-    repo.commit_all("The stories of greet are independent");
-    let agent = waiting_script(&repo);
-    let run = Background::start(&repo, &agent, &["--on-finish", "keep", "--parallel", "2"]);
-    let served = Served::start(&repo, &[]);
-    wait_until("both stories at work", Duration::from_secs(60), || {
-        let page = shown(&served.get("/runs/greet").body);
-        page.contains("story 1 · attempt 1") && page.contains("story 2 · attempt 1")
-    });
-    // A story at work in its own worktree: its attempt, output and live diff.
-    wait_until("story 2's page", Duration::from_secs(60), || {
-        let page = shown(&served.get("/runs/greet/attempts/2/1").body);
-        page.contains("working on story 2") && page.contains("Story 2 · attempt 1")
-    });
-    wait_until("story 2's live diff", Duration::from_secs(60), || {
-        shown(&served.get("/runs/greet/attempts/2/1/diff").body).contains("+words of story 2")
-    });
-    release(&go_file(&repo, "go-1"));
-    release(&go_file(&repo, "go-2"));
-    assert!(run.wait(Duration::from_secs(90)).status.success());
-    assert_eq!(status_json(&repo)["reason"], "completed");
 }
