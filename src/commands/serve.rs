@@ -43,12 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         .map_err(ServeError::from)?;
     drop(repo);
     ui::out(&server.url(&token, &route));
-    if !server.loopback() {
-        ui::warn(&format!(
-            "listening on {}, which other machines can reach: anyone who has the URL can read the runs and stop them, and the connection is not encrypted",
-            server.addr()
-        ));
-    }
+    warn_if_others_reach(server.addr());
     if !args.companion {
         ui::note("open that URL in a browser; Ctrl-C stops the server, the runs go on");
     }
@@ -59,4 +54,14 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     };
     server.serve(token, until)?;
     Ok(Exit::Success.code())
+}
+
+/// Say so when a server listens on `addr`, where other machines can reach
+/// it: the token is all that guards it, over plain HTTP.
+pub(crate) fn warn_if_others_reach(addr: SocketAddr) {
+    if !addr.ip().is_loopback() {
+        ui::warn(&format!(
+            "listening on {addr}, which other machines can reach: anyone who has the URL can read the runs and stop them, and the connection is not encrypted"
+        ));
+    }
 }

@@ -63,6 +63,7 @@ mod roles;
 mod serve;
 mod serve_browser;
 mod serve_records;
+mod serve_start;
 mod setup_errors;
 mod state_v1;
 mod stories_e2e;

@@ -1,9 +1,10 @@
 //! `git ralph serve` and `start --serve` through the real binary, spoken to
 //! over HTTP with the bytes a test writes: the token, what the pages show
 //! (judged against `log` and `show`), the live events, the one action, bad
-//! requests of every kind, and that the server stays out of the run's way.
+//! requests of every kind.
 //! What the run page records of each attempt is `serve_records`'; the
-//! pages in a real browser are `serve_browser`'s.
+//! server `start --serve` starts is `serve_start`'s; the pages in a real
+//! browser are `serve_browser`'s.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -600,90 +601,4 @@ fn issue_40_a_refused_serve_writes_nothing() {
     assert_exit(&unknown, 1);
     before.assert_still(&repo, "a refused serve");
     assert!(!repo.path(".git/ralph/serve-token").exists());
-}
-
-/// `start --serve` in the background, and the URL it printed.
-fn start_serving(repo: &TestRepo) -> (Background, String) {
-    let agent = waiting_script(repo);
-    let run = Background::start(
-        repo,
-        &agent,
-        &["--on-finish", "keep", "--serve=127.0.0.1:0"],
-    );
-    let mut url = String::new();
-    wait_until(
-        "start --serve prints the URL",
-        Duration::from_secs(30),
-        || {
-            url = run
-                .stderr_so_far()
-                .lines()
-                .find_map(|line| line.strip_prefix("serving the run at "))
-                .unwrap_or_default()
-                .to_owned();
-            !url.is_empty()
-        },
-    );
-    (run, url)
-}
-
-/// The server `start --serve` started.
-fn server_of(run: &Background) -> u32 {
-    let servers = children_with(run.pid(), "--companion");
-    assert_eq!(servers.len(), 1, "one server beside the run: {servers:?}");
-    servers[0]
-}
-
-fn signal(pid: u32, signal: Signal) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).expect("signalled");
-}
-
-fn finish_both(repo: &TestRepo, run: Background) {
-    release(&go_file(repo, "go-1"));
-    release(&go_file(repo, "go-2"));
-    let ended = run.wait(Duration::from_secs(90));
-    assert!(ended.status.success(), "{}", ended.stderr);
-    assert_on_branch(repo, &["2 Farewell", "1 Greeting"]);
-    assert_eq!(status_json(repo)["reason"], "completed");
-    repo.assert_fsck_clean();
-}
-
-#[test]
-fn issue_40_start_serve_serves_the_run_and_a_crash_of_the_server_leaves_it_alone() {
-    let repo = project(TWO_STORIES);
-    let (run, url) = start_serving(&repo);
-    assert!(url.contains("/runs/greet?token="), "{url}");
-    let served = Client::of(&url);
-    wait_until(
-        "the run's page shows its stories",
-        Duration::from_secs(30),
-        || {
-            let page = served.get("/runs/greet");
-            assert_eq!(page.status, 200, "{page:?}");
-            page.body.contains("Greeting")
-        },
-    );
-
-    let server = server_of(&run);
-    signal(server, Signal::SIGKILL);
-    wait_until("the server is gone", Duration::from_secs(10), || {
-        !alive(server)
-    });
-    finish_both(&repo, run);
-}
-
-#[test]
-fn issue_40_a_run_never_waits_for_its_server() {
-    let repo = project(TWO_STORIES);
-    let (run, _) = start_serving(&repo);
-    let server = server_of(&run);
-    // A server that cannot run at all (stopped, as by a debugger or a full
-    // machine) holds nothing up, and goes when the run does.
-    signal(server, Signal::SIGSTOP);
-    finish_both(&repo, run);
-    wait_until(
-        "the stopped server went with the run",
-        Duration::from_secs(10),
-        || !alive(server),
-    );
 }

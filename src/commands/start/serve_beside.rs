@@ -2,7 +2,8 @@
 //! of its own, so that nothing it does (a crash included) can disturb the
 //! run, and the run never waits for it. It serves the run's page until
 //! `start` ends, however it ends. A server that cannot start is said so,
-//! and the run goes on without it.
+//! and the run goes on without it. An address other machines can reach is warned
+//! of here, as `serve` does, since the server's own words are not shown.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -40,6 +41,8 @@ pub fn start(workdir: &Path, change: &ChangeName, bind: SocketAddr) -> Option<Be
         });
     match started {
         Ok(beside) => {
+            let port = port_of(&beside.url).unwrap_or(bind.port());
+            crate::commands::serve::warn_if_others_reach(SocketAddr::new(bind.ip(), port));
             ui::note(&format!("serving the run at {}", beside.url));
             Some(beside)
         }
@@ -49,5 +52,24 @@ pub fn start(workdir: &Path, change: &ChangeName, bind: SocketAddr) -> Option<Be
             ));
             None
         }
+    }
+}
+
+/// The port a URL the server printed names (`http://host:port/…`): the
+/// one it took when asked for port 0.
+fn port_of(url: &str) -> Option<u16> {
+    let host = url.strip_prefix("http://")?.split('/').next()?;
+    host.rsplit_once(':')?.1.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_of;
+
+    #[test]
+    fn the_port_is_read_from_the_printed_url() {
+        assert_eq!(port_of("http://127.0.0.1:7574/runs/a?token=x"), Some(7574));
+        assert_eq!(port_of("http://[::1]:80/?token=x"), Some(80));
+        assert_eq!(port_of("https://x/"), None);
     }
 }
