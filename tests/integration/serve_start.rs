@@ -1,13 +1,15 @@
 //! `git ralph start --serve`: the server started beside the run, as a
 //! process of its own. It serves the run's page, warns when others can
 //! reach it, and stays out of the run's way: a crash of the server leaves
-//! the run alone, and the run never waits for it.
+//! the run alone, and the run never waits for it. Its loop screen says
+//! where the run is served.
 
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
 use crate::harness::story_run::*;
+use crate::harness::tmux::Tmux;
 use crate::harness::web::*;
 use crate::harness::*;
 use crate::serve::waiting_script;
@@ -111,4 +113,27 @@ fn issue_40_start_serve_on_an_address_others_reach_says_so() {
     );
     assert!(!said.contains("0.0.0.0:0,"), "the port it took: {said}");
     finish_both(&repo, run);
+}
+
+#[test]
+fn issue_40_the_loop_screen_says_where_start_serve_serves_the_run() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, "[story=1]\nsay Story one at work.\nsleep 60\n");
+    let _reaper = Reaper(repo.record_dir());
+    let command = format!(
+        "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} \
+         --on-finish keep --serve=127.0.0.1:0; echo start-exited-$?; sleep 30",
+        shell_quote(&agent.to_string_lossy()),
+        shell_quote(&repo.record_dir().to_string_lossy()),
+        shell_quote(env!("CARGO_BIN_EXE_git-ralph")),
+        shell_quote(&agent_command(&repo)),
+    );
+    let Some(tmux) = Tmux::start_sized(&repo, &command, (160, 30)) else {
+        return;
+    };
+    let screen = tmux.wait_for("served at http://127.0.0.1:");
+    assert!(screen.contains("/runs/greet?token="), "{screen}");
+    tmux.wait_for("Story one at work.");
+    tmux.keys(&["q"]);
+    tmux.wait_for("start-exited-130");
 }

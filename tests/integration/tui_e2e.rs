@@ -919,26 +919,3 @@ fn n_on_the_home_screen_plans_a_change_and_opens_its_preview() {
     assert_eq!(repo.git(&["symbolic-ref", "HEAD"]), head);
     repo.assert_fsck_clean();
 }
-
-#[test]
-fn issue_40_the_loop_screen_says_where_start_serve_serves_the_run() {
-    let repo = project(TWO_STORIES);
-    let agent = script(&repo, "[story=1]\nsay Story one at work.\nsleep 60\n");
-    let _reaper = Reaper(repo.record_dir());
-    let command = format!(
-        "FAKE_AGENT_SCRIPT={} FAKE_AGENT_RECORD_DIR={} {} start {CHANGE} --agent-command {} \
-         --on-finish keep --serve=127.0.0.1:0; echo start-exited-$?; sleep 30",
-        shell_quote(&agent.to_string_lossy()),
-        shell_quote(&repo.record_dir().to_string_lossy()),
-        shell_quote(env!("CARGO_BIN_EXE_git-ralph")),
-        shell_quote(&agent_command(&repo)),
-    );
-    let Some(tmux) = Tmux::start_sized(&repo, &command, (160, 30)) else {
-        return;
-    };
-    let screen = tmux.wait_for("served at http://127.0.0.1:");
-    assert!(screen.contains("/runs/greet?token="), "{screen}");
-    tmux.wait_for("Story one at work.");
-    tmux.keys(&["q"]);
-    tmux.wait_for("start-exited-130");
-}
