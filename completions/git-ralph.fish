@@ -38,6 +38,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "status" -d 'Rep
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open the terminal UI on a run, live or finished, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "show" -d 'One attempt of a run: its prompt, transcript, diff and checks'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "serve" -d 'Serve the runs to a browser, live, behind a token'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
@@ -66,6 +67,7 @@ keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'
 push\t'Keep, then push `ralph/<change>` to the remote (see `git ralph finish --push`)'
 pr\t'Keep, push, and open or update a pull request (see `git ralph finish --pr`)'"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l serve -d 'Serve the run to a browser while it runs, as `git ralph serve` does, on 127.0.0.1:7574 or the address given (`--serve=ADDR:PORT`), and print the URL to open; the server ends when this command does' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt-template -d 'Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 'Where the stories come from [default: detected]' -r -f -a "openspec\t'openspec/changes/<CHANGE>/tasks.md'
 prd\t'a prd.json of user stories (--prd)'
@@ -148,6 +150,11 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l checks -d '
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l json -d 'Print the attempt as one JSON object'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l bind -d 'Where to listen [default: 127.0.0.1:7574]; port 0 takes any free one. An address other machines can reach is only taken from here, with a warning: the token is all that guards it, over plain HTTP' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l new-token -d 'Make a new token, which shuts out every page opened with the old one'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l companion -d 'Started by `start --serve`: end when standard input closes'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l remote -d 'The remote to push to [default: the upstream remote of the branch the run started from, else origin; config: ralph.remote]' -r -f
@@ -197,4 +204,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change

@@ -64,6 +64,20 @@ pub enum Command {
     Log(commands::log::Args),
     /// One attempt of a run: its prompt, transcript, diff and checks.
     Show(commands::show::Args),
+    /// Serve the runs to a browser, live, behind a token.
+    ///
+    /// The pages show what status, log and show show: the runs, a run's
+    /// stories with their attempts, outcomes, reasons, tokens, cost and
+    /// flags, and an attempt's prompt, transcript, diff (the live diff
+    /// while it runs) and checks, each updated as the run moves. The one
+    /// thing a page may do is stop a running loop, as q on its screen does,
+    /// after a confirmation. It listens on 127.0.0.1 unless --bind says
+    /// otherwise, and prints a URL holding its token; a request without the
+    /// token (which the browser keeps as a cookie after the first visit) is
+    /// refused. The token is kept in <git-dir>/ralph/serve-token, so that a
+    /// server started again serves the pages left open. The server only
+    /// reads the run's files; the run never waits for it.
+    Serve(commands::serve::Args),
     /// Stop a run and restore the exact pre-start state.
     Abort(commands::abort::Args),
     /// Finish a stopped run: keep its branch, or clean up to uncommitted

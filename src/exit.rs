@@ -249,6 +249,7 @@ user_error_with_hint!(
     crate::prompt::PromptError,
     crate::state::LockError,
     crate::contract::ContractError,
+    crate::serve::ServeError,
 );
 
 impl From<crate::run::RunError> for CommandError {

@@ -3,7 +3,7 @@
 //! commit on `ralph/<change>`.
 //!
 //! Domain modules (`git`, `stories`, `agent`, `run`, `settings`, `state`,
-//! `contract`) know neither clap nor the terminal; `process` is the one
+//! `contract`, and `serve`, the web view) know neither clap nor the terminal; `process` is the one
 //! supervisor of child processes; `commands` alone know clap and glue the
 //! domain to the command line; `ui` alone prints.
 
@@ -25,6 +25,7 @@ pub mod process;
 pub mod prompt;
 pub(crate) mod run;
 pub(crate) mod sandbox;
+pub(crate) mod serve;
 pub mod settings;
 pub(crate) mod standin;
 pub mod state;
@@ -59,6 +60,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {
         Command::Watch(args) => commands::watch::run(args),
         Command::Log(args) => commands::log::run(args),
         Command::Show(args) => commands::show::run(args),
+        Command::Serve(args) => commands::serve::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),

@@ -9,6 +9,7 @@ pub mod home;
 pub mod hook;
 pub mod log;
 pub mod plan;
+pub mod serve;
 pub mod show;
 pub mod standin;
 pub mod start;

@@ -11,6 +11,9 @@
 //! memory here), and ended by a timeout or a stop request with SIGTERM,
 //! then SIGKILL after a grace period. Callers decide what the output means.
 //!
+//! A program that runs beside git-ralph rather than to an end (the server
+//! of `start --serve`) is a [`Companion`], supervised the same way.
+//!
 //! [`Tail`] and [`tail_str`] (in `tail`) keep the end of an output within a
 //! bound, for error messages and prompts.
 
@@ -27,8 +30,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
+mod companion;
 mod tail;
 
+pub use companion::{Companion, CompanionError};
 pub use tail::{Tail, report_tail, tail_str};
 
 /// How much output is read at once.

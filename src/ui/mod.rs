@@ -16,6 +16,7 @@ pub(crate) mod preview;
 pub(crate) mod status;
 pub(crate) mod transcript;
 pub mod tui;
+pub mod web;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -221,6 +221,12 @@ fn files_section() -> Section {
              under attempts/, and with --refine the plan as it was under before/",
         ),
         (
+            "<git-dir>/ralph/serve-token",
+            "the token git ralph serve asks of every request, readable by its owner only; \
+             kept so that a server started again serves the pages left open, and replaced \
+             by serve --new-token",
+        ),
+        (
             "<git-dir>/ralph/history/",
             "the files of finished or aborted runs whose change was started again, one \
              directory per run (git ralph status --all lists them)",
@@ -734,6 +740,28 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
                 &mut roff,
                 "Run it unattended and clean up at the end, as a smoke test:",
                 &["git ralph demo --on-finish cleanup --pace 50 </dev/null"],
+            );
+        }
+        Some("serve") => {
+            example(
+                &mut roff,
+                "Serve the runs of this repository to a browser on this machine, and open the \
+                 URL it prints:",
+                &["git ralph serve"],
+            );
+            example(
+                &mut roff,
+                "Follow a run left going on a machine reached over SSH: forward the port, then \
+                 open the printed URL on your own machine:",
+                &[
+                    "ssh -L 7574:127.0.0.1:7574 devbox",
+                    "git ralph serve add-dark-mode",
+                ],
+            );
+            example(
+                &mut roff,
+                "Start a run and serve it at once:",
+                &["git ralph start add-dark-mode --serve"],
             );
         }
         Some("agents") => {

@@ -280,6 +280,7 @@ enum Command {
     TickStory(Option<String>),
     SetPasses(String, bool),
     Sleep(Duration),
+    WaitFor(PathBuf),
     Exit(i32),
     Crash,
     Flood(u64),
@@ -503,6 +504,7 @@ fn parse_command(line: &str) -> std::result::Result<Command, String> {
                 .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
                 .ok_or_else(|| format!("`sleep` needs seconds, got `{rest}`"))?,
         ),
+        "wait-for" => Command::WaitFor(PathBuf::from(required("a path")?)),
         "exit" => Command::Exit(
             rest.parse::<u8>()
                 .map(i32::from)
@@ -697,6 +699,7 @@ fn execute(
         }
         Command::SetPasses(id, passes) => set_passes(id, *passes)?,
         Command::Sleep(duration) => std::thread::sleep(*duration),
+        Command::WaitFor(path) => wait_for(path)?,
         Command::Exit(code) => {
             outcome.exit = Some(*code);
             return Ok(Flow::Stop);
@@ -712,6 +715,22 @@ fn execute(
         }
     }
     Ok(Flow::Continue)
+}
+
+/// Waits until `path` exists, so that a test decides when an attempt goes
+/// on; two minutes at most.
+fn wait_for(path: &Path) -> Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !path.exists() {
+        if std::time::Instant::now() > deadline {
+            return Err(Fault::command(format!(
+                "`wait-for`: {} never appeared",
+                path.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 fn create_parent(path: &Path) -> Result<()> {

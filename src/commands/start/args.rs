@@ -49,6 +49,17 @@ pub struct Args {
     /// terminal [config: ralph.ui = plain].
     #[arg(long)]
     pub plain: bool,
+    /// Serve the run to a browser while it runs, as `git ralph serve`
+    /// does, on 127.0.0.1:7574 or the address given (`--serve=ADDR:PORT`),
+    /// and print the URL to open; the server ends when this command does.
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = crate::serve::DEFAULT_BIND
+    )]
+    pub serve: Option<std::net::SocketAddr>,
     /// Prompt template to use instead of `<git-dir>/ralph/prompt.md` or the built-in one.
     #[arg(long, value_name = "FILE")]
     pub prompt_template: Option<PathBuf>,

@@ -16,6 +16,7 @@ use crate::ui::tui::RunScreen;
 use crate::ui::{self, KeyListener, Renderer};
 
 mod args;
+mod serve_beside;
 pub use args::Args;
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -87,7 +88,11 @@ pub fn run_in(
     let on_finish = session.state.settings.on_finish;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
-    let end = match drive_shown(repo, &args, session, &run_dir)? {
+    // Started once the run is recorded, so that it has a page to show.
+    let server = args
+        .serve
+        .and_then(|bind| serve_beside::start(&workdir, &change, bind));
+    let end = match drive_shown(repo, &args, session, &run_dir, server.as_ref())? {
         Ending::Finished(end) => end,
         Ending::ForceQuit => {
             drop(lock);
@@ -114,6 +119,7 @@ fn drive_shown(
     args: &Args,
     session: Session,
     run_dir: &RunDir,
+    server: Option<&serve_beside::Beside>,
 ) -> Result<Ending, CommandError> {
     let (controls_tx, controls_rx) = mpsc::unbounded_channel();
     if use_screen(&repo, args)? {
@@ -122,6 +128,7 @@ fn drive_shown(
             repo.workdir().to_owned(),
             run_dir.clone(),
             controls_tx,
+            server.map(|server| format!("served at {}", server.url)),
         );
         let ending = drive(
             repo,

@@ -55,18 +55,21 @@ pub struct RunScreen {
 }
 
 impl RunScreen {
-    /// Open the loop screen for the run in `run_dir`, seeded with `state`.
+    /// Open the loop screen for the run in `run_dir`, seeded with `state`,
+    /// with `note` on its notice line (where the run is served, say).
     /// Returns the view to drive the loop with.
     pub fn open(
         state: &RunState,
         workdir: PathBuf,
         run_dir: RunDir,
         controls: UnboundedSender<Control>,
+        note: Option<String>,
     ) -> (LoopScreenView, RunScreen) {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (requests_tx, mut requests_rx) = mpsc::unbounded_channel::<UiRequest>();
         let mut app = App::new(Mode::Loop, &state.change);
         app.apply_state(state);
+        app.notice = note;
         let leave = Arc::new(AtomicBool::new(false));
         let leave_flag = leave.clone();
         let thread = std::thread::spawn(move || {

@@ -14,13 +14,17 @@
 //! - [`fuzz`]: the case counts and generators of the `fuzz_*` property tests;
 //! - [`story_run`]: the story loop's end-to-end ground (a change, a
 //!   recording agent wrapper, runs in the background);
-//! - [`tmux`]: a tmux server of the test's own, for the loop screen.
+//! - [`tmux`]: a tmux server of the test's own, for the loop screen;
+//! - [`web`]: `git ralph serve` in the background and a raw HTTP client;
+//! - [`browser`]: headless Chromium driven over WebDriver, for the pages.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod forge;
 pub mod fuzz;
 pub mod story_run;
 pub mod tmux;
+pub mod web;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

@@ -295,6 +295,10 @@ impl Background {
         fs::read_to_string(&self.err).unwrap_or_default()
     }
 
+    pub fn stdout_so_far(&self) -> String {
+        fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
     /// Waits for the process to exit (and reaps it).
     pub fn wait(mut self, timeout: Duration) -> Finished {
         let mut child = self.child.take().expect("the process is still ours");

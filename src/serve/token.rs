@@ -1,0 +1,151 @@
+//! The server's one secret: a random token, given once in the URL `serve`
+//! prints and kept by the browser as a cookie. It is kept in
+//! `<git-dir>/ralph/serve-token` (readable by its owner only), so that a
+//! server started again answers the pages the last one served, and a page
+//! left open follows the run on. `--new-token` replaces it, which shuts
+//! every page opened with the old one out.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// How many random bytes a token holds; it is written as twice as many
+/// hex digits.
+const TOKEN_BYTES: usize = 24;
+
+#[derive(Clone)]
+pub struct Token(String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+/// Why the token could not be read or made.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("could not read random bytes from /dev/urandom")]
+    Random(#[source] std::io::Error),
+    #[error("could not write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Token {
+    /// Where the token of the repository whose ralph directory is
+    /// `ralph_dir` is kept.
+    pub fn path(ralph_dir: &Path) -> PathBuf {
+        ralph_dir.join("serve-token")
+    }
+
+    /// The token kept at `path`, or a new one written there when there is
+    /// none, it cannot be read, or `renew` asks for one.
+    pub fn kept_at(path: &Path, renew: bool) -> Result<Token, TokenError> {
+        if !renew
+            && let Ok(text) = std::fs::read_to_string(path)
+            && let Some(token) = Token::parse(text.trim())
+        {
+            return Ok(token);
+        }
+        let token = Token::random()?;
+        write_private(path, token.0.as_bytes()).map_err(|source| TokenError::Write {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(token)
+    }
+
+    /// A new token from the system's random source.
+    pub fn random() -> Result<Token, TokenError> {
+        let mut bytes = [0u8; TOKEN_BYTES];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut urandom| urandom.read_exact(&mut bytes))
+            .map_err(TokenError::Random)?;
+        Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// A token as written: hex digits only, of the full length.
+    fn parse(text: &str) -> Option<Token> {
+        (text.len() == TOKEN_BYTES * 2 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| Token(text.to_ascii_lowercase()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `given` is this token, compared in a time that does not
+    /// depend on where they differ.
+    pub fn matches(&self, given: &str) -> bool {
+        let (ours, theirs) = (self.0.as_bytes(), given.as_bytes());
+        if ours.len() != theirs.len() {
+            return false;
+        }
+        ours.iter()
+            .zip(theirs)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+    }
+}
+
+/// `bytes` written to `path` whole (a temporary file renamed into place),
+/// readable and writable by the owner alone from the start.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".serve-token.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_kept_token_is_reused_until_renewed_and_only_its_owner_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Token::path(dir.path());
+        let first = Token::kept_at(&path, false).unwrap();
+        assert_eq!(first.as_str().len(), TOKEN_BYTES * 2);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let again = Token::kept_at(&path, false).unwrap();
+        assert_eq!(again.as_str(), first.as_str());
+        let renewed = Token::kept_at(&path, true).unwrap();
+        assert_ne!(renewed.as_str(), first.as_str());
+
+        std::fs::write(&path, "not a token").unwrap();
+        let replaced = Token::kept_at(&path, false).unwrap();
+        assert!(Token::parse(replaced.as_str()).is_some());
+    }
+
+    #[test]
+    fn a_token_matches_itself_only() {
+        let token = Token::random().unwrap();
+        assert!(token.matches(token.as_str()));
+        assert!(!token.matches(""));
+        assert!(!token.matches(&token.as_str()[1..]));
+        let mut other = token.as_str().to_owned();
+        other.replace_range(0..1, if other.starts_with('0') { "1" } else { "0" });
+        assert!(!token.matches(&other));
+    }
+}
