@@ -50,6 +50,7 @@ impl Repo {
     }
 
     fn reset_to(&mut self, commit: Option<ObjectId>) -> Result<RevertStats, OpError> {
+        let _timed = crate::timings::phase("revert");
         let lock = IndexLock::acquire(self)?;
         self.scoped(|scope| -> Result<_, OpError> {
             let current = self.shared_index()?;
@@ -271,6 +272,7 @@ impl Repo {
         index: &mut gix::index::File,
         positions: &HashSet<usize>,
     ) -> Result<(), GitFailure> {
+        let _timed = crate::timings::phase("checkout");
         // Big blobs go from their objects to disk as they are read.
         let streamed = self.stream_big_checkouts(index, positions)?;
         let rest: HashSet<usize>;
