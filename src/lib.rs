@@ -30,6 +30,7 @@ pub mod settings;
 pub(crate) mod standin;
 pub mod state;
 pub mod stories;
+pub mod timings;
 pub mod ui;
 pub mod verification;
 
@@ -42,10 +43,18 @@ use exit::CommandError;
 /// panic is a bug in git-ralph: it is reported as an internal error, not
 /// printed raw.
 pub fn run(cli: Cli) -> ExitCode {
+    timings::start();
     bug::install_hook();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli)))
         .unwrap_or_else(|payload| Err(CommandError::bug(&bug::caught(payload.as_ref()), None)));
-    finish(result)
+    let code = finish(result);
+    // The command line up to the change's name: an agent command can be
+    // long, and it is not what the table is about.
+    let words: Vec<String> = std::iter::once("git-ralph".to_owned())
+        .chain(std::env::args().skip(1).take(2))
+        .collect();
+    timings::report(&words.join(" "));
+    code
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {

@@ -116,6 +116,7 @@ pub async fn run(
     stop: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<AgentRun, RunnerError> {
+    let _timed = crate::timings::top_phase("agent");
     // Nothing is logged for an agent that cannot be started in its directory.
     process::check_workdir(&inv.cwd)?;
     let mut log = LogFile::open(log_path)?;

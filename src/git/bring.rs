@@ -205,6 +205,7 @@ impl Repo {
             hashed_only: None,
             watching: Default::default(),
             watch_refused: Default::default(),
+            hands_over: false,
             dir_cache: Default::default(),
         }
     }

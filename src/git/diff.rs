@@ -145,10 +145,8 @@ impl Repo {
     /// index is left alone, so a running loop is not disturbed.
     pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
         // Big files are named by their size, never read (see `blob.rs`).
-        let scratch = Repo {
-            hashed_only: Some(Default::default()),
-            ..self.in_memory()
-        };
+        let mut scratch = self.in_memory();
+        scratch.hashed_only = Some(Default::default());
         let old_tree = scratch.commit_tree(base)?;
         let new_tree = scratch.fingerprint()?;
         Ok(scratch.tree_patch(old_tree, new_tree, super::PatchFor::VIEW)?)

@@ -128,6 +128,7 @@ impl Repo {
     /// The local branches and tags, all but `except` (the run's branches:
     /// full names, or prefixes ending in `*`).
     pub fn snapshot_user_refs(&self, except: &[String]) -> Result<RefSnapshot, GitFailure> {
+        let _timed = crate::timings::phase("user refs");
         let mut refs = self.direct_refs("refs/heads/")?;
         refs.extend(self.direct_refs("refs/tags/")?);
         refs.retain(|name, _| !excepted(name, except));

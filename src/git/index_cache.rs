@@ -57,6 +57,7 @@ impl Repo {
         {
             return Ok(cache.snapshot.clone());
         }
+        let _timed = crate::timings::phase("index read");
         let file = if before.is_some() {
             self.repo
                 .open_index()
@@ -111,6 +112,7 @@ impl Repo {
         mut index: gix::index::File,
         tree: Option<ObjectId>,
     ) -> Result<(), GitFailure> {
+        let _timed = crate::timings::phase("index write");
         lock.commit(&mut index)?;
         // What the scan before this write learned of the directories is
         // kept with it.

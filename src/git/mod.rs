@@ -18,6 +18,7 @@ mod dir_cache;
 mod error;
 mod git_dir;
 mod guard;
+mod handover;
 pub(crate) mod hex;
 mod index_cache;
 mod index_file;

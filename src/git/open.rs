@@ -22,7 +22,11 @@ pub struct Repo {
     /// The worktree watch, when one runs (see `scope.rs`).
     pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
     /// A watch could not be started here once; it is not tried again.
-    pub(crate) watch_refused: std::cell::Cell<bool>,
+    /// Inside, why, until it is reported (see [`Repo::start_watching`]).
+    pub(crate) watch_refused: std::cell::RefCell<Option<Option<super::WatchLost>>>,
+    /// Whether the watch is left for the next repository of this worktree
+    /// in this process when this one is dropped (see `handover.rs`).
+    pub(crate) hands_over: bool,
     /// What the last full scan learned of the worktree's directories, until
     /// the index write that follows it keeps it on disk (see `dir_cache.rs`).
     pub(crate) dir_cache: std::cell::RefCell<Option<super::dir_cache::DirCache>>,
@@ -138,6 +142,7 @@ impl Repo {
     /// conflicts, so that `status`, `abort` and `finish` can still clean up
     /// after an agent that left one behind.
     pub fn open_for_recovery(dir: &Path) -> Result<Repo, OpenError> {
+        let _timed = crate::timings::phase("open");
         let mut repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
             OpenError::NotARepository {
                 dir: dir.to_owned(),
@@ -154,16 +159,19 @@ impl Repo {
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
         let ralph_dir = super::worktree::state_home(repo.git_dir())
             .unwrap_or_else(|| repo.git_dir().join("ralph"));
-        Ok(Repo {
+        let mut repo = Repo {
             repo,
             index_cache: Default::default(),
             scratch: Default::default(),
             hashed_only: None,
             watching: Default::default(),
             watch_refused: Default::default(),
+            hands_over: false,
             dir_cache: Default::default(),
             ralph_dir,
-        })
+        };
+        repo.take_over();
+        Ok(repo)
     }
 
     /// Refuse operations in progress and conflicted indexes.

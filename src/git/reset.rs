@@ -50,6 +50,7 @@ impl Repo {
     }
 
     fn reset_to(&mut self, commit: Option<ObjectId>) -> Result<RevertStats, OpError> {
+        let _timed = crate::timings::phase("revert");
         let lock = IndexLock::acquire(self)?;
         self.scoped(|scope| -> Result<_, OpError> {
             let current = self.shared_index()?;
@@ -97,35 +98,7 @@ impl Repo {
         let items = self.reset_status(&target, scope)?;
         let mut target = target.into_owned_or_cloned();
 
-        let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
-            .ctx(|| "the system clock is before 1970".into())?;
-        let mut checkout = HashSet::new();
-        let mut untracked = Vec::new();
-        for item in items {
-            match item {
-                Item::Modification {
-                    entry_index,
-                    status,
-                    ..
-                } => match status {
-                    EntryStatus::Change(Change::SubmoduleModification(_)) => {}
-                    EntryStatus::Change(_)
-                    | EntryStatus::IntentToAdd
-                    | EntryStatus::Conflict { .. } => {
-                        checkout.insert(entry_index);
-                    }
-                    EntryStatus::NeedsUpdate(stat) => {
-                        if stat.mtime.secs < started.secs {
-                            target.entries_mut()[entry_index].stat = stat;
-                        }
-                    }
-                },
-                Item::DirectoryContents { entry, .. } => {
-                    untracked.extend(deletable(entry));
-                }
-                Item::Rewrite { .. } => {}
-            }
-        }
+        let (checkout, mut untracked) = sort_reset_items(items, &mut target)?;
 
         // `git clean` judges what is ignored by the committed .gitignore
         // files, restored by `git reset --hard` first, not by the ones the
@@ -271,6 +244,7 @@ impl Repo {
         index: &mut gix::index::File,
         positions: &HashSet<usize>,
     ) -> Result<(), GitFailure> {
+        let _timed = crate::timings::phase("checkout");
         // Big blobs go from their objects to disk as they are read.
         let streamed = self.stream_big_checkouts(index, positions)?;
         let rest: HashSet<usize>;
@@ -355,6 +329,46 @@ fn paths_only_in(old: &gix::index::File, new: &gix::index::File) -> Vec<BString>
         }
     }
     only
+}
+
+/// What a revert must do about each status item against its target: the
+/// entries to check out, and the untracked paths to delete. An entry whose
+/// content is unchanged takes the file's stat data, unless the file was
+/// written in this second (git's racy-clean rule).
+fn sort_reset_items(
+    items: Vec<Item>,
+    target: &mut gix::index::File,
+) -> Result<(HashSet<usize>, Vec<BString>), GitFailure> {
+    let started = gix::index::entry::stat::Time::try_from(std::time::SystemTime::now())
+        .ctx(|| "the system clock is before 1970".into())?;
+    let mut checkout = HashSet::new();
+    let mut untracked = Vec::new();
+    for item in items {
+        match item {
+            Item::Modification {
+                entry_index,
+                status,
+                ..
+            } => match status {
+                EntryStatus::Change(Change::SubmoduleModification(_)) => {}
+                EntryStatus::Change(_)
+                | EntryStatus::IntentToAdd
+                | EntryStatus::Conflict { .. } => {
+                    checkout.insert(entry_index);
+                }
+                EntryStatus::NeedsUpdate(stat) => {
+                    if stat.mtime.secs < started.secs {
+                        target.entries_mut()[entry_index].stat = stat;
+                    }
+                }
+            },
+            Item::DirectoryContents { entry, .. } => {
+                untracked.extend(deletable(entry));
+            }
+            Item::Rewrite { .. } => {}
+        }
+    }
+    Ok((checkout, untracked))
 }
 
 /// An untracked entry `git clean -fd` would delete: never a nested

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index_cache::{Identity, identity};
 use super::open::Repo;
-use super::watch::{WatchLost, WorktreeWatch};
+use super::watch::{Ignored, WatchLost, WorktreeWatch};
 
 /// Above this many paths a scoped walk costs about what a full one does.
 const MAX_SCOPED: usize = 20_000;
@@ -56,6 +56,26 @@ pub(crate) struct Watching {
     new_dirs: BTreeSet<BString>,
     baseline: Option<Baseline>,
     last: Option<Scan>,
+    /// Why the watch could not cover the worktree before the last full
+    /// scan; until it can, no baseline is kept.
+    uncovered: Option<String>,
+    /// The last snapshot, when it was not written to the index.
+    ahead: Option<Ahead>,
+    /// What the operation starting now must look at when it starts from
+    /// `ahead`: only what was touched since.
+    ahead_scope: Option<Vec<BString>>,
+}
+
+/// A snapshot the index was not updated with (a fingerprint, a preserve):
+/// the worktree as it found it, so that the next snapshot starts from it
+/// and looks only at what was touched since, instead of at everything the
+/// agent changed once more.
+pub(crate) struct Ahead {
+    /// The index updated to match the worktree, in memory only.
+    pub index: gix::worktree::Index,
+    pub tree: super::ObjectId,
+    /// Where the worktree differed from the index on disk.
+    pub dirty: BTreeSet<BString>,
 }
 
 /// The worktree as an operation left it: equal to the index `index` except
@@ -72,6 +92,8 @@ pub(crate) enum Learned {
     Clean,
     /// The worktree differs from the index at these paths at most.
     Dirty(BTreeSet<BString>),
+    /// The worktree is this snapshot, which the index is not.
+    Ahead(Ahead),
 }
 
 impl Repo {
@@ -79,25 +101,50 @@ impl Repo {
     /// only at what changed. Until the next full scan nothing is known, so
     /// the first snapshot or revert after this still looks at everything.
     /// `Ok(false)` when a watch already runs, or could not be started
-    /// before: it is not tried again.
+    /// before: it is not tried again (a failure [`Repo::start_watching`]
+    /// kept is returned once).
     pub fn watch_worktree(&mut self) -> Result<bool, WatchLost> {
-        if self.watching.borrow().is_some() || self.watch_refused.get() {
+        let _timed = crate::timings::phase("watch start");
+        if self.watching.borrow().is_some() {
             return Ok(false);
+        }
+        if let Some(refused) = self.watch_refused.get_mut() {
+            return match refused.take() {
+                Some(lost) => Err(lost),
+                None => Ok(false),
+            };
         }
         let watch = WorktreeWatch::start(
             self.workdir(),
             self.git_dir(),
             self.ralph_dir().join("cookies"),
         )
-        .inspect_err(|_| self.watch_refused.set(true))?;
+        .inspect_err(|_| *self.watch_refused.get_mut() = Some(None))?;
         *self.watching.borrow_mut() = Some(Watching {
             watch,
             touched: BTreeSet::new(),
             new_dirs: BTreeSet::new(),
             baseline: None,
             last: None,
+            uncovered: None,
+            ahead: None,
+            ahead_scope: None,
         });
         Ok(true)
+    }
+
+    /// [`Repo::watch_worktree`] before anything else reads the worktree (a
+    /// run's initial state, a resumed run's first look), so that even the
+    /// first attempt is judged on what it touched. A watch that cannot
+    /// start is not an error here: the next [`Repo::watch_worktree`] says
+    /// why, to whoever reports it.
+    /// The watch then lives as long as the process: a later [`Repo::open`]
+    /// of this worktree takes it up (see `handover.rs`).
+    pub fn start_watching(&mut self) {
+        match self.watch_worktree() {
+            Ok(_) => self.hands_over = true,
+            Err(lost) => *self.watch_refused.get_mut() = Some(Some(lost)),
+        }
     }
 
     /// Stop watching: every later operation looks at everything.
@@ -113,17 +160,33 @@ impl Repo {
 
     /// The scope for an operation starting now.
     pub(crate) fn scope(&self) -> Scope {
+        let _timed = crate::timings::phase("watch");
         let mut watching = self.watching.borrow_mut();
         let Some(watching) = watching.as_mut() else {
             return Scope::All;
         };
-        let (scope, scan) = match self.decide(watching) {
-            Ok(paths) => {
+        let index = self.shared_index().ok();
+        let mut ignored = self.ignored_dirs(index.as_ref().map(|index| &***index));
+        let (scope, scan) = match self.decide(watching, &mut ignored) {
+            Ok((paths, ahead_scope)) => {
+                watching.ahead_scope = ahead_scope;
                 let scan = Scan::Watched { paths: paths.len() };
                 (Scope::Paths(paths), scan)
             }
             Err(why) => {
                 watching.baseline = None;
+                watching.ahead = None;
+                watching.ahead_scope = None;
+                // Whatever changes once the full scan has looked must be
+                // reported: every directory that matters is watched first.
+                watching.uncovered = match &index {
+                    Some(index) => watching
+                        .watch
+                        .cover(&tracked_dirs(index), &mut ignored)
+                        .err()
+                        .map(|lost| lost.to_string()),
+                    None => Some("the index could not be read".into()),
+                };
                 (Scope::All, Scan::Full { why })
             }
         };
@@ -131,14 +194,26 @@ impl Repo {
         scope
     }
 
-    fn decide(&self, watching: &mut Watching) -> Result<Vec<BString>, String> {
-        let cut = watching.watch.cut().map_err(|lost| lost.to_string())?;
+    /// The paths an operation starting now must look at, and the fewer a
+    /// snapshot starting from the last one not written must (`None` when
+    /// there is none, or the index moved since).
+    fn decide(
+        &self,
+        watching: &mut Watching,
+        ignored: &mut Ignored<'_>,
+    ) -> Result<(Vec<BString>, Option<Vec<BString>>), String> {
+        let cut = watching
+            .watch
+            .cut(ignored)
+            .map_err(|lost| lost.to_string())?;
         watching.touched.extend(cut.touched);
         watching.new_dirs = cut.new_dirs;
-        let baseline = watching
-            .baseline
-            .as_ref()
-            .ok_or("no full scan since the watch began")?;
+        let baseline = watching.baseline.as_ref().ok_or_else(|| {
+            watching
+                .uncovered
+                .clone()
+                .unwrap_or_else(|| "no full scan since the watch began".into())
+        })?;
         if baseline.excludes != identity(&self.excludes_path()) {
             return Err("info/exclude changed".into());
         }
@@ -154,12 +229,27 @@ impl Repo {
         let Some((known, before)) = &baseline.index else {
             return Err("the index could not be read".into());
         };
-        if Some(*known) != identity(&self.repo.index_path()) {
+        let index_moved = Some(*known) != identity(&self.repo.index_path());
+        if index_moved {
             let now = self
                 .shared_index()
                 .map_err(|err| format!("the index could not be read: {err}"))?;
             paths.extend(entries_that_differ(before, &now));
         }
+        let ahead_scope = match watching.ahead {
+            Some(_) if !index_moved => Some(self.widened(watching.touched.clone())?),
+            _ => None,
+        };
+        let paths = self.widened(paths)?;
+        if paths.len() > MAX_SCOPED {
+            return Err(format!("more than {MAX_SCOPED} paths changed"));
+        }
+        Ok((outermost(paths), ahead_scope.map(outermost)))
+    }
+
+    /// `paths` with what a change at them reaches beyond them: the
+    /// directory of a `.gitignore`, and the directories a removal emptied.
+    fn widened(&self, mut paths: BTreeSet<BString>) -> Result<BTreeSet<BString>, String> {
         for rules in paths.clone().iter().filter(|p| is_gitignore(p.as_ref())) {
             match rules.rfind_byte(b'/') {
                 Some(slash) => paths.insert(rules[..slash].into()),
@@ -184,10 +274,23 @@ impl Repo {
                 }
             }
         }
-        if paths.len() > MAX_SCOPED {
-            return Err(format!("more than {MAX_SCOPED} paths changed"));
-        }
-        Ok(outermost(paths))
+        Ok(paths)
+    }
+
+    /// Where a snapshot starting now begins: from the last one, when it
+    /// was not written and nothing but what the watch reports changed
+    /// since; the paths to look at then.
+    pub(crate) fn ahead_start(&self) -> Option<(Ahead, Vec<BString>)> {
+        let mut watching = self.watching.borrow_mut();
+        let watching = watching.as_mut()?;
+        let paths = watching.ahead_scope.take()?;
+        let ahead = watching.ahead.as_ref()?;
+        let start = Ahead {
+            index: ahead.index.clone(),
+            tree: ahead.tree,
+            dirty: ahead.dirty.clone(),
+        };
+        Some((start, paths))
     }
 
     /// Record what an operation that looked at the worktree learned; an
@@ -197,15 +300,50 @@ impl Repo {
         let Some(watching) = watching.as_mut() else {
             return;
         };
+        let learned = learned.filter(|_| watching.uncovered.is_none());
+        watching.ahead = None;
+        watching.ahead_scope = None;
         watching.baseline = learned.map(|learned| Baseline {
             index: self.cached_index(),
             excludes: identity(&self.excludes_path()),
             dirty: match learned {
                 Learned::Clean => BTreeSet::new(),
                 Learned::Dirty(dirty) => dirty,
+                Learned::Ahead(ahead) => {
+                    let dirty = ahead.dirty.clone();
+                    watching.ahead = Some(ahead);
+                    dirty
+                }
             },
         });
         watching.touched = watching.new_dirs.clone();
+    }
+
+    /// Tells whether a directory is ignored, by the rules `index` and the
+    /// worktree give; reads them only when first asked.
+    fn ignored_dirs<'a>(
+        &'a self,
+        index: Option<&'a gix::index::File>,
+    ) -> impl FnMut(&BStr) -> bool + 'a {
+        let mut stack = None;
+        move |dir: &BStr| {
+            let Some(index) = index else { return false };
+            let stack = stack.get_or_insert_with(|| {
+                self.repo
+                    .excludes(
+                        index,
+                        None,
+                        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+                    )
+                    .ok()
+            });
+            let (Some(stack), Ok(path)) = (stack.as_mut(), gix::path::from_bstr(dir)) else {
+                return false;
+            };
+            stack
+                .at_path(path, Some(gix::index::entry::Mode::DIR))
+                .is_ok_and(|platform| platform.is_excluded())
+        }
     }
 
     fn exists(&self, relative: &BStr) -> bool {
@@ -281,6 +419,37 @@ fn entries_that_differ(old: &gix::index::File, new: &gix::index::File) -> BTreeS
         }
     }
     out
+}
+
+/// Every directory that holds an entry of `index`, its top (`""`) first.
+fn tracked_dirs(index: &gix::index::File) -> Vec<BString> {
+    let mut seen = std::collections::HashSet::new();
+    let mut dirs = vec![BString::default()];
+    let mut last: &[u8] = b"";
+    for entry in index.entries() {
+        let path = entry.path(index);
+        let Some(slash) = path.rfind_byte(b'/') else {
+            continue;
+        };
+        let dir = &path[..slash];
+        if dir == last {
+            continue;
+        }
+        last = dir;
+        // The directory, then those above it, up to one already seen.
+        let mut end = dir.len();
+        loop {
+            if !seen.insert(&dir[..end]) {
+                break;
+            }
+            dirs.push(BString::from(&dir[..end]));
+            match dir[..end].rfind_byte(b'/') {
+                Some(slash) => end = slash,
+                None => break,
+            }
+        }
+    }
+    dirs
 }
 
 fn is_gitignore(path: &BStr) -> bool {

@@ -13,7 +13,7 @@ use super::lock::IndexLock;
 use super::name::ChangeName;
 use super::open::{HeadState, Repo};
 use super::refs::{delete, move_head, update};
-use super::scope::Scope;
+use super::scope::{Learned, Scope};
 use super::snapshot::{Checkpoint, Snapshot};
 use super::tree::write_tree;
 use super::worktree::{LinkedWorktree, WorktreeError};
@@ -109,6 +109,7 @@ impl Repo {
     /// reflog lines `git checkout -` needs) and commit the user's uncommitted
     /// work as the "initial state".
     pub fn begin(&mut self, change: &ChangeName) -> Result<Begin, BeginError> {
+        let _timed = crate::timings::phase("begin");
         self.check_begin(change)?;
         let branch = change.branch_ref();
         let head = self.head()?;
@@ -142,10 +143,15 @@ impl Repo {
             &to,
         )?;
 
-        let Snapshot { tree, index, .. } = self.snapshot(index, &Scope::All)?;
-        let initial =
-            self.commit_on_head(&format!("ralph({change}): initial state"), tree, None)?;
-        self.commit_index(lock, index, Some(tree))?;
+        // Through the watch, when one runs: this full scan is what the
+        // first attempt's look builds on.
+        let initial = self.scoped(|scope| -> Result<_, OpError> {
+            let Snapshot { tree, index, dirty } = self.snapshot(index, scope)?;
+            let message = format!("ralph({change}): initial state");
+            let initial = self.commit_on_head(&message, tree, None)?;
+            self.commit_index(lock, index, Some(tree))?;
+            Ok((initial, Some(Learned::Dirty(dirty))))
+        })?;
         Ok(Begin {
             original,
             initial,
@@ -272,6 +278,7 @@ impl Repo {
         change: &ChangeName,
         original: &Original,
     ) -> Result<ObjectId, OpError> {
+        let _timed = crate::timings::phase("finish");
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
         let current = self.shared_index()?;
@@ -284,6 +291,7 @@ impl Repo {
     /// Leave everything on `ralph/<change>`: nothing to do in git, and kept as
     /// an operation so the loop never has to know that.
     pub fn finish_keep(&mut self, change: &ChangeName) -> Result<ObjectId, OpError> {
+        let _timed = crate::timings::phase("finish");
         self.ensure_on_branch(change)
     }
 

@@ -15,7 +15,7 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
-use super::scope::{Learned, Scope};
+use super::scope::{Ahead, Learned, Scope};
 use super::tree::write_tree;
 use super::walk::Walk;
 
@@ -37,6 +37,17 @@ pub(crate) struct Snapshot {
     pub index: gix::index::File,
     /// The paths at which the worktree differed from the index.
     pub dirty: std::collections::BTreeSet<BString>,
+}
+
+impl Snapshot {
+    /// What the watch keeps of a snapshot the index is not updated with.
+    fn ahead(self) -> Learned {
+        Learned::Ahead(Ahead {
+            index: std::sync::Arc::new(gix::fs::FileSnapshot::new(self.index)),
+            tree: self.tree,
+            dirty: self.dirty,
+        })
+    }
 }
 
 /// One change `git add -A` would make to the index.
@@ -68,6 +79,7 @@ impl Repo {
         message: &str,
         parent: Option<ObjectId>,
     ) -> Result<Checkpoint, OpError> {
+        let _timed = crate::timings::phase("checkpoint");
         let lock = IndexLock::acquire(self)?;
         self.scoped(|scope| {
             let Snapshot {
@@ -85,21 +97,23 @@ impl Repo {
     /// Commit the worktree's state to `refname` without moving HEAD or the
     /// branch, and without touching the index or the worktree.
     pub fn preserve(&mut self, refname: &str, message: &str) -> Result<ObjectId, OpError> {
+        let _timed = crate::timings::phase("preserve");
         self.scoped(|scope| {
-            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
+            let snapshot = self.snapshot(self.shared_index()?, scope)?;
             let parents: Vec<ObjectId> = self.head()?.commit().into_iter().collect();
-            let commit = self.write_commit(message, tree, &parents)?;
+            let commit = self.write_commit(message, snapshot.tree, &parents)?;
             self.set_ref(refname, commit, message)?;
-            Ok((commit, Some(Learned::Dirty(dirty))))
+            Ok((commit, Some(snapshot.ahead())))
         })
     }
 
     /// The tree [`Repo::checkpoint`] would write now, without committing or
     /// touching the index.
     pub fn fingerprint(&self) -> Result<ObjectId, OpError> {
+        let _timed = crate::timings::phase("fingerprint");
         self.scoped(|scope| -> Result<_, OpError> {
-            let Snapshot { tree, dirty, .. } = self.snapshot(self.shared_index()?, scope)?;
-            Ok((tree, Some(Learned::Dirty(dirty))))
+            let snapshot = self.snapshot(self.shared_index()?, scope)?;
+            Ok((snapshot.tree, Some(snapshot.ahead())))
         })
     }
 
@@ -115,30 +129,52 @@ impl Repo {
         // When this process wrote the index, the tree it describes is known,
         // and the new tree is that one with the edits applied: only the
         // trees along changed paths are touched. So it is when git left a
-        // valid cache-tree in the index.
-        let base = self.tree_described_by(&shared);
+        // valid cache-tree in the index. Right after a snapshot the index
+        // was not updated with, that one is the start, and only what was
+        // touched since is looked at.
+        let ahead = match scope {
+            Scope::Paths(_) => self.ahead_start(),
+            Scope::All => None,
+        };
+        let (shared, base, scope, mut dirty) = match ahead {
+            Some((ahead, paths)) => (
+                ahead.index,
+                Some(ahead.tree),
+                Scope::Paths(paths),
+                ahead.dirty,
+            ),
+            None => {
+                let base = self.tree_described_by(&shared);
+                (shared, base, scope.clone(), Default::default())
+            }
+        };
         let items = self.walk_status(
             &shared,
             Walk::Snapshot,
-            scope,
+            &scope,
             "the worktree with the index",
         )?;
         // A stat-only change leaves the content as the index has it.
-        let dirty = items
-            .iter()
-            .filter(|item| {
-                !matches!(
-                    item,
-                    Item::Modification {
-                        status: EntryStatus::NeedsUpdate(_),
-                        ..
-                    }
-                )
-            })
-            .map(|item| item.rela_path().to_owned())
-            .collect();
-        let edits = self.hash_changes(&shared, items, started)?;
+        dirty.extend(
+            items
+                .iter()
+                .filter(|item| {
+                    !matches!(
+                        item,
+                        Item::Modification {
+                            status: EntryStatus::NeedsUpdate(_),
+                            ..
+                        }
+                    )
+                })
+                .map(|item| item.rela_path().to_owned()),
+        );
+        let edits = {
+            let _timed = crate::timings::phase("hash");
+            self.hash_changes(&shared, items, started)?
+        };
         let edits = self.update_gitlinks(&shared, edits)?;
+        let _timed = crate::timings::phase("tree");
         // gix's tree editor insists that every blob exists: one the live
         // diff only named (see `blob.rs`) sends it to the plain writer.
         let edited = match base {
@@ -240,63 +276,7 @@ impl Repo {
 
         let mut edits = Vec::new();
         for item in items {
-            match item {
-                Item::Modification {
-                    entry,
-                    entry_index,
-                    rela_path,
-                    status,
-                } => match status {
-                    EntryStatus::Change(Change::Removed) => edits.push(Edit::Remove(entry_index)),
-                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
-                        match hash(rela_path.as_ref(), Some(entry.mode))? {
-                            Some(blob) => edits.push(Edit::Update {
-                                at: entry_index,
-                                blob,
-                            }),
-                            None => edits.push(Edit::Remove(entry_index)),
-                        }
-                    }
-                    EntryStatus::NeedsUpdate(stat) => {
-                        if !is_racy(&stat, started) {
-                            edits.push(Edit::Refresh {
-                                at: entry_index,
-                                stat,
-                            });
-                        }
-                    }
-                    EntryStatus::Conflict { .. } => {
-                        return Err(GitFailure::new(
-                            format!("'{}' is conflicted", rela_path.to_str_lossy()),
-                            "resolve the conflict first",
-                        ));
-                    }
-                },
-                Item::DirectoryContents { entry, .. } => {
-                    if entry.status != gix::dir::entry::Status::Untracked {
-                        continue;
-                    }
-                    use gix::dir::entry::Kind;
-                    if !matches!(
-                        entry.disk_kind,
-                        Some(Kind::File | Kind::Symlink | Kind::Repository)
-                    ) {
-                        continue;
-                    }
-                    if let Some(blob) = hash(entry.rela_path.as_ref(), None)? {
-                        edits.push(Edit::Add {
-                            path: entry.rela_path,
-                            blob,
-                        });
-                    }
-                }
-                Item::Rewrite { .. } => {
-                    return Err(GitFailure::new(
-                        "status reported a rename",
-                        "rename tracking is off, so this cannot happen",
-                    ));
-                }
-            }
+            edits.extend(edit_for(item, started, &mut hash)?);
         }
         Ok(edits)
     }
@@ -347,6 +327,7 @@ impl Repo {
         tree: ObjectId,
         parents: &[ObjectId],
     ) -> Result<ObjectId, OpError> {
+        let _timed = crate::timings::phase("commit");
         // gix knows the empty tree without storing it; git's fsck does not.
         if tree == self.repo.empty_tree().id {
             self.repo
@@ -497,6 +478,61 @@ fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: 
         (Some(Mode::SYMLINK), Mode::FILE | Mode::FILE_EXECUTABLE) if !symlinks => Mode::SYMLINK,
         _ => new,
     }
+}
+
+/// The change `git add -A` makes to the index for one status item, if
+/// any; `hash` stores a worktree file as a blob (`None` when it is gone).
+fn edit_for(
+    item: Item,
+    started: gix::index::entry::stat::Time,
+    hash: &mut impl FnMut(&BStr, Option<Mode>) -> Result<Option<Blob>, GitFailure>,
+) -> Result<Option<Edit>, GitFailure> {
+    Ok(match item {
+        Item::Modification {
+            entry,
+            entry_index: at,
+            rela_path,
+            status,
+        } => match status {
+            EntryStatus::Change(Change::Removed) => Some(Edit::Remove(at)),
+            EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                match hash(rela_path.as_ref(), Some(entry.mode))? {
+                    Some(blob) => Some(Edit::Update { at, blob }),
+                    None => Some(Edit::Remove(at)),
+                }
+            }
+            EntryStatus::NeedsUpdate(stat) => {
+                (!is_racy(&stat, started)).then_some(Edit::Refresh { at, stat })
+            }
+            EntryStatus::Conflict { .. } => {
+                return Err(GitFailure::new(
+                    format!("'{}' is conflicted", rela_path.to_str_lossy()),
+                    "resolve the conflict first",
+                ));
+            }
+        },
+        Item::DirectoryContents { entry, .. } => {
+            use gix::dir::entry::{Kind, Status};
+            let addable = entry.status == Status::Untracked
+                && matches!(
+                    entry.disk_kind,
+                    Some(Kind::File | Kind::Symlink | Kind::Repository)
+                );
+            if !addable {
+                return Ok(None);
+            }
+            hash(entry.rela_path.as_ref(), None)?.map(|blob| Edit::Add {
+                path: entry.rela_path,
+                blob,
+            })
+        }
+        Item::Rewrite { .. } => {
+            return Err(GitFailure::new(
+                "status reported a rename",
+                "rename tracking is off, so this cannot happen",
+            ));
+        }
+    })
 }
 
 fn entry_kind_of(mode: Mode) -> EntryKind {

@@ -32,6 +32,7 @@ impl Repo {
         scope: &Scope,
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
+        let _timed = crate::timings::phase("scan");
         let Scope::Paths(paths) = scope else {
             return self.walk_everything(index, walk, what);
         };

@@ -70,9 +70,10 @@ pub(super) async fn attempt(
     );
     label_learnings(run, &attempt, learnings_before).await;
     bring_back(run, refs_before, &attempt).await?;
-    // A write the sandbox refused was the agent at work.
-    activity.model_turned |=
-        containment::note_sandbox_refusal(run, &agent_run, &log_tail(&attempt.log_path));
+    // A write the sandbox refused was the agent at work. Without a
+    // sandbox there is nothing to look for, and the log is not read.
+    activity.model_turned |= run.settings.sandbox()
+        && containment::note_sandbox_refusal(run, &agent_run, &log_tail(&attempt.log_path));
     let ran = Ran {
         run: agent_run,
         activity,

@@ -102,12 +102,13 @@ fn template_for(run: &Run, turn: Option<&Turn>) -> Result<String, RunError> {
 async fn work_so_far(run: &Run) -> String {
     let (checkpoint, base) = (run.state.checkpoint, pipeline_state::iteration_base(run));
     run.with_repo(move |repo| -> String {
+        // The two commits' trees: the worktree is not read.
         let trees = repo
-            .checkpoint_tree_and_fingerprint(checkpoint)
+            .commit_tree(checkpoint)
             .ok()
-            .zip(repo.checkpoint_tree_and_fingerprint(base).ok());
+            .zip(repo.commit_tree(base).ok());
         match trees {
-            Some(((old, _), (new, _))) => crate::contract::describe_changes(repo, old, new),
+            Some((old, new)) => crate::contract::describe_changes(repo, old, new),
             None => "(the work could not be read; see `git diff HEAD`)".to_owned(),
         }
     })

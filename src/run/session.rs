@@ -107,6 +107,7 @@ fn resume(
     state.settings = settings;
     let state = reenter(repo, change, run_dir, state, req, notices)?;
     check_on_branch(repo, change)?;
+    super::watching::watch_from_start(repo, &state.settings);
     let source = source_for(repo, change, &state.settings, Begin::Resume)?;
     Ok((state, source))
 }
@@ -318,6 +319,7 @@ fn begin_fresh(
         source,
     }: Fresh,
 ) -> Result<Begun, RunError> {
+    super::watching::watch_from_start(repo, &settings);
     let begin = repo.begin(change)?;
     let state = new_state(change, begin.original, begin.initial.commit, settings);
     run_dir.save(&state)?;
@@ -349,9 +351,10 @@ fn begin_beside(
         removed: false,
     });
     run_dir.save(&state)?;
-    let inside = repo
+    let mut inside = repo
         .open_worktree(&linked)?
         .ok_or_else(|| super::beside::gone(&linked.path))?;
+    super::watching::watch_fresh_worktree(&mut inside, &state.settings);
     contract.snapshot(inside.workdir(), &run_dir.dir)?;
     source.begin()?;
     let source = source_for(&inside, change, &state.settings, Begin::Resume)?;

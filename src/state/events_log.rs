@@ -26,6 +26,7 @@ impl EventsLog {
 
     /// Append one event as a single line (one write, so lines never interleave).
     pub fn append<T: serde::Serialize>(&mut self, event: &T) -> std::io::Result<()> {
+        let _timed = crate::timings::phase("event");
         let mut line = serde_json::to_vec(event).map_err(std::io::Error::other)?;
         line.push(b'\n');
         self.file.write_all(&line)

@@ -178,6 +178,7 @@ impl RunDir {
     }
 
     pub fn save(&self, state: &RunState) -> Result<(), StateError> {
+        let _timed = crate::timings::phase("state save");
         let path = self.state_path();
         let bytes = serde_json::to_vec_pretty(state).map_err(|source| StateError::Corrupt {
             path: path.clone(),
