@@ -121,17 +121,7 @@ pub async fn run(
     process::check_workdir(&inv.cwd)?;
     let mut log = LogFile::open(log_path)?;
     let mut stderr_sink = StderrSink::new(stderr_path(log_path));
-    let spec = Spec {
-        program: inv.program.clone(),
-        args: inv.args.clone(),
-        env: inv.env.clone(),
-        cwd: inv.cwd.clone(),
-        stdin: match &inv.stdin {
-            StdinSource::Prompt(prompt) => Some(prompt.clone()),
-            StdinSource::Null => None,
-        },
-        pid_file: inv.pid_file.clone(),
-    };
+    let spec = spec_of(inv);
     let mut parser = parser_for(inv.format);
     let mut lines = LineSplitter::new(MAX_LINE_BYTES);
     let mut sink_error: Option<RunnerError> = None;
@@ -180,22 +170,7 @@ pub async fn run(
         on_event(AgentEvent::Done(done.clone()));
     }
     let stderr_tail = stderr_sink.tail.text();
-    let mut conclusion = conclude(
-        done.as_ref(),
-        exit,
-        &inv.promise_token,
-        parser.promise_scope(),
-    );
-    // The agent's own error report is the better explanation; without one,
-    // its last words on stderr usually say what went wrong.
-    if let Conclusion::AgentError { message } = &mut conclusion
-        && done.as_ref().is_none_or(|done| done.error.is_none())
-        && let Some(last) = stderr_tail.lines().rev().find(|l| !l.trim().is_empty())
-    {
-        message.push_str(": ");
-        message.push_str(last.trim());
-    }
-
+    let conclusion = conclusion_of(inv, done.as_ref(), exit, parser.as_ref(), &stderr_tail);
     Ok(AgentRun {
         exit,
         done,
@@ -203,6 +178,42 @@ pub async fn run(
         log_bytes: log.bytes,
         stderr_tail,
     })
+}
+
+/// The child process of `inv`.
+fn spec_of(inv: &Invocation) -> Spec {
+    Spec {
+        program: inv.program.clone(),
+        args: inv.args.clone(),
+        env: inv.env.clone(),
+        cwd: inv.cwd.clone(),
+        stdin: match &inv.stdin {
+            StdinSource::Prompt(prompt) => Some(prompt.clone()),
+            StdinSource::Null => None,
+        },
+        pid_file: inv.pid_file.clone(),
+    }
+}
+
+/// How the run ended, as its output and exit say. The agent's own error
+/// report is the better explanation; without one, its last words on stderr
+/// usually say what went wrong.
+fn conclusion_of(
+    inv: &Invocation,
+    done: Option<&Done>,
+    exit: ExitStatusKind,
+    parser: &dyn super::StreamParser,
+    stderr_tail: &str,
+) -> Conclusion {
+    let mut conclusion = conclude(done, exit, &inv.promise_token, parser.promise_scope());
+    if let Conclusion::AgentError { message } = &mut conclusion
+        && done.is_none_or(|done| done.error.is_none())
+        && let Some(last) = stderr_tail.lines().rev().find(|l| !l.trim().is_empty())
+    {
+        message.push_str(": ");
+        message.push_str(last.trim());
+    }
+    conclusion
 }
 
 /// One line of output through the parser, its events out.

@@ -173,7 +173,7 @@ impl Repo {
                 let scan = Scan::Watched { paths: paths.len() };
                 (Scope::Paths(paths), scan)
             }
-            Err(why) => {
+            Err(Unscoped(why)) => {
                 watching.baseline = None;
                 watching.ahead = None;
                 watching.ahead_scope = None;
@@ -201,21 +201,23 @@ impl Repo {
         &self,
         watching: &mut Watching,
         ignored: &mut Ignored<'_>,
-    ) -> Result<(Vec<BString>, Option<Vec<BString>>), String> {
+    ) -> Result<(Vec<BString>, Option<Vec<BString>>), Unscoped> {
         let cut = watching
             .watch
             .cut(ignored)
-            .map_err(|lost| lost.to_string())?;
+            .map_err(|lost| Unscoped(lost.to_string()))?;
         watching.touched.extend(cut.touched);
         watching.new_dirs = cut.new_dirs;
         let baseline = watching.baseline.as_ref().ok_or_else(|| {
-            watching
-                .uncovered
-                .clone()
-                .unwrap_or_else(|| "no full scan since the watch began".into())
+            Unscoped(
+                watching
+                    .uncovered
+                    .clone()
+                    .unwrap_or_else(|| "no full scan since the watch began".into()),
+            )
         })?;
         if baseline.excludes != identity(&self.excludes_path()) {
-            return Err("info/exclude changed".into());
+            return Err(Unscoped("info/exclude changed".into()));
         }
         let mut paths: BTreeSet<BString> = watching
             .touched
@@ -227,13 +229,13 @@ impl Repo {
         // refreshes it, `git add` stages) changed what the worktree is
         // compared with at the entries that differ, and nowhere else.
         let Some((known, before)) = &baseline.index else {
-            return Err("the index could not be read".into());
+            return Err(Unscoped("the index could not be read".into()));
         };
         let index_moved = Some(*known) != identity(&self.repo.index_path());
         if index_moved {
             let now = self
                 .shared_index()
-                .map_err(|err| format!("the index could not be read: {err}"))?;
+                .map_err(|err| Unscoped(format!("the index could not be read: {err}")))?;
             paths.extend(entries_that_differ(before, &now));
         }
         let ahead_scope = match watching.ahead {
@@ -242,18 +244,18 @@ impl Repo {
         };
         let paths = self.widened(paths)?;
         if paths.len() > MAX_SCOPED {
-            return Err(format!("more than {MAX_SCOPED} paths changed"));
+            return Err(Unscoped(format!("more than {MAX_SCOPED} paths changed")));
         }
         Ok((outermost(paths), ahead_scope.map(outermost)))
     }
 
     /// `paths` with what a change at them reaches beyond them: the
     /// directory of a `.gitignore`, and the directories a removal emptied.
-    fn widened(&self, mut paths: BTreeSet<BString>) -> Result<BTreeSet<BString>, String> {
+    fn widened(&self, mut paths: BTreeSet<BString>) -> Result<BTreeSet<BString>, Unscoped> {
         for rules in paths.clone().iter().filter(|p| is_gitignore(p.as_ref())) {
             match rules.rfind_byte(b'/') {
                 Some(slash) => paths.insert(rules[..slash].into()),
-                None => return Err("the top .gitignore changed".into()),
+                None => return Err(Unscoped("the top .gitignore changed".into())),
             };
         }
         // A removal can leave its directory empty, which `git clean -fd`
@@ -551,3 +553,8 @@ pub(crate) fn remap(items: &mut [Item], positions: &[usize]) {
         }
     }
 }
+
+/// Why the watch cannot say which paths changed, so that an operation
+/// must look at every file; shown as the scan's reason.
+#[derive(Debug)]
+struct Unscoped(String);

@@ -436,5 +436,7 @@ pub(crate) fn check_order(
 ) -> Result<(), RunError> {
     order_of(contract)
         .check(kind, stories)
-        .map_err(|why| RunError::ParallelUnfit { what: why })
+        .map_err(|why| RunError::ParallelUnfit {
+            what: why.to_string(),
+        })
 }

@@ -157,15 +157,16 @@ impl Order {
     /// What is wrong with the order before anything runs: a story named in
     /// `after` that the file does not hold, or stories that wait for each
     /// other (a cycle), which would never start.
-    pub fn check(&self, kind: SourceKind, stories: &[Story]) -> Result<(), String> {
+    pub fn check(&self, kind: SourceKind, stories: &[Story]) -> Result<(), OrderError> {
         for (story, after) in &self.after {
             if let Some(unknown) = after
                 .iter()
                 .find(|id| !stories.iter().any(|s| s.id == **id))
             {
-                return Err(format!(
-                    "story {story} comes after story {unknown}, which the tracking file does not hold"
-                ));
+                return Err(OrderError::UnknownAfter {
+                    story: story.clone(),
+                    unknown: unknown.clone(),
+                });
             }
         }
         // Kahn's walk: what never becomes free waits in a cycle.
@@ -193,10 +194,9 @@ impl Order {
             .collect();
         match stuck.as_slice() {
             [] => Ok(()),
-            stuck => Err(format!(
-                "stories {} wait for each other, so none of them could start",
-                stuck.join(", ")
-            )),
+            stuck => Err(OrderError::Cycle {
+                stories: stuck.iter().map(|id| id.to_string()).collect(),
+            }),
         }
     }
 
@@ -231,6 +231,15 @@ impl Order {
             .map(|story| story.id.clone())
             .collect()
     }
+}
+
+/// Why stories cannot run in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrderError {
+    #[error("story {story} comes after story {unknown}, which the tracking file does not hold")]
+    UnknownAfter { story: String, unknown: String },
+    #[error("stories {} wait for each other, so none of them could start", stories.join(", "))]
+    Cycle { stories: Vec<String> },
 }
 
 #[cfg(test)]
@@ -381,11 +390,11 @@ mod tests {
             Ok(())
         );
         let unknown = after(&[("3", "9")]).check(SourceKind::Markdown, &stories);
-        assert!(unknown.is_err_and(|e| e.contains("story 9")));
+        assert!(unknown.is_err_and(|e| e.to_string().contains("story 9")));
         let cycle =
             after(&[("1", "2"), ("2", "3"), ("3", "1")]).check(SourceKind::Markdown, &stories);
         assert_eq!(
-            cycle,
+            cycle.map_err(|e| e.to_string()),
             Err("stories 1, 2, 3 wait for each other, so none of them could start".into())
         );
         // In file order (no independence), a later story named before an
