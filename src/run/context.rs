@@ -63,6 +63,7 @@ impl Run {
         stop: watch::Receiver<bool>,
     ) -> std::io::Result<Run> {
         let log = EventsLog::open(&run_dir.events_path())?;
+        let hook_queue = super::pending::HookQueue::from_state(&state);
         Ok(Run {
             repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent().scratch))),
             source: Arc::from(source),
@@ -74,7 +75,7 @@ impl Run {
             stop,
             session_started: Instant::now(),
             agent_version: AgentVersion::Known(None),
-            hook_queue: Default::default(),
+            hook_queue,
             deliveries: Default::default(),
         })
     }
@@ -183,34 +184,41 @@ impl Run {
     /// sink. A crash in between leaves a state that says more than the
     /// log, never less.
     pub(super) fn deliver(&mut self, record: Record) {
-        if record.event.tells_of_state() {
-            if let Err(err) = self.save() {
-                // Told on screen, but not logged or handed to hooks as
-                // what happened: the record does not hold it.
-                let warning = Record {
-                    ts_ms: now_ms(),
-                    change: record.change.clone(),
-                    event: Event::Warning {
-                        message: format!("the run's state could not be saved: {err}"),
-                    },
-                };
-                (self.sink)(warning);
-                (self.sink)(record);
-                return;
-            }
-            if std::env::var_os(crate::bug::PANIC_AT).is_some() {
-                crate::bug::trip(&format!("published:{}", record.event.kind()));
-            }
+        let hooks = &self.settings.contract().hooks;
+        if !record.event.tells_of_state() {
+            let _ = self.log.append(&record);
+            self.hook_queue.note(hooks, &record);
+            (self.sink)(record);
+            return;
+        }
+        // Its hooks are queued with the state, so that a loop killed
+        // before they ran runs them when the run goes on.
+        self.hook_queue.note(hooks, &record);
+        if let Err(err) = self.save() {
+            // Told on screen, but not logged as what happened: the record
+            // does not hold it.
+            let warning = Record {
+                ts_ms: now_ms(),
+                change: record.change.clone(),
+                event: Event::Warning {
+                    message: format!("the run's state could not be saved: {err}"),
+                },
+            };
+            (self.sink)(warning);
+            (self.sink)(record);
+            return;
+        }
+        if std::env::var_os(crate::bug::PANIC_AT).is_some() {
+            crate::bug::trip(&format!("published:{}", record.event.kind()));
         }
         let _ = self.log.append(&record);
-        self.hook_queue
-            .note(&self.settings.contract().hooks, &record);
         (self.sink)(record);
     }
 
     /// The one place the run's state is written.
     pub(super) fn save(&mut self) -> Result<(), RunError> {
         self.state.updated_at = now();
+        self.state.hooks_due = self.hook_queue.persisted();
         Ok(self.run_dir.save(&self.state)?)
     }
 }

@@ -64,14 +64,19 @@ impl fmt::Display for HookFailure {
 /// What a stop leaves undone stays queued for the run's end, so that
 /// every hook of every event runs once.
 pub(super) async fn run_due_hooks(run: &mut Run) -> Option<(StopReason, String)> {
-    let due = std::mem::take(&mut run.hook_queue.due);
+    let mut due: std::collections::VecDeque<Due> = std::mem::take(&mut run.hook_queue.due).into();
     let mut left = Vec::new();
-    for item in due {
+    while let Some(item) = due.pop_front() {
         if run.hook_queue.stop.is_some() || !left.is_empty() {
             left.push(item);
             continue;
         }
         left.extend(run_hooks_of(run, item, true).await);
+        // What ran is off the record: a loop killed now runs only the rest.
+        due.extend(std::mem::take(&mut run.hook_queue.due));
+        run.hook_queue.due = left.iter().chain(&due).cloned().collect();
+        let _ = run.save();
+        run.hook_queue.due.clear();
     }
     left.append(&mut run.hook_queue.due);
     run.hook_queue.due = left;

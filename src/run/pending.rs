@@ -8,7 +8,7 @@ use tokio::task::JoinHandle;
 use crate::contract::{HookEvent, Hooks};
 use crate::events::{Event, Record};
 use crate::notify::Undelivered;
-use crate::state::AttemptOutcome;
+use crate::state::{AttemptOutcome, HooksDue, RunState};
 
 /// The hooks waiting to run, and the stop one of them asked for.
 #[derive(Debug, Default)]
@@ -28,6 +28,36 @@ pub(super) struct Due {
 }
 
 impl HookQueue {
+    /// The hooks a stopped or killed loop left queued in `state`.
+    pub(super) fn from_state(state: &RunState) -> HookQueue {
+        let due = state
+            .hooks_due
+            .iter()
+            .filter_map(|due| {
+                let record: Record = serde_json::from_value(due.record.clone()).ok()?;
+                Some(Due {
+                    event: hook_event(&record.event)?,
+                    record,
+                    from: due.from,
+                })
+            })
+            .collect();
+        HookQueue { due, stop: None }
+    }
+
+    /// The queue as the state keeps it.
+    pub(super) fn persisted(&self) -> Vec<HooksDue> {
+        self.due
+            .iter()
+            .filter_map(|due| {
+                Some(HooksDue {
+                    record: serde_json::to_value(&due.record).ok()?,
+                    from: due.from,
+                })
+            })
+            .collect()
+    }
+
     /// Queue `record` for the hooks that wait for its event.
     pub(super) fn note(&mut self, hooks: &Hooks, record: &Record) {
         if let Some(event) = hook_event(&record.event)

@@ -394,6 +394,7 @@ fn new_state(
         rate_limit_wait_secs: 0,
         rate_limit_pauses: 0,
         role_iterations_added: 0,
+        hooks_due: Vec::new(),
         pipeline: None,
         fallback: None,
         worktree: None,

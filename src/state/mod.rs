@@ -24,7 +24,7 @@ pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_
 pub use report::{LearningsReport, Report};
 pub use run::{
     AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
-    ParallelState, PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason,
+    HooksDue, ParallelState, PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason,
     StoryRecord, Totals, WorkerRecord, now, usage_words,
 };
 

@@ -410,6 +410,11 @@ pub struct RunState {
     /// retries: a role pipeline has no retries of its own to raise.
     #[serde(default, skip_serializing_if = "crate::state::run::is_zero")]
     pub role_iterations_added: u32,
+    /// The user's hooks told of an event and not yet run (from the
+    /// `from`-th hook of that event on): run when the run goes on, so that
+    /// a loop killed between an event and its hooks still runs them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_due: Vec<HooksDue>,
     /// Where the current story is in its role pipeline, while it is in
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -660,4 +665,14 @@ mod tests {
             assert_eq!(flag.to_string(), sentence);
         }
     }
+}
+
+/// An event whose hooks wait to run, as the events log writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HooksDue {
+    /// The event's record, a line of `events.jsonl`.
+    pub record: serde_json::Value,
+    /// How many of its hooks ran already.
+    #[serde(default)]
+    pub from: usize,
 }

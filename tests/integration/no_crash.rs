@@ -613,3 +613,61 @@ fn issue_34_a_crash_between_saving_and_telling_leaves_no_event_the_state_does_no
         repo.assert_fsck_clean();
     }
 }
+
+#[test]
+fn issue_34_a_loop_killed_before_a_story_s_hooks_ran_runs_them_when_resumed() {
+    let repo = TestRepo::with_change(
+        "hooked",
+        "## 1. One\n\n- [ ] first\n\n## 2. Two\n\n- [ ] second\n",
+    );
+    let marker = repo.dir.path().join("killed-once");
+    let log = repo.dir.path().join("done.log");
+    // The first hook of story 1's end kills the loop, once, before the
+    // second has run.
+    let kill = format!(
+        "[ -e '{}' ] || {{ touch '{}'; kill -9 $PPID; sleep 5; }}",
+        marker.display(),
+        marker.display()
+    );
+    let record = format!("echo $RALPH_STORY >> '{}'", log.display());
+    repo.write(
+        "ralph.toml",
+        format!(
+            "[hooks]\non_story_done = [{}, {}]\n",
+            toml_string(&kill),
+            toml_string(&record)
+        ),
+    );
+    repo.commit_all("Hooks");
+    let agent = script(&repo, WORK_AND_PROMISE);
+    let output = run(ralph_with_fake(&repo, &agent)
+        .args(["start", "hooked", "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--plain"]));
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(marker.exists(), "{}", describe(&output));
+    let subjects = repo.subjects("main..ralph/hooked");
+    assert!(
+        subjects
+            .iter()
+            .any(|s| s.starts_with("ralph(hooked): story 1")),
+        "story 1 was checkpointed before the kill: {subjects:?}"
+    );
+
+    let output = run(ralph_with_fake(&repo, &agent)
+        .args(["start", "hooked", "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--plain"]));
+    assert_success(&output);
+    let done = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        done.lines().collect::<Vec<_>>(),
+        ["1", "2"],
+        "each story's on_story_done ran once: {}",
+        describe(&output)
+    );
+    repo.assert_fsck_clean();
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
