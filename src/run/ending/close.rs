@@ -9,7 +9,8 @@ use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
 use crate::stories::SourceKind;
 
-/// Keep or clean up, and record it. A half-done attempt is never left
+/// Keep or clean up a run in the user's worktree, and record it. A
+/// half-done attempt is never left
 /// behind: the worktree must be at the last checkpoint.
 pub(super) fn finish(
     repo: &mut Repo,
@@ -19,9 +20,6 @@ pub(super) fn finish(
     choice: FinishChoice,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
-    if state.worktree.is_some() {
-        return super::beside::finish(repo, change, run_dir, state, choice, onlooker);
-    }
     require_on_branch(repo, change, "finish")?;
     ignore_agent_scratch(repo, state);
     set_aside_unfinished_work(repo, change, state, onlooker)?;
@@ -123,17 +121,14 @@ pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
     })
 }
 
-/// Restore the pre-start state and record it.
+/// Restore the pre-start state of a run in the user's worktree and record
+/// it.
 pub(super) fn abort(
     repo: &mut Repo,
     change: &ChangeName,
     run_dir: &RunDir,
     state: &mut RunState,
-    onlooker: &mut dyn Onlooker,
 ) -> Result<Aborted, EndingError> {
-    if state.worktree.is_some() {
-        return super::beside::abort(repo, change, run_dir, state, onlooker);
-    }
     require_on_branch(repo, change, "abort")?;
     let tip = repo.abort(change, &state.original, state.initial_commit)?;
     record_aborted(change, run_dir, state, tip, None)

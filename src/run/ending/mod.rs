@@ -183,7 +183,7 @@ pub fn finish(
     if let Some(already) = already_finished(&run, change, choice)? {
         return Ok(already);
     }
-    close::finish(
+    finish_run(
         &mut run.repo,
         change,
         run_dir,
@@ -209,7 +209,7 @@ pub fn hand_off(
     let to = handoff.destination(&run.repo, change, &run.state.original.head)?;
     let kept = match already {
         Some(already) => already,
-        None => close::finish(
+        None => finish_run(
             &mut run.repo,
             change,
             run_dir,
@@ -277,7 +277,7 @@ pub fn abort(
             });
         }
     }
-    close::abort(&mut run.repo, change, run_dir, &mut run.state, onlooker)
+    abort_run(&mut run.repo, change, run_dir, &mut run.state, onlooker)
 }
 
 /// The loop has ended on its own: keep, clean up, or ask (and for a run
@@ -314,12 +314,12 @@ pub fn after_loop(
         }),
     };
     Ok(match choice {
-        Some(EndChoice::Finish(choice)) => AfterLoop::Finished(close::finish(
+        Some(EndChoice::Finish(choice)) => AfterLoop::Finished(finish_run(
             &mut repo, change, run_dir, &mut state, choice, onlooker,
         )?),
-        Some(EndChoice::Abort) => AfterLoop::Aborted(close::abort(
-            &mut repo, change, run_dir, &mut state, onlooker,
-        )?),
+        Some(EndChoice::Abort) => {
+            AfterLoop::Aborted(abort_run(&mut repo, change, run_dir, &mut state, onlooker)?)
+        }
         Some(EndChoice::LeaveStopped) | None => AfterLoop::LeftStopped(LeftStopped {
             change: change.to_string(),
             branch: state.branch.clone(),
@@ -344,7 +344,7 @@ fn keep_and_hand_off(
     onlooker: &mut dyn Onlooker,
 ) -> Result<HandedOff, EndingError> {
     let to = handoff.destination(&repo, change, &state.original.head)?;
-    let kept = close::finish(
+    let kept = finish_run(
         &mut repo,
         change,
         run_dir,
@@ -359,4 +359,34 @@ fn keep_and_hand_off(
         pushed,
         review,
     })
+}
+
+/// Keep or clean up, and record it: in the run's own worktree when it has
+/// one, else in the user's.
+fn finish_run(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    choice: FinishChoice,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Finished, EndingError> {
+    if state.worktree.is_some() {
+        return beside::finish(repo, change, run_dir, state, choice, onlooker);
+    }
+    close::finish(repo, change, run_dir, state, choice, onlooker)
+}
+
+/// Restore the pre-start state and record it, wherever the run worked.
+fn abort_run(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    state: &mut RunState,
+    onlooker: &mut dyn Onlooker,
+) -> Result<Aborted, EndingError> {
+    if state.worktree.is_some() {
+        return beside::abort(repo, change, run_dir, state, onlooker);
+    }
+    close::abort(repo, change, run_dir, state)
 }
