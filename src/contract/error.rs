@@ -55,7 +55,7 @@ pub(super) fn read_file(path: &Path) -> Result<Option<String>, ContractError> {
         }
     };
     String::from_utf8(bytes).map(Some).map_err(|err| {
-        let (line, column, byte) = crate::stories::first_bad_byte(&err);
+        let (line, column, byte) = first_bad_byte(&err);
         ContractError::NotUtf8 {
             path: path.to_owned(),
             line,
@@ -63,4 +63,22 @@ pub(super) fn read_file(path: &Path) -> Result<Option<String>, ContractError> {
             byte,
         }
     })
+}
+
+/// Where text stops being UTF-8: the 1-based line and column (in
+/// characters) of the first bad byte, and the byte.
+pub(crate) fn first_bad_byte(err: &std::string::FromUtf8Error) -> (usize, usize, u8) {
+    let bytes = err.as_bytes();
+    let at = err.utf8_error().valid_up_to();
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |newline| newline + 1);
+    (
+        1 + bytes[..at].iter().filter(|b| **b == b'\n').count(),
+        1 + String::from_utf8_lossy(&bytes[line_start..at])
+            .chars()
+            .count(),
+        bytes[at],
+    )
 }

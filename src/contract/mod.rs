@@ -159,6 +159,7 @@ use serde::{Deserialize, Serialize};
 use crate::notify::NotifySettings;
 pub use checks::{CheckOutcome, run_check, run_checks};
 pub use error::ContractError;
+pub(crate) use error::first_bad_byte;
 use error::read_file;
 pub use hooks::{Hook, HookEvent, Hooks, OnError};
 pub use method::{Method, Stage};

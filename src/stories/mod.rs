@@ -489,7 +489,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
         source,
     })?;
     String::from_utf8(bytes).map_err(|err| {
-        let (line, column, byte) = first_bad_byte(&err);
+        let (line, column, byte) = crate::contract::first_bad_byte(&err);
         StoriesError::NotUtf8 {
             path: path.to_path_buf(),
             line,
@@ -497,24 +497,6 @@ pub(crate) fn read_text(path: &Path) -> Result<String, StoriesError> {
             byte,
         }
     })
-}
-
-/// Where text stops being UTF-8: the 1-based line and column (in
-/// characters) of the first bad byte, and the byte.
-pub(crate) fn first_bad_byte(err: &std::string::FromUtf8Error) -> (usize, usize, u8) {
-    let bytes = err.as_bytes();
-    let at = err.utf8_error().valid_up_to();
-    let line_start = bytes[..at]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |newline| newline + 1);
-    (
-        1 + bytes[..at].iter().filter(|b| **b == b'\n').count(),
-        1 + String::from_utf8_lossy(&bytes[line_start..at])
-            .chars()
-            .count(),
-        bytes[at],
-    )
 }
 
 /// Reads a checklist file and turns it into stories, rejecting files that
