@@ -1,36 +1,44 @@
 //! The run engine: everything between "start this change" and "the loop
-//! ended for this reason", in small files with one idea each.
+//! ended for this reason", in small files with one idea each. Read in this
+//! order, they follow one story from the command to its checkpoint; each
+//! file imports only files above it in the story's way, never the loop it
+//! serves.
 //!
-//! - [`plan`]: what a run would do, shown before it starts;
-//! - [`session`]: a run begun fresh or resumed, and everything a loop
-//!   needs assembled and validated before anything is written;
-//! - `earlier`: an earlier run of the same change, taken up again when it
-//!   is still open (or kept unfinished), else moved to history;
-//! - `beside`: a run in a worktree of its own, beside the user's: where it
-//!   goes, and found or made again on resume;
-//! - [`story_loop`]: the state machine alone: which story next, when to
-//!   stop, what the state and event log say;
-//! - `attempt`: one attempt: its prompt, the agent process, the accounting,
-//!   a usage-limit pause;
-//! - `judge`: the verdict on an attempt, decided from its evidence without
-//!   I/O: how the agent ended, classified once, then the gates in order:
-//!   marked done, protected paths, a change besides ticked boxes,
-//!   verification, checks;
-//! - `evidence`: an attempt's evidence gathered in stages for the judge,
-//!   and its verdict recorded; `ticks` tells ticking from work;
-//! - `settle`: the attempt's work into git: a checkpoint, or preserved and
-//!   reverted; and the worktree made safe again on resume;
-//! - `tracker`: what the run tells the tracker its stories came from (a
-//!   comment per finished GitHub issue, with `--comment`);
-//! - `fallback`: the agents a story goes to when the agent's usage limit
-//!   outlasts the wait, and which agent runs an attempt;
-//! - `guardrails`: the limits every run ends within;
-//! - `hooks`: the user's lifecycle hooks, run at the moments they name;
-//! - `notifications`: the desktop and the webhook told when a run ends;
-//! - [`driver`]: the async runtime, signals, keys and force-quit around a
-//!   loop, feeding a [`driver::View`];
-//! - [`ending`]: how a run ends: finish (keep or cleanup), abort, or left
-//!   stopped after its loop, each returned as a typed outcome.
+//! **Before the loop.** [`plan`]: what a run would do, shown before it
+//! starts. [`session`]: a run begun fresh or resumed, everything it needs
+//! read and validated before anything is written; `sources` (where the
+//! stories come from), `earlier` (an earlier run of the change, taken up or
+//! moved to history), `beside` (a run in a worktree of its own) and
+//! `run_settings` (the settings resolved once; the loop reads nothing
+//! else).
+//!
+//! **What every step works on.** `context`: the [`Run`](context::Run) (its
+//! repository, stories, settings, state and event log), and the one place
+//! that saves the state and then publishes what it tells of; `pending`:
+//! hooks and notifications owed to the user; `attempt`: an attempt as a
+//! value (its story, number, role, agent, files and refs).
+//!
+//! **One attempt.** `attempt_steps`: the prompt (`prompting`), the agent
+//! (`fallback` chooses which, `watching` and `containment` keep an eye on
+//! the worktree and `.git`), then `evidence`: what the attempt did,
+//! gathered for `judge` (the verdict, without I/O; `ticks`, `checks`).
+//!
+//! **Settling.** `settle`: the work into git, a checkpoint or preserved and
+//! reverted, the story recorded done before anyone is told; `receipts` (the
+//! checkpoint's trailers), `tracker` (a comment on the story's issue),
+//! `kept_refs` (refs an agent moved, put back). With roles, `pipeline`
+//! moves a story through its roles, reading where it stands from
+//! `pipeline_state`.
+//!
+//! **The loop.** [`story_loop`]: which story next and when to stop, within
+//! `guardrails`; `lifecycle`: what every loop does first and last, with
+//! `hooks` and `notifications`. `parallel`: the coordinator of stories run
+//! at once, each an ordinary story loop in its own worktree, merged onto
+//! the run's branch only when its checks pass there.
+//!
+//! **Around and after.** [`driver`]: the runtime, signals, keys and
+//! force-quit around a loop, feeding a [`driver::View`]; [`ending`]: finish
+//! (keep or cleanup), abort, hand-off, or left stopped.
 //!
 //! The engine knows neither clap nor the terminal. It reports typed events
 //! and returns typed errors ([`RunError`]); the command layer decides how
