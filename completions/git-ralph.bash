@@ -33,6 +33,9 @@ __git_ralph_clap() {
             _git_ralph_clap,agents)
                 cmd="_git_ralph_clap__subcmd__agents"
                 ;;
+            _git_ralph_clap,answer)
+                cmd="_git_ralph_clap__subcmd__answer"
+                ;;
             _git_ralph_clap,demo)
                 cmd="_git_ralph_clap__subcmd__demo"
                 ;;
@@ -73,7 +76,7 @@ __git_ralph_clap() {
 
     case "${cmd}" in
         _git_ralph_clap)
-            opts="-h -V --help --version start plan status watch log show serve abort finish demo agents hook"
+            opts="-h -V --help --version start plan status watch log show serve answer abort finish demo agents hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -111,6 +114,27 @@ __git_ralph_clap() {
                     COMPREPLY=()
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        _git_ralph_clap__subcmd__answer)
+            opts="-h -V --file --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --file)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
                     fi
                     return 0
                     ;;
@@ -372,7 +396,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --full-scan --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --require-change --no-learnings --no-questions --answer-timeout --full-scan --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -571,6 +595,13 @@ __git_ralph_clap() {
                     fi
                     return 0
                     ;;
+                --answer-timeout)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --fallback-agent)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -683,9 +714,10 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--answer-timeout|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
         plan) case $2 in --from|--issue|--prd|--tasks|--agent|--agent-command|--model|--max-retries|--max-tasks|--agent-timeout|--idle-timeout|--command-timeout) return 0 ;; esac ;;
         serve) case $2 in --bind) return 0 ;; esac ;;
+        answer) case $2 in --file) return 0 ;; esac ;;
         finish) case $2 in --remote|--base) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
         agents) case $2 in --record) return 0 ;; esac ;;
@@ -716,7 +748,7 @@ __git_ralph_complete ()
     done
     if [[ -z $value_next && $cur != -* && $positionals -eq 0 ]]; then
         case $sub in
-            start|plan|status|watch|log|show|serve|abort|finish)
+            start|plan|status|watch|log|show|serve|answer|abort|finish)
                 COMPREPLY=($(compgen -W "$(__git_ralph_changes | sort -u)" -- "$cur"))
                 ((${#COMPREPLY[@]})) && return 0
                 ;;

@@ -39,6 +39,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "watch" -d 'Open
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "log" -d 'The audit trail of a run: stories, attempts, outcomes, where the work is'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "show" -d 'One attempt of a run: its prompt, transcript, diff and checks'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "serve" -d 'Serve the runs to a browser, live, behind a token'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "answer" -d 'Answer the question a story of a run waits on, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
@@ -87,6 +88,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtim
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l answer-timeout -d 'When only stories waiting for an answer are left, wait this long for answers before the run stops [default: stop at once]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l fallback-agent -d 'An agent preset the story goes to when the agent hits a usage limit that resets later than --max-rate-limit-wait allows; the primary is tried again at the next story (repeatable, tried in order) [config: ralph.fallbackAgents]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l worktree -d 'Work in a worktree of its own on ralph/<CHANGE>, beside yours, which the run never touches (HEAD, index, files, stashes): at PATH, or by default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree]' -r -f
@@ -102,6 +104,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l require-change -d 'Refuse a claim of completion whose only change is ticking boxes in the tracking file; by default it is accepted and flagged [config: ralph.requireChange; per story: require_change in ralph.toml]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnings -d 'No learnings file: prompts neither show nor ask for one [config: ralph.learnings = false]'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-questions -d 'A story whose agent ends with a question fails that attempt, as for any other ending without a promise, instead of waiting for an answer [config: ralph.questions = false]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l full-scan -d 'Look at every file of the worktree after each attempt, as git does, instead of only at what the agent touched while it ran [config: ralph.fullScan]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you, or waits out a usage limit: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
@@ -155,6 +158,9 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l new-token 
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l companion -d 'Started by `start --serve`: end when standard input closes'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand answer" -l file -d 'Read the answer from this file (\'-\' for standard input)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand answer" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand answer" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l remote -d 'The remote to push to [default: the upstream remote of the branch the run started from, else origin; config: ralph.remote]' -r -f
@@ -204,4 +210,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve answer abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change

@@ -78,6 +78,15 @@ pub enum Command {
     /// server started again serves the pages left open. The server only
     /// reads the run's files; the run never waits for it.
     Serve(commands::serve::Args),
+    /// Answer the question a story of a run waits on, from any terminal.
+    ///
+    /// A story whose agent ended with a question waits for an answer while
+    /// the rest of the run goes on. The answer is recorded beside the run's
+    /// state: a live run takes the story up again at its next turn, a
+    /// stopped run when 'git ralph start' resumes it. The next attempt's
+    /// prompt carries every question and answer of the story, word for
+    /// word.
+    Answer(commands::answer::Args),
     /// Stop a run and restore the exact pre-start state.
     Abort(commands::abort::Args),
     /// Finish a stopped run: keep its branch, or clean up to uncommitted

@@ -146,6 +146,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "keep a learnings file the agents read and append to (default: true); --no-learnings",
     ),
     (
+        "ralph.questions",
+        "a story whose agent ends with a question waits for an answer while the rest goes on (default: true); --no-questions",
+    ),
+    (
         "ralph.fullScan",
         "look at every file after each attempt instead of what the agent touched (default: false); --full-scan",
     ),

@@ -128,6 +128,24 @@ pub enum Event {
         attempt: u32,
         tasks: Vec<AddedTask>,
     },
+    /// The attempt ended with a question for a person: the story waits
+    /// for an answer (`git ralph answer`), its work kept at `preserved`,
+    /// while the rest of the run goes on. Sent after the attempt's
+    /// `attempt_finished`.
+    Question {
+        story_id: String,
+        attempt: u32,
+        question: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preserved: Option<String>,
+    },
+    /// A person answered the question an attempt at the story ended
+    /// with; the story is picked up again at its turn.
+    Answered {
+        story_id: String,
+        attempt: u32,
+        answer: String,
+    },
     /// Something worth knowing that does not stop the run.
     Warning { message: String },
     /// The agent hit a usage or rate limit; the loop waits, spending no
@@ -203,6 +221,8 @@ impl Event {
                 | Event::AgentFallback { .. }
                 | Event::Workers { .. }
                 | Event::Merged { .. }
+                | Event::Question { .. }
+                | Event::Answered { .. }
                 | Event::Complete { .. }
         )
     }

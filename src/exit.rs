@@ -30,6 +30,9 @@ pub enum Exit {
     /// The run stopped: the agent could not work at all; no retry was
     /// spent.
     Setup = 8,
+    /// The run stopped: only stories waiting for an answer are left;
+    /// `git ralph answer`, then `git ralph start` resumes.
+    Questions = 9,
     /// A failure of git-ralph itself or of the machine (a bug, a full disk,
     /// an unreadable state file), as sysexits' EX_SOFTWARE.
     Internal = 70,
@@ -40,7 +43,7 @@ pub enum Exit {
 
 impl Exit {
     /// Every status, in the documented order.
-    pub const ALL: [Exit; 11] = [
+    pub const ALL: [Exit; 12] = [
         Exit::Success,
         Exit::Error,
         Exit::Usage,
@@ -50,6 +53,7 @@ impl Exit {
         Exit::Timeout,
         Exit::Budget,
         Exit::Setup,
+        Exit::Questions,
         Exit::Internal,
         Exit::Interrupted,
     ];
@@ -71,6 +75,9 @@ impl Exit {
             Exit::Budget => "budget: --max-cost or --max-tokens was reached",
             Exit::Setup => {
                 "setup: the agent could not work at all (missing, not logged in, no API key, refusing to run); no retry was spent, and 'git ralph start' resumes once it is fixed"
+            }
+            Exit::Questions => {
+                "questions: only stories waiting for an answer are left; answer them with 'git ralph answer', then 'git ralph start' resumes"
             }
             Exit::Internal => {
                 "internal: a failure of git-ralph itself or of the machine (an I/O or git error, a damaged state file)"
@@ -96,6 +103,7 @@ impl Exit {
             StopReason::Stopped => Exit::Interrupted,
             StopReason::Error => Exit::Error,
             StopReason::Setup => Exit::Setup,
+            StopReason::Questions => Exit::Questions,
         }
     }
 }

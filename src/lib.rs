@@ -70,6 +70,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {
         Command::Log(args) => commands::log::run(args),
         Command::Show(args) => commands::show::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Answer(args) => commands::answer::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
         Command::Demo(args) => commands::demo::run(args),

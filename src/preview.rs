@@ -26,6 +26,9 @@ pub struct PreviewOptions<'a> {
     /// The learnings file a new run would start with; `None` with
     /// `--no-learnings`.
     pub learnings: Option<&'a prompt::Learnings>,
+    /// Whether a question for a person parks the story (not
+    /// `--no-questions`).
+    pub questions: bool,
 }
 
 /// Where a story stands before the run starts.
@@ -257,6 +260,8 @@ fn first_prompt(
         promise_token: options.promise_token.unwrap_or(crate::agent::DEFAULT_TOKEN),
         learnings: options.learnings,
         role: None,
+        questions: options.questions,
+        answers: &[],
     };
     let template = options.template.unwrap_or(prompt::DEFAULT_TEMPLATE);
     Ok(prompt::render(template, &input)?)

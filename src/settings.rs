@@ -137,6 +137,14 @@ pub struct Settings {
     /// `--no-learnings`: no learnings file, and no word of one in prompts.
     #[serde(default)]
     pub no_learnings: bool,
+    /// `--no-questions` or `ralph.questions = false`: a question ends the
+    /// attempt as no signal, as before questions reached a person.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_questions: bool,
+    /// `--answer-timeout`: how long a run with only stories waiting for an
+    /// answer left waits for one before it stops; `None` stops at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_timeout_secs: Option<u64>,
     /// `--full-scan`: every checkpoint and revert looks at every file,
     /// none only at what a watch of the worktree saw touched.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -227,6 +235,8 @@ pub struct Requested {
     pub max_rate_limit_wait: Option<u64>,
     pub require_change: bool,
     pub no_learnings: bool,
+    pub no_questions: bool,
+    pub answer_timeout: Option<u64>,
     pub full_scan: bool,
     pub sandbox: bool,
     pub notify: bool,
@@ -296,6 +306,10 @@ pub fn resolve(
     Ok(Settings {
         require_change: switches.require_change,
         no_learnings: switches.no_learnings,
+        no_questions: switches.no_questions,
+        answer_timeout_secs: req
+            .answer_timeout
+            .or_else(|| stored.and_then(|s| s.answer_timeout_secs)),
         full_scan: switches.full_scan,
         sandbox: switches.sandbox,
         parallel: switches.parallel,
@@ -410,10 +424,11 @@ fn resolve_limits(
 }
 
 /// What the run does besides the work: checks on empty claims, learnings,
-/// scanning, the sandbox, width, notifications.
+/// questions for a person, scanning, the sandbox, width, notifications.
 struct Switches {
     require_change: bool,
     no_learnings: bool,
+    no_questions: bool,
     full_scan: bool,
     sandbox: bool,
     parallel: Option<u32>,
@@ -443,6 +458,12 @@ fn resolve_switches(
             req.no_learnings.then_some(true),
             stored.map(|s| s.no_learnings),
             || Ok(config::boolean(repo, "ralph.learnings")?.map(|keep| !keep)),
+            false,
+        )?,
+        no_questions: layer(
+            req.no_questions.then_some(true),
+            stored.map(|s| s.no_questions),
+            || Ok(config::boolean(repo, "ralph.questions")?.map(|ask| !ask)),
             false,
         )?,
         full_scan: switch(req.full_scan, |s| s.full_scan, "ralph.fullScan")?,
@@ -642,51 +663,4 @@ mod source_setting {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_source_round_trips_through_state_json_as_its_name() {
-        for (source, name) in [
-            (None, "\"auto\""),
-            (Some(SourceKind::OpenSpec), "\"openspec\""),
-            (Some(SourceKind::Prompt), "\"prompt\""),
-            (Some(SourceKind::Github), "\"github\""),
-            (Some(SourceKind::Beads), "\"beads\""),
-        ] {
-            #[derive(Serialize, Deserialize)]
-            struct Wrap(#[serde(with = "source_setting")] Option<SourceKind>);
-            let json = serde_json::to_string(&Wrap(source)).unwrap();
-            assert_eq!(json, name);
-            let back: Wrap = serde_json::from_str(&json).unwrap();
-            assert_eq!(back.0, source);
-        }
-    }
-
-    #[test]
-    fn on_finish_is_stored_by_name() {
-        assert_eq!(
-            serde_json::to_string(&OnFinish::Cleanup).unwrap(),
-            "\"cleanup\""
-        );
-        assert_eq!(OnFinish::parse("keep"), Some(OnFinish::Keep));
-        assert_eq!(OnFinish::parse("later"), None);
-    }
-
-    #[test]
-    fn promise_tokens_are_words() {
-        assert!(validate_promise("AUTH_DONE-2").is_ok());
-        assert!(validate_promise("none").is_ok());
-        assert!(validate_promise("").is_err());
-        assert!(validate_promise("two words").is_err());
-    }
-
-    #[test]
-    fn a_flag_beats_the_stored_value_which_beats_config() {
-        let never = || -> Result<Option<u32>, ConfigError> { panic!("config not needed") };
-        assert_eq!(layer(Some(1), Some(2), never, 3).unwrap(), 1);
-        assert_eq!(layer(None, Some(2), never, 3).unwrap(), 2);
-        assert_eq!(layer(None, None, || Ok(Some(4)), 3).unwrap(), 4);
-        assert_eq!(layer(None, None, || Ok(None), 3).unwrap(), 3);
-    }
-}
+mod tests;

@@ -170,6 +170,11 @@ pub struct TrailAttempt {
     /// The agent that ran it, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The question it ended with, and the answer a person gave.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 impl From<&AttemptRecord> for TrailAttempt {
@@ -185,6 +190,8 @@ impl From<&AttemptRecord> for TrailAttempt {
             input_tokens: record.input_tokens,
             output_tokens: record.output_tokens,
             cost_usd: record.cost_usd,
+            asked: record.asked.clone(),
+            answer: record.answer.clone(),
             flag: record.flag,
             role: record.role,
             agent: record.agent.clone(),

@@ -3,6 +3,7 @@
 
 pub mod abort;
 pub mod agents;
+pub mod answer;
 pub mod demo;
 pub mod finish;
 pub mod home;

@@ -34,7 +34,9 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let holder = lock_holder(&super::lock_path(&repo))
         .filter(|(_, c)| c == change.as_str())
         .map(|(pid, _)| pid);
-    let report = Report::new(&state, holder).with_learnings(&state, &run_dir.learnings_path());
+    let report = Report::new(&state, holder)
+        .with_learnings(&state, &run_dir.learnings_path())
+        .with_answers(&state, &run_dir.answers_path());
     if args.json {
         ui::print_json(&report)?;
     } else {

@@ -34,16 +34,20 @@ pub enum HookEvent {
     OnStoryDone,
     /// An attempt failed (rejected, no signal, an agent error, timed out).
     OnAttemptFailed,
+    /// An attempt ended with a question for a person: the story waits
+    /// for an answer while the rest of the run goes on.
+    OnQuestion,
     /// The run ended, however it ended.
     OnRunEnd,
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 5] = [
+    pub const ALL: [HookEvent; 6] = [
         HookEvent::OnRunStart,
         HookEvent::OnStoryStart,
         HookEvent::OnStoryDone,
         HookEvent::OnAttemptFailed,
+        HookEvent::OnQuestion,
         HookEvent::OnRunEnd,
     ];
 
@@ -54,6 +58,7 @@ impl HookEvent {
             HookEvent::OnStoryStart => "on_story_start",
             HookEvent::OnStoryDone => "on_story_done",
             HookEvent::OnAttemptFailed => "on_attempt_failed",
+            HookEvent::OnQuestion => "on_question",
             HookEvent::OnRunEnd => "on_run_end",
         }
     }
@@ -66,6 +71,7 @@ impl HookEvent {
             HookEvent::OnStoryStart => "onStoryStart",
             HookEvent::OnStoryDone => "onStoryDone",
             HookEvent::OnAttemptFailed => "onAttemptFailed",
+            HookEvent::OnQuestion => "onQuestion",
             HookEvent::OnRunEnd => "onRunEnd",
         }
     }

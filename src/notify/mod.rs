@@ -65,6 +65,9 @@ pub enum NewsKind {
     RunEnded,
     /// The run waits for an agent's usage limit to reset.
     Paused,
+    /// A story waits for a person to answer its question; the message is
+    /// the question.
+    Question,
 }
 
 /// What a notification says: a run that ended and why, or one that waits
@@ -100,6 +103,9 @@ impl RunNews {
             }
             (NewsKind::RunEnded, Some(reason)) => format!("git ralph: {} {reason}", self.change),
             (NewsKind::RunEnded, None) => format!("git ralph: {} ended", self.change),
+            (NewsKind::Question, _) => {
+                format!("git ralph: {} has a question for you", self.change)
+            }
         }
     }
 

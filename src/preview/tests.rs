@@ -73,6 +73,7 @@ fn preview_prompt_is_the_loops_first_prompt() {
         ),
         promise_token: Some("DONE"),
         learnings: None,
+        questions: true,
     };
     let preview = preview_source(&source, "plan", options).expect("preview");
     let stories = source.load().expect("load");
@@ -91,6 +92,8 @@ fn preview_prompt_is_the_loops_first_prompt() {
             promise_token: "DONE",
             learnings: None,
             role: None,
+            questions: true,
+            answers: &[],
         },
     )
     .expect("render");

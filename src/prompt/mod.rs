@@ -21,6 +21,10 @@
 //! e.g. from a context file, are wrapped in backticks) and never ends with a
 //! promise tag.
 
+mod questions;
+
+pub use questions::Exchange;
+
 use crate::contract::Role;
 use crate::state::Findings;
 use crate::stories::{ContextFile, Story, StorySource};
@@ -87,6 +91,14 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (
         "retry",
         "a `## Previous attempt` section saying why the last attempt failed, or nothing",
+    ),
+    (
+        "answers",
+        "a `## Questions and answers` section with every question earlier attempts at the story asked a person and the answer given, word for word, or nothing",
+    ),
+    (
+        "asking",
+        "how to ask a person a question (the story waits for the answer), or, with --no-questions, that nobody will answer one",
     ),
     (
         "learnings",
@@ -179,6 +191,10 @@ pub struct PromptInput<'a> {
     pub learnings: Option<&'a Learnings>,
     /// The role this attempt plays, in a role pipeline.
     pub role: Option<RolePrompt<'a>>,
+    /// A question for a person parks the story until it is answered.
+    pub questions: bool,
+    /// The story's questions so far, each with its answer.
+    pub answers: &'a [Exchange],
 }
 
 /// What a role's prompt says of the role.
@@ -242,10 +258,15 @@ pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptE
         });
     }
     let mut text = substitute(template, |name, line| value(name, line, input))?;
-    // Findings reach the coder whatever its template says.
+    // Findings reach the coder whatever its template says, and so do
+    // the answers a person gave.
     let findings = findings_section(input);
     if !findings.is_empty() && !template.contains("{{findings}}") {
         text = format!("{findings}\n{text}");
+    }
+    let answers = questions::answers_section(input.answers);
+    if !answers.is_empty() && !template.contains("{{answers}}") {
+        text = format!("{answers}\n{text}");
     }
     Ok(guard_promises(text, PROMISE_TAG))
 }
@@ -256,10 +277,16 @@ pub fn render(template: &str, input: &PromptInput<'_>) -> Result<String, PromptE
 pub fn render_classic(
     content: &str,
     retry_context: Option<&RetryContext>,
+    answers: &[Exchange],
     token: Option<&str>,
 ) -> String {
     let mut out = content.trim_end().to_owned();
     out.push_str("\n\n");
+    let answers = questions::answers_section(answers);
+    if !answers.is_empty() {
+        out.push_str(&answers);
+        out.push('\n');
+    }
     let previous = retry(retry_context);
     if !previous.is_empty() {
         out.push_str(&previous);
@@ -360,6 +387,8 @@ fn value(name: &str, line: usize, input: &PromptInput<'_>) -> Result<String, Pro
         "tracking_file" => slash(input.source.tracking_file()),
         "done_instruction" => input.source.done_instruction(story),
         "retry" => retry(input.retry.as_ref()),
+        "answers" => questions::answers_section(input.answers),
+        "asking" => questions::asking(input.questions),
         "learnings" => input.learnings.map(learnings_section).unwrap_or_default(),
         "learnings_file" => input
             .learnings

@@ -89,6 +89,8 @@ fn render_default(
         promise_token: DEFAULT_PROMISE_TOKEN,
         learnings: None,
         role: None,
+        questions: true,
+        answers: &[],
     };
     render(DEFAULT_TEMPLATE, &input).expect("default template renders")
 }
@@ -274,6 +276,8 @@ fn minimal_input<'a>(story: &'a Story, source: &'a dyn StorySource) -> PromptInp
         promise_token: DEFAULT_PROMISE_TOKEN,
         learnings: None,
         role: None,
+        questions: true,
+        answers: &[],
     }
 }
 
@@ -394,6 +398,11 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
     story.acceptance_criteria = vec!["hello.txt exists".into()];
     let files = context_files();
     let learnings = learnings_of("use make db");
+    let exchange = [crate::prompt::Exchange {
+        attempt: 1,
+        question: "CSV or JSON?".into(),
+        answer: "CSV".into(),
+    }];
     let findings = crate::state::Findings {
         role: crate::contract::Role::Reviewer,
         attempt: 2,
@@ -418,6 +427,8 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
             findings: Some(&findings),
             work: Some("hello.txt (added)"),
         }),
+        questions: true,
+        answers: &exchange,
     };
     for (name, description) in VARIABLES {
         assert!(!description.is_empty());
@@ -434,6 +445,7 @@ fn every_variable_renders_and_the_default_uses_only_known_ones() {
     );
     let plain = PromptInput {
         role: None,
+        answers: &[],
         ..input
     };
     assert_eq!(render(tiny, &plain).expect("render"), "2/5 #3 openspec");

@@ -369,7 +369,7 @@ async fn setup_failure(
 }
 
 /// How many attempts the story may have: one plus the retries, plus
-/// the attempts that spent no retry (stops, usage limits).
+/// the attempts that spent no retry (stops, usage limits, questions).
 fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
     // In a pipeline, each role has its own bound; the story's is theirs
     // together.
@@ -390,7 +390,9 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
         .filter(|a| {
             matches!(
                 a.outcome,
-                AttemptOutcome::Interrupted | AttemptOutcome::RateLimited
+                AttemptOutcome::Interrupted
+                    | AttemptOutcome::RateLimited
+                    | AttemptOutcome::Question
             )
         })
         .count() as u32;

@@ -37,6 +37,8 @@ pub enum RunError {
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
+    Answers(#[from] crate::state::answers::AnswersError),
+    #[error(transparent)]
     Preview(#[from] crate::preview::PreviewError),
     #[error(transparent)]
     Notify(#[from] crate::notify::NotifyError),
@@ -204,6 +206,10 @@ impl RunError {
                 "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
             ),
             RunError::State(err) => err.hint(),
+            RunError::Answers(crate::state::answers::AnswersError::State(err)) => err.hint(),
+            RunError::Answers(crate::state::answers::AnswersError::Bad(_)) => Some(
+                "git ralph answer writes one answer per line: mend or remove that line, then answer again".into(),
+            ),
             RunError::CannotHandOff { change, why, .. } => Some(match why.as_ref() {
                 crate::run::ending::HandoffError::NoRemote { remote, .. } => format!(
                     "add the remote ('git remote add {remote} <url>') or name another one ('git config ralph.remote <name>'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"

@@ -99,6 +99,9 @@ pub(super) async fn judge_attempt(
         (Some(_), verdict) => pipeline::settle_turn(run, attempt, verdict).await,
         (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await,
         (None, Verdict::KeptDespite(failure)) => settle::accept(run, attempt, Some(failure)).await,
+        (None, Verdict::Failed(failure)) if failure.outcome == AttemptOutcome::Question => {
+            super::questions::park(run, attempt, failure).await
+        }
         (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await,
     }
 }
@@ -238,6 +241,10 @@ fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
         once: run.settings.once(),
         keep_failed: run.source.kind() == SourceKind::Prompt && !run.settings.revert_failed(),
         role: turn.map(Turn::role),
+        questions: run.settings.questions()
+            && turn.is_none()
+            && !run.settings.once()
+            && run.source.kind() != SourceKind::Prompt,
     }
 }
 
@@ -307,9 +314,13 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
             flag,
         });
     }
-    let interrupted = verdict
-        .failure()
-        .is_some_and(|failure| failure.outcome == AttemptOutcome::Interrupted);
+    // A stop, or a question for a person, says nothing of progress.
+    let interrupted = verdict.failure().is_some_and(|failure| {
+        matches!(
+            failure.outcome,
+            AttemptOutcome::Interrupted | AttemptOutcome::Question
+        )
+    });
     run.state.no_progress_streak = guardrails::next_streak(
         run.state.no_progress_streak,
         progress,

@@ -171,7 +171,8 @@ pub(super) fn next_streak(streak: u32, progress: bool, accepted: bool, interrupt
     }
 }
 
-/// Attempts that spend the retry budget. A user's stop does not.
+/// Attempts that spend the retry budget. A user's stop does not, nor a
+/// question for a person.
 pub(super) fn counts_as_failure(outcome: AttemptOutcome) -> bool {
     !matches!(
         outcome,
@@ -179,6 +180,7 @@ pub(super) fn counts_as_failure(outcome: AttemptOutcome) -> bool {
             | AttemptOutcome::Interrupted
             | AttemptOutcome::RateLimited
             | AttemptOutcome::Running
+            | AttemptOutcome::Question
     )
 }
 

@@ -212,6 +212,9 @@ fn hook_env(event: HookEvent, record: &Record) -> Vec<(String, String)> {
             outcome,
             ..
         } => (Some(story_id), Some(*attempt), outcome_name(*outcome)),
+        Event::Question {
+            story_id, attempt, ..
+        } => (Some(story_id), Some(*attempt), "question".to_owned()),
         Event::Complete { reason, .. } => (None, None, reason.as_str().to_owned()),
         Event::Error {
             reason, story_id, ..

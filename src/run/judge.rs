@@ -123,6 +123,9 @@ pub(super) struct Rules {
     /// The role the attempt played in a role pipeline; its gates are the
     /// role's.
     pub role: Option<Role>,
+    /// A question for a person parks the story (outcome `question`)
+    /// instead of failing the attempt as no signal.
+    pub questions: bool,
 }
 
 /// What becomes of the attempt.
@@ -238,8 +241,8 @@ enum Ending {
     /// It ended without the promise; whether that fails depends on the
     /// contract.
     Silent,
-    /// It ended without the promise, asking a question nobody will answer;
-    /// a silence with a name.
+    /// It ended without the promise, asking a question: a silence with a
+    /// name, or, when questions reach a person, a question to park.
     Asked(String),
     /// It claimed completion (or the contract does not rely on a promise).
     Claimed,
@@ -307,6 +310,10 @@ fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
             }
             None => "the agent ended without a promise".into(),
         }),
+        Ending::Asked(question) if promise_needed && rules.questions => Gate::Fail(Failure::new(
+            AttemptOutcome::Question,
+            format!("the agent asked a question: {question}"),
+        )),
         Ending::Asked(question) if promise_needed => {
             silence(format!("the agent asked instead of working: {question}"))
         }

@@ -33,6 +33,7 @@ fn loop_rules() -> Rules {
         once: false,
         keep_failed: false,
         role: None,
+        questions: false,
     }
 }
 
@@ -310,6 +311,26 @@ fn silence_fails_only_when_the_contract_relies_on_the_promise() {
             assert_eq!(verdict(&evidence, &rules), Verdict::Accepted { flag: None });
         }
     }
+}
+
+#[test]
+fn a_question_parks_the_story_when_questions_reach_a_person() {
+    let questions = Rules {
+        questions: true,
+        ..loop_rules()
+    };
+    assert_eq!(
+        verdict(&asked(), &questions),
+        Verdict::Failed(Failure::new(
+            AttemptOutcome::Question,
+            "the agent asked a question: Shall I go on?"
+        ))
+    );
+    // Silence is still silence.
+    assert_eq!(
+        failure(&verdict(&silent(), &questions)).0,
+        AttemptOutcome::NoSignal
+    );
 }
 
 #[test]

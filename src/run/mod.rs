@@ -26,7 +26,8 @@
 //! **Settling.** `settle`: the work into git, a checkpoint or preserved and
 //! reverted, the story recorded done before anyone is told; `receipts` (the
 //! checkpoint's trailers), `tracker` (a comment on the story's issue),
-//! `kept_refs` (refs an agent moved, put back). With roles, `pipeline`
+//! `kept_refs` (refs an agent moved, put back); `questions` (a question
+//! for a person parks its story while the rest goes on, until answered). With roles, `pipeline`
 //! moves a story through its roles, reading where it stands from
 //! `pipeline_state`.
 //!
@@ -68,6 +69,7 @@ mod pipeline;
 mod pipeline_state;
 pub mod plan;
 mod prompting;
+mod questions;
 mod receipts;
 mod run_settings;
 pub mod session;

@@ -38,6 +38,17 @@ pub(super) fn notify_pause(run: &mut Run, until_unix: u64, message: String) {
     );
 }
 
+/// Start telling the user that story `story` waits for an answer to
+/// `question`.
+pub(super) fn notify_question(run: &mut Run, story: &str, question: &str) {
+    let message = format!(
+        "story {story} asks: {question} (answer with: git ralph answer {} {story} \"...\")",
+        run.settings.change_shown()
+    );
+    let news = news(run, NewsKind::Question, message);
+    notify(run, news);
+}
+
 fn news(run: &Run, event: NewsKind, message: String) -> RunNews {
     RunNews {
         event,

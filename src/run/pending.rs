@@ -90,6 +90,7 @@ pub(super) fn hook_event(event: &Event) -> Option<HookEvent> {
         Event::AttemptFinished { outcome, .. } if failed(*outcome) => {
             Some(HookEvent::OnAttemptFailed)
         }
+        Event::Question { .. } => Some(HookEvent::OnQuestion),
         Event::Complete { .. } | Event::Error { .. } => Some(HookEvent::OnRunEnd),
         _ => None,
     }

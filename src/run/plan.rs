@@ -95,6 +95,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         template: Some(&template),
         promise_token: token.as_deref(),
         learnings: learnings.as_ref(),
+        questions: !settings.no_questions,
     };
     let mut preview = crate::preview::preview_source(source.as_ref(), change.as_str(), options)?;
     for story in &mut preview.stories {

@@ -33,6 +33,7 @@ pub(super) async fn render_prompt(
     turn: Option<&Turn>,
 ) -> Result<String, RunError> {
     let retry = retry_context(run, &story.id, turn.map(Turn::role));
+    let answers = super::questions::exchange(&run.state, &story.id);
     let learnings = learnings(run).await?;
     if let Some(text) = run.settings.classic_prompt() {
         let text = match &learnings {
@@ -43,7 +44,12 @@ pub(super) async fn render_prompt(
             ),
             None => text.to_owned(),
         };
-        return Ok(prompt::render_classic(&text, retry.as_ref(), token));
+        return Ok(prompt::render_classic(
+            &text,
+            retry.as_ref(),
+            &answers,
+            token,
+        ));
     }
     let context_files = {
         let source = run.source.clone();
@@ -75,6 +81,8 @@ pub(super) async fn render_prompt(
                 findings: turn.findings.as_ref(),
                 work: work.as_deref(),
             }),
+            questions: run.settings.questions(),
+            answers: &answers,
         },
     )?)
 }
@@ -154,7 +162,8 @@ fn retry_context(
         .filter(|a| a.role == role)
         .find(|a| a.outcome != AttemptOutcome::RateLimited)?;
     match last.outcome {
-        AttemptOutcome::Interrupted => None,
+        // A question and its answer come in a section of their own.
+        AttemptOutcome::Interrupted | AttemptOutcome::Question => None,
         _ if !last.failed_checks.is_empty() => {
             Some(RetryContext::ChecksFailed(last.failed_checks.clone()))
         }

@@ -23,6 +23,19 @@ async fn agent_version(run: &mut Run) -> Option<String> {
     }
 }
 
+/// The agent recorded as running `attempt` at `story`.
+fn ran_by_agent(run: &Run, story: &str, attempt: u32) -> Option<String> {
+    let record = run.state.stories.iter().find(|s| s.id == story)?;
+    let attempt = record.attempts.iter().find(|a| a.attempt == attempt)?;
+    attempt.agent.clone()
+}
+
+/// `Ralph-Answered: <n>`: the story waited for answers to `n` questions.
+fn answered(run: &Run, story: &str) -> Option<(&'static str, String)> {
+    let answered = super::questions::exchange(&run.state, story).len();
+    (answered > 0).then(|| ("Ralph-Answered", answered.to_string()))
+}
+
 /// The trailer block of the checkpoint for `attempt` at `story`.
 pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String {
     let version = agent_version(run).await;
@@ -54,13 +67,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
         let from = super::attempt::label(run.settings.agent());
         format!("{to}, for {from} (usage limit)")
     });
-    let ran = run
-        .state
-        .stories
-        .iter()
-        .find(|s| s.id == story)
-        .and_then(|s| s.attempts.iter().find(|a| a.attempt == attempt))
-        .and_then(|a| a.agent.clone());
+    let ran = ran_by_agent(run, story, attempt);
     if let Some(to) = fallback.filter(|to| ran.as_ref() == Some(to)) {
         ran_by = format!("{to} (default model)");
     }
@@ -74,6 +81,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
     if let Some(handed) = handed {
         trailers.push(("Ralph-Fallback", handed));
     }
+    trailers.extend(answered(run, story));
     if let Some(pipeline) = pipeline {
         trailers.retain(|(key, _)| *key != "Ralph-Attempt");
         trailers.insert(2, ("Ralph-Attempt", attempt.to_string()));

@@ -232,6 +232,22 @@ impl RunSettings {
         !self.recorded.no_learnings
     }
 
+    /// A question for a person parks its story instead of failing the
+    /// attempt.
+    pub fn questions(&self) -> bool {
+        !self.recorded.no_questions
+    }
+
+    /// How long to wait for answers once only stories waiting for one are
+    /// left. A story of a parallel run waits for none: its loop ends, and
+    /// the run it belongs to waits.
+    pub fn answer_timeout(&self) -> Option<Duration> {
+        match self.scope {
+            Scope::Story { .. } => None,
+            Scope::Run => self.recorded.answer_timeout_secs.map(Duration::from_secs),
+        }
+    }
+
     /// Never watch the worktree: every snapshot and revert looks at every
     /// file.
     pub fn full_scan(&self) -> bool {

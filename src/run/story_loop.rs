@@ -16,6 +16,7 @@ use super::attempt_steps;
 use super::hooks;
 use super::notifications;
 use super::pipeline;
+use super::questions::{self, Waiting};
 use super::settle;
 use std::time::Duration;
 
@@ -62,11 +63,16 @@ impl StoryLoop {
             if let Some(paused) = self.wait_out_pause().await? {
                 return Ok(paused);
             }
+            questions::take_answers(&mut self.run).await?;
             let stories = self.run.load_stories().await?;
             self.run.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
                 self.run.state.current_story = None;
-                return lifecycle::no_story_left(&self.run, &stories).await;
+                match questions::when_none_may_start(&mut self.run).await? {
+                    Waiting::Nobody => return lifecycle::no_story_left(&self.run, &stories).await,
+                    Waiting::Answered => continue,
+                    Waiting::Stop(stop) => return Ok(stop),
+                }
             };
             let turn = pipeline::turn(&mut self.run, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
@@ -98,10 +104,11 @@ impl StoryLoop {
         {
             return Some(story);
         }
-        if let Some(only) = &self.run.settings.story_only() {
-            return stories
-                .iter()
-                .find(|story| story.id == *only && !story.is_complete());
+        let parked = questions::parked(&self.run.state);
+        if let Some(only) = self.run.settings.story_only() {
+            return stories.iter().find(|story| {
+                story.id == only && !story.is_complete() && !parked.contains(&story.id)
+            });
         }
         if self.run.settings.once() {
             stories.iter().find(|story| {
@@ -113,8 +120,10 @@ impl StoryLoop {
                         .iter()
                         .all(|r| r.id != story.id || r.attempts.is_empty())
             })
-        } else {
+        } else if parked.is_empty() {
             self.run.source.next_story(stories)
+        } else {
+            questions::next_beside(&self.run, stories, &parked)
         }
     }
 

@@ -3,12 +3,14 @@
 //! file), `events.jsonl` (every event, appended) and `attempts/` (each
 //! attempt's raw agent output), `learnings.md` (what the agents learned,
 //! see [`learnings`]), `receipts.txt` (every checkpoint's trailers, only
-//! ever appended to: nothing reads it back), plus the repository-wide
+//! ever appended to: nothing reads it back), `answers.jsonl` (the answers
+//! people gave to the run's questions, see [`answers`]), plus the repository-wide
 //! `lock` that keeps two loops from running at once. A run begun again
 //! moves the earlier one to `history/<id>/` (`history`: its record names
 //! its refs where they went). Nothing here knows about agents' formats or
 //! the terminal.
 
+pub mod answers;
 mod atomic;
 mod events_log;
 mod history;
@@ -143,6 +145,12 @@ impl RunDir {
     /// a cleanup's squash.
     pub fn receipts_path(&self) -> PathBuf {
         self.dir.join("receipts.txt")
+    }
+
+    /// The answers people gave to the run's questions, appended by
+    /// `git ralph answer` (see [`answers`]).
+    pub fn answers_path(&self) -> PathBuf {
+        self.dir.join("answers.jsonl")
     }
 
     /// The running agent's process group, while an attempt runs.

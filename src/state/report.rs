@@ -45,9 +45,46 @@ pub struct Report<'a> {
     /// The stories of a parallel run at work now, each in its worktree.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workers: Vec<WorkerReport>,
+    /// The stories whose last attempt ended with a question, and whether
+    /// an answer was given that the run has yet to take up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<WaitingReport>,
     /// The stories, a parallel run's stories at work as their own loops
     /// have them.
     pub stories: Vec<StoryRecord>,
+}
+
+/// A story waiting for an answer, as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitingReport {
+    pub story: String,
+    /// The attempt that asked.
+    pub attempt: u32,
+    pub question: String,
+    /// An answer was given; the run takes it up at its next turn, or when
+    /// it resumes.
+    pub answered: bool,
+}
+
+/// The stories of `state` that wait for an answer, or got one the run
+/// has not taken up yet (`given`).
+fn waiting(state: &RunState, given: &[super::answers::Answer]) -> Vec<WaitingReport> {
+    state
+        .stories
+        .iter()
+        .filter(|story| !story.done)
+        .filter_map(|story| {
+            let last = story.attempts.last()?;
+            (last.outcome == super::AttemptOutcome::Question && last.answer.is_none()).then(|| {
+                WaitingReport {
+                    story: story.id.clone(),
+                    attempt: last.attempt,
+                    question: last.asked.clone().unwrap_or_default(),
+                    answered: super::answers::waiting(story, given).is_none(),
+                }
+            })
+        })
+        .collect()
 }
 
 /// One story at work in a parallel run, as `status` shows it.
@@ -157,8 +194,16 @@ impl<'a> Report<'a> {
             worktree_removed: state.worktree.as_ref().is_some_and(|record| record.removed),
             parallel: state.settings.parallel,
             workers: workers.into_iter().map(|(report, _)| report).collect(),
+            waiting: waiting(state, &[]),
             stories,
         }
+    }
+
+    /// Note the answers given in `path` that the run has yet to take up.
+    pub fn with_answers(mut self, state: &RunState, path: &std::path::Path) -> Report<'a> {
+        let given = super::answers::read(path).unwrap_or_default();
+        self.waiting = waiting(state, &given);
+        self
     }
 
     /// Add the learnings file at `path` (unless the run keeps none).

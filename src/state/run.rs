@@ -31,6 +31,9 @@ pub enum StopReason {
     /// logged in, refusing to run): no retry was spent, and the run
     /// resumes once the cause is fixed.
     Setup,
+    /// Only stories waiting for an answer are left: `git ralph answer`,
+    /// then `git ralph start` resumes.
+    Questions,
 }
 
 impl StopReason {
@@ -45,6 +48,7 @@ impl StopReason {
             StopReason::Stopped => "stopped",
             StopReason::Error => "error",
             StopReason::Setup => "setup",
+            StopReason::Questions => "questions",
         }
     }
 }
@@ -153,6 +157,10 @@ pub enum AttemptOutcome {
     RateLimited,
     /// Still running.
     Running,
+    /// The agent ended with a question for a person: no retry spent, its
+    /// work kept under the attempt's ref, and the story waits for an
+    /// answer.
+    Question,
 }
 
 impl AttemptOutcome {
@@ -169,6 +177,7 @@ impl AttemptOutcome {
             AttemptOutcome::TimedOut => "timed out",
             AttemptOutcome::Interrupted => "interrupted",
             AttemptOutcome::Running => "running",
+            AttemptOutcome::Question => "asked a question",
         }
     }
 }
@@ -238,6 +247,10 @@ pub struct AttemptRecord {
     /// The question the agent ended with instead of the work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<String>,
+    /// The answer a person gave to the question of an attempt that ended
+    /// in one (`git ralph answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
     /// Checks that passed on this attempt's result, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passed_checks: Vec<String>,
@@ -285,6 +298,7 @@ impl AttemptRecord {
             progress: true,
             flag: None,
             asked: None,
+            answer: None,
             passed_checks: Vec::new(),
             outside_ticks: Vec::new(),
             git_dir_changes: Vec::new(),
@@ -523,6 +537,7 @@ impl StoryRecord {
                     AttemptOutcome::Interrupted
                         | AttemptOutcome::RateLimited
                         | AttemptOutcome::Running
+                        | AttemptOutcome::Question
                 )
             })
             .count() as u32

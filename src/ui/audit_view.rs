@@ -114,6 +114,9 @@ fn print_attempt(trail: &Trail, attempt: &TrailAttempt, s: &Styles) {
     if let Some(flag) = &attempt.flag {
         out(&format!("       {} {flag}", s.warn.apply_to("flagged:")));
     }
+    for line in exchange_lines(attempt) {
+        out(&format!("       {line}"));
+    }
     for remark in super::attempt_remarks(
         &attempt.outside_ticks,
         &attempt.git_dir_changes,
@@ -192,6 +195,22 @@ impl AttemptPrinter {
     }
 }
 
+/// The question an attempt ended with, and its answer, one line each.
+fn exchange_lines(attempt: &TrailAttempt) -> Vec<String> {
+    let Some(asked) = &attempt.asked else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!("asked: {asked}")];
+    match &attempt.answer {
+        Some(answer) => lines.push(format!("answer: {answer}")),
+        None if attempt.outcome == AttemptOutcome::Question => {
+            lines.push("answer: none yet".to_owned());
+        }
+        None => {}
+    }
+    lines
+}
+
 fn section(s: &Styles, name: &str) {
     out(&format!("\n{}", s.bold.apply_to(format!("── {name} ──"))));
 }
@@ -217,6 +236,9 @@ fn print_head(detail: &AttemptDetail, s: &Styles) {
             usage(a.input_tokens.saturating_add(a.output_tokens), a.cost_usd)
         ),
     ));
+    for line in exchange_lines(a) {
+        out(&line);
+    }
     if let Some(prompt) = &detail.prompt {
         section(s, "prompt");
         out(prompt.trim_end());

@@ -67,7 +67,10 @@ impl ConsoleView {
         if self.bell
             && matches!(
                 record.event,
-                Event::Complete { .. } | Event::Error { .. } | Event::Paused { .. }
+                Event::Complete { .. }
+                    | Event::Error { .. }
+                    | Event::Paused { .. }
+                    | Event::Question { .. }
             )
         {
             super::ring_bell();
@@ -277,7 +280,7 @@ impl ConsoleView {
         let (s, text) = (&self.styles, &notice.text);
         match notice.kind {
             NoticeKind::Warning => format!("{} {text}", s.warn.apply_to(notice.label())),
-            NoticeKind::Flag | NoticeKind::Undone | NoticeKind::Note => {
+            NoticeKind::Flag | NoticeKind::Undone | NoticeKind::Note | NoticeKind::Question => {
                 format!("  {} {text}", s.warn.apply_to(notice.label()))
             }
             NoticeKind::Paused { until_unix } => {
@@ -344,6 +347,7 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::AgentError => "hit an agent error",
         AttemptOutcome::TimedOut => "timed out",
         AttemptOutcome::Interrupted => "was interrupted",
+        AttemptOutcome::Question => "asked a question",
         AttemptOutcome::Complete | AttemptOutcome::Passed | AttemptOutcome::Running => "ended",
     }
 }

@@ -26,13 +26,38 @@ pub enum NoticeKind {
     Paused {
         until_unix: u64,
     },
+    /// A story waits for a person to answer its question.
+    Question,
 }
 
 impl Notice {
+    /// A story's question, or the answer a person gave it.
+    fn of_question(event: &Event) -> Option<Notice> {
+        let (kind, text) = match event {
+            Event::Question {
+                story_id, question, ..
+            } => (
+                NoticeKind::Question,
+                format!(
+                    "story {story_id} waits for an answer: {question} (git ralph answer <change> {story_id} \"...\"); the stories that do not depend on it go on"
+                ),
+            ),
+            Event::Answered {
+                story_id, answer, ..
+            } => (
+                NoticeKind::Note,
+                format!("story {story_id} was answered: {answer}"),
+            ),
+            _ => return None,
+        };
+        Some(Notice { kind, text })
+    }
+
     /// The notice `event` is, if it is one.
     pub fn of(event: &Event) -> Option<Notice> {
         let (kind, text) = match event {
             Event::Warning { message } => (NoticeKind::Warning, message.clone()),
+            Event::Question { .. } | Event::Answered { .. } => return Notice::of_question(event),
             Event::Paused {
                 until_unix,
                 message,
@@ -59,6 +84,7 @@ impl Notice {
             NoticeKind::Undone => "undone:",
             NoticeKind::Note => "note:",
             NoticeKind::Paused { .. } => "paused:",
+            NoticeKind::Question => "question:",
         }
     }
 }

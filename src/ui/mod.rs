@@ -5,6 +5,7 @@
 //! broken pipe) silences output instead of failing the command.
 
 mod agents_view;
+pub mod answer;
 mod audit_view;
 mod console_view;
 mod digest;

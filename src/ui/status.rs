@@ -17,8 +17,27 @@ pub fn print(report: &Report) {
     for story in &report.stories {
         line_out(&story_line(report, story, &s));
     }
+    print_waiting(report, &s);
     print_now(report, &s);
     line_out(&s.field("totals:", totals_line(report)));
+}
+
+/// The stories waiting for an answer, each with its question.
+fn print_waiting(report: &Report, s: &Styles) {
+    for waiting in &report.waiting {
+        let how = if waiting.answered {
+            format!(
+                "answered, taken up at the run's next turn: {}",
+                waiting.question
+            )
+        } else {
+            format!(
+                "waits for an answer: {} (git ralph answer {} {} \"...\")",
+                waiting.question, report.change, waiting.story
+            )
+        };
+        line_out(&s.field("question:", format_args!("story {} {how}", waiting.story)));
+    }
 }
 
 /// The run: its change, branch, state, source and agent, and where it

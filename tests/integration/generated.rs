@@ -474,11 +474,17 @@ fn prompt_section() -> Section {
     }
     paragraph(
         &mut roff,
-        "Nobody answers an agent's questions. The built-in template says so; an attempt whose \
-         final message ends with a question and no promise counts as no signal, named \"the \
-         agent asked instead of working: <question>\", and the {{retry}} section of the next \
-         prompt quotes the question and asks the agent to decide itself and record the \
-         decision in the learnings file. The learnings file, <git-dir>/ralph/<change>/learnings.md, \
+        "An agent may ask a person a question. An attempt whose final message ends with a \
+         question and no promise parks its story: outcome \"question\", no retry spent, its \
+         work kept under the attempt's ref and the worktree reverted, while the stories that do \
+         not depend on it go on. git ralph answer <change> <story> records the answer; the next \
+         attempt's {{answers}} section (added in front of a template without it) gives every \
+         question of the story with its answer, word for word. With --no-questions (or \
+         ralph.questions = false) nobody answers: the built-in template says so, such an \
+         attempt counts as no signal, named \"the agent asked instead of working: \
+         <question>\", and the {{retry}} section of the next prompt quotes the question and \
+         asks the agent to decide itself and record the decision in the learnings file. The \
+         learnings file, <git-dir>/ralph/<change>/learnings.md, \
          is created empty; the {{learnings}} section names it and asks the agent to append \
          what the next attempt must know. After each attempt, git-ralph heads what it \
          appended with \"## Attempt <n> at story <id>\"; prompts show the entries newest first, \

@@ -56,6 +56,7 @@ mod own_story;
 mod parallel_e2e;
 mod plan_bounds_e2e;
 mod plan_e2e;
+mod questions_e2e;
 mod readers_e2e;
 mod readers_sources_e2e;
 mod real_cli_e2e;

@@ -204,7 +204,13 @@ fn a_question_instead_of_work_is_no_signal_and_the_next_prompt_says_nobody_will_
     let output = start(
         &repo,
         &agent,
-        &["--on-finish", "keep", "--max-retries", "1"],
+        &[
+            "--on-finish",
+            "keep",
+            "--max-retries",
+            "1",
+            "--no-questions",
+        ],
     );
     assert_exit(&output, 0);
     let question = "Should I store sessions in Redis or in Postgres?";

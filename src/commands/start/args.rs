@@ -138,6 +138,15 @@ pub struct Args {
     /// [config: ralph.learnings = false].
     #[arg(long)]
     pub no_learnings: bool,
+    /// A story whose agent ends with a question fails that attempt, as for
+    /// any other ending without a promise, instead of waiting for an
+    /// answer [config: ralph.questions = false].
+    #[arg(long)]
+    pub no_questions: bool,
+    /// When only stories waiting for an answer are left, wait this long
+    /// for answers before the run stops [default: stop at once].
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    pub answer_timeout: Option<u64>,
     /// Look at every file of the worktree after each attempt, as git does,
     /// instead of only at what the agent touched while it ran
     /// [config: ralph.fullScan].
@@ -269,6 +278,8 @@ impl Args {
             max_rate_limit_wait: self.max_rate_limit_wait,
             require_change: self.require_change,
             no_learnings: self.no_learnings,
+            no_questions: self.no_questions,
+            answer_timeout: self.answer_timeout,
             full_scan: self.full_scan,
             sandbox: self.sandbox,
             notify: self.notify,

@@ -179,11 +179,7 @@ fn after_the_loop(
         return Err(err.into());
     }
     let exit = Exit::for_reason(end.reason);
-    if end.reason == StopReason::Stopped {
-        ui::note(&format!(
-            "stopped; completed stories are kept on {}.\n  resume:  git ralph start {change}\n  finish:  git ralph finish {change} --keep|--cleanup\n  abort:   git ralph abort {change}",
-            end.state.branch
-        ));
+    if left_stopped(&end, change) {
         return Ok(Started::Ended(exit));
     }
     let repo = Repo::open_for_recovery(workdir)?;
@@ -197,6 +193,26 @@ fn after_the_loop(
     )?;
     ui::ending::after_loop(&after);
     Ok(Started::Ended(exit))
+}
+
+/// A run the user stopped, or whose stories left all wait for an
+/// answer, is left stopped whatever --on-finish says; says how to go on.
+fn left_stopped(end: &crate::run::LoopEnd, change: &ChangeName) -> bool {
+    let how = match end.reason {
+        StopReason::Stopped => format!(
+            "stopped; completed stories are kept on {}.\n  resume:  git ralph start {change}",
+            end.state.branch
+        ),
+        StopReason::Questions => format!(
+            "{}\n  answer:  git ralph answer {change} <story> \"<answer>\"\n  resume:  git ralph start {change}",
+            end.message
+        ),
+        _ => return false,
+    };
+    ui::note(&format!(
+        "{how}\n  finish:  git ralph finish {change} --keep|--cleanup\n  abort:   git ralph abort {change}"
+    ));
+    true
 }
 
 /// What became of a run a bug cut short, and how to go on.

@@ -404,7 +404,7 @@ impl Coordinator {
 }
 
 /// What decides which stories of `contract`'s change may run at once.
-fn order_of(contract: &crate::contract::Contract) -> Order {
+pub(in crate::run) fn order_of(contract: &crate::contract::Contract) -> Order {
     Order {
         after: contract
             .story

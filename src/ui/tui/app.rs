@@ -92,6 +92,8 @@ pub enum StoryState {
     Running,
     Failed,
     Pending,
+    /// Its last attempt asked a person a question, not answered yet.
+    Waiting,
 }
 
 /// An attempt's output lines, capped at [`OUTPUT_CAP_BYTES`].
@@ -147,6 +149,9 @@ pub struct AttemptItem {
     pub checks: Option<Vec<CheckResult>>,
     /// The role the attempt played, in a role pipeline.
     pub role: Option<crate::contract::Role>,
+    /// The question it ended with, and the answer a person gave.
+    pub asked: Option<String>,
+    pub answer: Option<String>,
 }
 
 impl AttemptItem {
@@ -179,6 +184,8 @@ impl AttemptItem {
             output_asked: false,
             checks: None,
             role: None,
+            asked: None,
+            answer: None,
         }
     }
 }
@@ -191,6 +198,18 @@ pub struct StoryItem {
     pub tasks_done: usize,
     pub tasks_total: usize,
     pub attempts: Vec<AttemptItem>,
+}
+
+impl StoryItem {
+    /// The question the story waits on, if its last attempt asked one
+    /// nobody has answered yet.
+    pub fn waiting(&self) -> Option<&str> {
+        let last = self.attempts.last()?;
+        match (&last.asked, &last.answer) {
+            (Some(asked), None) if last.outcome == AttemptOutcome::Question => Some(asked),
+            _ => None,
+        }
+    }
 }
 
 /// `/` search over the Output tab.
@@ -337,6 +356,8 @@ impl App {
             }
         {
             StoryState::Running
+        } else if story.waiting().is_some() {
+            StoryState::Waiting
         } else if !story.attempts.is_empty() {
             StoryState::Failed
         } else {

@@ -36,6 +36,7 @@ impl View for LoopScreenView {
                 crate::events::Event::Complete { .. }
                     | crate::events::Event::Error { .. }
                     | crate::events::Event::Paused { .. }
+                    | crate::events::Event::Question { .. }
             )
         {
             crate::ui::ring_bell();

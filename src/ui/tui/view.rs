@@ -270,6 +270,7 @@ fn state_mark(state: StoryState, theme: Theme) -> Span<'static> {
         StoryState::Running => Span::styled("▶", theme.accent()),
         StoryState::Failed => Span::styled("✗", theme.bad()),
         StoryState::Pending => Span::raw("·"),
+        StoryState::Waiting => Span::styled("?", theme.warn()),
     }
 }
 
@@ -277,7 +278,9 @@ fn outcome_style(outcome: AttemptOutcome, theme: Theme) -> Style {
     match outcome {
         AttemptOutcome::Complete => theme.good(),
         AttemptOutcome::Running => theme.accent(),
-        AttemptOutcome::RateLimited | AttemptOutcome::Interrupted => theme.warn(),
+        AttemptOutcome::RateLimited | AttemptOutcome::Interrupted | AttemptOutcome::Question => {
+            theme.warn()
+        }
         _ => theme.bad(),
     }
 }
@@ -316,6 +319,13 @@ fn draw_stories(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
                 },
                 Span::raw(" "),
                 Span::styled(row, title_style),
+            ]));
+        }
+        if let Some(question) = story.waiting() {
+            let asked = text::fit(&format!("asks: {question}"), width.saturating_sub(2));
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(asked, theme.warn()),
             ]));
         }
         if !is_selected && state != StoryState::Running {

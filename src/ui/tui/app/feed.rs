@@ -35,6 +35,8 @@ impl App {
                 attempt.role = record.role;
                 attempt.reason = record.reason.clone();
                 attempt.kept = record.checkpoint.clone().or(record.preserved.clone());
+                attempt.asked = record.asked.clone();
+                attempt.answer = record.answer.clone();
                 if attempt.tokens == 0 {
                     attempt.tokens = record.tokens();
                 }
@@ -138,6 +140,7 @@ impl App {
                     failed.len()
                 ));
             }
+            Event::Question { .. } | Event::Answered { .. } => self.apply_question(&record.event),
             Event::Error {
                 reason, message, ..
             } => {
@@ -305,6 +308,36 @@ impl App {
             if let Some(entry) = self.current_attempt_mut() {
                 entry.events.push(line);
             }
+        }
+    }
+
+    /// A story's question, or the answer a person gave to it.
+    fn apply_question(&mut self, event: &Event) {
+        match event {
+            Event::Question {
+                story_id,
+                attempt,
+                question,
+                ..
+            } => {
+                let entry = item_attempt(self.story_mut(story_id, ""), *attempt);
+                entry.asked = Some(question.clone());
+                entry.events.push(format!("asked: {question}"));
+                self.run_events
+                    .push(format!("story {story_id} waits for an answer: {question}"));
+            }
+            Event::Answered {
+                story_id,
+                attempt,
+                answer,
+            } => {
+                let entry = item_attempt(self.story_mut(story_id, ""), *attempt);
+                entry.answer = Some(answer.clone());
+                entry.events.push(format!("answer: {answer}"));
+                self.run_events
+                    .push(format!("story {story_id} was answered: {answer}"));
+            }
+            _ => {}
         }
     }
 
