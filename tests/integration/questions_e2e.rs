@@ -298,3 +298,42 @@ fn issue_38_an_answer_nobody_waits_for_is_refused_and_changes_nothing() {
         "{lines}"
     );
 }
+
+#[test]
+fn issue_38_parallel_workers_go_on_while_a_story_waits() {
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    let output = start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
+    assert_exit(&output, QUESTIONS_EXIT);
+    let stopped = state(&repo);
+    assert_eq!(stopped["reason"], "questions");
+    for story in ["1", "3"] {
+        assert_eq!(
+            stopped["stories"][story.parse::<usize>().unwrap() - 1]["done"],
+            true
+        );
+    }
+    let story2 = records(&stopped, "2");
+    assert_eq!(story2.len(), 1, "{story2:?}");
+    assert_eq!(story2[0]["outcome"], "question");
+    assert_eq!(story2[0]["asked"], QUESTION);
+    // Its draft is kept, and no story worktree is left.
+    let kept = story2[0]["preserved"].as_str().expect("a ref").to_owned();
+    assert_eq!(show(&repo, &kept, "story-2.txt"), "a draft\n");
+    let branches = repo.git(&["branch", "--list", "ralph/greet.story-*"]);
+    assert_eq!(branches.trim(), "");
+    assert_eq!(repo.status_porcelain(), "");
+
+    assert_exit(&answer(&repo, "2", ANSWER), 0);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    assert!(saved_prompt_of_worker(&repo, "2", 2).contains(&format!("> {ANSWER}\n")));
+    assert_eq!(state(&repo)["stories"][1]["done"], true);
+    repo.assert_fsck_clean();
+}
+
+/// The prompt an attempt of a parallel run's story was given, as the
+/// agent saw it.
+fn saved_prompt_of_worker(repo: &TestRepo, story: &str, attempt: u32) -> String {
+    agent_record(repo, "promptfile", story, attempt)
+}

@@ -25,6 +25,7 @@ pub(crate) use recover::retire_left_behind;
 
 use super::hooks;
 use super::notifications;
+use super::questions;
 use super::settle;
 use std::collections::BTreeSet;
 
@@ -94,6 +95,7 @@ impl Coordinator {
             if board.ending.is_some() {
                 let _ = stop_workers.send(true);
             } else if std::mem::take(&mut may_start) {
+                questions::take_answers(&mut self.run).await?;
                 let stories = self.run.load_stories().await?;
                 self.run.sync_stories(&stories);
                 let launch = Launch {
@@ -105,6 +107,16 @@ impl Coordinator {
                 };
                 if let Some(end) = self.launch_ready(&stories, &mut board, launch).await? {
                     return Ok(end);
+                }
+            }
+            if board.running.is_empty() && board.ending.is_none() {
+                match questions::when_none_may_start(&mut self.run).await? {
+                    questions::Waiting::Answered => {
+                        may_start = true;
+                        continue;
+                    }
+                    questions::Waiting::Stop(stop) => return Ok(stop),
+                    questions::Waiting::Nobody => {}
                 }
             }
             if board.running.is_empty() {
@@ -171,12 +183,15 @@ impl Coordinator {
         board: &mut Board,
         launch: Launch<'_>,
     ) -> Result<Option<(StopReason, String)>, RunError> {
+        // A story waiting for an answer is as busy as one at work.
+        let parked = questions::parked(&self.run.state);
         let busy: BTreeSet<String> = board
             .running
             .iter()
             .map(|r| &r.record)
             .chain(board.waiting.values().map(|w| &w.worker))
             .map(|worker| worker.story.clone())
+            .chain(parked.iter().cloned())
             .collect();
         let ready: Vec<Story> = launch
             .order
@@ -205,6 +220,9 @@ impl Coordinator {
         }
         if stories.iter().all(Story::is_complete) {
             return lifecycle::no_story_left(&self.run, stories).await.map(Some);
+        }
+        if !parked.is_empty() {
+            return Ok(None);
         }
         let blocked = launch
             .order
@@ -330,6 +348,15 @@ impl Coordinator {
                 self.run.warn(message);
             }
             Event::Error { .. } => {}
+            Event::Question {
+                ref story_id,
+                ref question,
+                ..
+            } => {
+                let (story, question) = (story_id.clone(), question.clone());
+                self.run.deliver(record);
+                notifications::notify_question(&mut self.run, &story, &question);
+            }
             _ => self.run.deliver(record),
         }
     }
@@ -372,7 +399,7 @@ impl Coordinator {
             StopReason::MaxRetries => {
                 board.given_up.insert(story.to_owned());
             }
-            StopReason::Completed | StopReason::Stopped => {}
+            StopReason::Completed | StopReason::Stopped | StopReason::Questions => {}
             reason => {
                 board.ending.get_or_insert((reason, end.message));
             }

@@ -272,3 +272,28 @@ fn issue_27_a_hook_runs_under_the_command_timeout_or_its_own() {
     );
     assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
 }
+
+#[test]
+fn issue_38_on_question_gets_the_question_in_its_json() {
+    let repo = project(TWO_STORIES);
+    let log = outside(&repo, "hooks.log");
+    let record = toml_string(&recorder(&log));
+    commit_contract(&repo, &format!("[hooks]\non_question = {record}\n"));
+    let agent = script(
+        &repo,
+        &format!(
+            "format claude\n{}[story=2]\nfinal Which farewell do you want?\n",
+            story_done("1")
+        ),
+    );
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 9);
+    let calls = calls(&log);
+    let heads: Vec<&str> = calls.iter().map(|(head, _)| head.as_str()).collect();
+    assert_eq!(heads, ["on_question|greet|2|1|question"]);
+    let json = &calls[0].1;
+    assert_eq!(json["hook"], "on_question");
+    assert_eq!(json["type"], "question");
+    assert_eq!(json["question"], "Which farewell do you want?");
+    assert_eq!(json["preserved"], format!("{NS}/attempts/2/1"));
+}

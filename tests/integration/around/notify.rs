@@ -526,3 +526,64 @@ fn issue_27_a_webhook_that_fails_twice_is_reported_once() {
     assert!(said[0].contains("not reported"), "{said:?}");
     assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
 }
+
+/// Story 1 is done; story 2's agent ends with a question.
+fn asking_agent(repo: &TestRepo) -> PathBuf {
+    script(
+        repo,
+        &format!(
+            "format claude\n{}[story=2]\nfinal Which farewell do you want?\n",
+            story_done("1")
+        ),
+    )
+}
+
+#[test]
+fn issue_38_the_webhook_and_the_desktop_hear_of_each_question() {
+    let repo = project(TWO_STORIES);
+    let (url, received) = listener("200 OK");
+    with_webhook(&repo, &format!("webhook = \"{url}\"\n"));
+    let seen = repo.dir.path().join("notify-send.log");
+    let path = stand_ins(
+        &repo,
+        &[(
+            "notify-send",
+            &format!(
+                "printf '%s\\n' \"$@\" >> {}",
+                shell_quote(&seen.to_string_lossy())
+            ),
+        )],
+    );
+    let agent = asking_agent(&repo);
+    let output = start_in_path(&repo, &agent, &path, &["--notify"]);
+    assert_exit(&output, 9);
+    let requests: Vec<Value> = (0..2)
+        .map(|_| {
+            received
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the webhook was called")
+                .json()
+        })
+        .collect();
+    let asked = requests
+        .iter()
+        .find(|json| json["event"] == "question")
+        .unwrap_or_else(|| panic!("no question was posted: {requests:?}"));
+    assert_eq!(asked["needs_you"], true);
+    let text = asked["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Which farewell do you want?"), "{asked}");
+    assert!(text.contains("git ralph answer greet 2"), "{asked}");
+    let ended = requests
+        .iter()
+        .find(|json| json["event"] == "run_ended")
+        .expect("the end was posted");
+    assert_eq!(ended["reason"], "questions");
+    let lines = recorded(&seen);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("has a question for you")),
+        "{lines:?}"
+    );
+    assert!(stdout(&output).contains('\u{7}'), "{}", describe(&output));
+}
