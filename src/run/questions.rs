@@ -47,6 +47,7 @@ pub(super) async fn park(
         preserved: Some(attempt.work_ref()),
     });
     notifications::notify_question(run, attempt.id(), &question);
+    super::tracker::tell_question(run, attempt.id(), &question).await;
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! What a run tells the tracker its stories came from: nothing, unless the
 //! user passed `--comment` on a run over GitHub issues. Then each issue
 //! whose story is finished gets one comment naming its checkpoint and its
-//! tasks. Ticks never go to the tracker (the run keeps its own record), and
+//! tasks, and each whose story waits for an answer, one quoting the
+//! question. Ticks never go to the tracker (the run keeps its own record), and
 //! a comment that cannot be posted is a warning: the run goes on.
 
 use super::context::Run;
@@ -25,16 +26,40 @@ pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, com
         commit,
         attempt,
     );
+    post(run, &story.id, &body).await;
+}
+
+/// One comment on the issue of `story`, whose attempt ended with
+/// `question`: the story waits for an answer.
+pub(super) async fn tell_question(run: &mut Run, story: &str, question: &str) {
+    if !run.settings.comment() || run.source.kind() != SourceKind::Github {
+        return;
+    }
+    let change = run.settings.change_shown().to_string();
+    let mut body = format!(
+        "git-ralph's run `{change}` needs an answer before it can go on with this issue:\n\n"
+    );
+    for line in question.trim().lines() {
+        body.push_str(&format!("> {line}\n"));
+    }
+    body.push_str(&format!(
+        "\nAnswer with `git ralph answer {change} {story} \"...\"`; the other issues go on meanwhile.\n"
+    ));
+    post(run, story, &body).await;
+}
+
+/// Post `body` on the issue of `story`; a failure is a warning.
+async fn post(run: &mut Run, story: &str, body: &str) {
     let workdir = run.repo_lock().workdir().to_owned();
     let timeout = run.settings.command_timeout();
-    if let Err(err) = github::comment(&workdir, &story.id, &body, timeout).await {
+    if let Err(err) = github::comment(&workdir, story, body, timeout).await {
         let hint = err
             .hint()
             .map(|hint| format!("; {hint}"))
             .unwrap_or_default();
         run.warn(format!(
             "could not comment on issue #{}: {err}{hint}",
-            story.id
+            story
         ));
     }
 }

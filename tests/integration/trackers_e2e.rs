@@ -528,3 +528,38 @@ fn issue_27_gh_that_cannot_answer_stops_the_start_with_what_to_do() {
         "a refused start writes nothing"
     );
 }
+
+#[test]
+fn issue_38_comment_asks_the_question_on_the_issue_and_the_others_go_on() {
+    let repo = TestRepo::new();
+    let (gh_dir, path) = scripted_gh(&repo);
+    let agent = "format codex\n[story=5]\nfinal Should the greeting be in English or in French?\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let mut cmd = start_command(&repo, agent, &["--source", "github", "--comment"]);
+    cmd.env("PATH", &path);
+    let output = run(&mut cmd);
+    assert_exit(&output, 9);
+    assert_eq!(
+        gh_calls(&gh_dir),
+        [
+            "issue list --label ralph --state open --limit 1000 --json number,title,body,labels,state",
+            "issue comment 5 --body-file -",
+            "issue comment 7 --body-file -",
+            "issue comment 3 --body-file -",
+        ],
+        "{}",
+        describe(&output)
+    );
+    let comments = std::fs::read_to_string(gh_dir.join("comments.log")).expect("comments");
+    let asked = comments
+        .split("--- #")
+        .find(|comment| comment.starts_with("5\n"))
+        .expect("a comment on #5");
+    assert!(
+        asked.contains("> Should the greeting be in English or in French?\n"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains(&format!("git ralph answer {CHANGE} 5")),
+        "{asked}"
+    );
+}
