@@ -24,6 +24,8 @@ use crate::stories::Story;
 
 /// How often a run waiting for answers looks for one.
 const ANSWER_POLL: Duration = Duration::from_millis(500);
+/// Every how many looks it asks the tracker, too (about every 30 s).
+const TRACKER_POLLS: u64 = 60;
 
 /// The attempt ended with a question: its work is preserved and
 /// reverted like a failed attempt's, and the story waits for an answer.
@@ -51,9 +53,16 @@ pub(super) async fn park(
     Ok(())
 }
 
-/// Take the answers given since the last turn into the state, and say
-/// so. Taking one twice changes nothing.
+/// Take the answers given since the last turn (with `git ralph answer`,
+/// or on a GitHub issue) into the state, and say so. Taking one twice
+/// changes nothing.
 pub(super) async fn take_answers(run: &mut Run) -> Result<(), RunError> {
+    super::tracker::hear_answers(run).await;
+    fold_answers(run).await
+}
+
+/// Take the answers recorded in `answers.jsonl` into the state.
+async fn fold_answers(run: &mut Run) -> Result<(), RunError> {
     let path = run.run_dir.answers_path();
     let given = blocking(move || answers::read(&path)).await?;
     let mut taken = Vec::new();
@@ -201,9 +210,14 @@ fn stop_message(run: &Run, waiting: &[(String, String)]) -> String {
 async fn answer_within(run: &mut Run, timeout: Duration) -> Result<bool, RunError> {
     let deadline = Instant::now() + timeout;
     let mut stop = run.stop.clone();
-    loop {
+    for poll in 0u64.. {
         let before = parked(&run.state).len();
-        take_answers(run).await?;
+        // The tracker is asked now and then, the answers file at each poll.
+        if poll % TRACKER_POLLS == 0 {
+            take_answers(run).await?;
+        } else {
+            fold_answers(run).await?;
+        }
         if parked(&run.state).len() < before {
             return Ok(true);
         }
@@ -216,4 +230,5 @@ async fn answer_within(run: &mut Run, timeout: Duration) -> Result<bool, RunErro
             _ = stop.wait_for(|stop| *stop) => return Ok(false),
         }
     }
+    Ok(false)
 }

@@ -2,10 +2,12 @@
 //! user passed `--comment` on a run over GitHub issues. Then each issue
 //! whose story is finished gets one comment naming its checkpoint and its
 //! tasks, and each whose story waits for an answer, one quoting the
-//! question. Ticks never go to the tracker (the run keeps its own record), and
+//! question. A reply on such an issue that starts with `/answer` is taken
+//! as its answer (with or without `--comment`). Ticks never go to the tracker (the run keeps its own record), and
 //! a comment that cannot be posted is a warning: the run goes on.
 
 use super::context::Run;
+use crate::state::answers;
 use crate::stories::{SourceKind, Story, github};
 
 /// One comment on the issue of `story`, finished in `attempt` as
@@ -46,6 +48,55 @@ pub(super) async fn tell_question(run: &mut Run, story: &str, question: &str) {
         "\nAnswer with `git ralph answer {change} {story} \"...\"`; the other issues go on meanwhile.\n"
     ));
     post(run, story, &body).await;
+}
+
+/// Answers given on the issues of the stories waiting for one, for a run
+/// over GitHub issues read with `gh`: a reply that starts with `/answer`,
+/// made once the question was asked, is recorded as `git ralph answer`
+/// records one. One that cannot be read is a warning.
+pub(super) async fn hear_answers(run: &mut Run) {
+    let from_gh = run.settings.recorded().issues_file.is_none();
+    if run.source.kind() != SourceKind::Github || !from_gh {
+        return;
+    }
+    let path = run.run_dir.answers_path();
+    let given = answers::read(&path).unwrap_or_default();
+    let waiting: Vec<(String, u32, u64)> = run
+        .state
+        .stories
+        .iter()
+        .filter(|story| !story.done)
+        .filter_map(|story| {
+            let asked = answers::waiting(story, &given)?;
+            Some((story.id.clone(), asked.attempt, asked.started_at))
+        })
+        .collect();
+    let workdir = run.repo_lock().workdir().to_owned();
+    let timeout = run.settings.command_timeout();
+    for (story, attempt, since) in waiting {
+        let text = match github::answers_since(&workdir, &story, since, timeout).await {
+            Ok(replies) => replies.into_iter().next(),
+            Err(err) => {
+                run.warn(format!(
+                    "could not read the replies on issue #{story}: {err}"
+                ));
+                None
+            }
+        };
+        let Some(text) = text else { continue };
+        let answer = answers::Answer {
+            story,
+            attempt,
+            text,
+            at: crate::state::now(),
+        };
+        if let Err(err) = answers::append(&path, &answer) {
+            run.warn(format!(
+                "could not record the answer on issue #{}: {err}",
+                answer.story
+            ));
+        }
+    }
 }
 
 /// Post `body` on the issue of `story`; a failure is a warning.

@@ -124,7 +124,8 @@ fn files_on_branch(repo: &TestRepo) -> Vec<String> {
 
 /// A directory holding a scripted `gh` that records each call's arguments
 /// in `calls.log` (and a comment's body in `comments.log`) and prints the
-/// recorded issue list for `gh issue list`; the PATH that finds it first.
+/// recorded issue list for `gh issue list`, and `view-<n>.json` (or no
+/// comments) for `gh issue view <n>`; the PATH that finds it first.
 fn scripted_gh(repo: &TestRepo) -> (PathBuf, String) {
     use std::os::unix::fs::PermissionsExt;
     let dir = repo.dir.path().join("gh-bin");
@@ -135,6 +136,7 @@ printf '%s\n' "$*" >> '{dir}/calls.log'
 case "$1 $2" in
 "issue list") cat '{list}' ;;
 "issue comment") {{ printf -- '--- #%s\n' "$3"; cat; printf '\n'; }} >> '{dir}/comments.log' ;;
+"issue view") if [ -f '{dir}/view-'"$3".json ]; then cat '{dir}/view-'"$3".json; else echo '{{"comments":[]}}'; fi ;;
 *) echo "unexpected: gh $*" >&2; exit 1 ;;
 esac
 "#,
@@ -538,8 +540,19 @@ fn issue_38_comment_asks_the_question_on_the_issue_and_the_others_go_on() {
     cmd.env("PATH", &path);
     let output = run(&mut cmd);
     assert_exit(&output, 9);
+    // Each turn looks for an /answer reply on the waiting issue.
+    let (views, calls): (Vec<String>, Vec<String>) = gh_calls(&gh_dir)
+        .into_iter()
+        .partition(|call| call.starts_with("issue view"));
+    assert!(
+        views
+            .iter()
+            .all(|view| view == "issue view 5 --json comments")
+            && !views.is_empty(),
+        "{views:?}"
+    );
     assert_eq!(
-        gh_calls(&gh_dir),
+        calls,
         [
             "issue list --label ralph --state open --limit 1000 --json number,title,body,labels,state",
             "issue comment 5 --body-file -",
@@ -562,4 +575,42 @@ fn issue_38_comment_asks_the_question_on_the_issue_and_the_others_go_on() {
         asked.contains(&format!("git ralph answer {CHANGE} 5")),
         "{asked}"
     );
+}
+
+#[test]
+fn issue_38_an_answer_reply_on_the_issue_answers_the_question() {
+    let repo = TestRepo::new();
+    let (gh_dir, path) = scripted_gh(&repo);
+    std::fs::write(
+        gh_dir.join("view-5.json"),
+        r#"{"comments":[
+            {"body":"/answer an old reply","createdAt":"2020-01-01T00:00:00Z"},
+            {"body":"Looking into it","createdAt":"2099-01-01T00:00:00Z"},
+            {"body":"/answer English, please.","createdAt":"2099-01-01T00:00:00Z"}]}"#,
+    )
+    .expect("write the replies");
+    let agent = "format codex\n[story=5 attempt=1]\nfinal Should the typo fix keep British spelling?\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let mut cmd = start_command(&repo, agent, &["--source", "github"]);
+    cmd.env("PATH", &path);
+    let output = run(&mut cmd);
+    assert_exit(&output, 0);
+    let calls = gh_calls(&gh_dir);
+    assert!(
+        calls.contains(&"issue view 5 --json comments".to_owned()),
+        "{calls:?}"
+    );
+    let retry = recorded_prompt(&repo, "5", 2);
+    assert!(retry.contains("> English, please.\n"), "{retry}");
+    assert!(!retry.contains("an old reply"), "{retry}");
+    let state = repo.run_state(CHANGE);
+    let story5 = state["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .find(|story| story["id"] == "5")
+        .expect("story 5")
+        .clone();
+    assert_eq!(story5["attempts"][0]["outcome"], "question");
+    assert_eq!(story5["attempts"][0]["answer"], "English, please.");
+    assert_eq!(story5["attempts"][1]["outcome"], "complete");
 }
