@@ -610,6 +610,7 @@ fn output_is_capped_per_attempt() {
 }
 
 mod big_files;
+mod questions;
 mod screens;
 
 /// A parallel run: stories 1 and 3 at work at once; story 2 done in its
