@@ -45,6 +45,7 @@
 //! and returns typed errors ([`RunError`]); the command layer decides how
 //! they look.
 
+mod asked;
 mod attempt;
 mod attempt_steps;
 mod beside;

@@ -33,7 +33,7 @@ pub(super) async fn render_prompt(
     turn: Option<&Turn>,
 ) -> Result<String, RunError> {
     let retry = retry_context(run, &story.id, turn.map(Turn::role));
-    let answers = super::questions::exchange(&run.state, &story.id);
+    let answers = super::asked::exchange(&run.state, &story.id);
     let learnings = learnings(run).await?;
     if let Some(text) = run.settings.classic_prompt() {
         let text = match &learnings {

@@ -10,16 +10,17 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use super::asked::{parked, waiting};
 use super::attempt::Attempt;
 use super::blocking;
 use super::context::Run;
 use super::error::RunError;
 use super::judge::Failure;
+use super::parallel::schedule::Order;
 use super::{notifications, settle};
 use crate::events::Event;
-use crate::prompt::Exchange;
 use crate::state::answers::{self, Answer};
-use crate::state::{AttemptOutcome, RunState, StopReason};
+use crate::state::{AttemptOutcome, StopReason};
 use crate::stories::Story;
 
 /// How often a run waiting for answers looks for one.
@@ -98,45 +99,6 @@ async fn fold_answers(run: &mut Run) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The stories waiting for an answer, with their questions, in file
-/// order.
-pub(super) fn waiting(state: &RunState) -> Vec<(String, String)> {
-    state
-        .stories
-        .iter()
-        .filter(|story| !story.done)
-        .filter_map(|story| {
-            let waiting = answers::waiting(story, &[])?;
-            Some((story.id.clone(), waiting.asked.clone().unwrap_or_default()))
-        })
-        .collect()
-}
-
-/// The ids of the stories waiting for an answer.
-pub(super) fn parked(state: &RunState) -> BTreeSet<String> {
-    waiting(state).into_iter().map(|(id, _)| id).collect()
-}
-
-/// Every question of `story` that was answered, in order, for its next
-/// prompt.
-pub(super) fn exchange(state: &RunState, story: &str) -> Vec<Exchange> {
-    let Some(record) = state.stories.iter().find(|s| s.id == story) else {
-        return Vec::new();
-    };
-    record
-        .attempts
-        .iter()
-        .filter(|a| a.outcome == AttemptOutcome::Question)
-        .filter_map(|a| {
-            Some(Exchange {
-                attempt: a.attempt,
-                question: a.asked.clone()?,
-                answer: a.answer.clone()?,
-            })
-        })
-        .collect()
-}
-
 /// The story to attempt next while some wait for an answer: the first
 /// that may start by the rules a parallel run uses (prd.json's
 /// `dependsOn`, `after` in ralph.toml, checklists in file order unless
@@ -147,7 +109,7 @@ pub(super) fn next_beside<'s>(
     stories: &'s [Story],
     parked: &BTreeSet<String>,
 ) -> Option<&'s Story> {
-    let order = super::parallel::order_of(run.settings.contract());
+    let order = Order::of(run.settings.contract());
     order
         .ready(run.source.kind(), stories, parked, &BTreeSet::new())
         .into_iter()

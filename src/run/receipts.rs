@@ -32,7 +32,7 @@ fn ran_by_agent(run: &Run, story: &str, attempt: u32) -> Option<String> {
 
 /// `Ralph-Answered: <n>`: the story waited for answers to `n` questions.
 fn answered(run: &Run, story: &str) -> Option<(&'static str, String)> {
-    let answered = super::questions::exchange(&run.state, story).len();
+    let answered = super::asked::exchange(&run.state, story).len();
     (answered > 0).then(|| ("Ralph-Answered", answered.to_string()))
 }
 

@@ -104,7 +104,7 @@ impl StoryLoop {
         {
             return Some(story);
         }
-        let parked = questions::parked(&self.run.state);
+        let parked = super::asked::parked(&self.run.state);
         if let Some(only) = self.run.settings.story_only() {
             return stories.iter().find(|story| {
                 story.id == only && !story.is_complete() && !parked.contains(&story.id)

@@ -18,7 +18,7 @@
 mod board;
 mod merge;
 mod recover;
-mod schedule;
+pub(super) mod schedule;
 mod worker;
 
 pub(crate) use recover::retire_left_behind;
@@ -79,7 +79,7 @@ impl Coordinator {
     /// Run the stories until none is left to start and none is at work.
     async fn drive_stories(&mut self) -> Result<(StopReason, String), RunError> {
         let width = self.width;
-        let order = order_of(self.run.settings.contract());
+        let order = Order::of(self.run.settings.contract());
         let (records_tx, mut records) = mpsc::unbounded_channel::<Record>();
         let (ended_tx, mut ended) = mpsc::unbounded_channel::<Ended>();
         let (stop_workers, workers_stop) = watch::channel(false);
@@ -184,7 +184,7 @@ impl Coordinator {
         launch: Launch<'_>,
     ) -> Result<Option<(StopReason, String)>, RunError> {
         // A story waiting for an answer is as busy as one at work.
-        let parked = questions::parked(&self.run.state);
+        let parked = super::asked::parked(&self.run.state);
         let busy: BTreeSet<String> = board
             .running
             .iter()
@@ -430,19 +430,6 @@ impl Coordinator {
     }
 }
 
-/// What decides which stories of `contract`'s change may run at once.
-pub(in crate::run) fn order_of(contract: &crate::contract::Contract) -> Order {
-    Order {
-        after: contract
-            .story
-            .iter()
-            .filter(|(_, story)| !story.after.is_empty())
-            .map(|(id, story)| (id.clone(), story.after.clone()))
-            .collect(),
-        independent: contract.stories.independent,
-    }
-}
-
 /// What a parallel run `width` stories wide would start with, and what
 /// would wait for what, for `start --dry-run`.
 pub(crate) fn schedule(
@@ -451,7 +438,7 @@ pub(crate) fn schedule(
     stories: &[Story],
     width: usize,
 ) -> Schedule {
-    order_of(contract).schedule(kind, stories, width)
+    Order::of(contract).schedule(kind, stories, width)
 }
 
 /// Whether the stories can be run at once in the order the contract
@@ -461,7 +448,7 @@ pub(crate) fn check_order(
     kind: crate::stories::SourceKind,
     stories: &[Story],
 ) -> Result<(), RunError> {
-    order_of(contract)
+    Order::of(contract)
         .check(kind, stories)
         .map_err(|why| RunError::ParallelUnfit {
             what: why.to_string(),

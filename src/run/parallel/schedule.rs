@@ -43,6 +43,21 @@ pub struct Order {
 }
 
 impl Order {
+    /// What decides which stories of `contract`'s change may run at once.
+    pub(in crate::run) fn of(contract: &crate::contract::Contract) -> Order {
+        Order {
+            after: contract
+                .story
+                .iter()
+                .filter(|(_, story)| !story.after.is_empty())
+                .map(|(id, story)| (id.clone(), story.after.clone()))
+                .collect(),
+            independent: contract.stories.independent,
+        }
+    }
+}
+
+impl Order {
     /// The stories `story` (at `index` in file order) must wait for.
     fn waits_for<'s>(
         &'s self,
