@@ -72,6 +72,7 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     app.apply_state(&state);
     // The log's stops and resumes are history: the lock says what runs now.
     app.mode = Mode::Watch { live };
+    app.run_dir = Some(found.dir.clone());
     if opened.cut {
         mark_cut(&mut app, &records);
     }

@@ -337,3 +337,47 @@ fn issue_38_parallel_workers_go_on_while_a_story_waits() {
 fn saved_prompt_of_worker(repo: &TestRepo, story: &str, attempt: u32) -> String {
     agent_record(repo, "promptfile", story, attempt)
 }
+
+#[test]
+fn issue_38_the_watch_screen_answers_a_waiting_story_in_a_terminal() {
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    assert_exit(
+        &start(&repo, &agent, &["--on-finish", "keep"]),
+        QUESTIONS_EXIT,
+    );
+    let answers = run_dir(&repo).join("answers.jsonl");
+    assert!(!answers.exists());
+    let binary = env!("CARGO_BIN_EXE_git-ralph");
+    let Some(tmux) = crate::harness::tmux::Tmux::start(
+        &repo,
+        &format!("'{binary}' watch {CHANGE}; echo watch-exited-$?; sleep 30"),
+    ) else {
+        return;
+    };
+    tmux.wait_for("asks: Should the farewell");
+    tmux.keys(&["a"]);
+    let screen = tmux.wait_for("answer story 2. Farewell");
+    assert!(screen.contains("Enter records"), "{screen}");
+    // Enter on nothing typed is refused in the box; nothing is written.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer is empty");
+    assert!(!answers.exists());
+    tmux.keys(&["Casual"]);
+    tmux.wait_for("> Casual_");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("answer recorded for story 2");
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch-exited-0");
+
+    let given = fs::read_to_string(&answers).expect("answers.jsonl");
+    assert_eq!(given.lines().count(), 1, "{given}");
+    let line: serde_json::Value = serde_json::from_str(given.trim()).expect("one answer");
+    assert_eq!(line["story"], "2");
+    assert_eq!(line["attempt"], 1);
+    assert_eq!(line["text"], "Casual");
+    let json = status_json(&repo);
+    assert_eq!(json["waiting"][0]["answered"], true, "{json}");
+    assert_eq!(repo.status_porcelain(), "");
+    repo.assert_fsck_clean();
+}

@@ -5,7 +5,10 @@
 //! attempt so a flooding agent costs bounded memory, and turns keys into
 //! [`Action`]s. It draws nothing: `view` does.
 
+mod answer_box;
 mod feed;
+
+pub use answer_box::AnswerBox;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -274,6 +277,10 @@ pub struct App {
     pub notice: Option<String>,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// The box an answer is typed in, while it is open.
+    pub answer_box: Option<AnswerBox>,
+    /// Where the run's answers are recorded; `None` where it cannot be.
+    pub run_dir: Option<crate::state::RunDir>,
 }
 
 impl App {
@@ -306,6 +313,8 @@ impl App {
             stopping_since: None,
             notice: None,
             dirty: true,
+            answer_box: None,
+            run_dir: None,
         }
     }
 
@@ -459,6 +468,10 @@ impl App {
             self.edit_search(key);
             return Action::None;
         }
+        if self.answer_box.is_some() && !ctrl_c {
+            self.answer_key(key);
+            return Action::None;
+        }
         if self.help && !ctrl_c {
             self.help_key(key);
             return Action::None;
@@ -503,6 +516,7 @@ impl App {
             KeyCode::Char('n') => self.find(true),
             KeyCode::Char('N') => self.find(false),
             KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('a') => self.open_answer_box(),
             KeyCode::Esc => {
                 self.search = Search::default();
                 self.notice = None;

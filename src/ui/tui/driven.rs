@@ -71,6 +71,7 @@ impl RunScreen {
         let mut app = App::new(Mode::Loop, &state.change);
         app.apply_state(state);
         app.notice = note;
+        app.run_dir = Some(run_dir.clone());
         let leave = Arc::new(AtomicBool::new(false));
         let leave_flag = leave.clone();
         let thread = std::thread::spawn(move || {

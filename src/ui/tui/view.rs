@@ -11,6 +11,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+mod answer_box;
 mod help;
 mod tabs;
 mod text;
@@ -153,6 +154,9 @@ pub fn draw(frame: &mut Frame, app: &mut App, theme: Theme) {
         .collect();
     frame.render_widget(Paragraph::new(notice), notice_area);
     draw_footer(frame, footer, app, theme);
+    if let Some(open) = &app.answer_box {
+        answer_box::draw_answer_box(frame, open, theme);
+    }
     if app.help {
         help::draw_help(frame, app, theme);
     }
@@ -434,6 +438,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "q",
         "stop the run; 3 times within 3 s: force quit (watch: leave)",
+    ),
+    (
+        "a",
+        "answer the question of the selected story (or the first that waits): Enter records, Esc cancels",
     ),
     ("s", "watch: ask the running loop to stop"),
     (

@@ -64,3 +64,98 @@ fn issue_38_the_loop_screen_marks_the_story_that_waits_with_its_question() {
         assert!(!screen.contains("asks: CSV or JSON?"), "{screen}");
     }
 }
+
+/// A running run of `greet` on disk whose story 2 waits on "CSV or JSON?".
+fn waiting_run(dir: &std::path::Path) -> crate::state::RunDir {
+    let mut state: crate::state::RunState =
+        serde_json::from_str(include_str!("../../../../tests/fixtures/state/state.json")).unwrap();
+    state.status = RunStatus::Running;
+    state.reason = None;
+    let mut asked =
+        crate::state::AttemptRecord::new(1, AttemptOutcome::Question, crate::state::now());
+    asked.asked = Some("CSV or JSON?".into());
+    let story = crate::state::StoryRecord {
+        id: "2".into(),
+        title: "Farewell".into(),
+        done: false,
+        tasks_done: 0,
+        tasks_total: 1,
+        attempts: vec![asked],
+    };
+    state.stories.retain(|s| s.id != "2");
+    state.stories.push(story);
+    let run_dir = crate::state::RunDir::new(dir, "greet");
+    std::fs::create_dir_all(&run_dir.dir).unwrap();
+    run_dir.save(&state).unwrap();
+    run_dir
+}
+
+#[test]
+fn issue_38_a_opens_the_answer_box_on_the_waiting_story_with_its_question() {
+    for (width, height) in [(80, 24), (160, 48)] {
+        let mut app = three_open_stories(Mode::Loop, 1);
+        asked(&mut app);
+        // The selection is on story 1: the box goes to the first that waits.
+        app.selected_story = 0;
+        press(&mut app, &[KeyCode::Char('a'), KeyCode::Char('C')]);
+        let screen = render(&mut app, width, height);
+        assert!(screen.contains("answer story 2. Farewell"), "{screen}");
+        assert!(screen.contains("CSV or JSON?"), "{screen}");
+        insta::assert_snapshot!(format!("answer_box_{width}x{height}"), screen);
+    }
+}
+
+#[test]
+fn issue_38_enter_records_the_answer_and_esc_cancels() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = waiting_run(dir.path());
+    let mut app = three_open_stories(Mode::Loop, 1);
+    asked(&mut app);
+    app.run_dir = Some(run_dir.clone());
+    app.selected_story = 1;
+
+    // Esc cancels: nothing written.
+    press(
+        &mut app,
+        &[KeyCode::Char('a'), KeyCode::Char('x'), KeyCode::Esc],
+    );
+    assert!(app.answer_box.is_none());
+    assert!(!run_dir.answers_path().exists());
+
+    // An empty answer is refused in the box, nothing written.
+    press(
+        &mut app,
+        &[KeyCode::Char('a'), KeyCode::Char(' '), KeyCode::Enter],
+    );
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("the answer is empty"), "{screen}");
+    assert!(app.answer_box.is_some());
+    assert!(!run_dir.answers_path().exists());
+
+    // Enter records it through the same function as `git ralph answer`.
+    let typed: Vec<KeyCode> = "CSV".chars().map(KeyCode::Char).collect();
+    press(&mut app, &typed);
+    press(&mut app, &[KeyCode::Enter]);
+    assert!(app.answer_box.is_none());
+    let given = crate::state::answers::read(&run_dir.answers_path()).unwrap();
+    assert_eq!(given.len(), 1, "{given:?}");
+    assert_eq!((given[0].story.as_str(), given[0].attempt), ("2", 1));
+    assert_eq!(given[0].text, "CSV");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("answer recorded for story 2"), "{screen}");
+
+    // Before the run takes it, a second answer to the same question is
+    // refused in the box, nothing written.
+    press(&mut app, &[KeyCode::Char('a')]);
+    let again: Vec<KeyCode> = "JSON".chars().map(KeyCode::Char).collect();
+    press(&mut app, &again);
+    press(&mut app, &[KeyCode::Enter]);
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("is not waiting for an answer"), "{screen}");
+    assert_eq!(
+        crate::state::answers::read(&run_dir.answers_path())
+            .unwrap()
+            .len(),
+        1
+    );
+}
