@@ -1,14 +1,12 @@
-//! The one thing a page may do to a run, each an action the command line
-//! already has: stop it, the way `q` on the loop screen, `s` in `watch`
-//! and `abort` from another terminal reach the loop (SIGTERM to the process
-//! holding the lock, which stops the agent and keeps what was done). An
-//! action is posted from its confirmation page, with the token, from this
-//! server's own origin, and must say which action it confirms; anything
-//! else is refused before anything is done.
-//!
-//! Answering a parked question belongs here too, once the command line
-//! has it: `Action::Answer`, posted to `/runs/<run>/answer` with the story
-//! and the text, recording the answer as `git ralph answer` does.
+//! What a page may do to a run, each an action the command line already
+//! has: stop it, the way `q` on the loop screen, `s` in `watch` and `abort`
+//! from another terminal reach the loop (SIGTERM to the process holding the
+//! lock, which stops the agent and keeps what was done); answer the
+//! question a story waits on, recorded by the very function `git ralph
+//! answer` calls, refused as it refuses. An action is posted from its
+//! confirmation page, with the token, from this server's own origin, and
+//! must say which action it confirms; anything else is refused before
+//! anything is done.
 
 use std::sync::Arc;
 
@@ -18,9 +16,10 @@ use hyper::header;
 use hyper::{Response, StatusCode};
 
 use super::http::{self, Access, Body};
-use super::routes::{Action, Route};
+use super::routes::{Action, Route, form_field};
 use super::views;
 use super::{Shared, Site};
+use crate::state::answers::{self, Refused};
 use crate::state::{ask_to_stop, lock_holder};
 
 /// The largest form an action takes.
@@ -59,6 +58,7 @@ pub(super) async fn take(
     let run_owned = run.to_owned();
     let done = tokio::task::spawn_blocking(move || match action {
         Action::Stop => stop(&site, &run_owned),
+        Action::Answer => answer(&site, &run_owned, &form),
     })
     .await;
     match done {
@@ -132,4 +132,88 @@ fn stop(site: &Site, run: &str) -> Result<(), (StatusCode, String)> {
         ));
     }
     Ok(())
+}
+
+/// Why an action or its page was refused: the status, and what to say.
+type Refusal = (StatusCode, String);
+
+/// Record the answer the form gives, as `git ralph answer` does.
+fn answer(site: &Site, run: &str, form: &str) -> Result<(), Refusal> {
+    let Some(story) = form_field(form, "story") else {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "The form names no story to answer.".to_owned(),
+        ));
+    };
+    let text = form_field(form, "text").unwrap_or_default();
+    let found = answerable(site, run)?;
+    answers::give(&found.dir, &story, &text)
+        .map(drop)
+        .map_err(refused)
+}
+
+/// The question story `story` of `run` waits on, for its answer page.
+pub(super) fn question(site: &Site, run: &str, story: Option<&str>) -> Result<String, Refusal> {
+    let Some(story) = story else {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "The answer page names no story: add ?story=<id>.".to_owned(),
+        ));
+    };
+    let found = answerable(site, run)?;
+    let state = found
+        .load()
+        .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
+    if state.status.is_over() {
+        return Err(refused(Refused::Over {
+            change: state.change.clone(),
+            status: state.status.to_string(),
+        }));
+    }
+    let given = answers::read(&found.dir.answers_path()).map_err(|err| refused(err.into()))?;
+    let record = state
+        .stories
+        .iter()
+        .find(|s| s.id == story)
+        .ok_or_else(|| {
+            refused(Refused::UnknownStory {
+                change: state.change.clone(),
+                story: story.to_owned(),
+            })
+        })?;
+    answers::waiting(record, &given)
+        .filter(|_| !record.done)
+        .and_then(|asked| asked.asked.clone())
+        .ok_or_else(|| {
+            refused(Refused::NotWaiting {
+                change: state.change.clone(),
+                story: story.to_owned(),
+            })
+        })
+}
+
+/// A live run `run` names: a run in the history asks nothing any more.
+fn answerable(site: &Site, run: &str) -> Result<crate::audit::FoundRun, Refusal> {
+    let found = views::find(site, run).map_err(|missing| (StatusCode::NOT_FOUND, missing.0))?;
+    if found.history {
+        return Err((
+            StatusCode::CONFLICT,
+            "This run is in the history: its questions can no longer be answered.".to_owned(),
+        ));
+    }
+    Ok(found)
+}
+
+/// A refused answer as the page says it: what is not there is a 404, what
+/// cannot be answered now a 409, an empty answer a 400.
+fn refused(refused: Refused) -> Refusal {
+    let status = match &refused {
+        Refused::Empty => StatusCode::BAD_REQUEST,
+        Refused::UnknownStory { .. } => StatusCode::NOT_FOUND,
+        Refused::Over { .. } | Refused::NotWaiting { .. } | Refused::Answers(_) => {
+            StatusCode::CONFLICT
+        }
+        Refused::State(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, refused.to_string())
 }

@@ -32,7 +32,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::Semaphore;
 
-pub use routes::{Action, Asset, AttemptRef, Route};
+pub use routes::{Action, Asset, AttemptRef, Route, answer_path};
 pub use token::{Token, TokenError};
 
 use feed::Feeds;

@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 use super::http::{self, Access, Body};
-use super::routes::{Asset, Refusal, Route};
+use super::routes::{Action, Asset, Refusal, Route, form_field};
 use super::sse;
 use super::views::{self, Missing};
 use super::{Shared, actions};
@@ -50,15 +50,19 @@ pub(super) async fn answer(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         Err(Refusal::Method) => {
             return http::refused(
                 StatusCode::METHOD_NOT_ALLOWED,
-                "This page is only read; the one action, stopping a run, is posted from its confirmation page.",
+                "This page is only read; an action (stopping a run, answering a question) is posted from its confirmation page.",
                 None,
             );
         }
     };
-    if let Route::Act(run, action) = route {
-        return actions::take(shared, &parts, body, access, &run, action).await;
+    match route {
+        Route::Act(run, action) => actions::take(shared, &parts, body, access, &run, action).await,
+        Route::Confirm(run, Action::Answer) => {
+            let story = parts.uri.query().and_then(|q| form_field(q, "story"));
+            answer_page(shared, run, story).await
+        }
+        route => page(shared, route).await,
     }
-    page(shared, route).await
 }
 
 fn not_found(message: &str) -> Response<Body> {
@@ -144,6 +148,29 @@ fn wrap(page: Result<Result<String, Missing>, Response<Body>>) -> Response<Body>
         Ok(Err(Missing(message))) => not_found(&message),
         Err(failed) => failed,
     }
+}
+
+/// The page that answers the question `story` of `run` waits on.
+async fn answer_page(shared: &Arc<Shared>, run: String, story: Option<String>) -> Response<Body> {
+    let site = shared.site.clone();
+    let (run_, story_) = (run.clone(), story.clone());
+    let question = match blocking(move || actions::question(&site, &run_, story_.as_deref())).await
+    {
+        Ok(Ok(question)) => question,
+        Ok(Err((status, message))) => return http::refused(status, &message, None),
+        Err(failed) => return failed,
+    };
+    let main = web::answer_page(&run, story.as_deref().unwrap_or_default(), &question);
+    http::html(
+        StatusCode::OK,
+        web::document(&web::Document {
+            title: &run,
+            repo: &shared.site.name,
+            crumbs: &[(Route::Run(run.clone()).path(), run.clone())],
+            feed: None,
+            main: &main,
+        }),
+    )
 }
 
 /// The whole transcript, streamed as it is read.

@@ -45,25 +45,46 @@ pub struct AttemptRef {
 }
 
 /// What the browser may do to a run, each an action the command line
-/// already has. Answering a parked question is to be the second: its
-/// route, `/runs/<run>/answer`, would carry the story and the text in the
-/// form, and [`Action::ALL`] would list it.
+/// already has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Ask the running loop to stop, as `q` on its screen or `s` in
     /// `watch` does.
     Stop,
+    /// Answer the question a story waits on, as `git ralph answer` does:
+    /// the story and the text come in the form (the story, on its page,
+    /// in the query).
+    Answer,
 }
 
 impl Action {
-    pub const ALL: [Action; 1] = [Action::Stop];
+    pub const ALL: [Action; 2] = [Action::Stop, Action::Answer];
 
     /// The last segment of its path.
     pub fn segment(self) -> &'static str {
         match self {
             Action::Stop => "stop",
+            Action::Answer => "answer",
         }
     }
+}
+
+/// The page that answers the question `story` of `run` waits on.
+pub fn answer_path(run: &str, story: &str) -> String {
+    format!(
+        "{}?story={}",
+        Route::Confirm(run.to_owned(), Action::Answer).path(),
+        encode(story)
+    )
+}
+
+/// The value of `name` in a form or a query (`a=1&b=x+y`), `+` read as a
+/// space and `%XX` undone; `None` when it is not there or not text.
+pub fn form_field(form: &str, name: &str) -> Option<String> {
+    form.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (key == name).then(|| decode(&value.replace('+', " ")))?
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,6 +293,7 @@ mod tests {
             Route::AttemptDiff(at.clone()),
             Route::Transcript(at),
             Route::Confirm("greet".into(), Action::Stop),
+            Route::Confirm("greet".into(), Action::Answer),
             Route::Asset(Asset::Script),
         ] {
             assert_eq!(get(&route.path()), Ok(route.clone()), "{}", route.path());
@@ -304,6 +326,26 @@ mod tests {
         ] {
             assert_eq!(get(path), Err(Refusal::NotFound), "{path}");
         }
+    }
+
+    #[test]
+    fn a_form_field_is_read_as_a_browser_sends_it() {
+        let form = "confirm=answer&story=1.2%20a&text=Casual%3A+a+%22bye%22+%26+no+more";
+        assert_eq!(form_field(form, "story").as_deref(), Some("1.2 a"));
+        assert_eq!(
+            form_field(form, "text").as_deref(),
+            Some("Casual: a \"bye\" & no more")
+        );
+        assert_eq!(form_field(form, "missing"), None);
+        assert_eq!(form_field("text=%ff", "text"), None);
+        assert_eq!(
+            Route::parse(&Method::GET, "/runs/greet/answer"),
+            Ok(Route::Confirm("greet".into(), Action::Answer))
+        );
+        assert_eq!(
+            answer_path("greet", "1.2 a"),
+            "/runs/greet/answer?story=1.2%20a"
+        );
     }
 
     #[test]

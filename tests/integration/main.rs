@@ -63,6 +63,7 @@ mod real_cli_e2e;
 mod realworld;
 mod roles;
 mod serve;
+mod serve_answer;
 mod serve_browser;
 mod serve_records;
 mod serve_start;

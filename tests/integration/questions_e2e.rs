@@ -12,13 +12,13 @@ use std::time::Duration;
 use crate::harness::story_run::*;
 use crate::harness::*;
 
-const QUESTION: &str = "Should the farewell be formal or casual?";
+pub(crate) const QUESTION: &str = "Should the farewell be formal or casual?";
 const ANSWER: &str = "Casual: a plain \"bye\" on one line.";
 /// The exit status of a run left with only stories waiting for an answer.
-const QUESTIONS_EXIT: i32 = 9;
+pub(crate) const QUESTIONS_EXIT: i32 = 9;
 
 /// Three stories that say they are independent.
-fn independent_project() -> TestRepo {
+pub(crate) fn independent_project() -> TestRepo {
     let repo = project(THREE_STORIES);
     repo.write(
         "openspec/changes/greet/ralph.toml",
@@ -30,7 +30,7 @@ fn independent_project() -> TestRepo {
 
 /// Stories 1 and 3 are done at once; the first attempt at story 2 drafts
 /// a file and asks; the second finishes it.
-fn asking_agent(repo: &TestRepo) -> std::path::PathBuf {
+pub(crate) fn asking_agent(repo: &TestRepo) -> std::path::PathBuf {
     script(
         repo,
         &format!(

@@ -14,7 +14,7 @@ mod runs;
 pub use attempt::{
     AttemptView, attempt_head, attempt_main, diff_part, transcript_lines, transcript_part,
 };
-pub use pages::{Document, confirm_page, document, refusal};
+pub use pages::{Document, answer_page, confirm_page, document, refusal};
 pub use run::{RunView, run_main};
 pub use runs::runs_main;
 

@@ -1,6 +1,6 @@
 //! The frame every page shares (header, style, script, the feed it follows),
 //! the page a refused request gets, and the confirmation page an action
-//! asks for before it is taken.
+//! asks for before it is taken (for an answer, the form that gives it).
 
 use super::escape;
 use crate::serve::{Action, Asset, Route};
@@ -76,6 +76,13 @@ fn explain(action: Action) -> (&'static str, &'static str, &'static str) {
              branch. 'git ralph start' resumes the run later.",
             "Stop the run",
         ),
+        Action::Answer => (
+            "Answer the question?",
+            "The answer is recorded as 'git ralph answer' records it: a running loop gives it \
+             to the story's next attempt at its next turn, a stopped run when 'git ralph start' \
+             resumes it. A story is answered once.",
+            "Answer",
+        ),
     }
 }
 
@@ -91,6 +98,29 @@ pub fn confirm_page(run: &str, action: Action) -> String {
         run = escape(run),
         act = escape(&Route::Act(run.to_owned(), action).path()),
         segment = action.segment(),
+        back = escape(&Route::Run(run.to_owned()).path()),
+    )
+}
+
+/// The inner HTML of the page that answers `question`, which story `story`
+/// of `run` waits on: the story, the text, the button.
+pub fn answer_page(run: &str, story: &str, question: &str) -> String {
+    let (_, what, button) = explain(Action::Answer);
+    format!(
+        "<h1>Answer story {story}?</h1><p class=\"muted\">{run}</p>\
+         <blockquote class=\"question\">{question}</blockquote><p>{what}</p>\
+         <form class=\"action\" method=\"post\" action=\"{act}\">\
+         <input type=\"hidden\" name=\"confirm\" value=\"{segment}\">\
+         <input type=\"hidden\" name=\"story\" value=\"{story}\">\
+         <p><label for=\"answer-text\">Your answer</label><br>\
+         <textarea id=\"answer-text\" name=\"text\" rows=\"6\" cols=\"60\" required></textarea></p>\
+         <button type=\"submit\">{button}</button></form> \
+         <a class=\"button\" href=\"{back}\">Back to the run</a>",
+        story = escape(story),
+        run = escape(run),
+        question = escape(question),
+        act = escape(&Route::Act(run.to_owned(), Action::Answer).path()),
+        segment = Action::Answer.segment(),
         back = escape(&Route::Run(run.to_owned()).path()),
     )
 }

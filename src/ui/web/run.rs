@@ -5,7 +5,7 @@
 
 use super::{cost, escape, outcome, plural};
 use crate::events::Record;
-use crate::serve::{Action, AttemptRef, Route};
+use crate::serve::{Action, AttemptRef, Route, answer_path};
 use crate::state::{AttemptRecord, Report, StoryRecord};
 use crate::ui::digest::Notice;
 
@@ -235,6 +235,12 @@ fn attempt_item(view: &RunView, story: &StoryRecord, a: &AttemptRecord) -> Strin
             "<span class=\"remark warn\">asked: {}</span>",
             escape(question)
         ));
+        if waits_on(view, story, a) {
+            html.push_str(&format!(
+                " <a class=\"button\" href=\"{}\">Answer</a>",
+                escape(&answer_path(view.label, &story.id))
+            ));
+        }
     }
     if let Some(flag) = &a.flag {
         html.push_str(&format!(
@@ -250,6 +256,20 @@ fn attempt_item(view: &RunView, story: &StoryRecord, a: &AttemptRecord) -> Strin
     }
     html.push_str("</li>");
     html
+}
+
+/// Whether `story` still waits on the question attempt `a` asked: its
+/// last, unanswered, in a run that goes on. An answer given elsewhere and
+/// not yet taken by the loop is refused by the answer page itself.
+fn waits_on(view: &RunView, story: &StoryRecord, a: &AttemptRecord) -> bool {
+    !view.history
+        && !view.report.state.is_over()
+        && !story.done
+        && a.answer.is_none()
+        && story
+            .attempts
+            .last()
+            .is_some_and(|last| last.attempt == a.attempt)
 }
 
 /// The run's notices, newest first: warnings, flags, findings of a role
