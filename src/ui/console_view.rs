@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use console::Term;
 
-use super::digest::{Notice, NoticeKind, spent, usage};
+use super::digest::{Notice, NoticeKind, clock, spent, usage};
 use super::{Styles, out};
 use crate::agent::AgentEvent;
 use crate::events::{Event, Record};
@@ -363,8 +363,4 @@ fn spent_in_all(totals: &crate::state::Totals) -> String {
 
 fn short(id: &str) -> String {
     id.chars().take(10).collect()
-}
-
-fn clock(secs: u64) -> String {
-    format!("{:02}:{:02}", secs / 60, secs % 60)
 }

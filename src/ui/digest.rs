@@ -237,6 +237,11 @@ pub fn spent(event: &AgentEvent) -> Option<(u64, f64)> {
     }
 }
 
+/// Minutes and seconds, as the live lines show time spent or left.
+pub(super) fn clock(secs: u64) -> String {
+    format!("{:02}:{:02}", secs / 60, secs % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use console::Term;
 
-use super::digest::spent;
+use super::digest::{clock, spent, usage};
 use super::status::plural;
 use super::{Styles, out};
 use crate::agent::AgentEvent;
@@ -131,15 +131,12 @@ impl PlanView {
             return;
         }
         let width = usize::from(self.term.size().1).max(40);
-        let secs = self.started.elapsed().as_secs();
         let status = format!(
-            "  try {}/{} · {:02}:{:02} · {} tok · ${:.2} · {}",
+            "  try {}/{} · {} · {} · {}",
             self.attempt.0,
             self.attempt.1,
-            secs / 60,
-            secs % 60,
-            self.tokens,
-            self.cost,
+            clock(self.started.elapsed().as_secs()),
+            usage(self.tokens, self.cost),
             self.last_message
         );
         let status = console::truncate_str(&status, width - 1, "…").into_owned();
@@ -164,10 +161,9 @@ pub fn print_planned(planned: &Planned) {
     let s = Styles::for_term(&Term::stdout());
     let totals = &planned.totals;
     let spent = format!(
-        "{} · {} tokens · ${:.2} · recorded in {}",
+        "{} · {} · recorded in {}",
         count(planned.attempts as usize, "try", "tries"),
-        totals.tokens(),
-        totals.cost_usd,
+        usage(totals.tokens(), totals.cost_usd),
         planned.record.display()
     );
     let target = planned.target.shown();

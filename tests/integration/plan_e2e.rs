@@ -509,6 +509,8 @@ fn a_prd_and_a_checklist_are_planned_into_their_files() {
     assert_exit(&output, 0);
     let out = stdout(&output);
     assert!(out.contains("stories from: plans/prd.json (prd)"), "{out}");
+    // An agent that reports no usage did not plan for free.
+    assert!(out.contains("1 try · usage unknown · recorded in"), "{out}");
     assert!(
         out.ends_with(&format!(
             "run it: git ralph start {CHANGE} --prd plans/prd.json --agent-command {}\n",
