@@ -34,9 +34,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Set in the re-executed process to the sealed directory it runs in.
-const SEALED: &str = "RALPH_BENCH_SEALED";
-const NAME: &str = "Ralph Bench";
-const EMAIL: &str = "bench@example.invalid";
+#[path = "support/sealed.rs"]
+mod sealed;
+use sealed::{EMAIL, NAME, SEALED};
 /// The commit every repetition starts from.
 const BASE_TAG: &str = "refs/tags/run-bench-base";
 const FILES_KEY: &str = "bench.files";
@@ -54,54 +54,16 @@ fn main() {
 
 /// Re-execute this benchmark in a locked-down environment, then clean up.
 fn run_sealed() -> i32 {
-    let started = Instant::now();
-    let dir = tempfile::Builder::new()
-        .prefix("ralph-run-bench-")
-        .tempdir_in("/tmp")
-        .expect("could not create a temporary directory under /tmp");
-    let home = dir.path().join("home");
-    fs::create_dir_all(&home).expect("could not create the sealed HOME");
-    let global = dir.path().join("gitconfig");
-    fs::write(&global, "").expect("could not create the empty global config");
-    let mut command =
-        Command::new(std::env::current_exe().expect("could not find the benchmark executable"));
-    command.args(std::env::args_os().skip(1)).env_clear();
-    for passed in [
-        "PATH",
-        "RALPH_BENCH_FILES",
-        "RALPH_BENCH_REPS",
-        "RALPH_BENCH_REUSE",
-        "RALPH_BENCH_KEEP",
-    ] {
-        if let Some(value) = std::env::var_os(passed) {
-            command.env(passed, value);
-        }
-    }
-    command
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", &global)
-        .env("LC_ALL", "C")
-        .env("GIT_AUTHOR_NAME", NAME)
-        .env("GIT_AUTHOR_EMAIL", EMAIL)
-        .env("GIT_COMMITTER_NAME", NAME)
-        .env("GIT_COMMITTER_EMAIL", EMAIL)
-        .env("NO_COLOR", "1")
-        .env(SEALED, dir.path());
-    let status = command.status().expect("could not re-run the benchmark");
-    if std::env::var_os("RALPH_BENCH_KEEP").is_some_and(|v| v == "1") {
-        let kept = dir.keep();
-        eprintln!(
-            "kept the repository: RALPH_BENCH_REUSE={}",
-            kept.join("repo").display()
-        );
-    } else {
-        eprintln!("removing {}", dir.path().display());
-        drop(dir);
-    }
-    eprintln!("bench took {:.1}s", started.elapsed().as_secs_f64());
-    status.code().unwrap_or(1)
+    sealed::rerun(
+        "ralph-run-bench-",
+        &[
+            "RALPH_BENCH_FILES",
+            "RALPH_BENCH_REPS",
+            "RALPH_BENCH_REUSE",
+            "RALPH_BENCH_KEEP",
+        ],
+        &[("NO_COLOR", "1")],
+    )
 }
 
 fn run(sealed: &Path) {
