@@ -207,6 +207,7 @@ impl Repo {
             watch_refused: Default::default(),
             hands_over: false,
             dir_cache: Default::default(),
+            split: Default::default(),
         }
     }
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use super::ObjectId;
 use super::error::{Context, GitFailure};
-use super::lock::IndexLock;
+use super::lock::{IndexLock, drop_extensions};
 use super::open::Repo;
+use super::split_index::Written;
 
 /// A cached index with the identity of the file it came from.
 pub(crate) struct IndexCache {
@@ -113,7 +114,19 @@ impl Repo {
         tree: Option<ObjectId>,
     ) -> Result<(), GitFailure> {
         let _timed = crate::timings::phase("index write");
-        lock.commit(&mut index)?;
+        drop_extensions(&mut index);
+        let written = match self.split_encoding(&index)? {
+            Some(split) => {
+                lock.commit_bytes(&split.bytes)?;
+                Written::Split(split.new_base)
+            }
+            None => {
+                lock.commit(&mut index)?;
+                Written::Whole
+            }
+        };
+        let snapshot = shared(index);
+        self.after_index_write(written, &snapshot);
         // What the scan before this write learned of the directories is
         // kept with it.
         if let Some(cache) = self.dir_cache.borrow_mut().as_mut() {
@@ -122,7 +135,7 @@ impl Repo {
         let identity = identity(&self.repo.index_path());
         self.record_tree(identity.zip(tree));
         *self.index_cache.borrow_mut() = identity.map(|identity| IndexCache {
-            snapshot: shared(index),
+            snapshot,
             identity,
             tree,
         });

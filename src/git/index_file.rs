@@ -12,16 +12,10 @@ use gix::index::entry::Flags;
 /// The index file `index` is written as, when it is the plain case: header,
 /// entries and trailing checksum, with no extension. `None` otherwise.
 pub(crate) fn encode_plain(index: &gix::index::State) -> Option<Vec<u8>> {
-    if index.is_sparse() || index.tree().is_some() || index.resolve_undo().is_some() {
+    if !plain_entries(index) || index.tree().is_some() || index.resolve_undo().is_some() {
         return None;
     }
     let entries = index.entries();
-    if entries
-        .iter()
-        .any(|e| e.flags.intersects(Flags::EXTENDED | Flags::REMOVE))
-    {
-        return None;
-    }
     let count = u32::try_from(entries.len()).ok()?;
     let hash_len = index.object_hash().len_in_bytes();
     let paths: usize = entries.iter().map(|e| e.path(index).len()).sum();
@@ -30,36 +24,57 @@ pub(crate) fn encode_plain(index: &gix::index::State) -> Option<Vec<u8>> {
     out.extend_from_slice(&2u32.to_be_bytes());
     out.extend_from_slice(&count.to_be_bytes());
     for entry in entries {
-        let start = out.len();
-        let stat = entry.stat;
-        for field in [
-            stat.ctime.secs,
-            stat.ctime.nsecs,
-            stat.mtime.secs,
-            stat.mtime.nsecs,
-            stat.dev,
-            stat.ino,
-            entry.mode.bits(),
-            stat.uid,
-            stat.gid,
-            stat.size,
-        ] {
-            out.extend_from_slice(&field.to_be_bytes());
-        }
-        out.extend_from_slice(entry.id.as_bytes());
-        let path = entry.path(index);
-        let max = Flags::PATH_LEN.bits() as usize;
-        let path_len = path.len().min(max) as u16;
-        out.extend_from_slice(&(entry.flags.to_storage().bits() | path_len).to_be_bytes());
-        out.extend_from_slice(path);
-        // At least one NUL, then up to the next multiple of eight.
-        let len = out.len() - start + 1;
-        out.resize(out.len() + 1 + (8 - len % 8) % 8, 0);
+        push_entry(&mut out, entry, entry.path(index));
     }
-    let mut hasher = gix::hash::hasher(index.object_hash());
-    hasher.update(&out);
-    out.extend_from_slice(hasher.try_finalize().ok()?.as_slice());
+    seal(&mut out, index.object_hash())?;
     Some(out)
+}
+
+/// Whether `index` can be written by [`encode_plain`], its extensions
+/// aside.
+pub(crate) fn plain_entries(index: &gix::index::State) -> bool {
+    !index.is_sparse()
+        && !index
+            .entries()
+            .iter()
+            .any(|e| e.flags.intersects(Flags::EXTENDED | Flags::REMOVE))
+}
+
+/// One entry as a version-2 index holds it, written under `path` (which a
+/// split index leaves empty for an entry it replaces).
+pub(crate) fn push_entry(out: &mut Vec<u8>, entry: &gix::index::Entry, path: &[u8]) {
+    let start = out.len();
+    let stat = entry.stat;
+    for field in [
+        stat.ctime.secs,
+        stat.ctime.nsecs,
+        stat.mtime.secs,
+        stat.mtime.nsecs,
+        stat.dev,
+        stat.ino,
+        entry.mode.bits(),
+        stat.uid,
+        stat.gid,
+        stat.size,
+    ] {
+        out.extend_from_slice(&field.to_be_bytes());
+    }
+    out.extend_from_slice(entry.id.as_bytes());
+    let max = Flags::PATH_LEN.bits() as usize;
+    let path_len = path.len().min(max) as u16;
+    out.extend_from_slice(&(entry.flags.to_storage().bits() | path_len).to_be_bytes());
+    out.extend_from_slice(path);
+    // At least one NUL, then up to the next multiple of eight.
+    let len = out.len() - start + 1;
+    out.resize(out.len() + 1 + (8 - len % 8) % 8, 0);
+}
+
+/// Append the checksum of everything in `out` to it, as every index ends.
+pub(crate) fn seal(out: &mut Vec<u8>, kind: gix::hash::Kind) -> Option<()> {
+    let mut hasher = gix::hash::hasher(kind);
+    hasher.update(out);
+    out.extend_from_slice(hasher.try_finalize().ok()?.as_slice());
+    Some(())
 }
 
 #[cfg(test)]

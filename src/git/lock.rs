@@ -37,12 +37,9 @@ impl IndexLock {
         }
     }
 
-    /// Write `index` through the lock and move it into place.
+    /// Write `index` through the lock and move it into place. Its
+    /// cache-tree and resolve-undo must be gone (see [`drop_extensions`]).
     pub(crate) fn commit(self, index: &mut gix::index::File) -> Result<(), GitFailure> {
-        // A stale cache-tree would make the next `git commit` write the wrong
-        // tree; git rebuilds it on its next write.
-        index.remove_tree();
-        index.remove_resolve_undo();
         let mut out = std::io::BufWriter::with_capacity(256 * 1024, self.file);
         match super::index_file::encode_plain(index) {
             Some(bytes) => out
@@ -62,4 +59,24 @@ impl IndexLock {
             .map_err(|err| GitFailure::new("could not move the new index into place", err.error))?;
         Ok(())
     }
+
+    /// Write an index already encoded through the lock and move it into
+    /// place.
+    pub(crate) fn commit_bytes(mut self, bytes: &[u8]) -> Result<(), GitFailure> {
+        self.file
+            .write_all(bytes)
+            .ctx(|| "could not write the index".into())?;
+        self.file
+            .commit()
+            .map_err(|err| GitFailure::new("could not move the new index into place", err.error))?;
+        Ok(())
+    }
+}
+
+/// What the engine drops from an index before writing it. A stale
+/// cache-tree would make the next `git commit` write the wrong tree; git
+/// rebuilds it on its next write.
+pub(crate) fn drop_extensions(index: &mut gix::index::File) {
+    index.remove_tree();
+    index.remove_resolve_undo();
 }

@@ -32,6 +32,9 @@ pub struct Repo {
     pub(crate) dir_cache: std::cell::RefCell<Option<super::dir_cache::DirCache>>,
     /// Where run state lives (see [`Repo::ralph_dir`]).
     pub(crate) ralph_dir: PathBuf,
+    /// Whether the index is written split, and against what (see
+    /// `split_writes.rs`).
+    pub(crate) split: std::cell::RefCell<super::split_index::SplitWrites>,
 }
 
 /// Where HEAD points.
@@ -168,6 +171,7 @@ impl Repo {
             watch_refused: Default::default(),
             hands_over: false,
             dir_cache: Default::default(),
+            split: Default::default(),
             ralph_dir,
         };
         repo.take_over();
