@@ -11,6 +11,7 @@ use super::error::RunError;
 use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
+use crate::git::Repo;
 use crate::state::{RunState, RunStatus, StopReason};
 use crate::stories::openspec_cli::{self, CrossCheck};
 use crate::stories::{SourceKind, Story};
@@ -40,6 +41,10 @@ pub(super) fn start(run: &mut Run) {
     run.state.status = RunStatus::Running;
     run.state.reason = None;
     run.state.pid = Some(std::process::id());
+    // Each checkpoint and revert then writes what changed, not the whole
+    // index; `end` hands the index back whole.
+    run.repo_lock()
+        .write_index_split(crate::git::SPLIT_INDEX_FROM);
 }
 
 /// The stories as the file has them now, recorded and announced, with
@@ -191,6 +196,11 @@ async fn cross_check(run: &mut Run, stories: &[Story]) {
 }
 
 async fn end(run: &mut Run, reason: StopReason, message: String) -> LoopEnd {
+    if let Err(err) = run.with_repo(Repo::settle_index).await {
+        run.warn(format!(
+            "could not write the index whole again ({err}); git reads it as it is"
+        ));
+    }
     let story_id = run.state.current_story.clone();
     run.state.runtime_ms = run.runtime_ms();
     run.state.status = RunStatus::Stopped;

@@ -320,7 +320,14 @@ fn begin_fresh(
     }: Fresh,
 ) -> Result<Begun, RunError> {
     super::watching::watch_from_start(repo, &settings);
-    let begin = repo.begin(change)?;
+    // The initial state's index is the shared index each checkpoint's is
+    // then written against (see `lifecycle::start`).
+    repo.write_index_split(crate::git::SPLIT_INDEX_FROM);
+    let begin = repo.begin(change).inspect_err(|_| {
+        // Nothing begun: the index goes back whole. git reads it the same
+        // either way, so a failure here is not the one to report.
+        let _ = repo.settle_index();
+    })?;
     let state = new_state(change, begin.original, begin.initial.commit, settings);
     run_dir.save(&state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;

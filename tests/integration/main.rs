@@ -42,6 +42,7 @@ mod lifecycle_e2e;
 mod loop_basics;
 mod loop_control;
 mod loop_failures;
+mod loop_index;
 mod loop_inputs;
 mod loop_keys;
 mod loop_output;

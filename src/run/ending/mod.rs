@@ -371,10 +371,21 @@ fn finish_run(
     choice: FinishChoice,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
-    if state.worktree.is_some() {
-        return beside::finish(repo, change, run_dir, state, choice, onlooker);
-    }
-    close::finish(repo, change, run_dir, state, choice, onlooker)
+    let finished = if state.worktree.is_some() {
+        beside::finish(repo, change, run_dir, state, choice, onlooker)
+    } else {
+        close::finish(repo, change, run_dir, state, choice, onlooker)
+    }?;
+    settle_index(repo);
+    Ok(finished)
+}
+
+/// A loop cut short (kill -9) may have left the index split (see
+/// `git/split_writes.rs`): the run's end hands it back whole. git reads a
+/// split index as the same index, so a failure here loses nothing and is
+/// not one of the ending's.
+fn settle_index(repo: &mut Repo) {
+    let _ = repo.settle_index();
 }
 
 /// Restore the pre-start state and record it, wherever the run worked.
@@ -385,8 +396,11 @@ fn abort_run(
     state: &mut RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Aborted, EndingError> {
-    if state.worktree.is_some() {
-        return beside::abort(repo, change, run_dir, state, onlooker);
-    }
-    close::abort(repo, change, run_dir, state)
+    let aborted = if state.worktree.is_some() {
+        beside::abort(repo, change, run_dir, state, onlooker)
+    } else {
+        close::abort(repo, change, run_dir, state)
+    }?;
+    settle_index(repo);
+    Ok(aborted)
 }

@@ -207,8 +207,10 @@ proptest! {
         run_case(&rounds, Scanning::Full)?;
     }
 
-    /// The same, with the worktree watched: every operation after the
-    /// first looks only at the paths the watch reported.
+    /// The same, with the worktree watched, as a loop runs: every operation
+    /// after the first looks only at the paths the watch reported, and the
+    /// index is written split (every write, however small the index), which
+    /// git reads in every comparison; at the end it is handed back whole.
     #[test]
     fn issue_24_engine_agrees_with_git_when_watching(
         rounds in proptest::collection::vec(round(), 1..=4)
@@ -236,6 +238,7 @@ fn run_case(rounds: &[Round], scanning: Scanning) -> Result<(), TestCaseError> {
     let mut repo = Repo::open(&fx.root).map_err(|err| failed("open", &err))?;
     if scanning == Scanning::Watched {
         repo.watch_worktree().map_err(|err| failed("watch", &err))?;
+        repo.write_index_split(0);
         // The full scan every later, watched one builds on.
         repo.fingerprint()
             .map_err(|err| failed("fingerprint", &err))?;
@@ -252,6 +255,24 @@ fn run_case(rounds: &[Round], scanning: Scanning) -> Result<(), TestCaseError> {
                 check_revert(&fx, &mut repo, scanning)?;
             }
         }
+    }
+    if scanning == Scanning::Watched {
+        let split = status(&fx);
+        repo.settle_index()
+            .map_err(|err| failed("settle the index", &err))?;
+        prop_assert_eq!(status(&fx), split, "the index settled whole is another");
+        let left: Vec<_> = std::fs::read_dir(fx.root.join(".git"))
+            .unwrap()
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("sharedindex.")
+            })
+            .map(|entry| entry.file_name())
+            .collect();
+        prop_assert!(left.is_empty(), "shared indexes left: {:?}", left);
     }
     fx.assert_fsck_clean();
     Ok(())
