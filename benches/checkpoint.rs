@@ -32,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use git_ralph::git::{ChangeName, Original, Repo, Scan};
+use git_ralph::git::{ChangeName, Original, Repo, SPLIT_INDEX_FROM, Scan};
 
 /// Set in the re-executed process to the sealed directory it runs in.
 #[path = "support/sealed.rs"]
@@ -684,6 +684,13 @@ impl Bench {
         Repo::open(&self.dir).expect("could not open the benchmark repository")
     }
 
+    /// The repository as the loop holds it: it writes the index split.
+    fn open_in_loop(&self) -> Repo {
+        let mut repo = self.open();
+        repo.write_index_split(SPLIT_INDEX_FROM);
+        repo
+    }
+
     // Ours opens the repository inside the timed region, every repetition:
     // git's numbers include each process finding and configuring the
     // repository too. The open alone is reported on its own line.
@@ -704,11 +711,12 @@ impl Bench {
     /// describes and edits that tree along the changed paths.
     fn ours_checkpoint_in_loop(&mut self) -> (Duration, Duration) {
         self.reset_to_start();
-        let mut repo = self.open();
+        let mut repo = self.open_in_loop();
         repo.revert().expect("the untimed revert failed");
         let seed = self.next_seed();
         self.apply_change(seed);
         let total = timed_checkpoint(&mut repo);
+        loop_ends(repo);
         (Duration::ZERO, total)
     }
 
@@ -716,11 +724,12 @@ impl Bench {
     /// by the engine (an untimed revert), so it is known to describe HEAD.
     fn ours_revert_in_loop(&mut self) -> (Duration, Duration) {
         self.reset_to_start();
-        let mut repo = self.open();
+        let mut repo = self.open_in_loop();
         repo.revert().expect("the untimed revert failed");
         let seed = self.next_seed();
         self.apply_change(seed);
         let total = timed_revert(&mut repo);
+        loop_ends(repo);
         (Duration::ZERO, total)
     }
 
@@ -728,7 +737,7 @@ impl Bench {
     /// revert to the start: the full scan every watched one builds on.
     fn open_watched(&mut self) -> Repo {
         self.reset_to_start();
-        let mut repo = self.open();
+        let mut repo = self.open_in_loop();
         repo.watch_worktree()
             .expect("could not watch the benchmark worktree");
         repo.revert().expect("the untimed revert failed");
@@ -742,6 +751,7 @@ impl Bench {
         self.apply_change(seed);
         let total = timed_checkpoint(&mut repo);
         assert_watched(&repo);
+        loop_ends(repo);
         (Duration::ZERO, total)
     }
 
@@ -752,6 +762,7 @@ impl Bench {
         self.apply_change(seed);
         let total = timed_revert(&mut repo);
         assert_watched(&repo);
+        loop_ends(repo);
         (Duration::ZERO, total)
     }
 
@@ -791,7 +802,7 @@ impl Bench {
                     Some(Scan::Full { why }) => format!("full ({why})"),
                     None => "none".to_owned(),
                 });
-                drop(repo);
+                loop_ends(repo);
                 self.reset_to_start();
                 // Content of its own: git does not write an object that
                 // exists, and ours just wrote these.
@@ -1030,6 +1041,13 @@ impl Bench {
         ]
         .join("\n")
     }
+}
+
+/// What a loop does as it ends, untimed: the index handed back whole, so
+/// that the next repetition starts from an index git wrote.
+fn loop_ends(mut repo: Repo) {
+    repo.settle_index()
+        .expect("could not write the index whole");
 }
 
 /// A watched operation must have been watched, or the figure means nothing.
