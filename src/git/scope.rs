@@ -286,13 +286,10 @@ impl Repo {
         let mut watching = self.watching.borrow_mut();
         let watching = watching.as_mut()?;
         let paths = watching.ahead_scope.take()?;
-        let ahead = watching.ahead.as_ref()?;
-        let start = Ahead {
-            index: ahead.index.clone(),
-            tree: ahead.tree,
-            dirty: ahead.dirty.clone(),
-        };
-        Some((start, paths))
+        // Taken, not copied: the operation's end learns anew (see
+        // `learned`), and an index nothing else holds is updated in place.
+        let ahead = watching.ahead.take()?;
+        Some((ahead, paths))
     }
 
     /// Record what an operation that looked at the worktree learned; an

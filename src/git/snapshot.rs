@@ -183,8 +183,9 @@ impl Repo {
             }
             _ => None,
         };
-        let mut index = (**shared).clone();
-        drop(shared);
+        // Right after a snapshot the index was not updated with, this
+        // process alone holds that one: it is updated without a copy.
+        let mut index = gix::fs::FileSnapshot::into_owned_or_cloned(shared);
         apply(&mut index, edits);
         let tree = match edited {
             Some(tree) => {
