@@ -183,8 +183,7 @@ impl Repo {
             }
             _ => None,
         };
-        // Right after a snapshot the index was not updated with, this
-        // process alone holds that one: it is updated without a copy.
+        // An index only this operation holds (`ahead_start`) is not copied.
         let mut index = gix::fs::FileSnapshot::into_owned_or_cloned(shared);
         apply(&mut index, edits);
         let tree = match edited {
