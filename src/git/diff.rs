@@ -37,47 +37,46 @@ impl Repo {
             .repo
             .find_tree(new)
             .ctx(|| format!("could not read tree {new}"))?;
-        let options = gix::diff::Options::default().with_rewrites(None);
-        let changes = self
-            .repo
-            .diff_tree_to_tree(&old_tree, &new_tree, options)
-            .ctx(|| format!("could not compare {old} with {new}"))?;
+        // The plain tree diff: `diff_tree_to_tree` would set up a blob
+        // cache, which reads the whole index, for renames not asked for.
+        let mut recorder = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&old_tree.data, old.kind()),
+            gix::objs::TreeRefIter::from_bytes(&new_tree.data, new.kind()),
+            gix::diff::tree::State::default(),
+            &self.repo.objects,
+            &mut recorder,
+        )
+        .ctx(|| format!("could not compare {old} with {new}"))?;
         let mut files = Vec::new();
-        for change in changes {
-            use gix::object::tree::diff::ChangeDetached::*;
+        for change in recorder.records {
+            use gix::diff::tree::recorder::Change::*;
             let (path, old, new, old_mode, mode) = match change {
                 Addition {
-                    location,
-                    id,
+                    path,
+                    oid,
                     entry_mode,
                     ..
-                } => (location, None, Some(id), None, entry_mode),
+                } => (path, None, Some(oid), None, entry_mode),
                 Deletion {
-                    location,
-                    id,
+                    path,
+                    oid,
                     entry_mode,
                     ..
-                } => (location, Some(id), None, Some(entry_mode), entry_mode),
+                } => (path, Some(oid), None, Some(entry_mode), entry_mode),
                 Modification {
-                    location,
-                    previous_id,
+                    path,
+                    previous_oid,
                     previous_entry_mode,
-                    id,
+                    oid,
                     entry_mode,
-                    ..
                 } => (
-                    location,
-                    Some(previous_id),
-                    Some(id),
+                    path,
+                    Some(previous_oid),
+                    Some(oid),
                     Some(previous_entry_mode),
                     entry_mode,
                 ),
-                Rewrite {
-                    location,
-                    id,
-                    entry_mode,
-                    ..
-                } => (location, None, Some(id), None, entry_mode),
             };
             if mode.is_tree() {
                 continue;

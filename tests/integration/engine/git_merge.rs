@@ -227,3 +227,46 @@ proptest! {
         );
     }
 }
+
+/// The files that changed between two trees are git's: `git diff
+/// --name-status --no-renames`, with directories that became files and
+/// files that became directories, whole directories added and removed, and
+/// a mode change.
+#[test]
+fn issue_39_changed_files_are_what_git_diff_names() {
+    let fx = Fixture::new();
+    let old = fx.git(&["rev-parse", "HEAD^{tree}"]);
+    fx.remove("docs");
+    fx.write("docs", "a file where a directory was\n");
+    fx.remove("src/a.txt");
+    fx.write("src/a.txt/inner.txt", "a directory where a file was\n");
+    fx.write("new/deep/er/file.txt", "new\n");
+    fx.chmod_x("run.sh", false);
+    fx.git(&["add", "-A"]);
+    let new = fx.git(&["write-tree"]);
+    let repo = Repo::open(&fx.root).unwrap();
+    let ours: Vec<String> = repo
+        .changed_files(oid(&old), oid(&new))
+        .unwrap()
+        .into_iter()
+        .map(|file| {
+            let status = match (file.old, file.new) {
+                (None, _) => "A",
+                (_, None) => "D",
+                _ => "M",
+            };
+            format!("{status}\t{}", file.path)
+        })
+        .collect();
+    let mut gits: Vec<String> = fx
+        .git(&["diff", "--name-status", "--no-renames", &old, &new])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    gits.sort_by(|a, b| a[2..].cmp(&b[2..]));
+    assert_eq!(ours, gits);
+}
+
+fn oid(hex: &str) -> ObjectId {
+    ObjectId::from_hex(hex.as_bytes()).unwrap()
+}
