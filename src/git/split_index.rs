@@ -9,8 +9,8 @@
 //! 8 MB to encode, hash and write each time, more than everything else a
 //! watched checkpoint does. Split, each write costs what changed.
 //!
-//! This file only encodes; when to write split, and handing the plain index
-//! back at the end, is `index_cache.rs`.
+//! This file only encodes; when to write split, and handing the index back
+//! whole at the end, is `split_writes.rs`.
 
 use super::ObjectId;
 use super::index_file::{plain_entries, push_entry, seal};
