@@ -34,9 +34,12 @@ use std::time::{Duration, Instant};
 
 use git_ralph::git::{ChangeName, Original, Repo, SPLIT_INDEX_FROM, Scan};
 
+#[path = "support/measure.rs"]
+mod measure;
 /// Set in the re-executed process to the sealed directory it runs in.
 #[path = "support/sealed.rs"]
 mod sealed;
+use measure::{git, git_output, median, ms};
 use sealed::{EMAIL, NAME, SEALED};
 const BRANCH: &str = "main";
 /// The commit every repetition starts from.
@@ -228,21 +231,6 @@ impl Sides {
             ours.as_secs_f64() / git.as_secs_f64()
         )
     }
-}
-
-fn median(samples: &mut [Duration]) -> Duration {
-    assert!(!samples.is_empty(), "no samples to take a median of");
-    samples.sort();
-    let mid = samples.len() / 2;
-    if samples.len() % 2 == 1 {
-        samples[mid]
-    } else {
-        (samples[mid - 1] + samples[mid]) / 2
-    }
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.1}", duration.as_secs_f64() * 1000.0)
 }
 
 /// The high-water mark of this process's resident set.
@@ -518,38 +506,6 @@ fn write_leaf(root: &Path, layout: &Layout, leaf: usize) {
                 .unwrap_or_else(|err| panic!("could not chmod {}: {err}", path.display()));
         }
     }
-}
-
-fn git_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(dir).args(args).stdin(Stdio::null());
-    command
-}
-
-/// Run git, discarding its output; panic if it fails.
-fn git(dir: &Path, args: &[&str]) {
-    let status = git_command(dir, args)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
-    assert!(status.success(), "git {args:?} failed: {status}");
-}
-
-/// Run git and return its trimmed standard output; panic if it fails.
-fn git_output(dir: &Path, args: &[&str]) -> String {
-    let output = git_command(dir, args)
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        output.status
-    );
-    String::from_utf8(output.stdout)
-        .expect("git printed something that is not UTF-8")
-        .trim()
-        .to_owned()
 }
 
 /// Time a sequence of git commands run one after the other.

@@ -12,39 +12,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "support/measure.rs"]
+mod measure;
+use measure::story_project;
+
 const STORIES: usize = 6;
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?} failed");
-}
-
-/// A repository whose change `bench` holds six independent stories.
-fn project(dir: &Path) {
-    std::fs::create_dir_all(dir.join("openspec/changes/bench")).expect("a directory");
-    let mut tasks = String::from("# Tasks\n");
-    for n in 1..=STORIES {
-        tasks.push_str(&format!(
-            "\n## {n}. Story {n}\n\n- [ ] {n}.1 Write story-{n}.txt\n"
-        ));
-    }
-    std::fs::write(dir.join("openspec/changes/bench/tasks.md"), tasks).expect("tasks");
-    std::fs::write(
-        dir.join("openspec/changes/bench/ralph.toml"),
-        "[stories]\nindependent = true\n",
-    )
-    .expect("ralph.toml");
-    std::fs::write(dir.join("README.md"), "# bench\n").expect("README");
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Bench"]);
-    git(dir, &["config", "user.email", "bench@example.com"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "A change of six stories"]);
-}
 
 /// The agent: waits its fixed time, writes its file, ticks its box, and
 /// keeps its promise.
@@ -59,7 +31,7 @@ fn agent(secs: f64) -> String {
 /// One run at `width` stories at once, timed from start to end.
 fn timed_run(root: &Path, width: usize, secs: f64) -> Duration {
     let dir = root.join(format!("parallel-{width}"));
-    project(&dir);
+    story_project(&dir, STORIES, Some("[stories]\nindependent = true\n"));
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_git-ralph"))
         .args(["start", "bench", "--agent-command", &agent(secs)])

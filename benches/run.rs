@@ -33,9 +33,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/measure.rs"]
+mod measure;
 /// Set in the re-executed process to the sealed directory it runs in.
 #[path = "support/sealed.rs"]
 mod sealed;
+use measure::{git, git_output, median, ms};
 use sealed::{EMAIL, NAME, SEALED};
 /// The commit every repetition starts from.
 const BASE_TAG: &str = "refs/tags/run-bench-base";
@@ -347,52 +350,6 @@ fn env_number(name: &str, default: usize) -> usize {
     }
 }
 
-fn median(samples: &mut [Duration]) -> Duration {
-    samples.sort();
-    let mid = samples.len() / 2;
-    if samples.len() % 2 == 1 {
-        samples[mid]
-    } else {
-        (samples[mid - 1] + samples[mid]) / 2
-    }
-}
-
 fn min(samples: &[Duration]) -> Duration {
     samples.iter().copied().min().expect("samples")
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.1}", duration.as_secs_f64() * 1000.0)
-}
-
-fn git_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(dir).args(args).stdin(Stdio::null());
-    command
-}
-
-/// Run git, discarding its output; panic if it fails.
-fn git(dir: &Path, args: &[&str]) {
-    let status = git_command(dir, args)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
-    assert!(status.success(), "git {args:?} failed: {status}");
-}
-
-/// Run git and return its trimmed standard output; panic if it fails.
-fn git_output(dir: &Path, args: &[&str]) -> String {
-    let output = git_command(dir, args)
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|err| panic!("could not run git {args:?}: {err}"));
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        output.status
-    );
-    String::from_utf8(output.stdout)
-        .expect("git printed something that is not UTF-8")
-        .trim()
-        .to_owned()
 }

@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/measure.rs"]
+mod measure;
+use measure::story_project;
+
 const STORIES: usize = 4;
 
 fn setting(name: &str, default: usize) -> usize {
@@ -25,33 +29,6 @@ fn setting(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?} failed");
-}
-
-/// A repository whose change `bench` holds four stories.
-fn project(dir: &Path) {
-    std::fs::create_dir_all(dir.join("openspec/changes/bench")).expect("a directory");
-    let mut tasks = String::from("# Tasks\n");
-    for n in 1..=STORIES {
-        tasks.push_str(&format!(
-            "\n## {n}. Story {n}\n\n- [ ] {n}.1 Write story-{n}.txt\n"
-        ));
-    }
-    std::fs::write(dir.join("openspec/changes/bench/tasks.md"), tasks).expect("tasks");
-    std::fs::write(dir.join("README.md"), "# bench\n").expect("README");
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Bench"]);
-    git(dir, &["config", "user.email", "bench@example.com"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "A change of four stories"]);
 }
 
 /// The agent: a line every 20 ms for `lines` lines, then its file, its
@@ -165,7 +142,7 @@ struct Followed {
 /// One run in a new project; with `clients`, followed by that many.
 fn timed_run(root: &Path, name: &str, lines: usize, clients: usize) -> Followed {
     let dir = root.join(name);
-    project(&dir);
+    story_project(&dir, STORIES, None);
     let server = (clients > 0).then(|| Server::start(&dir));
     let started = Instant::now();
     let mut run = ralph()
