@@ -47,27 +47,6 @@ pub(crate) fn asking_agent(repo: &TestRepo) -> std::path::PathBuf {
     )
 }
 
-/// The prompt git-ralph saved for an attempt.
-fn saved_prompt(repo: &TestRepo, story: &str, attempt: u32) -> String {
-    let path = run_dir(repo)
-        .join("attempts")
-        .join(format!("{story}-{attempt}.prompt.md"));
-    fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
-}
-
-/// The attempt records of a story in `state.json`.
-fn records(state: &serde_json::Value, story: &str) -> Vec<serde_json::Value> {
-    state["stories"]
-        .as_array()
-        .expect("stories")
-        .iter()
-        .find(|s| s["id"] == story)
-        .unwrap_or_else(|| panic!("no story {story}"))["attempts"]
-        .as_array()
-        .expect("attempts")
-        .clone()
-}
-
 fn answer(repo: &TestRepo, story: &str, text: &str) -> std::process::Output {
     ralph_cmd(repo, &["answer", CHANGE, story, text])
 }
@@ -76,7 +55,7 @@ fn answer(repo: &TestRepo, story: &str, text: &str) -> std::process::Output {
 /// ref and gone from the worktree.
 fn assert_parked(repo: &TestRepo) {
     let state = state(repo);
-    let story2 = records(&state, "2");
+    let story2 = attempt_records(&state, "2");
     assert_eq!(story2.len(), 1, "{story2:?}");
     assert_eq!(story2[0]["outcome"], "question");
     assert_eq!(story2[0]["asked"], QUESTION);
@@ -105,7 +84,7 @@ fn issue_38_a_question_parks_story_2_while_1_and_3_finish() {
     assert_eq!(stopped["status"], "stopped");
     assert_eq!(stopped["reason"], "questions");
     for story in ["1", "3"] {
-        assert_eq!(records(&stopped, story)[0]["outcome"], "complete");
+        assert_eq!(attempt_records(&stopped, story)[0]["outcome"], "complete");
     }
     // Left stopped on its branch, whatever --on-finish says.
     assert_eq!(
@@ -146,7 +125,7 @@ fn issue_38_a_question_parks_story_2_while_1_and_3_finish() {
         .expect("the question");
     let given = prompt.find(&format!("> {ANSWER}\n")).expect("the answer");
     assert!(section < question && question < given, "{prompt}");
-    let story2 = records(&state(&repo), "2");
+    let story2 = attempt_records(&state(&repo), "2");
     assert_eq!(story2[0]["answer"], ANSWER);
     assert_eq!(story2[1]["outcome"], "complete");
     // The checkpoint says the story was answered; log and show print it.
@@ -169,8 +148,8 @@ fn issue_38_a_story_after_a_parked_one_waits_in_a_checklist() {
     assert_exit(&output, QUESTIONS_EXIT);
     assert_parked(&repo);
     let stopped = state(&repo);
-    assert_eq!(records(&stopped, "1")[0]["outcome"], "complete");
-    assert!(records(&stopped, "3").is_empty());
+    assert_eq!(attempt_records(&stopped, "1")[0]["outcome"], "complete");
+    assert!(attempt_records(&stopped, "3").is_empty());
     let runs = agent_runs(&repo);
     assert!(runs.iter().all(|(story, _)| story != "3"), "{runs:?}");
 }
@@ -189,31 +168,38 @@ fn issue_38_no_questions_keeps_the_unattended_behaviour() {
         }
         let output = start(&repo, &agent, &args);
         assert_exit(&output, 0);
-        let story2 = records(&state(&repo), "2");
+        let story2 = attempt_records(&state(&repo), "2");
         assert_eq!(story2[0]["outcome"], "no_signal", "{how}");
         assert!(saved_prompt(&repo, "2", 2).contains("Nobody will answer it"));
         assert!(saved_prompt(&repo, "1", 1).contains("Nobody will answer a question"));
     }
 }
 
-#[test]
-fn issue_38_an_answer_during_a_live_run_is_taken_at_its_next_turn() {
-    let repo = independent_project();
-    let agent = asking_agent(&repo);
+/// A run started in the background, once story 2 waits for an answer
+/// (within `answer_timeout`) and story 3 is done.
+fn parked_run(repo: &TestRepo, agent: &std::path::Path, answer_timeout: &str) -> Background {
     let run = Background::start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--answer-timeout", "5m"],
+        repo,
+        agent,
+        &["--on-finish", "keep", "--answer-timeout", answer_timeout],
     );
     wait_until(
         "story 2 waits for an answer",
         Duration::from_secs(60),
         || {
-            fs::read_to_string(run_dir(&repo).join("state.json"))
+            fs::read_to_string(run_dir(repo).join("state.json"))
                 .is_ok_and(|text| text.contains("\"outcome\": \"question\""))
-                && state(&repo)["stories"][2]["done"] == true
+                && state(repo)["stories"][2]["done"] == true
         },
     );
+    run
+}
+
+#[test]
+fn issue_38_an_answer_during_a_live_run_is_taken_at_its_next_turn() {
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    let run = parked_run(&repo, &agent, "5m");
     let answered = answer(&repo, "2", ANSWER);
     assert_exit(&answered, 0);
     assert!(
@@ -232,20 +218,7 @@ fn issue_38_an_answer_during_a_live_run_is_taken_at_its_next_turn() {
 fn issue_38_kill_9_while_parked_then_answer_and_resume_loses_nothing() {
     let repo = independent_project();
     let agent = asking_agent(&repo);
-    let run = Background::start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--answer-timeout", "10m"],
-    );
-    wait_until(
-        "story 2 waits for an answer",
-        Duration::from_secs(60),
-        || {
-            fs::read_to_string(run_dir(&repo).join("state.json"))
-                .is_ok_and(|text| text.contains("\"outcome\": \"question\""))
-                && state(&repo)["stories"][2]["done"] == true
-        },
-    );
+    let run = parked_run(&repo, &agent, "10m");
     run.signal(nix::sys::signal::Signal::SIGKILL);
     run.wait(Duration::from_secs(30));
     kill_agents(&repo.record_dir());
@@ -255,7 +228,7 @@ fn issue_38_kill_9_while_parked_then_answer_and_resume_loses_nothing() {
     assert!(stdout(&answered).contains("'git ralph start greet' goes on with it"));
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     assert_exit(&output, 0);
-    let story2 = records(&state(&repo), "2");
+    let story2 = attempt_records(&state(&repo), "2");
     assert_eq!(story2[0]["asked"], QUESTION);
     assert_eq!(story2[0]["answer"], ANSWER);
     assert!(saved_prompt(&repo, "2", 2).contains(&format!("> {QUESTION}\n")));
@@ -313,7 +286,7 @@ fn issue_38_parallel_workers_go_on_while_a_story_waits() {
             true
         );
     }
-    let story2 = records(&stopped, "2");
+    let story2 = attempt_records(&stopped, "2");
     assert_eq!(story2.len(), 1, "{story2:?}");
     assert_eq!(story2[0]["outcome"], "question");
     assert_eq!(story2[0]["asked"], QUESTION);

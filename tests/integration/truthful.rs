@@ -34,27 +34,6 @@ fn commit_contract(repo: &TestRepo, contract: &str) {
     repo.git(&["commit", "-q", "-m", "contract"]);
 }
 
-/// The prompt git-ralph saved for an attempt.
-fn saved_prompt(repo: &TestRepo, story: &str, attempt: u32) -> String {
-    let path = run_dir(repo)
-        .join("attempts")
-        .join(format!("{story}-{attempt}.prompt.md"));
-    fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
-}
-
-/// The attempt records of a story in `state.json`.
-fn attempt_records(state: &serde_json::Value, story: &str) -> Vec<serde_json::Value> {
-    state["stories"]
-        .as_array()
-        .expect("stories")
-        .iter()
-        .find(|s| s["id"] == story)
-        .unwrap_or_else(|| panic!("no story {story}"))["attempts"]
-        .as_array()
-        .expect("attempts")
-        .clone()
-}
-
 /// The trailers of `rev`, as git reads them.
 fn trailers(repo: &TestRepo, rev: &str) -> String {
     repo.git(&["log", "-1", "--format=%(trailers)", rev])

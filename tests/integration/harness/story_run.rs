@@ -510,3 +510,24 @@ pub fn assert_on_branch(repo: &TestRepo, stories: &[&str]) {
 pub fn stories_done(stories: &[&str]) -> String {
     stories.iter().map(|id| story_done(id)).collect()
 }
+
+/// The prompt git-ralph saved for an attempt.
+pub fn saved_prompt(repo: &TestRepo, story: &str, attempt: u32) -> String {
+    let path = run_dir(repo)
+        .join("attempts")
+        .join(format!("{story}-{attempt}.prompt.md"));
+    fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
+}
+
+/// The attempt records of a story in `state.json`.
+pub fn attempt_records(state: &serde_json::Value, story: &str) -> Vec<serde_json::Value> {
+    state["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .find(|s| s["id"] == story)
+        .unwrap_or_else(|| panic!("no story {story}"))["attempts"]
+        .as_array()
+        .expect("attempts")
+        .clone()
+}
