@@ -77,6 +77,11 @@ impl Repo {
     /// Whether the index file links to a shared index git-ralph made: its
     /// link extension holds the shared index's checksum.
     fn index_names_ours(&self) -> bool {
+        // This process's last write was split, and is still the file on
+        // disk: nothing to read.
+        if self.split.borrow().base.is_some() && self.cached_index().is_some() {
+            return true;
+        }
         let Ok(bytes) = std::fs::read(self.repo.index_path()) else {
             return false;
         };
