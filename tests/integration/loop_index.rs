@@ -191,3 +191,58 @@ fn issue_39_core_split_index_false_is_honoured() {
     assert!(finished.status.success(), "{}", finished.stderr);
     assert_handed_back_whole(&repo);
 }
+
+/// A loop killed mid-run, its index left split, then `finish` with
+/// `choice`: the index handed back is whole and is the one `git_does`
+/// writes on a copy of the same worktree. Story 2's agent is killed before it writes anything, so that `finish`
+/// has no attempt's work to set aside and writes no index of its own.
+fn killed_then_finished(choice: &str, git_does: &[&str]) -> TestRepo {
+    let repo = large_project();
+    let gate = repo.dir.path().join("never");
+    let agent = script(
+        &repo,
+        &format!(
+            "{}[story=2]\nwait-for {}\n{}",
+            story_done("1"),
+            gate.display(),
+            finish_story("2")
+        ),
+    );
+    let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    let started = repo.record_dir().join("pid-2-1");
+    wait_until(
+        "story 2's agent is at work",
+        Duration::from_secs(60),
+        || started.exists(),
+    );
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    run.wait(Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
+    assert_eq!(
+        shared_indexes(&repo).len(),
+        1,
+        "the killed loop left it split"
+    );
+
+    let output = ralph_cmd(&repo, &["finish", choice]);
+    assert_exit(&output, 0);
+    assert_handed_back_whole(&repo);
+    let (ours, gits) = ours_and_gits(&repo, git_does);
+    assert_eq!(ours, gits);
+    repo
+}
+
+#[test]
+fn issue_39_finish_keep_after_a_kill_hands_back_the_index_git_add_would_write() {
+    let repo = killed_then_finished("--keep", &["add", "-A"]);
+    assert_eq!(
+        repo.head_symbolic().as_deref(),
+        Some("refs/heads/ralph/greet")
+    );
+}
+
+#[test]
+fn issue_39_finish_cleanup_after_a_kill_hands_back_the_index_git_reset_would_write() {
+    let repo = killed_then_finished("--cleanup", &["reset", "-q"]);
+    assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+}
