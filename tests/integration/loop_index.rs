@@ -14,7 +14,10 @@ const BULK_FILES: usize = 10_050;
 
 /// [`project`] with [`BULK_FILES`] more files committed.
 fn large_project() -> TestRepo {
-    let repo = project(THREE_STORIES);
+    with_bulk(project(THREE_STORIES))
+}
+
+fn with_bulk(repo: TestRepo) -> TestRepo {
     for n in 0..BULK_FILES {
         repo.write(
             format!("bulk/d{:02}/f{n:05}.txt", n % 100),
@@ -245,4 +248,67 @@ fn issue_39_finish_keep_after_a_kill_hands_back_the_index_git_add_would_write() 
 fn issue_39_finish_cleanup_after_a_kill_hands_back_the_index_git_reset_would_write() {
     let repo = killed_then_finished("--cleanup", &["reset", "-q"]);
     assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
+}
+
+/// Every shared index anywhere in the git directory, linked worktrees'
+/// included.
+fn shared_indexes_anywhere(repo: &TestRepo) -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("sharedindex.")
+            {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&git_dir(repo), &mut found);
+    found
+}
+
+#[test]
+fn issue_39_a_run_in_its_own_worktree_writes_that_index_split_and_hands_it_back_whole() {
+    let repo = large_project();
+    let gate = repo.dir.path().join("gate");
+    let agent = gated_script(&repo, &gate);
+    let run = Background::start(&repo, &agent, &["--on-finish", "keep", "--worktree"]);
+    let started = repo.record_dir().join("pid-2-1");
+    wait_until(
+        "story 2's agent is at work",
+        Duration::from_secs(60),
+        || started.exists(),
+    );
+    let mid_run = shared_indexes_anywhere(&repo);
+    assert_eq!(mid_run.len(), 1, "{mid_run:?}");
+    assert!(
+        mid_run[0].starts_with(git_dir(&repo).join("worktrees")),
+        "the run's worktree has its own index: {mid_run:?}"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let finished = run.wait(Duration::from_secs(120));
+    assert!(finished.status.success(), "{}", finished.stderr);
+    assert_eq!(shared_indexes_anywhere(&repo), Vec::<PathBuf>::new());
+    assert_eq!(subjects(&repo, "main..ralph/greet").len(), 4);
+    // The user's worktree was never the run's: its index is git's own.
+    assert_eq!(repo.status_porcelain(), "");
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_39_stories_run_at_once_leave_no_shared_index_and_the_users_index_whole() {
+    let repo = with_bulk(independent_project());
+    let agent = script(&repo, &stories_done(&["1", "2", "3"]));
+    let output = start(&repo, &agent, &["--on-finish", "keep", "--parallel", "2"]);
+    assert_exit(&output, 0);
+    assert_eq!(subjects(&repo, "main..ralph/greet").len(), 4);
+    assert_eq!(shared_indexes_anywhere(&repo), Vec::<PathBuf>::new());
+    assert_handed_back_whole(&repo);
+    let (ours, gits) = ours_and_gits(&repo, &["add", "-A"]);
+    assert_eq!(ours, gits);
 }

@@ -42,17 +42,6 @@ fn remote_branch(repo: &TestRepo, remote: &Path) -> Option<String> {
         .then(|| stdout(&output).trim().to_string())
 }
 
-/// Three stories that say they are independent.
-fn independent_project() -> TestRepo {
-    let repo = project(THREE_STORIES);
-    repo.write(
-        "openspec/changes/greet/ralph.toml",
-        "[stories]\nindependent = true\n",
-    );
-    repo.commit_all("The stories of greet are independent");
-    repo
-}
-
 /// `git ralph <args>` with the scripted forge on PATH, run in `dir`.
 fn with_forge(
     repo: &TestRepo,

@@ -11,17 +11,6 @@ use std::path::{Path, PathBuf};
 use crate::harness::story_run::*;
 use crate::harness::*;
 
-/// Three stories that say they are independent.
-fn independent_project() -> TestRepo {
-    let repo = project(THREE_STORIES);
-    repo.write(
-        "openspec/changes/greet/ralph.toml",
-        "[stories]\nindependent = true\n",
-    );
-    repo.commit_all("The stories of greet are independent");
-    repo
-}
-
 /// `git worktree list --porcelain`'s worktree lines.
 fn worktrees(repo: &TestRepo) -> Vec<String> {
     repo.git(&["worktree", "list", "--porcelain"])

@@ -17,17 +17,6 @@ const ANSWER: &str = "Casual: a plain \"bye\" on one line.";
 /// The exit status of a run left with only stories waiting for an answer.
 pub(crate) const QUESTIONS_EXIT: i32 = 9;
 
-/// Three stories that say they are independent.
-pub(crate) fn independent_project() -> TestRepo {
-    let repo = project(THREE_STORIES);
-    repo.write(
-        "openspec/changes/greet/ralph.toml",
-        "[stories]\nindependent = true\n",
-    );
-    repo.commit_all("The stories of greet are independent");
-    repo
-}
-
 /// Stories 1 and 3 are done at once; the first attempt at story 2 drafts
 /// a file and asks; the second finishes it.
 pub(crate) fn asking_agent(repo: &TestRepo) -> std::path::PathBuf {

@@ -8,7 +8,7 @@ use std::fs;
 use crate::harness::story_run::*;
 use crate::harness::web::*;
 use crate::harness::*;
-use crate::questions_e2e::{QUESTION, QUESTIONS_EXIT, asking_agent, independent_project};
+use crate::questions_e2e::{QUESTION, QUESTIONS_EXIT, asking_agent};
 use crate::serve::shown;
 
 const ANSWER: &str = "Casual: a plain \"bye\" on one line & no more.";

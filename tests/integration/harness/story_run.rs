@@ -62,6 +62,18 @@ pub fn project(tasks_md: &str) -> TestRepo {
     TestRepo::with_change(CHANGE, tasks_md)
 }
 
+/// [`project`] whose three stories say they are independent, so that
+/// `--parallel` runs them at once.
+pub fn independent_project() -> TestRepo {
+    let repo = project(THREE_STORIES);
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        "[stories]\nindependent = true\n",
+    );
+    repo.commit_all("The stories of greet are independent");
+    repo
+}
+
 /// Script lines that do story `id` properly: write its file, tick its boxes
 /// and promise completion.
 pub fn finish_story(id: &str) -> String {
