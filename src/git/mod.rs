@@ -39,6 +39,7 @@ mod split_index;
 mod split_writes;
 mod stash;
 mod tree;
+mod unfinished_worktree;
 mod walk;
 mod watch;
 

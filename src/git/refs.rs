@@ -25,6 +25,22 @@ impl Repo {
         Ok(())
     }
 
+    /// Remove the lock file a process killed while writing `name` left
+    /// behind; returns whether there was one. Only for a ref nobody may be
+    /// writing now, such as a story's branch between two of its loops: a
+    /// lock there can only be a dead process's.
+    pub(crate) fn clear_stale_ref_lock(&self, name: &str) -> Result<bool, GitFailure> {
+        let lock = self.common_dir().join(format!("{name}.lock"));
+        match std::fs::remove_file(&lock) {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(GitFailure::new(
+                format!("could not remove {}", lock.display()),
+                err,
+            )),
+        }
+    }
+
     /// Point `name` at `id`, whatever it held before.
     pub(crate) fn set_ref(
         &self,

@@ -185,7 +185,17 @@ impl Repo {
 
     /// The administrative directory of `worktree`.
     fn admin_dir(&self, worktree: &LinkedWorktree) -> PathBuf {
-        self.common_dir().join("worktrees").join(&worktree.id)
+        self.worktree_admin_dir(&worktree.id)
+    }
+
+    /// The administrative directory of the worktree named `id`, under the
+    /// common directory with its `..` resolved.
+    pub(super) fn worktree_admin_dir(&self, id: &str) -> PathBuf {
+        let common = self.common_dir();
+        std::fs::canonicalize(common)
+            .unwrap_or_else(|_| common.to_owned())
+            .join("worktrees")
+            .join(id)
     }
 
     /// Whether `worktree`'s directory is there and its `.git` leads to its

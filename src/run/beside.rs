@@ -104,6 +104,7 @@ pub(super) fn enter(
     change: &ChangeName,
     record: &mut RunWorktree,
 ) -> Result<(Repo, String), RunError> {
+    repo.undo_unfinished_worktree(&record.linked)?;
     if let Some(inside) = repo.open_worktree(&record.linked)? {
         let notice = format!(
             "the run works in its own worktree at {}, on {}",

@@ -27,6 +27,7 @@ mod completion;
 mod config;
 mod containment;
 mod contract;
+mod cut_short;
 mod engine;
 mod fake_agent;
 mod first_hour;

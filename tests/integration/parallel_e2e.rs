@@ -12,7 +12,7 @@ use crate::harness::story_run::*;
 use crate::harness::*;
 
 /// `git worktree list --porcelain`'s worktree lines.
-fn worktrees(repo: &TestRepo) -> Vec<String> {
+pub(crate) fn worktrees(repo: &TestRepo) -> Vec<String> {
     repo.git(&["worktree", "list", "--porcelain"])
         .lines()
         .filter(|line| line.starts_with("worktree "))
@@ -22,7 +22,7 @@ fn worktrees(repo: &TestRepo) -> Vec<String> {
 
 /// Nothing of a parallel run is left: one worktree, no story branch, git
 /// content with it all.
-fn assert_nothing_left(repo: &TestRepo) {
+pub(crate) fn assert_nothing_left(repo: &TestRepo) {
     assert_eq!(worktrees(repo).len(), 1, "{:?}", worktrees(repo));
     let branches = repo.git(&["branch", "--list", "ralph/greet.story-*"]);
     assert_eq!(branches.trim(), "", "story branches are left");
@@ -32,7 +32,7 @@ fn assert_nothing_left(repo: &TestRepo) {
 }
 
 /// Where the run of `greet` works.
-fn run_worktree(repo: &TestRepo) -> PathBuf {
+pub(crate) fn run_worktree(repo: &TestRepo) -> PathBuf {
     let parent = fs::canonicalize(repo.root.parent().expect("a parent")).expect("it exists");
     parent.join("repo.ralph").join(CHANGE)
 }
@@ -40,7 +40,11 @@ fn run_worktree(repo: &TestRepo) -> PathBuf {
 /// Start `agent` at `--parallel 2` (and `extra`) in the background, and
 /// wait until the agents of stories 1 and 2 are at work, each having
 /// written its file. Returns the run, and where story worktrees go.
-fn two_stories_at_work(repo: &TestRepo, agent: &Path, extra: &[&str]) -> (Background, PathBuf) {
+pub(crate) fn two_stories_at_work(
+    repo: &TestRepo,
+    agent: &Path,
+    extra: &[&str],
+) -> (Background, PathBuf) {
     let mut args = vec!["--parallel", "2"];
     args.extend_from_slice(extra);
     let run = Background::start(repo, agent, &args);
@@ -51,7 +55,7 @@ fn two_stories_at_work(repo: &TestRepo, agent: &Path, extra: &[&str]) -> (Backgr
 }
 
 /// kill -9 the loop, and its agents after it.
-fn kill_9(repo: &TestRepo, run: Background) {
+pub(crate) fn kill_9(repo: &TestRepo, run: Background) {
     run.signal(nix::sys::signal::Signal::SIGKILL);
     run.wait(std::time::Duration::from_secs(30));
     kill_agents(&repo.record_dir());

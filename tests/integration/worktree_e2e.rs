@@ -423,6 +423,59 @@ fn deleted_run_worktree_is_made_again(pruned: bool) {
     assert_git_content(&repo);
 }
 
+/// The run's worktree as git leaves it when its making again is cut
+/// short: linked, locked "initializing", its `.git` half written, its
+/// files not yet there.
+fn remaking_cut_short(repo: &TestRepo, path: &Path) {
+    fs::remove_dir_all(path).unwrap();
+    fs::create_dir(path).unwrap();
+    fs::write(path.join(".git"), "gitdir: ").unwrap();
+    let admin = repo.path(".git/worktrees/greet");
+    fs::write(admin.join("locked"), "initializing\n").unwrap();
+    for file in ["HEAD", "index", "ralph-run"] {
+        let _ = fs::remove_file(admin.join(file));
+    }
+}
+
+#[test]
+fn a_run_worktree_whose_making_again_was_cut_short_is_made_again_on_resume() {
+    let repo = project(TWO_STORIES);
+    let path = stopped_worktree_run(&repo);
+    remaking_cut_short(&repo, &path);
+    let agent = script(&repo, &stories_done(&["2"]));
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "1"],
+    );
+    assert_exit(&output, 0);
+    assert!(
+        stderr(&output).contains("made again"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet"),
+        checkpoint_subjects(&["2 Farewell", "1 Greeting"])
+    );
+    assert_only_the_users_worktree(&repo);
+    assert_git_content(&repo);
+}
+
+#[test]
+fn abort_of_a_run_whose_worktree_was_cut_short_restores_and_leaves_nothing() {
+    let repo = project(TWO_STORIES);
+    let before = work_state(&repo);
+    let path = stopped_worktree_run(&repo);
+    remaking_cut_short(&repo, &path);
+    let output = run(ralph(&repo).args(["abort", CHANGE]));
+    assert_exit(&output, 0);
+    assert!(!path.exists(), "{}", describe(&output));
+    assert_eq!(work_state(&repo), before);
+    assert_only_the_users_worktree(&repo);
+    assert_git_content(&repo);
+}
+
 #[test]
 fn issue_23_worktree_takes_a_path_and_ralph_worktree_config_turns_it_on() {
     let repo = project(TWO_STORIES);

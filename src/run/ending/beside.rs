@@ -29,6 +29,7 @@ fn sides(state: &RunState, what: &'static str, change: &ChangeName) -> Result<Si
         path: record.owner.clone(),
         source: Box::new(err),
     })?;
+    owner.undo_unfinished_worktree(&record.linked)?;
     let inside = owner.open_worktree(&record.linked)?;
     if let Some(inside) = &inside {
         match inside.head()? {

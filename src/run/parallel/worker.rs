@@ -95,6 +95,10 @@ impl Start<'_> {
             "git-ralph run '{}' works on story {} here; 'git ralph abort {}' removes it",
             self.change, story.id, self.change
         );
+        // Only a loop killed while it wrote the branch leaves its lock.
+        self.repo
+            .clear_stale_ref_lock(&name.branch_ref())
+            .map_err(|err| RunError::git("clear a story's branch", err))?;
         let linked = self
             .repo
             .add_worktree_at(&path, &name.branch_ref(), base, &reason)?;
@@ -219,6 +223,8 @@ pub(super) fn retire(
     worker: &WorkerRecord,
 ) -> Result<Option<String>, RunError> {
     let keep_base = RunRefs::of(change).story_kept(&worker.story, now_ms());
+    // A worktree whose making was cut short holds nothing of the story.
+    repo.undo_unfinished_worktree(&worker.linked)?;
     if let Some(inside) = repo.open_worktree(&worker.linked)? {
         let tip = inside.head().ok().and_then(|head| head.commit());
         let dirty = match tip {
@@ -243,6 +249,9 @@ pub(super) fn retire(
                 .map_err(|err| RunError::git("keep a story's uncommitted work", err))?;
         }
     }
+    // The story's loop has ended: a lock on its branch is a dead loop's.
+    repo.clear_stale_ref_lock(&worker.branch)
+        .map_err(|err| RunError::git("clear a story's branch", err))?;
     let tip = repo
         .resolve_ref(&worker.branch)
         .map_err(|err| RunError::git("read a story's branch", err))?;
