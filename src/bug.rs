@@ -5,7 +5,9 @@
 //! leave a run as after a clean stop. Nothing here prints.
 //!
 //! [`trip`] is the test suite's way of forcing a panic at a named point of
-//! a real run (`GIT_RALPH_PANIC_AT=<point>`); no user has a reason to set it.
+//! a real run (`GIT_RALPH_PANIC_AT=<point>`), and [`halt`] its way of
+//! dying there as a kill -9 would (`GIT_RALPH_KILL_AT=<point>`); no user
+//! has a reason to set either.
 
 use std::backtrace::{Backtrace, BacktraceStatus};
 use std::fmt;
@@ -85,5 +87,17 @@ pub const PANIC_AT: &str = "GIT_RALPH_PANIC_AT";
 pub fn trip(point: &str) {
     if std::env::var_os(PANIC_AT).is_some_and(|value| value == point) {
         panic!("forced by {PANIC_AT}={point}");
+    }
+}
+
+/// The variable that names the point at which [`halt`] kills the process.
+pub const KILL_AT: &str = "GIT_RALPH_KILL_AT";
+
+/// Die here as a kill -9 would, when the test suite asks for it: nothing
+/// after this point runs, no destructor and no panic hook, so that what
+/// a crash at this very moment leaves can be tested on the real binary.
+pub fn halt(point: &str) {
+    if std::env::var_os(KILL_AT).is_some_and(|value| value == point) {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }

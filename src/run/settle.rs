@@ -51,6 +51,7 @@ pub(super) async fn accept(
         .await
         .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
     run.state.checkpoint = checkpoint.commit;
+    crate::bug::halt("checkpoint:committed");
     tracking_checkpointed(run).await?;
     let commit = checkpoint.commit.to_string();
     receipts::keep_receipt(run, &commit, &subject, &receipt);

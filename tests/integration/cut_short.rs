@@ -10,6 +10,11 @@
 //!
 //! A story's branch whose writing was cut short leaves git's lock file:
 //! the branch is the run's alone, so the resume and the abort take it.
+//!
+//! A story committed onto the run's branch (a checkpoint, or a parallel
+//! story's merge) by a loop killed before it was told: the resume tells
+//! it, once: its event, its hook; or, if the record never held it, does
+//! the story again. Either way the record agrees with the branch.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -176,6 +181,103 @@ fn a_directory_that_is_not_a_worktree_cut_short_is_never_deleted() {
         "someone's notes\n"
     );
     assert!(admin.exists());
+}
+
+/// A run of three independent stories, each done at once, whose
+/// `on_story_done` hook writes the story into `told.log` beside the
+/// repository. Returns the repository, the agent and that file.
+fn told_project(parallel: bool) -> (TestRepo, PathBuf, PathBuf) {
+    let repo = independent_project();
+    let told = repo.root.parent().expect("a parent").join("told.log");
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        format!(
+            "[stories]\nindependent = {parallel}\n\n[hooks]\non_story_done = \"echo $RALPH_STORY >> {}\"\n",
+            told.display()
+        ),
+    );
+    repo.commit_all("Tell of each story done");
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\n{}[story=2]\n{}[story=3]\n{}",
+            finish_story("1"),
+            finish_story("2"),
+            finish_story("3")
+        ),
+    );
+    (repo, agent, told)
+}
+
+/// Killed at `point` of the first story's commit, then resumed: every
+/// story is told done exactly once, by its event and by its hook.
+fn killed_in_a_commit_then_resumed(point: &str, parallel: bool) {
+    let (repo, agent, told) = told_project(parallel);
+    let _reaper = Reaper(repo.record_dir());
+    let mut args = vec!["--on-finish", "keep"];
+    if parallel {
+        args.extend(["--parallel", "2"]);
+    }
+    let killed = run(start_command(&repo, &agent, &args).env("GIT_RALPH_KILL_AT", point));
+    assert_eq!(killed.status.code(), None, "{point}: {}", describe(&killed));
+    kill_agents(&repo.record_dir());
+    let on_branch = subjects(&repo, "main..ralph/greet");
+    assert!(
+        (2..4).contains(&on_branch.len()),
+        "{point}: killed once a story was committed: {on_branch:?}"
+    );
+
+    let output = start(&repo, &agent, &[]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        subjects(&repo, "main..ralph/greet").len(),
+        4,
+        "{point}: {}",
+        describe(&output)
+    );
+    let mut hooked: Vec<String> = fs::read_to_string(&told)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    hooked.sort();
+    assert_eq!(hooked, ["1", "2", "3"], "{point}: on_story_done");
+    for story in ["1", "2", "3"] {
+        let done = events(&repo)
+            .iter()
+            .filter(|e| {
+                e["type"] == "attempt_finished"
+                    && e["story_id"] == story
+                    && e["outcome"] == "complete"
+            })
+            .count();
+        assert_eq!(done, 1, "{point}: story {story} told done {done} times");
+        let merged = events(&repo)
+            .iter()
+            .filter(|e| e["type"] == "merged" && e["story_id"] == story && e["merged"] == true)
+            .count();
+        assert_eq!(
+            merged,
+            usize::from(parallel),
+            "{point}: story {story} told merged {merged} times"
+        );
+    }
+    assert_nothing_left(&repo);
+}
+
+#[test]
+fn a_story_merged_and_killed_before_its_worktree_went_is_told_done_on_resume() {
+    killed_in_a_commit_then_resumed("merged:committed", true);
+}
+
+#[test]
+fn a_story_merged_and_killed_before_it_was_told_is_told_done_on_resume() {
+    killed_in_a_commit_then_resumed("merged:retired", true);
+}
+
+#[test]
+fn a_story_checkpointed_and_killed_before_it_was_told_agrees_with_the_branch_on_resume() {
+    killed_in_a_commit_then_resumed("checkpoint:committed", false);
 }
 
 #[test]

@@ -202,7 +202,9 @@ pub(super) async fn merge_done_story(
     let story = worker.story.clone();
     let before = run.state.checkpoint;
     let merged = merge_story(run, worker, tip, merged_since).await?;
+    crate::bug::halt("merged:committed");
     let kept = retire_worker(run, worker)?;
+    crate::bug::halt("merged:retired");
     let (checkpoint, reason, preserved) = match merged {
         Merged::Done { checkpoint } => {
             let paths = paths_between(run, before, checkpoint).await?;
@@ -217,47 +219,66 @@ pub(super) async fn merge_done_story(
             kept: merge_kept,
         } => (None, Some(reason), merge_kept.or(kept)),
     };
-    let (outcome, attempt, role) = {
-        let record = last_attempt(run, &story);
-        let number = record.as_ref().map_or(0, |a| a.attempt);
-        let role = record.as_ref().and_then(|a| a.role);
-        let outcome = match record {
-            Some(attempt) if checkpoint.is_some() => {
-                attempt.checkpoint = checkpoint.clone();
-                AttemptOutcome::Complete
-            }
-            Some(attempt) => {
-                attempt.outcome = AttemptOutcome::Rejected;
-                attempt.reason = reason.clone();
-                attempt.preserved = preserved.clone();
-                attempt.checkpoint = None;
-                AttemptOutcome::Rejected
-            }
-            None => AttemptOutcome::Rejected,
-        };
-        (outcome, number, role)
+    let outcome = match last_attempt(run, &story) {
+        Some(attempt) if checkpoint.is_some() => {
+            attempt.checkpoint = checkpoint.clone();
+            AttemptOutcome::Complete
+        }
+        Some(attempt) => {
+            attempt.outcome = AttemptOutcome::Rejected;
+            attempt.reason = reason.clone();
+            attempt.preserved = preserved.clone();
+            attempt.checkpoint = None;
+            AttemptOutcome::Rejected
+        }
+        None => AttemptOutcome::Rejected,
     };
     let stories = run.load_stories().await?;
     run.sync_stories(&stories);
-    run.save()?;
+    tell_merge(
+        run,
+        story,
+        outcome,
+        Told {
+            checkpoint,
+            reason,
+            preserved,
+        },
+    );
+    Ok(())
+}
+
+/// What a story's merge came to, as its events tell it.
+pub(super) struct Told {
+    /// The commit on the run's branch, when the story is done.
+    pub(super) checkpoint: Option<String>,
+    pub(super) reason: Option<String>,
+    pub(super) preserved: Option<String>,
+}
+
+/// Tell of a story's merge: its attempt's end, then the merge. The first
+/// event saves the state with the story's record and the hooks it calls
+/// for in one write, so that a crash leaves either both or neither.
+pub(super) fn tell_merge(run: &mut Run, story: String, outcome: AttemptOutcome, told: Told) {
+    let (attempt, role) =
+        last_attempt(run, &story).map_or((0, None), |attempt| (attempt.attempt, attempt.role));
     run.emit(Event::AttemptFinished {
         story_id: story.clone(),
         attempt,
         outcome,
-        reason: reason.clone(),
-        preserved: preserved.clone(),
-        checkpoint: checkpoint.clone(),
+        reason: told.reason.clone(),
+        preserved: told.preserved.clone(),
+        checkpoint: told.checkpoint.clone(),
         role,
         unchanged: false,
     });
     run.emit(Event::Merged {
         story_id: story,
-        merged: checkpoint.is_some(),
-        checkpoint,
-        reason,
-        preserved,
+        merged: told.checkpoint.is_some(),
+        checkpoint: told.checkpoint,
+        reason: told.reason,
+        preserved: told.preserved,
     });
-    Ok(())
 }
 /// The paths that differ between two commits.
 async fn paths_between(run: &Run, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {

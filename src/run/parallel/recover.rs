@@ -61,12 +61,77 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
         ));
     }
     run.save()?;
+    tell_merges_cut_short(run, tip).await?;
     done.sort_by_key(|waiting| stories.iter().position(|s| s.id == waiting.worker.story));
     let mut board = Board::default();
     for Waiting { worker, tip } in done {
         merge::merge_done_story(run, &mut board, &worker, tip, &[]).await?;
     }
     Ok(())
+}
+
+/// Stories a killed loop merged onto the branch and never told of: told
+/// now, in the order they were merged, as the merge would have (the
+/// attempt's checkpoint, its events, its hooks). A story is told once its
+/// last attempt names its merge commit.
+async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunError> {
+    let initial = run.state.initial_commit;
+    let merges = run
+        .with_repo(move |repo| story_commits(repo, tip, initial))
+        .await
+        .map_err(|err| RunError::git("read the run's branch", err))?;
+    for (story, commit) in merges {
+        let commit = commit.to_string();
+        let Some(attempt) = merge::last_attempt(run, &story) else {
+            continue;
+        };
+        let told = attempt.checkpoint.as_deref() == Some(commit.as_str());
+        if told || attempt.outcome != AttemptOutcome::Complete {
+            continue;
+        }
+        attempt.checkpoint = Some(commit.clone());
+        merge::tell_merge(
+            run,
+            story,
+            AttemptOutcome::Complete,
+            merge::Told {
+                checkpoint: Some(commit),
+                reason: None,
+                preserved: None,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// The newest commit of each story on the first-parent line from `tip`
+/// back to `initial`, by its `Ralph-Story` trailer, oldest first.
+fn story_commits(
+    repo: &crate::git::Repo,
+    tip: ObjectId,
+    initial: ObjectId,
+) -> Result<Vec<(String, ObjectId)>, crate::git::GitFailure> {
+    let mut found: Vec<(String, ObjectId)> = Vec::new();
+    let mut at = Some(tip);
+    while let Some(commit) = at.filter(|commit| *commit != initial) {
+        let message = repo.commit_message(commit)?;
+        if let Some(story) = trailer(&message, "Ralph-Story")
+            && !found.iter().any(|(known, _)| known == story)
+        {
+            found.push((story.to_owned(), commit));
+        }
+        at = repo.first_parent(commit)?;
+    }
+    found.reverse();
+    Ok(found)
+}
+
+/// The value of the trailer `key` in a commit message.
+fn trailer<'a>(message: &'a str, key: &str) -> Option<&'a str> {
+    message.lines().rev().find_map(|line| {
+        let (name, value) = line.split_once(": ")?;
+        (name == key).then_some(value.trim())
+    })
 }
 
 /// The commit a story's loop ended at when its story was verified done
