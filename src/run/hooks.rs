@@ -117,13 +117,16 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
     } = due;
     let hooks = run.settings.contract().hooks.of(event).to_vec();
     for (at, hook) in hooks.iter().enumerate().skip(from) {
-        // Off the record before it starts: a loop killed while it runs
-        // does not run it again, and runs the hooks after it.
+        // On the record until it has started, which its pid file tells:
+        // a loop killed before that runs it when the run goes on; one
+        // killed while it runs does not run it again, and runs the hooks
+        // after it.
         run.hook_queue.running = Some(Due {
-            from: at + 1,
+            from: at,
             ..due.clone()
         });
         let _ = run.save();
+        crate::bug::halt("hook:recorded");
         let ran = run_hook(run, event, hook, record, going_on).await;
         run.hook_queue.running = None;
         let failure = match ran {
@@ -161,6 +164,7 @@ async fn run_hook(
     let spec = Spec {
         stdin: Some(event_json(event, record)),
         env: hook_env(event, record),
+        pid_file: Some(run.run_dir.hook_pid_file()),
         ..Spec::shell(&hook.command, &workdir)
     };
     let limits = Limits {

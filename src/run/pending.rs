@@ -31,9 +31,11 @@ pub(super) struct Due {
 }
 
 impl HookQueue {
-    /// The hooks a stopped or killed loop left queued in `state`.
-    pub(super) fn from_state(state: &RunState) -> HookQueue {
-        let due = state
+    /// The hooks a stopped or killed loop left queued in `state`. When
+    /// `started`, the loop was killed while the first of them ran (the
+    /// one it recorded as running): that one counts as run.
+    pub(super) fn from_state(state: &RunState, started: bool) -> HookQueue {
+        let mut due: Vec<Due> = state
             .hooks_due
             .iter()
             .filter_map(|due| {
@@ -45,6 +47,9 @@ impl HookQueue {
                 })
             })
             .collect();
+        if started && let Some(first) = due.first_mut() {
+            first.from += 1;
+        }
         HookQueue {
             due,
             stop: None,

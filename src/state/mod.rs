@@ -158,6 +158,12 @@ impl RunDir {
         self.dir.join("agent.pid")
     }
 
+    /// The running hook's process group, while a hook runs: a loop killed
+    /// then had started that hook.
+    pub fn hook_pid_file(&self) -> PathBuf {
+        self.dir.join("hook.pid")
+    }
+
     /// Where the user's branches, tags and stash stood before the
     /// attempt under way, so that they are put back even if the loop is
     /// killed before it can do so itself.

@@ -12,9 +12,10 @@
 //! the branch is the run's alone, so the resume and the abort take it.
 //!
 //! A story committed onto the run's branch (a checkpoint, or a parallel
-//! story's merge) by a loop killed before it was told: the resume tells
-//! it, once: its event, its hook; or, if the record never held it, does
-//! the story again. Either way the record agrees with the branch.
+//! story's merge) by a loop killed before it was told, or before its
+//! `on_story_done` hook started: the resume tells it, once: its event, its
+//! hook; or, if the record never held it, does the story again. Either way
+//! the record agrees with the branch.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -278,6 +279,16 @@ fn a_story_merged_and_killed_before_it_was_told_is_told_done_on_resume() {
 #[test]
 fn a_story_checkpointed_and_killed_before_it_was_told_agrees_with_the_branch_on_resume() {
     killed_in_a_commit_then_resumed("checkpoint:committed", false);
+}
+
+#[test]
+fn a_hook_off_the_record_and_killed_before_it_started_runs_on_resume() {
+    killed_in_a_commit_then_resumed("hook:recorded", false);
+}
+
+#[test]
+fn a_parallel_story_s_hook_killed_before_it_started_runs_on_resume() {
+    killed_in_a_commit_then_resumed("hook:recorded", true);
 }
 
 #[test]
