@@ -152,6 +152,22 @@ impl RunError {
         matches!(self, RunError::Settings(err) if err.is_usage())
     }
 
+    /// The error as the end of a run tells it: its message, then its
+    /// deepest cause when the message does not say it already (a lock file
+    /// left behind, a full disk), then what to do.
+    pub fn told(&self) -> String {
+        let mut said = self.to_string();
+        if let Some(cause) = deepest_cause(self)
+            && !said.contains(&cause)
+        {
+            said.push_str(&format!(" ({cause})"));
+        }
+        if let Some(hint) = self.hint() {
+            said.push_str(&format!("; {hint}"));
+        }
+        said
+    }
+
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -220,5 +236,41 @@ impl RunError {
             }),
             _ => None,
         }
+    }
+}
+
+/// The last cause in `err`'s chain that is a sentence: a library's bare
+/// classification (`NotFound`) says nothing to a person.
+fn deepest_cause(err: &dyn std::error::Error) -> Option<String> {
+    let mut deepest = None;
+    let mut next = err.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if text.contains(' ') {
+            deepest = Some(text);
+        }
+        next = cause.source();
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::GitFailure;
+
+    #[test]
+    fn the_end_of_a_run_names_the_deepest_cause_once() {
+        let lock = io::Error::other("File exists at path \"refs/heads/x.lock\"");
+        let err = RunError::git(
+            "make a story's branch",
+            GitFailure::new("could not update refs/heads/x", lock),
+        );
+        assert_eq!(
+            err.told(),
+            "could not make a story's branch: could not update refs/heads/x (File exists at path \"refs/heads/x.lock\")"
+        );
+        let said = RunError::io("read it", io::Error::other("gone away"));
+        assert_eq!(said.told(), "could not read it: gone away");
     }
 }

@@ -83,10 +83,7 @@ pub(super) async fn finish(
         Err(bug) => after_bug(run, bug).await,
         Ok(Ok((reason, message))) => end(run, reason, message).await,
         Ok(Err(err)) => {
-            let message = match err.hint() {
-                Some(hint) => format!("{err}; {hint}"),
-                None => err.to_string(),
-            };
+            let message = err.told();
             if matches!(err, RunError::AgentSetup { .. }) {
                 // Resumable as after a clean stop, once fixed.
                 let mut end = end(run, StopReason::Setup, message).await;
