@@ -128,6 +128,13 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
         let _ = run.save();
         crate::bug::halt("hook:recorded");
         let ran = run_hook(run, event, hook, record, going_on).await;
+        // Off the record as soon as it ended, the hooks after it still on.
+        run.hook_queue.running = (at + 1 < hooks.len()).then(|| Due {
+            from: at + 1,
+            ..due.clone()
+        });
+        let _ = run.save();
+        crate::bug::halt("hook:ended");
         run.hook_queue.running = None;
         let failure = match ran {
             HookRun::Ran => continue,

@@ -12,10 +12,10 @@
 //! the branch is the run's alone, so the resume and the abort take it.
 //!
 //! A story committed onto the run's branch (a checkpoint, or a parallel
-//! story's merge) by a loop killed before it was told, or before its
-//! `on_story_done` hook started: the resume tells it, once: its event, its
-//! hook; or, if the record never held it, does the story again. Either way
-//! the record agrees with the branch.
+//! story's merge) by a loop killed before it was told, before its
+//! `on_story_done` hook started or just after it ended: the resume tells
+//! it, once: its event, its hook; or, if the record never held it, does
+//! the story again. Either way the record agrees with the branch.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -289,6 +289,12 @@ fn a_hook_off_the_record_and_killed_before_it_started_runs_on_resume() {
 #[test]
 fn a_parallel_story_s_hook_killed_before_it_started_runs_on_resume() {
     killed_in_a_commit_then_resumed("hook:recorded", true);
+}
+
+#[test]
+fn a_hook_that_ended_before_the_loop_was_killed_is_not_run_again() {
+    killed_in_a_commit_then_resumed("hook:ended", false);
+    killed_in_a_commit_then_resumed("hook:ended", true);
 }
 
 #[test]
