@@ -192,6 +192,7 @@ fn spec_of(inv: &Invocation) -> Spec {
             StdinSource::Null => None,
         },
         pid_file: inv.pid_file.clone(),
+        started_file: None,
     }
 }
 

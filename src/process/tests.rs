@@ -106,3 +106,21 @@ fn signal_group_refuses_special_groups() {
         Err(ProcessError::NotAChildGroup(_))
     ));
 }
+
+#[tokio::test]
+async fn the_started_file_is_left_for_the_caller_and_the_pid_file_is_not() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (started, pid) = (dir.path().join("started"), dir.path().join("pid"));
+    let spec = Spec {
+        started_file: Some(started.clone()),
+        pid_file: Some(pid.clone()),
+        ..Spec::shell("true", dir.path())
+    };
+    let (exit, _) = run_collecting(&spec, Limits::timeout(Duration::from_secs(5)), 16)
+        .await
+        .unwrap();
+    assert!(exit.is_success());
+    let written = std::fs::read_to_string(&started).expect("the started file is left");
+    assert!(written.trim().parse::<u32>().is_ok(), "{written:?}");
+    assert!(!pid.exists(), "the pid file goes with the child");
+}

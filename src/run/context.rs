@@ -63,8 +63,9 @@ impl Run {
         stop: watch::Receiver<bool>,
     ) -> std::io::Result<Run> {
         let log = EventsLog::open(&run_dir.events_path())?;
-        // A hook's pid file outlives only a loop killed while it ran.
-        let started = std::fs::remove_file(run_dir.hook_pid_file()).is_ok();
+        // Left only by a loop killed after a hook started and before its
+        // record said it ran.
+        let started = std::fs::remove_file(run_dir.hook_started_file()).is_ok();
         let hook_queue = super::pending::HookQueue::from_state(&state, started);
         Ok(Run {
             repo: Arc::new(Mutex::new(repo.with_scratch(&settings.agent().scratch))),

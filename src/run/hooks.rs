@@ -117,10 +117,9 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
     } = due;
     let hooks = run.settings.contract().hooks.of(event).to_vec();
     for (at, hook) in hooks.iter().enumerate().skip(from) {
-        // On the record until it has started, which its pid file tells:
-        // a loop killed before that runs it when the run goes on; one
-        // killed while it runs does not run it again, and runs the hooks
-        // after it.
+        // On the record until it has ended; the file the supervisor writes
+        // once it has started says, to a loop killed meanwhile, that it
+        // need not run again. One killed before it started runs it.
         run.hook_queue.running = Some(Due {
             from: at,
             ..due.clone()
@@ -128,12 +127,14 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
         let _ = run.save();
         crate::bug::halt("hook:recorded");
         let ran = run_hook(run, event, hook, record, going_on).await;
+        crate::bug::halt("hook:returned");
         // Off the record as soon as it ended, the hooks after it still on.
         run.hook_queue.running = (at + 1 < hooks.len()).then(|| Due {
             from: at + 1,
             ..due.clone()
         });
         let _ = run.save();
+        let _ = std::fs::remove_file(run.run_dir.hook_started_file());
         crate::bug::halt("hook:ended");
         run.hook_queue.running = None;
         let failure = match ran {
@@ -171,7 +172,7 @@ async fn run_hook(
     let spec = Spec {
         stdin: Some(event_json(event, record)),
         env: hook_env(event, record),
-        pid_file: Some(run.run_dir.hook_pid_file()),
+        started_file: Some(run.run_dir.hook_started_file()),
         ..Spec::shell(&hook.command, &workdir)
     };
     let limits = Limits {

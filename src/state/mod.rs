@@ -158,10 +158,10 @@ impl RunDir {
         self.dir.join("agent.pid")
     }
 
-    /// The running hook's process group, while a hook runs: a loop killed
-    /// then had started that hook.
-    pub fn hook_pid_file(&self) -> PathBuf {
-        self.dir.join("hook.pid")
+    /// There from the moment a hook has started until the run's record
+    /// says it ran: a loop killed meanwhile had started that hook.
+    pub fn hook_started_file(&self) -> PathBuf {
+        self.dir.join("hook.started")
     }
 
     /// Where the user's branches, tags and stash stood before the

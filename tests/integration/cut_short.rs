@@ -293,8 +293,10 @@ fn a_parallel_story_s_hook_killed_before_it_started_runs_on_resume() {
 
 #[test]
 fn a_hook_that_ended_before_the_loop_was_killed_is_not_run_again() {
-    killed_in_a_commit_then_resumed("hook:ended", false);
-    killed_in_a_commit_then_resumed("hook:ended", true);
+    for point in ["hook:returned", "hook:ended"] {
+        killed_in_a_commit_then_resumed(point, false);
+        killed_in_a_commit_then_resumed(point, true);
+    }
 }
 
 #[test]
