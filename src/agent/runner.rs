@@ -192,7 +192,6 @@ fn spec_of(inv: &Invocation) -> Spec {
             StdinSource::Null => None,
         },
         pid_file: inv.pid_file.clone(),
-        started_file: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::presets::PromptPassing;
 use super::{Invocation, StdinSource, StreamFormat};
+use crate::process::shell_quote;
 
 /// A resolved agent: a preset, or a user's command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,17 +83,5 @@ impl AgentSpec {
             PromptPassing::Argument => format!("{} <prompt>", words.join(" ")),
             PromptPassing::FileFlag(flag) => format!("{} {flag} <prompt-file>", words.join(" ")),
         }
-    }
-}
-
-fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        arg.to_owned()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }

@@ -58,10 +58,6 @@ pub struct Spec {
     /// Where to record the child's process group while it runs, so that a
     /// later git-ralph can end a child whose supervisor was killed.
     pub pid_file: Option<PathBuf>,
-    /// A file written (with the child's pid) once the child has started,
-    /// and left for the caller to remove once it has recorded the child's
-    /// end: a later git-ralph that finds it knows the child had started.
-    pub started_file: Option<PathBuf>,
 }
 
 impl Spec {
@@ -73,6 +69,32 @@ impl Spec {
             cwd: cwd.to_owned(),
             ..Spec::default()
         }
+    }
+
+    /// `sh -c <script>` in `cwd`, whose shell first creates `started`
+    /// (quietly, best effort) and only then runs `script`. The child
+    /// itself writes it, so the file says the script began even when the
+    /// caller died the instant after starting it; the caller removes it
+    /// once it has recorded the script's end.
+    pub fn shell_marking_start(script: &str, cwd: &Path, started: &Path) -> Spec {
+        let mark = format!(
+            "{{ true > {}; }} 2>/dev/null\n",
+            shell_quote(&started.to_string_lossy())
+        );
+        Spec::shell(&format!("{mark}{script}"), cwd)
+    }
+}
+
+/// `arg` as one word of a POSIX shell command line.
+pub fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
 
@@ -343,10 +365,6 @@ fn spawn(spec: &Spec) -> Result<Spawned, ProcessError> {
         (Some(path), Some(pid)) => PidFile::write(path, pid),
         _ => None,
     };
-    if let (Some(path), Some(pid)) = (&spec.started_file, child.id()) {
-        // Best effort: without it, a later git-ralph runs the child again.
-        write_pid(path, pid);
-    }
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ProcessError::Read {
             program,
@@ -610,18 +628,12 @@ struct PidFile(PathBuf);
 
 impl PidFile {
     fn write(path: &Path, pid: u32) -> Option<PidFile> {
-        write_pid(path, pid).then(|| PidFile(path.to_owned()))
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        std::fs::write(path, format!("{pid}\n")).ok()?;
+        Some(PidFile(path.to_owned()))
     }
-}
-
-/// Write `pid` into `path`; returns whether it was written.
-fn write_pid(path: &Path, pid: u32) -> bool {
-    if let Some(dir) = path.parent()
-        && std::fs::create_dir_all(dir).is_err()
-    {
-        return false;
-    }
-    std::fs::write(path, format!("{pid}\n")).is_ok()
 }
 
 impl Drop for PidFile {

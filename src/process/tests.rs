@@ -108,19 +108,22 @@ fn signal_group_refuses_special_groups() {
 }
 
 #[tokio::test]
-async fn the_started_file_is_left_for_the_caller_and_the_pid_file_is_not() {
+async fn a_shell_marking_its_start_leaves_the_mark_and_runs_the_script() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let (started, pid) = (dir.path().join("started"), dir.path().join("pid"));
-    let spec = Spec {
-        started_file: Some(started.clone()),
-        pid_file: Some(pid.clone()),
-        ..Spec::shell("true", dir.path())
-    };
-    let (exit, _) = run_collecting(&spec, Limits::timeout(Duration::from_secs(5)), 16)
+    let started = dir.path().join("it's started");
+    let spec = Spec::shell_marking_start("echo $0; exit 4", dir.path(), &started);
+    let (exit, out) = run_collecting(&spec, Limits::timeout(Duration::from_secs(5)), 64)
+        .await
+        .unwrap();
+    assert_eq!(exit, ExitStatusKind::Exited(4));
+    assert_eq!(out.text(), "sh\n");
+    assert!(started.exists(), "the mark is left for the caller");
+    // A mark that cannot be written says nothing and stops nothing.
+    let nowhere = dir.path().join("missing/started");
+    let spec = Spec::shell_marking_start("echo ran", dir.path(), &nowhere);
+    let (exit, out) = run_collecting(&spec, Limits::timeout(Duration::from_secs(5)), 64)
         .await
         .unwrap();
     assert!(exit.is_success());
-    let written = std::fs::read_to_string(&started).expect("the started file is left");
-    assert!(written.trim().parse::<u32>().is_ok(), "{written:?}");
-    assert!(!pid.exists(), "the pid file goes with the child");
+    assert_eq!(out.text(), "ran\n");
 }

@@ -117,9 +117,9 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
     } = due;
     let hooks = run.settings.contract().hooks.of(event).to_vec();
     for (at, hook) in hooks.iter().enumerate().skip(from) {
-        // On the record until it has ended; the file the supervisor writes
-        // once it has started says, to a loop killed meanwhile, that it
-        // need not run again. One killed before it started runs it.
+        // On the record until it has ended; the file its shell writes
+        // first says, to a loop killed meanwhile, that it need not run
+        // again. One killed before it started runs it.
         run.hook_queue.running = Some(Due {
             from: at,
             ..due.clone()
@@ -169,11 +169,11 @@ async fn run_hook(
     going_on: bool,
 ) -> HookRun {
     let workdir = run.repo_lock().workdir().to_owned();
+    let started = run.run_dir.hook_started_file();
     let spec = Spec {
         stdin: Some(event_json(event, record)),
         env: hook_env(event, record),
-        started_file: Some(run.run_dir.hook_started_file()),
-        ..Spec::shell(&hook.command, &workdir)
+        ..Spec::shell_marking_start(&hook.command, &workdir, &started)
     };
     let limits = Limits {
         timeout: hook

@@ -217,7 +217,6 @@ fn gh_spec(workdir: &Path, args: &[String], stdin: Option<String>) -> Result<Spe
         cwd: workdir.to_owned(),
         stdin,
         pid_file: None,
-        started_file: None,
     })
 }
 
