@@ -76,8 +76,16 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
 /// last attempt names its merge commit.
 async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunError> {
     let initial = run.state.initial_commit;
+    // Stories are told in the order they were merged: older than the
+    // newest commit told of, every one was.
+    let told: Vec<String> = run
+        .state
+        .stories
+        .iter()
+        .filter_map(|story| story.attempts.last()?.checkpoint.clone())
+        .collect();
     let merges = run
-        .with_repo(move |repo| story_commits(repo, tip, initial))
+        .with_repo(move |repo| story_commits(repo, tip, initial, &told))
         .await
         .map_err(|err| RunError::git("read the run's branch", err))?;
     for (story, commit) in merges {
@@ -105,15 +113,18 @@ async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunEr
 }
 
 /// The newest commit of each story on the first-parent line from `tip`
-/// back to `initial`, by its `Ralph-Story` trailer, oldest first.
+/// back to `initial` or to a commit in `told`, by its `Ralph-Story`
+/// trailer, oldest first.
 fn story_commits(
     repo: &crate::git::Repo,
     tip: ObjectId,
     initial: ObjectId,
+    told: &[String],
 ) -> Result<Vec<(String, ObjectId)>, crate::git::GitFailure> {
     let mut found: Vec<(String, ObjectId)> = Vec::new();
     let mut at = Some(tip);
-    while let Some(commit) = at.filter(|commit| *commit != initial) {
+    let known = |commit: &ObjectId| *commit == initial || told.contains(&commit.to_string());
+    while let Some(commit) = at.filter(|commit| !known(commit)) {
         let message = repo.commit_message(commit)?;
         if let Some(story) = trailer(&message, "Ralph-Story")
             && !found.iter().any(|(known, _)| known == story)
