@@ -67,14 +67,16 @@ impl Repo {
 }
 
 /// Whether the administrative directory `admin` is one git has reserved
-/// and not finished: locked "initializing", or still empty.
+/// and not finished: still empty, or locked "initializing" (perhaps cut
+/// short while the lock itself was written) with no index yet. git writes
+/// the index once the checkout is done, just before it unlocks; a made
+/// worktree someone locked with no reason has one.
 fn is_unfinished(admin: &Path) -> bool {
     if !admin.is_dir() {
         return false;
     }
     match std::fs::read_to_string(admin.join("locked")) {
-        // Perhaps cut short while the lock itself was written.
-        Ok(reason) => INITIALIZING.starts_with(&reason),
+        Ok(reason) => INITIALIZING.starts_with(&reason) && !admin.join("index").exists(),
         Err(_) => is_empty_or_missing(admin),
     }
 }

@@ -169,6 +169,37 @@ fn abort_removes_a_worktree_cut_short() {
 }
 
 #[test]
+fn a_story_worktree_locked_with_no_reason_keeps_what_its_agent_left() {
+    let repo = independent_project();
+    let agent = script(
+        &repo,
+        "[story=1 attempt=1]\nwrite one.txt half of one\nsleep 30\n\
+         [story=2 attempt=1]\nwrite two.txt half of two\nsleep 30\n\
+         [story=1 attempt=2]\nwrite one.txt one\\n\ntick-story\npromise COMPLETE\n\
+         [story=2 attempt=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
+         [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let (run, beside) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
+    kill_9(&repo, run);
+    // Someone locks story 2's worktree again, giving no reason: git then
+    // leaves its lock file empty.
+    let place = beside.join("greet.story-2").display().to_string();
+    repo.git(&["worktree", "unlock", &place]);
+    repo.git(&["worktree", "lock", &place]);
+    let output = start(&repo, &agent, &[]);
+    assert_exit(&output, 0);
+    let kept: Vec<String> = refs_under(&repo, &format!("{NS}/stories/2/"))
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.ends_with("-uncommitted"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}: {}", describe(&output));
+    assert_eq!(show(&repo, &kept[0], "two.txt"), "half of two");
+    assert_nothing_left(&repo);
+}
+
+#[test]
 fn a_directory_that_is_not_a_worktree_cut_short_is_never_deleted() {
     let (repo, agent, place, admin, _reaper) = killed_with_story_2(CutShort::Reserved);
     // Someone's files where story 2's worktree was to be made.

@@ -38,6 +38,11 @@ fn a_worktree_git_finished_making_is_not_unfinished() {
     assert!(!is_unfinished(&admin), "no lock: made");
     fs::write(admin.join("locked"), "a run works here\n").unwrap();
     assert!(!is_unfinished(&admin), "locked by someone for a reason");
+    fs::write(admin.join("index"), "DIRC").unwrap();
+    fs::write(admin.join("locked"), "").unwrap();
+    assert!(!is_unfinished(&admin), "locked by someone with no reason");
+    fs::write(admin.join("locked"), INITIALIZING).unwrap();
+    assert!(!is_unfinished(&admin), "checked out, about to be unlocked");
     assert!(!is_unfinished(&dir.path().join("missing")));
 }
 
