@@ -129,6 +129,9 @@ pub async fn run(
         timeout,
         idle: inv.idle,
         stop: Some(stop),
+        // An agent stopped mid-attempt is interrupted, whatever it exits
+        // with: its attempt is set aside, never judged.
+        stop_keeps_exit: false,
     };
     let exit = {
         let mut on_output = |stream: Stream, chunk: &[u8]| -> io::Result<()> {

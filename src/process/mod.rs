@@ -72,10 +72,9 @@ impl Spec {
     }
 
     /// `sh -c <script>` in `cwd`, whose shell first creates `started`
-    /// (quietly, best effort) and only then runs `script`. The child
-    /// itself writes it, so the file says the script began even when the
-    /// caller died the instant after starting it; the caller removes it
-    /// once it has recorded the script's end.
+    /// (quietly, best effort), then runs `script`: the file says the script
+    /// began even when the caller died the instant after starting it. The
+    /// caller removes it once it has recorded the script's end.
     pub fn shell_marking_start(script: &str, cwd: &Path, started: &Path) -> Spec {
         let mark = format!(
             "{{ true > {}; }} 2>/dev/null\n",
@@ -231,6 +230,9 @@ pub struct Limits {
     pub idle: Option<Duration>,
     /// Turning true ends the child as [`ExitStatusKind::Stopped`].
     pub stop: Option<watch::Receiver<bool>>,
+    /// A child that exits with a code of its own once a stop was asked is
+    /// reported by that code: for a child whose word counts, as a hook's.
+    pub stop_keeps_exit: bool,
 }
 
 impl Limits {
@@ -239,6 +241,7 @@ impl Limits {
             timeout,
             idle: None,
             stop: None,
+            stop_keeps_exit: false,
         }
     }
 }
@@ -266,6 +269,7 @@ pub async fn run(
     let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
     let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
     let mut watch = Watch::new(limits.timeout, limits.idle);
+    watch.stop_keeps_exit = limits.stop_keeps_exit;
     if stop.as_mut().is_some_and(|stop| *stop.borrow_and_update()) {
         watch.ending = Some(Ending::begin(&group, ExitStatusKind::Stopped)?);
     }
@@ -408,6 +412,7 @@ struct Watch {
     ending: Option<Ending>,
     drain_until: Option<Instant>,
     output_error: Option<io::Error>,
+    stop_keeps_exit: bool,
 }
 
 impl Watch {
@@ -422,6 +427,7 @@ impl Watch {
             ending: None,
             drain_until: None,
             output_error: None,
+            stop_keeps_exit: false,
         }
     }
 
@@ -457,6 +463,13 @@ impl Watch {
             return Err(ProcessError::Output(err));
         }
         Ok(match (self.ending, self.status) {
+            (Some(ending), Some(status))
+                if ending.kind == ExitStatusKind::Stopped
+                    && self.stop_keeps_exit
+                    && status.code().is_some() =>
+            {
+                exit_kind(status)
+            }
             (Some(ending), _) => ending.kind,
             (None, Some(status)) => exit_kind(status),
             (None, None) => ExitStatusKind::Stopped,

@@ -54,6 +54,7 @@ async fn a_stop_request_ends_the_child() {
         timeout: Duration::from_secs(60),
         idle: None,
         stop: Some(rx),
+        stop_keeps_exit: false,
     };
     let (exit, _) = run_collecting(&spec, limits, 16).await.unwrap();
     assert_eq!(exit, ExitStatusKind::Stopped);
@@ -126,4 +127,32 @@ async fn a_shell_marking_its_start_leaves_the_mark_and_runs_the_script() {
         .unwrap();
     assert!(exit.is_success());
     assert_eq!(out.text(), "ran\n");
+}
+
+#[tokio::test]
+async fn a_child_that_exits_by_itself_after_a_stop_is_stopped_unless_its_exit_counts() {
+    for keeps in [false, true] {
+        let (tx, rx) = watch::channel(false);
+        // It finishes its work as the stop comes, and exits 0 on it.
+        let spec = Spec::shell("trap 'exit 0' TERM; sleep 30 & wait", &std::env::temp_dir());
+        let stopper = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let _ = tx.send(true);
+            tx
+        });
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            idle: None,
+            stop: Some(rx),
+            stop_keeps_exit: keeps,
+        };
+        let (exit, _) = run_collecting(&spec, limits, 16).await.unwrap();
+        let expected = if keeps {
+            ExitStatusKind::Exited(0)
+        } else {
+            ExitStatusKind::Stopped
+        };
+        assert_eq!(exit, expected, "keeps: {keeps}");
+        drop(stopper.await);
+    }
 }

@@ -182,6 +182,8 @@ async fn run_hook(
             .unwrap_or(run.settings.command_timeout()),
         idle: None,
         stop: going_on.then(|| run.stop.clone()),
+        // A hook that ended as the stop came ran: it is not run again.
+        stop_keeps_exit: true,
     };
     let (exit, stdout, stderr) = match process::run_split(&spec, limits, OUTPUT_TAIL_BYTES).await {
         Ok(ran) => ran,

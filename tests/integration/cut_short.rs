@@ -331,6 +331,37 @@ fn a_hook_that_ended_before_the_loop_was_killed_is_not_run_again() {
 }
 
 #[test]
+fn a_hook_that_ends_as_ctrl_c_comes_is_not_run_again() {
+    let (repo, agent, told) = told_project(false);
+    // Story 1's hook does its work, then ends cleanly on the stop.
+    repo.write(
+        "openspec/changes/greet/ralph.toml",
+        format!(
+            "[hooks]\non_story_done = \"echo $RALPH_STORY >> {}; if [ $RALPH_STORY = 1 ]; then trap 'exit 0' TERM; sleep 30 & wait; fi\"\n",
+            told.display()
+        ),
+    );
+    repo.commit_all("A hook that takes its time");
+    let _reaper = Reaper(repo.record_dir());
+    let running = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    wait_until("story 1's hook ran", std::time::Duration::from_secs(30), || {
+        fs::read_to_string(&told).is_ok_and(|text| text == "1\n")
+    });
+    running.signal(nix::sys::signal::Signal::SIGINT);
+    let ended = running.wait(std::time::Duration::from_secs(30));
+    assert_eq!(ended.status.code(), Some(130), "{}{}", ended.stdout, ended.stderr);
+    assert_eq!(fs::read_to_string(&told).unwrap_or_default(), "1\n");
+    let output = start(&repo, &agent, &[]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        fs::read_to_string(&told).unwrap_or_default(),
+        "1\n2\n3\n",
+        "{}",
+        describe(&output)
+    );
+}
+
+#[test]
 fn a_story_branch_whose_writing_was_cut_short_is_written_again() {
     for branch_there in [true, false] {
         let (repo, agent, place, _admin, _reaper) = killed_with_story_2(CutShort::HalfCheckedOut);
