@@ -128,12 +128,15 @@ async fn run_hooks_of(run: &mut Run, due: Due, going_on: bool) -> Option<Due> {
         crate::bug::halt("hook:recorded");
         let ran = run_hook(run, event, hook, record, going_on).await;
         crate::bug::halt("hook:returned");
-        // Off the record as soon as it ended, the hooks after it still on.
-        run.hook_queue.running = (at + 1 < hooks.len()).then(|| Due {
-            from: at + 1,
-            ..due.clone()
-        });
-        let _ = run.save();
+        // Off the record as soon as it ended, the hooks after it still on;
+        // one a stop cut short stays on, to run again.
+        if !matches!(ran, HookRun::CutShort) {
+            run.hook_queue.running = (at + 1 < hooks.len()).then(|| Due {
+                from: at + 1,
+                ..due.clone()
+            });
+            let _ = run.save();
+        }
         let _ = std::fs::remove_file(run.run_dir.hook_started_file());
         crate::bug::halt("hook:ended");
         run.hook_queue.running = None;

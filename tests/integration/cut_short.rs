@@ -344,12 +344,20 @@ fn a_hook_that_ends_as_ctrl_c_comes_is_not_run_again() {
     repo.commit_all("A hook that takes its time");
     let _reaper = Reaper(repo.record_dir());
     let running = Background::start(&repo, &agent, &["--on-finish", "keep"]);
-    wait_until("story 1's hook ran", std::time::Duration::from_secs(30), || {
-        fs::read_to_string(&told).is_ok_and(|text| text == "1\n")
-    });
+    wait_until(
+        "story 1's hook ran",
+        std::time::Duration::from_secs(30),
+        || fs::read_to_string(&told).is_ok_and(|text| text == "1\n"),
+    );
     running.signal(nix::sys::signal::Signal::SIGINT);
     let ended = running.wait(std::time::Duration::from_secs(30));
-    assert_eq!(ended.status.code(), Some(130), "{}{}", ended.stdout, ended.stderr);
+    assert_eq!(
+        ended.status.code(),
+        Some(130),
+        "{}{}",
+        ended.stdout,
+        ended.stderr
+    );
     assert_eq!(fs::read_to_string(&told).unwrap_or_default(), "1\n");
     let output = start(&repo, &agent, &[]);
     assert_exit(&output, 0);
