@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::harness::story_run::*;
 use crate::harness::*;
-use crate::parallel_e2e::{assert_nothing_left, kill_9, two_stories_at_work};
+use crate::parallel_e2e::{assert_nothing_left, killed_with_two_at_work};
 
 /// The ways git's making of a worktree can be cut short, in the order it
 /// makes one.
@@ -45,18 +45,7 @@ enum CutShort {
 /// what a kill during its making leaves. Returns the repository, the
 /// agent, and story 2's worktree and administrative directory.
 fn killed_with_story_2(cut: CutShort) -> (TestRepo, PathBuf, PathBuf, PathBuf, Reaper) {
-    let repo = independent_project();
-    let agent = script(
-        &repo,
-        "[story=1 attempt=1]\nwrite one.txt half of one\nsleep 30\n\
-         [story=2 attempt=1]\nwrite two.txt half of two\nsleep 30\n\
-         [story=1 attempt=2]\nwrite one.txt one\\n\ntick-story\npromise COMPLETE\n\
-         [story=2 attempt=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
-         [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
-    );
-    let reaper = Reaper(repo.record_dir());
-    let (run, beside) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
-    kill_9(&repo, run);
+    let (repo, agent, beside, reaper) = killed_with_two_at_work();
     let place = beside.join("greet.story-2");
     let admin = repo.path(".git/worktrees/greet.story-2");
     assert!(admin.is_dir(), "story 2's worktree is recorded by git");
@@ -170,18 +159,7 @@ fn abort_removes_a_worktree_cut_short() {
 
 #[test]
 fn a_story_worktree_locked_with_no_reason_keeps_what_its_agent_left() {
-    let repo = independent_project();
-    let agent = script(
-        &repo,
-        "[story=1 attempt=1]\nwrite one.txt half of one\nsleep 30\n\
-         [story=2 attempt=1]\nwrite two.txt half of two\nsleep 30\n\
-         [story=1 attempt=2]\nwrite one.txt one\\n\ntick-story\npromise COMPLETE\n\
-         [story=2 attempt=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
-         [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
-    );
-    let _reaper = Reaper(repo.record_dir());
-    let (run, beside) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
-    kill_9(&repo, run);
+    let (repo, agent, beside, _reaper) = killed_with_two_at_work();
     // Someone locks story 2's worktree again, giving no reason: git then
     // leaves its lock file empty.
     let place = beside.join("greet.story-2").display().to_string();

@@ -12,7 +12,7 @@ use crate::harness::story_run::*;
 use crate::harness::*;
 
 /// `git worktree list --porcelain`'s worktree lines.
-pub(crate) fn worktrees(repo: &TestRepo) -> Vec<String> {
+fn worktrees(repo: &TestRepo) -> Vec<String> {
     repo.git(&["worktree", "list", "--porcelain"])
         .lines()
         .filter(|line| line.starts_with("worktree "))
@@ -32,7 +32,7 @@ pub(crate) fn assert_nothing_left(repo: &TestRepo) {
 }
 
 /// Where the run of `greet` works.
-pub(crate) fn run_worktree(repo: &TestRepo) -> PathBuf {
+fn run_worktree(repo: &TestRepo) -> PathBuf {
     let parent = fs::canonicalize(repo.root.parent().expect("a parent")).expect("it exists");
     parent.join("repo.ralph").join(CHANGE)
 }
@@ -40,7 +40,7 @@ pub(crate) fn run_worktree(repo: &TestRepo) -> PathBuf {
 /// Start `agent` at `--parallel 2` (and `extra`) in the background, and
 /// wait until the agents of stories 1 and 2 are at work, each having
 /// written its file. Returns the run, and where story worktrees go.
-pub(crate) fn two_stories_at_work(
+fn two_stories_at_work(
     repo: &TestRepo,
     agent: &Path,
     extra: &[&str],
@@ -55,7 +55,7 @@ pub(crate) fn two_stories_at_work(
 }
 
 /// kill -9 the loop, and its agents after it.
-pub(crate) fn kill_9(repo: &TestRepo, run: Background) {
+fn kill_9(repo: &TestRepo, run: Background) {
     run.signal(nix::sys::signal::Signal::SIGKILL);
     run.wait(std::time::Duration::from_secs(30));
     kill_agents(&repo.record_dir());
@@ -210,8 +210,11 @@ fn issue_23_a_story_that_cannot_be_merged_is_named_and_nothing_of_it_lands() {
     repo.assert_fsck_clean();
 }
 
-#[test]
-fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_none_twice() {
+/// A parallel run of three stories killed with kill -9 while the first
+/// attempts of stories 1 and 2 are at work; each story is done by its
+/// next attempt. Returns the repository, the agent, where story worktrees
+/// go, and the reaper of the killed agents.
+pub(crate) fn killed_with_two_at_work() -> (TestRepo, PathBuf, PathBuf, Reaper) {
     let repo = independent_project();
     let agent = script(
         &repo,
@@ -221,9 +224,15 @@ fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_non
          [story=2 attempt=2]\nwrite two.txt two\\n\ntick-story\npromise COMPLETE\n\
          [story=3]\nwrite three.txt three\\n\ntick-story\npromise COMPLETE\n",
     );
-    let _reaper = Reaper(repo.record_dir());
-    let (run, _) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
+    let reaper = Reaper(repo.record_dir());
+    let (run, beside) = two_stories_at_work(&repo, &agent, &["--on-finish", "keep"]);
     kill_9(&repo, run);
+    (repo, agent, beside, reaper)
+}
+
+#[test]
+fn issue_23_kill_9_during_a_parallel_run_then_resume_loses_no_story_and_does_none_twice() {
+    let (repo, agent, _, _reaper) = killed_with_two_at_work();
     assert_eq!(worktrees(&repo).len(), 4, "{:?}", worktrees(&repo));
     repo.assert_fsck_clean();
     // Status shows every story at work.
