@@ -40,11 +40,7 @@ fn run_worktree(repo: &TestRepo) -> PathBuf {
 /// Start `agent` at `--parallel 2` (and `extra`) in the background, and
 /// wait until the agents of stories 1 and 2 are at work, each having
 /// written its file. Returns the run, and where story worktrees go.
-fn two_stories_at_work(
-    repo: &TestRepo,
-    agent: &Path,
-    extra: &[&str],
-) -> (Background, PathBuf) {
+fn two_stories_at_work(repo: &TestRepo, agent: &Path, extra: &[&str]) -> (Background, PathBuf) {
     let mut args = vec!["--parallel", "2"];
     args.extend_from_slice(extra);
     let run = Background::start(repo, agent, &args);
