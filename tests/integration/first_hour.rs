@@ -499,7 +499,10 @@ fn issue_36_the_demo_fits_80x24_and_the_end_menu_says_its_keys_and_offers_abort(
     ) else {
         return;
     };
-    let screen = tmux.wait_for("done (completed)");
+    // The header says the run is done as soon as its last event is read;
+    // the footer offers to leave once the loop has handed everything back.
+    let screen = tmux.wait_for("q leave");
+    assert!(screen.contains("done (completed)"), "{screen}");
     let rows: Vec<&str> = screen.lines().collect();
     let footer = rows.last().copied().unwrap_or_default();
     assert!(
