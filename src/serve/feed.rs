@@ -48,9 +48,19 @@ pub struct Batch {
     pub records: Vec<Record>,
 }
 
+/// How the followed pages' live parts are rendered: a run page's from its
+/// feed, the list's from the site. The views know the pages; the feeds only
+/// know when to render them again.
+#[derive(Clone, Copy)]
+pub struct Renderers {
+    pub run: fn(&RunFeed) -> String,
+    pub list: fn(&Site) -> String,
+}
+
 /// Every followed run of the server, and the list.
 pub struct Feeds {
     site: Arc<Site>,
+    render: Renderers,
     runs: Mutex<HashMap<PathBuf, Arc<RunFeed>>>,
     list: Mutex<Option<Arc<ListFeed>>>,
 }
@@ -73,9 +83,10 @@ impl Drop for Held {
 }
 
 impl Feeds {
-    pub fn new(site: Arc<Site>) -> Feeds {
+    pub fn new(site: Arc<Site>, render: Renderers) -> Feeds {
         Feeds {
             site,
+            render,
             runs: Mutex::new(HashMap::new()),
             list: Mutex::new(None),
         }
@@ -312,7 +323,7 @@ fn follow(feeds: &Feeds, feed: &Arc<RunFeed>) {
         }
         seen = Some(now);
         if feed.page.receiver_count() > 0 {
-            let html = super::views::run_main(feed);
+            let html = (feeds.render.run)(feed);
             if **feed.page.borrow() != *html {
                 feed.page.send_replace(Arc::from(html));
             }
@@ -335,7 +346,7 @@ fn follow_list(feeds: &Feeds, feed: &Arc<ListFeed>) {
                 return;
             }
         }
-        let html = super::views::runs_main(&feeds.site);
+        let html = (feeds.render.list)(&feeds.site);
         if **feed.page.borrow() != *html {
             feed.page.send_replace(Arc::from(html));
         }

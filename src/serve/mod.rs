@@ -35,7 +35,7 @@ use tokio::sync::Semaphore;
 pub use routes::{Action, Asset, AttemptRef, Route, answer_path};
 pub use token::{Token, TokenError};
 
-use feed::Feeds;
+use feed::{Feeds, Renderers};
 use http::Hosts;
 
 /// Where `serve` listens unless told otherwise: loopback only.
@@ -176,7 +176,13 @@ impl Server {
         let site = Arc::new(self.site);
         let shared = Arc::new(Shared {
             cookie: http::cookie_name(self.addr.port()),
-            feeds: Arc::new(Feeds::new(site.clone())),
+            feeds: Arc::new(Feeds::new(
+                site.clone(),
+                Renderers {
+                    run: views::run_main,
+                    list: views::runs_main,
+                },
+            )),
             site,
             token,
             hosts,
