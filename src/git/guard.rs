@@ -106,17 +106,8 @@ fn excepted(name: &str, except: &[String]) -> bool {
 impl Repo {
     /// Direct targets of the refs under `prefix`; symbolic refs are skipped.
     fn direct_refs(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, GitFailure> {
-        let platform = self
-            .repo
-            .references()
-            .ctx(|| "could not list refs".into())?;
         let mut out = BTreeMap::new();
-        for reference in platform
-            .prefixed(prefix)
-            .ctx(|| format!("could not list {prefix}"))?
-        {
-            let reference = reference
-                .map_err(|err| GitFailure::new(format!("could not list {prefix}"), err))?;
+        for reference in self.listed_refs(prefix)? {
             if let Some(id) = reference.target().try_id() {
                 let name = reference.name().as_bstr().to_str_lossy().into_owned();
                 out.insert(name, id.to_owned());

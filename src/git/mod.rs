@@ -27,6 +27,7 @@ mod merge;
 mod name;
 mod open;
 mod patch;
+mod ref_list;
 mod refs;
 mod reset;
 mod run_refs;

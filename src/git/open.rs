@@ -303,17 +303,8 @@ impl Repo {
 
     /// All refs under `prefix` (e.g. `refs/ralph/<change>/`), sorted by name.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, GitFailure> {
-        let platform = self
-            .repo
-            .references()
-            .ctx(|| "could not list refs".into())?;
         let mut out = Vec::new();
-        for reference in platform
-            .prefixed(prefix)
-            .ctx(|| format!("could not list {prefix}"))?
-        {
-            let mut reference = reference
-                .map_err(|err| GitFailure::new(format!("could not list {prefix}"), err))?;
+        for mut reference in self.listed_refs(prefix)? {
             let name = reference.name().as_bstr().to_str_lossy().into_owned();
             let id = reference
                 .peel_to_id()
