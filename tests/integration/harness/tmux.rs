@@ -109,7 +109,7 @@ impl Tmux {
         for _ in 0..60 {
             let screen = self.screen();
             if screen.contains(text) {
-                return screen;
+                return self.settled(&self.first, screen, text);
             }
             self.keys(&[key]);
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -122,13 +122,14 @@ impl Tmux {
         self.wait_in(&self.first, text)
     }
 
-    /// Wait until `pane` shows `text`.
+    /// Wait until `pane` shows `text`, and the frame that shows it is
+    /// drawn whole.
     pub fn wait_in(&self, pane: &str, text: &str) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {
             let screen = self.screen_of(pane);
             if screen.contains(text) {
-                return screen;
+                return self.settled(pane, screen, text);
             }
             assert!(
                 std::time::Instant::now() < deadline,
@@ -136,6 +137,26 @@ impl Tmux {
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+    }
+}
+
+impl Tmux {
+    /// `screen`, or a later capture of `pane` that still shows `text`, once
+    /// two captures in a row agree: a capture can land while the terminal
+    /// is still being drawn, with the top of a frame over the bottom of
+    /// the one before. A screen that keeps moving (a clock, streaming
+    /// output) is taken as it is after a second.
+    fn settled(&self, pane: &str, mut screen: String, text: &str) -> String {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(40));
+            let again = self.screen_of(pane);
+            if again == screen || !again.contains(text) {
+                return screen;
+            }
+            screen = again;
+        }
+        screen
     }
 }
 
