@@ -4,9 +4,10 @@
 //! the directory: a listing that meets a file or directory gone between
 //! reading its parent and opening it sees the ref store mid-change, not a
 //! broken repository. The listing is taken again, so that it is one
-//! consistent reading (a ref packed meanwhile moved, it did not go); when
-//! the store keeps changing, what vanished is left out, as git's own
-//! listing leaves out a ref deleted while it reads.
+//! consistent reading (a loose ref that went because it was packed is
+//! found among the packed ones then); when the store keeps changing, what
+//! vanished is left out, as git's own listing leaves out a ref deleted
+//! while it reads.
 
 use super::error::GitFailure;
 use super::open::Repo;
@@ -15,8 +16,8 @@ use super::open::Repo;
 const ATTEMPTS: usize = 8;
 
 impl Repo {
-    /// The refs under `prefix`, as one listing no concurrent deletion cut
-    /// into.
+    /// The refs under `prefix`, read whole even while other processes
+    /// delete refs.
     pub(crate) fn listed_refs(&self, prefix: &str) -> Result<Vec<gix::Reference<'_>>, GitFailure> {
         for _ in 1..ATTEMPTS {
             match self.list_once(prefix, Vanished::Fail) {

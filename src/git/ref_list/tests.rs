@@ -2,7 +2,7 @@ use std::fs;
 
 use super::*;
 
-/// A repository whose branches sit in loose files under two directories.
+/// A repository whose branches sit in loose files under three directories.
 fn repo_with_branches() -> (tempfile::TempDir, Repo) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     crate::git::init(dir.path()).expect("init");
