@@ -64,13 +64,15 @@ fn a_listing_names_every_ref_under_the_prefix() {
     assert_eq!(names.len(), 5, "with the checked-out branch: {names:?}");
 }
 
+type Listing = Box<dyn std::error::Error + Send + Sync>;
+
 /// Lists `refs/heads/` `times` times while another thread makes and
 /// deletes a branch in a directory of its own, so that the directory comes
 /// and goes.
 fn listings_under_churn(
-    list: impl Fn(&Repo) -> Result<usize, String>,
+    list: impl Fn(&Repo) -> Result<usize, Listing>,
     times: usize,
-) -> Vec<Result<usize, String>> {
+) -> Vec<Result<usize, Listing>> {
     let (dir, repo) = repo_with_branches();
     let commit = repo.resolve_ref("refs/heads/a/one").unwrap().unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -106,7 +108,6 @@ fn a_listing_while_branches_come_and_go_is_whole() {
             |repo| {
                 repo.list_once("refs/heads/", Vanished::Fail)
                     .map(|refs| refs.len())
-                    .map_err(|err| format!("{err:?}"))
             },
             300,
         )
@@ -118,7 +119,7 @@ fn a_listing_while_branches_come_and_go_is_whole() {
         |repo| {
             repo.listed_refs("refs/heads/")
                 .map(|refs| refs.len())
-                .map_err(|err| format!("{err:?}"))
+                .map_err(Listing::from)
         },
         300,
     );
