@@ -219,12 +219,14 @@ fn record(dir: &Path, env: &Invocation, prompt: &str) -> Result<()> {
     let role = std::env::var("RALPH_ROLE")
         .map(|role| format!("role={role} "))
         .unwrap_or_default();
-    writeln!(
-        log,
-        "story={story} attempt={attempt} {role}argv={}",
+    // One write of the whole line: agents working at once append to the
+    // same log, and a line written in pieces could be cut into by another.
+    let line = format!(
+        "story={story} attempt={attempt} {role}argv={}\n",
         argv.join(" ")
-    )
-    .map_err(|err| fail("the call", err))
+    );
+    log.write_all(line.as_bytes())
+        .map_err(|err| fail("the call", err))
 }
 
 // ---------------------------------------------------------------------------
