@@ -12,6 +12,7 @@ use super::status::plural;
 use super::{Styles, out};
 use crate::agent::AgentEvent;
 use crate::planning::{OpenUnit, Outcome, PlanEvent, Planned};
+use crate::process::shell_quote;
 
 pub struct PlanView {
     term: Term,
@@ -198,7 +199,7 @@ pub fn print_planned(planned: &Planned) {
 /// The last line of an accepted plan: the command that runs it.
 pub fn print_start_command(words: &[String]) {
     let s = Styles::for_term(&Term::stdout());
-    let command: Vec<String> = words.iter().map(|word| quoted(word)).collect();
+    let command: Vec<String> = words.iter().map(|word| shell_quote(word)).collect();
     out(&format!(
         "\n{} {}",
         s.bold.apply_to("run it:"),
@@ -211,18 +212,5 @@ fn count(n: usize, one: &str, many: &str) -> String {
     match n {
         1 => format!("1 {one}"),
         n => format!("{n} {many}"),
-    }
-}
-
-/// `word` as a shell reads it back.
-fn quoted(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::error::ReviewFailure;
-use crate::process::{self, ExitStatusKind, Limits, ProcessError, Spec};
+use crate::process::{self, ExitStatusKind, Limits, ProcessError, Spec, shell_quote};
 
 /// One call of the forge's CLI: it talks to a server, so it gets a while.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -132,12 +132,12 @@ pub fn open_or_update(request: &Request) -> Result<Opened, ReviewFailure> {
 
 /// The command that opens it by hand, with the description in `body_file`.
 pub fn by_hand(request: &Request, body_file: &Path) -> String {
-    let file = quote(&body_file.to_string_lossy());
+    let file = shell_quote(&body_file.to_string_lossy());
     let mut words: Vec<String> = match request.forge {
-        Forge::GitHub => vec!["gh pr create --head".into(), quote(request.branch)],
+        Forge::GitHub => vec!["gh pr create --head".into(), shell_quote(request.branch)],
         Forge::GitLab => vec![
             "glab mr create --source-branch".into(),
-            quote(request.branch),
+            shell_quote(request.branch),
         ],
     };
     if let Some(base) = request.base {
@@ -145,10 +145,10 @@ pub fn by_hand(request: &Request, body_file: &Path) -> String {
             Forge::GitHub => "--base".into(),
             Forge::GitLab => "--target-branch".into(),
         });
-        words.push(quote(base));
+        words.push(shell_quote(base));
     }
     words.push("--title".into());
-    words.push(quote(request.title));
+    words.push(shell_quote(request.title));
     words.push(match request.forge {
         Forge::GitHub => format!("--body-file {file}"),
         Forge::GitLab => format!("--description \"$(cat {file})\""),
@@ -157,7 +157,7 @@ pub fn by_hand(request: &Request, body_file: &Path) -> String {
         words.push("--draft".into());
     }
     if let Some(repo) = repo_arg(request) {
-        words.push(format!("--repo {}", quote(&repo)));
+        words.push(format!("--repo {}", shell_quote(&repo)));
     }
     words.join(" ")
 }
@@ -380,19 +380,6 @@ pub fn location(url: &str) -> Option<(String, String)> {
         return None;
     }
     Some((host.to_owned(), path.to_owned()))
-}
-
-/// `text` quoted for a POSIX shell, for commands shown to be copied.
-fn quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]
