@@ -41,15 +41,27 @@ async fn a_timeout_ends_a_child_that_ignores_sigterm() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
-#[tokio::test]
-async fn a_stop_request_ends_the_child() {
+/// A stop asked `delay` from now; the task hands its sender back, so the
+/// stop is not taken back by the sender going away.
+fn stop_after(
+    delay: Duration,
+) -> (
+    watch::Receiver<bool>,
+    tokio::task::JoinHandle<watch::Sender<bool>>,
+) {
     let (tx, rx) = watch::channel(false);
-    let spec = Spec::shell("sleep 30", &std::env::temp_dir());
     let stopper = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(delay).await;
         let _ = tx.send(true);
         tx
     });
+    (rx, stopper)
+}
+
+#[tokio::test]
+async fn a_stop_request_ends_the_child() {
+    let spec = Spec::shell("sleep 30", &std::env::temp_dir());
+    let (rx, stopper) = stop_after(Duration::from_millis(200));
     let limits = Limits {
         timeout: Duration::from_secs(60),
         idle: None,
@@ -132,14 +144,9 @@ async fn a_shell_marking_its_start_leaves_the_mark_and_runs_the_script() {
 #[tokio::test]
 async fn a_child_that_exits_by_itself_after_a_stop_is_stopped_unless_its_exit_counts() {
     for keeps in [false, true] {
-        let (tx, rx) = watch::channel(false);
         // It finishes its work as the stop comes, and exits 0 on it.
         let spec = Spec::shell("trap 'exit 0' TERM; sleep 30 & wait", &std::env::temp_dir());
-        let stopper = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = tx.send(true);
-            tx
-        });
+        let (rx, stopper) = stop_after(Duration::from_millis(200));
         let limits = Limits {
             timeout: Duration::from_secs(60),
             idle: None,
