@@ -10,7 +10,7 @@ use crate::commands;
 #[command(
     name = "git-ralph",
     bin_name = "git-ralph",
-    version,
+    version = crate::version::LONG,
     propagate_version = true,
     long_about = "git-ralph runs a coding agent again and again, a fresh process per attempt, through the \
 stories of a change. A story is done only when the agent promises COMPLETE and the story is marked \

@@ -173,8 +173,11 @@ impl CommandError {
     pub fn bug(bug: &crate::bug::Bug, then: Option<String>) -> Self {
         let mut message = format!(
             "this is a bug in git-ralph, not a problem with your repository or your agent: {} (at {}).\n\
-             Please report it to git-ralph's issue tracker with this message, the command you ran and the output of 'git ralph --version'.",
-            bug.message, bug.location
+             git-ralph {}.\n\
+             Please report it to git-ralph's issue tracker with this message and the command you ran.",
+            bug.message,
+            bug.location,
+            crate::version::LONG
         );
         if let Some(backtrace) = &bug.backtrace {
             message.push_str(&format!("\nbacktrace:\n{backtrace}"));

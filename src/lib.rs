@@ -33,6 +33,7 @@ pub mod stories;
 pub mod timings;
 pub mod ui;
 pub mod verification;
+pub mod version;
 
 use std::process::ExitCode;
 

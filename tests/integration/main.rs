@@ -22,6 +22,7 @@ mod agents_presets;
 mod agents_story_sources;
 mod agents_verify;
 mod around;
+mod binary;
 mod ci_workflow;
 mod completion;
 mod config;
