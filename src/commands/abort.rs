@@ -1,7 +1,8 @@
 //! `git ralph abort [<change>]`: stop a running loop (through the lock's PID)
 //! and restore the exact pre-start state: the original branch and HEAD, the
 //! original index, and the user's uncommitted and untracked work. What
-//! that takes is [`crate::run::ending::abort`]'s to decide.
+//! that takes is [`crate::run::ending::abort`]'s to decide. With no run,
+//! a plan whose process was killed is put back as it stood before.
 
 use std::process::ExitCode;
 
@@ -17,8 +18,38 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
+    if let Some(code) = abort_cut_short_plan(args.change.as_deref())? {
+        return Ok(code);
+    }
     let (repo, change, run_dir) = super::open_run(args.change.as_deref())?;
     let aborted = ending::abort(repo, &change, &run_dir, &mut ui::ending::Console)?;
     ui::ending::aborted(&aborted);
     Ok(Exit::Success.code())
+}
+
+/// With no run to abort, a plan of the change (or, unnamed, any) whose
+/// process was killed is put back instead, as the next `plan` would.
+fn abort_cut_short_plan(named: Option<&str>) -> Result<Option<ExitCode>, CommandError> {
+    let mut repo = super::open_repo()?;
+    let runs = crate::state::list_runs(&repo.ralph_dir());
+    let has_run = match named {
+        Some(change) => runs.iter().any(|run| run == change),
+        None => !runs.is_empty(),
+    };
+    if has_run || crate::planning::cut_short::find(&repo, named).is_empty() {
+        return Ok(None);
+    }
+    let change = match named {
+        Some(change) => crate::git::ChangeName::parse(change)?,
+        None => {
+            crate::git::ChangeName::parse(&crate::planning::cut_short::find(&repo, None)[0].change)?
+        }
+    };
+    let _lock = crate::state::RunLock::acquire(&super::lock_path(&repo), change.as_str())?;
+    for cut in crate::planning::cut_short::find(&repo, named) {
+        let recovered = crate::planning::cut_short::recover(&mut repo, &cut)
+            .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
+        ui::plan_view::print_recovered(&recovered);
+    }
+    Ok(Some(Exit::Success.code()))
 }

@@ -85,9 +85,10 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
 
 /// Make the plan `args` asks for in `repo`, its progress on the console:
 /// what `plan` does, and what `n` does on the home screen.
-pub fn plan(repo: Repo, args: &Args) -> Result<Planned, CommandError> {
+pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     let change = ChangeName::parse(&args.change)?;
     let request = request(&repo, args, change.clone())?;
+    put_back_cut_short(&mut repo, &change)?;
     let prepared = planning::prepare(&repo, request).map_err(plan_error)?;
     let ralph_dir = repo.ralph_dir();
     let had_ralph_dir = ralph_dir.exists();
@@ -105,6 +106,22 @@ pub fn plan(repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     view.clear();
     drop(lock);
     planned.map_err(plan_error)
+}
+
+/// Put back every plan whose process was killed before it could, under
+/// the repository's lock, saying what was done; the plan asked for is
+/// then judged against the repository as the user had it.
+pub fn put_back_cut_short(repo: &mut Repo, change: &ChangeName) -> Result<(), CommandError> {
+    let found = planning::cut_short::find(repo, None);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let _lock = RunLock::acquire(&crate::commands::lock_path(repo), change.as_str())?;
+    for cut in &found {
+        let recovered = planning::cut_short::recover(repo, cut).map_err(plan_error)?;
+        ui::plan_view::print_recovered(&recovered);
+    }
+    Ok(())
 }
 
 /// What was planned: the preview of its run and the command that starts

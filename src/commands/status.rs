@@ -26,6 +26,14 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let repo = super::open_repo()?;
     let runs = list_runs(&repo.ralph_dir());
+    // Only told: putting it back is for `plan` or `abort`.
+    let cut_short = crate::planning::cut_short::find(&repo, None);
+    for cut in &cut_short {
+        ui::plan_view::print_cut_short(cut);
+    }
+    if runs.is_empty() && args.change.is_none() && !cut_short.is_empty() {
+        return Ok(Exit::Success.code());
+    }
     if args.change.is_none() && (args.all || runs.len() > 1) {
         return list(&repo, &runs, args.all, args.json);
     }

@@ -6,6 +6,7 @@ use std::path::{Component, Path};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 
 use crate::process::{self, ExitStatusKind, Limits, Spec};
 
@@ -28,6 +29,10 @@ pub struct CheckOutcome {
     pub why: Option<String>,
     /// The end of its output (stdout and stderr interleaved).
     pub output_tail: String,
+    /// It was ended because the user asked the run to stop: it neither
+    /// passed nor failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// Run every check in order; all of them run, so a report names every
@@ -37,17 +42,48 @@ pub async fn run_checks(
     workdir: &Path,
     default_timeout: Duration,
 ) -> Vec<CheckOutcome> {
+    run_checks_until_stopped(specs, workdir, default_timeout, None).await
+}
+
+/// [`run_checks`], a stop request ending the check under way (as the
+/// supervisor ends an agent) and leaving the rest unrun: the last outcome
+/// is then [`CheckOutcome::stopped`].
+pub async fn run_checks_until_stopped(
+    specs: &[CheckSpec],
+    workdir: &Path,
+    default_timeout: Duration,
+    stop: Option<watch::Receiver<bool>>,
+) -> Vec<CheckOutcome> {
     let mut outcomes = Vec::with_capacity(specs.len());
     for spec in specs {
-        outcomes.push(run_check(spec, workdir, default_timeout).await);
+        let outcome = run_check_until_stopped(spec, workdir, default_timeout, stop.clone()).await;
+        let stopped = outcome.stopped;
+        outcomes.push(outcome);
+        if stopped {
+            break;
+        }
     }
     outcomes
+}
+
+/// Whether a check of `outcomes` was stopped by a stop request.
+pub fn any_stopped(outcomes: &[CheckOutcome]) -> bool {
+    outcomes.iter().any(|outcome| outcome.stopped)
 }
 
 pub async fn run_check(
     spec: &CheckSpec,
     workdir: &Path,
     default_timeout: Duration,
+) -> CheckOutcome {
+    run_check_until_stopped(spec, workdir, default_timeout, None).await
+}
+
+async fn run_check_until_stopped(
+    spec: &CheckSpec,
+    workdir: &Path,
+    default_timeout: Duration,
+    stop: Option<watch::Receiver<bool>>,
 ) -> CheckOutcome {
     let name = spec.label();
     let fail = |why: String| CheckOutcome {
@@ -57,6 +93,7 @@ pub async fn run_check(
         timed_out: false,
         why: Some(why),
         output_tail: String::new(),
+        stopped: false,
     };
     let dir = match &spec.working_dir {
         None => workdir.to_owned(),
@@ -76,11 +113,22 @@ pub async fn run_check(
         .map(Duration::from_secs)
         .unwrap_or(default_timeout);
     let command = Spec::shell(&spec.command, &dir);
-    let (exit, output) =
-        match process::run_collecting(&command, Limits::timeout(timeout), OUTPUT_LIMIT).await {
-            Ok(done) => done,
-            Err(err) => return fail(format!("could not start: {err}")),
+    let limits = Limits {
+        stop,
+        ..Limits::timeout(timeout)
+    };
+    let (exit, output) = match process::run_collecting(&command, limits, OUTPUT_LIMIT).await {
+        Ok(done) => done,
+        Err(err) => return fail(format!("could not start: {err}")),
+    };
+    if exit == ExitStatusKind::Stopped {
+        return CheckOutcome {
+            stopped: true,
+            why: Some("stopped: the run was asked to stop".to_owned()),
+            output_tail: process::report_tail(&output.text(), TAIL),
+            ..fail(String::new())
         };
+    }
     if exit == ExitStatusKind::TimedOut {
         return CheckOutcome {
             timed_out: true,
@@ -90,8 +138,23 @@ pub async fn run_check(
     }
     let output = output.text();
     let exit_code = exit.code();
+    let why = failure(spec, exit_code, &output);
+    CheckOutcome {
+        name,
+        passed: why.is_none(),
+        exit_code,
+        timed_out: false,
+        why,
+        output_tail: process::report_tail(&output, TAIL),
+        stopped: false,
+    }
+}
+
+/// Why a check that ended with `exit_code` and printed `output` failed,
+/// in a few words; `None` when it passed.
+fn failure(spec: &CheckSpec, exit_code: Option<i32>, output: &str) -> Option<String> {
     let expected = spec.success_exit_code.unwrap_or(0);
-    let why = if exit_code != Some(expected) {
+    if exit_code != Some(expected) {
         Some(match exit_code {
             Some(code) => format!("exited with {code}, expected {expected}"),
             None => "was killed by a signal".to_owned(),
@@ -107,14 +170,6 @@ pub async fn run_check(
             .as_deref()
             .filter(|n| output.contains(*n))
             .map(|needle| format!("its output contains '{needle}'"))
-    };
-    CheckOutcome {
-        name,
-        passed: why.is_none(),
-        exit_code,
-        timed_out: false,
-        why,
-        output_tail: process::report_tail(&output, TAIL),
     }
 }
 

@@ -157,7 +157,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::notify::NotifySettings;
-pub use checks::{CheckOutcome, run_check, run_checks};
+pub use checks::{CheckOutcome, any_stopped, run_check, run_checks, run_checks_until_stopped};
 pub use error::ContractError;
 pub(crate) use error::first_bad_byte;
 use error::read_file;

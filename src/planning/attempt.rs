@@ -124,6 +124,7 @@ impl Try<'_> {
             agent::DEFAULT_TOKEN,
         );
         invocation.idle = request.idle_timeout;
+        invocation.pid_file = Some(record.dir.join(super::cut_short::AGENT_PID));
         record.plan.attempts.push(PlanAttempt {
             attempt: self.attempt,
             started_at: now(),

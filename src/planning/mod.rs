@@ -12,7 +12,9 @@
 //! change's folder or the named file ([`target`]): everything else it
 //! changes is undone and reported, as a run's attempt's would be
 //! ([`contain`]). What each try cost is recorded under
-//! `<git-dir>/ralph/plans/` ([`record`]).
+//! `<git-dir>/ralph/plans/` ([`record`]); how the repository stood before
+//! the plan is noted there too, so that a plan whose process was killed
+//! is put back by the next one ([`cut_short`]).
 //!
 //! This module knows neither clap nor the terminal: the command layer
 //! hands it a [`Request`], and it reports [`PlanEvent`]s and returns a
@@ -21,6 +23,7 @@
 mod attempt;
 mod brief;
 mod contain;
+pub mod cut_short;
 mod error;
 mod events;
 mod prompt;
@@ -198,6 +201,7 @@ impl Prepared {
     ) -> Result<Planned, PlanError> {
         repo.set_scratch(&self.request.agent.scratch);
         let mut record = self.begin_record(&repo)?;
+        cut_short::note(&mut repo, &record.dir, &self.request.change)?;
         let tries = self.request.max_retries.saturating_add(1);
         on_event(PlanEvent::Began {
             change: self.request.change.to_string(),
@@ -217,6 +221,14 @@ impl Prepared {
             Err(_) => PlanStatus::Error,
         };
         record.save()?;
+        // A plan that could not put the repository back leaves what it
+        // noted, for the next plan or `abort` to put it back from.
+        if !matches!(
+            ended,
+            Err(PlanError::Git { .. } | PlanError::Io { .. } | PlanError::State(_))
+        ) {
+            cut_short::forget(&repo, &record.dir);
+        }
         Ok(Planned {
             outcome: ended?,
             target: self.target,

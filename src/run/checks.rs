@@ -10,7 +10,8 @@ use crate::events::Event;
 use crate::stories::Story;
 
 /// Every objective check, run on the worktree; all of them run, so the
-/// report names every failure at once. Which passed goes into the
+/// report names every failure at once, unless the run is asked to stop:
+/// the check under way is then ended and the rest are not run. Which passed goes into the
 /// attempt's record and an event.
 pub(super) async fn run_checks(
     run: &mut Run,
@@ -19,13 +20,20 @@ pub(super) async fn run_checks(
     rules: &StoryRules,
 ) -> Vec<CheckOutcome> {
     let workdir = run.repo_lock().workdir().to_owned();
-    let outcomes =
-        contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout()).await;
+    // A stop ends the check under way, as it ends an agent.
+    let outcomes = contract::run_checks_until_stopped(
+        &rules.checks,
+        &workdir,
+        run.settings.command_timeout(),
+        Some(run.stop.clone()),
+    )
+    .await;
     if !outcomes.is_empty() {
+        // A stopped check neither passed nor failed.
         let names = |passed: bool| {
             outcomes
                 .iter()
-                .filter(|o| o.passed == passed)
+                .filter(|o| o.passed == passed && !o.stopped)
                 .map(|o| o.name.clone())
                 .collect()
         };

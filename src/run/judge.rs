@@ -441,6 +441,14 @@ fn checks(evidence: &Evidence, _: &Rules) -> Gate {
 /// The failure that checks' outcomes amount to, naming every failed check
 /// at once; `None` when all passed.
 pub(super) fn failed_checks(outcomes: &[CheckOutcome]) -> Option<Failure> {
+    // A check the user's stop ended decided nothing: the attempt was
+    // interrupted, as if its agent had been.
+    if let Some(stopped) = outcomes.iter().find(|o| o.stopped) {
+        return Some(Failure::new(
+            AttemptOutcome::Interrupted,
+            format!("stopped by the user while check {} ran", stopped.name),
+        ));
+    }
     let failed: Vec<&CheckOutcome> = outcomes.iter().filter(|o| !o.passed).collect();
     if failed.is_empty() {
         return None;

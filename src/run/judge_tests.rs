@@ -59,6 +59,7 @@ fn check(name: &str, passed: bool) -> CheckOutcome {
         timed_out: false,
         why: (!passed).then(|| "exit 1".into()),
         output_tail: format!("{name} said so"),
+        stopped: false,
     }
 }
 

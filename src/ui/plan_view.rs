@@ -197,6 +197,34 @@ pub fn print_planned(planned: &Planned) {
 }
 
 /// The last line of an accepted plan: the command that runs it.
+/// A plan whose process was killed, put back: what was done, and where
+/// what its agent left is kept.
+pub fn print_recovered(recovered: &crate::planning::cut_short::Recovered) {
+    super::warn(&format!(
+        "a plan of '{}' was cut short (pid {} no longer runs); your files, index and refs are put back as they were before it",
+        recovered.change, recovered.pid
+    ));
+    for what in &recovered.undone {
+        super::note(&format!("  put back: {what}"));
+    }
+    match &recovered.kept {
+        Some(kept) => super::note(&format!(
+            "  what its agent left is kept at {kept} (git checkout {kept} -- <path> takes a file back)"
+        )),
+        None => super::note("  its agent had changed no file"),
+    }
+    super::note(&format!("  its record: {}", recovered.dir.display()));
+}
+
+/// A plan whose process was killed, not yet put back, as `status` tells it.
+pub fn print_cut_short(cut: &crate::planning::cut_short::CutShort) {
+    super::warn(&format!(
+        "a plan of '{change}' was cut short (pid {pid} no longer runs): what its agent changed may still be in your worktree; 'git ralph abort {change}', or any 'git ralph plan', puts back what you had and keeps the agent's work under a ref",
+        change = cut.change,
+        pid = cut.pid
+    ));
+}
+
 pub fn print_start_command(words: &[String]) {
     let s = Styles::for_term(&Term::stdout());
     let command: Vec<String> = words.iter().map(|word| shell_quote(word)).collect();

@@ -50,6 +50,8 @@ mod loop_keys;
 mod loop_output;
 mod loop_strays;
 mod loop_watched;
+mod lost_check_stop;
+mod lost_plan;
 mod matrix;
 mod meet;
 mod meet_endings;

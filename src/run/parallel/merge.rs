@@ -27,6 +27,10 @@ pub(super) enum Merged {
         reason: String,
         kept: Option<String>,
     },
+    /// The user's stop ended the checks on the merged tree: nothing is
+    /// decided, the run's worktree is back at the branch's tip, and the
+    /// story, done in its own worktree, is merged again on resume.
+    Stopped,
 }
 
 /// Merge the work of `worker`'s story, which ended at `tip`, onto the
@@ -58,7 +62,12 @@ pub(super) async fn merge_story(
     .await
     .map_err(|err| RunError::git("bring the merged work into the run's worktree", err))?;
     let story = settle::carry_marks(run, &worker.story, tip, &tracking).await?;
-    let failed = checks_on_merged(run, &story).await;
+    let Some(failed) = checks_on_merged(run, &story).await else {
+        run.with_repo(|repo| repo.revert())
+            .await
+            .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
+        return Ok(Merged::Stopped);
+    };
     if !failed.is_empty() {
         let kept = set_merge_aside(run, &worker.story).await?;
         return Ok(Merged::Refused {
@@ -154,19 +163,31 @@ async fn merged_message(run: &Run, tip: ObjectId) -> Result<String, RunError> {
     })
 }
 
-/// The names of the story's checks that fail on the merged tree.
-async fn checks_on_merged(run: &mut Run, story: &Story) -> Vec<String> {
+/// The names of the story's checks that fail on the merged tree; `None`
+/// when the user's stop ended them, as it ends an agent.
+async fn checks_on_merged(run: &mut Run, story: &Story) -> Option<Vec<String>> {
     let rules = run
         .settings
         .contract()
         .rules_for(&story.id, &story.acceptance_criteria);
     let workdir = run.repo_lock().workdir().to_owned();
-    contract::run_checks(&rules.checks, &workdir, run.settings.command_timeout())
-        .await
-        .into_iter()
-        .filter(|outcome| !outcome.passed)
-        .map(|outcome| outcome.name)
-        .collect()
+    let outcomes = contract::run_checks_until_stopped(
+        &rules.checks,
+        &workdir,
+        run.settings.command_timeout(),
+        Some(run.stop.clone()),
+    )
+    .await;
+    if contract::any_stopped(&outcomes) {
+        return None;
+    }
+    Some(
+        outcomes
+            .into_iter()
+            .filter(|outcome| !outcome.passed)
+            .map(|outcome| outcome.name)
+            .collect(),
+    )
 }
 
 /// Keep the merged state that failed its checks, and put the run's
@@ -202,6 +223,10 @@ pub(super) async fn merge_done_story(
     let story = worker.story.clone();
     let before = run.state.checkpoint;
     let merged = merge_story(run, worker, tip, merged_since).await?;
+    if merged == Merged::Stopped {
+        // Its worktree stays, recorded: the resume merges it.
+        return Ok(());
+    }
     crate::bug::halt("merged:committed");
     let kept = retire_worker(run, worker)?;
     crate::bug::halt("merged:retired");
@@ -218,6 +243,7 @@ pub(super) async fn merge_done_story(
             reason,
             kept: merge_kept,
         } => (None, Some(reason), merge_kept.or(kept)),
+        Merged::Stopped => return Ok(()),
     };
     let outcome = match last_attempt(run, &story) {
         Some(attempt) if checkpoint.is_some() => {

@@ -408,9 +408,14 @@ impl Coordinator {
     }
 
     /// Merge the stories waiting whose turn it is: no story before them
-    /// in the file is still at work.
+    /// in the file is still at work, and no stop was asked.
     async fn merge_waiting(&mut self, board: &mut Board) -> Result<(), RunError> {
         while let Some(entry) = board.waiting.first_entry() {
+            // Nothing is merged once the user asked to stop: each story
+            // waiting stays in its worktree, and the resume merges it.
+            if self.run.stop_requested() {
+                break;
+            }
             let place = *entry.key();
             let earlier_at_work = board.running.iter().any(|running| {
                 board
