@@ -37,6 +37,7 @@ mod session;
 mod set_aside;
 mod settled;
 mod snapshot;
+mod sparse;
 mod split_index;
 mod split_writes;
 mod stash;

@@ -50,6 +50,7 @@ mod loop_output;
 mod loop_strays;
 mod loop_watched;
 mod lost_abort;
+mod lost_sparse;
 mod matrix;
 mod meet;
 mod meet_endings;
