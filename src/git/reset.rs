@@ -84,7 +84,7 @@ impl Repo {
         let (target, stale) = if describes {
             (current, Vec::new())
         } else {
-            let target = self.index_for_tree(tree, &current)?;
+            let target = self.sparse_index_for_tree(tree, &current)?;
             // Tracked now but absent from the target: `git reset --hard`
             // deletes these even when they are ignored (force-added). The
             // agent's scratch files stay, untracked.
@@ -107,6 +107,12 @@ impl Repo {
         let workdir = self.workdir();
         let mut emptied_dirs = Vec::new();
         self.remove_all(&stale, &mut stats, &mut emptied_dirs)?;
+        // Skip-worktree entries have no file on disk (`sparse.rs`).
+        let skipped: Vec<BString> = super::sparse::present_skipped(workdir, &target)
+            .into_iter()
+            .map(|at| target.entries()[at].path(&target).to_owned())
+            .collect();
+        self.remove_all(&skipped, &mut stats, &mut emptied_dirs)?;
         let is_gitignore = |path: &[u8]| path == b".gitignore" || path.ends_with(b"/.gitignore");
         let rules: HashSet<usize> = checkout
             .iter()

@@ -282,7 +282,11 @@ impl Repo {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
         let current = self.shared_index()?;
-        let index = self.index_for_tree(original.index_tree, &current)?;
+        let mut index = self.sparse_index_for_tree(original.index_tree, &current)?;
+        // The run's work outside the sparse patterns stays on disk, an
+        // ordinary tracked entry to git.
+        let present = super::sparse::present_skipped(self.workdir(), &index);
+        super::sparse::unskip(&mut index, &present);
         self.leave_branch(change, original, tip, "finished")?;
         self.commit_index(lock, index, Some(original.index_tree))?;
         Ok(tip)
@@ -309,7 +313,7 @@ impl Repo {
         let current = self.shared_index()?;
         let initial_tree = self.commit_tree(initial)?;
         let (restored, _) = self.reset_worktree(initial_tree, current, &Scope::All)?;
-        let index = self.index_for_tree(original.index_tree, &restored)?;
+        let index = self.sparse_index_for_tree(original.index_tree, &restored)?;
         self.leave_branch(change, original, tip, "aborted")?;
         self.commit_index(lock, index, Some(original.index_tree))?;
         Ok(tip)

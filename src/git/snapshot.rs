@@ -148,6 +148,8 @@ impl Repo {
                 (shared, base, scope.clone(), Default::default())
             }
         };
+        // A skip-worktree file on disk all the same is looked at (`sparse.rs`).
+        let shared = super::sparse::unskip_present(self.workdir(), shared);
         let items = self.walk_status(
             &shared,
             Walk::Snapshot,

@@ -32,6 +32,32 @@ impl Repo {
         scope: &Scope,
         what: &str,
     ) -> Result<Vec<Item>, GitFailure> {
+        // gix's walk never enters a directory whose entries are all
+        // skip-worktree, where git finds untracked files all the same: the
+        // walk sees such entries as ordinary ones, and what it says of
+        // them is left out (`sparse.rs` has the rules for them).
+        let revealed = super::sparse::skipped_in_present_dirs(self.workdir(), index);
+        if revealed.is_empty() {
+            return self.walk_status_as_is(index, walk, scope, what);
+        }
+        let mut copy = (***index).clone();
+        super::sparse::unskip(&mut copy, &revealed);
+        let copy = std::sync::Arc::new(gix::fs::FileSnapshot::new(copy));
+        let mut items = self.walk_status_as_is(&copy, walk, scope, what)?;
+        items.retain(|item| match item {
+            Item::Modification { entry_index, .. } => revealed.binary_search(entry_index).is_err(),
+            _ => true,
+        });
+        Ok(items)
+    }
+
+    fn walk_status_as_is(
+        &self,
+        index: &gix::worktree::Index,
+        walk: Walk,
+        scope: &Scope,
+        what: &str,
+    ) -> Result<Vec<Item>, GitFailure> {
         let _timed = crate::timings::phase("scan");
         let Scope::Paths(paths) = scope else {
             return self.walk_everything(index, walk, what);

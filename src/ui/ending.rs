@@ -185,9 +185,13 @@ fn deleted(
 
 /// What `abort` did.
 pub fn aborted(aborted: &Aborted) {
-    let whose = match &aborted.worktree_removed {
-        Some(_) => "your worktree is exactly as it was".to_owned(),
-        None => format!("back on {} exactly as before the run", aborted.original),
+    let whose = match (&aborted.worktree_removed, &aborted.set_aside) {
+        (Some(_), _) => "your worktree is exactly as it was".to_owned(),
+        (None, None) => format!("back on {} exactly as before the run", aborted.original),
+        (None, Some(_)) => format!(
+            "back on {} as it was before the run, what was uncommitted on {} set aside",
+            aborted.original, aborted.branch
+        ),
     };
     let gone = deleted(
         &aborted.branch,
@@ -197,6 +201,28 @@ pub fn aborted(aborted: &Aborted) {
         true,
     );
     note(&format!("aborted: {whose}; {gone}"));
+    if let Some(kept) = &aborted.set_aside {
+        let refname = &kept.refname;
+        let staged = if kept.index_kept {
+            " (its parent holds what was staged)"
+        } else {
+            ""
+        };
+        warn(&format!(
+            "what was left uncommitted on {} is kept at {refname}{staged}: see it with 'git diff {} {refname}', take the files back with 'git restore --source={refname} --worktree -- .'",
+            aborted.branch,
+            aborted.tip.to_hex_with_len(10),
+        ));
+    }
+    if let Some(checkpoint) = &aborted.commits_after {
+        warn(&format!(
+            "the commits made on {} after the run's last checkpoint are kept at {}: see them with 'git log {}..{}'",
+            aborted.branch,
+            aborted.tip_ref,
+            checkpoint.to_hex_with_len(10),
+            aborted.tip_ref,
+        ));
+    }
 }
 
 /// What became of a run whose loop ended on its own.

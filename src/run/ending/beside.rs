@@ -112,15 +112,23 @@ pub(super) fn abort(
         record,
     } = sides(state, "abort", change)?;
     retire_stories(&owner, change, run_dir, state)?;
+    let mut commits_after = None;
     if let Some(inside) = inside.as_mut() {
         keep_what_is_left(inside, change, state, onlooker)?;
+        commits_after = inside
+            .descendant_tip(change, state.checkpoint)?
+            .map(|_| state.checkpoint);
     }
     drop(inside);
     remove(&owner, change, &record)?;
     let tip = owner.retire_branch(change, "aborted")?;
     record_removed(state);
     *repo = owner;
-    close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))
+    let aborted = close::record_aborted(change, run_dir, state, tip, Some(record.linked.path))?;
+    Ok(Aborted {
+        commits_after,
+        ..aborted
+    })
 }
 
 /// The worktrees of the stories a parallel run left at work when it was

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
+use super::{AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
 use crate::stories::SourceKind;
@@ -130,8 +130,39 @@ pub(super) fn abort(
     state: &mut RunState,
 ) -> Result<Aborted, EndingError> {
     require_on_branch(repo, change, "abort")?;
+    let set_aside = set_aside_before_abort(repo, change)?;
+    let commits_after = repo
+        .descendant_tip(change, state.checkpoint)?
+        .map(|_| state.checkpoint);
     let tip = repo.abort(change, &state.original, state.initial_commit)?;
-    record_aborted(change, run_dir, state, tip, None)
+    let aborted = record_aborted(change, run_dir, state, tip, None)?;
+    Ok(Aborted {
+        set_aside,
+        commits_after,
+        ..aborted
+    })
+}
+
+/// What is uncommitted on the run's branch when it is aborted (once the
+/// run stopped, the user may have worked there) is kept under a new
+/// `interrupted/<ms>` ref, index and worktree, before the pre-start state
+/// replaces it.
+fn set_aside_before_abort(
+    repo: &mut Repo,
+    change: &ChangeName,
+) -> Result<Option<AbortSetAside>, EndingError> {
+    let refname = repo.unused_ref(&format!(
+        "{}/interrupted/{}",
+        change.ref_namespace(),
+        crate::events::now_ms()
+    ))?;
+    let message = format!("ralph({change}): left uncommitted on the branch, set aside at abort");
+    Ok(repo
+        .set_aside(&refname, &message)?
+        .map(|kept| AbortSetAside {
+            refname,
+            index_kept: kept.index_kept,
+        }))
 }
 
 /// Records that the run was aborted, its branch's `tip` kept, and the run's
@@ -153,6 +184,8 @@ pub(super) fn record_aborted(
         tip,
         tip_ref: format!("{}/aborted", change.ref_namespace()),
         worktree_removed,
+        set_aside: None,
+        commits_after: None,
     })
 }
 

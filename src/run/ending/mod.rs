@@ -146,6 +146,21 @@ pub struct Aborted {
     pub tip_ref: String,
     /// The run's own worktree, removed; the user's was never touched.
     pub worktree_removed: Option<PathBuf>,
+    /// What was left uncommitted on the run's branch (what the user did
+    /// there once the run had stopped), kept before the pre-start state
+    /// came back.
+    pub set_aside: Option<AbortSetAside>,
+    /// The run's last checkpoint, when commits were made on its branch
+    /// after it: they are kept with the tip, at `tip_ref`.
+    pub commits_after: Option<ObjectId>,
+}
+
+/// Where `abort` kept what was left uncommitted on the run's branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbortSetAside {
+    pub refname: String,
+    /// The ref's parent holds what was staged, apart from the worktree.
+    pub index_kept: bool,
 }
 
 /// A run left stopped after its loop, and how to go on.

@@ -1,0 +1,51 @@
+//! What was left uncommitted in a worktree, kept before something throws
+//! it away: the worktree as `git add -A` sees it, and, when what was staged
+//! is neither that nor HEAD, the index as a commit of its own beneath it,
+//! so that staged and unstaged changes both survive (as `git stash` keeps
+//! them). Nothing in the worktree, the index or HEAD moves.
+
+use super::ObjectId;
+use super::error::OpError;
+use super::open::Repo;
+use super::tree::write_tree;
+
+/// Where [`Repo::set_aside`] kept the work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// The commit of the worktree, at the ref.
+    pub commit: ObjectId,
+    /// Whether the commit's parent is the index as it was (else HEAD).
+    pub index_kept: bool,
+}
+
+impl Repo {
+    /// Keep at `refname` what the worktree and index hold beyond HEAD's
+    /// commit; `None`, and no ref, when they hold nothing more.
+    pub fn set_aside(&mut self, refname: &str, message: &str) -> Result<Option<SetAside>, OpError> {
+        let _timed = crate::timings::phase("preserve");
+        let head = self.head()?.commit();
+        let head_tree = match head {
+            Some(commit) => self.commit_tree(commit)?,
+            None => self.repo.empty_tree().id,
+        };
+        let index = self.shared_index()?;
+        let index_tree = write_tree(&self.repo, &index)?;
+        let worktree = self.snapshot(index, &super::scope::Scope::All)?.tree;
+        if worktree == head_tree && index_tree == head_tree {
+            return Ok(None);
+        }
+        let mut parents: Vec<ObjectId> = head.into_iter().collect();
+        let index_kept = index_tree != head_tree && index_tree != worktree;
+        if index_kept {
+            let staged = self.write_commit(
+                &format!("{message}\n\nThe tree is the index as it was."),
+                index_tree,
+                &parents,
+            )?;
+            parents = vec![staged];
+        }
+        let commit = self.write_commit(message, worktree, &parents)?;
+        self.set_ref(refname, commit, message)?;
+        Ok(Some(SetAside { commit, index_kept }))
+    }
+}
