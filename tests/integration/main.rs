@@ -69,6 +69,7 @@ mod readers_sources_e2e;
 mod real_cli_e2e;
 mod realworld;
 mod roles;
+mod scenarios;
 mod serve;
 mod serve_answer;
 mod serve_browser;

@@ -298,6 +298,13 @@ impl Background {
         self.child.as_ref().map(Child::id).unwrap_or(0)
     }
 
+    /// Whether the process has not exited yet (it is reaped if it has).
+    pub fn still_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
     pub fn signal(&self, signal: Signal) {
         kill(Pid::from_raw(self.pid() as i32), signal)
             .unwrap_or_else(|err| panic!("cannot send {signal} to {}: {err}", self.pid()));

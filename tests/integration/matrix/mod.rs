@@ -22,9 +22,9 @@
 //! ::stash_clear`. The whole matrix takes about 65 CPU-seconds.
 
 mod endings;
-mod oracle;
+pub mod oracle;
 mod refusals;
-mod world;
+pub mod world;
 
 /// Where and how the run works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! the cell. What goes wrong is gathered as findings, so that a cell
 //! reports every disagreement it saw, not only the first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -161,17 +161,33 @@ pub struct World {
     pub findings: Vec<String>,
     /// How many hook calls and webhook posts were judged already.
     pub judged: (usize, usize),
+    /// Stories the user did by hand (their file written, their boxes
+    /// ticked): no account of the run has to say anything of them.
+    pub by_hand: BTreeSet<String>,
 }
 
 impl World {
     pub fn new(mode: Mode, ending: Ending) -> World {
-        let repo = project(THREE_STORIES);
+        let world = World::around(project(THREE_STORIES), mode, ending, ending.hands_off());
+        busy_user(&world.repo);
+        World {
+            before: user_state(&world.repo),
+            ..world
+        }
+    }
+
+    /// A world around a project of three stories someone else made (a
+    /// repository of a particular shape): the contract committed (the
+    /// stories independent in any mode, so a later run may take them at
+    /// once), a bare `origin` when `with_origin`; the user not yet busy.
+    pub fn around(repo: TestRepo, mode: Mode, ending: Ending, with_origin: bool) -> World {
         let told_dir = repo.dir.path().join("told");
         fs::create_dir_all(&told_dir).unwrap();
         let webhook = Webhook::listen(repo.root.clone());
         commit_contract(&repo, mode, ending, &told_dir, &webhook.url);
-        let remote = ending.hands_off().then(|| bare_origin(&repo));
-        let reviewer = (mode == Mode::Roles).then(|| {
+        let remote = with_origin.then(|| bare_origin(&repo));
+        // Any run of the world may be a role pipeline.
+        let reviewer = Some({
             let reviewer = script(&repo, "[*]\npromise REVIEW_PASSED\n");
             format!(
                 "reviewer=FAKE_AGENT_SCRIPT={} {}",
@@ -179,7 +195,6 @@ impl World {
                 shell_quote(fake_agent_path())
             )
         });
-        busy_user(&repo);
         World {
             mode,
             ending,
@@ -192,6 +207,7 @@ impl World {
             reviewer,
             findings: Vec::new(),
             judged: (0, 0),
+            by_hand: BTreeSet::new(),
         }
     }
 

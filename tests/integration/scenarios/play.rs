@@ -1,0 +1,773 @@
+//! Plays a sequence of steps on a world of one shape, through the real
+//! binary and the fake agent, and judges what git says after each
+//! command. Findings gather in the world (as the matrix's do); the first
+//! step after which there is one ends the play.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use super::gates::{Known, gated};
+use super::invariants::{Holdings, Picture, skip_worktree, sound};
+use super::shapes::{self, Shape};
+use super::steps::{Agent, Finish, Live, Read, RunMode, Start, Step, Stop};
+use crate::harness::story_run::*;
+use crate::harness::*;
+use crate::matrix::Mode;
+use crate::matrix::oracle::{Shelf, assert_record_agrees_with_branch};
+use crate::matrix::world::{UserState, World, user_state};
+
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A start held open: the loop in the background, the file that lets its
+/// agents (or its check) go on.
+struct Held {
+    loop_: Background,
+    gate: PathBuf,
+    beside: bool,
+    start: Start,
+}
+
+pub struct Scenario {
+    pub w: World,
+    shape: Shape,
+    pool: Vec<PathBuf>,
+    /// Numbers every file, branch and content the steps make.
+    counter: u32,
+    held: Option<Held>,
+    /// What the user held before the command that runs (or ran last).
+    holdings: Holdings,
+    /// The user's state before the start of the run there is, if any.
+    before_start: Option<UserState>,
+    /// The user acted since that start / since the last command.
+    acted_since_start: bool,
+    acted_since_command: bool,
+    /// The run's last start was in the user's own worktree.
+    in_place: bool,
+    shelf: Option<Shelf>,
+    /// What the hook was told before a fresh start, and how much of it
+    /// was judged, until the start is known not to be refused.
+    told_aside: Option<(PathBuf, usize)>,
+    hooks: std::collections::BTreeMap<String, (u32, Vec<u8>)>,
+    sparse: std::collections::BTreeSet<String>,
+    /// What happened, step by step, for the failure message.
+    pub transcript: Vec<String>,
+}
+
+impl Scenario {
+    pub fn new(shape: Shape) -> Scenario {
+        let w = shapes::build(shape);
+        let hooks = disk_snapshot(&w.repo.path(".git/hooks"));
+        let sparse = skip_worktree(&w.repo);
+        let mut scenario = Scenario {
+            pool: shapes::pool(shape),
+            shape,
+            counter: 0,
+            held: None,
+            holdings: Holdings::default(),
+            before_start: None,
+            acted_since_start: false,
+            acted_since_command: false,
+            in_place: true,
+            shelf: None,
+            told_aside: None,
+            hooks,
+            sparse,
+            transcript: Vec::new(),
+            w,
+        };
+        scenario.holdings = scenario.hold();
+        scenario
+    }
+
+    /// The user's worktrees.
+    fn dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.w.repo.root.clone()];
+        if self.shape == Shape::Linked {
+            dirs.push(self.w.repo.dir.path().join("linked"));
+        }
+        dirs
+    }
+
+    fn hold(&self) -> Holdings {
+        Holdings::take(&self.w.repo, &self.dirs())
+    }
+
+    fn next(&mut self) -> u32 {
+        self.counter += 1;
+        self.counter
+    }
+
+    fn note(&mut self, text: impl Into<String>) {
+        self.transcript.push(text.into());
+    }
+
+    /// Plays one step; the findings it led to are in the world.
+    pub fn play(&mut self, step: Step) {
+        self.note(format!("> {step}"));
+        let live_ok = match step {
+            Step::Stop(_) | Step::Read(_) => true,
+            _ if step.is_users() => self.held.as_ref().is_some_and(|held| held.beside),
+            _ => false,
+        };
+        if !live_ok && self.held.is_some() {
+            self.stop(Stop::Release);
+        }
+        if step.is_users() {
+            self.users_act(step);
+            self.acted_since_start = true;
+            self.acted_since_command = true;
+            if self.held.is_some() {
+                let now = self.hold();
+                self.holdings.merge(now);
+            }
+            return;
+        }
+        match step {
+            Step::Start(start) => self.start(start),
+            Step::Stop(stop) => self.stop(stop),
+            Step::Kill9(ms) => self.kill9(ms),
+            Step::Finish(finish) => self.finish(finish),
+            Step::Abort => self.abort(),
+            Step::Read(read) => self.read(read),
+            _ => unreachable!("{step} is the user's"),
+        }
+    }
+
+    /// Ends a scenario: a start still held is let go and judged.
+    pub fn end(&mut self) {
+        if self.held.is_some() {
+            self.stop(Stop::Release);
+        }
+    }
+
+    // The user's acts.
+
+    fn git(&self, args: &[&str]) -> Output {
+        self.w.repo.git_output(args)
+    }
+
+    fn pooled(&self, n: u8) -> PathBuf {
+        self.w.repo.path(&self.pool[n as usize % self.pool.len()])
+    }
+
+    fn write_pooled(&mut self, n: u8) {
+        let path = self.pooled(n);
+        let k = self.next();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name == "link" {
+            let _ = fs::remove_file(&path);
+            let target = if k % 2 == 0 { "README.md" } else { "notes.txt" };
+            std::os::unix::fs::symlink(target, &path).unwrap();
+            return;
+        }
+        let content = match &*name {
+            "crlf.txt" => format!("edit {k}\r\nof the user\r\n").into_bytes(),
+            "big.bin" => shapes::large(k),
+            _ => format!("edit {k} of the user\n").into_bytes(),
+        };
+        if let Some(parent) = path.parent() {
+            let _ = fs::create_dir_all(parent);
+        }
+        let _ = fs::remove_file(&path);
+        fs::write(&path, content).unwrap();
+    }
+
+    fn users_act(&mut self, step: Step) {
+        match step {
+            Step::Edit(n) => self.write_pooled(n),
+            Step::Add => {
+                let k = self.next();
+                self.w
+                    .repo
+                    .write(format!("new-{k}.txt"), format!("new file {k}\n"));
+            }
+            Step::Delete(n) => {
+                let _ = fs::remove_file(self.pooled(n));
+            }
+            Step::Rename(n) => {
+                let from = self.pooled(n);
+                let k = self.next();
+                let _ = fs::rename(&from, self.w.repo.path(format!("moved-{k}.txt")));
+            }
+            Step::Chmod(n) => {
+                let path = self.pooled(n);
+                if let Ok(meta) = fs::symlink_metadata(&path)
+                    && meta.is_file()
+                {
+                    let mode = meta.permissions().mode() ^ 0o111;
+                    let _ = fs::set_permissions(&path, fs::Permissions::from_mode(mode));
+                }
+            }
+            Step::StageAll => {
+                self.git(&["add", "-A"]);
+            }
+            Step::StagePart(n) => {
+                self.write_pooled(n);
+                let path = self.pooled(n);
+                self.git(&["add", "--", path.to_str().unwrap_or("notes.txt")]);
+                self.write_pooled(n);
+            }
+            Step::StashPush => {
+                self.git(&["stash", "push", "-q"]);
+            }
+            Step::StashPop => {
+                self.git(&["stash", "pop", "-q"]);
+            }
+            Step::StashDrop => {
+                self.git(&["stash", "drop", "-q"]);
+            }
+            Step::Branch => {
+                let k = self.next();
+                self.git(&["branch", &format!("topic-{k}")]);
+            }
+            Step::DeleteBranch => {
+                if let Some(topic) = self.newest("refs/heads/topic-") {
+                    self.git(&["branch", "-q", "-D", &topic]);
+                }
+            }
+            Step::Tag => {
+                let k = self.next();
+                self.git(&["tag", &format!("t-{k}")]);
+            }
+            Step::DeleteTag => {
+                if let Some(tag) = self.newest("refs/tags/t-") {
+                    self.git(&["tag", "-d", &tag]);
+                }
+            }
+            Step::Commit => {
+                let k = self.next();
+                self.git(&[
+                    "commit",
+                    "-q",
+                    "-a",
+                    "-m",
+                    &format!("the user's commit {k}"),
+                ]);
+            }
+            Step::Switch(n) => {
+                let to = match n % 3 {
+                    0 => Some("main".to_string()),
+                    1 => Some(BRANCH.to_string()),
+                    _ => self.newest("refs/heads/topic-"),
+                };
+                if let Some(to) = to {
+                    self.git(&["switch", "-q", &to]);
+                }
+            }
+            Step::Tick(n) => self.tick(1 + n % 3),
+            Step::AddStory => self.add_story(),
+            Step::DeleteStory => self.delete_story(),
+            Step::Gc => {
+                self.git(&["gc", "-q"]);
+            }
+            other => unreachable!("{other} is a command"),
+        }
+    }
+
+    /// The newest of the refs under `prefix`, by the number they end in.
+    fn newest(&self, prefix: &str) -> Option<String> {
+        let names = self
+            .w
+            .repo
+            .git(&["for-each-ref", "--format=%(refname)", prefix]);
+        names
+            .lines()
+            .max_by_key(|name| {
+                name.rsplit('-')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .unwrap_or(0)
+            })
+            .map(|name| {
+                name.trim_start_matches("refs/heads/")
+                    .trim_start_matches("refs/tags/")
+                    .to_string()
+            })
+    }
+
+    fn tasks(&self) -> PathBuf {
+        self.w.repo.path(TASKS_PATH)
+    }
+
+    /// The user does story `id` by hand: writes its file, ticks its boxes.
+    fn tick(&mut self, id: u8) {
+        self.w.by_hand.insert(id.to_string());
+        let Ok(text) = fs::read_to_string(self.tasks()) else {
+            return;
+        };
+        let ticked = text.replace(&format!("- [ ] {id}."), &format!("- [x] {id}."));
+        self.w.repo.write(
+            format!("story-{id}.txt"),
+            format!("work of story {id}, done by the user\n"),
+        );
+        fs::write(self.tasks(), ticked).unwrap();
+    }
+
+    fn add_story(&mut self) {
+        let Ok(mut text) = fs::read_to_string(self.tasks()) else {
+            return;
+        };
+        if !text.contains("## 4.") {
+            text.push_str("\n## 4. Extra\n\n- [ ] 4.1 Create story-4.txt\n");
+            fs::write(self.tasks(), text).unwrap();
+        }
+    }
+
+    /// Deletes story 4, or story 3 while its work is nowhere yet.
+    fn delete_story(&mut self) {
+        let Ok(text) = fs::read_to_string(self.tasks()) else {
+            return;
+        };
+        let three_done = self.w.repo.path("story-3.txt").exists()
+            || self
+                .git(&[
+                    "cat-file",
+                    "-e",
+                    &format!("refs/heads/{BRANCH}:story-3.txt"),
+                ])
+                .status
+                .success();
+        let heading = if text.contains("## 4.") {
+            "## 4."
+        } else if !three_done {
+            "## 3."
+        } else {
+            return;
+        };
+        let Some(at) = text.find(heading) else {
+            return;
+        };
+        let end = text[at + 3..]
+            .find("\n## ")
+            .map_or(text.len(), |i| at + 3 + i + 1);
+        let cut = format!("{}{}", &text[..at], &text[end..]);
+        fs::write(self.tasks(), cut).unwrap();
+    }
+
+    // Commands.
+
+    /// The status state.json gives the run, if there is one.
+    fn run_status(&self) -> Option<String> {
+        let text = fs::read_to_string(self.w.repo.run_dir(CHANGE).join("state.json")).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+        json["status"].as_str().map(str::to_string)
+    }
+
+    /// A run a start would resume: neither finished nor aborted.
+    fn run_open(&self) -> bool {
+        self.run_status()
+            .is_some_and(|status| status != "finished" && status != "aborted")
+    }
+
+    fn run_exists(&self) -> bool {
+        self.run_status().is_some()
+    }
+
+    /// The agent's script: every story done, each agent behaving as
+    /// `start` says; when held, each first waits for the gate.
+    fn script(&self, start: Start, gate: &Path, marker: &Path) -> String {
+        let mut text = String::new();
+        let mode = match start.mode {
+            RunMode::Roles => Mode::Roles,
+            _ => Mode::Here,
+        };
+        for id in 1..=5 {
+            text.push_str(&format!("[story={id}]\n"));
+            if start.live == Live::Agent {
+                text.push_str(&format!(
+                    "write wip-{id}.txt held\\n\nwrite {} at work\nwait-for {}\n",
+                    marker.display(),
+                    gate.display()
+                ));
+            }
+            let does = mode.does(&id.to_string());
+            // In a submodule, the agent overwrites the user's file.
+            let meddles = if self.shape == Shape::Submodule {
+                "write sub/file.txt the agent's, in the submodule\\n\n"
+            } else {
+                ""
+            };
+            let common = self.w.repo.path(".git");
+            let lines = match start.agent {
+                Agent::Succeeds => does,
+                Agent::Fails => format!(
+                    "{meddles}append wip-{id}.txt try\\n\npromise FAILED: the parser is missing\nexit 1\n"
+                ),
+                Agent::Commits => {
+                    format!("{does}git add -A\ngit commit -q -m \"the agent's own commit\"\n")
+                }
+                Agent::Stash => format!("git stash clear\n{does}"),
+                Agent::Rewinds => format!("git reset -q --hard HEAD~1\n{does}"),
+                Agent::PlantsHook => {
+                    let hook = common.join("hooks/post-checkout");
+                    let hook = hook.display();
+                    format!("write {hook} #!/bin/sh\\necho planted\\n\nchmod +x {hook}\n{does}")
+                }
+                Agent::Outside => {
+                    format!("{meddles}write notes.txt the agent's notes\\n\n{does}")
+                }
+            };
+            text.push_str(&lines);
+        }
+        text
+    }
+
+    fn start(&mut self, start: Start) {
+        if !self.run_open() {
+            self.fresh_run(start);
+        }
+        self.w.mode = match start.mode {
+            RunMode::Worktree => Mode::Worktree,
+            RunMode::Parallel => Mode::Parallel,
+            RunMode::Roles => Mode::Roles,
+            RunMode::Here | RunMode::Bare => Mode::Here,
+        };
+        let k = self.next();
+        let gate = self.w.repo.dir.path().join(format!("gate-{k}"));
+        let marker = self.w.repo.record_dir().join(format!("live-{k}"));
+        fs::create_dir_all(self.w.repo.record_dir()).unwrap();
+        let mut extra: Vec<String> = vec!["--max-retries".into(), "0".into()];
+        extra.push("--on-finish".into());
+        extra.push(if start.cleanup { "cleanup" } else { "keep" }.into());
+        if start.once {
+            extra.push("--once".into());
+        }
+        if start.live == Live::Check {
+            extra.push("--check".into());
+            extra.push(format!(
+                "touch {m}; while [ ! -e {g} ]; do sleep 0.1; done",
+                m = shell_quote(&marker.display().to_string()),
+                g = shell_quote(&gate.display().to_string())
+            ));
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let script = self.script(start, &gate, &marker);
+        let cmd = self
+            .w
+            .start_command(&script, start.mode != RunMode::Bare, &extra);
+        let picture = Picture::take(&self.w.repo);
+        self.holdings = self.hold();
+        self.acted_since_command = false;
+        let loop_ = Background::spawn(&self.w.repo, cmd);
+        let beside = matches!(start.mode, RunMode::Worktree | RunMode::Parallel);
+        let mut held = Held {
+            loop_,
+            gate,
+            beside,
+            start,
+        };
+        if start.live != Live::No {
+            let mut running = true;
+            wait_until(
+                "the held attempt is at work, or the loop ended",
+                PATIENCE,
+                || {
+                    running = held.loop_.still_running();
+                    marker.exists() || !running
+                },
+            );
+            if running {
+                self.note("  (held at work)");
+                self.held = Some(held);
+                return;
+            }
+            fs::write(&held.gate, "").unwrap();
+        } else {
+            fs::write(&held.gate, "").unwrap();
+        }
+        held.start = start;
+        let ended: Ended = held.loop_.wait(PATIENCE).into();
+        if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
+            self.note(format!("{}{}", ended.stdout, ended.stderr));
+        }
+        self.judge_command("start", ended, Some(picture));
+    }
+
+    /// A run is about to begin afresh: the user's state is kept to judge
+    /// its abort, and what earlier runs told the hook is set aside.
+    fn fresh_run(&mut self, start: Start) {
+        let head_born = self
+            .git(&["rev-parse", "-q", "--verify", "HEAD"])
+            .status
+            .success();
+        self.before_start = head_born.then(|| user_state(&self.w.repo));
+        self.acted_since_start = false;
+        self.in_place = matches!(start.mode, RunMode::Here | RunMode::Roles | RunMode::Bare);
+        let k = self.next();
+        let aside = self.w.repo.dir.path().join(format!("told-before-{k}"));
+        fs::rename(&self.w.told_dir, &aside).unwrap();
+        fs::create_dir_all(&self.w.told_dir).unwrap();
+        self.told_aside = Some((aside, self.w.judged.0));
+        self.w.judged.0 = 0;
+    }
+
+    /// A start that was refused began no run: what the hook was told
+    /// before is the record again.
+    fn unless_refused(&mut self, code: Option<i32>) {
+        if let Some((aside, judged)) = self.told_aside.take()
+            && matches!(code, Some(1 | 2))
+        {
+            fs::remove_dir_all(&self.w.told_dir).unwrap();
+            fs::rename(aside, &self.w.told_dir).unwrap();
+            self.w.judged.0 = judged;
+        }
+    }
+
+    fn stop(&mut self, stop: Stop) {
+        let Some(held) = self.held.take() else {
+            self.note("  (nothing held)");
+            return;
+        };
+        let _reaper = Reaper(self.w.repo.record_dir());
+        let ended: Ended = match stop {
+            Stop::Release => {
+                fs::write(&held.gate, "").unwrap();
+                held.loop_.wait(PATIENCE).into()
+            }
+            Stop::Term | Stop::Kill => {
+                let signal = if stop == Stop::Term {
+                    Signal::SIGTERM
+                } else {
+                    Signal::SIGKILL
+                };
+                held.loop_.signal(signal);
+                let ended = held.loop_.wait(PATIENCE);
+                if stop == Stop::Kill {
+                    kill_agents(&self.w.repo.record_dir());
+                }
+                ended.into()
+            }
+            Stop::Abort => {
+                let mut abort = ralph(&self.w.repo);
+                abort.args(["abort", CHANGE]);
+                let aborting = std::thread::spawn(move || run(&mut abort));
+                let ended = held.loop_.wait(PATIENCE);
+                let output = aborting.join().expect("abort ran");
+                self.note(format!("  the loop: {:?}", ended.status));
+                let _ = held.start;
+                self.after_abort(&output);
+                Ended::from(&output)
+            }
+        };
+        // The gate is left for later attempts at once.
+        let _ = fs::write(&held.gate, "");
+        let what = format!("{stop:?} of a held start");
+        self.judge_command(&what, ended, None);
+    }
+
+    fn kill9(&mut self, ms: u16) {
+        if !self.run_open() {
+            self.fresh_run(Start {
+                mode: RunMode::Here,
+                agent: Agent::Succeeds,
+                cleanup: false,
+                once: false,
+                live: Live::No,
+            });
+        }
+        let script = Mode::Here.script(&[]);
+        let cmd = self
+            .w
+            .start_command(&script, false, &["--on-finish", "keep"]);
+        self.holdings = self.hold();
+        self.acted_since_command = false;
+        let mut loop_ = Background::spawn(&self.w.repo, cmd);
+        std::thread::sleep(Duration::from_millis(ms.into()));
+        if loop_.still_running() {
+            loop_.signal(Signal::SIGKILL);
+        }
+        let ended = loop_.wait(PATIENCE);
+        kill_agents(&self.w.repo.record_dir());
+        self.judge_command("a start killed -9", ended.into(), None);
+    }
+
+    fn finish(&mut self, finish: Finish) {
+        let how = match finish {
+            Finish::Keep => "--keep",
+            Finish::Cleanup => "--cleanup",
+            Finish::Push => "--push",
+        };
+        self.command(&["finish", CHANGE, how]);
+    }
+
+    fn abort(&mut self) {
+        if gated(Known::AbortAfterStop)
+            && self.in_place
+            && self.run_status().is_some_and(|status| status != "aborted")
+            && self.acted_since_command
+        {
+            self.note("  (gated: abort in place after the user acted)");
+            return;
+        }
+        let output = self.command(&["abort", CHANGE]);
+        self.after_abort(&output);
+    }
+
+    fn read(&mut self, read: Read) {
+        let args: &[&str] = match read {
+            Read::Status => &["status", CHANGE],
+            Read::StatusJson => &["status", CHANGE, "--json"],
+            Read::Log => &["log", CHANGE],
+            Read::Show => &["show", "1", CHANGE],
+        };
+        if self.held.is_some() {
+            let output = self.w.ralph(args);
+            self.check_exit(&format!("{read:?} while an agent works"), &output);
+            return;
+        }
+        let picture = Picture::take(&self.w.repo);
+        let output = self.w.ralph(args);
+        self.check_exit(&format!("{read:?}"), &output);
+        for change in picture.changes(&Picture::take(&self.w.repo), &[]) {
+            self.w.find(format!(
+                "{read:?}, a read, changed the repository: {change}"
+            ));
+        }
+    }
+
+    /// A command run to its end, judged.
+    fn command(&mut self, args: &[&str]) -> Output {
+        let picture = Picture::take(&self.w.repo);
+        self.holdings = self.hold();
+        self.acted_since_command = false;
+        let output = self.w.ralph(args);
+        self.judge_command(&args.join(" "), Ended::from(&output), Some(picture));
+        output
+    }
+
+    fn check_exit(&mut self, what: &str, output: &Output) {
+        let code = output.status.code();
+        self.note(format!("  exit {code:?}"));
+        if !matches!(code, Some(0 | 1 | 2 | 3 | 130)) {
+            self.w.find(format!("{what}: {}", describe(output)));
+        }
+    }
+
+    /// After an `abort` that said it succeeded: with nothing done by the
+    /// user since the start, everything is exactly as before it.
+    fn after_abort(&mut self, output: &Output) {
+        if !output.status.success() {
+            return;
+        }
+        if self.acted_since_start {
+            return;
+        }
+        if let Some(before) = &self.before_start {
+            let now = user_state(&self.w.repo);
+            if now.work != before.work || now.stashes != before.stashes {
+                self.w.find(format!(
+                    "abort did not give back the state before the start:\nbefore {:?}\nnow {:?}",
+                    before.work, now.work
+                ));
+            }
+            let diff = snapshot_diff(&before.files, &now.files);
+            if !diff.is_empty() {
+                self.w.find(format!(
+                    "abort did not give back the user's files: {diff:?}"
+                ));
+            }
+        }
+    }
+
+    /// Everything that must hold once a command has ended.
+    fn judge_command(&mut self, what: &str, ended: Ended, picture: Option<Picture>) {
+        self.note(format!("  exit {:?}", ended.code));
+        self.unless_refused(ended.code);
+        let output_said = format!("{}{}", ended.stdout, ended.stderr);
+        if !matches!(ended.code, Some(0 | 1 | 2 | 3 | 130) | None) {
+            self.w.find(format!(
+                "{what}: exit {:?}\n{}",
+                ended.code,
+                output_said.trim()
+            ));
+        }
+        if matches!(ended.code, Some(1 | 2))
+            && let Some(picture) = picture
+        {
+            // A lock a dead loop left is taken over, with a warning, by any
+            // command that needs it: the one change a refusal may make.
+            let allowed: &[&str] = if output_said.contains("took over the lock") {
+                &["removed .git/ralph/lock"]
+            } else {
+                &[]
+            };
+            for change in picture.changes(&Picture::take(&self.w.repo), allowed) {
+                self.w.find(format!(
+                    "{what} was refused ({}) yet {change}",
+                    output_said.trim()
+                ));
+            }
+        }
+        let now = self.hold();
+        for lost in self.holdings.lost_in(&now, &self.w.repo) {
+            self.w.find(format!("after {what}: {lost}"));
+        }
+        self.holdings = now;
+        for finding in sound(&self.w.repo, &self.hooks) {
+            self.w.find(format!("after {what}: {finding}"));
+        }
+        self.judge_record(what, &ended);
+    }
+
+    /// The matrix's oracle, on the shelf the run's work is on now.
+    fn judge_record(&mut self, what: &str, ended: &Ended) {
+        let _ = ended;
+        let status = self.run_status();
+        self.shelf = if has_ref(&self.w.repo, &format!("refs/heads/{BRANCH}")) {
+            Some(Shelf::Branch)
+        } else if status.as_deref() == Some("aborted") {
+            Some(Shelf::Aborted)
+        } else if status.as_deref() == Some("finished")
+            && has_ref(&self.w.repo, &format!("{NS}/finished"))
+        {
+            Some(Shelf::Finished)
+        } else {
+            None
+        };
+        let sparse_back = matches!(self.shelf, Some(Shelf::Aborted | Shelf::Finished));
+        if sparse_back && skip_worktree(&self.w.repo) != self.sparse {
+            self.w.find(format!(
+                "after {what}: the skip-worktree bits are {:?}, not the user's {:?}",
+                skip_worktree(&self.w.repo),
+                self.sparse
+            ));
+        }
+        if let Some(shelf) = self.shelf
+            && self.run_exists()
+        {
+            assert_record_agrees_with_branch(&mut self.w, &format!("after {what}"), shelf);
+        }
+    }
+}
+
+/// How a command ended, whichever way it ran.
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl From<Finished> for Ended {
+    fn from(finished: Finished) -> Ended {
+        Ended {
+            code: finished.status.code(),
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+        }
+    }
+}
+
+impl From<&Output> for Ended {
+    fn from(output: &Output) -> Ended {
+        Ended {
+            code: output.status.code(),
+            stdout: stdout(output),
+            stderr: stderr(output),
+        }
+    }
+}
