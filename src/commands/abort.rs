@@ -30,24 +30,21 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
 /// With no run to abort, a plan of the change (or, unnamed, any) whose
 /// process was killed is put back instead, as the next `plan` would.
 fn abort_cut_short_plan(named: Option<&str>) -> Result<Option<ExitCode>, CommandError> {
+    use crate::planning::cut_short;
     let mut repo = super::open_repo()?;
     let runs = crate::state::list_runs(&repo.ralph_dir());
     let has_run = match named {
         Some(change) => runs.iter().any(|run| run == change),
         None => !runs.is_empty(),
     };
-    if has_run || crate::planning::cut_short::find(&repo, named).is_empty() {
+    let found = cut_short::find(&repo, named);
+    let Some(first) = found.first().filter(|_| !has_run) else {
         return Ok(None);
-    }
-    let change = match named {
-        Some(change) => crate::git::ChangeName::parse(change)?,
-        None => {
-            crate::git::ChangeName::parse(&crate::planning::cut_short::find(&repo, None)[0].change)?
-        }
     };
+    let change = crate::git::ChangeName::parse(&first.change)?;
     let _lock = crate::state::RunLock::acquire(&super::lock_path(&repo), change.as_str())?;
-    for cut in crate::planning::cut_short::find(&repo, named) {
-        let recovered = crate::planning::cut_short::recover(&mut repo, &cut)
+    for cut in &found {
+        let recovered = cut_short::recover(&mut repo, cut)
             .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
         ui::plan_view::print_recovered(&recovered);
     }

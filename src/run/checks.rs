@@ -11,8 +11,8 @@ use crate::stories::Story;
 
 /// Every objective check, run on the worktree; all of them run, so the
 /// report names every failure at once, unless the run is asked to stop:
-/// the check under way is then ended and the rest are not run. Which passed goes into the
-/// attempt's record and an event.
+/// the check under way is then ended and the rest are not run. Which
+/// passed goes into the attempt's record and an event.
 pub(super) async fn run_checks(
     run: &mut Run,
     story: &Story,

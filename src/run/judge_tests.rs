@@ -674,3 +674,22 @@ fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
         Verdict::Accepted { flag: None }
     );
 }
+
+#[test]
+fn a_check_stopped_by_the_user_interrupts_the_attempt_in_every_mode_but_a_single_pass() {
+    let stopped = CheckOutcome {
+        stopped: true,
+        ..check("test", false)
+    };
+    let evidence = Evidence {
+        checks: Some(vec![check("lint", true), stopped]),
+        ..claim()
+    };
+    for rules in [loop_rules(), prompt_mode()] {
+        let Verdict::Failed(failure) = verdict(&evidence, &rules) else {
+            panic!("a stopped check is never a completion");
+        };
+        assert_eq!(failure.outcome, AttemptOutcome::Interrupted);
+        assert_eq!(failure.reason, "stopped by the user while check test ran");
+    }
+}

@@ -196,7 +196,6 @@ pub fn print_planned(planned: &Planned) {
     }
 }
 
-/// The last line of an accepted plan: the command that runs it.
 /// A plan whose process was killed, put back: what was done, and where
 /// what its agent left is kept.
 pub fn print_recovered(recovered: &crate::planning::cut_short::Recovered) {
@@ -225,6 +224,7 @@ pub fn print_cut_short(cut: &crate::planning::cut_short::CutShort) {
     ));
 }
 
+/// The last line of an accepted plan: the command that runs it.
 pub fn print_start_command(words: &[String]) {
     let s = Styles::for_term(&Term::stdout());
     let command: Vec<String> = words.iter().map(|word| shell_quote(word)).collect();

@@ -30,10 +30,22 @@ fn users_work(repo: &TestRepo) {
     repo.write("notes/idea.txt", "an untracked idea\n");
 }
 
+/// The killed plan's agent, whose group is killed when the test ends
+/// whatever happened, so that a failing test leaves no process behind.
+struct Agent(i32);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if self.0 > 1 {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.0), Signal::SIGKILL);
+        }
+    }
+}
+
 /// A plan whose agent has written half a plan, rewritten and staged
 /// `src/lib.rs`, written `stray.txt`, and waits, when the plan is killed
 /// with SIGKILL. Returns the state before the plan and the agent's PID.
-fn killed_plan(repo: &TestRepo) -> (WorkState, i32) {
+fn killed_plan(repo: &TestRepo) -> (WorkState, Agent) {
     users_work(repo);
     let before = work_state(repo);
     let records = repo.record_dir();
@@ -50,23 +62,30 @@ fn killed_plan(repo: &TestRepo) -> (WorkState, i32) {
             never.display()
         ),
     );
+    // The agent's shell records its PID, which leads its process group,
+    // then becomes the fake agent.
+    let pid_file = records.join("plan-agent.pid");
+    let agent_command = format!(
+        "echo $$ > {}; exec {}",
+        shell_quote(&pid_file.to_string_lossy()),
+        shell_quote(fake_agent_path())
+    );
     let mut cmd = ralph_with_fake(repo, &agent);
     cmd.args(["plan", CHANGE, "Greet the visitors"])
-        .args(["--agent-command", fake_agent_path()]);
+        .args(["--agent-command", &agent_command]);
     let plan = Background::spawn(repo, cmd);
     wait_until("the planning agent is at work", PATIENCE, || ready.exists());
-    let pid_file = repo.path(format!(".git/ralph/plans/{CHANGE}/1/agent.pid"));
     let agent_pid: i32 = fs::read_to_string(&pid_file)
         .ok()
         .and_then(|text| text.trim().parse().ok())
-        .unwrap_or_else(|| panic!("the plan records its agent in {}", pid_file.display()));
+        .unwrap_or_else(|| panic!("the agent records its PID in {}", pid_file.display()));
     plan.signal(Signal::SIGKILL);
     let killed = plan.wait(PATIENCE);
     assert_eq!(killed.status.code(), None, "killed by a signal");
     // The kill left the agent's work in place: the mess to put back.
     assert_eq!(repo.read("src/lib.rs"), "the agent's own text");
     assert!(repo.path("stray.txt").exists());
-    (before, agent_pid)
+    (before, Agent(agent_pid))
 }
 
 /// The user's files, index and untracked files as before the plan, byte
@@ -125,9 +144,9 @@ fn assert_kept(repo: &TestRepo, output: &Output) {
     repo.assert_fsck_clean();
 }
 
-fn wait_gone(pid: i32) {
+fn wait_gone(agent: &Agent) {
     wait_until("the killed plan's agent is gone", PATIENCE, || {
-        !group_alive(pid)
+        !group_alive(agent.0)
     });
 }
 
@@ -142,7 +161,7 @@ fn the_next_plan_of_the_same_change_puts_back_a_killed_plan_then_plans() {
     let (before, agent) = killed_plan(&repo);
     let output = plan_again(&repo, &[CHANGE, "Greet the visitors"]);
     assert_exit(&output, 0);
-    wait_gone(agent);
+    wait_gone(&agent);
     assert_put_back(&repo, &before);
     assert_kept(&repo, &output);
     assert!(repo.path(TASKS).is_file(), "the new plan is written");
@@ -159,7 +178,7 @@ fn plan_refine_after_a_killed_plan_puts_it_back_and_finds_nothing_to_refine() {
         "{}",
         stderr(&output)
     );
-    wait_gone(agent);
+    wait_gone(&agent);
     assert_put_back(&repo, &before);
     assert!(
         !repo.path(FOLDER).exists(),
@@ -173,7 +192,7 @@ fn a_plan_of_another_change_puts_back_a_killed_plan_first() {
     let repo = project();
     let (before, agent) = killed_plan(&repo);
     let output = plan_again(&repo, &["other", "Something else"]);
-    wait_gone(agent);
+    wait_gone(&agent);
     assert_kept(&repo, &output);
     let mut now = work_state(&repo);
     now.untracked
@@ -197,7 +216,7 @@ fn status_tells_of_a_killed_plan_and_abort_puts_everything_back() {
 
     let output = ralph_cmd(&repo, &["abort", CHANGE]);
     assert_exit(&output, 0);
-    wait_gone(agent);
+    wait_gone(&agent);
     assert_eq!(
         work_state(&repo),
         before,
