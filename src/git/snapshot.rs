@@ -118,7 +118,8 @@ impl Repo {
     }
 
     /// Bring `index` in line with the worktree as `git add -A` would, and
-    /// write the blobs and trees that takes; only `scope` is looked at.
+    /// write the blobs and trees that takes; only `scope` is looked at. A
+    /// skip-worktree file on disk all the same is looked at (`sparse.rs`).
     pub(crate) fn snapshot(
         &self,
         shared: gix::worktree::Index,
@@ -132,10 +133,9 @@ impl Repo {
         // valid cache-tree in the index. Right after a snapshot the index
         // was not updated with, that one is the start, and only what was
         // touched since is looked at.
-        let ahead = match scope {
-            Scope::Paths(_) => self.ahead_start(),
-            Scope::All => None,
-        };
+        let ahead = matches!(scope, Scope::Paths(_))
+            .then(|| self.ahead_start())
+            .flatten();
         let (shared, base, scope, mut dirty) = match ahead {
             Some((ahead, paths)) => (
                 ahead.index,
@@ -148,7 +148,6 @@ impl Repo {
                 (shared, base, scope.clone(), Default::default())
             }
         };
-        // A skip-worktree file on disk all the same is looked at (`sparse.rs`).
         let shared = super::sparse::unskip_present(self.workdir(), shared);
         let items = self.walk_status(
             &shared,

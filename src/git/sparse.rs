@@ -146,10 +146,7 @@ pub(crate) fn unskip(index: &mut gix::index::State, positions: &[usize]) {
 
 /// `index` with the skip-worktree bit cleared for every entry whose file
 /// is on disk in `workdir`; itself when there is none.
-pub(crate) fn unskip_present(
-    workdir: &Path,
-    index: gix::worktree::Index,
-) -> gix::worktree::Index {
+pub(crate) fn unskip_present(workdir: &Path, index: gix::worktree::Index) -> gix::worktree::Index {
     let present = present_skipped(workdir, &index);
     if present.is_empty() {
         return index;

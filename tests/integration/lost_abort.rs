@@ -110,6 +110,11 @@ fn abort_keeps_what_the_user_did(
         }
     }
 
+    assert_eq!(
+        show(repo, &format!("{kept}^"), "plan.txt"),
+        "plan v3, staged\n",
+        "what was staged apart from the worktree is kept beneath it"
+    );
     let hint = hint_to_take_back(&said, &kept);
     let args: Vec<&str> = hint[1..].iter().map(String::as_str).collect();
     repo.git(&args);

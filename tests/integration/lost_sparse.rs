@@ -131,6 +131,11 @@ fn an_agent_writing_outside_the_cone_has_its_work_kept_and_reverted() {
         "the agent's attempt",
         "the failed attempt's work outside the cone is kept"
     );
+    assert_eq!(
+        show(&repo, &format!("{NS}/attempts/1/1"), "out/new.txt"),
+        "new outside",
+        "so is a new file there"
+    );
     assert_eq!(repo.status_porcelain(), "");
     assert_out_is_sparse(&repo, "after the failed attempt was reverted");
     repo.assert_fsck_clean();
@@ -166,4 +171,33 @@ fn work_outside_the_cone_is_checkpointed_and_handed_back_as_git_sees_it() {
         format!(" M in/a.txt\n M {TASKS_PATH}\n M out/b.txt\n?? story-1.txt\n?? story-2.txt\n")
     );
     repo.assert_fsck_clean();
+}
+
+#[test]
+fn a_run_in_its_own_worktree_hands_a_sparse_checkout_back_as_it_was() {
+    for ending in ["abort", "cleanup"] {
+        let repo = sparse_project(true);
+        let ls_v = repo.git(&["ls-files", "-v"]);
+        let status = repo.status_porcelain();
+        let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+        let output = start(&repo, &agent, &["--worktree", "--on-finish", "keep"]);
+        assert_exit(&output, 0);
+        let output = match ending {
+            "abort" => ralph_cmd(&repo, &["abort", CHANGE]),
+            _ => ralph_cmd(&repo, &["finish", CHANGE, "--cleanup"]),
+        };
+        assert_exit(&output, 0);
+        assert_eq!(
+            repo.git(&["ls-files", "-v"]),
+            ls_v,
+            "{ending}: every flag as before"
+        );
+        assert_out_is_sparse(&repo, ending);
+        let expected = match ending {
+            "abort" => status.clone(),
+            _ => format!("{status} M {TASKS_PATH}\n?? story-1.txt\n?? story-2.txt\n"),
+        };
+        assert_eq!(repo.status_porcelain(), expected, "{ending}");
+        repo.assert_fsck_clean();
+    }
 }

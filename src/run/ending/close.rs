@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker};
+use super::{
+    AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker,
+};
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
 use crate::stories::SourceKind;
