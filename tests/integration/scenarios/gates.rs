@@ -22,8 +22,10 @@ pub enum Known {
     StopDuringCheck,
     /// The user's own `git gc` during an attempt is blamed on the agent.
     GcDuringAttempt,
-    /// A task file git does not track (ignored) lets failures count as done.
-    UntrackedTaskFile,
+    /// A resume in place commits the worktree of a run stopped meanwhile,
+    /// and the version the user staged (the index differing from the
+    /// worktree) is reachable no more.
+    StagedWhileStopped,
 }
 
 /// Every kind still unfixed on `main`. Delete a line when its fix lands.
@@ -33,7 +35,7 @@ pub const KNOWN_UNFIXED: &[Known] = &[
     Known::Sparse,
     Known::StopDuringCheck,
     Known::GcDuringAttempt,
-    Known::UntrackedTaskFile,
+    Known::StagedWhileStopped,
 ];
 
 /// Whether the steps and shapes that meet `known` are left out.

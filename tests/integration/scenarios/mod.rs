@@ -38,7 +38,7 @@ use shrink::{Rng, shrink};
 use steps::Step;
 
 /// Sequences in the budget run.
-pub const BUDGET: usize = 150;
+pub const BUDGET: usize = 60;
 /// Plays a shrink may take.
 const SHRINK_PLAYS: usize = 60;
 
