@@ -39,6 +39,7 @@ mod snapshot;
 mod split_index;
 mod split_writes;
 mod stash;
+mod submodules;
 mod tree;
 mod unfinished_worktree;
 mod walk;
@@ -63,6 +64,7 @@ pub use session::{Begin, BeginError, Original, Reattached};
 pub use snapshot::Checkpoint;
 pub use split_writes::SPLIT_INDEX_FROM;
 pub use stash::StashPutBack;
+pub use submodules::{SetAside, SubmoduleHeads, Unsettled};
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
 

@@ -49,6 +49,7 @@ mod loop_keys;
 mod loop_output;
 mod loop_strays;
 mod loop_watched;
+mod lost_submodule;
 mod matrix;
 mod meet;
 mod meet_endings;
