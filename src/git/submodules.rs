@@ -52,7 +52,7 @@ pub struct SetAside {
 struct Module {
     path: String,
     /// What the superproject's index records.
-    recorded: Option<ObjectId>,
+    recorded: ObjectId,
     repo: gix::Repository,
     dirty: bool,
 }
@@ -63,17 +63,14 @@ impl Repo {
     pub fn unsettled_submodules(&self) -> Result<Vec<Unsettled>, GitFailure> {
         let mut found = Vec::new();
         for module in self.modules()? {
-            let Some(recorded) = module.recorded else {
-                continue;
-            };
             if !module.dirty {
                 continue;
             }
             let head = module.repo.head_id().ok().map(|id| id.detach());
             found.push(Unsettled {
                 path: module.path,
-                recorded,
-                checked_out: head.filter(|head| *head != recorded),
+                recorded: module.recorded,
+                checked_out: head.filter(|head| *head != module.recorded),
             });
         }
         Ok(found)
@@ -90,7 +87,8 @@ impl Repo {
     }
 
     /// Every submodule that changed since `before` (its HEAD, its branch,
-    /// its index or its files): its state committed under `refname` (or
+    /// its index or its files; any submodule not at its recorded commit,
+    /// clean, when `before` does not name it): its state committed under `refname` (or
     /// `refname-2`, … when that exists) of its own repository, the agent's
     /// commits under it, then its HEAD and branch put back where they
     /// stood and its index and files reset to that commit.
@@ -104,10 +102,17 @@ impl Repo {
         for module in self.modules()? {
             let mut nested = self.nested(&module)?;
             let now = nested.head()?;
-            let was = match (before.0.get(&module.path), module.recorded) {
+            // Unnoted (a loop killed mid-attempt), it stood where the
+            // superproject records, as a start requires: on the branch it
+            // is on now, or detached.
+            let commit = module.recorded;
+            let was = match (before.0.get(&module.path), &now) {
                 (Some(was), _) => was.clone(),
-                (None, Some(recorded)) => HeadState::Detached { commit: recorded },
-                (None, None) => continue,
+                (None, HeadState::Branch { name, .. }) => HeadState::Branch {
+                    name: name.clone(),
+                    commit,
+                },
+                (None, _) => HeadState::Detached { commit },
             };
             if now == was && !module.dirty {
                 continue;
@@ -129,8 +134,9 @@ impl Repo {
         Ok(set_aside)
     }
 
-    /// The submodules named in `.gitmodules` that are checked out, each
-    /// with its status against the superproject's index.
+    /// The submodules named in `.gitmodules` that are checked out and
+    /// recorded in the superproject's index, each with whether it is
+    /// anything but that commit, clean.
     fn modules(&self) -> Result<Vec<Module>, GitFailure> {
         let Some(submodules) = self
             .repo
@@ -155,12 +161,14 @@ impl Repo {
             let status = submodule
                 .status(gix::submodule::config::Ignore::None, true)
                 .ctx(|| format!("could not read the status of submodule {path}"))?;
-            let Some(dirty) = status.is_dirty() else {
+            // One the superproject's index does not record is not the
+            // run's to judge.
+            let (Some(dirty), Some(recorded)) = (status.is_dirty(), status.index_id) else {
                 continue;
             };
             modules.push(Module {
                 path,
-                recorded: status.index_id,
+                recorded,
                 repo,
                 dirty,
             });

@@ -107,7 +107,7 @@ fn resume(
     state.settings = settings;
     let state = reenter(repo, change, run_dir, state, req, notices)?;
     check_on_branch(repo, change)?;
-    super::submodules::check_settled(repo)?;
+    super::submodules::check_settled_on_resume(repo, &state)?;
     super::watching::watch_from_start(repo, &state.settings);
     let source = source_for(repo, change, &state.settings, Begin::Resume)?;
     Ok((state, source))

@@ -14,6 +14,7 @@ use super::attempt::Attempt;
 use super::context::Run;
 use super::error::RunError;
 use crate::git::{Repo, SetAside, SubmoduleHeads, Unsettled};
+use crate::state::{AttemptOutcome, RunState};
 
 /// A start refused: these submodules hold what a run could lose.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +69,22 @@ pub(super) fn check_settled(repo: &Repo) -> Result<(), RunError> {
     Err(RunError::Submodules(UnsettledSubmodules(found)))
 }
 
+/// [`check_settled`] on resume, unless the loop stopped during an
+/// attempt: what a submodule holds then is that attempt's, set aside when
+/// the loop takes up the run.
+pub(super) fn check_settled_on_resume(repo: &Repo, state: &RunState) -> Result<(), RunError> {
+    let interrupted = state.stories.iter().any(|story| {
+        story
+            .attempts
+            .iter()
+            .any(|attempt| attempt.outcome == AttemptOutcome::Running)
+    });
+    if interrupted {
+        return Ok(());
+    }
+    check_settled(repo)
+}
+
 /// Where each submodule's HEAD stands before the agent starts.
 pub(super) async fn heads_before(run: &Run) -> Result<SubmoduleHeads, RunError> {
     run.with_repo(|repo| repo.submodule_heads())
@@ -83,7 +100,6 @@ pub(super) async fn set_aside(
     attempt: &Attempt,
     before: SubmoduleHeads,
 ) -> Result<Vec<String>, RunError> {
-    let refname = attempt.work_ref();
     let message = format!(
         "ralph({}): attempt {} at story {} ({})",
         run.settings.change(),
@@ -91,15 +107,46 @@ pub(super) async fn set_aside(
         attempt.story.id,
         attempt.story.title
     );
-    let set_aside = run
-        .with_repo(move |repo| repo.set_aside_submodules(&before, &refname, &message))
-        .await
-        .map_err(|err| RunError::git("set aside what the agent changed in a submodule", err))?;
-    let words: Vec<String> = set_aside.iter().map(words).collect();
+    let words = set_aside_at(run, attempt.work_ref(), message, before).await?;
     for said in &words {
         run.warn(format!("the agent changed {said}"));
     }
     Ok(words)
+}
+
+/// On resume after a loop stopped during attempt `number` at `story`:
+/// whatever is in a submodule is that attempt's, set aside as after any
+/// attempt.
+pub(super) async fn set_aside_interrupted(
+    run: &mut Run,
+    story: &str,
+    number: u32,
+) -> Result<(), RunError> {
+    let message = format!(
+        "ralph({}): work left by an interrupted loop",
+        run.settings.change()
+    );
+    let refname = run.settings.refs().attempt(story, number);
+    let words = set_aside_at(run, refname, message, SubmoduleHeads::default()).await?;
+    for said in words {
+        run.warn(format!(
+            "the previous loop stopped while its agent had changed {said}"
+        ));
+    }
+    Ok(())
+}
+
+async fn set_aside_at(
+    run: &Run,
+    refname: String,
+    message: String,
+    before: SubmoduleHeads,
+) -> Result<Vec<String>, RunError> {
+    let set_aside = run
+        .with_repo(move |repo| repo.set_aside_submodules(&before, &refname, &message))
+        .await
+        .map_err(|err| RunError::git("set aside what the agent changed in a submodule", err))?;
+    Ok(set_aside.iter().map(words).collect())
 }
 
 /// `submodule lib (its work is kept there at <ref>; it is back at <commit>)`.

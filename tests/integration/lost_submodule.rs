@@ -279,3 +279,48 @@ fn abort_after_an_attempt_in_a_submodule_gives_everything_back() {
     );
     repo.assert_fsck_clean();
 }
+#[test]
+fn a_loop_killed_while_its_agent_wrote_into_a_submodule_sets_that_work_aside_on_resume() {
+    let repo = project_with_submodule();
+    let before = submodule_picture(&repo);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\nwrite lib/a.txt the agent's text\\n\nwrite half.txt half done\nsleep 60\n\
+             [story=1 attempt=2]\n{}{}",
+            finish_story("1"),
+            story_done("2")
+        ),
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let loop_run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    agent_at_work(&repo, &repo.root, "1", 1, "half.txt");
+    loop_run.signal(nix::sys::signal::Signal::SIGKILL);
+    let killed = loop_run.wait(std::time::Duration::from_secs(30));
+    assert_eq!(killed.status.code(), None, "killed by a signal");
+    kill_agents(&repo.record_dir());
+    wait_until(
+        "the orphaned agent is gone",
+        std::time::Duration::from_secs(30),
+        || !group_alive(agent_pid(&repo, "1", 1)),
+    );
+
+    let resumed = run(ralph_with_fake(&repo, &agent).args(["start", CHANGE]));
+    assert_exit(&resumed, 0);
+    let kept = first_attempt_ref();
+    assert_eq!(
+        sub_git(&repo, &["cat-file", "blob", &format!("{kept}:a.txt")]),
+        "the agent's text\n",
+        "the killed attempt's work in the submodule is kept there"
+    );
+    assert_eq!(show(&repo, &kept, "half.txt"), "half done");
+    assert!(
+        said(&resumed).contains(&format!("submodule {SUB}")),
+        "{}",
+        said(&resumed)
+    );
+    assert_eq!(submodule_picture(&repo), before, "the submodule is back");
+    let recorded = repo.git(&["rev-parse", "main:lib"]);
+    assert_eq!(repo.git(&["rev-parse", &format!("{BRANCH}:lib")]), recorded);
+    repo.assert_fsck_clean();
+}
