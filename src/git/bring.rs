@@ -202,6 +202,7 @@ impl Repo {
             index_cache: Default::default(),
             scratch: self.scratch.clone(),
             ralph_dir: self.ralph_dir.clone(),
+            own_dir: self.own_dir.clone(),
             hashed_only: None,
             watching: Default::default(),
             watch_refused: Default::default(),

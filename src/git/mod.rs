@@ -41,6 +41,7 @@ mod sparse;
 mod split_index;
 mod split_writes;
 mod stash;
+mod submodules;
 mod tree;
 mod unfinished_worktree;
 mod walk;
@@ -66,6 +67,7 @@ pub use set_aside::SetAside;
 pub use snapshot::Checkpoint;
 pub use split_writes::SPLIT_INDEX_FROM;
 pub use stash::StashPutBack;
+pub use submodules::{SetAside, SubmoduleHeads, Unsettled};
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
 

@@ -32,6 +32,8 @@ pub struct Repo {
     pub(crate) dir_cache: std::cell::RefCell<Option<super::dir_cache::DirCache>>,
     /// Where run state lives (see [`Repo::ralph_dir`]).
     pub(crate) ralph_dir: PathBuf,
+    /// Where this worktree's own caches live (see [`Repo::own_ralph_dir`]).
+    pub(crate) own_dir: PathBuf,
     /// Whether the index is written split, and against what (see
     /// `split_writes.rs`).
     pub(crate) split: std::cell::RefCell<super::split_index::SplitWrites>,
@@ -162,6 +164,7 @@ impl Repo {
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
         let ralph_dir = super::worktree::state_home(repo.git_dir())
             .unwrap_or_else(|| repo.git_dir().join("ralph"));
+        let own_dir = repo.git_dir().join("ralph");
         let mut repo = Repo {
             repo,
             index_cache: Default::default(),
@@ -173,6 +176,7 @@ impl Repo {
             dir_cache: Default::default(),
             split: Default::default(),
             ralph_dir,
+            own_dir,
         };
         repo.take_over();
         Ok(repo)
@@ -230,9 +234,10 @@ impl Repo {
     }
 
     /// `<git-dir>/ralph/` of this very worktree, for what belongs to it
-    /// alone (which tree its index describes).
+    /// alone (which tree its index describes); a submodule's are kept in
+    /// its superproject's (see `submodules.rs`).
     pub(crate) fn own_ralph_dir(&self) -> PathBuf {
-        self.repo.git_dir().join("ralph")
+        self.own_dir.clone()
     }
 
     /// Where HEAD points now.

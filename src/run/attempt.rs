@@ -128,6 +128,9 @@ pub(super) struct Ran {
     pub activity: Activity,
     /// What it changed in the git directory, already undone.
     pub git_dir: Vec<crate::git::GitDirChange>,
+    /// The submodules it changed, each in words that say where that work
+    /// is kept (already set aside).
+    pub submodules: Vec<String>,
 }
 
 /// What the agent said while it ran, as far as telling a set-up error

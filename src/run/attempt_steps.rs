@@ -11,6 +11,7 @@ use super::hooks;
 use super::notifications;
 use super::prompting;
 use super::settle;
+use super::submodules;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -59,9 +60,11 @@ pub(super) async fn attempt(
         .map_err(|err| RunError::io(format!("write {}", kept.display()), err))?;
     watching::watch_worktree(run).await;
     let git_dir_before = containment::snapshot_git_dir(run).await?;
+    let submodules_before = submodules::heads_before(run).await?;
     let clock = Instant::now();
     let (agent_run, mut activity) = run_agent(run, &attempt, &invocation, timeout).await?;
     let git_dir = containment::contain_git_dir(run, &attempt, git_dir_before).await?;
+    let submodules = submodules::set_aside(run, &attempt, submodules_before).await?;
     account(
         run,
         &attempt,
@@ -78,6 +81,7 @@ pub(super) async fn attempt(
         run: agent_run,
         activity,
         git_dir,
+        submodules,
     };
     route(run, &attempt, stories, ran, timeout).await
 }
@@ -291,7 +295,7 @@ async fn setup_error(run: &Run, ran: &Ran) -> Result<Option<SetupError>, RunErro
         .map_err(|err| RunError::git("read the worktree after the attempt", err))?;
     Ok(setup::recognise(&setup::Ending {
         failed: true,
-        changed: old != new,
+        changed: old != new || !ran.submodules.is_empty(),
         model_turned: ran.activity.model_turned,
         spoke: ran.activity.events > 0,
         error: ran.run.done.as_ref().and_then(|done| done.error.as_deref()),

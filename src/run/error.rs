@@ -91,6 +91,9 @@ pub enum RunError {
     Roles(#[from] crate::contract::RoleError),
     #[error("a role pipeline works story by story; it does not go with --once or --prompt")]
     RolesNeedStories,
+    /// A submodule holds work a run could lose.
+    #[error(transparent)]
+    Submodules(super::submodules::UnsettledSubmodules),
     /// A panic: a bug in git-ralph.
     #[error(transparent)]
     Bug(#[from] crate::bug::Bug),
@@ -222,6 +225,7 @@ impl RunError {
                 "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
             ),
             RunError::State(err) => err.hint(),
+            RunError::Submodules(err) => err.hint(),
             RunError::Answers(crate::state::answers::AnswersError::State(err)) => err.hint(),
             RunError::Answers(crate::state::answers::AnswersError::Bad(_)) => Some(
                 "git ralph answer writes one answer per line: mend or remove that line, then answer again".into(),

@@ -55,6 +55,7 @@ pub(super) async fn judge_attempt(
     let Ran {
         run: agent_run,
         git_dir,
+        submodules,
         ..
     } = ran;
     let story = &attempt.story;
@@ -76,6 +77,8 @@ pub(super) async fn judge_attempt(
     let (mut evidence, tracking_before) =
         evidence(run, story, before, &agent_run, timeout, &rules, trees).await?;
     evidence.changes.git_dir = git_dir;
+    let submodules_changed = !submodules.is_empty();
+    evidence.changes.submodules = submodules;
     if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
         record.asked = evidence.agent.question.clone();
     }
@@ -86,7 +89,12 @@ pub(super) async fn judge_attempt(
         trees,
     };
     let verdict = weigh(run, gathering, &mut evidence).await;
-    record_verdict(run, attempt, trees.0 != trees.1, &verdict);
+    record_verdict(
+        run,
+        attempt,
+        trees.0 != trees.1 || submodules_changed,
+        &verdict,
+    );
     settle_list(
         run,
         attempt,

@@ -5,7 +5,8 @@
 //! First one classification of how the agent ended (stopped, timed out,
 //! failed, errored, silent, asking a question instead of working, or
 //! claiming completion); then, for a claim, the gates in order: nothing in
-//! the git directory that could run code was changed, the task list kept
+//! the git directory that could run code was changed, no submodule was
+//! changed, the task list kept
 //! its shape, the story is marked done in its own file, no protected path
 //! was touched, something besides the boxes changed (only when the
 //! contract or `--require-change` asks; otherwise a tick-only claim is
@@ -105,6 +106,9 @@ pub(super) struct Changes {
     pub list: ListChanges,
     /// What it changed in the git directory (already undone).
     pub git_dir: Vec<GitDirChange>,
+    /// The submodules it changed, in words that say where that work is
+    /// kept (already set aside).
+    pub submodules: Vec<String>,
 }
 
 /// What the verdict is weighed against: the story's contract and the run's
@@ -177,6 +181,7 @@ type GateFn = fn(&Evidence, &Rules) -> Gate;
 const GATES: &[GateFn] = &[
     ending,
     git_dir,
+    submodules,
     list_shape,
     marked_done,
     protected_paths,
@@ -186,17 +191,18 @@ const GATES: &[GateFn] = &[
 ];
 
 /// `--once`: the plain flow, which only names what happened.
-const SINGLE_PASS_GATES: &[GateFn] = &[ending, marked_done];
+const SINGLE_PASS_GATES: &[GateFn] = &[ending, submodules, marked_done];
 
 /// A reviewer or qa: it only looks (its edits are already undone), so its
 /// verdict, its verification and, as its fallback, the story's checks.
-const LOOKING_GATES: &[GateFn] = &[ending, git_dir, verification, checks];
+const LOOKING_GATES: &[GateFn] = &[ending, git_dir, submodules, verification, checks];
 
 /// A tester: its tests are files the story keeps, within the contract;
 /// the story's mark is the coder's.
 const TESTING_GATES: &[GateFn] = &[
     ending,
     git_dir,
+    submodules,
     list_shape,
     protected_paths,
     verification,
@@ -347,6 +353,19 @@ fn git_dir(evidence: &Evidence, _: &Rules) -> Gate {
         ),
     };
     Gate::Fail(Failure::rejected(reason))
+}
+
+/// Gate 1b: no submodule was changed (its work is already set aside in
+/// the submodule's own repository; this fails the attempt that made it).
+fn submodules(evidence: &Evidence, _: &Rules) -> Gate {
+    let changed = &evidence.changes.submodules;
+    if changed.is_empty() {
+        return Gate::Pass;
+    }
+    Gate::Fail(Failure::rejected(format!(
+        "the agent changed {}; a run changes no submodule",
+        changed.join(", ")
+    )))
 }
 
 /// Gate 2: the task list keeps its shape: no story or task removed or

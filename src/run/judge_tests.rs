@@ -652,6 +652,23 @@ fn a_harmless_git_dir_change_is_no_failure_and_the_runs_rules_are() {
 }
 
 #[test]
+fn a_changed_submodule_fails_a_claim_and_is_named_even_in_a_single_pass() {
+    let mut evidence = unmarked_with_a_story_removed();
+    evidence.changes.submodules = vec!["submodule lib (its work is kept there at r)".into()];
+    assert_eq!(
+        rejected_reason(&evidence),
+        "the agent changed submodule lib (its work is kept there at r); a run changes no submodule"
+    );
+    // A single pass keeps the superproject's work, and says why it failed.
+    let mut claimed = claim();
+    claimed.changes.submodules = evidence.changes.submodules.clone();
+    assert!(matches!(
+        verdict(&claimed, &single_pass()),
+        Verdict::KeptDespite(Failure { reason, .. }) if reason.contains("submodule lib")
+    ));
+}
+
+#[test]
 fn a_broken_list_fails_before_the_story_mark_is_looked_at() {
     let evidence = unmarked_with_a_story_removed();
     assert_eq!(

@@ -26,7 +26,9 @@
 //! **Settling.** `settle`: the work into git, a checkpoint or preserved and
 //! reverted, the story recorded done before anyone is told; `receipts` (the
 //! checkpoint's trailers), `tracker` (a comment on the story's issue),
-//! `kept_refs` (refs an agent moved, put back); `questions` (a question
+//! `kept_refs` (refs an agent moved, put back); `submodules` (what an
+//! agent left in a submodule, set aside in the submodule's own repository
+//! and put back; a start refused while one holds the user's work); `questions` (a question
 //! for a person parks its story while the rest goes on, until answered). With roles, `pipeline`
 //! moves a story through its roles, reading where it stands from
 //! `pipeline_state`.
@@ -77,6 +79,7 @@ pub mod session;
 mod settle;
 mod sources;
 pub mod story_loop;
+mod submodules;
 mod ticks;
 mod tracker;
 mod watching;

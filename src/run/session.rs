@@ -107,6 +107,7 @@ fn resume(
     state.settings = settings;
     let state = reenter(repo, change, run_dir, state, req, notices)?;
     check_on_branch(repo, change)?;
+    super::submodules::check_settled_on_resume(repo, &state)?;
     super::watching::watch_from_start(repo, &state.settings);
     let source = source_for(repo, change, &state.settings, Begin::Resume)?;
     Ok((state, source))
@@ -128,6 +129,9 @@ fn begin(
     let fresh = prepare_fresh(repo, change, req, agent)?;
     let place = super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
     repo.check_begin(change)?;
+    if place.is_none() {
+        super::submodules::check_settled(repo)?;
+    }
     if let Some(previous) = previous {
         notices.push(earlier::archive(repo, change, run_dir, previous)?);
     }

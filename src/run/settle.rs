@@ -211,6 +211,9 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
         adopt_user_commits(run).await?;
     }
     guard_head(run, "on resume").await?;
+    if let Some((story, attempt)) = &running {
+        super::submodules::set_aside_interrupted(run, story, *attempt).await?;
+    }
     let dirty = worktree_dirty(run, "read the worktree on resume").await?;
     let stopped_cleanly = running.is_none();
     match running {

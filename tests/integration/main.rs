@@ -54,6 +54,7 @@ mod lost_abort;
 mod lost_check_stop;
 mod lost_plan;
 mod lost_sparse;
+mod lost_submodule;
 mod matrix;
 mod meet;
 mod meet_endings;
