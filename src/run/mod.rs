@@ -77,6 +77,7 @@ pub mod session;
 mod settle;
 mod sources;
 pub mod story_loop;
+mod task_file;
 mod ticks;
 mod tracker;
 mod watching;
