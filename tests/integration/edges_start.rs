@@ -433,3 +433,50 @@ fn names_of_git_ralphs_own_files_are_refused_as_change_names() {
     }
 }
 
+/// A repository whose committed `ralph.toml` is `toml`, with [`TODO`].
+fn with_contract(toml: &str) -> TestRepo {
+    TestRepo::with_files(&[("TODO.md", TODO), ("ralph.toml", toml)])
+}
+
+#[test]
+fn a_check_with_timeout_zero_is_refused_naming_the_file_and_line() {
+    let repo = with_contract("[[check]]\ncommand = \"true\"\ntimeout = 0\n");
+    let before = Untouched::take(&repo);
+    let agent = "[*]\nwrite done-$RALPH_STORY.txt done\\n\ntick-story\npromise COMPLETE\n";
+    let output = start_tasks(&repo, "chores", "TODO.md", agent);
+    // Before: every check "timed out after 0s".
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("ralph.toml:3:1"), "the file and line: {err}");
+    assert!(err.contains("at least one second"), "{err}");
+    before.assert_still(&repo, "timeout = 0 in a check");
+    // The flag says the same.
+    let flag = run(fake_start(&repo, "chores", &script(&repo, agent)).args([
+        "--tasks",
+        "TODO.md",
+        "--command-timeout",
+        "0",
+    ]));
+    assert_exit(&flag, 2);
+    assert!(
+        stderr(&flag).contains("at least one second"),
+        "{}",
+        describe(&flag)
+    );
+}
+
+#[test]
+fn a_hook_with_timeout_zero_is_refused_naming_the_file_and_line() {
+    let repo = with_contract(
+        "# hooks\n[hooks.on_run_start]\ncommand = \"touch hook-ran\"\n  timeout = 0\n",
+    );
+    let before = Untouched::take(&repo);
+    let agent = "[*]\nwrite done-$RALPH_STORY.txt done\\n\ntick-story\npromise COMPLETE\n";
+    let output = start_tasks(&repo, "chores", "TODO.md", agent);
+    // Before: the run went on, and the hook never ran.
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains("ralph.toml:4:3"), "the file and line: {err}");
+    assert!(err.contains("timeout = 0"), "{err}");
+    before.assert_still(&repo, "timeout = 0 in a hook");
+}
