@@ -338,6 +338,17 @@ impl From<crate::git::GitFailure> for CommandError {
     }
 }
 
+impl From<crate::state::RunDirError> for CommandError {
+    fn from(err: crate::state::RunDirError) -> Self {
+        let hint = err.hint();
+        let kind = match err {
+            crate::state::RunDirError::Reserved { .. } => ErrorKind::User,
+            crate::state::RunDirError::NotWritable { .. } => ErrorKind::Internal,
+        };
+        CommandError::from_error(kind, err).hint(hint)
+    }
+}
+
 impl From<crate::state::StateError> for CommandError {
     fn from(err: crate::state::StateError) -> Self {
         let hint = err.hint();

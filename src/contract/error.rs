@@ -20,6 +20,12 @@ pub enum ContractError {
         column: usize,
         byte: u8,
     },
+    #[error("{}:{line}:{column}: `timeout = 0`: a timeout must be at least one second, as with --command-timeout", path.display())]
+    ZeroTimeout {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+    },
     #[error("could not save the contract snapshot to {}", path.display())]
     Snapshot {
         path: PathBuf,
@@ -36,6 +42,9 @@ impl ContractError {
             ),
             ContractError::NotUtf8 { .. } => Some(
                 "save the file as UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or fix the bytes on that line".into(),
+            ),
+            ContractError::ZeroTimeout { .. } => Some(
+                "give the number of seconds it may run, or remove the key to use --command-timeout (ralph.commandTimeout)".into(),
             ),
             _ => None,
         }

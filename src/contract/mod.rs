@@ -63,6 +63,7 @@ pub(crate) mod hooks;
 mod method;
 pub(crate) mod roles;
 mod verify;
+mod zero_timeout;
 
 /// The contract file format, as documented in the man page and README.
 pub const FORMAT_EXAMPLE: &str = r#"promise = "COMPLETE"            # the string_match token; "none" turns it off
@@ -343,10 +344,14 @@ impl Contract {
     /// Parse one contract file; errors carry line and column and say which
     /// key has which wrong type.
     pub fn parse(path: &Path, text: &str) -> Result<Contract, ContractError> {
-        toml::from_str(text).map_err(|err| ContractError::Invalid {
+        let contract = toml::from_str(text).map_err(|err| ContractError::Invalid {
             path: path.to_owned(),
             message: err.to_string().trim_end().to_owned(),
-        })
+        })?;
+        match zero_timeout::find(path, text) {
+            Some(err) => Err(err),
+            None => Ok(contract),
+        }
     }
 
     /// Read the contract files of a run (`ralph.toml` at the root, then the

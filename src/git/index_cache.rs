@@ -146,7 +146,7 @@ impl Repo {
     /// describes, so that the next git-ralph process knows it too. It is
     /// trusted only while the index file is that very file.
     fn tree_record_path(&self) -> std::path::PathBuf {
-        self.own_ralph_dir().join("index-tree")
+        self.own_ralph_dir().join(super::INDEX_TREE)
     }
 
     fn record_tree(&self, record: Option<(Identity, ObjectId)>) {

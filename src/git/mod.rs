@@ -44,6 +44,7 @@ mod stash;
 mod submodules;
 mod tree;
 mod unfinished_worktree;
+mod unseen;
 mod walk;
 mod watch;
 
@@ -68,8 +69,20 @@ pub use snapshot::Checkpoint;
 pub use split_writes::SPLIT_INDEX_FROM;
 pub use stash::StashPutBack;
 pub use submodules::{SetAside, SubmoduleHeads, Unsettled};
+pub use unseen::Unseen;
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
+
+/// What this module keeps in `<git-dir>/ralph/`: which directories held
+/// only tracked files (`dir-cache`), which tree the index describes
+/// (`index-tree`), the shared indexes a loop made (`shared-indexes`), and
+/// the watch's cookies (`cookies`).
+pub const DIR_CACHE: &str = "dir-cache";
+pub const INDEX_TREE: &str = "index-tree";
+pub const SHARED_INDEXES: &str = "shared-indexes";
+pub const COOKIES: &str = "cookies";
+/// Every one of them: names no change may take.
+pub const OWN_FILES: [&str; 4] = [DIR_CACHE, INDEX_TREE, SHARED_INDEXES, COOKIES];
 
 /// An object id, as this module hands it out.
 pub type ObjectId = gix::ObjectId;

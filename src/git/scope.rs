@@ -117,7 +117,7 @@ impl Repo {
         let watch = WorktreeWatch::start(
             self.workdir(),
             self.git_dir(),
-            self.ralph_dir().join("cookies"),
+            self.ralph_dir().join(super::COOKIES),
         )
         .inspect_err(|_| *self.watch_refused.get_mut() = Some(None))?;
         *self.watching.borrow_mut() = Some(Watching {

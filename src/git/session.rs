@@ -319,6 +319,31 @@ impl Repo {
         Ok(tip)
     }
 
+    /// Take back a [`Repo::begin`] whose run could not be recorded: HEAD,
+    /// index and worktree as abort leaves them, the branch as it was
+    /// (gone, or at the tip it had), and none of the refs begin wrote.
+    pub fn undo_begin(&mut self, change: &ChangeName, begin: &Begin) -> Result<(), OpError> {
+        self.abort(change, &begin.original, begin.initial.commit)?;
+        let namespace = change.ref_namespace();
+        let mut edits = Vec::new();
+        for kept in ["aborted", "original", "replaced"] {
+            let name = format!("{namespace}/{kept}");
+            if let Some(tip) = self.resolve_ref(&name)? {
+                edits.push(delete(&name, tip)?);
+            }
+        }
+        if let Some(tip) = begin.replaced {
+            edits.push(update(
+                &change.branch_ref(),
+                tip,
+                PreviousValue::MustNotExist,
+                "ralph: the run could not begin; the branch is put back",
+            )?);
+        }
+        self.edit_refs(edits)?;
+        Ok(())
+    }
+
     /// HEAD must be on `ralph/<change>`; returns its tip.
     pub fn ensure_on_branch(&self, change: &ChangeName) -> Result<ObjectId, OpError> {
         let head = self.head()?;

@@ -195,7 +195,7 @@ impl Repo {
     }
 
     fn shared_list_path(&self) -> PathBuf {
-        self.own_ralph_dir().join("shared-indexes")
+        self.own_ralph_dir().join(super::SHARED_INDEXES)
     }
 
     /// The shared indexes git-ralph made here and has not removed.

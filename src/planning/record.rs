@@ -73,7 +73,9 @@ pub struct Record {
 impl Record {
     /// The next free `<ralph-dir>/plans/<change>/<n>/`, not yet created.
     pub fn new(ralph_dir: &Path, plan: PlanRecord) -> Record {
-        let base = ralph_dir.join("plans").join(&plan.change);
+        let base = ralph_dir
+            .join(crate::state::layout::PLANS)
+            .join(&plan.change);
         let dir = (1u32..)
             .map(|n| base.join(n.to_string()))
             .find(|dir| !dir.exists())

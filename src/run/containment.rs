@@ -23,10 +23,9 @@ pub(super) async fn snapshot_git_dir(run: &Run) -> Result<GitDirSnapshot, RunErr
     let run_files = vec![
         run.run_dir.dir.join("contract.json"),
         run.run_dir.dir.join("contract"),
-        run.run_dir
-            .dir
-            .parent()
-            .map_or_else(PathBuf::new, |ralph| ralph.join("prompt.md")),
+        run.run_dir.dir.parent().map_or_else(PathBuf::new, |ralph| {
+            ralph.join(crate::state::layout::PROMPT_TEMPLATE)
+        }),
     ];
     blocking(move || {
         let dirs: Vec<&std::path::Path> = dirs.iter().map(PathBuf::as_path).collect();

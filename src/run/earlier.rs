@@ -50,7 +50,7 @@ pub fn archive(
     run_dir: &RunDir,
     previous: &RunState,
 ) -> Result<String, RunError> {
-    let history = repo.ralph_dir().join("history");
+    let history = repo.ralph_dir().join(crate::state::layout::HISTORY);
     let mut id = format!("{change}-{}", previous.started_at);
     let mut n = 1;
     while history.join(&id).exists() {

@@ -86,6 +86,8 @@ pub enum RunError {
         setup: crate::agent::setup::SetupError,
     },
     #[error(transparent)]
+    TaskFile(#[from] super::task_file::TaskFileError),
+    #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error(transparent)]
     Roles(#[from] crate::contract::RoleError),
@@ -99,6 +101,14 @@ pub enum RunError {
     Bug(#[from] crate::bug::Bug),
     #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
     RateLimitCap { reason: String, cap: u64 },
+    /// The run's branch was begun but its files could not be written,
+    /// and taking the branch back failed too.
+    #[error("{cause}; and the begun run could not be taken back: {undo}")]
+    BeginNotUndone {
+        change: String,
+        cause: Box<RunError>,
+        undo: OpError,
+    },
     /// `--on-finish push` or `pr`, and the hand-off could not happen.
     #[error("--on-finish {on_finish}: {why}")]
     CannotHandOff {
@@ -145,6 +155,8 @@ impl RunError {
             RunError::Io { .. }
                 | RunError::Git { .. }
                 | RunError::State(_)
+                | RunError::BeginNotUndone { .. }
+                | RunError::Contract(ContractError::Snapshot { .. })
                 | RunError::Bug(_)
                 | RunError::Worktree(crate::git::WorktreeError::Git(_))
         )
@@ -218,6 +230,7 @@ impl RunError {
             )),
             RunError::Git { source, .. } => source.hint(),
             RunError::Sandbox(err) => Some(err.hint()),
+            RunError::TaskFile(err) => Some(err.hint()),
             RunError::Roles(_) => {
                 Some("see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys".into())
             }
@@ -226,6 +239,9 @@ impl RunError {
             ),
             RunError::State(err) => err.hint(),
             RunError::Submodules(err) => err.hint(),
+            RunError::BeginNotUndone { change, .. } => Some(format!(
+                "your index is kept at refs/ralph/{change}/original and your uncommitted work in the 'initial state' commit on ralph/{change}: switch back to your branch, 'git restore --source=ralph/{change} --worktree -- .' brings the work back"
+            )),
             RunError::Answers(crate::state::answers::AnswersError::State(err)) => err.hint(),
             RunError::Answers(crate::state::answers::AnswersError::Bad(_)) => Some(
                 "git ralph answer writes one answer per line: mend or remove that line, then answer again".into(),

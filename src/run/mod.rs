@@ -80,6 +80,7 @@ mod settle;
 mod sources;
 pub mod story_loop;
 mod submodules;
+mod task_file;
 mod ticks;
 mod tracker;
 mod watching;

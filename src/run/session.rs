@@ -110,6 +110,7 @@ fn resume(
     super::submodules::check_settled_on_resume(repo, &state)?;
     super::watching::watch_from_start(repo, &state.settings);
     let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+    super::task_file::check(repo, source.as_ref())?;
     Ok((state, source))
 }
 
@@ -217,6 +218,7 @@ fn prepare_fresh(
         settings.agent = agent.name.clone();
     }
     let stories = source.load()?;
+    super::task_file::check(repo, source.as_ref())?;
     if !stories.iter().any(|story| !story.is_complete()) {
         return Err(RunError::all_done(change, stories.len(), source.as_ref()));
     }
@@ -332,11 +334,56 @@ fn begin_fresh(
         // either way, so a failure here is not the one to report.
         let _ = repo.settle_index();
     })?;
-    let state = new_state(change, begin.original, begin.initial.commit, settings);
-    run_dir.save(&state)?;
+    let state = new_state(
+        change,
+        begin.original.clone(),
+        begin.initial.commit,
+        settings,
+    );
+    let recorded = record_begun(repo, run_dir, &state, &contract, source.as_ref());
+    if let Err(err) = recorded {
+        return Err(undo_begun(repo, change, run_dir, &begin, err));
+    }
+    Ok((state, begin.replaced, source))
+}
+
+/// The run's files, once its branch is begun: its state, its contract
+/// and the source's own record of its stories.
+fn record_begun(
+    repo: &Repo,
+    run_dir: &RunDir,
+    state: &RunState,
+    contract: &Contract,
+    source: &dyn StorySource,
+) -> Result<(), RunError> {
+    run_dir.save(state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
     source.begin()?;
-    Ok((state, begin.replaced, source))
+    Ok(())
+}
+
+/// A run begun in git that could not be recorded is taken back, so that
+/// the user is not left on a branch no command knows of; returns `err`,
+/// or, when even that fails, what to do by hand.
+fn undo_begun(
+    repo: &mut Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    begin: &crate::git::Begin,
+    err: RunError,
+) -> RunError {
+    let _ = std::fs::remove_file(run_dir.state_path());
+    match repo.undo_begin(change, begin) {
+        Ok(()) => {
+            let _ = repo.settle_index();
+            err
+        }
+        Err(undo) => RunError::BeginNotUndone {
+            change: change.to_string(),
+            cause: Box::new(err),
+            undo,
+        },
+    }
 }
 
 /// Begin a run beside the user, in its own worktree at `path`: the branch,
@@ -490,7 +537,7 @@ pub fn template_text(repo: &Repo, settings: &Settings) -> Result<String, RunErro
     if let Some(path) = &settings.prompt_template {
         return read(Path::new(path));
     }
-    let custom = repo.ralph_dir().join("prompt.md");
+    let custom = repo.ralph_dir().join(crate::state::layout::PROMPT_TEMPLATE);
     if custom.is_file() {
         return read(&custom);
     }

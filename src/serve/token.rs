@@ -39,7 +39,7 @@ impl Token {
     /// Where the token of the repository whose ralph directory is
     /// `ralph_dir` is kept.
     pub fn path(ralph_dir: &Path) -> PathBuf {
-        ralph_dir.join("serve-token")
+        ralph_dir.join(crate::state::layout::SERVE_TOKEN)
     }
 
     /// The token kept at `path`, or a new one written there when there is

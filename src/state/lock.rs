@@ -1,10 +1,19 @@
 //! One loop per repository: `<git-dir>/ralph/lock` holds the PID and change
 //! of the running loop. A lock whose PID is dead is taken over (the caller
 //! warns); `abort` from another terminal finds the loop through it.
+//!
+//! Two loops started at the same moment must not both win, so the file is
+//! held with `flock` while the loop lives: the kernel gives it to exactly
+//! one process and takes it back when that process dies, however it dies.
+//! The PID and change written into it are for readers (`status`, `abort`)
+//! and for loops of earlier releases, which did not take the `flock`.
 
-use std::io::Write;
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
@@ -12,6 +21,8 @@ use nix::unistd::Pid;
 #[derive(Debug)]
 pub struct RunLock {
     path: PathBuf,
+    /// The open lock file, `flock`ed: released when dropped.
+    held: Option<Flock<std::fs::File>>,
     /// The dead holder whose lock was taken over, if any.
     pub took_over_from: Option<(u32, String)>,
 }
@@ -20,6 +31,8 @@ pub struct RunLock {
 pub enum LockError {
     #[error("a git-ralph loop for '{change}' is already running (pid {pid})")]
     Held { pid: u32, change: String },
+    #[error("another git-ralph loop is starting in this repository at this very moment")]
+    Starting,
     #[error("could not create {}", path.display())]
     Io {
         path: PathBuf,
@@ -34,6 +47,9 @@ impl LockError {
             LockError::Held { change, .. } => Some(format!(
                 "watch it with 'git ralph watch {change}' (s there asks it to stop), or undo it with 'git ralph abort {change}'"
             )),
+            LockError::Starting => Some(
+                "see which with 'git ralph status'; start this one once that loop has ended".into(),
+            ),
             LockError::Io { .. } => None,
         }
     }
@@ -51,7 +67,7 @@ fn single_process(pid: u32) -> Option<Pid> {
 /// The lock shared by every run of the repository whose ralph directory
 /// is `ralph_dir`.
 pub fn lock_path(ralph_dir: &Path) -> PathBuf {
-    ralph_dir.join("lock")
+    ralph_dir.join(super::layout::LOCK)
 }
 
 /// Is `pid` a live process?
@@ -100,42 +116,83 @@ impl RunLock {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let mut took_over_from = None;
-        for _ in 0..3 {
-            match std::fs::OpenOptions::new()
+        for _ in 0..10 {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
                 .write(true)
-                .create_new(true)
+                .create(true)
+                .truncate(false)
                 .open(path)
-            {
-                Ok(mut file) => {
-                    write!(file, "{}\n{change}\n", std::process::id()).map_err(io)?;
-                    return Ok(RunLock {
-                        path: path.to_owned(),
-                        took_over_from,
-                    });
-                }
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = std::fs::read_to_string(path).unwrap_or_default();
-                    match parse(&text) {
-                        Some((pid, change)) if process_alive(pid) && pid != std::process::id() => {
-                            return Err(LockError::Held { pid, change });
-                        }
-                        holder => {
-                            took_over_from = holder;
-                            let _ = std::fs::remove_file(path);
-                        }
-                    }
-                }
-                Err(err) => return Err(io(err)),
+                .map_err(io)?;
+            let mut held = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(held) => held,
+                Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Err(held_by(path)),
+                Err((_, errno)) => return Err(io(errno.into())),
+            };
+            // The file may have been removed by the holder that just let
+            // go of it: the lock is on the file the path names now.
+            if !same_file(&held, path) {
+                continue;
             }
+            let mut text = String::new();
+            held.read_to_string(&mut text).map_err(io)?;
+            let holder = parse(&text);
+            if let Some((pid, change)) = &holder
+                && process_alive(*pid)
+                && *pid != std::process::id()
+            {
+                // A loop of an earlier release, which holds no `flock`.
+                return Err(LockError::Held {
+                    pid: *pid,
+                    change: change.clone(),
+                });
+            }
+            write_holder(&mut held, change).map_err(io)?;
+            return Ok(RunLock {
+                path: path.to_owned(),
+                held: Some(held),
+                took_over_from: holder.filter(|(pid, _)| *pid != std::process::id()),
+            });
         }
         Err(io(std::io::Error::other("the lock kept reappearing")))
     }
 }
 
+/// Whether the open `file` is the one `path` names.
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// This process as the holder: the file's whole text replaced.
+fn write_holder(file: &mut std::fs::File, change: &str) -> std::io::Result<()> {
+    file.set_len(0)?;
+    file.rewind()?;
+    write!(file, "{}\n{change}\n", std::process::id())?;
+    file.flush()
+}
+
+/// Who holds the lock another process has `flock`ed: its text, once the
+/// holder has written it (it does so right after taking the lock).
+fn held_by(path: &Path) -> LockError {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some((pid, change)) = parse(&text) {
+            return LockError::Held { pid, change };
+        }
+        if Instant::now() > deadline {
+            return LockError::Starting;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 impl Drop for RunLock {
     fn drop(&mut self) {
-        // Only remove the lock if it is still ours.
+        // Only remove the lock if it is still ours; it is let go of after.
         if let Some((pid, _)) = std::fs::read_to_string(&self.path)
             .ok()
             .as_deref()
@@ -144,6 +201,7 @@ impl Drop for RunLock {
         {
             let _ = std::fs::remove_file(&self.path);
         }
+        drop(self.held.take());
     }
 }
 

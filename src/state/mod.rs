@@ -14,8 +14,10 @@ pub mod answers;
 mod atomic;
 mod events_log;
 mod history;
+pub mod layout;
 pub mod learnings;
 mod lock;
+mod prepare;
 mod report;
 mod run;
 
@@ -23,6 +25,7 @@ pub use atomic::write_atomically;
 pub use events_log::EventsLog;
 pub use history::refs_in_history;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
+pub use prepare::{Prepared, RunDirError, check_run_name};
 pub use report::{LearningsReport, Report};
 pub use run::{
     AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
@@ -205,7 +208,7 @@ impl RunDir {
 /// The earlier runs kept under `<ralph-dir>/history/`, oldest first, by
 /// their archive name.
 pub fn list_history(ralph_dir: &Path) -> Vec<(String, RunDir)> {
-    let history = ralph_dir.join("history");
+    let history = ralph_dir.join(layout::HISTORY);
     let mut runs: Vec<(String, RunDir)> = list_runs(&history)
         .into_iter()
         .map(|name| {

@@ -23,6 +23,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let repo = Repo::open(&crate::commands::current_dir()?)?;
     if args.dry_run {
         let change = ChangeName::parse(&args.change)?;
+        crate::state::check_run_name(change.as_str())?;
         let plan = crate::run::plan::plan(&repo, &change, &args.requested()?)?;
         if args.json {
             ui::print_json(&plan)?;
@@ -74,8 +75,13 @@ pub fn run_in(
     agent: Option<AgentSpec>,
 ) -> Result<Started, CommandError> {
     let change = ChangeName::parse(&args.change)?;
+    crate::state::check_run_name(change.as_str())?;
     let requested = args.requested()?;
+    // The lock comes before anything else is written, and the run's
+    // directory is shown writable before the branch moves.
     let lock = RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str())?;
+    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
+    let _prepared = run_dir.prepare()?;
     if let Some((pid, other)) = &lock.took_over_from {
         ui::warn(&format!(
             "took over the lock of a loop that is no longer running (pid {pid}, change '{other}')"
@@ -86,7 +92,6 @@ pub fn run_in(
         ui::note(notice);
     }
     let on_finish = session.state.settings.on_finish;
-    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let workdir = repo.workdir().to_owned();
     // Started once the run is recorded, so that it has a page to show.
     let server = args

@@ -1,0 +1,71 @@
+//! A run's task file must be one git sees. A failed attempt is undone by
+//! putting the worktree back as git last saw it, and the boxes the agent
+//! ticked go with it; a file git does not see (reached through a symlink
+//! out of the repository, or named by `.gitignore` and not tracked) would
+//! keep a failed attempt's ticks, and the story would count as done. Such
+//! a file is refused before the run begins, with what to do. An untracked
+//! file that no rule ignores is seen: the run's first commit takes it in.
+
+use std::path::PathBuf;
+
+use super::error::RunError;
+use crate::git::{Repo, Unseen};
+use crate::stories::{SourceKind, StorySource};
+
+/// Why the task file cannot carry a run's progress.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskFileError {
+    #[error(
+        "the task file {} leads through a symlink to {}, outside the repository: git does not see the boxes ticked there, so a failed attempt's ticks could not be undone",
+        path.display(),
+        target.display()
+    )]
+    OutsideThroughSymlink { path: PathBuf, target: PathBuf },
+    #[error(
+        "the task file {} is ignored by git (an ignore rule names it and git does not track it): git does not see the boxes ticked in it, so a failed attempt's ticks could not be undone",
+        path.display()
+    )]
+    Ignored { path: PathBuf },
+}
+
+impl TaskFileError {
+    pub fn hint(&self) -> String {
+        match self {
+            TaskFileError::OutsideThroughSymlink { path, target } => format!(
+                "nothing was changed; put the file itself in the repository and commit it (e.g. 'cp --remove-destination {} {}' then 'git commit {}'), or name a file of the repository with --tasks",
+                target.display(),
+                path.display(),
+                path.display()
+            ),
+            TaskFileError::Ignored { path } => format!(
+                "nothing was changed; track the file ('git add -f {}' and commit it), or take it out of .gitignore, then start again",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Refuses a task file of the worktree that git does not see. Tracking
+/// kept outside the worktree (a tracker's issues) is the source's own
+/// business: it keeps a copy for every revert; a prompt file is read,
+/// never ticked.
+pub(super) fn check(repo: &Repo, source: &dyn StorySource) -> Result<(), RunError> {
+    let path = source.tracking_file();
+    if source.kind() == SourceKind::Prompt || path.is_absolute() || path.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let unseen = repo
+        .unseen(path)
+        .map_err(|err| RunError::git("read what git tracks", err))?;
+    let refused = match unseen {
+        None => return Ok(()),
+        Some(Unseen::Outside { target }) => TaskFileError::OutsideThroughSymlink {
+            path: path.to_owned(),
+            target,
+        },
+        Some(Unseen::Ignored) => TaskFileError::Ignored {
+            path: path.to_owned(),
+        },
+    };
+    Err(refused.into())
+}
