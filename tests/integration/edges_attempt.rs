@@ -1,5 +1,8 @@
 //! An attempt at the edges of the machine, end to end.
 //!
+//! - The user's own `git gc` and `git repack` during an attempt write
+//!   `.git/info/refs`: that is git's maintenance, not the agent's doing,
+//!   while a hook the agent plants in the same attempt is still undone.
 //! - A child the agent moves into a session of its own ends with the
 //!   attempt: its late write never lands in the next story's checkpoint.
 
@@ -17,6 +20,69 @@ fn alive(pid: i32) -> bool {
     stat.rsplit_once(')')
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .is_some_and(|state| state != "Z")
+}
+
+#[test]
+fn the_users_gc_and_repack_during_an_attempt_are_not_blamed_on_the_agent() {
+    let repo = project(TWO_STORIES);
+    let gate = repo.dir.path().join("gate");
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\nwrite story-1.txt work of story 1\\n\nwait-for {}\n\
+             write .git/hooks/pre-commit #!/bin/sh\\nexit 0\\n\nchmod +x .git/hooks/pre-commit\n\
+             tick-story\npromise COMPLETE\n{}",
+            gate.display(),
+            stories_done(&["1", "2"])
+        ),
+    );
+    let running = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    agent_at_work(&repo, &repo.root, "1", 1, "story-1.txt");
+    repo.git(&["gc", "--quiet"]);
+    repo.git(&["repack", "-a", "-d", "-q"]);
+    let info_refs = fs::read(repo.path(".git/info/refs")).expect("git wrote info/refs");
+    fs::write(&gate, "").expect("gate");
+    let finished = running.wait(Duration::from_secs(120));
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    assert!(
+        !finished.stdout.contains("info/refs"),
+        "{}",
+        finished.stdout
+    );
+    assert_eq!(
+        fs::read(repo.path(".git/info/refs")).expect("info/refs is left"),
+        info_refs,
+        "git's info/refs is not rewound"
+    );
+    // The hook planted in the same attempt is still caught and undone.
+    assert!(
+        finished
+            .stdout
+            .contains("undone: the agent changed .git/hooks/pre-commit"),
+        "{}",
+        finished.stdout
+    );
+    assert!(!repo.path(".git/hooks/pre-commit").exists());
+    let events = events(&repo);
+    let changed = of_type(&events, "git_dir_changed");
+    assert!(
+        changed
+            .iter()
+            .all(|event| !event.to_string().contains("info/refs")),
+        "{changed:?}"
+    );
+    for (what, said) in [
+        ("status", ralph_cmd(&repo, &["status", CHANGE])),
+        ("log", ralph_cmd(&repo, &["log", CHANGE])),
+    ] {
+        assert!(
+            !stdout(&said).contains("info/refs"),
+            "{what}: {}",
+            stdout(&said)
+        );
+    }
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
+    repo.assert_fsck_clean();
 }
 
 #[test]
