@@ -183,7 +183,7 @@ impl GitDirSnapshot {
             }
         }
         for dir in &dirs {
-            files.extend(files_in(dir)?);
+            files.extend(watched_files_in(dir)?);
         }
         for dir in run_files.iter().filter(|path| path.is_dir()) {
             files.extend(files_in(dir)?);
@@ -207,7 +207,7 @@ impl GitDirSnapshot {
             now.insert(path.clone(), read_state(path)?);
         }
         for dir in &self.dirs {
-            for file in files_in(dir)? {
+            for file in watched_files_in(dir)? {
                 if let std::collections::btree_map::Entry::Vacant(slot) = now.entry(file) {
                     let state = read_state(slot.key())?;
                     slot.insert(state);
@@ -234,7 +234,7 @@ impl GitDirSnapshot {
     /// removed; a directory the attempt made is left, empty of files.
     pub fn restore(&self) -> io::Result<()> {
         for dir in &self.dirs {
-            for file in files_in(dir)? {
+            for file in watched_files_in(dir)? {
                 if !self.files.contains_key(&file) {
                     fs::remove_file(&file)?;
                 }
@@ -428,6 +428,28 @@ fn read_state(path: &Path) -> io::Result<Option<FileState>> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(err),
     }
+}
+
+/// Files git's own maintenance writes in a watched directory, by the
+/// directory's name: `git gc`, `git repack` and `git update-server-info`
+/// rewrite `info/refs` for clients of the dumb HTTP protocol from the refs
+/// as they are. Whoever runs them, the user or the agent, what they write
+/// runs nothing and is not the agent's doing: a ref that moves is caught
+/// by the refs' own guard. (The packs, `packed-refs`, `objects/info/` and
+/// `logs/` they also write are no watched file.)
+const WRITTEN_BY_MAINTENANCE: &[(&str, &str)] = &[("info", "refs")];
+
+/// The files below `dir` the guard watches: all of them, git's own
+/// maintenance output aside.
+fn watched_files_in(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut files = files_in(dir)?;
+    let maintained: Vec<PathBuf> = WRITTEN_BY_MAINTENANCE
+        .iter()
+        .filter(|(in_dir, _)| dir.file_name().is_some_and(|name| name == *in_dir))
+        .map(|(_, file)| dir.join(file))
+        .collect();
+    files.retain(|file| !maintained.contains(file));
+    Ok(files)
 }
 
 /// Every file below `dir`, recursively; none when it does not exist.

@@ -6,6 +6,8 @@
 //! ignore SIGTERM, or leave a background job holding the pipes open. So
 //! every child runs here the same way: in its own process group (killed
 //! when the supervisor is dropped, so nothing outlives an abandoned run),
+//! marked so that what it starts outside that group ends with it too
+//! (`escapees`),
 //! with its stdin written concurrently and then closed, with its output
 //! handed to the caller chunk by chunk as it arrives (never collected in
 //! memory here), and ended by a timeout or a stop request with SIGTERM,
@@ -31,9 +33,13 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 mod companion;
+mod escapees;
+mod orphan;
 mod tail;
 
 pub use companion::{Companion, CompanionError};
+use orphan::PidFile;
+pub use orphan::end_orphaned_group;
 pub use tail::{Tail, report_tail, tail_str};
 
 /// How much output is read at once.
@@ -345,10 +351,12 @@ struct Spawned {
 
 fn spawn(spec: &Spec) -> Result<Spawned, ProcessError> {
     check_workdir(&spec.cwd)?;
+    let mark = escapees::new_mark();
     let mut command = tokio::process::Command::new(&spec.program);
     command
         .args(&spec.args)
         .envs(spec.env.iter().map(|(key, value)| (key, value)))
+        .env(escapees::MARK_VARIABLE, &mark)
         .current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
@@ -364,9 +372,12 @@ fn spawn(spec: &Spec) -> Result<Spawned, ProcessError> {
         program: program.clone(),
         source,
     })?;
-    let group = GroupGuard { pgid: child.id() };
+    let group = GroupGuard {
+        pgid: child.id(),
+        mark: mark.clone(),
+    };
     let pid_file = match (&spec.pid_file, child.id()) {
-        (Some(path), Some(pid)) => PidFile::write(path, pid),
+        (Some(path), Some(pid)) => PidFile::write(path, pid, &mark),
         _ => None,
     };
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
@@ -605,60 +616,14 @@ pub fn signal_group(pid: u32, signal: Signal) -> Result<(), ProcessError> {
     }
 }
 
-/// End the process group recorded in `pid_file` by a supervisor that died
-/// without cleaning up: SIGTERM, then SIGKILL after the grace period.
-/// Returns whether a live group was found.
-pub fn end_orphaned_group(pid_file: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(pid_file)
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-    else {
-        return false;
-    };
-    let _ = std::fs::remove_file(pid_file);
-    // A file that names no group a child could have (0 is our own, 1
-    // init's) names no orphan either.
-    let Some(group) = child_group(pid) else {
-        return false;
-    };
-    let alive = || killpg(group, None).is_ok();
-    if !alive() {
-        return false;
-    }
-    let _ = signal_group(pid, Signal::SIGTERM);
-    let deadline = std::time::Instant::now() + TERMINATE_GRACE;
-    while alive() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if alive() {
-        let _ = signal_group(pid, Signal::SIGKILL);
-    }
-    true
-}
-
-/// The child's group recorded on disk for as long as it runs.
-struct PidFile(PathBuf);
-
-impl PidFile {
-    fn write(path: &Path, pid: u32) -> Option<PidFile> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).ok()?;
-        }
-        std::fs::write(path, format!("{pid}\n")).ok()?;
-        Some(PidFile(path.to_owned()))
-    }
-}
-
-impl Drop for PidFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// The child's process group; whatever is left of it dies with the guard,
-/// also when the run is abandoned half-way.
+/// The child's process group; whatever is left of it, and whatever it
+/// started outside it, dies with the guard (before [`run`] returns, so
+/// before the caller weighs what the child did), also when the run is
+/// abandoned half-way.
 struct GroupGuard {
     pgid: Option<u32>,
+    /// The mark in the environment of the child and of all it started.
+    mark: String,
 }
 
 impl GroupGuard {
@@ -674,6 +639,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         // Best effort: there is no one left to report a failure to.
         let _ = self.signal(Signal::SIGKILL);
+        escapees::end_marked(&self.mark);
     }
 }
 

@@ -29,6 +29,7 @@ mod config;
 mod containment;
 mod contract;
 mod cut_short;
+mod edges_attempt;
 mod edges_start;
 mod engine;
 mod fake_agent;

@@ -194,3 +194,21 @@ fn the_runs_own_files_are_its_rules() {
     snapshot.restore().unwrap();
     assert!(snapshot.changes().unwrap().is_empty());
 }
+
+#[test]
+fn info_refs_written_by_git_maintenance_is_no_change_and_is_left_alone() {
+    let dir = git_dir();
+    let info_refs = dir.path().join(".git/info/refs");
+    fs::write(&info_refs, "0000 refs/heads/main\n").unwrap();
+    let snapshot = take(dir.path());
+    fs::write(&info_refs, "1111 refs/heads/main\n").unwrap();
+    let exclude = dir.path().join(".git/info/exclude");
+    fs::write(&exclude, "*.secret\n").unwrap();
+    assert_eq!(
+        whats(&snapshot.changes().unwrap()),
+        [(".git/info/exclude".to_owned(), Risk::Changes)]
+    );
+    snapshot.restore().unwrap();
+    assert_eq!(fs::read(&info_refs).unwrap(), b"1111 refs/heads/main\n");
+    assert_eq!(fs::read(&exclude).unwrap(), b"# nothing\n");
+}
