@@ -28,6 +28,7 @@ mod config;
 mod containment;
 mod contract;
 mod cut_short;
+mod edges_text;
 mod engine;
 mod fake_agent;
 mod first_hour;
