@@ -77,7 +77,7 @@ github\t'open GitHub issues with a label (--label), through `gh` or --issues'
 beads\t'open issues of the beads tracker, .beads/issues.jsonl'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prd -d 'A prd.json file of user stories (implies --source prd)' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l tasks -d 'A markdown checklist file (implies --source markdown)' -r -F
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l issues -d 'With --source github: the issues from a file that `gh issue list --json number,title,body,labels,state` wrote, instead of asking `gh` (all its open issues, or those with --label); with --source beads: the issues file instead of .beads/issues.jsonl' -r -F
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l issues -d 'With --source github: the issues from a file that `gh issue list --json number,title,body,labels,state,url` wrote, instead of asking `gh` (all its open issues, or those with --label); with --source beads: the issues file instead of .beads/issues.jsonl' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l label -d 'With --source github: work on the open issues with this label [default: ralph]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt -d 'Prompt mode: repeat this prompt, a fresh agent each time, until the contract passes; no stories' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l check -d 'A check every story must pass: a command run through `sh -c` in the worktree (repeatable) [config: ralph.check]' -r -f -a "(__fish_complete_command)"

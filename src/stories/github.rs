@@ -2,16 +2,22 @@
 //! asks of the GitHub CLI: the list of issues, and a comment on each
 //! finished one when the user passes `--comment`.
 //!
-//! The issues are what `gh issue list --label <label> --state open --json
-//! number,title,body,labels,state` prints (a JSON array; `--issues FILE`
+//! The issues are what `gh issue list --label <label> --state open --limit
+//! 10000 --json number,title,body,labels,state,url` prints (a JSON array; `--issues FILE`
 //! reads the same array from a file). Of each issue, `number` gives the
 //! story's id, `title` its title, `body` its text and task list, `labels`
 //! (their `name`) the summary the agent sees, and `state` keeps a closed
 //! issue of an exported file out of the run; other fields are ignored.
 //! GitHub issues carry no priority: they are worked oldest first (by
 //! number). A line of the body that starts with "Depends on" or "Blocked
-//! by" names the issues (`#3, #4`) that must be done first; one that is not
-//! among the run's issues is taken as met.
+//! by" lists the issues (`#3, #4`) that must be done first (see
+//! `references`); one of this repository that is not among the run's
+//! issues is taken as met. `url` places an `owner/name#3` or an address in
+//! this repository.
+//!
+//! `gh` lists at most `--limit` issues, the newest; a list as long as the
+//! limit may have left older ones out. The run then says so, and refuses
+//! to take a dependency the cut may have left out as met.
 //!
 //! `gh` runs through the one supervisor of child processes, with no
 //! prompts and no colour, under the command timeout.
@@ -25,13 +31,16 @@ use serde::Deserialize;
 use super::issues::{Issue, IssuesError, Snapshot};
 use super::{SourceKind, StoriesError, Warning, WarningKind};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
+use references::Repository;
+
+mod references;
 
 /// The label `--source github` looks for when `--label` is not given.
 pub const DEFAULT_LABEL: &str = "ralph";
 /// The fields the run asks `gh issue list` for.
-pub const FIELDS: &str = "number,title,body,labels,state";
-/// The most issues one run reads.
-const LIMIT: &str = "1000";
+pub const FIELDS: &str = "number,title,body,labels,state,url";
+/// The most issues one run reads: `gh` pages through them all up to it.
+const LIMIT: usize = 10_000;
 /// The CLI, looked up on the search path.
 const PROGRAM: &str = "gh";
 /// The most of `gh`'s output that is kept.
@@ -48,6 +57,8 @@ struct GhIssue {
     labels: Vec<GhLabel>,
     #[serde(default)]
     state: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -61,7 +72,7 @@ pub fn list(workdir: &Path, label: &str, timeout: Duration) -> Result<Snapshot, 
     let args = list_args(label);
     let stdout = run_gh(workdir, &args, timeout)?;
     let from = format!("gh {}", shown(&args[..4]));
-    Ok(parse(&from, &stdout, Some(label))?)
+    Ok(parse_listed(&from, &stdout, Some(label), Some(LIMIT))?)
 }
 
 /// The open issues of a file `gh issue list --json` wrote; only those
@@ -186,8 +197,9 @@ fn unix_time(iso: &str) -> Option<u64> {
 }
 
 fn list_args(label: &str) -> Vec<String> {
+    let limit = LIMIT.to_string();
     [
-        "issue", "list", "--label", label, "--state", "open", "--limit", LIMIT, "--json", FIELDS,
+        "issue", "list", "--label", label, "--state", "open", "--limit", &limit, "--json", FIELDS,
     ]
     .map(String::from)
     .to_vec()
@@ -252,6 +264,23 @@ fn shown(args: &[String]) -> String {
 /// those labelled `label`, when one is given. `from` names where the text
 /// came from, for errors.
 pub fn parse(from: &str, text: &str, label: Option<&str>) -> Result<Snapshot, IssuesError> {
+    parse_listed(from, text, label, None)
+}
+
+/// Where `gh` may have cut the list: it gave as many issues as it was
+/// asked for, the newest, down to `oldest`.
+struct Cut {
+    limit: usize,
+    oldest: u64,
+}
+
+/// [`parse`] of a list `gh` was asked for at most `limit` issues of.
+fn parse_listed(
+    from: &str,
+    text: &str,
+    label: Option<&str>,
+    limit: Option<usize>,
+) -> Result<Snapshot, IssuesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let listed: Vec<GhIssue> =
         serde_json::from_str(text).map_err(|err| IssuesError::MalformedGithub {
@@ -259,6 +288,49 @@ pub fn parse(from: &str, text: &str, label: Option<&str>) -> Result<Snapshot, Is
             line: err.line(),
             message: without_position(&err),
         })?;
+    let cut = limit
+        .filter(|limit| listed.len() >= *limit)
+        .map(|limit| Cut {
+            limit,
+            oldest: listed.iter().map(|issue| issue.number).min().unwrap_or(0),
+        });
+    let this = listed
+        .iter()
+        .find_map(|issue| issue.url.as_deref().and_then(Repository::of_url));
+    let open = open_issues(listed, label);
+    if open.is_empty() {
+        return Err(IssuesError::NoIssues {
+            from: from.to_owned(),
+            label: label.map(str::to_owned),
+        });
+    }
+    let numbers: HashSet<u64> = open.iter().map(|issue| issue.number).collect();
+    let mut warnings = Vec::new();
+    if let Some(Cut { limit, oldest }) = cut {
+        warnings.push(Warning {
+            line: None,
+            kind: WarningKind::LeftOut,
+            message: format!(
+                "gh lists at most {limit} issues and gave as many: open issues older than #{oldest} may be left out of the run"
+            ),
+        });
+    }
+    let mut issues = Vec::with_capacity(open.len());
+    for issue in open {
+        let depends_on = waits_for(&issue, &numbers, this.as_ref(), cut.as_ref(), &mut warnings)?;
+        issues.push(as_issue(issue, depends_on));
+    }
+    Ok(Snapshot {
+        tracker: SourceKind::Github,
+        read_from: from.to_owned(),
+        issues,
+        warnings,
+    })
+}
+
+/// The open issues of the list, labelled `label` when one is given, oldest
+/// first, each once.
+fn open_issues(listed: Vec<GhIssue>, label: Option<&str>) -> Vec<GhIssue> {
     let mut open: Vec<GhIssue> = listed
         .into_iter()
         .filter(|issue| {
@@ -278,85 +350,81 @@ pub fn parse(from: &str, text: &str, label: Option<&str>) -> Result<Snapshot, Is
         .collect();
     open.sort_by_key(|issue| issue.number);
     open.dedup_by_key(|issue| issue.number);
-    if open.is_empty() {
-        return Err(IssuesError::NoIssues {
-            from: from.to_owned(),
-            label: label.map(str::to_owned),
-        });
-    }
-    let numbers: HashSet<u64> = open.iter().map(|issue| issue.number).collect();
-    let mut warnings = Vec::new();
-    let issues = open
-        .into_iter()
-        .map(|issue| {
-            let text = issue.body.unwrap_or_default();
-            let mut depends_on = Vec::new();
-            for number in dependencies(&text) {
-                if number == issue.number || depends_on.contains(&number.to_string()) {
-                    continue;
-                }
-                if numbers.contains(&number) {
-                    depends_on.push(number.to_string());
-                } else {
-                    warnings.push(Warning {
-                        line: None,
-                        kind: WarningKind::OutsideDependency,
-                        message: format!(
-                            "issue #{} depends on #{number}, which is not among the open issues of the run; it is taken as done",
-                            issue.number
-                        ),
-                    });
-                }
-            }
-            let names: Vec<&str> = issue.labels.iter().map(|l| l.name.as_str()).collect();
-            let summary = match names.as_slice() {
-                [] => format!("GitHub issue #{}", issue.number),
-                names => format!("GitHub issue #{} (labels: {})", issue.number, names.join(", ")),
-            };
-            Issue {
-                id: issue.number.to_string(),
-                title: issue.title,
-                summary,
-                text,
-                priority: None,
-                depends_on,
-                acceptance_criteria: Vec::new(),
-            }
-        })
-        .collect();
-    Ok(Snapshot {
-        tracker: SourceKind::Github,
-        read_from: from.to_owned(),
-        issues,
-        warnings,
-    })
+    open
 }
 
-/// The issues a body says must be done first: `#N` on lines that start
-/// with "Depends on" or "Blocked by" (after an optional list marker), in
-/// any case.
-fn dependencies(body: &str) -> Vec<u64> {
-    let mut numbers = Vec::new();
-    for line in body.lines() {
-        let line = line.trim_start();
-        let line = line
-            .strip_prefix(['-', '*', '+'])
-            .map_or(line, str::trim_start);
-        let lower = line.to_lowercase();
-        let Some(rest) = ["depends on", "blocked by"]
-            .iter()
-            .find_map(|lead| lower.strip_prefix(lead))
-        else {
+/// The issues of the run `issue` waits for. A reference to another
+/// repository, or to an issue of this one that is not in the run, is a
+/// warning; one the cut may have left out is an error.
+fn waits_for(
+    issue: &GhIssue,
+    numbers: &HashSet<u64>,
+    this: Option<&Repository>,
+    cut: Option<&Cut>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<String>, IssuesError> {
+    let mut depends_on: Vec<String> = Vec::new();
+    let mut warn = |message: String| {
+        warnings.push(Warning {
+            line: None,
+            kind: WarningKind::OutsideDependency,
+            message,
+        });
+    };
+    for reference in references::dependencies(issue.body.as_deref().unwrap_or_default()) {
+        let Some(number) = reference.local_number(this) else {
+            let place = match this {
+                Some(_) => "an issue of another repository",
+                None => "which the list cannot place in this repository (it has no `url`)",
+            };
+            warn(format!(
+                "issue #{} depends on {reference}, {place}; the run does not wait for it",
+                issue.number
+            ));
             continue;
         };
-        for part in rest.split('#').skip(1) {
-            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-            if let Ok(number) = digits.parse() {
-                numbers.push(number);
-            }
+        if number == issue.number || depends_on.contains(&number.to_string()) {
+            continue;
+        }
+        if numbers.contains(&number) {
+            depends_on.push(number.to_string());
+        } else if let Some(cut) = cut.filter(|cut| number < cut.oldest) {
+            return Err(IssuesError::DependencyBeyondList {
+                issue: issue.number,
+                dependency: number,
+                limit: cut.limit,
+                oldest: cut.oldest,
+            });
+        } else {
+            warn(format!(
+                "issue #{} depends on #{number}, which is not among the open issues of the run; it is taken as done",
+                issue.number
+            ));
         }
     }
-    numbers
+    Ok(depends_on)
+}
+
+/// The issue as a story of the run takes it.
+fn as_issue(issue: GhIssue, depends_on: Vec<String>) -> Issue {
+    let names: Vec<&str> = issue.labels.iter().map(|l| l.name.as_str()).collect();
+    let summary = match names.as_slice() {
+        [] => format!("GitHub issue #{}", issue.number),
+        names => format!(
+            "GitHub issue #{} (labels: {})",
+            issue.number,
+            names.join(", ")
+        ),
+    };
+    Issue {
+        id: issue.number.to_string(),
+        title: issue.title,
+        summary,
+        text: issue.body.unwrap_or_default(),
+        priority: None,
+        depends_on,
+        acceptance_criteria: Vec::new(),
+    }
 }
 
 /// serde_json's message without its " at line L column C".
@@ -441,8 +509,6 @@ mod tests {
 
     #[test]
     fn dependencies_are_read_from_lines_that_say_so() {
-        let body = "Depends on #3 and #4\r\n- blocked by: #9\nSee #12 for context.\n";
-        assert_eq!(dependencies(body), [3, 4, 9]);
         let text = r##"[{"body":"Depends on #8\nBlocked by #2","labels":[],"number":2,"state":"OPEN","title":"a"}]"##;
         let snapshot = parse("f", text, None).expect("parse");
         assert!(
@@ -451,5 +517,25 @@ mod tests {
         );
         assert_eq!(snapshot.warnings.len(), 1);
         assert_eq!(snapshot.warnings[0].kind, WarningKind::OutsideDependency);
+    }
+
+    #[test]
+    fn a_list_as_long_as_its_limit_says_so_and_refuses_what_the_cut_may_hide() {
+        let text = r##"[{"number":9,"title":"a","body":"Depends on #8"},{"number":8,"title":"b","body":"Depends on #7"}]"##;
+        let error = parse_listed("gh", text, None, Some(2)).expect_err("#7 may be open");
+        assert!(
+            error.to_string().starts_with("issue #8 depends on #7, "),
+            "{error}"
+        );
+        assert!(error.hint().is_some());
+        let text =
+            r##"[{"number":9,"title":"a","body":"Depends on #8"},{"number":8,"title":"b"}]"##;
+        let snapshot = parse_listed("gh", text, None, Some(2)).expect("parse");
+        assert_eq!(snapshot.issues[1].depends_on, ["8"]);
+        assert_eq!(snapshot.warnings.len(), 1, "{:?}", snapshot.warnings);
+        assert_eq!(snapshot.warnings[0].kind, WarningKind::LeftOut);
+        assert!(snapshot.warnings[0].message.contains("older than #8"));
+        let whole = parse_listed("gh", text, None, Some(3)).expect("parse");
+        assert!(whole.warnings.is_empty(), "{:?}", whole.warnings);
     }
 }

@@ -111,7 +111,19 @@ impl IssueSource {
         let stories = source.load()?;
         let from = PathBuf::from(&source.snapshot.read_from);
         check_unique_ids(&from, &stories)?;
-        super::prd::check_dependencies(&from, &stories)?;
+        super::prd::check_dependencies(&from, &stories).map_err(|error| match error {
+            StoriesError::DependencyCycle { cycle, .. } => {
+                StoriesError::from(IssuesError::DependencyCycle {
+                    from: source.snapshot.read_from.clone(),
+                    tracker: source.snapshot.tracker,
+                    cycle: cycle
+                        .iter()
+                        .map(|id| reference(source.snapshot.tracker, id))
+                        .collect(),
+                })
+            }
+            other => other,
+        })?;
         Ok(source)
     }
 

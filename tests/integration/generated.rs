@@ -255,10 +255,12 @@ fn issues_section() -> Section {
         &mut roff,
         "--source github",
         "the open issues with the label --label (default ralph), from `gh issue list --label \
-         <label> --state open --json number,title,body,labels,state`, or from a file that \
-         command wrote (--issues FILE). Of each issue, number (the story id), title, body, \
-         labels and state are read. They are worked oldest first; a line of the body that \
-         starts with \"Depends on #N\" or \"Blocked by #N\" makes the issue wait for #N. \
+         <label> --state open --limit 10000 --json number,title,body,labels,state,url`, or \
+         from a file that command wrote (--issues FILE). Of each issue, number (the story id), \
+         title, body, labels, state and url are read. They are worked oldest first; a line of \
+         the body that starts with \"Depends on #N\" or \"Blocked by #N\" makes the issue \
+         wait for #N (the references it lists, of this repository). A list as long as the \
+         limit is said to be cut, and a dependency it may have left out is refused. \
          Nothing is written to GitHub unless --comment is given: then each finished story's \
          issue gets one comment (gh issue comment) naming its checkpoint.",
     );
@@ -644,7 +646,7 @@ fn examples_section(sub: Option<&str>) -> Option<Section> {
                  on each finished one; or read them from a file gh exported:",
                 &[
                     "git ralph start issues --source github --comment",
-                    "gh issue list --label ralph --json number,title,body,labels,state > ../issues.json",
+                    "gh issue list --label ralph --state open --limit 10000 --json number,title,body,labels,state,url > ../issues.json",
                     "git ralph start issues --source github --issues ../issues.json",
                 ],
             );

@@ -31,6 +31,7 @@ mod contract;
 mod cut_short;
 mod edges_attempt;
 mod edges_start;
+mod edges_text;
 mod engine;
 mod fake_agent;
 mod first_hour;

@@ -301,7 +301,7 @@ fn issue_27_gh_lists_the_issues_and_comment_posts_one_comment_per_finished_story
     assert_eq!(
         gh_calls(&gh_dir),
         [
-            "issue list --label ralph --state open --limit 1000 --json number,title,body,labels,state",
+            "issue list --label ralph --state open --limit 10000 --json number,title,body,labels,state,url",
             "issue comment 5 --body-file -",
             "issue comment 7 --body-file -",
         ],
@@ -554,7 +554,7 @@ fn issue_38_comment_asks_the_question_on_the_issue_and_the_others_go_on() {
     assert_eq!(
         calls,
         [
-            "issue list --label ralph --state open --limit 1000 --json number,title,body,labels,state",
+            "issue list --label ralph --state open --limit 10000 --json number,title,body,labels,state,url",
             "issue comment 5 --body-file -",
             "issue comment 7 --body-file -",
             "issue comment 3 --body-file -",

@@ -73,7 +73,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
     /// With --source github: the issues from a file that `gh issue list
-    /// --json number,title,body,labels,state` wrote, instead of asking `gh`
+    /// --json number,title,body,labels,state,url` wrote, instead of asking `gh`
     /// (all its open issues, or those with --label); with --source beads:
     /// the issues file instead of .beads/issues.jsonl.
     #[arg(long, value_name = "FILE")]

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::process::{ExitStatusKind, ProcessError};
+use crate::stories::SourceKind;
 
 /// Everything that can go wrong reading issues or talking to `gh`.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +30,7 @@ pub enum IssuesError {
     GhTimedOut { args: String, secs: u64 },
 
     #[error(
-        "{from}:{line}: not the JSON `gh issue list --json number,title,body,labels,state` prints: {message}"
+        "{from}:{line}: not the JSON `gh issue list --json number,title,body,labels,state,url` prints: {message}"
     )]
     MalformedGithub {
         from: String,
@@ -46,6 +47,24 @@ pub enum IssuesError {
 
     #[error("{from} holds no open issue{}", label_note(label.as_deref()))]
     NoIssues { from: String, label: Option<String> },
+
+    #[error(
+        "issue #{issue} depends on #{dependency}, which gh may have left out: it lists at most {limit} issues, the newest, and gave as many, down to #{oldest}"
+    )]
+    DependencyBeyondList {
+        issue: u64,
+        dependency: u64,
+        limit: usize,
+        oldest: u64,
+    },
+
+    #[error("{from}: the issues wait on each other: {}", cycle.join(" -> "))]
+    DependencyCycle {
+        from: String,
+        tracker: SourceKind,
+        /// The issues as people name them (`#1`), the first one again last.
+        cycle: Vec<String>,
+    },
 
     #[error("{} and {} are both issue {id}", first, second)]
     DuplicateIssue {
@@ -93,7 +112,7 @@ impl IssuesError {
     pub fn hint(&self) -> Option<String> {
         match self {
             IssuesError::GhMissing => Some(
-                "install the GitHub CLI (https://cli.github.com), or export the issues elsewhere with `gh issue list --label ralph --json number,title,body,labels,state > issues.json` and pass --issues issues.json".to_owned(),
+                "install the GitHub CLI (https://cli.github.com), or export the issues elsewhere with `gh issue list --label ralph --state open --limit 10000 --json number,title,body,labels,state,url > issues.json` and pass --issues issues.json".to_owned(),
             ),
             IssuesError::GhFailed { exit, .. } if exit.code() == Some(4) => {
                 Some("log in first: `gh auth login`".to_owned())
@@ -105,7 +124,7 @@ impl IssuesError {
                 Some("raise --command-timeout, or export the issues to a file and pass --issues".to_owned())
             }
             IssuesError::MalformedGithub { .. } => Some(
-                "export the issues with `gh issue list --label ralph --json number,title,body,labels,state > issues.json`".to_owned(),
+                "export the issues with `gh issue list --label ralph --state open --limit 10000 --json number,title,body,labels,state,url > issues.json`".to_owned(),
             ),
             IssuesError::MalformedBeads { .. } => Some(
                 "each line of .beads/issues.jsonl is one issue as `bd` exports it; `bd export` writes the file anew".to_owned(),
@@ -116,6 +135,17 @@ impl IssuesError {
             IssuesError::NoIssues { label: None, .. } => {
                 Some("open an issue (`bd create \"…\"`) to give the run work".to_owned())
             }
+            IssuesError::DependencyBeyondList { issue, dependency, limit, .. } => Some(format!(
+                "close #{dependency} if it is done, or take it out of the \"Depends on\" or \"Blocked by\" line of #{issue}; or label fewer issues, so that the newest {limit} are all of them"
+            )),
+            IssuesError::DependencyCycle { tracker: SourceKind::Github, cycle, .. } => Some(format!(
+                "take {} out of the \"Depends on\" or \"Blocked by\" line of issue {} (or break the cycle at another of its issues)",
+                cycle.get(1).map_or("", String::as_str),
+                cycle.first().map_or("", String::as_str)
+            )),
+            IssuesError::DependencyCycle { .. } => Some(
+                "remove one of the dependencies of the cycle in beads, then start again".to_owned(),
+            ),
             IssuesError::DuplicateIssue { .. } => None,
             IssuesError::FlagNeedsSource { wants, .. } => {
                 Some(format!("add --source {wants}, or leave the flag out"))

@@ -153,10 +153,13 @@ fn a_cycle_of_dependencies_is_refused() {
     let error = IssueSource::new("x", dir.path(), snapshot)
         .err()
         .expect("a cycle");
-    assert!(
-        matches!(error, StoriesError::DependencyCycle { .. }),
-        "{error}"
+    assert_eq!(
+        error.to_string(),
+        "f: the issues wait on each other: #1 -> #2 -> #1"
     );
+    let hint = error.hint().expect("a hint");
+    assert!(hint.contains("\"Depends on\""), "{hint}");
+    assert!(!hint.contains("dependsOn"), "{hint}");
 }
 
 #[test]
