@@ -8,16 +8,19 @@
 //! `description` (the story's text, whose task list gives its tasks),
 //! `design` and `notes` (shown after the description),
 //! `acceptance_criteria` (one criterion a line), `status`, `priority` (0
-//! first, 2 when missing), `issue_type`, `labels`, `created_at` (ties of
-//! priority go to the older issue) and `dependencies` (`depends_on_id` and
-//! `type`); other fields are ignored.
+//! first; missing is read as 0, as `bd` reads it, with a warning),
+//! `issue_type`, `labels`, `created_at` (ties of priority go to the older
+//! issue, times from different zones compared as instants),
+//! `is_template` and `dependencies` (`depends_on_id` and `type`); other
+//! fields are ignored.
 //!
 //! The work is the issues whose status is `open`, `in_progress` or
 //! `blocked` and whose type is a kind of work (`task`, `bug`, `feature`,
 //! `epic`, `chore`, `story`, `spike`, their aliases, or none). Any other
 //! issue that is not closed (deferred, pinned, a `decision`, a `message`,
 //! a type of the project's own) is left out with a warning naming it, so
-//! no open issue is dropped without a word. Dependencies are honoured as
+//! no open issue is dropped without a word; so is a template
+//! (`is_template`, which `bd list` hides) and every step under it. Dependencies are honoured as
 //! `bd ready` does (see `graph`), and the issues are listed in the order
 //! the run takes them. Closing the finished issues (`bd close`) is the
 //! user's to do: `finish` offers the command.
@@ -31,11 +34,13 @@ use super::issues::{Issue, IssuesError, Snapshot};
 use super::{SourceKind, StoriesError, Warning, WarningKind};
 
 mod graph;
+mod instant;
 
 /// The file `--source beads` reads, relative to the repository root.
 pub const DEFAULT_FILE: &str = ".beads/issues.jsonl";
-/// The priority of an issue that gives none: beads' default.
-const DEFAULT_PRIORITY: i64 = 2;
+/// The priority of an issue that gives none: what `bd` reads from it (its
+/// zero value, P0), said in a warning.
+const DEFAULT_PRIORITY: i64 = 0;
 /// Statuses of issues that are work.
 const WORK_STATUSES: &[&str] = &["open", "in_progress", "blocked"];
 /// Statuses of issues that are done with.
@@ -90,6 +95,13 @@ struct Bead {
     dependencies: Vec<Dependency>,
     #[serde(default)]
     created_at: Option<String>,
+    /// A molecule's template: `bd list` hides it, and so do its steps.
+    #[serde(default)]
+    is_template: bool,
+    /// The template this issue is a step of (its parent, or its
+    /// parent's), found once the whole file is read.
+    #[serde(skip)]
+    step_of: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -105,7 +117,11 @@ impl Bead {
     }
 
     fn is_work(&self) -> bool {
-        WORK_STATUSES.contains(&self.status()) && self.is_work_type()
+        WORK_STATUSES.contains(&self.status()) && self.is_work_type() && !self.is_template_part()
+    }
+
+    fn is_template_part(&self) -> bool {
+        self.is_template || self.step_of.is_some()
     }
 
     fn is_work_type(&self) -> bool {
@@ -118,6 +134,12 @@ impl Bead {
     fn why_not_work(&self) -> Option<String> {
         if self.is_work() || self.is_done() {
             return None;
+        }
+        if self.is_template {
+            return Some("it is a template (`is_template`), which `bd list` hides".to_owned());
+        }
+        if let Some(template) = &self.step_of {
+            return Some(format!("it is a step of the template {template}"));
         }
         Some(match WORK_STATUSES.contains(&self.status()) {
             true => format!(
@@ -151,11 +173,21 @@ pub fn read(workdir: &Path, file: Option<&Path>) -> Result<Snapshot, StoriesErro
 /// The issues of a beads JSONL file that are the run's work, in the order
 /// they are worked; `path` is for errors.
 pub fn parse(path: &Path, text: &str) -> Result<Snapshot, IssuesError> {
-    let (beads, mut warnings) = read_lines(path, text)?;
+    let (mut beads, mut warnings) = read_lines(path, text)?;
+    mark_template_steps(&mut beads);
     let by_id: HashMap<&str, &Bead> = beads.iter().map(|bead| (bead.id.as_str(), bead)).collect();
     for bead in &beads {
         if let Some(why) = bead.why_not_work() {
             warnings.push(left_out(&bead.id, &why));
+        } else if bead.priority.is_none() && bead.is_work() {
+            warnings.push(Warning {
+                line: None,
+                kind: WarningKind::OddValue,
+                message: format!(
+                    "{} gives no priority; it is read as P0, as bd reads it",
+                    bead.id
+                ),
+            });
         }
     }
     let graph = graph::Graph::of(&beads, &by_id, &mut warnings);
@@ -187,6 +219,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Snapshot, IssuesError> {
 /// one.
 fn read_lines(path: &Path, text: &str) -> Result<(Vec<Bead>, Vec<Warning>), IssuesError> {
     let mut beads: Vec<Bead> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     let mut warnings = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim_start_matches('\u{feff}').trim();
@@ -215,12 +248,49 @@ fn read_lines(path: &Path, text: &str) -> Result<(Vec<Bead>, Vec<Warning>), Issu
             }
         }
         let bead: Bead = serde_json::from_str(line).map_err(malformed)?;
-        match beads.iter_mut().find(|earlier| earlier.id == bead.id) {
-            Some(earlier) => *earlier = bead,
-            None => beads.push(bead),
+        match at.get(&bead.id) {
+            Some(earlier) => beads[*earlier] = bead,
+            None => {
+                at.insert(bead.id.clone(), beads.len());
+                beads.push(bead);
+            }
         }
     }
     Ok((beads, warnings))
+}
+
+/// Marks each issue that is a step of a template: its parent (through
+/// `parent-child`) is a template or a step of one.
+fn mark_template_steps(beads: &mut [Bead]) {
+    let at: HashMap<String, usize> = beads
+        .iter()
+        .enumerate()
+        .map(|(index, bead)| (bead.id.clone(), index))
+        .collect();
+    // Each issue's template, found by climbing parents; a cycle of
+    // parents ends the climb.
+    for index in 0..beads.len() {
+        let mut seen = std::collections::HashSet::new();
+        let mut current = index;
+        let template = loop {
+            if !seen.insert(current) {
+                break None;
+            }
+            let Some(parent) = beads[current]
+                .dependencies
+                .iter()
+                .find(|dependency| dependency.kind.as_deref() == Some("parent-child"))
+                .and_then(|dependency| at.get(&dependency.depends_on_id))
+            else {
+                break None;
+            };
+            if beads[*parent].is_template {
+                break Some(beads[*parent].id.clone());
+            }
+            current = *parent;
+        };
+        beads[index].step_of = template;
+    }
 }
 
 fn left_out(id: &str, why: &str) -> Warning {

@@ -30,7 +30,8 @@
 //!   [`SectionRules`]): unnumbered bookkeeping (Success Criteria, Notes,
 //!   Completed, Rollback Plan, … [`DEFAULT_SKIP`]), sections the file puts
 //!   out of scope ([`OUT_OF_SCOPE`]), lifecycle lists (Planning … Done),
-//!   and what `ralph.toml` names. Each skipped section that held boxes is
+//!   an index whose boxes repeat the headings below it (`index`), and
+//!   what `ralph.toml` names. Each skipped section that held boxes is
 //!   reported as a warning with why and how many of its tasks are open,
 //!   and a file whose boxes all sit in such sections is refused with where
 //!   they are ([`Checklist::skipped`]).
@@ -115,6 +116,7 @@ pub struct SkippedSection {
     pub done: usize,
 }
 
+mod index;
 mod lines;
 mod outline;
 mod rules;
@@ -139,8 +141,10 @@ pub fn parse_with(text: &str, rules: &SectionRules) -> Checklist {
     let mut outline = Outline::read(text);
     outline.take_title();
     outline.mark_skipped(rules);
+    let index_warnings = index::mark_indexes(&mut outline, rules);
     let skipped = skipped_sections(&outline);
     let mut warnings = unreadable_warnings(&outline.unreadable);
+    warnings.extend(index_warnings);
     warnings.extend(skipped_warnings(&skipped));
     let stories = if outline.has_section_work() {
         sections::section_stories(&outline, &mut warnings)
@@ -239,6 +243,12 @@ fn skipped_message(section: &SkippedSection) -> String {
             section.title,
             section.boxes,
             if section.boxes == 1 { "" } else { "es" }
+        );
+    }
+    if section.reason == SkipReason::Index {
+        return format!(
+            "section \"{}\" is not read as work: {reason}",
+            section.title
         );
     }
     let how = match &section.reason {

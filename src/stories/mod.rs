@@ -76,6 +76,12 @@ pub enum WarningKind {
     /// An issue depends on one that is not among the run's stories; the
     /// dependency is taken as met.
     OutsideDependency,
+    /// An advisory value (a priority, notes) could not be read as written;
+    /// the story is read without it.
+    OddValue,
+    /// A story that is not done is not run: it is marked to be skipped,
+    /// cannot be read, or depends on one that is not run.
+    SetAside,
 }
 
 /// Something the reader of a story file wants the user to know.

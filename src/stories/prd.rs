@@ -26,6 +26,7 @@ use super::{
 pub const DEFAULT_FILE: &str = "prd.json";
 
 mod dialect;
+mod order;
 mod reopen;
 
 pub use reopen::reopen;
@@ -63,11 +64,33 @@ pub fn parse_set(path: &Path, text: &str) -> Result<StorySet, StoriesError> {
     let file: Value = serde_json::from_str(text).map_err(|error| malformed(path, &error))?;
     let entries =
         dialect::story_entries(path, &file).map_err(|error| with_line(error, text, &[], false))?;
-    let mut stories = entries
-        .stories(path)
-        .map_err(|(index, error)| with_line(error, text, &entries.entries[index].0, true))?;
+    let mut warnings = Vec::new();
+    let mut read = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut refusal = None;
+    for (result, (at, entry)) in entries.stories(path).into_iter().zip(&entries.entries) {
+        match result {
+            Ok(parsed) => read.push(parsed),
+            // One story that cannot be read is set aside; the file is
+            // refused only when nothing in it can be run.
+            Err(error) => {
+                let error = with_line(error, text, at, true);
+                warnings.push(Warning {
+                    line: None,
+                    kind: WarningKind::SetAside,
+                    message: format!("{error}; the story is not run"),
+                });
+                unreadable.extend(dialect::entry_id(entry));
+                refusal.get_or_insert(error);
+            }
+        }
+    }
+    let mut stories = order::settle(path, read, &unreadable, &mut warnings);
+    if let Some(error) = refusal.filter(|_| stories.is_empty()) {
+        return Err(error);
+    }
     check_unique_ids(path, &stories)?;
-    let warnings = drop_stale_dependencies(&mut stories);
+    warnings.extend(drop_stale_dependencies(&mut stories));
     check_dependencies(path, &stories)?;
     Ok(StorySet {
         stories,

@@ -69,6 +69,7 @@ mod plan_bounds_e2e;
 mod plan_e2e;
 mod questions_e2e;
 mod readers_e2e;
+mod readers_real;
 mod readers_sources_e2e;
 mod real_cli_e2e;
 mod realworld;

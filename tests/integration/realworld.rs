@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use git_ralph::preview::{Preview, PreviewOptions, StoryPreview, StoryStatus, preview};
-use git_ralph::stories::checklist;
+use git_ralph::stories::{WarningKind, checklist};
 
 /// How an item was read differently from its expectation, in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,16 @@ fn id_number(id: &str) -> &str {
     id[start..end].trim_matches('.')
 }
 
+/// Whether an id carries a heading's label: its number (`phase-1` carries
+/// `1`), or the label itself when it has letters (`1a`, `P0`).
+fn carries_label(id: &str, label: &str) -> bool {
+    let last = id
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .next()
+        .unwrap_or(id);
+    id_number(id) == label || last.eq_ignore_ascii_case(label)
+}
+
 fn is_done(story: &StoryPreview) -> bool {
     story.status == StoryStatus::Done
 }
@@ -100,7 +110,7 @@ fn story_matches(expected: &Value, got: &StoryPreview, prd: bool) -> Result<(), 
         problems.push(format!("id {:?} is not {spec}", got.id));
     }
     if let Some(label) = expected.get("label").and_then(Value::as_str)
-        && id_number(&got.id) != label
+        && !carries_label(&got.id, label)
     {
         problems.push(format!("id {:?} does not carry label {label}", got.id));
     }
@@ -325,6 +335,20 @@ impl Layout {
     }
 }
 
+/// No agent would start: every story is done.
+fn nothing_to_do(preview: &Preview) -> bool {
+    preview.all_done && preview.prompt.is_none()
+}
+
+/// The reading names open work it leaves out (a section out of scope, a
+/// story set aside): finding nothing to do is then a refusal that says
+/// why.
+fn open_work_set_aside(preview: &Preview) -> bool {
+    preview.warnings.iter().any(|warning| {
+        warning.message.contains("open task") || warning.kind == WarningKind::SetAside
+    })
+}
+
 /// Scores one item; `Err` says what was read differently.
 fn score(key: &str, expected: &Value) -> Result<(), Misread> {
     let kind = expected["kind"].as_str().expect("kind");
@@ -338,13 +362,19 @@ fn score(key: &str, expected: &Value) -> Result<(), Misread> {
     if let Err(refusal) = &main {
         refusal_checks(expected.get("refusal_contains"), &refusal.0)?;
     }
+    let accept_all_done = expected.get("accept_all_done").and_then(Value::as_bool) == Some(true);
     if expect == "refuse" {
         return match main {
             Err(_) => Ok(()),
+            Ok(main) if accept_all_done && nothing_to_do(&main) => Ok(()),
             Ok(_) => Err(Misread::from("read stories where a refusal was expected")),
         };
     }
-    if expect == "refuse_or_stories" && main.is_err() {
+    if expect == "refuse_or_stories"
+        && main.as_ref().map_or(true, |main| {
+            nothing_to_do(main) && open_work_set_aside(main)
+        })
+    {
         return Ok(());
     }
     let (structure, prompt) = if all_done {
@@ -485,7 +515,7 @@ fn issue_11_realworld_task_files_are_read_as_people_expect() {
         "realworld score: {passed} of {} items read as expected",
         items.len()
     );
-    assert_eq!(items.len(), 52, "the sample has 52 items");
+    assert_eq!(items.len(), 106, "the sample has 106 items");
     assert!(
         failures.is_empty(),
         "{} item(s) read wrongly",

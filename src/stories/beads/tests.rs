@@ -98,7 +98,7 @@ fn criteria_are_one_a_line() {
 #[test]
 fn records_that_are_not_issues_are_passed_over() {
     let text = concat!(
-        r#"{"_type":"issue","id":"a","title":"A","status":"open"}"#,
+        r#"{"_type":"issue","id":"a","title":"A","status":"open","priority":2}"#,
         "\n",
         r#"{"_type":"memory","key":"k","value":"v"}"#,
         "\n",

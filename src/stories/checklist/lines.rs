@@ -415,7 +415,14 @@ pub(super) const LABEL_WORDS: &[&str] = &[
 /// outline number followed by a plain space (`7.2 Cleanup`) is the id and
 /// stays in the title, which is how such headings are read aloud.
 pub fn heading_label(heading: &str) -> Option<(String, String)> {
-    let text = heading.trim();
+    // An emoji or a status mark before the label (`✅ Etapa 0`, `🚀 3.`)
+    // does not hide it.
+    let text = heading
+        .trim()
+        .trim_start_matches(|c: char| (!c.is_alphanumeric() && !c.is_ascii()) || c.is_whitespace());
+    if let Some(label) = word_label(text) {
+        return Some(label);
+    }
     // A word label: `Phase 2`, `Task 3.1`, any case.
     let word_end = text
         .find(|c: char| !c.is_alphabetic())
@@ -488,6 +495,39 @@ pub fn heading_label(heading: &str) -> Option<(String, String)> {
         return Some((number.to_owned(), after.to_owned()));
     }
     None
+}
+
+/// A stage number after any word, in any language: `Etapa 0: Base`,
+/// `Fase 2 - Pagos`, `Schritt 4:`, `阶段 3：数据` (the id is the word, in
+/// lower case, and the number: `etapa-0`). Outside [`LABEL_WORDS`] the
+/// number must be followed by a separator, so `Python 3 upgrade` is no
+/// label.
+fn word_label(text: &str) -> Option<(String, String)> {
+    let word_end = text.find(|c: char| !c.is_alphabetic())?;
+    let word = &text[..word_end];
+    if word.is_empty() || LABEL_WORDS.contains(&word.to_lowercase().as_str()) {
+        return None;
+    }
+    let after_word = &text[word_end..];
+    let spaced = after_word.trim_start_matches([' ', '\t']);
+    let cjk = word.chars().last().is_some_and(|c| c as u32 >= 0x2e80);
+    if spaced.len() == after_word.len() && !cjk {
+        return None;
+    }
+    let (number, rest) = outline_number(spaced)?;
+    // A full-width colon needs no space after it.
+    let rest = match rest.strip_prefix(['：', '．']) {
+        Some(after) => format!(": {after}"),
+        None => rest.to_owned(),
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    let title = after_separator(&rest, false)?;
+    Some((
+        format!("{}-{number}", word.to_lowercase()),
+        title.to_owned(),
+    ))
 }
 
 /// After a number, one ASCII letter then `.`, `)` or `:` and a space (or

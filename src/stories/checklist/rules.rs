@@ -8,7 +8,9 @@
 //!   a numbered group (`## 1. Summary page`) is work whatever its words;
 //! - a section whose title puts it **out of scope** ([`OUT_OF_SCOPE`]:
 //!   `Deferred`, `Out of Scope`, `Future Work`…), numbered or not: the file
-//!   says not to do it in this change;
+//!   says not to do it in this change; so does a clause anywhere in the
+//!   title ([`OUT_OF_SCOPE_CLAUSES`]: "(out of scope here)", "not in this
+//!   change", "separate change");
 //! - a **lifecycle list**: every box is a stage of the change (Planning,
 //!   Implementation, Review, Done), at least one of them a stage that ends
 //!   it. Such boxes track the change; nobody can "do Done";
@@ -115,6 +117,25 @@ pub const OUT_OF_SCOPE: &[&str] = &[
     "延后",
 ];
 
+/// Clauses that put a section out of scope wherever its title says them,
+/// numbered or not: `## 6. Follow-ons (out of scope here)`, `## 5.
+/// Follow-ups (deferred — not in this change)`.
+pub const OUT_OF_SCOPE_CLAUSES: &[&str] = &[
+    "out of scope",
+    "out-of-scope",
+    "not in scope",
+    "not in this change",
+    "not part of this change",
+    "outside this change",
+    "not in this proposal",
+    "separate change",
+    "follow-up change",
+    "followup change",
+    "follow up change",
+    "later change",
+    "future change",
+];
+
 /// Stages of a change's lifecycle, as a status list names them.
 const STAGES: &[&str] = &[
     "planning",
@@ -174,6 +195,9 @@ pub enum SkipReason {
     OutOfScope(String),
     /// Its boxes are the stages of the change's lifecycle.
     Lifecycle,
+    /// Its boxes are an index of the sections below it, which hold the
+    /// tasks.
+    Index,
     /// `skip` under `[stories]` in `ralph.toml` names it so.
     Named(String),
 }
@@ -191,6 +215,9 @@ impl SkipReason {
             SkipReason::Lifecycle => {
                 "its boxes are the lifecycle stages of the change (such as Planning, Review, Done), not tasks".to_owned()
             }
+            SkipReason::Index => {
+                "its boxes are an index of the sections below it, whose tasks are read instead".to_owned()
+            }
             SkipReason::Named(name) => format!("`skip` under [stories] in ralph.toml names it (\"{name}\")"),
         }
     }
@@ -198,7 +225,7 @@ impl SkipReason {
     /// Whether the sections inside one skipped for this reason are skipped
     /// too: a lifecycle list is about its own boxes only.
     pub(super) fn covers_subsections(&self) -> bool {
-        !matches!(self, SkipReason::Lifecycle)
+        !matches!(self, SkipReason::Lifecycle | SkipReason::Index)
     }
 }
 
@@ -264,6 +291,13 @@ impl SectionRules {
             .find(|phrase| is_subject(name.title, phrase))
         {
             return Some(SkipReason::OutOfScope((*phrase).to_owned()));
+        }
+        let title = normalize_title(name.title);
+        if let Some(clause) = OUT_OF_SCOPE_CLAUSES
+            .iter()
+            .find(|clause| title.contains(*clause))
+        {
+            return Some(SkipReason::OutOfScope((*clause).to_owned()));
         }
         if name.label.is_none()
             && let Some(phrase) = starts_with_any(name.title, DEFAULT_SKIP)

@@ -22,7 +22,7 @@ pub(super) fn section_stories(outline: &Outline<'_>, warnings: &mut Vec<Warning>
     }
     let ids = SectionIds::new(outline);
     for (index, heading) in outline.sections().filter(|(_, h)| h.is_story()) {
-        let (id, title) = ids.of(index, heading);
+        let (id, title) = ids.of(index, heading, &outline.headings);
         let mut story = Story::from_tasks(id, title, tasks(&heading.tasks));
         story.unreadable = heading.unreadable.clone();
         story.section = Some(section_of(&outline.lines, &outline.headings, index));
@@ -70,8 +70,28 @@ impl SectionIds {
         SectionIds { positions, labels }
     }
 
-    /// The id and title of section `index`.
-    fn of(&self, index: usize, heading: &Heading<'_>) -> (String, String) {
+    /// The id and title of section `index`. A generic heading ("Tasks",
+    /// "Checklist", "To do") names nothing: the nearest heading above it
+    /// that names something gives the title, and its label the id.
+    fn of(
+        &self,
+        index: usize,
+        heading: &Heading<'_>,
+        headings: &[Heading<'_>],
+    ) -> (String, String) {
+        if is_generic(heading.text)
+            && let Some(named) = named_ancestor(headings, index)
+        {
+            let ancestor = &headings[named];
+            return match heading_label(ancestor.text) {
+                Some((id, title)) if !title.is_empty() => (id, without_comments(&title)),
+                Some((id, _)) => (id, without_comments(ancestor.text)),
+                None => (
+                    self.positions[index].to_string(),
+                    without_comments(ancestor.text),
+                ),
+            };
+        }
         let (id, title) = match heading_label(heading.text) {
             Some(labelled) => labelled,
             None => {
@@ -92,6 +112,51 @@ impl SectionIds {
         };
         (id, without_comments(&title))
     }
+}
+
+/// Headings that say what kind of list follows, not what it is about.
+const GENERIC_HEADINGS: &[&str] = &[
+    "tasks",
+    "task list",
+    "checklist",
+    "steps",
+    "subtasks",
+    "sub-tasks",
+    "acceptance",
+    "acceptance criteria",
+    "to do",
+    "todo",
+    "to-do",
+    "todos",
+    "work items",
+    "action items",
+];
+
+/// Whether a heading only names the kind of list under it, in any case,
+/// with or without markdown marks and a trailing colon.
+fn is_generic(text: &str) -> bool {
+    let plain: String = text
+        .chars()
+        .filter(|c| !matches!(c, '*' | '_' | '`'))
+        .collect();
+    let plain = plain
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end_matches([':', ' '])
+        .to_lowercase();
+    GENERIC_HEADINGS.contains(&plain.as_str())
+}
+
+/// The nearest heading above `index` (among those it sits in) that names
+/// something.
+fn named_ancestor(headings: &[Heading<'_>], index: usize) -> Option<usize> {
+    let mut at = headings[index].parent;
+    while let Some(parent) = at {
+        if !is_generic(headings[parent].text) {
+            return Some(parent);
+        }
+        at = headings[parent].parent;
+    }
+    None
 }
 
 /// Gives each repeated id a `-2`, `-3`… suffix, with a warning.

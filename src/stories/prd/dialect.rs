@@ -19,17 +19,28 @@
 //! - **Progress** is `passes` (a boolean, or an empty list for "not yet");
 //!   else a boolean `done` / `completed` / `complete`; else a `status` word
 //!   (see [`status_of`]); missing means "not done". A status that says the
-//!   story will not be done (cancelled, skipped, won't do) counts as done:
-//!   there is nothing left for an agent to do there.
-//! - **Priority** is a number, or a word (`critical`, `high`, `must`, `P1`…).
+//!   story is no more wanted (cancelled, obsolete, duplicate) counts as
+//!   done: there is nothing left for an agent to do there.
+//! - **Set aside:** a story that is not done but marked to be left alone
+//!   (`"skip": true` with its `skipReason`, `"blocked": true`, `"manual":
+//!   true`, or a status `blocked`, `skipped`, `deferred`, `wontfix`,
+//!   `manual`, `on hold`) is not run; the reader names it with the reason.
+//! - **Priority** is a number, fractions included (`9.5` runs between 9
+//!   and 10), or a word (`critical`, `high`, `must`, `P1`…).
+//! - **Advisory fields** (priority, notes; effort, estimates, labels,
+//!   owners and dates are not read at all) never refuse a file: a value
+//!   that cannot be read is named in a warning with its story, and the
+//!   story is ordered as one without it.
 //! - **Criteria** may be `acceptanceCriteria`, `acceptance`, `criteria`,
 //!   `steps` or `tests`, as text, a list of text, or a list of objects with
 //!   a `description` (or `text`, `criterion`); details may be
 //!   `description` or `details`; dependencies `dependsOn`, `depends_on` or
 //!   `dependencies`. Unknown keys are ignored.
 //!
-//! A value that still cannot be read is an error naming the story and the
-//! field.
+//! A value that still cannot be read in a field the run needs (the id,
+//! the title, `passes`, the criteria, the dependencies) is an error naming
+//! the story and the field; `prd.rs` sets that story aside and refuses the
+//! file only when no story is left to run.
 
 use std::path::Path;
 
@@ -89,16 +100,14 @@ impl Entries<'_> {
         })
     }
 
-    /// Every entry read as a story; an error comes with the 0-based index
-    /// of the entry it is about.
-    pub fn stories(&self, path: &Path) -> Result<Vec<Story>, (usize, StoriesError)> {
+    /// Every entry read as a story, or what keeps it from being read, in
+    /// file order.
+    pub fn stories(&self, path: &Path) -> Vec<Result<Parsed, StoriesError>> {
         let by_position = self.numbered_by_position();
         self.entries
             .iter()
             .enumerate()
-            .map(|(index, (_, entry))| {
-                to_story(path, index + 1, entry, by_position).map_err(|error| (index, error))
-            })
+            .map(|(index, (_, entry))| to_story(path, index + 1, entry, by_position))
             .collect()
     }
 }
@@ -230,12 +239,29 @@ fn first<'k, 'a>(entry: &'a Map<String, Value>, keys: &[&'k str]) -> Option<(&'k
         .find_map(|key| entry.get(*key).filter(|v| !v.is_null()).map(|v| (*key, v)))
 }
 
+/// One entry read as a story, with what its advisory fields said.
+pub(super) struct Parsed {
+    pub story: Story,
+    /// The priority as written: a number, fractions included, or a word's
+    /// rank; `None` when missing or unreadable.
+    pub priority: Option<f64>,
+    /// Whether the priority was written as a number (not a word).
+    pub numeric_priority: bool,
+    /// Advisory values that could not be read, each as a field and what
+    /// it held; they are warned about, never refused.
+    pub odd: Vec<(&'static str, String)>,
+    /// Why the story is not to be run although it is not done: a skip
+    /// mark (`"skip": true`, `"blocked": true`) or a status such as
+    /// `blocked`, `deferred`, `manual`.
+    pub set_aside: Option<String>,
+}
+
 fn to_story(
     path: &Path,
     index: usize,
     entry: &Value,
     by_position: bool,
-) -> Result<Story, StoriesError> {
+) -> Result<Parsed, StoriesError> {
     let position = format!("story #{index}");
     let Value::Object(entry) = entry else {
         return Err(field_error(path, &position, "(entry)", "is not an object"));
@@ -250,7 +276,8 @@ fn to_story(
     }
     let name = format!("story {id:?}");
     let error = |field: &str, problem: &str| field_error(path, &name, field, problem);
-    let description = described(entry).map_err(|key| error(key, "must be text"))?;
+    let mut odd = Vec::new();
+    let description = described(entry, &mut odd).map_err(|key| error(key, "must be text"))?;
     let title = match first(entry, TITLE_KEYS) {
         Some((_, Value::String(title))) => title.clone(),
         Some((key, _)) => return Err(error(key, "must be a string")),
@@ -274,31 +301,95 @@ fn to_story(
         }
         None => Vec::new(),
     };
-    let priority = match first(entry, &["priority"]) {
-        Some((key, value)) => Some(priority_of(value).ok_or_else(|| {
-            error(
-                key,
-                "must be a whole number or one of critical, high, medium, low",
-            )
-        })?),
-        None => None,
-    };
+    let written = first(entry, &["priority"]).map(|(_, value)| value);
+    let priority = written.and_then(priority_of);
+    if let (Some(value), None) = (written, priority) {
+        odd.push(("priority", value.to_string()));
+    }
     let passes = progress(entry).map_err(|(key, problem)| error(key, problem))?;
+    let set_aside = (!passes).then(|| set_aside(entry)).flatten();
     let lines = |text: String| crate::stories::unix_lines(&text).into_owned();
-    Ok(Story {
+    let story = Story {
         id,
         title: lines(title),
         tasks: Vec::new(),
         description: description.map(lines),
         acceptance_criteria: acceptance_criteria.into_iter().map(lines).collect(),
         depends_on,
-        priority,
+        // Ranked among the file's priorities once every story is read.
+        priority: None,
         // `Some` marks the story as one whose completion is the flag, not
         // its (absent) tasks.
         passes: Some(passes),
         unreadable: Vec::new(),
         section: None,
+    };
+    Ok(Parsed {
+        story,
+        priority,
+        numeric_priority: written.is_some_and(Value::is_number),
+        odd,
+        set_aside,
     })
+}
+
+/// Why a story that is not done is not to be run: `"skip": true` (with its
+/// `skipReason`), `"blocked": true`, `"manual": true`, or a status that
+/// sets it aside ([`SET_ASIDE_STATUSES`]).
+fn set_aside(entry: &Map<String, Value>) -> Option<String> {
+    let reason = [
+        "skipReason",
+        "skip_reason",
+        "blockedReason",
+        "blocked_reason",
+        "reason",
+    ]
+    .iter()
+    .find_map(|key| entry.get(*key).and_then(Value::as_str))
+    .map(str::trim)
+    .filter(|reason| !reason.is_empty());
+    let marked = ["skip", "skipped", "blocked", "manual"]
+        .iter()
+        .find(|key| entry.get(**key).and_then(passes_of) == Some(true));
+    if let Some(key) = marked {
+        return Some(match reason {
+            Some(reason) => format!("marked \"{key}\": {reason}"),
+            None => format!("marked \"{key}\""),
+        });
+    }
+    let (key, status) = first(entry, &["status", "state"])?;
+    let word = status_word(status.as_str()?);
+    SET_ASIDE_STATUSES
+        .contains(&word.as_str())
+        .then(|| match reason {
+            Some(reason) => format!("its {key} is \"{word}\": {reason}"),
+            None => format!("its {key} is \"{word}\""),
+        })
+}
+
+/// Statuses of a story that is not done and not for the agent: someone
+/// set it aside, or it needs a person.
+const SET_ASIDE_STATUSES: &[&str] = &[
+    "blocked",
+    "skip",
+    "skipped",
+    "deferred",
+    "wontfix",
+    "won't fix",
+    "wont fix",
+    "won't do",
+    "wont do",
+    "manual",
+    "on hold",
+];
+
+/// The id an entry gives, whatever else is wrong with it.
+pub(super) fn entry_id(entry: &Value) -> Option<String> {
+    match first(entry.as_object()?, ID_KEYS)? {
+        (_, Value::String(id)) => Some(id.trim().to_owned()),
+        (_, Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    }
 }
 
 /// An entry's id, its position when the list is numbered by position, or
@@ -319,13 +410,20 @@ fn id_of(
 
 /// The description with the notes after it; `Err` names a field that is
 /// not text.
-fn described(entry: &Map<String, Value>) -> Result<Option<String>, &'static str> {
+fn described(
+    entry: &Map<String, Value>,
+    odd: &mut Vec<(&'static str, String)>,
+) -> Result<Option<String>, &'static str> {
     let mut description = match first(entry, DESCRIPTION_KEYS) {
         Some((key, value)) => Some(text_of(value).ok_or(key)?),
         None => None,
     };
     if let Some((key, value)) = first(entry, &["notes"]) {
-        let notes = text_of(value).ok_or(key)?;
+        // Notes are advisory: what is not text is named, not refused.
+        let Some(notes) = text_of(value) else {
+            odd.push((key, value.to_string()));
+            return Ok(description);
+        };
         if !notes.trim().is_empty() {
             let joined = match description.take() {
                 Some(text) if !text.trim().is_empty() => format!("{text}\n\nNotes: {notes}"),
@@ -429,20 +527,24 @@ fn criteria(value: &Value) -> Option<Vec<String>> {
     }
 }
 
-fn priority_of(value: &Value) -> Option<i64> {
+/// A priority as a number to order by: lower first. Fractions are kept
+/// (9.5 runs between 9 and 10).
+fn priority_of(value: &Value) -> Option<f64> {
     match value {
-        Value::Number(number) => number.as_i64(),
+        Value::Number(number) => number.as_f64().filter(|n| n.is_finite()),
         Value::String(text) => {
             let text = text.trim().to_ascii_lowercase();
             let named = match text.as_str() {
-                "critical" | "urgent" | "highest" | "blocker" => Some(0),
-                "high" | "must" | "must have" => Some(1),
-                "medium" | "normal" | "moderate" | "should" | "should have" => Some(2),
-                "low" | "could" | "could have" => Some(3),
-                "lowest" | "trivial" | "won't" | "wont" | "won't have" => Some(4),
+                "critical" | "urgent" | "highest" | "blocker" => Some(0.0),
+                "high" | "must" | "must have" => Some(1.0),
+                "medium" | "normal" | "moderate" | "should" | "should have" => Some(2.0),
+                "low" | "could" | "could have" => Some(3.0),
+                "lowest" | "trivial" | "won't" | "wont" | "won't have" => Some(4.0),
                 _ => None,
             };
-            named.or_else(|| text.trim_start_matches('p').parse().ok())
+            named
+                .or_else(|| text.trim_start_matches('p').parse().ok())
+                .filter(|n: &f64| n.is_finite())
         }
         _ => None,
     }
@@ -467,32 +569,39 @@ fn passes_of(value: &Value) -> Option<bool> {
     }
 }
 
+/// A status as a word to compare: lower case, `_` and `-` as spaces,
+/// leading marks dropped.
+fn status_word(text: &str) -> String {
+    text.trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim()
+        .to_lowercase()
+        .replace(['_', '-'], " ")
+}
+
 /// Whether a status word means the story needs no more work. Case, `_`,
 /// `-` and leading marks (`✅ Done`) do not matter.
 fn status_of(value: &Value) -> Option<bool> {
     let Value::String(text) = value else {
         return None;
     };
-    let status = text
-        .trim_start_matches(|c: char| !c.is_alphanumeric())
-        .trim()
-        .to_lowercase()
-        .replace(['_', '-'], " ");
+    let status = status_word(text);
+    if SET_ASIDE_STATUSES.contains(&status.as_str()) {
+        return Some(false);
+    }
     match status.as_str() {
         // Finished.
         "done" | "complete" | "completed" | "passed" | "passes" | "pass" | "passing" | "closed"
         | "finished" | "merged" | "resolved" | "verified" | "shipped" | "implemented" | "fixed"
         | "accepted" | "delivered" | "released" => Some(true),
         // Not to be done: nothing is left for an agent.
-        "cancelled" | "canceled" | "skipped" | "wontfix" | "won't fix" | "wont fix"
-        | "won't do" | "wont do" | "obsolete" | "dropped" | "rejected" | "duplicate" => Some(true),
+        "cancelled" | "canceled" | "obsolete" | "dropped" | "rejected" | "duplicate" => Some(true),
         // Still to do.
         "open" | "todo" | "to do" | "pending" | "in progress" | "inprogress" | "started"
-        | "blocked" | "not started" | "ready" | "new" | "failed" | "failing" | "review"
-        | "in review" | "needs review" | "wip" | "doing" | "active" | "backlog" | "planned"
-        | "draft" | "queued" | "waiting" | "on hold" | "paused" | "incomplete" | "not done"
-        | "partial" | "partially done" | "deferred" | "proposed" | "assigned" | "reopened"
-        | "needs work" | "in development" | "in qa" | "testing" | "" => Some(false),
+        | "not started" | "ready" | "new" | "failed" | "failing" | "review" | "in review"
+        | "needs review" | "wip" | "doing" | "active" | "backlog" | "planned" | "draft"
+        | "queued" | "waiting" | "on hold" | "paused" | "incomplete" | "not done" | "partial"
+        | "partially done" | "proposed" | "assigned" | "reopened" | "needs work"
+        | "in development" | "in qa" | "testing" | "" => Some(false),
         _ => None,
     }
 }

@@ -21,9 +21,8 @@ pub fn reopen(before: &str, after: &str, id: &str) -> Option<String> {
     let index_of = |entries: &super::dialect::Entries<'_>| {
         entries
             .stories(path)
-            .ok()?
             .iter()
-            .position(|story| story.id == id)
+            .position(|read| read.as_ref().is_ok_and(|read| read.story.id == id))
     };
     let (old_index, new_index) = (index_of(&old_entries)?, index_of(&new_entries)?);
     let old_entry = old_entries.entries[old_index].1.as_object()?;

@@ -229,16 +229,6 @@ fn issue_11_lenient_shapes_are_read() {
 fn issue_11_unreadable_fields_name_the_story_and_the_field() {
     let cases = [
         (
-            r#"{"userStories": [{"id": "A"}, {"title": "no id"}]}"#,
-            "story #2",
-            "id",
-        ),
-        (
-            r#"[{"id": "A", "priority": 1.5}]"#,
-            "story \"A\"",
-            "priority",
-        ),
-        (
             r#"[{"id": "A", "passes": "maybe"}]"#,
             "story \"A\"",
             "passes",
@@ -249,7 +239,7 @@ fn issue_11_unreadable_fields_name_the_story_and_the_field() {
             "status",
         ),
         (
-            r#"[{"id": "A"}, {"id": "B", "acceptance": [{"x": 1}]}]"#,
+            r#"[{"id": "B", "acceptance": [{"x": 1}]}]"#,
             "story \"B\"",
             "acceptance",
         ),
@@ -259,7 +249,7 @@ fn issue_11_unreadable_fields_name_the_story_and_the_field() {
             "dependsOn",
         ),
         (r#"[{"id": ["A"]}]"#, "story #1", "id"),
-        (r#"[{"id": "A"}, "B"]"#, "story #2", "(entry)"),
+        (r#"["B"]"#, "story #1", "(entry)"),
     ];
     for (text, story, field) in cases {
         let error = parse_err(text);
@@ -282,6 +272,78 @@ fn issue_11_unreadable_fields_name_the_story_and_the_field() {
     }
 }
 
+/// Issue 46: a story that cannot be read is set aside, named with its
+/// field, and the rest of the file is read.
+#[test]
+fn issue_46_an_unreadable_story_is_set_aside_beside_readable_ones() {
+    for (text, story, field) in [
+        (
+            r#"{"userStories": [{"id": "A"}, {"title": "no id"}]}"#,
+            "story #2",
+            "\"id\"",
+        ),
+        (
+            r#"[{"id": "A"}, {"id": "B", "acceptance": [{"x": 1}]}]"#,
+            "story \"B\"",
+            "acceptance",
+        ),
+        (r#"[{"id": "A"}, "B"]"#, "story #2", "(entry)"),
+        (
+            r#"[{"id": "A"}, {"id": "B", "passes": "maybe"}, {"id": "C", "dependsOn": ["B"]}]"#,
+            "story \"B\"",
+            "passes",
+        ),
+    ] {
+        let set = parse_set(Path::new("prd.json"), text).expect(text);
+        let ids: Vec<&str> = set.stories.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["A"], "{text}");
+        assert!(
+            set.warnings.iter().any(|w| w.kind == WarningKind::SetAside
+                && w.message.starts_with("prd.json")
+                && w.message.contains(story)
+                && w.message.contains(field)),
+            "{text}: {:?}",
+            set.warnings
+        );
+    }
+}
+
+/// Issue 46: priorities are compared as written, fractions included, and
+/// falling numbers are scores.
+#[test]
+fn issue_46_priorities_are_ordered_as_numbers_or_scores() {
+    let order = |text: &str| -> Vec<String> {
+        let stories = parse_ok(text);
+        let mut left = stories.clone();
+        let mut ids = Vec::new();
+        while let Some(next) = crate::stories::next_ready(&left) {
+            ids.push(next.id.clone());
+            let id = next.id.clone();
+            left.retain(|s| s.id != id);
+        }
+        ids
+    };
+    assert_eq!(
+        order(
+            r#"[{"id": "a", "priority": 10}, {"id": "b", "priority": 9}, {"id": "c", "priority": 9.5}]"#
+        ),
+        ["b", "c", "a"]
+    );
+    assert_eq!(
+        order(
+            r#"[{"id": "a", "priority": 100}, {"id": "b", "priority": 95}, {"id": "c", "priority": 65}]"#
+        ),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        order(
+            r#"[{"id": "a", "priority": 3}, {"id": "b", "priority": 2}, {"id": "c", "priority": 1}]"#
+        ),
+        ["c", "b", "a"],
+        "falling ranks are still ranks"
+    );
+}
+
 #[test]
 fn empty_story_list_is_an_error() {
     assert!(matches!(
@@ -292,9 +354,9 @@ fn empty_story_list_is_an_error() {
 
 #[test]
 fn empty_id_is_an_error() {
-    let error = parse_err(r#"{"userStories": [{"id": "A"}, {"id": " "}]}"#);
+    let error = parse_err(r#"{"userStories": [{"id": " "}]}"#);
     assert!(
-        matches!(error, StoriesError::EmptyId { index: 2, .. }),
+        matches!(error, StoriesError::EmptyId { index: 1, .. }),
         "{error}"
     );
 }
@@ -395,29 +457,36 @@ fn issue_21_status_words_people_use() {
         "merged",
         "shipped",
         "cancelled",
-        "skipped",
-        "won't do",
+        "obsolete",
     ];
     let open = [
         "todo",
         "to-do",
         "in_progress",
         "In Progress",
-        "blocked",
         "pending",
         "open",
         "wip",
         "doing",
         "not_started",
         "review",
-        "on hold",
-        "deferred",
     ];
     for (words, expected) in [(&done[..], true), (&open[..], false)] {
         for word in words {
             let text = format!(r#"{{"tasks": [{{"id": "1", "status": "{word}"}}]}}"#);
             assert_eq!(parse_ok(&text)[0].is_complete(), expected, "{word}");
         }
+    }
+    for word in [
+        "blocked", "skipped", "won't do", "on hold", "deferred", "manual", "WONTFIX",
+    ] {
+        let text = format!(r#"{{"tasks": [{{"id": "1"}}, {{"id": "2", "status": "{word}"}}]}}"#);
+        let set = parse_set(Path::new("prd.json"), &text).expect("read");
+        assert_eq!(set.stories.len(), 1, "{word} is set aside");
+        assert!(
+            set.warnings.iter().any(|w| w.kind == WarningKind::SetAside),
+            "{word}"
+        );
     }
 }
 
@@ -494,8 +563,14 @@ fn issue_35_stories_under_groups_are_read_in_order() {
   {"name": "Two", "userStories": []},
   {"name": "Three", "userStories": [{"id": "C", "priority": "soon"}]}
 ]}"#;
-    let error = parse_err(text);
-    assert!(error.to_string().starts_with("prd.json:4:"), "{error}");
+    let set = parse_set(Path::new("prd.json"), text).expect("read");
+    assert!(
+        set.warnings.iter().any(|w| w.kind == WarningKind::OddValue
+            && w.message.contains("\"C\"")
+            && w.message.contains("soon")),
+        "{:?}",
+        set.warnings
+    );
     let stories = parse_ok(&text.replace(r#", "priority": "soon""#, ""));
     let ids: Vec<&str> = stories.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["A", "B", "C"]);
