@@ -83,7 +83,7 @@ mod tests {
         );
         assert_eq!(
             line_of("check = [{ command = \"x\", timeout = 0 }]\n"),
-            Some((1, 28))
+            Some((1, 27))
         );
     }
 

@@ -364,7 +364,8 @@ fn record_begun(
 
 /// A run begun in git that could not be recorded is taken back, so that
 /// the user is not left on a branch no command knows of; returns `err`,
-/// or, when even that fails, what to do by hand.
+/// or, when even that fails, what to do by hand (a state already written
+/// is kept then, for `abort`).
 fn undo_begun(
     repo: &mut Repo,
     change: &ChangeName,
@@ -372,9 +373,9 @@ fn undo_begun(
     begin: &crate::git::Begin,
     err: RunError,
 ) -> RunError {
-    let _ = std::fs::remove_file(run_dir.state_path());
     match repo.undo_begin(change, begin) {
         Ok(()) => {
+            let _ = std::fs::remove_file(run_dir.state_path());
             let _ = repo.settle_index();
             err
         }
