@@ -68,7 +68,7 @@ pub use set_aside::SetAside;
 pub use snapshot::Checkpoint;
 pub use split_writes::SPLIT_INDEX_FROM;
 pub use stash::StashPutBack;
-pub use submodules::{SetAside, SubmoduleHeads, Unsettled};
+pub use submodules::{SubmoduleHeads, SubmoduleSetAside, Unsettled};
 pub use unseen::Unseen;
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};

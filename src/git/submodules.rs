@@ -39,7 +39,7 @@ pub struct SubmoduleHeads(BTreeMap<String, HeadState>);
 
 /// What an attempt left in a submodule, set aside.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetAside {
+pub struct SubmoduleSetAside {
     /// The submodule's path in the superproject.
     pub path: String,
     /// The ref of the submodule's repository that keeps the work.
@@ -97,7 +97,7 @@ impl Repo {
         before: &SubmoduleHeads,
         refname: &str,
         message: &str,
-    ) -> Result<Vec<SetAside>, OpError> {
+    ) -> Result<Vec<SubmoduleSetAside>, OpError> {
         let mut set_aside = Vec::new();
         for module in self.modules()? {
             let mut nested = self.nested(&module)?;
@@ -125,7 +125,7 @@ impl Repo {
             nested.preserve(&kept_at, &message)?;
             put_head_back(&nested, &was, &now)?;
             nested.revert()?;
-            set_aside.push(SetAside {
+            set_aside.push(SubmoduleSetAside {
                 path: module.path,
                 kept_at,
                 back_at,

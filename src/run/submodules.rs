@@ -13,7 +13,7 @@
 use super::attempt::Attempt;
 use super::context::Run;
 use super::error::RunError;
-use crate::git::{Repo, SetAside, SubmoduleHeads, Unsettled};
+use crate::git::{Repo, SubmoduleHeads, SubmoduleSetAside, Unsettled};
 use crate::state::{AttemptOutcome, RunState};
 
 /// A start refused: these submodules hold what a run could lose.
@@ -150,7 +150,7 @@ async fn set_aside_at(
 }
 
 /// `submodule lib (its work is kept there at <ref>; it is back at <commit>)`.
-fn words(set_aside: &SetAside) -> String {
+fn words(set_aside: &SubmoduleSetAside) -> String {
     format!(
         "submodule {} (its work is kept there at {}; the submodule is back at {})",
         set_aside.path,
