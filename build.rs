@@ -37,8 +37,8 @@ fn checkout_commit(root: &Path) -> Option<String> {
         .map_or_else(|| git_dir.clone(), |dir| git_dir.join(dir.trim()));
     let loose = common.join(refname);
     let packed = common.join("packed-refs");
-    println!("cargo:rerun-if-changed={}", loose.display());
-    println!("cargo:rerun-if-changed={}", packed.display());
+    watch(&loose);
+    watch(&packed);
     if let Some(id) = fs::read_to_string(&loose)
         .ok()
         .and_then(|text| hex_id(text.trim()))
@@ -49,6 +49,20 @@ fn checkout_commit(root: &Path) -> Option<String> {
         let (id, name) = line.split_once(' ')?;
         (name == refname).then(|| hex_id(id)).flatten()
     })
+}
+
+/// Rebuild when `path` changes. cargo takes a path that does not exist
+/// as always changed, so a branch that is only packed is watched through
+/// its directory, where a commit would write it.
+fn watch(path: &Path) {
+    let watched = if path.exists() {
+        Some(path)
+    } else {
+        path.parent().filter(|dir| dir.is_dir())
+    };
+    if let Some(watched) = watched {
+        println!("cargo:rerun-if-changed={}", watched.display());
+    }
 }
 
 /// `.git` itself, or the directory a `.git` file (a linked worktree, a
