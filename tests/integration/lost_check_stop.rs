@@ -132,6 +132,13 @@ fn sigterm_during_check(extra: &[&str]) -> TestRepo {
     assert_checks_gone(&repo);
     assert_not_done(&repo, "1");
     assert_eq!(status_json(&repo)["stories_done"], 0);
+    // The attempt's work is kept as a stopped agent's is.
+    let kept = format!("{NS}/attempts/1/1");
+    assert_eq!(
+        attempt_records(&state(&repo), "1")[0]["preserved"],
+        kept.as_str()
+    );
+    assert_eq!(show(&repo, &kept, "story-1.txt"), "work of story 1\n");
 
     release_checks(&repo);
     let resumed = start(&repo, &agent, &["--on-finish", "keep", "--check", &check]);
