@@ -174,7 +174,9 @@ fn invocation(run: &Run, attempt: &Attempt) -> Invocation {
 
 /// Run the agent, forwarding what it says as events. An agent that
 /// could not even be started made no attempt: its record is taken
-/// back.
+/// back. One that started and was cut short by git-ralph's own error (a
+/// log it could not write on a full disk) made one: its record stays, for
+/// the end of the run to say so.
 async fn run_agent(
     run: &mut Run,
     attempt: &Attempt,
@@ -204,8 +206,10 @@ async fn run_agent(
     agent_run
         .map(|agent_run| (agent_run, activity))
         .map_err(|err| {
-            run.story_record(attempt.id()).attempts.pop();
-            run.state.totals.attempts -= 1;
+            if err.is_setup() {
+                run.story_record(attempt.id()).attempts.pop();
+                run.state.totals.attempts -= 1;
+            }
             err.into()
         })
 }

@@ -149,17 +149,22 @@ impl RunError {
 
     /// Whether the user's input is at fault, rather than the machine or a
     /// bug: it decides the exit status and how the error is introduced.
+    /// An agent git-ralph started but could not supervise (its log not
+    /// written on a full disk, its output not read) is the machine's.
     pub fn is_user_error(&self) -> bool {
-        !matches!(
-            self,
-            RunError::Io { .. }
-                | RunError::Git { .. }
-                | RunError::State(_)
-                | RunError::BeginNotUndone { .. }
-                | RunError::Contract(ContractError::Snapshot { .. })
-                | RunError::Bug(_)
-                | RunError::Worktree(crate::git::WorktreeError::Git(_))
-        )
+        match self {
+            RunError::Agent(err) => err.is_setup(),
+            _ => !matches!(
+                self,
+                RunError::Io { .. }
+                    | RunError::Git { .. }
+                    | RunError::State(_)
+                    | RunError::BeginNotUndone { .. }
+                    | RunError::Contract(ContractError::Snapshot { .. })
+                    | RunError::Bug(_)
+                    | RunError::Worktree(crate::git::WorktreeError::Git(_))
+            ),
+        }
     }
 
     /// Whether the command line itself is at fault.

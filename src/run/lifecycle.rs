@@ -27,6 +27,9 @@ pub struct LoopEnd {
     /// The error that ended it, when the command should report it as such
     /// (an agent that could not work at all).
     pub error: Option<RunError>,
+    /// git-ralph's own error ended it (an I/O or git failure, a full
+    /// disk): the run is left stopped, to be resumed once it is mended.
+    pub internal: bool,
 }
 
 /// The run is running in this process: asked for its agent's version
@@ -90,7 +93,13 @@ pub(super) async fn finish(
                 end.error = Some(err);
                 return end;
             }
-            end(run, StopReason::Error, message).await
+            let internal = !err.is_user_error();
+            if internal {
+                settle::cut_short_by_error(run, &message);
+            }
+            let mut end = end(run, StopReason::Error, message).await;
+            end.internal = internal;
+            end
         }
     }
 }
@@ -239,5 +248,6 @@ async fn end(run: &mut Run, reason: StopReason, message: String) -> LoopEnd {
         state: run.state.clone(),
         bug: None,
         error: None,
+        internal: false,
     }
 }

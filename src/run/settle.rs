@@ -205,6 +205,7 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
     end_orphaned_agent(run).await;
     put_back_kept_refs(run).await?;
     let running = running_attempt(run);
+    let cut_short = running.as_ref().is_some_and(|(_, _, unsettled)| *unsettled);
     if running.is_none() {
         // Commits the user made on the branch while stopped are theirs
         // too: HEAD is taken as it is.
@@ -217,8 +218,8 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
     let dirty = worktree_dirty(run, "read the worktree on resume").await?;
     let stopped_cleanly = running.is_none();
     match running {
-        Some((story, attempt)) => {
-            set_aside_attempt(
+        Some((story, attempt, _)) => {
+            let kept = set_aside_attempt(
                 run,
                 &story,
                 attempt,
@@ -226,10 +227,14 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
                 "the loop was stopped during this attempt",
             )
             .await?;
-            if dirty {
+            if let Some(kept) = kept {
+                let how = if cut_short {
+                    "git-ralph's own error cut the previous loop short"
+                } else {
+                    "the previous loop stopped"
+                };
                 let message = format!(
-                    "the previous loop stopped during attempt {attempt} at story {story}; its work is kept at {} and the worktree is back at the last checkpoint",
-                    attempt_ref(run, &story, attempt)
+                    "{how} during attempt {attempt} at story {story}; what it left is kept at {kept} and the worktree is back at the last checkpoint"
                 );
                 run.warn(message);
             }
@@ -272,7 +277,7 @@ pub(super) async fn set_aside_after_bug(run: &mut Run) -> Result<(), RunError> {
     guard_head(run, "after a bug").await?;
     let dirty = worktree_dirty(run, "read the worktree after a bug").await?;
     match running_attempt(run) {
-        Some((story, attempt)) => {
+        Some((story, attempt, _)) => {
             set_aside_attempt(
                 run,
                 &story,
@@ -280,7 +285,8 @@ pub(super) async fn set_aside_after_bug(run: &mut Run) -> Result<(), RunError> {
                 dirty,
                 "git-ralph hit a bug during this attempt",
             )
-            .await
+            .await?;
+            Ok(())
         }
         None if dirty => {
             let base = run.settings.refs().interrupted(now_ms());
@@ -323,15 +329,45 @@ async fn end_orphaned_agent(run: &mut Run) {
     }
 }
 
-/// The attempt the state records as running, if any.
-fn running_attempt(run: &Run) -> Option<(String, u32)> {
+/// The attempt the state records as running, or as cut short by
+/// git-ralph's own error with its work still in the worktree (then
+/// `true`), if any.
+fn running_attempt(run: &Run) -> Option<(String, u32, bool)> {
     run.state.stories.iter().find_map(|story| {
         story
             .attempts
             .iter()
-            .find(|a| a.outcome == AttemptOutcome::Running)
-            .map(|a| (story.id.clone(), a.attempt))
+            .find(|a| a.outcome == AttemptOutcome::Running || a.unsettled)
+            .map(|a| (story.id.clone(), a.attempt, a.unsettled))
     })
+}
+
+/// git-ralph's own error (`told`) ended the loop: the attempt under way,
+/// if any, is recorded as cut short by it, its work left in the worktree
+/// for the resume to set aside, as after a killed loop. Nothing is
+/// written to git here: the disk may be full, a revert may have just
+/// failed.
+pub(super) fn cut_short_by_error(run: &mut Run, told: &str) {
+    let Some((story, attempt, _)) = running_attempt(run) else {
+        return;
+    };
+    let reason = format!("cut short by git-ralph's own error: {told}");
+    if let Some(record) = run.attempt_record(&story, attempt) {
+        record.outcome = AttemptOutcome::Interrupted;
+        record.reason = Some(reason.clone());
+        record.unsettled = true;
+    }
+    let role = pipeline_state::attempt_role(run, &story, attempt);
+    run.emit(Event::AttemptFinished {
+        story_id: story,
+        attempt,
+        outcome: AttemptOutcome::Interrupted,
+        reason: Some(reason),
+        preserved: None,
+        checkpoint: None,
+        role,
+        unchanged: false,
+    });
 }
 
 fn attempt_ref(run: &Run, story: &str, attempt: u32) -> String {
@@ -349,16 +385,20 @@ async fn worktree_dirty(run: &Run, what: &'static str) -> Result<bool, RunError>
     Ok(checkpoint_tree != worktree_tree)
 }
 
-/// An attempt cut off: its work (if any) under its ref, the worktree
-/// back at the checkpoint, the attempt recorded as interrupted.
+/// An attempt cut off: its work (if any) under a ref of its own, the
+/// worktree back at the checkpoint, the attempt recorded as interrupted
+/// (`why`, unless its record already says why). Returns where the work
+/// went.
 async fn set_aside_attempt(
     run: &mut Run,
     story: &str,
     attempt: u32,
     dirty: bool,
     why: &str,
-) -> Result<(), RunError> {
-    let refname = attempt_ref(run, story, attempt);
+) -> Result<Option<String>, RunError> {
+    let own = attempt_ref(run, story, attempt);
+    let (refname, own_taken) = unwritten_ref(run, own.clone()).await?;
+    let mut kept = None;
     if dirty {
         let message = format!(
             "ralph({}): work left by an interrupted loop",
@@ -371,18 +411,51 @@ async fn set_aside_attempt(
             "preserve the interrupted work",
         )
         .await?;
+        kept = Some(refname);
     } else {
         tracking_reverted(run).await?;
     }
+    let Some(record) = run.attempt_record(story, attempt) else {
+        return Ok(kept);
+    };
+    // A ref the attempt's own judgement wrote before git-ralph's error
+    // holds all its work and its agent's reason: the record names it.
+    let preserved = match own_taken {
+        true => record.preserved.clone().or(Some(own)),
+        false => kept.clone(),
+    };
+    let reason = match record.unsettled {
+        true => record.reason.clone(),
+        false => Some(why.into()),
+    };
+    record.unsettled = false;
     run.finish_attempt(
         story,
         attempt,
         AttemptOutcome::Interrupted,
-        Some(why.into()),
-        dirty.then_some(refname),
+        reason,
+        preserved,
         None,
     );
-    Ok(())
+    Ok(kept)
+}
+
+/// `refname`, or when something is already kept there (the attempt's own
+/// judgement preserved it before git-ralph's error cut the attempt
+/// short), a ref of its own beside the run's interrupted work, and
+/// `true`: a ref is never written over.
+async fn unwritten_ref(run: &Run, refname: String) -> Result<(String, bool), RunError> {
+    let beside = run.settings.refs().interrupted(now_ms());
+    run.with_repo(
+        move |repo| -> Result<(String, bool), crate::git::GitFailure> {
+            match repo.resolve_ref(&refname)? {
+                None => Ok((refname, false)),
+                Some(_) => Ok((repo.unused_ref(&beside)?, true)),
+            }
+        },
+    )
+    .await
+    .map_err(|err| RunError::git("name a ref", err))
 }
 
 /// The run's branch moved past the checkpoint while the run was

@@ -151,7 +151,7 @@ pub enum AttemptOutcome {
     AgentError,
     /// The agent ran past `--agent-timeout`.
     TimedOut,
-    /// The user stopped the run during the attempt.
+    /// The user stopped the run, or git-ralph's own error cut it short.
     Interrupted,
     /// The agent hit a usage or rate limit: no retry spent, nothing reverted.
     RateLimited,
@@ -276,6 +276,11 @@ pub struct AttemptRecord {
     /// `sh -c`; `None` in runs of earlier releases, where it was the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Cut short by git-ralph's own error (a full disk, a failed revert):
+    /// what its agent left is still in the worktree, for the resume to
+    /// set aside, never to be taken for the user's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsettled: bool,
 }
 
 impl AttemptRecord {
@@ -306,6 +311,7 @@ impl AttemptRecord {
             role: None,
             scan: None,
             agent: None,
+            unsettled: false,
         }
     }
 }

@@ -1,5 +1,10 @@
 //! An attempt at the edges of the machine, end to end.
 //!
+//! - A full disk, or git-ralph's own error (a revert refused by an
+//!   immutable directory), cuts an attempt short: the run exits 70, the
+//!   attempt is recorded as interrupted by git-ralph's error, and on
+//!   resume what the agent left is kept under a ref of its own, never
+//!   taken for the user's changes and never written over an attempt's ref.
 //! - The user's own `git gc` and `git repack` during an attempt write
 //!   `.git/info/refs`: that is git's maintenance, not the agent's doing,
 //!   while a hook the agent plants in the same attempt is still undone.
@@ -7,10 +12,87 @@
 //!   attempt: its late write never lands in the next story's checkpoint.
 
 use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::harness::story_run::*;
 use crate::harness::*;
+
+/// Whether a test that needs root's powers over the filesystem can run: a
+/// developer's machine may lack them (the test is then skipped with a
+/// note), CI runs as root and must have them.
+fn can(what: &str, works: bool) -> bool {
+    if !works {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} is needed in CI, where the tests run as root"
+        );
+        eprintln!("note: {what} does not work here; skipping this test");
+    }
+    works
+}
+
+fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// A directory made immutable (`chattr +i`), which even root cannot change,
+/// made mutable again when dropped so that the test's files can go.
+struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = succeeds(Command::new("chattr").arg("-i").arg(&self.0));
+    }
+}
+
+/// Whether `chattr +i` works on the test's filesystem.
+fn chattr_works(repo: &TestRepo) -> bool {
+    let probe = repo.dir.path().join("chattr-probe");
+    fs::create_dir_all(&probe).expect("probe dir");
+    let works = succeeds(Command::new("chattr").arg("+i").arg(&probe));
+    let _ = Immutable(probe);
+    works
+}
+
+/// A small tmpfs mounted at a directory of the test's, unmounted when
+/// dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        fs::create_dir_all(at).expect("mount point");
+        let mounted = succeeds(
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(at),
+        );
+        mounted.then(|| Tmpfs(at.to_owned()))
+    }
+
+    /// Gives it `size`, as a user frees space on a full disk.
+    fn grow(&self, size: &str) {
+        assert!(
+            succeeds(
+                Command::new("mount")
+                    .args(["-o", &format!("remount,size={size}")])
+                    .arg(&self.0)
+            ),
+            "remount {}",
+            self.0.display()
+        );
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = succeeds(Command::new("umount").arg("-l").arg(&self.0));
+    }
+}
 
 /// Is the process `pid` alive (a zombie is not)?
 fn alive(pid: i32) -> bool {
@@ -20,6 +102,178 @@ fn alive(pid: i32) -> bool {
     stat.rsplit_once(')')
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .is_some_and(|state| state != "Z")
+}
+
+/// What `git ralph log greet` says.
+fn log_of(repo: &TestRepo) -> String {
+    let output = ralph_cmd(repo, &["log", CHANGE]);
+    assert_exit(&output, 0);
+    stdout(&output)
+}
+
+/// The refs of the run that hold `path` in their tree.
+fn refs_holding(repo: &TestRepo, path: &str) -> Vec<String> {
+    refs_under(repo, NS)
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| tree_files(repo, name).iter().any(|file| file == path))
+        .collect()
+}
+
+/// No commit the run's branch holds beyond `main` has `path`, and none is
+/// "user changes while stopped".
+fn assert_branch_never_took(repo: &TestRepo, path: &str) {
+    let subjects = subjects(repo, "main..ralph/greet");
+    assert!(
+        !subjects.iter().any(|s| s.contains("user changes")),
+        "{subjects:?}"
+    );
+    let touched = repo.git(&["log", "--format=%s", "main..ralph/greet", "--", path]);
+    assert_eq!(touched, "", "commits of the branch took {path}");
+}
+
+#[test]
+fn an_attempt_whose_revert_fails_is_kept_whole_and_recorded_as_cut_short() {
+    let repo = project(TWO_STORIES);
+    if !can("chattr +i", chattr_works(&repo)) {
+        return;
+    }
+    let locked = repo.path("locked");
+    let _unlock = Immutable(locked.clone());
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\nwrite locked/half.txt half of the work\\n\n\
+             promise FAILED: the greeting is not decided\n{}",
+            stories_done(&["1", "2"])
+        ),
+    );
+    // The agent's last act: the directory it wrote becomes immutable, so
+    // the revert after its failure cannot remove what it holds.
+    let command = format!(
+        "{}; status=$?; if [ \"$RALPH_STORY-$RALPH_ATTEMPT\" = 1-1 ]; then chattr +i locked; fi; exit $status",
+        shell_quote(fake_agent_path())
+    );
+    let mut first = ralph_with_fake(&repo, &agent);
+    first.args([
+        "start",
+        CHANGE,
+        "--agent-command",
+        &command,
+        "--on-finish",
+        "keep",
+    ]);
+    let output = run(&mut first);
+    assert_exit(&output, 70);
+    let attempts = attempts_of(&state(&repo), "1");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0].0, "interrupted", "{attempts:?}");
+    assert!(
+        attempts[0].1.contains("git-ralph's own error"),
+        "{attempts:?}"
+    );
+    let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+    assert!(!status.contains("running"), "{status}");
+    assert!(status.contains("#1 interrupted"), "{status}");
+    let reasoned = format!("{NS}/attempts/1/1");
+    let kept = repo.rev_parse(&reasoned);
+    assert!(
+        repo.git(&["log", "-1", "--format=%B", &kept])
+            .contains("the greeting is not decided"),
+        "the attempt's ref holds the agent's reason"
+    );
+
+    drop(_unlock);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        repo.rev_parse(&reasoned),
+        kept,
+        "the attempt's ref is never written over: {}",
+        describe(&output)
+    );
+    let holding = refs_holding(&repo, "locked/half.txt");
+    assert!(holding.contains(&reasoned), "{holding:?}");
+    assert_branch_never_took(&repo, "locked/half.txt");
+    let attempts = attempts_of(&state(&repo), "1");
+    assert_eq!(attempts[0].0, "interrupted", "{attempts:?}");
+    assert!(
+        attempts[0].1.contains("git-ralph's own error"),
+        "{attempts:?}"
+    );
+    assert!(log_of(&repo).contains("git-ralph's own error"));
+    assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn an_attempt_a_full_disk_cut_short_is_never_taken_for_the_users_changes() {
+    let outer = project(TWO_STORIES);
+    let disk = outer.dir.path().join("disk");
+    let Some(tmpfs) = Tmpfs::mount(&disk, "2m") else {
+        can("mount -t tmpfs", false);
+        return;
+    };
+    // The project, cloned onto the small disk; the fake agent's records
+    // stay on the large one.
+    let root = disk.join("repo");
+    outer.git(&[
+        "clone",
+        "-q",
+        &outer.root.display().to_string(),
+        &root.display().to_string(),
+    ]);
+    let agent = script(
+        &outer,
+        &format!(
+            "[story=1 attempt=1]\nwrite work.txt half of the work\\n\nflood 8000000\n\
+             promise FAILED: not yet\n{}",
+            stories_done(&["1", "2"])
+        ),
+    );
+    let ralph_on_disk = || {
+        let mut cmd = start_command(&outer, &agent, &["--on-finish", "keep"]);
+        cmd.current_dir(&root);
+        cmd
+    };
+    let output = run(&mut ralph_on_disk());
+    assert_exit(&output, 70);
+    tmpfs.grow("64m");
+    let state_path = root.join(".git/ralph/greet/state.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&state_path).expect("state")).expect("JSON");
+    let attempts = attempts_of(&state, "1");
+    assert_eq!(attempts.len(), 1, "the attempt is on record: {attempts:?}");
+    assert_eq!(attempts[0].0, "interrupted", "{attempts:?}");
+    assert!(
+        attempts[0].1.contains("git-ralph's own error"),
+        "{attempts:?}"
+    );
+
+    let output = run(&mut ralph_on_disk());
+    assert_exit(&output, 0);
+    let git = |args: &[&str]| outer.git_at(&root, args);
+    let subjects = git(&["log", "--format=%s", "main..ralph/greet"]);
+    assert!(!subjects.contains("user changes"), "{subjects}");
+    assert_eq!(
+        git(&["log", "--format=%s", "main..ralph/greet", "--", "work.txt"]),
+        "",
+        "no commit of the branch took the agent's leftovers: {}",
+        describe(&output)
+    );
+    let kept = git(&["for-each-ref", "--format=%(refname)", NS]);
+    let holding: Vec<&str> = kept
+        .lines()
+        .filter(|name| {
+            git(&["ls-tree", "-r", "--name-only", name])
+                .lines()
+                .any(|file| file == "work.txt")
+        })
+        .collect();
+    assert_eq!(holding.len(), 1, "the leftovers are kept: {kept}");
+    let log = stdout(&run(ralph(&outer).current_dir(&root).args(["log", CHANGE])));
+    assert!(log.contains("#1 interrupted"), "{log}");
+    assert!(log.contains("git-ralph's own error"), "{log}");
 }
 
 #[test]

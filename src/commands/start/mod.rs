@@ -183,6 +183,13 @@ fn after_the_loop(
         // The agent could not work at all: stopped, resumable once fixed.
         return Err(err.into());
     }
+    if end.internal {
+        // git-ralph's own error: nothing more is written until it is mended.
+        ui::note(&format!(
+            "stopped by git-ralph's own error; the attempt it cut short is set aside when the run resumes.\n  resume:  git ralph start {change}\n  abort:   git ralph abort {change}"
+        ));
+        return Ok(Started::Ended(Exit::Internal));
+    }
     let exit = Exit::for_reason(end.reason);
     if left_stopped(&end, change) {
         return Ok(Started::Ended(exit));
