@@ -87,11 +87,12 @@ impl Repo {
     }
 
     /// Every submodule that changed since `before` (its HEAD, its branch,
-    /// its index or its files; any submodule not at its recorded commit,
-    /// clean, when `before` does not name it): its state committed under `refname` (or
-    /// `refname-2`, … when that exists) of its own repository, the agent's
-    /// commits under it, then its HEAD and branch put back where they
-    /// stood and its index and files reset to that commit.
+    /// its index or its files; when `before` does not name it, anything
+    /// but its recorded commit, clean): its state committed under
+    /// `refname` (or `refname-2`, … when that exists) of its own
+    /// repository, the agent's commits under it, then its HEAD and branch
+    /// put back where they stood and its index and files reset to that
+    /// commit.
     pub fn set_aside_submodules(
         &self,
         before: &SubmoduleHeads,

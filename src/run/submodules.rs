@@ -136,6 +136,8 @@ pub(super) async fn set_aside_interrupted(
     Ok(())
 }
 
+/// Set aside every changed submodule under `refname` of its own
+/// repository, each in words.
 async fn set_aside_at(
     run: &Run,
     refname: String,
@@ -149,7 +151,8 @@ async fn set_aside_at(
     Ok(set_aside.iter().map(words).collect())
 }
 
-/// `submodule lib (its work is kept there at <ref>; it is back at <commit>)`.
+/// `submodule lib (its work is kept there at <ref>; the submodule is back
+/// at <commit>)`.
 fn words(set_aside: &SubmoduleSetAside) -> String {
     format!(
         "submodule {} (its work is kept there at {}; the submodule is back at {})",

@@ -264,7 +264,7 @@ fn abort_after_an_attempt_in_a_submodule_gives_everything_back() {
     stopped.assert_still(&repo, "a resume refused for a dirty submodule");
     std::fs::remove_file(repo.path("lib/mine.txt")).expect("remove the user's file");
 
-    let aborted = run(&mut ralph(&repo).args(["abort", CHANGE]));
+    let aborted = run(ralph(&repo).args(["abort", CHANGE]));
     assert_success(&aborted);
     assert_eq!(repo.rev_parse("HEAD"), head);
     assert_eq!(repo.head_symbolic().as_deref(), Some("refs/heads/main"));
