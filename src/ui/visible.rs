@@ -100,6 +100,22 @@ mod tests {
     }
 
     #[test]
+    fn every_style_of_the_ui_passes_as_it_is() {
+        let on = console::Style::new().force_styling(true);
+        for style in [
+            on.clone().bold(),
+            on.clone().dim(),
+            on.clone().green(),
+            on.clone().red().bold(),
+            on.clone().yellow(),
+        ] {
+            let line = format!("{} rest", style.apply_to("styled"));
+            assert!(line.contains('\u{1b}'), "{line:?}");
+            assert_eq!(visible_styled(&line, true), line);
+        }
+    }
+
+    #[test]
     fn only_the_own_colours_pass_and_only_when_styled() {
         let ours = "\u{1b}[31m\u{1b}[1m✗\u{1b}[0m \u{1b}[2mreason\u{1b}[0m";
         assert_eq!(visible_styled(ours, true), ours);
