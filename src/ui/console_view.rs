@@ -322,7 +322,7 @@ impl ConsoleView {
             usage(self.tokens, self.cost),
             self.last_message
         );
-        let status = console::truncate_str(&status, width - 1, "…").into_owned();
+        let status = console::truncate_str(&super::visible(&status), width - 1, "…").into_owned();
         let _ = self.term.clear_line();
         let _ = self
             .term

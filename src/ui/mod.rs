@@ -2,7 +2,9 @@
 //! events for people (the console crate: colour only on a terminal, honouring
 //! `NO_COLOR`) or as JSON lines for programs, and prints errors as
 //! `error: …` / `caused by: …` / `hint: …` on stderr. A closed stdout (a
-//! broken pipe) silences output instead of failing the command.
+//! broken pipe) silences output instead of failing the command. Whatever
+//! it prints as a line shows control characters as data ([`visible`]):
+//! text from an agent or a file never acts on the terminal.
 
 mod agents_view;
 pub mod answer;
@@ -17,6 +19,7 @@ pub(crate) mod preview;
 pub(crate) mod status;
 pub(crate) mod transcript;
 pub mod tui;
+mod visible;
 pub mod web;
 
 use std::io::Write;
@@ -29,17 +32,20 @@ pub use audit_view::{AttemptPrinter, duration, outcome_word, print_patch, print_
 pub use console_view::ConsoleView;
 pub use finish_menu::ask_finish;
 pub use keys::KeyListener;
+pub use visible::visible;
 
 use crate::events::Record;
 use crate::exit::CommandError;
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
-/// Write a line to stdout; a broken pipe makes later writes no-ops.
+/// Write a line to stdout, its control characters visible; a broken pipe
+/// makes later writes no-ops.
 pub fn out(line: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
+    let line = shown(line, &Term::stdout());
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{line}")
         .and_then(|()| stdout.flush())
@@ -49,8 +55,9 @@ pub fn out(line: &str) {
     }
 }
 
-/// Write `text` to stdout as it is, without a newline of its own; a broken
-/// pipe makes later writes no-ops.
+/// Write `text` to stdout byte for byte, without a newline of its own: for
+/// what must stay exact (a patch for `git apply`), never for text to be
+/// read on a terminal. A broken pipe makes later writes no-ops.
 pub fn out_raw(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
@@ -71,6 +78,12 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
         .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
     out(&text);
     Ok(())
+}
+
+/// `line` as printed on `term`: its control characters visible, but for
+/// the colours of [`Styles`] when `term` takes colour.
+fn shown<'a>(line: &'a str, term: &Term) -> std::borrow::Cow<'a, str> {
+    visible::visible_styled(line, colors_enabled(term))
 }
 
 /// Whether colour may be used on `term`.
@@ -120,7 +133,7 @@ pub fn print_error(err: &CommandError) {
     for hint in &err.hints {
         text.push_str(&format!("{} {hint}\n", styles.warn.apply_to("hint:")));
     }
-    let _ = std::io::stderr().write_all(text.as_bytes());
+    let _ = std::io::stderr().write_all(shown(&text, &term).as_bytes());
 }
 
 /// What an attempt did beyond its own story, as `status` and `log` say
@@ -186,16 +199,13 @@ pub fn ring_bell() {
 pub fn warn(message: &str) {
     let term = Term::stderr();
     let styles = Styles::for_term(&term);
-    let _ = writeln!(
-        std::io::stderr(),
-        "{} {message}",
-        styles.warn.apply_to("warning:")
-    );
+    let line = format!("{} {message}", styles.warn.apply_to("warning:"));
+    let _ = writeln!(std::io::stderr(), "{}", shown(&line, &term));
 }
 
 /// A note for people on stderr (so that stdout stays clean for `--json`).
 pub fn note(message: &str) {
-    let _ = writeln!(std::io::stderr(), "{message}");
+    let _ = writeln!(std::io::stderr(), "{}", visible(message));
 }
 
 impl crate::run::View for Renderer {

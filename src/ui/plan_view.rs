@@ -140,7 +140,7 @@ impl PlanView {
             usage(self.tokens, self.cost),
             self.last_message
         );
-        let status = console::truncate_str(&status, width - 1, "…").into_owned();
+        let status = console::truncate_str(&super::visible(&status), width - 1, "…").into_owned();
         let _ = self.term.clear_line();
         let _ = self
             .term

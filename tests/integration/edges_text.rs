@@ -15,7 +15,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::{TestRepo, assert_exit, describe, ralph, run, stderr};
+use crate::harness::story_run::{CHANGE as CHANGE_GREET, project, start_command};
+use crate::harness::web::Served;
+use crate::harness::{TestRepo, assert_exit, describe, ralph, run, script, stderr};
 
 const CHANGE: &str = "issues";
 
@@ -260,4 +262,124 @@ fn issue_51_a_dependency_a_cut_list_may_have_left_out_is_refused() {
     );
     assert!(!said.contains("taken as done"), "{}", describe(&output));
     assert!(said.contains("hint:"), "{}", describe(&output));
+}
+
+/// What a hostile agent writes: a window title set, the screen cleared,
+/// and a NUL.
+const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2Jgone\u{0}";
+/// What it writes in a file (a NUL would make the file binary to git).
+const WRITTEN: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2Jgone";
+/// How git-ralph shows [`HOSTILE`].
+const SHOWN: &str = "\\x1b]0;pwned\\x07\\x1b[2Jgone\\x00";
+
+/// A one-story run whose agent says, runs a tool that prints, and fails
+/// with [`HOSTILE`] text; `NO_COLOR` set when `no_color`.
+fn hostile_run(no_color: bool) -> (TestRepo, std::process::Output) {
+    let repo = project(ONE_STORY);
+    let agent = script(
+        &repo,
+        &format!(
+            "format codex\n[*]\nsay thinking {HOSTILE} aloud\ntool {HOSTILE} printed\nwrite hostile.txt {WRITTEN} written\\n\npromise FAILED: {HOSTILE} cannot\n"
+        ),
+    );
+    let mut cmd = start_command(
+        &repo,
+        &agent,
+        &["--max-retries", "0", "--on-finish", "keep"],
+    );
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let output = run(&mut cmd);
+    assert_exit(&output, 3);
+    (repo, output)
+}
+
+const ONE_STORY: &str = "# Tasks\n\n## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n";
+
+/// `bytes` (what `what` printed) hold no raw ESC, BEL or NUL, and show
+/// the hostile text escaped.
+fn assert_shown(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for (byte, name) in [(0x1b, "ESC"), (0x07, "BEL"), (0x00, "NUL")] {
+        assert!(
+            !bytes.contains(&byte),
+            "{what} printed a raw {name}:\n{text:?}"
+        );
+    }
+    assert!(
+        text.contains(SHOWN),
+        "{what} does not show {SHOWN}:\n{text}"
+    );
+}
+
+#[test]
+fn issue_51_an_agent_s_control_sequences_are_shown_escaped_on_the_terminal() {
+    for no_color in [false, true] {
+        let (repo, output) = hostile_run(no_color);
+        let all = [output.stdout.as_slice(), output.stderr.as_slice()].concat();
+        assert_shown(&format!("the console (NO_COLOR: {no_color})"), &all);
+        let ask = |args: &[&str]| {
+            let mut cmd = ralph(&repo);
+            cmd.args(args);
+            if no_color {
+                cmd.env("NO_COLOR", "1");
+            }
+            let output = run(&mut cmd);
+            assert_exit(&output, 0);
+            output.stdout
+        };
+        assert_shown("status", &ask(&["status"]));
+        assert_shown("log", &ask(&["log"]));
+        let show = ask(&["show", "1/1"]);
+        assert_shown("show", &show);
+        let shown = String::from_utf8_lossy(&show);
+        assert!(
+            shown.contains(&format!("thinking {SHOWN} aloud")),
+            "{shown}"
+        );
+        assert!(shown.contains(&format!("{SHOWN} printed")), "{shown}");
+        // JSON escapes them its own way.
+        let json = ask(&["status", "--json"]);
+        assert!(!json.iter().any(|b| [0x1b, 0x07, 0x00].contains(b)));
+        let json = String::from_utf8(json).expect("UTF-8");
+        serde_json::from_str::<Value>(&json).expect("JSON");
+        assert!(
+            json.contains("\\u001b]0;pwned\\u0007\\u001b[2Jgone\\u0000"),
+            "{json}"
+        );
+    }
+}
+
+#[test]
+fn issue_51_the_agent_s_record_and_its_patch_stay_byte_for_byte() {
+    let (repo, _) = hostile_run(true);
+    // The agent's output is kept as it came (codex writes JSON, which
+    // escapes the bytes its own way).
+    let log = std::fs::read_to_string(repo.run_dir(CHANGE_GREET).join("attempts/1-1.jsonl"))
+        .expect("the attempt's log");
+    assert!(
+        log.contains("\\u001b]0;pwned\\u0007\\u001b[2Jgone\\u0000"),
+        "{log}"
+    );
+    // A patch is for `git apply`: exact, control bytes and all.
+    let output = run(ralph(&repo).args(["show", "1/1", "--patch"]));
+    assert_exit(&output, 0);
+    let patch = String::from_utf8(output.stdout).expect("UTF-8");
+    assert!(patch.contains(&format!("+{WRITTEN} written")), "{patch:?}");
+    let file = repo.dir.path().join("attempt.patch");
+    std::fs::write(&file, &patch).expect("write the patch");
+    repo.git(&["apply", file.to_str().unwrap()]);
+    assert_eq!(repo.read("hostile.txt"), format!("{WRITTEN} written\n"));
+}
+
+#[test]
+fn issue_51_the_web_pages_show_an_agent_s_control_sequences_escaped() {
+    let (repo, _) = hostile_run(false);
+    let served = Served::start(&repo, &[]);
+    for page in ["/runs/greet", "/runs/greet/attempts/1/1"] {
+        let reply = served.get(page);
+        assert_eq!(reply.status, 200, "{page}");
+        assert_shown(page, reply.body.as_bytes());
+    }
 }

@@ -610,6 +610,7 @@ fn output_is_capped_per_attempt() {
 }
 
 mod big_files;
+mod control_text;
 mod questions;
 mod screens;
 

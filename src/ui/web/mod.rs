@@ -23,10 +23,12 @@ pub const STYLE: &str = include_str!("style.css");
 /// The script that keeps a page's live parts up to date.
 pub const SCRIPT: &str = include_str!("app.js");
 
-/// `text` made safe anywhere in HTML: in text and in quoted attributes.
+/// `text` made safe anywhere in HTML: in text and in quoted attributes,
+/// its control characters shown as data ([`crate::ui::visible`]) and the
+/// carriage return of a CRLF left out.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::ui::visible(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -34,7 +36,6 @@ pub fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             '\r' => {}
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -72,10 +73,10 @@ mod tests {
 
     #[test]
     fn escaped_text_cannot_open_a_tag_or_leave_an_attribute() {
-        let text = escape("<script>alert('x')</script> & \"q\"\r\n\u{7}");
+        let text = escape("<script>alert('x')</script> & \"q\"\r\n\u{7}\u{1b}[2J\r");
         assert_eq!(
             text,
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;\n\u{fffd}"
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;\n\\x07\\x1b[2J\\x0d"
         );
     }
 }

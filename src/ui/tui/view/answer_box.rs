@@ -48,7 +48,10 @@ pub(super) fn draw_answer_box(frame: &mut Frame, open: &AnswerBox, theme: Theme)
         width,
         height,
     };
-    let title = format!(" answer story {}. {} ", open.story, open.title);
+    let title = super::text::fit(
+        &format!(" answer story {}. {} ", open.story, open.title),
+        usize::from(width.saturating_sub(2)),
+    );
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(rows).block(Block::default().borders(Borders::ALL).title(title)),

@@ -3,24 +3,27 @@
 //! leaves out the least important ones rather than cutting the rest, and a
 //! cut with an ellipsis as the last resort.
 
-/// Cut `text` to `width` characters with an ellipsis.
+/// Cut `text` to `width` characters with an ellipsis, its control
+/// characters visible.
 pub fn fit(text: &str, width: usize) -> String {
+    let text = clean(text);
     if text.chars().count() <= width {
-        return text.to_owned();
+        return text;
     }
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
     out.push('…');
     out
 }
 
-/// `line` with tabs as spaces and other control characters dropped, so
-/// nothing moves the cursor.
+/// `line` with tabs as spaces and every other control character shown as
+/// data ([`crate::ui::visible`]), so that nothing moves the cursor and
+/// nothing is hidden.
 fn clean(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
+    for c in crate::ui::visible(line).chars() {
         match c {
             '\t' => out.push_str("    "),
-            c if c.is_control() => {}
+            '\r' | '\n' => {}
             c => out.push(c),
         }
     }
