@@ -65,6 +65,8 @@ pub struct Scenario {
     /// What the hook was told before a fresh start, and how much of it
     /// was judged, until the start is known not to be refused.
     aside: Option<Aside>,
+    /// The behaviour of the agents of the start being judged.
+    agent: Option<Agent>,
     /// A kill -9 at a random moment left a record that may lag the branch.
     record_lags: bool,
     hooks: std::collections::BTreeMap<String, (u32, Vec<u8>)>,
@@ -92,6 +94,7 @@ impl Scenario {
             shelf: None,
             aside: None,
             record_lags: false,
+            agent: None,
             hooks,
             sparse,
             transcript: Vec::new(),
@@ -467,6 +470,7 @@ impl Scenario {
         }
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let script = self.script(start, &gate, &marker);
+        self.agent = Some(start.agent);
         let cmd = self
             .w
             .start_command(&script, start.mode != RunMode::Bare, &extra);
@@ -721,6 +725,15 @@ impl Scenario {
             self.unrecorded = self.unrecorded_before;
         }
         let output_said = format!("{}{}", ended.stdout, ended.stderr);
+        // An agent that only writes its story's files has nothing to undo:
+        // what is said undone is the user's, blamed on it.
+        let harmless = matches!(self.agent.take(), Some(Agent::Succeeds | Agent::Fails));
+        if harmless && output_said.contains("undone") {
+            self.w.find(format!(
+                "{what}: what the user did is reported as the agent's:\n{}",
+                output_said.trim()
+            ));
+        }
         if !matches!(ended.code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130) | None) {
             self.w.find(format!(
                 "{what}: exit {:?}\n{}",
