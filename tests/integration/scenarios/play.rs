@@ -27,6 +27,8 @@ const KILLED_AT_RANDOM: &str = "a start killed -9 at a random moment";
 /// A start held open: the loop in the background, the file that lets its
 /// agents (or its check) go on.
 struct Held {
+    /// Attempts the record called complete before the start.
+    complete_before: usize,
     loop_: Background,
     gate: PathBuf,
     beside: bool,
@@ -374,6 +376,16 @@ impl Scenario {
 
     // Commands.
 
+    /// How many attempts the run's events call complete.
+    fn complete_attempts(&self) -> usize {
+        let path = self.w.repo.run_dir(CHANGE).join("events.jsonl");
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("\"attempt_finished\"") && line.contains("\"complete\""))
+            .count()
+    }
+
     /// The status state.json gives the run, if there is one.
     fn run_status(&self) -> Option<String> {
         let text = fs::read_to_string(self.w.repo.run_dir(CHANGE).join("state.json")).ok()?;
@@ -440,7 +452,14 @@ impl Scenario {
         text
     }
 
-    fn start(&mut self, start: Start) {
+    fn start(&mut self, mut start: Start) {
+        if start.mode == RunMode::Parallel
+            && start.agent == Agent::Stash
+            && gated(Known::ParallelStashClear)
+        {
+            self.note("  (gated: agents clearing the stash at once; they succeed)");
+            start.agent = Agent::Succeeds;
+        }
         if !self.run_open() {
             self.fresh_run(start);
         }
@@ -479,6 +498,7 @@ impl Scenario {
         let loop_ = Background::spawn(&self.w.repo, cmd);
         let beside = matches!(start.mode, RunMode::Worktree | RunMode::Parallel);
         let mut held = Held {
+            complete_before: self.complete_attempts(),
             loop_,
             gate,
             beside,
@@ -586,6 +606,24 @@ impl Scenario {
                 Ended::from(&output)
             }
         };
+        if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
+            eprintln!(
+                "{stop:?}: exit {:?}\n{}{}",
+                ended.code, ended.stdout, ended.stderr
+            );
+        }
+        // A check is stopped with the loop: its story is neither
+        // checkpointed nor failed by a check left to run to its timeout.
+        if stop == Stop::Term
+            && held.start.live == Live::Check
+            && (self.complete_attempts() > held.complete_before
+                || ended.stdout.contains("timed out"))
+        {
+            self.w.find(format!(
+                "SIGTERM while a check ran was not honoured (exit {:?}):\n{}",
+                ended.code, ended.stdout
+            ));
+        }
         // The gate is left for later attempts at once.
         let _ = fs::write(&held.gate, "");
         let what = format!("{stop:?} of a held start");
