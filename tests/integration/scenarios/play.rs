@@ -188,7 +188,11 @@ impl Scenario {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if name == "link" {
             let _ = fs::remove_file(&path);
-            let target = if k % 2 == 0 { "README.md" } else { "notes.txt" };
+            let target = if k.is_multiple_of(2) {
+                "README.md"
+            } else {
+                "notes.txt"
+            };
             std::os::unix::fs::symlink(target, &path).unwrap();
             return;
         }
@@ -519,11 +523,8 @@ impl Scenario {
                 self.held = Some(held);
                 return;
             }
-            fs::write(&held.gate, "").unwrap();
-        } else {
-            fs::write(&held.gate, "").unwrap();
         }
-        held.start = start;
+        fs::write(&held.gate, "").unwrap();
         let ended: Ended = held.loop_.wait(PATIENCE).into();
         if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
             self.note(format!("{}{}", ended.stdout, ended.stderr));
@@ -601,7 +602,6 @@ impl Scenario {
                 let ended = held.loop_.wait(PATIENCE);
                 let output = aborting.join().expect("abort ran");
                 self.note(format!("  the loop: {:?}", ended.status));
-                let _ = held.start;
                 self.after_abort(&output);
                 Ended::from(&output)
             }
