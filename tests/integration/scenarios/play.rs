@@ -499,10 +499,11 @@ impl Scenario {
             .start_command(&script, start.mode != RunMode::Bare, &extra);
         let picture = Picture::take(&self.w.repo);
         self.begin_command();
+        let complete_before = self.complete_attempts();
         let loop_ = Background::spawn(&self.w.repo, cmd);
         let beside = matches!(start.mode, RunMode::Worktree | RunMode::Parallel);
         let mut held = Held {
-            complete_before: self.complete_attempts(),
+            complete_before,
             loop_,
             gate,
             beside,
