@@ -18,8 +18,9 @@
 //!
 //! The budget run draws [`BUDGET`] sequences from fixed seeds on two
 //! threads; `GIT_RALPH_SCENARIOS=5000` (and `GIT_RALPH_SCENARIO_SEED` for
-//! other seeds) makes it a soak that prints sequences per minute. The
-//! failures known on `main` are kept out by [`gates`].
+//! other seeds, `GIT_RALPH_SCENARIO_THREADS` for fewer threads) makes it a
+//! soak that prints sequences per minute. The failures known on `main`
+//! are kept out by [`gates`].
 
 mod gates;
 mod invariants;
@@ -38,7 +39,7 @@ use shrink::{Rng, shrink};
 use steps::Step;
 
 /// Sequences in the budget run.
-pub const BUDGET: usize = 60;
+pub const BUDGET: usize = 30;
 /// Plays a shrink may take.
 const SHRINK_PLAYS: usize = 60;
 
@@ -157,14 +158,15 @@ fn env_number(name: &str) -> Option<u64> {
         .and_then(|text| text.trim().parse().ok())
 }
 
-/// Plays `count` sequences from `first_seed` on, on two threads; the
-/// first failure is shrunk and reported.
+/// Plays `count` sequences from `first_seed` on, on two threads (or
+/// `GIT_RALPH_SCENARIO_THREADS`); the first failure is shrunk and reported.
 fn run_many(first_seed: u64, count: usize) {
+    let threads = env_number("GIT_RALPH_SCENARIO_THREADS").map_or(2, |n| n.max(1));
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<(u64, Sequence, String)>> = Mutex::new(None);
     let began = Instant::now();
     std::thread::scope(|scope| {
-        for _ in 0..2 {
+        for _ in 0..threads {
             scope.spawn(|| {
                 loop {
                     let n = next.fetch_add(1, Ordering::SeqCst);

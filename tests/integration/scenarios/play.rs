@@ -27,6 +27,8 @@ const KILLED_AT_RANDOM: &str = "a start killed -9 at a random moment";
 /// A start held open: the loop in the background, the file that lets its
 /// agents (or its check) go on.
 struct Held {
+    /// Attempts the record called complete before the start.
+    complete_before: usize,
     loop_: Background,
     gate: PathBuf,
     beside: bool,
@@ -65,6 +67,8 @@ pub struct Scenario {
     /// What the hook was told before a fresh start, and how much of it
     /// was judged, until the start is known not to be refused.
     aside: Option<Aside>,
+    /// The behaviour of the agents of the start being judged.
+    agent: Option<Agent>,
     /// A kill -9 at a random moment left a record that may lag the branch.
     record_lags: bool,
     hooks: std::collections::BTreeMap<String, (u32, Vec<u8>)>,
@@ -92,6 +96,7 @@ impl Scenario {
             shelf: None,
             aside: None,
             record_lags: false,
+            agent: None,
             hooks,
             sparse,
             transcript: Vec::new(),
@@ -183,7 +188,11 @@ impl Scenario {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if name == "link" {
             let _ = fs::remove_file(&path);
-            let target = if k % 2 == 0 { "README.md" } else { "notes.txt" };
+            let target = if k.is_multiple_of(2) {
+                "README.md"
+            } else {
+                "notes.txt"
+            };
             std::os::unix::fs::symlink(target, &path).unwrap();
             return;
         }
@@ -371,6 +380,16 @@ impl Scenario {
 
     // Commands.
 
+    /// How many attempts the run's events call complete.
+    fn complete_attempts(&self) -> usize {
+        let path = self.w.repo.run_dir(CHANGE).join("events.jsonl");
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("\"attempt_finished\"") && line.contains("\"complete\""))
+            .count()
+    }
+
     /// The status state.json gives the run, if there is one.
     fn run_status(&self) -> Option<String> {
         let text = fs::read_to_string(self.w.repo.run_dir(CHANGE).join("state.json")).ok()?;
@@ -437,7 +456,14 @@ impl Scenario {
         text
     }
 
-    fn start(&mut self, start: Start) {
+    fn start(&mut self, mut start: Start) {
+        if start.mode == RunMode::Parallel
+            && start.agent == Agent::Stash
+            && gated(Known::ParallelStashClear)
+        {
+            self.note("  (gated: agents clearing the stash at once; they succeed)");
+            start.agent = Agent::Succeeds;
+        }
         if !self.run_open() {
             self.fresh_run(start);
         }
@@ -467,14 +493,17 @@ impl Scenario {
         }
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let script = self.script(start, &gate, &marker);
+        self.agent = Some(start.agent);
         let cmd = self
             .w
             .start_command(&script, start.mode != RunMode::Bare, &extra);
         let picture = Picture::take(&self.w.repo);
         self.begin_command();
+        let complete_before = self.complete_attempts();
         let loop_ = Background::spawn(&self.w.repo, cmd);
         let beside = matches!(start.mode, RunMode::Worktree | RunMode::Parallel);
         let mut held = Held {
+            complete_before,
             loop_,
             gate,
             beside,
@@ -495,11 +524,8 @@ impl Scenario {
                 self.held = Some(held);
                 return;
             }
-            fs::write(&held.gate, "").unwrap();
-        } else {
-            fs::write(&held.gate, "").unwrap();
         }
-        held.start = start;
+        fs::write(&held.gate, "").unwrap();
         let ended: Ended = held.loop_.wait(PATIENCE).into();
         if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
             self.note(format!("{}{}", ended.stdout, ended.stderr));
@@ -577,11 +603,28 @@ impl Scenario {
                 let ended = held.loop_.wait(PATIENCE);
                 let output = aborting.join().expect("abort ran");
                 self.note(format!("  the loop: {:?}", ended.status));
-                let _ = held.start;
                 self.after_abort(&output);
                 Ended::from(&output)
             }
         };
+        if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
+            eprintln!(
+                "{stop:?}: exit {:?}\n{}{}",
+                ended.code, ended.stdout, ended.stderr
+            );
+        }
+        // A check is stopped with the loop: its story is neither
+        // checkpointed nor failed by a check left to run to its timeout.
+        if stop == Stop::Term
+            && held.start.live == Live::Check
+            && (self.complete_attempts() > held.complete_before
+                || ended.stdout.contains("timed out"))
+        {
+            self.w.find(format!(
+                "SIGTERM while a check ran was not honoured (exit {:?}):\n{}",
+                ended.code, ended.stdout
+            ));
+        }
         // The gate is left for later attempts at once.
         let _ = fs::write(&held.gate, "");
         let what = format!("{stop:?} of a held start");
@@ -721,6 +764,15 @@ impl Scenario {
             self.unrecorded = self.unrecorded_before;
         }
         let output_said = format!("{}{}", ended.stdout, ended.stderr);
+        // An agent that only writes its story's files has nothing to undo:
+        // what is said undone is the user's, blamed on it.
+        let harmless = matches!(self.agent.take(), Some(Agent::Succeeds | Agent::Fails));
+        if harmless && output_said.contains("undone") {
+            self.w.find(format!(
+                "{what}: what the user did is reported as the agent's:\n{}",
+                output_said.trim()
+            ));
+        }
         if !matches!(ended.code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130) | None) {
             self.w.find(format!(
                 "{what}: exit {:?}\n{}",

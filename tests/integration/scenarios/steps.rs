@@ -200,7 +200,10 @@ const PLAIN: &[(Step, &str)] = &[
     (Step::Abort, "abort"),
 ];
 
-const NUMBERED: &[(fn(u8) -> Step, &str)] = &[
+/// A step that takes a number, and its name.
+type Numbered = (fn(u8) -> Step, &'static str);
+
+const NUMBERED: &[Numbered] = &[
     (Step::Edit, "edit"),
     (Step::Delete, "delete"),
     (Step::Rename, "rename"),
