@@ -212,7 +212,7 @@ pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
         adopt_user_commits(run).await?;
     }
     guard_head(run, "on resume").await?;
-    if let Some((story, attempt)) = &running {
+    if let Some((story, attempt, _)) = &running {
         super::submodules::set_aside_interrupted(run, story, *attempt).await?;
     }
     let dirty = worktree_dirty(run, "read the worktree on resume").await?;
