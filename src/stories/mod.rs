@@ -10,7 +10,7 @@
 //! file on disk — not what the agent says — is what decides whether a story
 //! is done.
 
-pub(crate) mod beads;
+pub mod beads;
 pub(crate) mod changes;
 pub mod checklist;
 mod error;
