@@ -203,25 +203,14 @@ pub fn preview_source(
 /// of those that follows it in the file. For a checklist, whose stories
 /// are worked in file order, this is the file's order.
 fn run_order(source: &dyn StorySource, stories: &[Story]) -> Vec<usize> {
-    let mut run: Vec<Story> = stories.to_vec();
-    let mut taken: Vec<usize> = Vec::new();
-    while taken.len() < stories.len() {
-        let Some(next) = source.next_story(&run) else {
-            break;
-        };
-        let Some(index) = run.iter().position(|story| story.id == next.id) else {
-            break;
-        };
-        if taken.contains(&index) {
-            break;
-        }
-        taken.push(index);
-        // Done, as far as choosing the next one goes.
-        run[index].passes = Some(true);
-        run[index].unreadable.clear();
+    let taken = source.order_of_work(stories);
+    let mut is_taken = vec![false; stories.len()];
+    for index in &taken {
+        is_taken[*index] = true;
     }
+    let mut placed = vec![false; stories.len()];
     let mut order = Vec::with_capacity(stories.len());
-    let mut done = (0..stories.len()).filter(|i| stories[*i].is_complete() && !taken.contains(i));
+    let mut done = (0..stories.len()).filter(|i| stories[*i].is_complete() && !is_taken[*i]);
     let mut pending = done.next();
     for index in taken.iter().copied() {
         while let Some(earlier) = pending.filter(|earlier| *earlier < index) {
@@ -232,9 +221,11 @@ fn run_order(source: &dyn StorySource, stories: &[Story]) -> Vec<usize> {
     }
     order.extend(pending);
     order.extend(done);
+    for index in &order {
+        placed[*index] = true;
+    }
     // Stories the run would never reach, in file order.
-    let unreached: Vec<usize> = (0..stories.len()).filter(|i| !order.contains(i)).collect();
-    order.extend(unreached);
+    order.extend((0..stories.len()).filter(|i| !placed[*i]));
     order
 }
 

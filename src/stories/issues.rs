@@ -285,6 +285,10 @@ impl StorySource for IssueSource {
         next_ready(stories)
     }
 
+    fn order_of_work(&self, stories: &[Story]) -> Vec<usize> {
+        super::ready_order(stories)
+    }
+
     /// Absolute: the file is in the run's directory, not the worktree.
     fn tracking_file(&self) -> &Path {
         &self.ledger.tracking

@@ -10,7 +10,7 @@
 //! file on disk — not what the agent says — is what decides whether a story
 //! is done.
 
-pub(crate) mod beads;
+pub mod beads;
 pub(crate) mod changes;
 pub mod checklist;
 mod error;
@@ -299,6 +299,55 @@ pub(crate) fn next_ready(stories: &[Story]) -> Option<&Story> {
         })
         // min_by_key keeps the first of equal keys, i.e. file order.
         .min_by_key(|story| story.priority.unwrap_or(i64::MAX))
+}
+
+/// The indices of the open stories in the order [`next_ready`] would take
+/// them one after the other: Kahn's algorithm with the ready stories in a
+/// priority queue keyed by (priority, file order), so n stories with d
+/// dependencies are ordered in O((n + d) log n). A story that waits on an
+/// id no story has, or on itself, or on a cycle, is never taken.
+pub(crate) fn ready_order(stories: &[Story]) -> Vec<usize> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    let at: HashMap<&str, usize> = stories
+        .iter()
+        .enumerate()
+        .map(|(index, story)| (story.id.as_str(), index))
+        .collect();
+    let mut waiting = vec![0usize; stories.len()];
+    let mut unblocks: Vec<Vec<usize>> = vec![Vec::new(); stories.len()];
+    let mut ready = BinaryHeap::new();
+    for (index, story) in stories.iter().enumerate() {
+        if story.is_complete() {
+            continue;
+        }
+        for dependency in &story.depends_on {
+            match at.get(dependency.as_str()) {
+                Some(other) if stories[*other].is_complete() => {}
+                Some(other) if *other != index => {
+                    waiting[index] += 1;
+                    unblocks[*other].push(index);
+                }
+                // Unknown, or itself: never ready.
+                _ => waiting[index] += 1,
+            }
+        }
+        if waiting[index] == 0 {
+            ready.push(Reverse((story.priority.unwrap_or(i64::MAX), index)));
+        }
+    }
+    let mut order = Vec::new();
+    while let Some(Reverse((_, index))) = ready.pop() {
+        order.push(index);
+        for next in &unblocks[index] {
+            waiting[*next] -= 1;
+            if waiting[*next] == 0 {
+                let priority = stories[*next].priority.unwrap_or(i64::MAX);
+                ready.push(Reverse((priority, *next)));
+            }
+        }
+    }
+    order
 }
 
 /// Checks a change name before it is joined into a path, so a name can never

@@ -259,6 +259,10 @@ impl StorySource for PrdSource {
         super::next_ready(stories)
     }
 
+    fn order_of_work(&self, stories: &[Story]) -> Vec<usize> {
+        super::ready_order(stories)
+    }
+
     fn tracking_file(&self) -> &Path {
         &self.file
     }

@@ -25,6 +25,29 @@ pub trait StorySource: Send + Sync {
         stories.iter().find(|story| !story.is_complete())
     }
 
+    /// The indices of the open stories in the order a run takes them, one
+    /// after the other, each taken as done before the next is chosen. By
+    /// default, [`next_story`](Self::next_story) asked again after each;
+    /// a source whose order is a graph gives it in one pass.
+    fn order_of_work(&self, stories: &[Story]) -> Vec<usize> {
+        let mut run: Vec<Story> = stories.to_vec();
+        let mut taken: Vec<usize> = Vec::new();
+        let mut seen = vec![false; stories.len()];
+        while let Some(next) = self.next_story(&run) {
+            let Some(index) = run.iter().position(|story| story.id == next.id) else {
+                break;
+            };
+            if std::mem::replace(&mut seen[index], true) {
+                break;
+            }
+            taken.push(index);
+            // Done, as far as choosing the next one goes.
+            run[index].passes = Some(true);
+            run[index].unreadable.clear();
+        }
+        taken
+    }
+
     /// The repository-relative file the agent updates to record progress.
     fn tracking_file(&self) -> &Path;
 

@@ -415,11 +415,7 @@ pub(super) const LABEL_WORDS: &[&str] = &[
 /// outline number followed by a plain space (`7.2 Cleanup`) is the id and
 /// stays in the title, which is how such headings are read aloud.
 pub fn heading_label(heading: &str) -> Option<(String, String)> {
-    // An emoji or a status mark before the label (`✅ Etapa 0`, `🚀 3.`)
-    // does not hide it.
-    let text = heading
-        .trim()
-        .trim_start_matches(|c: char| (!c.is_alphanumeric() && !c.is_ascii()) || c.is_whitespace());
+    let text = without_marks(heading);
     if let Some(label) = word_label(text) {
         return Some(label);
     }
@@ -495,6 +491,14 @@ pub fn heading_label(heading: &str) -> Option<(String, String)> {
         return Some((number.to_owned(), after.to_owned()));
     }
     None
+}
+
+/// A heading without the emoji or status marks before its label (`✅
+/// Etapa 0`, `🚀 3.`), which do not hide it.
+fn without_marks(heading: &str) -> &str {
+    heading
+        .trim()
+        .trim_start_matches(|c: char| (!c.is_alphanumeric() && !c.is_ascii()) || c.is_whitespace())
 }
 
 /// A stage number after any word, in any language: `Etapa 0: Base`,
