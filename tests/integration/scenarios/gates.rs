@@ -33,11 +33,6 @@ pub enum Known {
 
 /// Every kind still unfixed on `main`. Delete a line when its fix lands.
 pub const KNOWN_UNFIXED: &[Known] = &[
-    Known::AbortAfterStop,
-    Known::Submodule,
-    Known::Sparse,
-    Known::StopDuringCheck,
-    Known::GcDuringAttempt,
     Known::StagedWhileStopped,
     Known::ParallelStashClear,
 ];

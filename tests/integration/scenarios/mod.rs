@@ -39,7 +39,7 @@ use shrink::{Rng, shrink};
 use steps::Step;
 
 /// Sequences in the budget run.
-pub const BUDGET: usize = 30;
+pub const BUDGET: usize = 150;
 /// Plays a shrink may take.
 const SHRINK_PLAYS: usize = 60;
 
