@@ -54,8 +54,21 @@ fn entry_commit(line: &[u8]) -> Option<ObjectId> {
 }
 
 impl Repo {
+    /// The stash's reflog. A linked worktree names the common directory
+    /// through its own (`.git/worktrees/<name>/../..`): the path is made
+    /// without it, so that it stays good once that worktree is removed.
     fn stash_log_path(&self) -> std::path::PathBuf {
-        self.common_dir().join("logs").join(STASH)
+        let mut common = std::path::PathBuf::new();
+        for part in self.common_dir().components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    common.pop();
+                }
+                std::path::Component::CurDir => {}
+                part => common.push(part),
+            }
+        }
+        common.join("logs").join(STASH)
     }
 
     /// The stash as it stands now.

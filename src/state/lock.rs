@@ -134,9 +134,11 @@ impl RunLock {
             if !same_file(&held, path) {
                 continue;
             }
-            let mut text = String::new();
-            held.read_to_string(&mut text).map_err(io)?;
-            let holder = parse(&text);
+            // Whatever the file holds (garbage included) is read, never
+            // refused: a lock no live loop holds is taken over.
+            let mut bytes = Vec::new();
+            held.read_to_end(&mut bytes).map_err(io)?;
+            let holder = parse(&String::from_utf8_lossy(&bytes));
             if let Some((pid, change)) = &holder
                 && process_alive(*pid)
                 && *pid != std::process::id()
