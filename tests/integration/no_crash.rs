@@ -519,7 +519,9 @@ fn issue_28_a_damaged_events_log_is_read_as_far_as_it_goes() {
 
 #[test]
 fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
-    let prd = "{\n  \"userStories\": [\n    {\"id\": \"US-1\", \"title\": \"One\"},\n    {\n      \"id\": \"US-2\",\n      \"priority\": [1, 2]\n    }\n  ]\n}\n";
+    // A field the run needs, of the wrong type in the only story: nothing
+    // can run, and the refusal names the file, the line and the field.
+    let prd = "{\n  \"userStories\": [\n    {\n      \"id\": \"US-1\",\n      \"title\": \"One\",\n      \"passes\": \"perhaps\"\n    }\n  ]\n}\n";
     let repo = TestRepo::with_files(&[("prd.json", prd)]);
     let output = dry_run(&repo, &["prd", "--prd", "prd.json"]);
     assert_exit(&output, 1);
@@ -529,8 +531,24 @@ fn issue_28_a_prd_field_of_the_wrong_type_names_the_file_and_the_line() {
         err.contains("prd.json:6:"),
         "the file and the line of the field are named: {err}"
     );
-    assert!(err.contains("\"priority\""), "the field is named: {err}");
+    assert!(err.contains("\"passes\""), "the field is named: {err}");
     assert!(err.contains("hint:"), "what to do is said: {err}");
+}
+
+/// An advisory field of the wrong type refuses nothing (issue 46): the
+/// story runs, and a warning names the file, the story and the value.
+#[test]
+fn issue_46_an_advisory_field_of_the_wrong_type_is_named_in_a_warning() {
+    let prd = "{\n  \"userStories\": [\n    {\"id\": \"US-1\", \"title\": \"One\"},\n    {\n      \"id\": \"US-2\",\n      \"priority\": [1, 2]\n    }\n  ]\n}\n";
+    let repo = TestRepo::with_files(&[("prd.json", prd)]);
+    let output = dry_run(&repo, &["prd", "--prd", "prd.json"]);
+    assert_exit(&output, 0);
+    let all = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(
+        all.contains("prd.json: story \"US-2\": priority [1,2]"),
+        "the file, the story and the value are named: {}",
+        describe(&output)
+    );
 }
 
 /// Each event the log holds against the state: an attempt it says ended
