@@ -146,6 +146,14 @@ impl Holdings {
         self.blobs.extend(later.blobs);
     }
 
+    /// Forget the blobs an act of the user's own dropped: reachable
+    /// `before` it and no more `after` it.
+    pub fn forget_dropped(&mut self, before: &Holdings, after: &Holdings) {
+        for id in before.blobs.difference(&after.blobs) {
+            self.blobs.remove(id);
+        }
+    }
+
     /// What of these holdings `now` no longer has; `repo` says what a
     /// lost blob held, while git still has the object.
     pub fn lost_in(&self, now: &Holdings, repo: &TestRepo) -> Vec<String> {

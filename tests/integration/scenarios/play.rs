@@ -145,11 +145,23 @@ impl Scenario {
                 self.note("  (gated: staging while a run in place is stopped)");
                 return;
             }
+            // What the user's own act drops (a staged version staged over)
+            // is theirs to drop: only what it leaves is held to the run.
+            let just_before = self.held.is_some().then(|| self.hold());
+            if matches!(step, Step::Tick(_))
+                && gated(Known::RolesTickByHand)
+                && self.w.mode == Mode::Roles
+                && self.run_open()
+            {
+                self.note("  (gated: a story ticked by hand in a stopped role pipeline)");
+                return;
+            }
             self.users_act(step);
             self.acted_since_start = true;
             self.unrecorded = true;
-            if self.held.is_some() {
+            if let Some(just_before) = just_before {
                 let now = self.hold();
+                self.holdings.forget_dropped(&just_before, &now);
                 self.holdings.merge(now);
             }
             return;
@@ -464,6 +476,13 @@ impl Scenario {
             self.note("  (gated: agents clearing the stash at once; they succeed)");
             start.agent = Agent::Succeeds;
         }
+        if start.mode == RunMode::Parallel
+            && start.agent == Agent::PlantsHook
+            && gated(Known::ParallelHook)
+        {
+            self.note("  (gated: parallel agents planting hooks; they succeed)");
+            start.agent = Agent::Succeeds;
+        }
         if !self.run_open() {
             self.fresh_run(start);
         }
@@ -633,6 +652,10 @@ impl Scenario {
     }
 
     fn kill9(&mut self, ms: u16) {
+        if gated(Known::RandomKill) {
+            self.note("  (gated: a kill -9 at a random moment)");
+            return;
+        }
         if !self.run_open() {
             self.fresh_run(Start {
                 mode: RunMode::Here,
@@ -674,6 +697,11 @@ impl Scenario {
             && self.unrecorded
         {
             self.note("  (gated: abort in place of what no record holds)");
+            return;
+        }
+        if gated(Known::AbortConflicted) && !self.w.repo.git(&["ls-files", "--unmerged"]).is_empty()
+        {
+            self.note("  (gated: abort over the conflicts of the user's stash pop)");
             return;
         }
         let output = self.command(&["abort", CHANGE]);
