@@ -172,7 +172,9 @@ fn same_file(file: &std::fs::File, path: &Path) -> bool {
 fn write_holder(file: &mut std::fs::File, change: &str) -> std::io::Result<()> {
     file.set_len(0)?;
     file.rewind()?;
-    write!(file, "{}\n{change}\n", std::process::id())?;
+    // One write, so that a reader never sees the PID without the change.
+    let text = format!("{}\n{change}\n", std::process::id());
+    file.write_all(text.as_bytes())?;
     file.flush()
 }
 
@@ -182,7 +184,9 @@ fn held_by(path: &Path) -> LockError {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
-        if let Some((pid, change)) = parse(&text) {
+        // Whole: the PID and the change, each on its line.
+        let whole = text.lines().count() >= 2 && text.ends_with('\n');
+        if let Some((pid, change)) = parse(&text).filter(|_| whole) {
             return LockError::Held { pid, change };
         }
         if Instant::now() > deadline {
