@@ -141,7 +141,7 @@ impl Scenario {
         }
         if step.is_users() {
             let stages = matches!(step, Step::StageAll | Step::StagePart(_));
-            if stages && gated(Known::StagedWhileStopped) && self.in_place && self.run_open() {
+            if stages && gated(Known::StagedWhileStopped) && self.in_place && self.resumable() {
                 self.note("  (gated: staging while a run in place is stopped)");
                 return;
             }
@@ -413,6 +413,12 @@ impl Scenario {
     fn run_open(&self) -> bool {
         self.run_status()
             .is_some_and(|status| status != "finished" && status != "aborted")
+    }
+
+    /// A run a `start` would take up again: open, or kept before its
+    /// stories were all done.
+    fn resumable(&self) -> bool {
+        self.run_status().is_some_and(|status| status != "aborted")
     }
 
     fn run_exists(&self) -> bool {
