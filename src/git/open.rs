@@ -165,7 +165,15 @@ impl Repo {
         let ralph_dir = super::worktree::state_home(repo.git_dir())
             .unwrap_or_else(|| repo.git_dir().join("ralph"));
         let own_dir = repo.git_dir().join("ralph");
-        let mut repo = Repo {
+        let mut repo = Repo::around(repo, ralph_dir, own_dir);
+        repo.take_over();
+        Ok(repo)
+    }
+
+    /// A `Repo` around an opened gix repository, its caches empty, its
+    /// run state under `ralph_dir` and its own records under `own_dir`.
+    pub(super) fn around(repo: gix::Repository, ralph_dir: PathBuf, own_dir: PathBuf) -> Repo {
+        Repo {
             repo,
             index_cache: Default::default(),
             scratch: Default::default(),
@@ -177,9 +185,7 @@ impl Repo {
             split: Default::default(),
             ralph_dir,
             own_dir,
-        };
-        repo.take_over();
-        Ok(repo)
+        }
     }
 
     /// Refuse operations in progress and conflicted indexes.

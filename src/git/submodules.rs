@@ -192,19 +192,7 @@ impl Repo {
             .own_ralph_dir()
             .join("submodules")
             .join(module.path.replace('/', "%2F"));
-        Ok(Repo {
-            repo,
-            index_cache: Default::default(),
-            scratch: Default::default(),
-            hashed_only: None,
-            watching: Default::default(),
-            watch_refused: Default::default(),
-            hands_over: false,
-            dir_cache: Default::default(),
-            split: Default::default(),
-            ralph_dir: own_dir.clone(),
-            own_dir,
-        })
+        Ok(Repo::around(repo, own_dir.clone(), own_dir))
     }
 }
 
