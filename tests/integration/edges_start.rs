@@ -404,18 +404,12 @@ fn a_start_whose_write_fails_once_the_branch_moved_is_taken_back() {
 fn names_of_git_ralphs_own_files_are_refused_as_change_names() {
     let repo = TestRepo::with_files(&[("TODO.md", TODO)]);
     let before = Untouched::take(&repo);
-    for name in [
-        "lock",
-        "history",
-        "prompt.md",
-        "plans",
-        "serve-token",
-        "dir-cache",
-        "index-tree",
-        "shared-indexes",
-        "cookies",
-        "Lock",
-    ] {
+    // Every name the layout keeps for itself, and one in another case.
+    let names = git_ralph::state::layout::reserved()
+        .map(str::to_owned)
+        .chain(["Lock".to_owned()]);
+    for name in names {
+        let name = name.as_str();
         let agent = "[*]\nwrite done-$RALPH_STORY.txt done\\n\ntick-story\npromise COMPLETE\n";
         let output = start_tasks(&repo, name, "TODO.md", agent);
         assert_exit(&output, 1);
