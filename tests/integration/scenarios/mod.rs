@@ -19,7 +19,8 @@
 //! The budget run draws [`BUDGET`] sequences from fixed seeds on two
 //! threads; `GIT_RALPH_SCENARIOS=5000` (and `GIT_RALPH_SCENARIO_SEED` for
 //! other seeds, `GIT_RALPH_SCENARIO_THREADS` for fewer threads) makes it a
-//! soak that prints sequences per minute. The failures known on `main`
+//! soak that prints sequences per minute; `GIT_RALPH_SCENARIO_KEEP_GOING=1`
+//! plays on past a failure, printing each with its seed. The failures known on `main`
 //! are kept out by [`gates`].
 
 mod gates;
@@ -160,9 +161,15 @@ fn env_number(name: &str) -> Option<u64> {
 
 /// Plays `count` sequences from `first_seed` on, on two threads (or
 /// `GIT_RALPH_SCENARIO_THREADS`); the first failure is shrunk and reported.
+/// With `GIT_RALPH_SCENARIO_KEEP_GOING=1` (a soak), every sequence is
+/// played, each failure printed as it comes with its seed, and the first
+/// one shrunk at the end.
 fn run_many(first_seed: u64, count: usize) {
     let threads = env_number("GIT_RALPH_SCENARIO_THREADS").map_or(2, |n| n.max(1));
+    let keep_going = env_number("GIT_RALPH_SCENARIO_KEEP_GOING") == Some(1);
     let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let failures = AtomicUsize::new(0);
     let failed: Mutex<Option<(u64, Sequence, String)>> = Mutex::new(None);
     let began = Instant::now();
     std::thread::scope(|scope| {
@@ -170,23 +177,45 @@ fn run_many(first_seed: u64, count: usize) {
             scope.spawn(|| {
                 loop {
                     let n = next.fetch_add(1, Ordering::SeqCst);
-                    if n >= count || failed.lock().unwrap().is_some() {
+                    if n >= count || (!keep_going && failed.lock().unwrap().is_some()) {
                         return;
                     }
                     let seed = first_seed + n as u64;
                     let sequence = Sequence::drawn(seed);
-                    if let Err(failure) = sequence.play() {
+                    let played = sequence.play();
+                    let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    if keep_going && finished % 50 == 0 {
+                        eprintln!(
+                            "scenarios: {finished} played, {} failed, {:.0} s",
+                            failures.load(Ordering::SeqCst),
+                            began.elapsed().as_secs_f64()
+                        );
+                    }
+                    if let Err(failure) = played {
+                        failures.fetch_add(1, Ordering::SeqCst);
+                        if keep_going {
+                            let first = failure.lines().take(3).collect::<Vec<_>>().join(" | ");
+                            eprintln!("seed {seed} FAILED: {}\n  {first}", sequence.text());
+                        }
                         failed
                             .lock()
                             .unwrap()
                             .get_or_insert((seed, sequence, failure));
-                        return;
+                        if !keep_going {
+                            return;
+                        }
                     }
                 }
             });
         }
     });
-    let played = next.load(Ordering::SeqCst).min(count);
+    let played = done.load(Ordering::SeqCst);
+    if keep_going {
+        eprintln!(
+            "scenarios: {} of {played} sequences failed",
+            failures.load(Ordering::SeqCst)
+        );
+    }
     let minutes = began.elapsed().as_secs_f64() / 60.0;
     eprintln!(
         "scenarios: {played} sequences in {:.1} s, {:.0} sequences/minute",
