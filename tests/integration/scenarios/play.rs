@@ -799,9 +799,13 @@ impl Scenario {
         }
         let output_said = format!("{}{}", ended.stdout, ended.stderr);
         // An agent that only writes its story's files has nothing to undo:
-        // what is said undone is the user's, blamed on it.
+        // what is said undone is the user's, blamed on it. A run that ends
+        // at once, its retries spent, quotes an earlier agent's reason.
         let harmless = matches!(self.agent.take(), Some(Agent::Succeeds | Agent::Fails));
-        if harmless && output_said.contains("undone") {
+        let said_undone = output_said
+            .lines()
+            .any(|line| line.contains("undone") && !line.contains("last reason:"));
+        if harmless && said_undone {
             self.w.find(format!(
                 "{what}: what the user did is reported as the agent's:\n{}",
                 output_said.trim()
