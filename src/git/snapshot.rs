@@ -275,6 +275,19 @@ impl Repo {
             Ok(Some(Blob { id, mode, stat }))
         };
 
+        // A conflict refuses the snapshot before any blob is written: a
+        // refused command leaves no object behind.
+        if let Some(conflicted) = items.iter().find(|item| {
+            matches!(
+                item,
+                Item::Modification {
+                    status: EntryStatus::Conflict { .. },
+                    ..
+                }
+            )
+        }) {
+            return Err(conflicted_error(conflicted.rela_path()));
+        }
         let mut edits = Vec::new();
         for item in items {
             edits.extend(edit_for(item, started, &mut hash)?);
@@ -481,6 +494,13 @@ fn mode_for(kind: EntryKind, old: Option<Mode>, executable_bit: bool, symlinks: 
     }
 }
 
+fn conflicted_error(path: &BStr) -> GitFailure {
+    GitFailure::new(
+        format!("'{}' is conflicted", path.to_str_lossy()),
+        "resolve the conflict first",
+    )
+}
+
 /// The change `git add -A` makes to the index for one status item, if
 /// any; `hash` stores a worktree file as a blob (`None` when it is gone).
 fn edit_for(
@@ -505,12 +525,7 @@ fn edit_for(
             EntryStatus::NeedsUpdate(stat) => {
                 (!is_racy(&stat, started)).then_some(Edit::Refresh { at, stat })
             }
-            EntryStatus::Conflict { .. } => {
-                return Err(GitFailure::new(
-                    format!("'{}' is conflicted", rela_path.to_str_lossy()),
-                    "resolve the conflict first",
-                ));
-            }
+            EntryStatus::Conflict { .. } => return Err(conflicted_error(rela_path.as_ref())),
         },
         Item::DirectoryContents { entry, .. } => {
             use gix::dir::entry::{Kind, Status};

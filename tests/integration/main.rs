@@ -56,6 +56,7 @@ mod loop_watched;
 mod lost_abort;
 mod lost_check_stop;
 mod lost_plan;
+mod lost_refused;
 mod lost_sparse;
 mod lost_submodule;
 mod matrix;
