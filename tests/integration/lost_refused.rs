@@ -30,8 +30,15 @@ fn finish_cleanup_refused_over_a_conflicted_index_writes_no_object() {
     repo.write("notes.txt", "v1\n");
     repo.write("a-first.txt", "v1\n");
     repo.commit_all("Notes");
-    let agent = script(&repo, "[*]\nwrite half.txt half done\\n\nfinal FAILED: not yet\n");
-    let kept = start(&repo, &agent, &["--max-retries", "0", "--on-finish", "keep"]);
+    let agent = script(
+        &repo,
+        "[*]\nwrite half.txt half done\\n\nfinal FAILED: not yet\n",
+    );
+    let kept = start(
+        &repo,
+        &agent,
+        &["--max-retries", "0", "--on-finish", "keep"],
+    );
     assert_exit(&kept, 3);
     // On ralph/greet, the user stashes an edit, commits another edit of the
     // same lines and pops the stash: the index holds a conflict.
@@ -47,7 +54,11 @@ fn finish_cleanup_refused_over_a_conflicted_index_writes_no_object() {
 
     let output = ralph_cmd(&repo, &["finish", CHANGE, "--cleanup"]);
     assert_exit(&output, 1);
-    assert!(stderr(&output).contains("conflicted"), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("conflicted"),
+        "{}",
+        describe(&output)
+    );
     assert_eq!(
         (objects(&repo), work_state(&repo)),
         before,

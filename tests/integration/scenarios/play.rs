@@ -577,6 +577,14 @@ impl Scenario {
             in_place: self.in_place,
         });
         self.before_start = head_born.then(|| user_state(&self.w.repo));
+        // A story's file the user already has (an earlier run's work, kept
+        // uncommitted by a cleanup) is theirs: an in-place start commits it
+        // as the state it began from, done by nobody.
+        for id in self.w.mode.stories() {
+            if self.w.repo.path(format!("story-{id}.txt")).exists() {
+                self.w.by_hand.insert(id.to_string());
+            }
+        }
         self.acted_since_start = false;
         self.in_place = matches!(start.mode, RunMode::Here | RunMode::Roles | RunMode::Bare);
         self.w.judged.0 = 0;
