@@ -404,9 +404,40 @@ impl Scenario {
 
     /// The status state.json gives the run, if there is one.
     fn run_status(&self) -> Option<String> {
+        self.run_record()?["status"].as_str().map(str::to_string)
+    }
+
+    fn run_record(&self) -> Option<serde_json::Value> {
         let text = fs::read_to_string(self.w.repo.run_dir(CHANGE).join("state.json")).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        json["status"].as_str().map(str::to_string)
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Whether a `start` takes the recorded run up again rather than
+    /// beginning anew, as the guide says: a run still open, or one kept
+    /// unfinished whose branch is there, in a worktree of its own or with
+    /// HEAD on it.
+    fn taken_up(&self) -> bool {
+        if self.run_open() {
+            return true;
+        }
+        let Some(record) = self.run_record() else {
+            return false;
+        };
+        let kept_unfinished = record["status"] == "finished"
+            && record["finished_with"] == "keep"
+            && record["reason"].as_str().is_some_and(|r| r != "completed");
+        let branch = format!("refs/heads/{BRANCH}");
+        kept_unfinished
+            && self
+                .git(&["rev-parse", "-q", "--verify", &branch])
+                .status
+                .success()
+            && (!record["worktree"].is_null()
+                || self
+                    .git(&["symbolic-ref", "-q", "HEAD"])
+                    .stdout
+                    .trim_ascii()
+                    == branch.as_bytes())
     }
 
     /// A run a start would resume: neither finished nor aborted.
@@ -489,7 +520,7 @@ impl Scenario {
             self.note("  (gated: parallel agents planting hooks; they succeed)");
             start.agent = Agent::Succeeds;
         }
-        if !self.run_open() {
+        if !self.taken_up() {
             self.fresh_run(start);
         }
         self.w.mode = match start.mode {
