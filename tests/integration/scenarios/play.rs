@@ -3,6 +3,7 @@
 //! command. Findings gather in the world (as the matrix's do); the first
 //! step after which there is one ends the play.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -821,6 +822,22 @@ impl Scenario {
             // git keeps no directory, only files: an empty directory of the
             // user's is not given back (said in the closing report).
             diff.retain(|entry| !entry.ends_with('/'));
+            // With core.autocrlf, a file checked out again has the line
+            // endings the configuration asks for, as after git's own
+            // `stash` and `stash pop`: the same content to git.
+            if self.shape == Shape::Crlf {
+                diff.retain(|entry| {
+                    let Some(path) = entry.strip_prefix("changed ") else {
+                        return true;
+                    };
+                    let lf = |files: &BTreeMap<String, (u32, Vec<u8>)>| {
+                        files.get(path).map(|(mode, bytes)| {
+                            (*mode, String::from_utf8_lossy(bytes).replace("\r\n", "\n"))
+                        })
+                    };
+                    lf(&before.files) != lf(&now.files)
+                });
+            }
             if !diff.is_empty() {
                 self.w.find(format!(
                     "abort did not give back the user's files: {diff:?}"
