@@ -415,6 +415,33 @@ impl Scenario {
             .is_some_and(|status| status != "finished" && status != "aborted")
     }
 
+    /// Whether a `start` now takes the run up again rather than beginning
+    /// anew (and archiving it): a run still open, or one kept before its
+    /// stories were all done whose branch is still there, in a worktree of
+    /// its own or with HEAD on it.
+    fn start_takes_up(&self) -> bool {
+        if self.run_open() {
+            return true;
+        }
+        let Some(state) = fs::read_to_string(self.w.repo.run_dir(CHANGE).join("state.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        else {
+            return false;
+        };
+        let kept_unfinished = state["status"] == "finished"
+            && state["finished_with"] == "keep"
+            && state["reason"].as_str().is_some_and(|r| r != "completed");
+        let branch = format!("refs/heads/{BRANCH}");
+        kept_unfinished
+            && self
+                .git(&["rev-parse", "-q", "--verify", &branch])
+                .status
+                .success()
+            && (!state["worktree"].is_null()
+                || stdout(&self.git(&["symbolic-ref", "-q", "HEAD"])).trim() == branch)
+    }
+
     /// A run a `start` would take up again: open, or kept before its
     /// stories were all done.
     fn resumable(&self) -> bool {
@@ -489,7 +516,7 @@ impl Scenario {
             self.note("  (gated: parallel agents planting hooks; they succeed)");
             start.agent = Agent::Succeeds;
         }
-        if !self.run_open() {
+        if !self.start_takes_up() {
             self.fresh_run(start);
         }
         self.w.mode = match start.mode {
@@ -662,7 +689,7 @@ impl Scenario {
             self.note("  (gated: a kill -9 at a random moment)");
             return;
         }
-        if !self.run_open() {
+        if !self.start_takes_up() {
             self.fresh_run(Start {
                 mode: RunMode::Here,
                 agent: Agent::Succeeds,
