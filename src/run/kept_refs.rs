@@ -47,8 +47,14 @@ pub(crate) fn put_back(
 /// the user's branches, tags and stash, so an attempt that began while
 /// another agent had already cleared the stash must put back what that
 /// agent took too, or a clear made after the other attempt put the stash
-/// back would lose it. Outside a parallel run, `own` as it is.
+/// back would lose it. Outside a parallel run, `own` as it is. A snapshot
+/// an earlier loop left (killed mid-attempt) is not one under way: only
+/// those written since this loop's first attempt began count.
 pub(crate) fn under_way_beside(run_dir: &RunDir, own: RefSnapshot) -> RefSnapshot {
+    static FIRST_ATTEMPT: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+    // File times may lag the clock by a tick of the kernel's.
+    let since = *FIRST_ATTEMPT
+        .get_or_init(|| std::time::SystemTime::now() - std::time::Duration::from_millis(50));
     let Some(workers) = run_dir
         .dir
         .parent()
@@ -66,6 +72,9 @@ pub(crate) fn under_way_beside(run_dir: &RunDir, own: RefSnapshot) -> RefSnapsho
         .filter_map(|sibling| {
             let path = sibling.refs_before_path();
             let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+            if modified < since {
+                return None;
+            }
             let kept = RefSnapshot::from_json(&std::fs::read(&path).ok()?)?;
             Some((modified, kept))
         })

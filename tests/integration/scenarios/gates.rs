@@ -48,7 +48,6 @@ pub enum Known {
 pub const KNOWN_UNFIXED: &[Known] = &[
     Known::StagedWhileStopped,
     Known::RandomKill,
-    Known::ParallelHook,
     Known::AbortConflicted,
     Known::RolesTickByHand,
 ];
