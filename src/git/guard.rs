@@ -78,6 +78,30 @@ impl RefSnapshot {
     }
 }
 
+impl RefSnapshot {
+    /// This snapshot as an attempt must hold it while another attempt,
+    /// begun earlier and still under way, holds `earlier` (a story of the
+    /// same parallel run): what that attempt's agent did before this one
+    /// began is no more the user's than what it does after. The branches,
+    /// tags and stash are `earlier`'s; the other worktrees are this
+    /// snapshot's, with the older length of each HEAD log both know.
+    pub fn under(self, earlier: RefSnapshot) -> RefSnapshot {
+        let other_logs = self
+            .other_logs
+            .into_iter()
+            .map(|(log, len)| {
+                let len = earlier.other_logs.get(&log).copied().unwrap_or(len);
+                (log, len)
+            })
+            .collect();
+        RefSnapshot {
+            refs: earlier.refs,
+            other_logs,
+            stash: earlier.stash,
+        }
+    }
+}
+
 /// A ref an agent changed, and what was done about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestoredRef {

@@ -95,6 +95,12 @@ impl Repo {
         &self,
         before: &StashLog,
     ) -> Result<Option<StashPutBack>, GitFailure> {
+        // The stories of a parallel run share the stash: one reads and
+        // writes it back at a time, or one would write over the other's.
+        static PUTTING_BACK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = PUTTING_BACK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = self.stash_log()?;
         if now == *before {
             return Ok(None);
@@ -149,21 +155,50 @@ impl Repo {
             (None, None) => {}
         }
         let path = self.stash_log_path();
-        let write = || -> std::io::Result<()> {
-            if log.is_empty() {
-                return match std::fs::remove_file(&path) {
-                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
-                    _ => Ok(()),
-                };
-            }
+        write_log(&path, log).ctx(|| format!("could not write {}", path.display()))
+    }
+}
+
+/// How often writing the stash's reflog is tried while its directory
+/// keeps vanishing.
+const WRITE_TRIES: usize = 5;
+
+/// Make `log` the reflog at `path`, or remove it when `log` is empty. A
+/// reader sees the old log or the new one, never half of it. An agent's
+/// `git stash clear` in another worktree removes the reflog and the
+/// directories it leaves empty, at any moment: a write whose directory
+/// went meanwhile is made again.
+fn write_log(path: &std::path::Path, log: &[u8]) -> std::io::Result<()> {
+    if log.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        };
+    }
+    // A file of this process and this write alone: the stories of a
+    // parallel run put the stash back each from its own thread.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("ralph-{}-{n}.lock", std::process::id()));
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let written = (|| {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            // A reader sees the old log or the new one, never half of it.
-            let tmp = path.with_extension("ralph.lock");
             std::fs::write(&tmp, log)?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().ctx(|| format!("could not write {}", path.display()))
+            std::fs::rename(&tmp, path)
+        })();
+        match written {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && tries < WRITE_TRIES => {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Err(err) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err);
+            }
+            Ok(()) => return Ok(()),
+        }
     }
 }

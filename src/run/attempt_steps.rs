@@ -55,6 +55,7 @@ pub(super) async fn attempt(
         .with_repo(move |repo| repo.snapshot_user_refs(&branches))
         .await
         .map_err(|err| RunError::git("list the branches and tags", err))?;
+    let refs_before = super::kept_refs::under_way_beside(&run.run_dir, refs_before);
     let kept = run.run_dir.refs_before_path();
     crate::state::write_atomically(&kept, &refs_before.to_json())
         .map_err(|err| RunError::io(format!("write {}", kept.display()), err))?;

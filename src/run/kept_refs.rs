@@ -42,6 +42,49 @@ pub(crate) fn put_back(
     Ok(restored)
 }
 
+/// `own`, taken before an attempt at a story of a parallel run, under the
+/// oldest snapshot another story's attempt under way keeps: agents share
+/// the user's branches, tags and stash, so an attempt that began while
+/// another agent had already cleared the stash must put back what that
+/// agent took too, or a clear made after the other attempt put the stash
+/// back would lose it. Outside a parallel run, `own` as it is. A snapshot
+/// an earlier loop left (killed mid-attempt) is not one under way: only
+/// those written since this loop's first attempt began count.
+pub(crate) fn under_way_beside(run_dir: &RunDir, own: RefSnapshot) -> RefSnapshot {
+    static FIRST_ATTEMPT: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+    // File times may lag the clock by a tick of the kernel's.
+    let since = *FIRST_ATTEMPT
+        .get_or_init(|| std::time::SystemTime::now() - std::time::Duration::from_millis(50));
+    let Some(workers) = run_dir
+        .dir
+        .parent()
+        .filter(|parent| parent.file_name().is_some_and(|name| name == "workers"))
+    else {
+        return own;
+    };
+    let Ok(entries) = std::fs::read_dir(workers) else {
+        return own;
+    };
+    let oldest = entries
+        .flatten()
+        .map(|entry| RunDir { dir: entry.path() })
+        .filter(|sibling| sibling.dir != run_dir.dir)
+        .filter_map(|sibling| {
+            let path = sibling.refs_before_path();
+            let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+            if modified < since {
+                return None;
+            }
+            let kept = RefSnapshot::from_json(&std::fs::read(&path).ok()?)?;
+            Some((modified, kept))
+        })
+        .min_by_key(|(modified, _)| *modified);
+    match oldest {
+        Some((_, earlier)) => own.under(earlier),
+        None => own,
+    }
+}
+
 /// The snapshots left in the run's directory and its stories', with when
 /// each was written.
 fn left_behind(run_dir: &RunDir) -> Vec<(PathBuf, std::time::SystemTime)> {

@@ -55,6 +55,7 @@ mod loop_strays;
 mod loop_watched;
 mod lost_abort;
 mod lost_check_stop;
+mod lost_parallel_stash;
 mod lost_plan;
 mod lost_refused;
 mod lost_sparse;

@@ -413,38 +413,34 @@ impl Scenario {
         serde_json::from_str(&text).ok()
     }
 
-    /// Whether a `start` takes the recorded run up again rather than
-    /// beginning anew, as the guide says: a run still open, or one kept
-    /// unfinished whose branch is there, in a worktree of its own or with
-    /// HEAD on it.
-    fn taken_up(&self) -> bool {
+    /// A run a start would resume: neither finished nor aborted.
+    fn run_open(&self) -> bool {
+        self.run_status()
+            .is_some_and(|status| status != "finished" && status != "aborted")
+    }
+
+    /// Whether a `start` now takes the run up again rather than beginning
+    /// anew (and archiving it): a run still open, or one kept before its
+    /// stories were all done whose branch is still there, in a worktree of
+    /// its own or with HEAD on it.
+    fn start_takes_up(&self) -> bool {
         if self.run_open() {
             return true;
         }
-        let Some(record) = self.run_record() else {
+        let Some(state) = self.run_record() else {
             return false;
         };
-        let kept_unfinished = record["status"] == "finished"
-            && record["finished_with"] == "keep"
-            && record["reason"].as_str().is_some_and(|r| r != "completed");
+        let kept_unfinished = state["status"] == "finished"
+            && state["finished_with"] == "keep"
+            && state["reason"].as_str().is_some_and(|r| r != "completed");
         let branch = format!("refs/heads/{BRANCH}");
         kept_unfinished
             && self
                 .git(&["rev-parse", "-q", "--verify", &branch])
                 .status
                 .success()
-            && (!record["worktree"].is_null()
-                || self
-                    .git(&["symbolic-ref", "-q", "HEAD"])
-                    .stdout
-                    .trim_ascii()
-                    == branch.as_bytes())
-    }
-
-    /// A run a start would resume: neither finished nor aborted.
-    fn run_open(&self) -> bool {
-        self.run_status()
-            .is_some_and(|status| status != "finished" && status != "aborted")
+            && (!state["worktree"].is_null()
+                || stdout(&self.git(&["symbolic-ref", "-q", "HEAD"])).trim() == branch)
     }
 
     /// A run a `start` would take up again: open, or kept before its
@@ -521,7 +517,7 @@ impl Scenario {
             self.note("  (gated: parallel agents planting hooks; they succeed)");
             start.agent = Agent::Succeeds;
         }
-        if !self.taken_up() {
+        if !self.start_takes_up() {
             self.fresh_run(start);
         }
         self.w.mode = match start.mode {
@@ -702,7 +698,7 @@ impl Scenario {
             self.note("  (gated: a kill -9 at a random moment)");
             return;
         }
-        if !self.run_open() {
+        if !self.start_takes_up() {
             self.fresh_run(Start {
                 mode: RunMode::Here,
                 agent: Agent::Succeeds,
