@@ -2,7 +2,9 @@
 //! it away: the worktree as `git add -A` sees it, and, when what was staged
 //! is neither that nor HEAD, the index as a commit of its own beneath it,
 //! so that staged and unstaged changes both survive (as `git stash` keeps
-//! them). Nothing in the worktree, the index or HEAD moves.
+//! them); nothing in the worktree, the index or HEAD moves. The same
+//! split, committed on the branch instead, keeps a staged version when a
+//! resume commits what the user changed while the run was stopped.
 
 use super::ObjectId;
 use super::error::OpError;
@@ -47,5 +49,28 @@ impl Repo {
         let commit = self.write_commit(message, worktree, &parents)?;
         self.set_ref(refname, commit, message)?;
         Ok(Some(SetAside { commit, index_kept }))
+    }
+
+    /// Commit on HEAD (through to its branch) what is staged, when it is
+    /// neither HEAD's tree nor the worktree's: a checkpoint of the worktree
+    /// that follows then has the version staged beneath it, reachable.
+    /// `None`, and no commit, when nothing staged stands apart.
+    pub fn commit_staged_apart(&mut self, message: &str) -> Result<Option<ObjectId>, OpError> {
+        let head = self.head()?.commit();
+        let head_tree = match head {
+            Some(commit) => self.commit_tree(commit)?,
+            None => self.repo.empty_tree().id,
+        };
+        let index = self.shared_index()?;
+        let index_tree = write_tree(&self.repo, &index)?;
+        if index_tree == head_tree {
+            return Ok(None);
+        }
+        let worktree = self.snapshot(index, &super::scope::Scope::All)?.tree;
+        if index_tree == worktree {
+            return Ok(None);
+        }
+        let staged = self.commit_on_head(message, index_tree, head)?;
+        Ok(Some(staged.commit))
     }
 }

@@ -493,8 +493,14 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         "ralph({}): user changes while stopped",
         run.settings.change()
     );
+    let staged = format!("{message} (as staged)");
     let checkpoint = run
-        .with_repo(move |repo| repo.checkpoint(&message))
+        .with_repo(move |repo| {
+            // What the user staged apart from the worktree is committed
+            // first, so that `git add -A` does not write over it.
+            repo.commit_staged_apart(&staged)?;
+            repo.checkpoint(&message)
+        })
         .await
         .map_err(|err| RunError::git("commit the changes made while stopped", err))?;
     run.state.checkpoint = checkpoint.commit;

@@ -57,6 +57,7 @@ mod lost_abort;
 mod lost_check_stop;
 mod lost_plan;
 mod lost_sparse;
+mod lost_staged;
 mod lost_submodule;
 mod matrix;
 mod meet;
