@@ -203,7 +203,13 @@ pub fn aborted(aborted: &Aborted) {
     note(&format!("aborted: {whose}; {gone}"));
     if let Some(kept) = &aborted.set_aside {
         let refname = &kept.refname;
-        let staged = if kept.index_kept {
+        let stages;
+        let staged = if kept.conflicted {
+            stages = format!(
+                " (the index was conflicted: its stages are ours {refname}^1, base {refname}^2, theirs {refname}^3)"
+            );
+            &stages
+        } else if kept.index_kept {
             " (its parent holds what was staged)"
         } else {
             ""

@@ -32,10 +32,8 @@ fn stage_then_edit(repo: &TestRepo) {
 fn versions_on(repo: &TestRepo, rev: &str) -> Vec<String> {
     repo.git(&["rev-list", rev])
         .lines()
-        .filter_map(|commit| {
-            repo.git_ok(&["cat-file", "-e", &format!("{commit}:notes.txt")])
-                .then(|| show(repo, commit, "notes.txt"))
-        })
+        .filter(|commit| repo.git_ok(&["cat-file", "-e", &format!("{commit}:notes.txt")]))
+        .map(|commit| show(repo, commit, "notes.txt"))
         .collect()
 }
 

@@ -55,6 +55,7 @@ mod loop_strays;
 mod loop_watched;
 mod lost_abort;
 mod lost_check_stop;
+mod lost_conflicted;
 mod lost_plan;
 mod lost_sparse;
 mod lost_staged;

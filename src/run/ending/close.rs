@@ -164,6 +164,7 @@ fn set_aside_before_abort(
         .map(|kept| AbortSetAside {
             refname,
             index_kept: kept.index_kept,
+            conflicted: kept.stages.is_some(),
         }))
 }
 

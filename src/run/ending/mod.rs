@@ -161,6 +161,8 @@ pub struct AbortSetAside {
     pub refname: String,
     /// The ref's parent holds what was staged, apart from the worktree.
     pub index_kept: bool,
+    /// The index was conflicted: the ref's parents are its stages.
+    pub conflicted: bool,
 }
 
 /// A run left stopped after its loop, and how to go on.

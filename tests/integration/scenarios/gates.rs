@@ -49,7 +49,6 @@ pub const KNOWN_UNFIXED: &[Known] = &[
     Known::ParallelStashClear,
     Known::RandomKill,
     Known::ParallelHook,
-    Known::AbortConflicted,
     Known::RolesTickByHand,
 ];
 
