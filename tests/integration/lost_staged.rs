@@ -150,3 +150,41 @@ fn a_resume_with_only_staged_changes_commits_them_once() {
         STAGED
     );
 }
+
+/// `finish` of a stopped run sets aside what is left uncommitted: the
+/// version the user staged is kept too, as the parent of the worktree's.
+#[test]
+fn finish_after_a_sigterm_sets_aside_the_version_the_user_staged() {
+    for how in ["--keep", "--cleanup"] {
+        let repo = notes_project();
+        let agent = script(
+            &repo,
+            &format!(
+                "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
+                story_done("1")
+            ),
+        );
+        let _reaper = Reaper(repo.record_dir());
+        let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+        agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
+        run.signal(Signal::SIGTERM);
+        let stopped = run.wait(PATIENCE);
+        assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+
+        stage_then_edit(&repo);
+        let output = ralph_cmd(&repo, &["finish", CHANGE, how]);
+        assert_exit(&output, 0);
+        let said = format!("{}{}", stdout(&output), stderr(&output));
+        let kept = refs_under(&repo, &format!("{NS}/interrupted"));
+        assert_eq!(kept.len(), 1, "{how}: one ref set aside: {kept:?}\n{said}");
+        let refname = &kept[0].0;
+        assert!(said.contains(refname.as_str()), "{how}: named:\n{said}");
+        assert_eq!(show(&repo, refname, "notes.txt"), ON_TOP, "{how}");
+        assert_eq!(
+            show(&repo, &format!("{refname}^"), "notes.txt"),
+            STAGED,
+            "{how}: the staged version is the parent"
+        );
+        repo.assert_fsck_clean();
+    }
+}

@@ -24,7 +24,7 @@ pub(super) fn finish(
 ) -> Result<Finished, EndingError> {
     require_on_branch(repo, change, "finish")?;
     ignore_agent_scratch(repo, state);
-    set_aside_unfinished_work(repo, change, state, onlooker)?;
+    set_aside_unfinished_work(repo, change, onlooker)?;
     let finished = match choice {
         FinishChoice::Keep => {
             repo.finish_keep(change)?;
@@ -214,10 +214,9 @@ fn require_on_branch(
 fn set_aside_unfinished_work(
     repo: &mut Repo,
     change: &ChangeName,
-    state: &RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
-    let kept = keep_interrupted(repo, change, state, "unfinished work set aside at finish")?;
+    let kept = keep_interrupted(repo, change, "unfinished work set aside at finish")?;
     if let Some(refname) = kept {
         repo.revert()?;
         onlooker.notice(Notice::SetAside { refname });
@@ -225,25 +224,22 @@ fn set_aside_unfinished_work(
     Ok(())
 }
 
-/// Keeps the work in `repo`'s worktree beyond the run's last checkpoint
-/// under a new `interrupted/<ms>` ref of the change, with `why` in its
-/// message; `None` when there is no such work.
+/// Keeps the work in `repo`'s worktree and index beyond the branch's tip
+/// (the run's last checkpoint, or a commit of the user's after it) under
+/// a new `interrupted/<ms>` ref of the change, with `why` in its message:
+/// the worktree, on what was staged when it stands apart (and every stage
+/// of a conflicted index). `None` when there is no such work.
 pub(super) fn keep_interrupted(
     repo: &mut Repo,
     change: &ChangeName,
-    state: &RunState,
     why: &str,
 ) -> Result<Option<String>, EndingError> {
-    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
-    if checkpoint_tree == worktree {
-        return Ok(None);
-    }
     // Keyed by the millisecond, and never over an existing ref.
     let refname = repo.unused_ref(&format!(
         "{}/interrupted/{}",
         change.ref_namespace(),
         crate::events::now_ms()
     ))?;
-    repo.preserve(&refname, &format!("ralph({change}): {why}"))?;
-    Ok(Some(refname))
+    let kept = repo.set_aside(&refname, &format!("ralph({change}): {why}"))?;
+    Ok(kept.map(|_| refname))
 }
