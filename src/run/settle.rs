@@ -86,9 +86,11 @@ pub(super) async fn accept(
             record.tasks_done = record.tasks_total;
         }
     }
-    run.save()?;
+    // Saved with the hooks its event queues, in one write: a kill before
+    // it leaves the commit alone, which a resume sets aside.
+    crate::bug::halt("checkpoint:recorded");
     let role = pipeline_state::attempt_role(run, &story.id, attempt);
-    run.emit(Event::AttemptFinished {
+    run.emit_saved(Event::AttemptFinished {
         story_id: story.id.clone(),
         attempt,
         outcome,
@@ -97,7 +99,7 @@ pub(super) async fn accept(
         checkpoint: Some(commit.clone()),
         role,
         unchanged: false,
-    });
+    })?;
     if finished {
         tracker::tell_tracker(run, story, attempt, &commit).await;
     }

@@ -56,6 +56,7 @@ mod loop_watched;
 mod lost_abort;
 mod lost_check_stop;
 mod lost_conflicted;
+mod lost_killed;
 mod lost_plan;
 mod lost_sparse;
 mod lost_staged;
