@@ -25,6 +25,12 @@ impl Onlooker for Console {
             Notice::SetAside { refname } => warn(&format!(
                 "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
             )),
+            Notice::Unrecorded {
+                refname,
+                checkpoint,
+            } => warn(&format!(
+                "the killed loop had committed past the last checkpoint its record holds: those commits are kept at {refname} (see them with 'git log {checkpoint}..{refname}'), and the branch is back at {checkpoint}"
+            )),
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
             Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
         }
