@@ -183,10 +183,31 @@ pub(super) async fn preserve_and_revert(
     message: String,
     what: &'static str,
 ) -> Result<(), RunError> {
+    keep_and_revert(run, refname, message, what, false).await
+}
+
+/// [`preserve_and_revert`]; with `index`, what was staged apart from the
+/// worktree (the user may have staged while a killed loop lay there) is
+/// kept too, as the ref's parent.
+async fn keep_and_revert(
+    run: &Run,
+    refname: String,
+    message: String,
+    what: &'static str,
+    index: bool,
+) -> Result<(), RunError> {
     let base = pipeline_state::pipeline_base(run);
     run.with_repo(move |repo| -> Result<(), RunError> {
-        repo.preserve(&refname, &message)
-            .map_err(|err| RunError::git(what, err))?;
+        let set_aside = match index {
+            true => repo
+                .set_aside(&refname, &message)
+                .map_err(|err| RunError::git(what, err))?,
+            false => None,
+        };
+        if set_aside.is_none() {
+            repo.preserve(&refname, &message)
+                .map_err(|err| RunError::git(what, err))?;
+        }
         match base {
             Some(base) => repo.revert_to(base),
             None => repo.revert(),
@@ -406,11 +427,12 @@ async fn set_aside_attempt(
             "ralph({}): work left by an interrupted loop",
             run.settings.change()
         );
-        preserve_and_revert(
+        keep_and_revert(
             run,
             refname.clone(),
             message,
             "preserve the interrupted work",
+            true,
         )
         .await?;
         kept = Some(refname);

@@ -188,3 +188,39 @@ fn finish_after_a_sigterm_sets_aside_the_version_the_user_staged() {
         repo.assert_fsck_clean();
     }
 }
+
+/// A loop killed during an attempt; the user stages a version of a file
+/// and edits it again; the resume sets the worktree aside under the
+/// attempt's ref, and the staged version with it, as that ref's parent.
+#[test]
+fn a_resume_after_a_kill_keeps_the_version_the_user_staged() {
+    let repo = notes_project();
+    let agent = script(
+        &repo,
+        &format!(
+            "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
+            story_done("1")
+        ),
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
+    run.signal(Signal::SIGKILL);
+    let _ = run.wait(PATIENCE);
+    kill_agents(&repo.record_dir());
+
+    stage_then_edit(&repo);
+    let agent = script(&repo, &story_done("2"));
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    let kept = format!("{NS}/attempts/2/1");
+    assert!(has_ref(&repo, &kept), "{said}");
+    assert_eq!(show(&repo, &kept, "notes.txt"), ON_TOP, "{said}");
+    assert_eq!(
+        show(&repo, &format!("{kept}^"), "notes.txt"),
+        STAGED,
+        "the staged version is the parent"
+    );
+    repo.assert_fsck_clean();
+}
