@@ -86,8 +86,7 @@ pub(super) async fn accept(
             record.tasks_done = record.tasks_total;
         }
     }
-    // Saved with the hooks its event queues, in one write: a kill before
-    // it leaves the commit alone, which a resume sets aside.
+    // Saved with the hooks its event queues, in one write.
     crate::bug::halt("checkpoint:recorded");
     let role = pipeline_state::attempt_role(run, &story.id, attempt);
     run.emit_saved(Event::AttemptFinished {
