@@ -1,6 +1,6 @@
 //! A conflicted index (a `git stash pop` or a `git checkout -m` that
 //! conflicted) is the user's too, yet `git stash` refuses to keep one and
-//! `git add -A` would flatten it. Before `abort` replaces it, each stage of
+//! `git add -A` would flatten it. Before `abort` or `finish` replace it, each stage of
 //! the conflicted paths becomes a tree of its own (the other paths as they
 //! were staged), so that the worktree with its markers and the three
 //! versions git was merging all stay reachable from one ref.
