@@ -13,6 +13,7 @@
 mod blob;
 mod bring;
 mod confine;
+mod conflicted;
 mod diff;
 mod dir_cache;
 mod error;
@@ -52,6 +53,7 @@ pub use blob::human_size;
 mod worktree;
 
 pub use bring::{BringError, Brought};
+pub use conflicted::Stages;
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};

@@ -310,7 +310,11 @@ impl Repo {
     ) -> Result<ObjectId, OpError> {
         let tip = self.ensure_on_branch(change)?;
         let lock = IndexLock::acquire(self)?;
-        let current = self.shared_index()?;
+        let mut current = self.shared_index()?;
+        // A conflicted index (set aside before) is read as the worktree.
+        if super::conflicted::conflicted(&current) {
+            current = super::conflicted::flattened_shared(&current);
+        }
         let initial_tree = self.commit_tree(initial)?;
         let (restored, _) = self.reset_worktree(initial_tree, current, &Scope::All)?;
         let index = self.sparse_index_for_tree(original.index_tree, &restored)?;

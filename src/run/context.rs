@@ -218,6 +218,24 @@ impl Run {
         (self.sink)(record);
     }
 
+    /// [`Run::emit`] of an event that tells of a state changed since the
+    /// last save: the state and the hooks the event queues are written in
+    /// one save, so that a loop killed in between leaves both or neither.
+    /// A save that fails is the caller's error, and nothing is told.
+    pub(super) fn emit_saved(&mut self, event: Event) -> Result<(), RunError> {
+        let record = Record {
+            ts_ms: now_ms(),
+            change: self.settings.change().to_string(),
+            event,
+        };
+        self.hook_queue
+            .note(&self.settings.contract().hooks, &record);
+        self.save()?;
+        let _ = self.log.append(&record);
+        (self.sink)(record);
+        Ok(())
+    }
+
     /// The one place the run's state is written.
     pub(super) fn save(&mut self) -> Result<(), RunError> {
         self.state.updated_at = now();

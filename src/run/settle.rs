@@ -86,9 +86,10 @@ pub(super) async fn accept(
             record.tasks_done = record.tasks_total;
         }
     }
-    run.save()?;
+    // Saved with the hooks its event queues, in one write.
+    crate::bug::halt("checkpoint:recorded");
     let role = pipeline_state::attempt_role(run, &story.id, attempt);
-    run.emit(Event::AttemptFinished {
+    run.emit_saved(Event::AttemptFinished {
         story_id: story.id.clone(),
         attempt,
         outcome,
@@ -97,7 +98,7 @@ pub(super) async fn accept(
         checkpoint: Some(commit.clone()),
         role,
         unchanged: false,
-    });
+    })?;
     if finished {
         tracker::tell_tracker(run, story, attempt, &commit).await;
     }
@@ -181,10 +182,31 @@ pub(super) async fn preserve_and_revert(
     message: String,
     what: &'static str,
 ) -> Result<(), RunError> {
+    keep_and_revert(run, refname, message, what, false).await
+}
+
+/// [`preserve_and_revert`]; with `index`, what was staged apart from the
+/// worktree (the user may have staged while a killed loop lay there) is
+/// kept too, as the ref's parent.
+async fn keep_and_revert(
+    run: &Run,
+    refname: String,
+    message: String,
+    what: &'static str,
+    index: bool,
+) -> Result<(), RunError> {
     let base = pipeline_state::pipeline_base(run);
     run.with_repo(move |repo| -> Result<(), RunError> {
-        repo.preserve(&refname, &message)
-            .map_err(|err| RunError::git(what, err))?;
+        let set_aside = match index {
+            true => repo
+                .set_aside(&refname, &message)
+                .map_err(|err| RunError::git(what, err))?,
+            false => None,
+        };
+        if set_aside.is_none() {
+            repo.preserve(&refname, &message)
+                .map_err(|err| RunError::git(what, err))?;
+        }
         match base {
             Some(base) => repo.revert_to(base),
             None => repo.revert(),
@@ -404,11 +426,12 @@ async fn set_aside_attempt(
             "ralph({}): work left by an interrupted loop",
             run.settings.change()
         );
-        preserve_and_revert(
+        keep_and_revert(
             run,
             refname.clone(),
             message,
             "preserve the interrupted work",
+            true,
         )
         .await?;
         kept = Some(refname);
@@ -493,8 +516,14 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         "ralph({}): user changes while stopped",
         run.settings.change()
     );
+    let staged = format!("{message} (as staged)");
     let checkpoint = run
-        .with_repo(move |repo| repo.checkpoint(&message))
+        .with_repo(move |repo| {
+            // What the user staged apart from the worktree is committed
+            // first, so that `git add -A` does not write over it.
+            repo.commit_staged_apart(&staged)?;
+            repo.checkpoint(&message)
+        })
         .await
         .map_err(|err| RunError::git("commit the changes made while stopped", err))?;
     run.state.checkpoint = checkpoint.commit;

@@ -25,6 +25,12 @@ impl Onlooker for Console {
             Notice::SetAside { refname } => warn(&format!(
                 "work beyond the last checkpoint was set aside at {refname} (see it with 'git show {refname}')"
             )),
+            Notice::Unrecorded {
+                refname,
+                checkpoint,
+            } => warn(&format!(
+                "the killed loop had committed past the last checkpoint its record holds: those commits are kept at {refname} (see them with 'git log {checkpoint}..{refname}'), and the branch is back at {checkpoint}"
+            )),
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
             Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
         }
@@ -203,7 +209,13 @@ pub fn aborted(aborted: &Aborted) {
     note(&format!("aborted: {whose}; {gone}"));
     if let Some(kept) = &aborted.set_aside {
         let refname = &kept.refname;
-        let staged = if kept.index_kept {
+        let stages;
+        let staged = if kept.conflicted {
+            stages = format!(
+                " (the index was conflicted: its stages are ours {refname}^1, base {refname}^2, theirs {refname}^3)"
+            );
+            &stages
+        } else if kept.index_kept {
             " (its parent holds what was staged)"
         } else {
             ""

@@ -71,7 +71,7 @@ pub(super) fn finish(
     retire_stories(&owner, change, run_dir, state)?;
     if let Some(inside) = inside.as_mut() {
         close::ignore_agent_scratch(inside, state);
-        keep_what_is_left(inside, change, state, onlooker)?;
+        keep_what_is_left(inside, change, onlooker)?;
     }
     drop(inside);
     let removed = Some(record.linked.path.clone());
@@ -114,7 +114,7 @@ pub(super) fn abort(
     retire_stories(&owner, change, run_dir, state)?;
     let mut commits_after = None;
     if let Some(inside) = inside.as_mut() {
-        keep_what_is_left(inside, change, state, onlooker)?;
+        keep_what_is_left(inside, change, onlooker)?;
         commits_after = inside
             .descendant_tip(change, state.checkpoint)?
             .map(|_| state.checkpoint);
@@ -223,11 +223,10 @@ fn branch_tip(owner: &Repo, change: &ChangeName) -> Result<crate::git::ObjectId,
 fn keep_what_is_left(
     inside: &mut Repo,
     change: &ChangeName,
-    state: &RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
     let why = "work left in the run's worktree, kept before it was removed";
-    if let Some(refname) = close::keep_interrupted(inside, change, state, why)? {
+    if let Some(refname) = close::keep_interrupted(inside, change, why)? {
         onlooker.notice(Notice::SetAside { refname });
     }
     Ok(())

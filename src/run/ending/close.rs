@@ -23,8 +23,9 @@ pub(super) fn finish(
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
     require_on_branch(repo, change, "finish")?;
+    rewind_unrecorded(repo, change, state, onlooker)?;
     ignore_agent_scratch(repo, state);
-    set_aside_unfinished_work(repo, change, state, onlooker)?;
+    set_aside_unfinished_work(repo, change, onlooker)?;
     let finished = match choice {
         FinishChoice::Keep => {
             repo.finish_keep(change)?;
@@ -130,8 +131,10 @@ pub(super) fn abort(
     change: &ChangeName,
     run_dir: &RunDir,
     state: &mut RunState,
+    onlooker: &mut dyn Onlooker,
 ) -> Result<Aborted, EndingError> {
     require_on_branch(repo, change, "abort")?;
+    rewind_unrecorded(repo, change, state, onlooker)?;
     let set_aside = set_aside_before_abort(repo, change)?;
     let commits_after = repo
         .descendant_tip(change, state.checkpoint)?
@@ -143,6 +146,42 @@ pub(super) fn abort(
         commits_after,
         ..aborted
     })
+}
+
+/// A loop killed during an attempt may have committed on the branch (the
+/// story's checkpoint, or its agent's own commit) before its record said
+/// so. As a resume does, those commits are kept under a `strays/<ms>` ref
+/// and the branch goes back to the last checkpoint the record holds, the
+/// worktree left as it is (for what follows to set aside): the record
+/// and the branch agree. Commits made after a clean stop are the user's
+/// and stay.
+fn rewind_unrecorded(
+    repo: &mut Repo,
+    change: &ChangeName,
+    state: &RunState,
+    onlooker: &mut dyn Onlooker,
+) -> Result<(), EndingError> {
+    let cut_short = state
+        .stories
+        .iter()
+        .flat_map(|story| &story.attempts)
+        .any(|attempt| attempt.outcome == AttemptOutcome::Running || attempt.unsettled);
+    if !cut_short {
+        return Ok(());
+    }
+    let keep = repo.unused_ref(&format!(
+        "{}/strays/{}",
+        change.ref_namespace(),
+        crate::events::now_ms()
+    ))?;
+    let back = repo.reattach(change, state.checkpoint, &keep)?;
+    if let Some(refname) = back.and_then(|back| back.kept_at) {
+        onlooker.notice(Notice::Unrecorded {
+            refname,
+            checkpoint: state.checkpoint.to_hex_with_len(10).to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// What is uncommitted on the run's branch when it is aborted (once the
@@ -164,6 +203,7 @@ fn set_aside_before_abort(
         .map(|kept| AbortSetAside {
             refname,
             index_kept: kept.index_kept,
+            conflicted: kept.stages.is_some(),
         }))
 }
 
@@ -213,10 +253,9 @@ fn require_on_branch(
 fn set_aside_unfinished_work(
     repo: &mut Repo,
     change: &ChangeName,
-    state: &RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
-    let kept = keep_interrupted(repo, change, state, "unfinished work set aside at finish")?;
+    let kept = keep_interrupted(repo, change, "unfinished work set aside at finish")?;
     if let Some(refname) = kept {
         repo.revert()?;
         onlooker.notice(Notice::SetAside { refname });
@@ -224,25 +263,22 @@ fn set_aside_unfinished_work(
     Ok(())
 }
 
-/// Keeps the work in `repo`'s worktree beyond the run's last checkpoint
-/// under a new `interrupted/<ms>` ref of the change, with `why` in its
-/// message; `None` when there is no such work.
+/// Keeps the work in `repo`'s worktree and index beyond the branch's tip
+/// (the run's last checkpoint, or a commit of the user's after it) under
+/// a new `interrupted/<ms>` ref of the change, with `why` in its message:
+/// the worktree, on what was staged when it stands apart (and every stage
+/// of a conflicted index). `None` when there is no such work.
 pub(super) fn keep_interrupted(
     repo: &mut Repo,
     change: &ChangeName,
-    state: &RunState,
     why: &str,
 ) -> Result<Option<String>, EndingError> {
-    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
-    if checkpoint_tree == worktree {
-        return Ok(None);
-    }
     // Keyed by the millisecond, and never over an existing ref.
     let refname = repo.unused_ref(&format!(
         "{}/interrupted/{}",
         change.ref_namespace(),
         crate::events::now_ms()
     ))?;
-    repo.preserve(&refname, &format!("ralph({change}): {why}"))?;
-    Ok(Some(refname))
+    let kept = repo.set_aside(&refname, &format!("ralph({change}): {why}"))?;
+    Ok(kept.map(|_| refname))
 }

@@ -63,6 +63,10 @@ pub enum Notice {
     StoppedOrphanAgent,
     /// Work beyond the last checkpoint was kept at `refname` and reverted.
     SetAside { refname: String },
+    /// Commits a killed loop made on the branch past the last checkpoint
+    /// its record holds (`checkpoint`) were kept at `refname`, and the
+    /// branch taken back to it: the record and the branch agree.
+    Unrecorded { refname: String, checkpoint: String },
     /// The kept branch is being pushed.
     Pushing { branch: String, remote: String },
     /// A ref of the user's that an agent of a killed loop moved (a branch,
@@ -161,6 +165,8 @@ pub struct AbortSetAside {
     pub refname: String,
     /// The ref's parent holds what was staged, apart from the worktree.
     pub index_kept: bool,
+    /// The index was conflicted: the ref's parents are its stages.
+    pub conflicted: bool,
 }
 
 /// A run left stopped after its loop, and how to go on.
@@ -414,7 +420,7 @@ fn abort_run(
     let aborted = if state.worktree.is_some() {
         beside::abort(repo, change, run_dir, state, onlooker)
     } else {
-        close::abort(repo, change, run_dir, state)
+        close::abort(repo, change, run_dir, state, onlooker)
     }?;
     settle_index(repo);
     Ok(aborted)
