@@ -59,7 +59,6 @@ mod lost_conflicted;
 mod lost_killed;
 mod lost_parallel_stash;
 mod lost_plan;
-mod lost_refused;
 mod lost_sparse;
 mod lost_staged;
 mod lost_submodule;
