@@ -16,6 +16,18 @@ use crate::serve::waiting_script;
 
 const ANSWER: &str = "Casual: a plain \"bye\" & nothing more.";
 
+/// A page of no site of the server's: `html` as a `data:` URL.
+fn other_site(html: &str) -> String {
+    let mut url = "data:text/html;charset=utf-8,".to_owned();
+    for byte in html.bytes() {
+        match byte {
+            b if b.is_ascii_alphanumeric() => url.push(b as char),
+            b => url.push_str(&format!("%{b:02X}")),
+        }
+    }
+    url
+}
+
 #[test]
 fn issue_47_stop_clicked_in_a_browser_stops_the_run() {
     let Some(browser) = Browser::start(PHONE) else {
@@ -30,6 +42,24 @@ fn issue_47_stop_clicked_in_a_browser_stops_the_run() {
         agent_at_work(&repo, &repo.root, "1", 1, "hello.txt");
 
         browser.goto(&served.url);
+        // Another site's page sends the same form from the browser that
+        // holds the cookie: refused, and the run goes on.
+        browser.goto(&other_site(&format!(
+            "<form method=\"post\" action=\"{}/runs/greet/stop\">\
+             <input type=\"hidden\" name=\"confirm\" value=\"stop\">\
+             <button id=\"go\" type=\"submit\">Win a prize</button></form>",
+            served.base
+        )));
+        browser.click("#go");
+        let refused = browser.wait_for("the refusal", |text| {
+            text.contains("401") || text.contains("403")
+        });
+        assert!(!refused.contains("Greeting"), "{width}: {refused}");
+        assert!(
+            alive(run.pid()),
+            "{width}: another site's page stopped the run"
+        );
+
         browser.goto(&format!("{}/runs/greet", served.base));
         browser.wait_for("the run at work", |text| text.contains("at work"));
         browser.click("a.button.danger");
