@@ -154,7 +154,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -l json -d 'Pr
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s h -l help -d 'Print help'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand show" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l bind -d 'Where to listen [default: 127.0.0.1:7574]; port 0 takes any free one. An address other machines can reach is only taken from here, with a warning: the token is all that guards it, over plain HTTP' -r -f
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l new-token -d 'Make a new token, which shuts out every page opened with the old one'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l new-token -d 'Make a new token, which shuts out every page opened with the old one, on a server already running too'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -l companion -d 'Started by `start --serve`: end when standard input closes'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand serve" -s V -l version -d 'Print version'

@@ -69,14 +69,18 @@ pub enum Command {
     /// The pages show what status, log and show show: the runs, a run's
     /// stories with their attempts, outcomes, reasons, tokens, cost and
     /// flags, and an attempt's prompt, transcript, diff (the live diff
-    /// while it runs) and checks, each updated as the run moves. The one
-    /// thing a page may do is stop a running loop, as q on its screen does,
-    /// after a confirmation. It listens on 127.0.0.1 unless --bind says
+    /// while it runs) and checks, each updated as the run moves. A page may
+    /// do two things, each after a confirmation: stop a running loop, as q
+    /// on its screen does, and answer the question a story waits on, as
+    /// git ralph answer does. It listens on 127.0.0.1 unless --bind says
     /// otherwise, and prints a URL holding its token; a request without the
     /// token (which the browser keeps as a cookie after the first visit) is
-    /// refused. The token is kept in <git-dir>/ralph/serve-token, so that a
-    /// server started again serves the pages left open. The server only
-    /// reads the run's files; the run never waits for it.
+    /// refused, and so is an action sent from another site's page, whatever
+    /// token it carries. The token is kept in <git-dir>/ralph/serve-token,
+    /// so that a server started again serves the pages left open; a server
+    /// already running reads it again when serve --new-token replaces it.
+    /// The server only reads the run's files and writes the answers given;
+    /// the run never waits for it.
     Serve(commands::serve::Args),
     /// Answer the question a story of a run waits on, from any terminal.
     ///

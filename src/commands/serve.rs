@@ -21,7 +21,8 @@ pub struct Args {
     /// with a warning: the token is all that guards it, over plain HTTP.
     #[arg(long, value_name = "ADDR:PORT")]
     pub bind: Option<SocketAddr>,
-    /// Make a new token, which shuts out every page opened with the old one.
+    /// Make a new token, which shuts out every page opened with the old one,
+    /// on a server already running too.
     #[arg(long)]
     pub new_token: bool,
     /// Started by `start --serve`: end when standard input closes.

@@ -4,9 +4,10 @@
 //! lock, which stops the agent and keeps what was done); answer the
 //! question a story waits on, recorded by the very function `git ralph
 //! answer` calls, refused as it refuses. An action is posted from its
-//! confirmation page, with the token, from this server's own origin, and
-//! must say which action it confirms; anything else is refused before
-//! anything is done.
+//! confirmation page with the token, must not come from another site's page
+//! (see [`from_elsewhere`]), must say which action it confirms, and its form
+//! must arrive whole within the time and size a request's head is given;
+//! anything else is refused before anything is done.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use hyper::body::Incoming;
 use hyper::header;
 use hyper::{Response, StatusCode};
 
-use super::http::{self, Access, Body};
+use super::http::{self, Access, Body, Sender};
 use super::routes::{Action, Route, form_field};
 use super::views;
 use super::{Shared, Site};
@@ -33,12 +34,8 @@ pub(super) async fn take(
     run: &str,
     action: Action,
 ) -> Response<Body> {
-    if access == Access::Cookie && !http::same_origin(&parts.headers) {
-        return http::refused(
-            StatusCode::FORBIDDEN,
-            "An action must be sent from this server's own page.",
-            Some("Use the button on the run's page."),
-        );
+    if let Some(refusal) = from_elsewhere(&access, http::sender(&parts.headers)) {
+        return refusal;
     }
     let form = match read_form(parts, body).await {
         Ok(form) => form,
@@ -72,17 +69,39 @@ pub(super) async fn take(
     }
 }
 
+/// The one rule for programs and pages alike: an action that says it
+/// comes from another site's page is refused, whatever token it carries;
+/// one sent with the cookie, which a browser adds by itself, must say it
+/// comes from this server's own page. A program with the bearer token
+/// that says nothing is taken: no page can make a browser send that header.
+fn from_elsewhere(access: &Access, sender: Sender) -> Option<Response<Body>> {
+    let message = match (sender, access) {
+        (Sender::OtherSite, _) => "An action must not be sent from another site's page.",
+        (Sender::Unsaid, Access::Cookie) => {
+            "An action sent with the browser's cookie must say it comes from this server's own page."
+        }
+        _ => return None,
+    };
+    Some(http::refused(
+        StatusCode::FORBIDDEN,
+        message,
+        Some(
+            "Use the button on the run's page, or send the token as 'Authorization: Bearer' from a program.",
+        ),
+    ))
+}
+
 /// The posted form, within [`MAX_FORM_BYTES`].
 async fn read_form(
     parts: &hyper::http::request::Parts,
     body: Incoming,
 ) -> Result<String, Response<Body>> {
     let too_large = || {
-        http::refused(
+        http::closing(http::refused(
             StatusCode::PAYLOAD_TOO_LARGE,
             "The form is larger than any action takes.",
             None,
-        )
+        ))
     };
     let declared = parts
         .headers
@@ -92,16 +111,43 @@ async fn read_form(
     if declared.is_some_and(|len| len > MAX_FORM_BYTES as u64) {
         return Err(too_large());
     }
-    let bytes = match Limited::new(body, MAX_FORM_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return Err(too_large()),
+    // Bounded in time as the head is: a body announced and never sent (or
+    // sent a byte at a time) is not waited for longer.
+    let collected = tokio::time::timeout(
+        super::BODY_TIMEOUT,
+        Limited::new(body, MAX_FORM_BYTES).collect(),
+    )
+    .await;
+    let bytes = match collected {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(_)) => return Err(too_large()),
+        Err(_) => {
+            return Err(http::closing(http::refused(
+                StatusCode::REQUEST_TIMEOUT,
+                "The form did not arrive in time.",
+                None,
+            )));
+        }
     };
     String::from_utf8(bytes.to_vec())
         .map_err(|_| http::refused(StatusCode::BAD_REQUEST, "The form is not text.", None))
 }
 
 /// Ask the loop running `run` to stop.
-fn stop(site: &Site, run: &str) -> Result<(), (StatusCode, String)> {
+fn stop(site: &Site, run: &str) -> Result<(), Refusal> {
+    let (pid, change) = stoppable(site, run)?;
+    if !ask_to_stop(pid) {
+        return Err((
+            StatusCode::CONFLICT,
+            format!("The loop of '{change}' (pid {pid}) could not be asked to stop."),
+        ));
+    }
+    Ok(())
+}
+
+/// The loop running `run` (its pid and change), or why there is nothing
+/// to stop: what the Stop page says before it offers the button.
+pub(super) fn stoppable(site: &Site, run: &str) -> Result<(u32, String), Refusal> {
     let found = views::find(site, run).map_err(|missing| (StatusCode::NOT_FOUND, missing.0))?;
     if found.history {
         return Err((
@@ -113,25 +159,23 @@ fn stop(site: &Site, run: &str) -> Result<(), (StatusCode, String)> {
         .load()
         .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
     let holder = lock_holder(&site.lock_path()).filter(|(_, change)| *change == state.change);
-    let Some((pid, _)) = holder else {
-        return Err((
+    match holder {
+        Some((pid, change)) => Ok((pid, change)),
+        None if state.status.is_over() => Err((
             StatusCode::CONFLICT,
             format!(
-                "No loop is running '{}': there is nothing to stop.",
-                state.change
+                "The run '{}' has ended ({}): there is nothing to stop.",
+                state.change, state.status
             ),
-        ));
-    };
-    if !ask_to_stop(pid) {
-        return Err((
+        )),
+        None => Err((
             StatusCode::CONFLICT,
             format!(
-                "The loop of '{}' (pid {pid}) could not be asked to stop.",
-                state.change
+                "No loop is running '{}' (it is {}): there is nothing to stop.",
+                state.change, state.status
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// Why an action or its page was refused: the status, and what to say.

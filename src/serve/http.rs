@@ -112,27 +112,60 @@ pub fn access(parts: &hyper::http::request::Parts, token: &Token, cookie: &str) 
     }
 }
 
-/// Whether an action sent with the cookie comes from a page of this
-/// server: browsers name the page's origin on every POST, and another
-/// site's page would name its own.
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-    match (host, origin) {
-        (Some(host), Some(origin)) => origin.eq_ignore_ascii_case(&format!("http://{host}")),
-        _ => false,
+/// Where an action says it was sent from, by the headers a browser adds
+/// to every request and no page can set: `Origin` and `Sec-Fetch-Site`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// A page of this server: `Sec-Fetch-Site: same-origin`, or an
+    /// `Origin` that is this server's.
+    OwnPage,
+    /// A page of another site: `Sec-Fetch-Site` other than
+    /// `same-origin`, or an `Origin` other than this server's.
+    OtherSite,
+    /// Nothing said (a program), or only `Origin: null`, which a browser
+    /// sends from pages of any site.
+    Unsaid,
+}
+
+pub fn sender(headers: &HeaderMap) -> Sender {
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|h: &HeaderValue| h.to_str().ok())
+    };
+    let host = text(header::HOST);
+    let own = |origin: &str| {
+        host.is_some_and(|host| {
+            ["http", "https"]
+                .iter()
+                .any(|scheme| origin.eq_ignore_ascii_case(&format!("{scheme}://{host}")))
+        })
+    };
+    let origin = text(header::ORIGIN).filter(|origin| *origin != "null");
+    let fetch_site = text(SEC_FETCH_SITE);
+    if fetch_site.is_some_and(|site| !site.eq_ignore_ascii_case("same-origin"))
+        || origin.is_some_and(|origin| !own(origin))
+    {
+        Sender::OtherSite
+    } else if fetch_site.is_some() || origin.is_some() {
+        Sender::OwnPage
+    } else {
+        Sender::Unsaid
     }
 }
 
+const SEC_FETCH_SITE: header::HeaderName = header::HeaderName::from_static("sec-fetch-site");
+
 /// Headers on every answer: never cached (pages hold the run as it was),
-/// never framed by another page, no guessing of types, no referrer.
+/// never framed by another page, no guessing of types, no referrer sent
+/// to another site (a page's own forms name it, see [`sender`]).
 fn guarded(mut response: Response<Body>) -> Response<Body> {
     let headers = response.headers_mut();
     for (name, value) in [
         (header::CACHE_CONTROL, "no-store"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (
             header::CONTENT_SECURITY_POLICY,
             "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
@@ -175,6 +208,15 @@ pub fn events(body: Body) -> Response<Body> {
     response
         .headers_mut()
         .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// `response`, and the connection closed after it: what is left of the
+/// request is not read.
+pub fn closing(mut response: Response<Body>) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
@@ -280,12 +322,38 @@ mod tests {
     }
 
     #[test]
-    fn an_action_must_come_from_this_servers_pages() {
-        let with = |origin: &str| parts("/", &[("host", "127.0.0.1:7574"), ("origin", origin)]);
-        assert!(same_origin(&with("http://127.0.0.1:7574").headers));
-        assert!(!same_origin(&with("http://evil.example").headers));
-        assert!(!same_origin(
-            &parts("/", &[("host", "127.0.0.1:7574")]).headers
-        ));
+    fn an_action_says_which_page_sent_it() {
+        let with = |headers: &[(&str, &str)]| {
+            let mut all = vec![("host", "127.0.0.1:7574")];
+            all.extend_from_slice(headers);
+            sender(&parts("/", &all).headers)
+        };
+        assert_eq!(
+            with(&[("origin", "http://127.0.0.1:7574")]),
+            Sender::OwnPage
+        );
+        assert_eq!(with(&[("sec-fetch-site", "same-origin")]), Sender::OwnPage);
+        assert_eq!(
+            with(&[("origin", "null"), ("sec-fetch-site", "same-origin")]),
+            Sender::OwnPage
+        );
+        assert_eq!(
+            with(&[("origin", "http://evil.example")]),
+            Sender::OtherSite
+        );
+        assert_eq!(
+            with(&[("origin", "null"), ("sec-fetch-site", "cross-site")]),
+            Sender::OtherSite
+        );
+        assert_eq!(
+            with(&[
+                ("origin", "http://evil.example"),
+                ("sec-fetch-site", "same-origin")
+            ]),
+            Sender::OtherSite
+        );
+        assert_eq!(with(&[("sec-fetch-site", "same-site")]), Sender::OtherSite);
+        assert_eq!(with(&[("origin", "null")]), Sender::Unsaid);
+        assert_eq!(with(&[]), Sender::Unsaid);
     }
 }

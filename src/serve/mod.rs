@@ -2,9 +2,11 @@
 //! left going on a machine the user is not sitting at. It shows what
 //! `status`, `log` and `show` show, read from the same files by the same
 //! readers, pushes each change to the page as it happens (server-sent
-//! events), and lets the user do one thing the command line already does:
-//! stop the run, as `q` on its screen does. Nothing else it does writes;
-//! its one file is the token it keeps (see [`token`]).
+//! events), and lets the user do two things the command line already
+//! does: stop the run, as `q` on its screen does, and answer the question
+//! a story waits on, as `git ralph answer` does (see [`actions`]). Nothing
+//! else it does writes; its one file of its own is the token it keeps (see
+//! [`token`]).
 //!
 //! It stays out of the run's way: it is a process of its own (`start
 //! --serve` starts it beside the run, see `commands::start`), it only reads
@@ -44,6 +46,9 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:7574";
 const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send the body of an action, once its head
+/// is in: the same bound as the head's.
+const BODY_TIMEOUT: Duration = HEAD_TIMEOUT;
 /// The largest request head (request line and headers) answered.
 const MAX_HEAD_BYTES: usize = 16 << 10;
 
@@ -183,8 +188,8 @@ impl Server {
                     list: views::runs_main,
                 },
             )),
+            token: token::KeptToken::new(Token::path(&site.ralph_dir), token),
             site,
-            token,
             hosts,
         });
         let listener = self.listener;
@@ -198,7 +203,7 @@ impl Server {
 /// What every request is answered with.
 struct Shared {
     site: Arc<Site>,
-    token: Token,
+    token: token::KeptToken,
     cookie: String,
     hosts: Hosts,
     feeds: Arc<Feeds>,

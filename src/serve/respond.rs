@@ -26,7 +26,8 @@ pub(super) async fn answer(shared: &Arc<Shared>, request: Request<Incoming>) -> 
             Some("Open the URL 'git ralph serve' printed."),
         );
     }
-    let access = http::access(&parts, &shared.token, &shared.cookie);
+    let token = shared.token.current();
+    let access = http::access(&parts, &token, &shared.cookie);
     match access {
         Access::Denied => {
             return http::refused(
@@ -39,7 +40,7 @@ pub(super) async fn answer(shared: &Arc<Shared>, request: Request<Incoming>) -> 
             );
         }
         Access::FromUrl { location } => {
-            let cookie = http::token_cookie(&shared.cookie, &shared.token);
+            let cookie = http::token_cookie(&shared.cookie, &token);
             return http::see_other(&location, Some(cookie));
         }
         Access::Cookie | Access::Bearer => {}
@@ -60,6 +61,18 @@ pub(super) async fn answer(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         Route::Confirm(run, Action::Answer) => {
             let story = parts.uri.query().and_then(|q| form_field(q, "story"));
             answer_page(shared, run, story).await
+        }
+        Route::Confirm(run, Action::Stop) => {
+            let (site, run_) = (shared.site.clone(), run.clone());
+            match blocking(move || actions::stoppable(&site, &run_)).await {
+                Ok(Ok(_)) => page(shared, Route::Confirm(run, Action::Stop)).await,
+                Ok(Err((status, message))) => http::refused(
+                    status,
+                    &message,
+                    Some(&format!("The run's page is {}.", Route::Run(run).path())),
+                ),
+                Err(failed) => failed,
+            }
         }
         route => page(shared, route).await,
     }

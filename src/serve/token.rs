@@ -3,7 +3,9 @@
 //! `<git-dir>/ralph/serve-token` (readable by its owner only), so that a
 //! server started again answers the pages the last one served, and a page
 //! left open follows the run on. `--new-token` replaces it, which shuts
-//! every page opened with the old one out.
+//! every page opened with the old one out, on a server already running
+//! too: a running server reads the file again whenever it changes (see
+//! [`KeptToken`]).
 
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -92,6 +94,65 @@ impl Token {
     }
 }
 
+/// The token a running server answers to: the one in its file, read again
+/// whenever the file is replaced (`serve --new-token` from another
+/// terminal), so that the old token is refused and the new one taken from
+/// the next request on. A file that goes missing or holds no token leaves
+/// the last one in force.
+pub struct KeptToken {
+    path: PathBuf,
+    held: std::sync::Mutex<(Option<Stamp>, Token)>,
+}
+
+/// What tells one version of the file from the next: it is replaced by a
+/// rename, so its inode changes even within the same second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    inode: u64,
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        inode: meta.ino(),
+        modified: meta.modified().ok(),
+        len: meta.len(),
+    })
+}
+
+impl KeptToken {
+    /// `token`, as just read from or written to `path`.
+    pub fn new(path: PathBuf, token: Token) -> KeptToken {
+        let seen = stamp(&path);
+        KeptToken {
+            path,
+            held: std::sync::Mutex::new((seen, token)),
+        }
+    }
+
+    /// The token in force now.
+    pub fn current(&self) -> Token {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = stamp(&self.path);
+        if now.is_some() && now != held.0 {
+            if let Some(token) = std::fs::read_to_string(&self.path)
+                .ok()
+                .and_then(|text| Token::parse(text.trim()))
+            {
+                held.1 = token;
+            }
+            held.0 = now;
+        }
+        held.1.clone()
+    }
+}
+
 /// `bytes` written to `path` whole (a temporary file renamed into place),
 /// readable and writable by the owner alone from the start.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -136,6 +197,21 @@ mod tests {
         std::fs::write(&path, "not a token").unwrap();
         let replaced = Token::kept_at(&path, false).unwrap();
         assert!(Token::parse(replaced.as_str()).is_some());
+    }
+
+    #[test]
+    fn a_kept_token_follows_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Token::path(dir.path());
+        let first = Token::kept_at(&path, false).unwrap();
+        let kept = KeptToken::new(path.clone(), first.clone());
+        assert_eq!(kept.current().as_str(), first.as_str());
+        let renewed = Token::kept_at(&path, true).unwrap();
+        assert_eq!(kept.current().as_str(), renewed.as_str());
+        std::fs::write(&path, "not a token").unwrap();
+        assert_eq!(kept.current().as_str(), renewed.as_str());
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(kept.current().as_str(), renewed.as_str());
     }
 
     #[test]

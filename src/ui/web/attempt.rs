@@ -69,15 +69,7 @@ pub fn attempt_head(view: &AttemptView) -> String {
         (None, Some(name)) => name.clone(),
         (None, None) => "-".to_owned(),
     };
-    let time = if running {
-        let secs = crate::state::now().saturating_sub(a.started_at);
-        format!(
-            "at work for {}",
-            crate::ui::duration(secs.saturating_mul(1000))
-        )
-    } else {
-        crate::ui::duration(a.duration_ms)
-    };
+    let time = super::run::attempt_time(running, a.started_at, a.duration_ms);
     html.push_str(&format!(
         "<dl class=\"facts\"><dt>kept at</dt><dd>{}</dd><dt>time</dt><dd>{time}</dd>\
          <dt>tokens</dt><dd>{} in, {} out</dd><dt>cost</dt><dd>{}</dd>",

@@ -197,6 +197,20 @@ fn story_card(view: &RunView, story: &StoryRecord) -> String {
     html
 }
 
+/// How long an attempt took, or, while it runs, how long it has been at
+/// work: the words its own page uses.
+pub(super) fn attempt_time(running: bool, started_at: u64, duration_ms: u64) -> String {
+    if running {
+        let secs = crate::state::now().saturating_sub(started_at);
+        format!(
+            "at work for {}",
+            crate::ui::duration(secs.saturating_mul(1000))
+        )
+    } else {
+        crate::ui::duration(duration_ms)
+    }
+}
+
 fn attempt_item(view: &RunView, story: &StoryRecord, a: &AttemptRecord) -> String {
     let at = AttemptRef {
         run: view.label.to_owned(),
@@ -220,7 +234,11 @@ fn attempt_item(view: &RunView, story: &StoryRecord, a: &AttemptRecord) -> Strin
             view.report.agent
         )),
         kept = escape(&kept),
-        time = crate::ui::duration(a.duration_ms),
+        time = attempt_time(
+            a.outcome == crate::state::AttemptOutcome::Running,
+            a.started_at,
+            a.duration_ms
+        ),
         tokens = a.tokens(),
         cost = cost(a.cost_usd),
     );

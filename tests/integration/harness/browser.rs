@@ -146,6 +146,76 @@ impl Browser {
             .clone()
     }
 
+    /// The first element `css` selects, waited for (60 s at most), as
+    /// WebDriver names it.
+    fn element(&self, css: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = self.try_call(
+                "POST",
+                &self.session_path("/element"),
+                Some(json!({"using": "css selector", "value": css})),
+            );
+            let id = found.as_ref().and_then(|found| {
+                found["value"]
+                    .as_object()?
+                    .iter()
+                    .find(|(key, _)| key.starts_with("element-"))
+                    .and_then(|(_, id)| id.as_str())
+                    .map(str::to_owned)
+            });
+            if let Some(id) = id {
+                return id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the page never showed {css:?}; it shows:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Clicks the element `css` selects, as a person does: scrolled into
+    /// view, the pointer on it (a link followed, a form's button pressed).
+    pub fn click(&self, css: &str) {
+        self.on_element(css, "click", json!({}));
+    }
+
+    /// Types `text` into the field `css` selects, as a person does.
+    pub fn fill(&self, css: &str, text: &str) {
+        self.on_element(css, "value", json!({"text": text}));
+    }
+
+    /// `command` on the element `css` selects; found again when a live
+    /// page replaced it between finding and acting.
+    fn on_element(&self, css: &str, command: &str, body: Value) {
+        for _ in 0..50 {
+            let id = self.element(css);
+            let path = self.session_path(&format!("/element/{id}/{command}"));
+            let done = self
+                .try_call("POST", &path, Some(body.clone()))
+                .unwrap_or_else(|| panic!("chromedriver did not answer {command} on {css:?}"));
+            match done["value"]["error"].as_str() {
+                None => return,
+                Some("stale element reference") => continue,
+                Some(error) => panic!(
+                    "WebDriver {command} on {css:?}: {error}: {}",
+                    done["value"]["message"]
+                ),
+            }
+        }
+        panic!("{css:?} was replaced 50 times over before it could be used");
+    }
+
+    /// The address of the page shown.
+    pub fn location(&self) -> String {
+        self.call("GET", &self.session_path("/url"), None)["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     /// The text the page shows.
     pub fn text(&self) -> String {
         self.run("return document.body ? document.body.innerText : ''")
