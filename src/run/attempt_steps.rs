@@ -25,7 +25,7 @@ use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatus
 
 use crate::events::{Event, Record, now_ms};
 use crate::git::RefSnapshot;
-use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
+use crate::state::{AttemptOutcome, AttemptRecord, Change, Usage, learnings, now};
 use crate::stories::Story;
 
 /// Longest single wait for a usage limit when the agent names no reset time.
@@ -119,9 +119,8 @@ async fn prepare(
     let attempt = Attempt::new(parts, prompt, &run.run_dir);
     write_file(&attempt.prompt_path, attempt.prompt.as_bytes())?;
     begin_record(run, &attempt);
-    run.save()?;
     let max_attempts = max_attempts(run, &attempt);
-    run.emit(Event::StoryProgress {
+    run.commit(Change::telling(Event::StoryProgress {
         story_id: story.id.clone(),
         title: story.title.clone(),
         index,
@@ -131,7 +130,7 @@ async fn prepare(
         role: attempt.role(),
         role_iteration: attempt.turn.as_ref().map(|turn| turn.iteration),
         role_max_iterations: attempt.turn.as_ref().map(|turn| turn.rules.max_iterations),
-    });
+    }))?;
     Ok(attempt)
 }
 
@@ -207,8 +206,7 @@ async fn run_agent(
         .map(|agent_run| (agent_run, activity))
         .map_err(|err| {
             if err.is_setup() {
-                run.story_record(attempt.id()).attempts.pop();
-                run.state.totals.attempts -= 1;
+                run.state.attempt_taken_back(attempt.id(), attempt.number);
             }
             err.into()
         })
@@ -361,8 +359,10 @@ async fn setup_failure(
         .await?;
     }
     settle::tracking_reverted(run).await?;
-    run.story_record(&story.id).attempts.pop();
-    run.state.totals.attempts = run.state.totals.attempts.saturating_sub(1);
+    if let Some(last) = run.story_record(&story.id).attempts.last() {
+        let number = last.attempt;
+        run.state.attempt_taken_back(&story.id, number);
+    }
     run.save()?;
     // `--agent-command` runs through `sh -c`: name the user's command.
     let command = match (agent.name.as_str(), agent.args.last()) {
@@ -433,21 +433,21 @@ fn attempt_timeout(run: &Run) -> Duration {
 /// Record the attempt as running, so that a killed loop is known to
 /// have stopped mid-attempt.
 fn begin_record(run: &mut Run, attempt: &Attempt) {
-    run.state.current_story = Some(attempt.id().to_owned());
-    run.state.current_attempt = attempt.number;
     let log = attempt
         .log_path
         .strip_prefix(&run.run_dir.dir)
         .unwrap_or(&attempt.log_path)
         .to_string_lossy()
         .into_owned();
-    run.story_record(attempt.id()).attempts.push(AttemptRecord {
-        log,
-        role: attempt.role(),
-        agent: Some(attempt.agent.label()),
-        ..AttemptRecord::new(attempt.number, AttemptOutcome::Running, now())
-    });
-    run.state.totals.attempts += 1;
+    run.state.attempt_begun(
+        attempt.id(),
+        AttemptRecord {
+            log,
+            role: attempt.role(),
+            agent: Some(attempt.agent.label()),
+            ..AttemptRecord::new(attempt.number, AttemptOutcome::Running, now())
+        },
+    );
 }
 
 /// A usage limit: record it, spend no retry, revert nothing, and pause;
@@ -468,15 +468,8 @@ async fn pause_for_limit(
     };
     let cap = run.settings.guardrails().max_rate_limit_wait_secs;
     let reason = format!("usage limit: {}", limit.message.trim());
-    run.finish_attempt(
-        &story.id,
-        attempt.number,
-        AttemptOutcome::RateLimited,
-        Some(reason.clone()),
-        None,
-        None,
-    );
-    run.state.rate_limit_pauses += 1;
+    run.state
+        .usage_limited(&story.id, attempt.number, reason.clone());
     if run.state.rate_limit_wait_secs + (until - now_secs) > cap {
         if fallback::hand_to_fallback(run, attempt, &reason)? {
             return Ok(());
@@ -484,14 +477,8 @@ async fn pause_for_limit(
         run.save()?;
         return Err(RunError::RateLimitCap { reason, cap });
     }
-    run.state.paused_until = Some(until);
-    run.state.pause_reason = Some(reason.clone());
-    run.save()?;
-    run.emit(Event::Paused {
-        story_id: story.id.clone(),
-        until_unix: until,
-        message: reason.clone(),
-    });
+    let paused = run.state.paused(&story.id, until, reason.clone());
+    run.commit(paused)?;
     notifications::notify_pause(run, until, reason);
     Ok(())
 }
@@ -509,21 +496,20 @@ fn account(run: &mut Run, attempt: &Attempt, agent_run: &AgentRun, duration_ms: 
         ),
         None => (0, 0, 0, 0, 0.0),
     };
-    let totals = &mut run.state.totals;
-    totals.add_tokens(input, output, cache_read, cache_creation);
-    totals.cost_usd += cost;
-    totals.tokens_unknown |= agent_run
-        .done
-        .as_ref()
-        .is_some_and(|done| done.tokens_unknown);
-    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
-        record.duration_ms = duration_ms;
-        record.input_tokens = input
-            .saturating_add(cache_read)
-            .saturating_add(cache_creation);
-        record.output_tokens = output;
-        record.cost_usd = cost;
-    }
+    let usage = Usage {
+        duration_ms,
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_creation_tokens: cache_creation,
+        cost_usd: cost,
+        tokens_unknown: agent_run
+            .done
+            .as_ref()
+            .is_some_and(|done| done.tokens_unknown),
+    };
+    run.state
+        .attempt_spent(attempt.id(), attempt.number, &usage);
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

@@ -15,7 +15,7 @@ use super::error::RunError;
 use super::run_settings::RunSettings;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
-use crate::state::{AttemptOutcome, EventsLog, RunDir, RunState, StoryRecord, now};
+use crate::state::{Change, EventsLog, RunDir, RunState, StoryRecord, now};
 use crate::stories::{Story, StorySource};
 
 /// Where the loop delivers events besides `events.jsonl`. It is called on
@@ -90,31 +90,17 @@ impl Run {
             .saturating_add(self.session_started.elapsed().as_millis() as u64)
     }
 
-    pub(super) fn finish_attempt(
-        &mut self,
-        story: &str,
-        attempt: u32,
-        outcome: AttemptOutcome,
-        reason: Option<String>,
-        preserved: Option<String>,
-        checkpoint: Option<String>,
-    ) {
-        if let Some(record) = self.attempt_record(story, attempt) {
-            record.outcome = outcome;
-            record.reason = reason;
-            record.preserved = preserved;
-            record.checkpoint = checkpoint;
-        }
-    }
-
     pub(super) fn attempt_record(
-        &mut self,
+        &self,
         story: &str,
         attempt: u32,
-    ) -> Option<&mut crate::state::AttemptRecord> {
-        self.story_record(story)
+    ) -> Option<&crate::state::AttemptRecord> {
+        self.state
+            .stories
+            .iter()
+            .find(|record| record.id == story)?
             .attempts
-            .iter_mut()
+            .iter()
             .find(|a| a.attempt == attempt)
     }
 
@@ -123,18 +109,19 @@ impl Run {
         self.state.sync_stories(stories);
     }
 
-    pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {
-        if self.state.story_mut(id).is_none() {
-            self.state.stories.push(StoryRecord {
+    /// The record of story `id`; an empty one when it has none yet.
+    pub(super) fn story_record(&self, id: &str) -> std::borrow::Cow<'_, StoryRecord> {
+        match self.state.stories.iter().find(|record| record.id == id) {
+            Some(record) => std::borrow::Cow::Borrowed(record),
+            None => std::borrow::Cow::Owned(StoryRecord {
                 id: id.to_owned(),
                 title: String::new(),
                 done: false,
                 tasks_done: 0,
                 tasks_total: 0,
                 attempts: Vec::new(),
-            });
+            }),
         }
-        self.state.story_mut(id).expect("just inserted")
     }
 
     pub(super) fn tracking_file(&self) -> String {
@@ -173,11 +160,7 @@ impl Run {
     }
 
     pub(super) fn emit(&mut self, event: Event) {
-        let record = Record {
-            ts_ms: now_ms(),
-            change: self.settings.change().to_string(),
-            event,
-        };
+        let record = self.record(event);
         self.deliver(record);
     }
 
@@ -211,17 +194,74 @@ impl Run {
             (self.sink)(record);
             return;
         }
-        if std::env::var_os(crate::bug::PANIC_AT).is_some() {
+        self.publish_saved(record);
+    }
+
+    /// The one place the record changes: `change` saved once, then every
+    /// event it caused published. A state that cannot be saved is an
+    /// error, and nobody is told what it does not hold.
+    pub(super) fn commit(&mut self, change: Change) -> Result<(), RunError> {
+        let records: Vec<Record> = change
+            .into_events()
+            .into_iter()
+            .map(|event| self.record(event))
+            .collect();
+        let hooks = &self.settings.contract().hooks;
+        for record in &records {
+            self.hook_queue.note(hooks, record);
+        }
+        self.save()?;
+        for record in records {
+            self.publish_saved(record);
+        }
+        Ok(())
+    }
+
+    /// `change` saved and published where an error is already on its
+    /// way: a state that cannot be saved is warned of, and its events
+    /// are shown but not logged, as [`Run::deliver`] does.
+    pub(super) fn commit_or_warn(&mut self, change: Change) {
+        let records: Vec<Record> = change
+            .into_events()
+            .into_iter()
+            .map(|event| self.record(event))
+            .collect();
+        let hooks = &self.settings.contract().hooks;
+        for record in &records {
+            self.hook_queue.note(hooks, record);
+        }
+        if let Err(err) = self.save() {
+            let message = format!("the run's state could not be saved: {err}");
+            let warning = self.record(Event::Warning { message });
+            (self.sink)(warning);
+            records.into_iter().for_each(|record| (self.sink)(record));
+            return;
+        }
+        for record in records {
+            self.publish_saved(record);
+        }
+    }
+
+    /// `record`, whose state is saved, logged and handed to the sink.
+    fn publish_saved(&mut self, record: Record) {
+        if record.event.tells_of_state() && std::env::var_os(crate::bug::PANIC_AT).is_some() {
             crate::bug::trip(&format!("published:{}", record.event.kind()));
         }
         let _ = self.log.append(&record);
         (self.sink)(record);
     }
 
+    fn record(&self, event: Event) -> Record {
+        Record {
+            ts_ms: now_ms(),
+            change: self.settings.change().to_string(),
+            event,
+        }
+    }
+
     /// The one place the run's state is written.
     pub(super) fn save(&mut self) -> Result<(), RunError> {
-        self.state.updated_at = now();
-        self.state.hooks_due = self.hook_queue.persisted();
+        self.state.stamped(now(), self.hook_queue.persisted());
         Ok(self.run_dir.save(&self.state)?)
     }
 }

@@ -34,10 +34,7 @@ pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<boo
 /// A kept run taken up again is open once more: stopped, no longer
 /// finished, its worktree (if it had one) to be found or made again.
 pub fn reopen(state: &mut RunState) {
-    if state.status == RunStatus::Finished {
-        state.status = RunStatus::Stopped;
-        state.finished_with = None;
-    }
+    state.reopened();
 }
 
 /// Keep a finished or aborted run, out of the way of the new one: its

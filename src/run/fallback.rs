@@ -20,7 +20,7 @@ use crate::contract::RoleRules;
 use crate::events::Event;
 use crate::git::Repo;
 use crate::settings::Settings;
-use crate::state::FallbackState;
+use crate::state::Change;
 use crate::stories::Story;
 
 /// The fallback presets of `settings`, resolved (each with its default
@@ -115,12 +115,8 @@ pub(super) fn hand_to_fallback(
         return Ok(false);
     };
     let from = agent.label();
-    run.state.fallback = Some(FallbackState {
-        story: story.id.clone(),
-        agent: to.clone(),
-    });
-    run.save()?;
-    run.emit(Event::AgentFallback {
+    run.state.fell_back(&story.id, to.clone());
+    run.commit(Change::telling(Event::AgentFallback {
         story_id: story.id.clone(),
         attempt: attempt.number,
         message: format!(
@@ -129,7 +125,7 @@ pub(super) fn hand_to_fallback(
         ),
         from,
         to,
-    });
+    }))?;
     Ok(true)
 }
 

@@ -32,7 +32,7 @@ pub(super) fn iteration_base(run: &Run) -> ObjectId {
 }
 
 /// The role an attempt played, as recorded.
-pub(super) fn attempt_role(run: &mut Run, story: &str, attempt: u32) -> Option<Role> {
+pub(super) fn attempt_role(run: &Run, story: &str, attempt: u32) -> Option<Role> {
     run.attempt_record(story, attempt).and_then(|a| a.role)
 }
 
@@ -54,9 +54,7 @@ pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunErr
         .with_repo(move |repo| repo.preserve(&name, &message))
         .await
         .map_err(|err| RunError::git("keep the changes made while stopped", err))?;
-    if let Some(state) = run.state.pipeline.as_mut() {
-        state.base = Some(commit);
-    }
+    run.state.pipeline_base_moved(commit);
     run.save()?;
     run.warn(format!(
         "the changes made while the run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",

@@ -67,7 +67,7 @@ impl StoryLoop {
             let stories = self.run.load_stories().await?;
             self.run.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
-                self.run.state.current_story = None;
+                self.run.state.no_story_next();
                 match questions::when_none_may_start(&mut self.run).await? {
                     Waiting::Nobody => return lifecycle::no_story_left(&self.run, &stories).await,
                     Waiting::Answered => continue,
@@ -76,7 +76,7 @@ impl StoryLoop {
             };
             let turn = pipeline::turn(&mut self.run, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
-                self.run.state.current_story = Some(story.id.clone());
+                self.run.state.story_taken(&story.id);
                 return Ok(limit);
             }
             let attempts_before = self.run.story_record(&story.id).attempts.len();
@@ -144,7 +144,7 @@ impl StoryLoop {
             .settings
             .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
-        let record = self.run.story_record(&story.id).clone();
+        let record = self.run.story_record(&story.id).into_owned();
         guardrails::hit(
             self.run.settings.guardrails(),
             &self.run.state,
@@ -172,6 +172,7 @@ impl StoryLoop {
             return Ok(None);
         };
         let now_secs = now();
+        let mut waited = 0;
         if until > now_secs {
             let wait = Duration::from_secs(until - now_secs);
             let mut stop = self.run.stop.clone();
@@ -181,10 +182,9 @@ impl StoryLoop {
                     return Ok(Some((StopReason::Stopped, "stopped by the user during a usage-limit pause".into())));
                 }
             }
-            self.run.state.rate_limit_wait_secs += wait.as_secs();
+            waited = wait.as_secs();
         }
-        self.run.state.paused_until = None;
-        self.run.state.pause_reason = None;
+        self.run.state.pause_over(waited);
         self.run.save()?;
         Ok(None)
     }

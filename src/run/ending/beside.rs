@@ -247,7 +247,5 @@ fn remove(owner: &Repo, change: &ChangeName, record: &RunWorktree) -> Result<(),
 }
 
 fn record_removed(state: &mut RunState) {
-    if let Some(record) = state.worktree.as_mut() {
-        record.removed = true;
-    }
+    state.worktree_removed(true);
 }

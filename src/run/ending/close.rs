@@ -8,7 +8,7 @@ use super::{
     AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker,
 };
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
-use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
+use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, StopReason, now};
 use crate::stories::SourceKind;
 
 /// Keep or clean up a run in the user's worktree, and record it. A
@@ -90,10 +90,7 @@ pub(super) fn record_finished(
     state: &mut RunState,
     choice: FinishChoice,
 ) -> Result<(), EndingError> {
-    state.status = RunStatus::Finished;
-    state.finished_with = Some(choice);
-    state.pid = None;
-    state.updated_at = now();
+    state.finished(choice, now());
     run_dir.save(state)?;
     Ok(())
 }
@@ -176,9 +173,7 @@ pub(super) fn record_aborted(
     tip: ObjectId,
     worktree_removed: Option<PathBuf>,
 ) -> Result<Aborted, EndingError> {
-    state.status = RunStatus::Aborted;
-    state.pid = None;
-    state.updated_at = now();
+    state.aborted(now());
     run_dir.save(state)?;
     Ok(Aborted {
         original: state.original.head.reflog_name(),
