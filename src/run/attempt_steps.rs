@@ -15,7 +15,7 @@ use super::submodules;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::attempt::{Activity, Attempt, Parts, Ran, Turn};
+use super::attempt::{Activity, Attempt, Parts, Ran, Tried, Turn};
 use super::blocking;
 use super::error::RunError;
 use super::prompting::Place;
@@ -33,17 +33,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
 
-/// One attempt at `story`, judged and recorded.
+/// One attempt at `story`, judged and recorded. Returns what became of
+/// it.
 pub(super) async fn attempt(
     run: &mut Run,
     story: &Story,
     stories: &[Story],
     turn: Option<Turn>,
-) -> Result<(), RunError> {
+) -> Result<Tried, RunError> {
     settle::guard_head(run, "before starting the agent").await?;
     let attempt = prepare(run, story, stories, turn).await?;
     if !hooks::hooks_let_agent_start(run, story, attempt.number).await? {
-        return Ok(());
+        return Ok(Tried::NotStarted);
     }
     let invocation = containment::sandboxed(run, invocation(run, &attempt));
     let timeout = attempt_timeout(run);
@@ -83,7 +84,8 @@ pub(super) async fn attempt(
         git_dir,
         submodules,
     };
-    route(run, &attempt, stories, ran, timeout).await
+    let outcome = route(run, &attempt, stories, ran, timeout).await?;
+    Ok(Tried::Ended(outcome))
 }
 
 /// The attempt: its number, prompt and files, and its record begun and
@@ -243,7 +245,7 @@ async fn bring_back(
     if let Some(found) = settle::guard_head(run, "after the attempt").await? {
         let done = match found.commit {
             Some(commit) => settle::carry_work(run, commit, attempt.id()).await?,
-            None => format!("its work was brought back onto {}", run.state.branch),
+            None => format!("its work was brought back onto {}", run.state.branch()),
         };
         let found = super::settle::found_words(&found);
         run.warn(format!("during the attempt {found}; {done}"));
@@ -259,7 +261,7 @@ async fn route(
     before: &[Story],
     ran: Ran,
     timeout: Duration,
-) -> Result<(), RunError> {
+) -> Result<AttemptOutcome, RunError> {
     let agent = attempt.agent.spec.clone();
     let story = &attempt.story;
     if let Some(code @ (126 | 127)) = ran.run.exit.code() {
@@ -268,7 +270,7 @@ async fn route(
             kind: SetupKind::NotRunnable(code),
             words: words.to_owned(),
         };
-        return setup_failure(run, story, setup, &agent).await;
+        return Err(setup_failure(run, story, setup, &agent).await);
     }
     if let Some(limit) = ran
         .run
@@ -276,10 +278,11 @@ async fn route(
         .as_ref()
         .and_then(|done| done.rate_limit.clone())
     {
-        return pause_for_limit(run, attempt, limit).await;
+        pause_for_limit(run, attempt, limit).await?;
+        return Ok(AttemptOutcome::RateLimited);
     }
     if let Some(setup) = setup_error(run, &ran).await? {
-        return setup_failure(run, story, setup, &agent).await;
+        return Err(setup_failure(run, story, setup, &agent).await);
     }
     evidence::judge_attempt(run, attempt, before, ran, timeout).await
 }
@@ -290,7 +293,7 @@ async fn setup_error(run: &Run, ran: &Ran) -> Result<Option<SetupError>, RunErro
     if !failed(&ran.run) {
         return Ok(None);
     }
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     let (old, new) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
         .await
@@ -334,8 +337,26 @@ async fn setup_failure(
     story: &Story,
     setup: SetupError,
     agent: &AgentSpec,
-) -> Result<(), RunError> {
-    let checkpoint = run.state.checkpoint;
+) -> RunError {
+    if let Err(err) = set_aside_setup_work(run, story).await {
+        return err;
+    }
+    // `--agent-command` runs through `sh -c`: name the user's command.
+    let command = match (agent.name.as_str(), agent.args.last()) {
+        ("command", Some(script)) => script.clone(),
+        _ => agent.program.clone(),
+    };
+    RunError::AgentSetup {
+        command,
+        change: run.settings.change_shown().to_string(),
+        setup,
+    }
+}
+
+/// What the agent that could not work left, set aside, and its attempt
+/// taken back: it spent no retry.
+async fn set_aside_setup_work(run: &mut Run, story: &Story) -> Result<(), RunError> {
+    let checkpoint = run.state.checkpoint();
     let (old, new) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
         .await
@@ -363,17 +384,7 @@ async fn setup_failure(
         let number = last.attempt;
         run.state.attempt_taken_back(&story.id, number);
     }
-    run.save()?;
-    // `--agent-command` runs through `sh -c`: name the user's command.
-    let command = match (agent.name.as_str(), agent.args.last()) {
-        ("command", Some(script)) => script.clone(),
-        _ => agent.program.clone(),
-    };
-    Err(RunError::AgentSetup {
-        command,
-        change: run.settings.change_shown().to_string(),
-        setup,
-    })
+    run.save()
 }
 
 /// How many attempts the story may have: one plus the retries, plus
@@ -460,7 +471,7 @@ async fn pause_for_limit(
     let story = &attempt.story;
     let now_secs = now();
     let backoff = FIRST_BACKOFF
-        .saturating_mul(2u32.saturating_pow(run.state.rate_limit_pauses.min(10)))
+        .saturating_mul(2u32.saturating_pow(run.state.rate_limit_pauses().min(10)))
         .min(MAX_BACKOFF);
     let until = match limit.reset_at_unix {
         Some(reset) if reset > now_secs => reset + 5,
@@ -470,7 +481,7 @@ async fn pause_for_limit(
     let reason = format!("usage limit: {}", limit.message.trim());
     run.state
         .usage_limited(&story.id, attempt.number, reason.clone());
-    if run.state.rate_limit_wait_secs + (until - now_secs) > cap {
+    if run.state.rate_limit_wait_secs() + (until - now_secs) > cap {
         if fallback::hand_to_fallback(run, attempt, &reason)? {
             return Ok(());
         }

@@ -86,7 +86,7 @@ impl Run {
     /// Time spent in loops, this one included.
     pub(super) fn runtime_ms(&self) -> u64 {
         self.state
-            .runtime_ms
+            .runtime_ms()
             .saturating_add(self.session_started.elapsed().as_millis() as u64)
     }
 
@@ -96,7 +96,7 @@ impl Run {
         attempt: u32,
     ) -> Option<&crate::state::AttemptRecord> {
         self.state
-            .stories
+            .stories()
             .iter()
             .find(|record| record.id == story)?
             .attempts
@@ -111,16 +111,9 @@ impl Run {
 
     /// The record of story `id`; an empty one when it has none yet.
     pub(super) fn story_record(&self, id: &str) -> std::borrow::Cow<'_, StoryRecord> {
-        match self.state.stories.iter().find(|record| record.id == id) {
+        match self.state.stories().iter().find(|record| record.id == id) {
             Some(record) => std::borrow::Cow::Borrowed(record),
-            None => std::borrow::Cow::Owned(StoryRecord {
-                id: id.to_owned(),
-                title: String::new(),
-                done: false,
-                tasks_done: 0,
-                tasks_total: 0,
-                attempts: Vec::new(),
-            }),
+            None => std::borrow::Cow::Owned(StoryRecord::empty(id)),
         }
     }
 
@@ -170,46 +163,22 @@ impl Run {
     /// sink. A crash in between leaves a state that says more than the
     /// log, never less.
     pub(super) fn deliver(&mut self, record: Record) {
-        let hooks = &self.settings.contract().hooks;
         if !record.event.tells_of_state() {
+            let hooks = &self.settings.contract().hooks;
             let _ = self.log.append(&record);
             self.hook_queue.note(hooks, &record);
             (self.sink)(record);
             return;
         }
-        // Its hooks are queued with the state, so that a loop killed
-        // before they ran runs them when the run goes on.
-        self.hook_queue.note(hooks, &record);
-        if let Err(err) = self.save() {
-            // Told on screen, but not logged as what happened: the record
-            // does not hold it.
-            let warning = Record {
-                ts_ms: now_ms(),
-                change: record.change.clone(),
-                event: Event::Warning {
-                    message: format!("the run's state could not be saved: {err}"),
-                },
-            };
-            (self.sink)(warning);
-            (self.sink)(record);
-            return;
-        }
-        self.publish_saved(record);
+        self.save_then_publish(vec![record]);
     }
 
     /// The one place the record changes: `change` saved once, then every
     /// event it caused published. A state that cannot be saved is an
     /// error, and nobody is told what it does not hold.
     pub(super) fn commit(&mut self, change: Change) -> Result<(), RunError> {
-        let records: Vec<Record> = change
-            .into_events()
-            .into_iter()
-            .map(|event| self.record(event))
-            .collect();
-        let hooks = &self.settings.contract().hooks;
-        for record in &records {
-            self.hook_queue.note(hooks, record);
-        }
+        let records = self.records_of(change);
+        self.note_hooks(&records);
         self.save()?;
         for record in records {
             self.publish_saved(record);
@@ -221,15 +190,17 @@ impl Run {
     /// way: a state that cannot be saved is warned of, and its events
     /// are shown but not logged, as [`Run::deliver`] does.
     pub(super) fn commit_or_warn(&mut self, change: Change) {
-        let records: Vec<Record> = change
-            .into_events()
-            .into_iter()
-            .map(|event| self.record(event))
-            .collect();
-        let hooks = &self.settings.contract().hooks;
-        for record in &records {
-            self.hook_queue.note(hooks, record);
-        }
+        let records = self.records_of(change);
+        self.save_then_publish(records);
+    }
+
+    /// Its hooks are queued with the state, so that a loop killed before
+    /// they ran runs them when the run goes on; then the state is saved,
+    /// and the events published. Told on screen, but not logged as what
+    /// happened, when the state could not be saved: the record does not
+    /// hold them.
+    fn save_then_publish(&mut self, records: Vec<Record>) {
+        self.note_hooks(&records);
         if let Err(err) = self.save() {
             let message = format!("the run's state could not be saved: {err}");
             let warning = self.record(Event::Warning { message });
@@ -239,6 +210,18 @@ impl Run {
         }
         for record in records {
             self.publish_saved(record);
+        }
+    }
+
+    fn records_of(&self, change: Change) -> Vec<Record> {
+        let events = change.into_events().into_iter();
+        events.map(|event| self.record(event)).collect()
+    }
+
+    fn note_hooks(&mut self, records: &[Record]) {
+        let hooks = &self.settings.contract().hooks;
+        for record in records {
+            self.hook_queue.note(hooks, record);
         }
     }
 

@@ -50,7 +50,7 @@ pub(super) async fn judge_attempt(
     before: &[Story],
     ran: Ran,
     timeout: Duration,
-) -> Result<(), RunError> {
+) -> Result<AttemptOutcome, RunError> {
     crate::bug::trip("judge");
     let Ran {
         run: agent_run,
@@ -101,15 +101,22 @@ pub(super) async fn judge_attempt(
         tracking_before,
     )
     .await?;
+    let outcome = match &verdict {
+        Verdict::Accepted { .. } => AttemptOutcome::Complete,
+        Verdict::KeptDespite(failure) | Verdict::Failed(failure) => failure.outcome,
+    };
     match (&attempt.turn, verdict) {
-        (Some(_), verdict) => pipeline::settle_turn(run, attempt, verdict).await,
-        (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await,
-        (None, Verdict::KeptDespite(failure)) => settle::accept(run, attempt, Some(failure)).await,
-        (None, Verdict::Failed(failure)) if failure.outcome == AttemptOutcome::Question => {
-            super::questions::park(run, attempt, failure).await
+        (Some(turn), verdict) => return pipeline::settle_turn(run, attempt, turn, verdict).await,
+        (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await?,
+        (None, Verdict::KeptDespite(failure)) => {
+            settle::accept(run, attempt, Some(failure)).await?
         }
-        (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await,
+        (None, Verdict::Failed(failure)) if failure.outcome == AttemptOutcome::Question => {
+            super::questions::park(run, attempt, failure).await?
+        }
+        (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await?,
     }
+    Ok(outcome)
 }
 
 /// Ask the judge until it has a verdict, gathering what it needs on
@@ -319,7 +326,7 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
         )
     });
     let streak = guardrails::next_streak(
-        run.state.no_progress_streak,
+        run.state.no_progress_streak(),
         progress,
         matches!(verdict, Verdict::Accepted { .. }),
         interrupted,

@@ -71,7 +71,7 @@ pub(super) fn attempt_agent(
     }
     let handed = run
         .state
-        .fallback
+        .fallback()
         .as_ref()
         .filter(|fallback| fallback.story == story.id)
         .and_then(|fallback| {
@@ -104,7 +104,7 @@ pub(super) fn hand_to_fallback(
         return Ok(false);
     }
     let fallbacks = &run.settings.fallback_agents();
-    let next = match &run.state.fallback {
+    let next = match &run.state.fallback() {
         Some(fallback) if fallback.story == story.id => fallbacks
             .iter()
             .position(|spec| spec.name == fallback.agent)

@@ -59,7 +59,7 @@ pub(super) async fn announce(run: &mut Run, resumed: bool) -> Result<Vec<Story>,
     run.sync_stories(&stories);
     run.save()?;
     let event = Event::RunStarted {
-        branch: run.state.branch.clone(),
+        branch: run.state.branch().clone(),
         source: run.source.kind().to_string(),
         stories_total: stories.len(),
         stories_done: stories.iter().filter(|story| story.is_complete()).count(),

@@ -41,12 +41,12 @@ pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunErro
     for rules in &mut pipeline {
         rules.max_iterations = rules
             .max_iterations
-            .saturating_add(run.state.role_iterations_added);
+            .saturating_add(run.state.role_iterations_added());
     }
     let Some(first) = pipeline.first().cloned() else {
         return Ok(None);
     };
-    let state = match &run.state.pipeline {
+    let state = match &run.state.pipeline() {
         Some(state) if state.story == story.id => state.clone(),
         _ => PipelineState {
             story: story.id.clone(),
@@ -91,22 +91,25 @@ pub(super) fn role_bound(story: &Story, turn: &Turn) -> Option<(StopReason, Stri
 }
 
 /// Settle an iteration of `turn` by its verdict: the pipeline moves on,
-/// sends the story back, or ends in the story's checkpoint.
+/// sends the story back, or ends in the story's checkpoint. Returns how
+/// the iteration ended.
 pub(super) async fn settle_turn(
     run: &mut Run,
     attempt: &Attempt,
+    turn: &Turn,
     verdict: Verdict,
-) -> Result<(), RunError> {
-    let Some(turn) = &attempt.turn else {
-        return Ok(());
-    };
+) -> Result<AttemptOutcome, RunError> {
     match verdict {
         Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match next_role(run, turn) {
             None => {
                 run.state.pipeline_over();
-                settle::accept(run, attempt, None).await
+                settle::accept(run, attempt, None).await?;
+                Ok(AttemptOutcome::Complete)
             }
-            Some(next) => pass_on(run, attempt, turn, next).await,
+            Some(next) => {
+                pass_on(run, attempt, turn, next).await?;
+                Ok(AttemptOutcome::Passed)
+            }
         },
         Verdict::Failed(failure) => {
             if turn.role().edits() {
@@ -118,7 +121,7 @@ pub(super) async fn settle_turn(
             if failure.outcome != AttemptOutcome::Interrupted {
                 send_back(run, attempt, turn, &failure)?;
             }
-            Ok(())
+            Ok(failure.outcome)
         }
     }
 }
@@ -126,7 +129,7 @@ pub(super) async fn settle_turn(
 /// The role after `turn`'s: where a story sent back resumes once the
 /// coder passes, else the next in the pipeline; `None` after the last.
 fn next_role(run: &Run, turn: &Turn) -> Option<Role> {
-    let resume_at = run.state.pipeline.as_ref().and_then(|p| p.resume_at);
+    let resume_at = run.state.pipeline().as_ref().and_then(|p| p.resume_at);
     if let Some(role) = resume_at.filter(|_| turn.role() == Role::Coder)
         && turn.pipeline.iter().any(|rules| rules.role == role)
     {

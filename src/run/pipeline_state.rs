@@ -14,7 +14,7 @@ use crate::git::ObjectId;
 /// not count.
 pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
     run.state
-        .stories
+        .stories()
         .iter()
         .find(|record| record.id == story)
         .map_or(0, |record| record.iterations(role))
@@ -22,13 +22,13 @@ pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
 
 /// The work the current story's pipeline has passed so far, if any.
 pub(super) fn pipeline_base(run: &Run) -> Option<ObjectId> {
-    run.state.pipeline.as_ref().and_then(|state| state.base)
+    run.state.pipeline().as_ref().and_then(|state| state.base)
 }
 
 /// What an iteration starts from: the pipeline's base, or the last
 /// checkpoint.
 pub(super) fn iteration_base(run: &Run) -> ObjectId {
-    pipeline_base(run).unwrap_or(run.state.checkpoint)
+    pipeline_base(run).unwrap_or(run.state.checkpoint())
 }
 
 /// The role an attempt played, as recorded.
@@ -40,7 +40,7 @@ pub(super) fn attempt_role(run: &Run, story: &str, attempt: u32) -> Option<Role>
 /// while a pipeline was stopped joins its work so far, as its new
 /// base; it is never reverted, and checkpointed only with the story.
 pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunError> {
-    let Some(state) = run.state.pipeline.clone() else {
+    let Some(state) = run.state.pipeline().clone() else {
         return Ok(());
     };
     let refname = run.settings.refs().pipeline_changes(&state.story, now_ms());

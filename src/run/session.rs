@@ -69,7 +69,7 @@ impl Session {
                 (state, false, source)
             }
         };
-        let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
+        let settings = loop_settings(repo, change, &run_dir, state.settings(), agent)?;
         // Every story, pending ones too, for whoever shows the run before
         // the loop reads the file again.
         let mut state = state;
@@ -101,13 +101,13 @@ fn resume(
     // More retries for a run with roles mean more iterations for each role.
     let added = settings
         .max_retries
-        .saturating_sub(state.settings.max_retries);
+        .saturating_sub(state.settings().max_retries);
     state.resumed_with(settings, added);
     let state = reenter(repo, change, run_dir, state, req, notices)?;
     check_on_branch(repo, change)?;
     super::submodules::check_settled_on_resume(repo, &state)?;
-    super::watching::watch_from_start(repo, &state.settings);
-    let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+    super::watching::watch_from_start(repo, state.settings());
+    let source = source_for(repo, change, state.settings(), Begin::Resume)?;
     super::task_file::check(repo, source.as_ref())?;
     Ok((state, source))
 }
@@ -169,7 +169,7 @@ fn reenter(
     req: &Requested,
     notices: &mut Vec<String>,
 ) -> Result<RunState, RunError> {
-    match state.worktree.clone() {
+    match state.worktree().clone() {
         Some(mut record) => {
             let before = (record.linked.clone(), record.removed);
             let (inside, notice) = super::beside::enter(repo, change, &mut record)?;
@@ -412,10 +412,10 @@ fn begin_beside(
     let mut inside = repo
         .open_worktree(&linked)?
         .ok_or_else(|| super::beside::gone(&linked.path))?;
-    super::watching::watch_fresh_worktree(&mut inside, &state.settings);
+    super::watching::watch_fresh_worktree(&mut inside, state.settings());
     contract.snapshot(inside.workdir(), &run_dir.dir)?;
     source.begin()?;
-    let source = source_for(&inside, change, &state.settings, Begin::Resume)?;
+    let source = source_for(&inside, change, state.settings(), Begin::Resume)?;
     Ok(((state, begin.replaced, source), inside))
 }
 
@@ -444,11 +444,11 @@ fn resume_settings(
     state: &RunState,
     req: &Requested,
 ) -> Result<Settings, RunError> {
-    let settings = settings::resolve(repo, req, Some(&state.settings))?;
+    let settings = settings::resolve(repo, req, Some(state.settings()))?;
     if settings.sandbox {
         crate::sandbox::check()?;
     }
-    check_handoff(repo, change, &settings, &state.original.head)?;
+    check_handoff(repo, change, &settings, &state.original().head)?;
     Ok(settings)
 }
 

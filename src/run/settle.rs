@@ -297,7 +297,7 @@ async fn end_orphaned_agent(run: &mut Run) {
 /// git-ralph's own error with its work still in the worktree (then
 /// `true`), if any.
 fn running_attempt(run: &Run) -> Option<(String, u32, bool)> {
-    run.state.stories.iter().find_map(|story| {
+    run.state.stories().iter().find_map(|story| {
         story
             .attempts
             .iter()
@@ -397,7 +397,7 @@ async fn unwritten_ref(run: &Run, refname: String) -> Result<(String, bool), Run
 /// stopped, by the user's own commits: they become the checkpoint.
 async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
     let change = run.settings.change().clone();
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     let adopted = run
         .with_repo(move |repo| repo.descendant_tip(&change, checkpoint))
         .await
@@ -407,7 +407,7 @@ async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
         run.save()?;
         let message = format!(
             "{} has commits made while the run was stopped; they are kept, and the run goes on from {}",
-            run.state.branch,
+            run.state.branch(),
             tip.to_hex_with_len(10)
         );
         run.warn(message);
@@ -420,7 +420,7 @@ async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
 async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     let before: Vec<(String, bool)> = run
         .state
-        .stories
+        .stories()
         .iter()
         .map(|story| (story.id.clone(), story.done))
         .collect();
@@ -437,7 +437,7 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     run.save()?;
     let message = format!(
         "the changes made while the run was stopped are committed on {} as {}",
-        run.state.branch,
+        run.state.branch(),
         checkpoint.commit.to_hex_with_len(10)
     );
     run.warn(message);
@@ -478,7 +478,7 @@ pub(super) async fn guard_head(
 ) -> Result<Option<crate::git::Reattached>, RunError> {
     let change = run.settings.change().clone();
     let strays = run.settings.refs().strays(now_ms());
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     run.with_repo(move |repo| {
         let keep = repo.unused_ref(&strays)?;
         repo.reattach(&change, checkpoint, &keep)
@@ -496,7 +496,7 @@ pub(super) async fn carry_work(
     found: crate::git::ObjectId,
     story: &str,
 ) -> Result<String, RunError> {
-    let onto = run.state.checkpoint;
+    let onto = run.state.checkpoint();
     let tracking = crate::stories::slash_path(run.source.tracking_file());
     let keep = tracking.clone();
     let carried = run
@@ -504,17 +504,17 @@ pub(super) async fn carry_work(
         .await
         .map_err(|err| RunError::git("carry the attempt's work onto the checkpoint", err))?;
     Ok(match carried {
-        Carried::NotNeeded => format!("its work was brought back onto {}", run.state.branch),
+        Carried::NotNeeded => format!("its work was brought back onto {}", run.state.branch()),
         Carried::Onto { work } => {
             carry_marks(run, story, work, &tracking).await?;
             format!(
                 "what it did there was carried onto the last checkpoint of {}, whose work stays",
-                run.state.branch
+                run.state.branch()
             )
         }
         Carried::Conflicted { paths, .. } => format!(
             "what it did there does not merge onto the last checkpoint of {} (in {}), so the attempt is judged as it stands",
-            run.state.branch,
+            run.state.branch(),
             paths.join(", ")
         ),
     })

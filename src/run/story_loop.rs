@@ -20,7 +20,7 @@ use super::questions::{self, Waiting};
 use super::settle;
 use std::time::Duration;
 
-use super::attempt::Turn;
+use super::attempt::{Tried, Turn};
 use super::context::Run;
 use super::error::RunError;
 use super::guardrails;
@@ -79,15 +79,12 @@ impl StoryLoop {
                 self.run.state.story_taken(&story.id);
                 return Ok(limit);
             }
-            let attempts_before = self.run.story_record(&story.id).attempts.len();
-            attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
+            let tried = attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
             if self.run.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
-            let attempted = self.run.story_record(&story.id).attempts.len() > attempts_before;
-            if attempted
+            if tried == Tried::Ended(AttemptOutcome::Complete)
                 && self.run.source.kind() == SourceKind::Prompt
-                && self.last_outcome(&story.id) == Some(AttemptOutcome::Complete)
             {
                 return Ok((StopReason::Completed, "the contract is met".into()));
             }
@@ -99,7 +96,7 @@ impl StoryLoop {
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
-        if let Some(state) = &self.run.state.pipeline
+        if let Some(state) = &self.run.state.pipeline()
             && let Some(story) = stories.iter().find(|story| story.id == state.story)
         {
             return Some(story);
@@ -116,7 +113,7 @@ impl StoryLoop {
                     && self
                         .run
                         .state
-                        .stories
+                        .stories()
                         .iter()
                         .all(|r| r.id != story.id || r.attempts.is_empty())
             })
@@ -155,20 +152,10 @@ impl StoryLoop {
         )
     }
 
-    fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {
-        self.run
-            .state
-            .stories
-            .iter()
-            .find(|s| s.id == story)
-            .and_then(|s| s.attempts.last())
-            .map(|a| a.outcome)
-    }
-
     /// Sit out a usage-limit pause recorded in state, with the stop request
     /// still live. Returns a stop reason when the run ends meanwhile.
     async fn wait_out_pause(&mut self) -> Result<Option<(StopReason, String)>, RunError> {
-        let Some(until) = self.run.state.paused_until else {
+        let Some(until) = self.run.state.paused_until() else {
             return Ok(None);
         };
         let now_secs = now();

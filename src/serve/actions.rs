@@ -112,13 +112,13 @@ fn stop(site: &Site, run: &str) -> Result<(), (StatusCode, String)> {
     let state = found
         .load()
         .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
-    let holder = lock_holder(&site.lock_path()).filter(|(_, change)| *change == state.change);
+    let holder = lock_holder(&site.lock_path()).filter(|(_, change)| change == state.change());
     let Some((pid, _)) = holder else {
         return Err((
             StatusCode::CONFLICT,
             format!(
                 "No loop is running '{}': there is nothing to stop.",
-                state.change
+                state.change()
             ),
         ));
     };
@@ -127,7 +127,7 @@ fn stop(site: &Site, run: &str) -> Result<(), (StatusCode, String)> {
             StatusCode::CONFLICT,
             format!(
                 "The loop of '{}' (pid {pid}) could not be asked to stop.",
-                state.change
+                state.change()
             ),
         ));
     }
@@ -164,20 +164,20 @@ pub(super) fn question(site: &Site, run: &str, story: Option<&str>) -> Result<St
     let state = found
         .load()
         .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
-    if state.status.is_over() {
+    if state.status().is_over() {
         return Err(refused(Refused::Over {
-            change: state.change.clone(),
-            status: state.status.to_string(),
+            change: state.change().clone(),
+            status: state.status().to_string(),
         }));
     }
     let given = answers::read(&found.dir.answers_path()).map_err(|err| refused(err.into()))?;
     let record = state
-        .stories
+        .stories()
         .iter()
         .find(|s| s.id == story)
         .ok_or_else(|| {
             refused(Refused::UnknownStory {
-                change: state.change.clone(),
+                change: state.change().clone(),
                 story: story.to_owned(),
             })
         })?;
@@ -186,7 +186,7 @@ pub(super) fn question(site: &Site, run: &str, story: Option<&str>) -> Result<St
         .and_then(|asked| asked.asked.clone())
         .ok_or_else(|| {
             refused(Refused::NotWaiting {
-                change: state.change.clone(),
+                change: state.change().clone(),
                 story: story.to_owned(),
             })
         })

@@ -20,8 +20,10 @@ pub mod layout;
 pub mod learnings;
 mod lock;
 mod prepare;
+mod readers;
 mod report;
 mod run;
+mod workers;
 
 pub use atomic::write_atomically;
 pub use change::Change;

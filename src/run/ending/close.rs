@@ -31,7 +31,7 @@ pub(super) fn finish(
             Finished::Kept(kept(state, None))
         }
         FinishChoice::Cleanup => {
-            let tip = repo.finish_cleanup(change, &state.original)?;
+            let tip = repo.finish_cleanup(change, state.original())?;
             Finished::CleanedUp(cleaned_up(change, run_dir, state, tip, None))
         }
     };
@@ -41,8 +41,8 @@ pub(super) fn finish(
 
 /// The agent's own files (Aider's history) are not unfinished work.
 pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
-    if state.settings.agent_command.is_none() {
-        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
+    if state.settings().agent_command.is_none() {
+        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings().agent));
     }
 }
 
@@ -50,12 +50,12 @@ pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
 /// had one.
 pub(super) fn kept(state: &RunState, worktree_removed: Option<PathBuf>) -> Kept {
     Kept {
-        change: state.change.clone(),
-        branch: state.branch.clone(),
+        change: state.change().clone(),
+        branch: state.branch().clone(),
         stories_done: state.stories_done(),
-        stories_total: state.stories.len(),
+        stories_total: state.stories().len(),
         resumable: state
-            .reason
+            .reason()
             .is_some_and(|reason| reason != StopReason::Completed),
         retries_to_resume: state.retries_to_resume(),
         close: close_offer(state),
@@ -73,8 +73,8 @@ pub(super) fn cleaned_up(
     worktree_removed: Option<PathBuf>,
 ) -> CleanedUp {
     CleanedUp {
-        original: state.original.head.reflog_name(),
-        branch: state.branch.clone(),
+        original: state.original().head.reflog_name(),
+        branch: state.branch().clone(),
         tip,
         tip_ref: format!("{}/finished", change.ref_namespace()),
         receipts: state.receipts_summary(),
@@ -99,11 +99,11 @@ pub(super) fn record_finished(
 /// whose last attempt was accepted (the record may not have been read
 /// again after it). Other sources have nothing to close.
 pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
-    if state.settings.source != Some(SourceKind::Beads) {
+    if state.settings().source != Some(SourceKind::Beads) {
         return None;
     }
     let ids: Vec<String> = state
-        .stories
+        .stories()
         .iter()
         .filter(|story| {
             story.done
@@ -116,7 +116,7 @@ pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
         .collect();
     (!ids.is_empty()).then(|| CloseOffer {
         ids,
-        branch: state.branch.clone(),
+        branch: state.branch().clone(),
     })
 }
 
@@ -131,9 +131,9 @@ pub(super) fn abort(
     require_on_branch(repo, change, "abort")?;
     let set_aside = set_aside_before_abort(repo, change)?;
     let commits_after = repo
-        .descendant_tip(change, state.checkpoint)?
-        .map(|_| state.checkpoint);
-    let tip = repo.abort(change, &state.original, state.initial_commit)?;
+        .descendant_tip(change, state.checkpoint())?
+        .map(|_| state.checkpoint());
+    let tip = repo.abort(change, state.original(), state.initial_commit())?;
     let aborted = record_aborted(change, run_dir, state, tip, None)?;
     Ok(Aborted {
         set_aside,
@@ -176,8 +176,8 @@ pub(super) fn record_aborted(
     state.aborted(now());
     run_dir.save(state)?;
     Ok(Aborted {
-        original: state.original.head.reflog_name(),
-        branch: state.branch.clone(),
+        original: state.original().head.reflog_name(),
+        branch: state.branch().clone(),
         tip,
         tip_ref: format!("{}/aborted", change.ref_namespace()),
         worktree_removed,
@@ -228,7 +228,7 @@ pub(super) fn keep_interrupted(
     state: &RunState,
     why: &str,
 ) -> Result<Option<String>, EndingError> {
-    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint)?;
+    let (checkpoint_tree, worktree) = repo.checkpoint_tree_and_fingerprint(state.checkpoint())?;
     if checkpoint_tree == worktree {
         return Ok(None);
     }

@@ -41,7 +41,7 @@ pub(super) async fn merge_story(
     tip: ObjectId,
     merged_since: &[MergedStory],
 ) -> Result<Merged, RunError> {
-    let (base, ours, story_id) = (worker.base, run.state.checkpoint, worker.story.clone());
+    let (base, ours, story_id) = (worker.base, run.state.checkpoint(), worker.story.clone());
     let tracking = slash_path(run.source.tracking_file());
     let keep = tracking.clone();
     let outcome = run
@@ -221,7 +221,7 @@ pub(super) async fn merge_done_story(
     merged_since: &[MergedStory],
 ) -> Result<(), RunError> {
     let story = worker.story.clone();
-    let before = run.state.checkpoint;
+    let before = run.state.checkpoint();
     let merged = merge_story(run, worker, tip, merged_since).await?;
     if merged == Merged::Stopped {
         // Its worktree stays, recorded: the resume merges it.
@@ -319,7 +319,7 @@ pub(super) fn last_attempt<'a>(
     story: &str,
 ) -> Option<&'a crate::state::AttemptRecord> {
     run.state
-        .stories
+        .stories()
         .iter()
         .find(|record| record.id == story)?
         .attempts

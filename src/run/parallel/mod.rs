@@ -154,7 +154,7 @@ impl Coordinator {
             let message = format!(
                 "while stories were at work, {}; {} is back at its last checkpoint",
                 super::settle::found_words(&found),
-                self.run.state.branch
+                self.run.state.branch()
             );
             self.run.warn(message);
         }
@@ -268,7 +268,7 @@ impl Coordinator {
             self.run.settings.change(),
             &workdir,
             &self.run.run_dir,
-            self.run.state.checkpoint,
+            self.run.state.checkpoint(),
             story,
         )?;
         self.run.state.worker_planned(planned.clone());
@@ -361,11 +361,11 @@ impl Coordinator {
         self.guard_run_branch().await?;
         let running = board.running.remove(at);
         let worker = running.record;
-        let tip = end.state.checkpoint;
+        let tip = end.state.checkpoint();
         let done = end.reason == StopReason::Completed
             && end
                 .state
-                .stories
+                .stories()
                 .iter()
                 .find(|record| record.id == story)
                 .and_then(|record| record.attempts.last())

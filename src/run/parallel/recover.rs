@@ -29,7 +29,7 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
     run.state.checkpointed(tip);
     let workers = run
         .state
-        .parallel
+        .parallel()
         .as_ref()
         .map(|p| p.workers.clone())
         .unwrap_or_default();
@@ -71,12 +71,12 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
 /// attempt's checkpoint, its events, its hooks). A story is told once its
 /// last attempt names its merge commit.
 async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunError> {
-    let initial = run.state.initial_commit;
+    let initial = run.state.initial_commit();
     // Stories are told in the order they were merged: older than the
     // newest commit told of, every one was.
     let told: Vec<String> = run
         .state
-        .stories
+        .stories()
         .iter()
         .filter_map(|story| story.attempts.last()?.checkpoint.clone())
         .collect();
@@ -150,12 +150,12 @@ fn done_at(worker: &WorkerRecord) -> Option<ObjectId> {
     .load()
     .ok()?;
     let last = state
-        .stories
+        .stories()
         .iter()
         .find(|record| record.id == worker.story)?
         .attempts
         .last()?;
-    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint)
+    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint())
 }
 
 /// Retire every story's worktree a parallel run that did not stop
@@ -168,7 +168,7 @@ pub(crate) fn retire_left_behind(
     run_dir: &crate::state::RunDir,
     state: &mut crate::state::RunState,
 ) -> Result<usize, RunError> {
-    if state.parallel.is_none() {
+    if state.parallel().is_none() {
         return Ok(0);
     }
     let workers = state.workers_taken_off(|worker| {

@@ -125,7 +125,7 @@ impl Start<'_> {
         let source = super::super::sources::source_for(
             &worker_repo,
             self.change,
-            &state.settings,
+            state.settings(),
             super::super::sources::Begin::Resume,
         )?;
         let settings = self.settings.for_story(name, &story.id);
@@ -170,11 +170,11 @@ pub(super) fn recorded(worker: &WorkerRecord) -> Recorded {
     .ok();
     match loaded {
         Some(state) => Recorded {
+            totals: state.totals().clone(),
             story: state
-                .stories
+                .into_stories()
                 .into_iter()
                 .find(|record| record.id == worker.story),
-            totals: state.totals,
         },
         None => Recorded {
             story: None,
