@@ -12,7 +12,7 @@ use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
 use crate::git::Repo;
-use crate::state::{RunState, StopReason};
+use crate::state::{Change, RunState, StopReason};
 use crate::stories::openspec_cli::{self, CrossCheck};
 use crate::stories::{SourceKind, Story};
 
@@ -57,15 +57,13 @@ pub(super) async fn announce(run: &mut Run, resumed: bool) -> Result<Vec<Story>,
     };
     let stories = set.stories;
     run.sync_stories(&stories);
-    run.save()?;
-    let event = Event::RunStarted {
+    run.commit(Change::telling(Event::RunStarted {
         branch: run.state.branch().clone(),
         source: run.source.kind().to_string(),
         stories_total: stories.len(),
         stories_done: stories.iter().filter(|story| story.is_complete()).count(),
         resumed,
-    };
-    run.emit(event);
+    }))?;
     for warning in set.warnings {
         let message = format!("{}: {warning}", run.tracking_file());
         run.warn(message);
