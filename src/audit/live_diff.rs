@@ -71,11 +71,11 @@ fn serve(
 /// is the attempt at work.
 fn take(repo: &Repo, run_dir: &RunDir, story: &str, attempt: u32) -> Option<String> {
     let state = run_dir.load().ok()?;
-    let at_work = state.current_story.as_deref() == Some(story)
-        && state.current_attempt == attempt
-        && state.status == RunStatus::Running;
+    let at_work = state.current_story().as_deref() == Some(story)
+        && state.current_attempt() == attempt
+        && state.status() == RunStatus::Running;
     if !at_work {
         return None;
     }
-    repo.worktree_patch(state.checkpoint).ok()
+    repo.worktree_patch(state.checkpoint()).ok()
 }

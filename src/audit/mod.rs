@@ -205,14 +205,14 @@ impl From<&AttemptRecord> for TrailAttempt {
 /// The trail of `state`, as recorded.
 pub fn trail(found: &FoundRun, state: &RunState) -> Trail {
     Trail {
-        change: state.change.clone(),
+        change: state.change().clone(),
         run: found.label.clone(),
-        branch: state.branch.clone(),
-        state: state.status.as_str(),
-        reason: state.reason.map(|reason| reason.as_str()),
+        branch: state.branch().clone(),
+        state: state.status().as_str(),
+        reason: state.reason().map(|reason| reason.as_str()),
         agent: agent_name(state),
         stories: state
-            .stories
+            .stories()
             .iter()
             .map(|story| TrailStory {
                 id: story.id.clone(),
@@ -223,8 +223,8 @@ pub fn trail(found: &FoundRun, state: &RunState) -> Trail {
                 attempts: story.attempts.iter().map(TrailAttempt::from).collect(),
             })
             .collect(),
-        totals: state.totals.clone(),
-        learnings: (!state.settings.no_learnings).then(|| {
+        totals: state.totals().clone(),
+        learnings: (!state.settings().no_learnings).then(|| {
             let path = found.dir.learnings_path();
             crate::state::LearningsReport {
                 bytes: crate::state::learnings::len(&path),
@@ -237,10 +237,10 @@ pub fn trail(found: &FoundRun, state: &RunState) -> Trail {
 /// The agent as the run names it: the preset, or the command it ran.
 pub fn agent_name(state: &RunState) -> String {
     state
-        .settings
+        .settings()
         .agent_command
         .clone()
-        .unwrap_or_else(|| state.settings.agent.clone())
+        .unwrap_or_else(|| state.settings().agent.clone())
 }
 
 /// `<story>[/<attempt>]`: the attempt named, or the story's last one.
@@ -253,11 +253,11 @@ pub fn pick_attempt<'a>(
         _ => (spec, None),
     };
     let story = state
-        .stories
+        .stories()
         .iter()
         .find(|story| story.id == story_id)
         .ok_or_else(|| AuditError::NoStory {
-            change: state.change.clone(),
+            change: state.change().clone(),
             story: story_id.to_owned(),
         })?;
     let record = match attempt {
@@ -337,7 +337,7 @@ pub fn attempt_detail(
 ) -> Result<AttemptDetail, AuditError> {
     let files = RunFiles::new(found.dir.clone());
     Ok(AttemptDetail {
-        change: state.change.clone(),
+        change: state.change().clone(),
         story: story.id.clone(),
         title: story.title.clone(),
         record: TrailAttempt::from(record),
@@ -549,7 +549,7 @@ impl RunDetails {
 
     fn record(&self, story: &str, attempt: u32) -> Option<AttemptRecord> {
         let state = self.files.dir.load().ok()?;
-        let story = state.stories.into_iter().find(|s| s.id == story)?;
+        let story = state.into_stories().into_iter().find(|s| s.id == story)?;
         story.attempts.into_iter().find(|a| a.attempt == attempt)
     }
 }
@@ -573,7 +573,7 @@ impl AttemptDetails for RunDetails {
                     .dir
                     .load()
                     .ok()
-                    .and_then(|state| state.worktree)
+                    .and_then(|state| state.into_worktree())
                     .filter(|record| !record.removed)
                     .map_or_else(
                         || self.repo.workdir().to_owned(),

@@ -94,13 +94,13 @@ pub fn list_all(ralph_dir: &Path, lock_holder: Option<&str>) -> Vec<RunSummary> 
         let state = found.load().ok()?;
         Some(RunSummary {
             label: found.label,
-            change: state.change.clone(),
-            state: state.status.seen(change_alive),
-            reason: state.reason,
+            change: state.change().clone(),
+            state: state.status().seen(change_alive),
+            reason: state.reason(),
             stories_done: state.stories_done(),
-            stories_total: state.stories.len(),
+            stories_total: state.stories().len(),
             history: found.history,
-            updated_at: state.updated_at,
+            updated_at: state.updated_at(),
         })
     };
     let mut runs: Vec<RunSummary> = list_runs(ralph_dir)

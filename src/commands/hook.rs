@@ -74,10 +74,10 @@ fn failing_checks(
     let (_, change) = lock_holder(&super::lock_path(&repo))?;
     let run_dir = RunDir::new(&repo.ralph_dir(), &change);
     let state = run_dir.load().ok()?;
-    if state.status != RunStatus::Running {
+    if state.status() != RunStatus::Running {
         return None;
     }
-    let story = state.current_story.clone()?;
+    let story = state.current_story().clone()?;
     let contract = Contract::load_snapshot(&run_dir.dir).ok()??;
     let rules = contract.rules_for(&story, &[]);
     if rules.checks.is_empty() {
@@ -87,7 +87,7 @@ fn failing_checks(
     // `stop_hook_active` continues the chain, any other stop starts anew.
     let counter = run_dir
         .dir
-        .join(format!("hook-blocks-{}-{}", story, state.current_attempt));
+        .join(format!("hook-blocks-{}-{}", story, state.current_attempt()));
     let blocks: u32 = if stop_hook_active {
         std::fs::read_to_string(&counter)
             .ok()
@@ -103,7 +103,7 @@ fn failing_checks(
         .enable_all()
         .build()
         .ok()?;
-    let timeout = Duration::from_secs(state.settings.command_timeout_secs);
+    let timeout = Duration::from_secs(state.settings().command_timeout_secs);
     let outcomes = runtime.block_on(run_checks(&rules.checks, repo.workdir(), timeout));
     let failed: Vec<_> = outcomes.into_iter().filter(|o| !o.passed).collect();
     if failed.is_empty() {

@@ -83,7 +83,7 @@ fn list(repo: &Repo, runs: &[String], all: bool, json: bool) -> Result<ExitCode,
     ) -> (String, Report<'a>) {
         let pid = holder
             .as_ref()
-            .filter(|(_, change)| *change == state.change && *name == state.change)
+            .filter(|(_, change)| change == state.change() && name == state.change())
             .map(|(pid, _)| *pid);
         (name.clone(), Report::new(state, pid))
     }

@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
 pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     let (found, state) = super::recorded_run(&repo, named)?;
     let lock_path = super::lock_path(&repo);
-    let change = state.change.clone();
+    let change = state.change().clone();
     let holder = {
         let (lock_path, change) = (lock_path.clone(), change.clone());
         move || lock_holder(&lock_path).filter(|(_, running)| *running == change)
@@ -64,7 +64,7 @@ pub fn watch(repo: Repo, named: Option<&str>) -> Result<(), CommandError> {
     let opened = Follower::open(&found.dir.events_path())?;
     let mut follower = opened.follower;
     let records: Vec<Record> = opened.records.into_iter().map(&seen).collect();
-    let mut app = App::new(Mode::Watch { live }, &state.change);
+    let mut app = App::new(Mode::Watch { live }, state.change());
     app.apply_state(&state);
     for record in &records {
         app.apply(record);

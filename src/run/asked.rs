@@ -13,7 +13,7 @@ use crate::state::{AttemptOutcome, RunState};
 /// order.
 pub(super) fn waiting(state: &RunState) -> Vec<(String, String)> {
     state
-        .stories
+        .stories()
         .iter()
         .filter(|story| !story.done)
         .filter_map(|story| {
@@ -31,7 +31,7 @@ pub(super) fn parked(state: &RunState) -> BTreeSet<String> {
 /// Every question of `story` that was answered, in order, for its next
 /// prompt.
 pub(super) fn exchange(state: &RunState, story: &str) -> Vec<Exchange> {
-    let Some(record) = state.stories.iter().find(|s| s.id == story) else {
+    let Some(record) = state.stories().iter().find(|s| s.id == story) else {
         return Vec::new();
     };
     record

@@ -12,6 +12,17 @@ use crate::git::{RunRefs, ref_key};
 use crate::state::{Findings, RunDir};
 use crate::stories::Story;
 
+/// What became of an attempt, for the loop to go on from: returned by
+/// the attempt, never read back from the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tried {
+    /// A hook stopped the run before the agent started: the attempt was
+    /// taken back, as if it had never begun.
+    NotStarted,
+    /// The attempt ran and ended so.
+    Ended(crate::state::AttemptOutcome),
+}
+
 /// One attempt at a story.
 #[derive(Debug, Clone)]
 pub(super) struct Attempt {

@@ -15,7 +15,7 @@ use super::submodules;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::attempt::{Activity, Attempt, Parts, Ran, Turn};
+use super::attempt::{Activity, Attempt, Parts, Ran, Tried, Turn};
 use super::blocking;
 use super::error::RunError;
 use super::prompting::Place;
@@ -25,7 +25,7 @@ use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatus
 
 use crate::events::{Event, Record, now_ms};
 use crate::git::RefSnapshot;
-use crate::state::{AttemptOutcome, AttemptRecord, learnings, now};
+use crate::state::{AttemptOutcome, AttemptRecord, Change, Usage, learnings, now};
 use crate::stories::Story;
 
 /// Longest single wait for a usage limit when the agent names no reset time.
@@ -33,17 +33,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
 /// The first wait; it doubles with each pause in a row.
 const FIRST_BACKOFF: Duration = Duration::from_secs(60);
 
-/// One attempt at `story`, judged and recorded.
+/// One attempt at `story`, judged and recorded. Returns what became of
+/// it.
 pub(super) async fn attempt(
     run: &mut Run,
     story: &Story,
     stories: &[Story],
     turn: Option<Turn>,
-) -> Result<(), RunError> {
+) -> Result<Tried, RunError> {
     settle::guard_head(run, "before starting the agent").await?;
     let attempt = prepare(run, story, stories, turn).await?;
     if !hooks::hooks_let_agent_start(run, story, attempt.number).await? {
-        return Ok(());
+        return Ok(Tried::NotStarted);
     }
     let invocation = containment::sandboxed(run, invocation(run, &attempt));
     let timeout = attempt_timeout(run);
@@ -84,7 +85,8 @@ pub(super) async fn attempt(
         git_dir,
         submodules,
     };
-    route(run, &attempt, stories, ran, timeout).await
+    let outcome = route(run, &attempt, stories, ran, timeout).await?;
+    Ok(Tried::Ended(outcome))
 }
 
 /// The attempt: its number, prompt and files, and its record begun and
@@ -120,9 +122,8 @@ async fn prepare(
     let attempt = Attempt::new(parts, prompt, &run.run_dir);
     write_file(&attempt.prompt_path, attempt.prompt.as_bytes())?;
     begin_record(run, &attempt);
-    run.save()?;
     let max_attempts = max_attempts(run, &attempt);
-    run.emit(Event::StoryProgress {
+    run.commit(Change::telling(Event::StoryProgress {
         story_id: story.id.clone(),
         title: story.title.clone(),
         index,
@@ -132,7 +133,7 @@ async fn prepare(
         role: attempt.role(),
         role_iteration: attempt.turn.as_ref().map(|turn| turn.iteration),
         role_max_iterations: attempt.turn.as_ref().map(|turn| turn.rules.max_iterations),
-    });
+    }))?;
     Ok(attempt)
 }
 
@@ -208,8 +209,7 @@ async fn run_agent(
         .map(|agent_run| (agent_run, activity))
         .map_err(|err| {
             if err.is_setup() {
-                run.story_record(attempt.id()).attempts.pop();
-                run.state.totals.attempts -= 1;
+                run.state.attempt_taken_back(attempt.id(), attempt.number);
             }
             err.into()
         })
@@ -246,7 +246,7 @@ async fn bring_back(
     if let Some(found) = settle::guard_head(run, "after the attempt").await? {
         let done = match found.commit {
             Some(commit) => settle::carry_work(run, commit, attempt.id()).await?,
-            None => format!("its work was brought back onto {}", run.state.branch),
+            None => format!("its work was brought back onto {}", run.state.branch()),
         };
         let found = super::settle::found_words(&found);
         run.warn(format!("during the attempt {found}; {done}"));
@@ -262,7 +262,7 @@ async fn route(
     before: &[Story],
     ran: Ran,
     timeout: Duration,
-) -> Result<(), RunError> {
+) -> Result<AttemptOutcome, RunError> {
     let agent = attempt.agent.spec.clone();
     let story = &attempt.story;
     if let Some(code @ (126 | 127)) = ran.run.exit.code() {
@@ -271,7 +271,7 @@ async fn route(
             kind: SetupKind::NotRunnable(code),
             words: words.to_owned(),
         };
-        return setup_failure(run, story, setup, &agent).await;
+        return Err(setup_failure(run, story, setup, &agent).await);
     }
     if let Some(limit) = ran
         .run
@@ -279,10 +279,11 @@ async fn route(
         .as_ref()
         .and_then(|done| done.rate_limit.clone())
     {
-        return pause_for_limit(run, attempt, limit).await;
+        pause_for_limit(run, attempt, limit).await?;
+        return Ok(AttemptOutcome::RateLimited);
     }
     if let Some(setup) = setup_error(run, &ran).await? {
-        return setup_failure(run, story, setup, &agent).await;
+        return Err(setup_failure(run, story, setup, &agent).await);
     }
     evidence::judge_attempt(run, attempt, before, ran, timeout).await
 }
@@ -293,7 +294,7 @@ async fn setup_error(run: &Run, ran: &Ran) -> Result<Option<SetupError>, RunErro
     if !failed(&ran.run) {
         return Ok(None);
     }
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     let (old, new) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
         .await
@@ -337,8 +338,26 @@ async fn setup_failure(
     story: &Story,
     setup: SetupError,
     agent: &AgentSpec,
-) -> Result<(), RunError> {
-    let checkpoint = run.state.checkpoint;
+) -> RunError {
+    if let Err(err) = set_aside_setup_work(run, story).await {
+        return err;
+    }
+    // `--agent-command` runs through `sh -c`: name the user's command.
+    let command = match (agent.name.as_str(), agent.args.last()) {
+        ("command", Some(script)) => script.clone(),
+        _ => agent.program.clone(),
+    };
+    RunError::AgentSetup {
+        command,
+        change: run.settings.change_shown().to_string(),
+        setup,
+    }
+}
+
+/// What the agent that could not work left, set aside, and its attempt
+/// taken back: it spent no retry.
+async fn set_aside_setup_work(run: &mut Run, story: &Story) -> Result<(), RunError> {
+    let checkpoint = run.state.checkpoint();
     let (old, new) = run
         .with_repo(move |repo| repo.checkpoint_tree_and_fingerprint(checkpoint))
         .await
@@ -362,19 +381,11 @@ async fn setup_failure(
         .await?;
     }
     settle::tracking_reverted(run).await?;
-    run.story_record(&story.id).attempts.pop();
-    run.state.totals.attempts = run.state.totals.attempts.saturating_sub(1);
-    run.save()?;
-    // `--agent-command` runs through `sh -c`: name the user's command.
-    let command = match (agent.name.as_str(), agent.args.last()) {
-        ("command", Some(script)) => script.clone(),
-        _ => agent.program.clone(),
-    };
-    Err(RunError::AgentSetup {
-        command,
-        change: run.settings.change_shown().to_string(),
-        setup,
-    })
+    if let Some(last) = run.story_record(&story.id).attempts.last() {
+        let number = last.attempt;
+        run.state.attempt_taken_back(&story.id, number);
+    }
+    run.save()
 }
 
 /// How many attempts the story may have: one plus the retries, plus
@@ -434,21 +445,21 @@ fn attempt_timeout(run: &Run) -> Duration {
 /// Record the attempt as running, so that a killed loop is known to
 /// have stopped mid-attempt.
 fn begin_record(run: &mut Run, attempt: &Attempt) {
-    run.state.current_story = Some(attempt.id().to_owned());
-    run.state.current_attempt = attempt.number;
     let log = attempt
         .log_path
         .strip_prefix(&run.run_dir.dir)
         .unwrap_or(&attempt.log_path)
         .to_string_lossy()
         .into_owned();
-    run.story_record(attempt.id()).attempts.push(AttemptRecord {
-        log,
-        role: attempt.role(),
-        agent: Some(attempt.agent.label()),
-        ..AttemptRecord::new(attempt.number, AttemptOutcome::Running, now())
-    });
-    run.state.totals.attempts += 1;
+    run.state.attempt_begun(
+        attempt.id(),
+        AttemptRecord {
+            log,
+            role: attempt.role(),
+            agent: Some(attempt.agent.label()),
+            ..AttemptRecord::new(attempt.number, AttemptOutcome::Running, now())
+        },
+    );
 }
 
 /// A usage limit: record it, spend no retry, revert nothing, and pause;
@@ -461,7 +472,7 @@ async fn pause_for_limit(
     let story = &attempt.story;
     let now_secs = now();
     let backoff = FIRST_BACKOFF
-        .saturating_mul(2u32.saturating_pow(run.state.rate_limit_pauses.min(10)))
+        .saturating_mul(2u32.saturating_pow(run.state.rate_limit_pauses().min(10)))
         .min(MAX_BACKOFF);
     let until = match limit.reset_at_unix {
         Some(reset) if reset > now_secs => reset + 5,
@@ -469,30 +480,17 @@ async fn pause_for_limit(
     };
     let cap = run.settings.guardrails().max_rate_limit_wait_secs;
     let reason = format!("usage limit: {}", limit.message.trim());
-    run.finish_attempt(
-        &story.id,
-        attempt.number,
-        AttemptOutcome::RateLimited,
-        Some(reason.clone()),
-        None,
-        None,
-    );
-    run.state.rate_limit_pauses += 1;
-    if run.state.rate_limit_wait_secs + (until - now_secs) > cap {
+    run.state
+        .usage_limited(&story.id, attempt.number, reason.clone());
+    if run.state.rate_limit_wait_secs() + (until - now_secs) > cap {
         if fallback::hand_to_fallback(run, attempt, &reason)? {
             return Ok(());
         }
         run.save()?;
         return Err(RunError::RateLimitCap { reason, cap });
     }
-    run.state.paused_until = Some(until);
-    run.state.pause_reason = Some(reason.clone());
-    run.save()?;
-    run.emit(Event::Paused {
-        story_id: story.id.clone(),
-        until_unix: until,
-        message: reason.clone(),
-    });
+    let paused = run.state.paused(&story.id, until, reason.clone());
+    run.commit(paused)?;
     notifications::notify_pause(run, until, reason);
     Ok(())
 }
@@ -510,21 +508,20 @@ fn account(run: &mut Run, attempt: &Attempt, agent_run: &AgentRun, duration_ms: 
         ),
         None => (0, 0, 0, 0, 0.0),
     };
-    let totals = &mut run.state.totals;
-    totals.add_tokens(input, output, cache_read, cache_creation);
-    totals.cost_usd += cost;
-    totals.tokens_unknown |= agent_run
-        .done
-        .as_ref()
-        .is_some_and(|done| done.tokens_unknown);
-    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
-        record.duration_ms = duration_ms;
-        record.input_tokens = input
-            .saturating_add(cache_read)
-            .saturating_add(cache_creation);
-        record.output_tokens = output;
-        record.cost_usd = cost;
-    }
+    let usage = Usage {
+        duration_ms,
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_creation_tokens: cache_creation,
+        cost_usd: cost,
+        tokens_unknown: agent_run
+            .done
+            .as_ref()
+            .is_some_and(|done| done.tokens_unknown),
+    };
+    run.state
+        .attempt_spent(attempt.id(), attempt.number, &usage);
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

@@ -7,6 +7,7 @@
 use super::context::Run;
 use crate::contract::{self, CheckOutcome, StoryRules};
 use crate::events::Event;
+use crate::state::AttemptNote;
 use crate::stories::Story;
 
 /// Every objective check, run on the worktree; all of them run, so the
@@ -38,9 +39,8 @@ pub(super) async fn run_checks(
                 .collect()
         };
         let passed: Vec<String> = names(true);
-        if let Some(record) = run.attempt_record(&story.id, attempt) {
-            record.passed_checks = passed.clone();
-        }
+        let note = AttemptNote::PassedChecks(passed.clone());
+        run.state.attempt_noted(&story.id, attempt, note);
         run.emit(Event::Checks {
             story_id: story.id.clone(),
             attempt,

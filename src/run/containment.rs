@@ -14,6 +14,7 @@ use crate::agent::{AgentRun, Invocation};
 use crate::events::{Event, GitDirChange as ChangeKind};
 use crate::git::{FileChange, GitDirChange, GitDirSnapshot, Risk};
 use crate::sandbox::{self, Sandbox};
+use crate::state::AttemptNote;
 
 /// What of the git directory the attempt may not change, as it stands
 /// before the agent starts: the repository's own files and the run's
@@ -67,9 +68,9 @@ pub(super) async fn contain_git_dir(
             runs_code: change.risk == Risk::RunsCode,
         });
     }
-    if let Some(record) = run.attempt_record(story_id, attempt) {
-        record.git_dir_changes = changes.iter().map(GitDirChange::what).collect();
-    }
+    let what = changes.iter().map(GitDirChange::what).collect();
+    run.state
+        .attempt_noted(story_id, attempt, AttemptNote::GitDirChanged(what));
     Ok(changes)
 }
 

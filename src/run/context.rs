@@ -15,7 +15,7 @@ use super::error::RunError;
 use super::run_settings::RunSettings;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
-use crate::state::{AttemptOutcome, EventsLog, RunDir, RunState, StoryRecord, now};
+use crate::state::{Change, EventsLog, RunDir, RunState, StoryRecord, now};
 use crate::stories::{Story, StorySource};
 
 /// Where the loop delivers events besides `events.jsonl`. It is called on
@@ -86,35 +86,21 @@ impl Run {
     /// Time spent in loops, this one included.
     pub(super) fn runtime_ms(&self) -> u64 {
         self.state
-            .runtime_ms
+            .runtime_ms()
             .saturating_add(self.session_started.elapsed().as_millis() as u64)
     }
 
-    pub(super) fn finish_attempt(
-        &mut self,
-        story: &str,
-        attempt: u32,
-        outcome: AttemptOutcome,
-        reason: Option<String>,
-        preserved: Option<String>,
-        checkpoint: Option<String>,
-    ) {
-        if let Some(record) = self.attempt_record(story, attempt) {
-            record.outcome = outcome;
-            record.reason = reason;
-            record.preserved = preserved;
-            record.checkpoint = checkpoint;
-        }
-    }
-
     pub(super) fn attempt_record(
-        &mut self,
+        &self,
         story: &str,
         attempt: u32,
-    ) -> Option<&mut crate::state::AttemptRecord> {
-        self.story_record(story)
+    ) -> Option<&crate::state::AttemptRecord> {
+        self.state
+            .stories()
+            .iter()
+            .find(|record| record.id == story)?
             .attempts
-            .iter_mut()
+            .iter()
             .find(|a| a.attempt == attempt)
     }
 
@@ -123,18 +109,12 @@ impl Run {
         self.state.sync_stories(stories);
     }
 
-    pub(super) fn story_record(&mut self, id: &str) -> &mut StoryRecord {
-        if self.state.story_mut(id).is_none() {
-            self.state.stories.push(StoryRecord {
-                id: id.to_owned(),
-                title: String::new(),
-                done: false,
-                tasks_done: 0,
-                tasks_total: 0,
-                attempts: Vec::new(),
-            });
+    /// The record of story `id`; an empty one when it has none yet.
+    pub(super) fn story_record(&self, id: &str) -> std::borrow::Cow<'_, StoryRecord> {
+        match self.state.stories().iter().find(|record| record.id == id) {
+            Some(record) => std::borrow::Cow::Borrowed(record),
+            None => std::borrow::Cow::Owned(StoryRecord::empty(id)),
         }
-        self.state.story_mut(id).expect("just inserted")
     }
 
     pub(super) fn tracking_file(&self) -> String {
@@ -173,11 +153,7 @@ impl Run {
     }
 
     pub(super) fn emit(&mut self, event: Event) {
-        let record = Record {
-            ts_ms: now_ms(),
-            change: self.settings.change().to_string(),
-            event,
-        };
+        let record = self.record(event);
         self.deliver(record);
     }
 
@@ -187,59 +163,88 @@ impl Run {
     /// sink. A crash in between leaves a state that says more than the
     /// log, never less.
     pub(super) fn deliver(&mut self, record: Record) {
-        let hooks = &self.settings.contract().hooks;
         if !record.event.tells_of_state() {
+            let hooks = &self.settings.contract().hooks;
             let _ = self.log.append(&record);
             self.hook_queue.note(hooks, &record);
             (self.sink)(record);
             return;
         }
-        // Its hooks are queued with the state, so that a loop killed
-        // before they ran runs them when the run goes on.
-        self.hook_queue.note(hooks, &record);
+        self.save_then_publish(vec![record]);
+    }
+
+    /// The one place the record changes: `change` saved once, then every
+    /// event it caused published. A state that cannot be saved is an
+    /// error, and nobody is told what it does not hold.
+    pub(super) fn commit(&mut self, change: Change) -> Result<(), RunError> {
+        let records = self.records_of(change);
+        self.note_hooks(&records);
+        self.save()?;
+        for record in records {
+            self.publish_saved(record);
+        }
+        Ok(())
+    }
+
+    /// `change` saved and published where an error is already on its
+    /// way: a state that cannot be saved is warned of, and its events
+    /// are shown but not logged, as [`Run::deliver`] does.
+    pub(super) fn commit_or_warn(&mut self, change: Change) {
+        let records = self.records_of(change);
+        self.save_then_publish(records);
+    }
+
+    /// Its hooks are queued with the state, so that a loop killed before
+    /// they ran runs them when the run goes on; then the state is saved,
+    /// and the events published. Told on screen, but not logged as what
+    /// happened, when the state could not be saved: the record does not
+    /// hold them.
+    fn save_then_publish(&mut self, records: Vec<Record>) {
+        self.note_hooks(&records);
         if let Err(err) = self.save() {
-            // Told on screen, but not logged as what happened: the record
-            // does not hold it.
-            let warning = Record {
-                ts_ms: now_ms(),
-                change: record.change.clone(),
-                event: Event::Warning {
-                    message: format!("the run's state could not be saved: {err}"),
-                },
-            };
+            let message = format!("the run's state could not be saved: {err}");
+            let warning = self.record(Event::Warning { message });
             (self.sink)(warning);
-            (self.sink)(record);
+            records.into_iter().for_each(|record| (self.sink)(record));
             return;
         }
-        if std::env::var_os(crate::bug::PANIC_AT).is_some() {
+        for record in records {
+            self.publish_saved(record);
+        }
+    }
+
+    fn records_of(&self, change: Change) -> Vec<Record> {
+        let events = change.into_events().into_iter();
+        events.map(|event| self.record(event)).collect()
+    }
+
+    fn note_hooks(&mut self, records: &[Record]) {
+        let hooks = &self.settings.contract().hooks;
+        for record in records {
+            self.hook_queue.note(hooks, record);
+        }
+    }
+
+    /// `record`, whose state is saved, logged and handed to the sink.
+    fn publish_saved(&mut self, record: Record) {
+        if record.event.tells_of_state() && std::env::var_os(crate::bug::PANIC_AT).is_some() {
             crate::bug::trip(&format!("published:{}", record.event.kind()));
         }
         let _ = self.log.append(&record);
         (self.sink)(record);
     }
 
-    /// [`Run::emit`] of an event that tells of a state changed since the
-    /// last save: the state and the hooks the event queues are written in
-    /// one save, so that a loop killed in between leaves both or neither.
-    /// A save that fails is the caller's error, and nothing is told.
-    pub(super) fn emit_saved(&mut self, event: Event) -> Result<(), RunError> {
-        let record = Record {
+    fn record(&self, event: Event) -> Record {
+        Record {
             ts_ms: now_ms(),
             change: self.settings.change().to_string(),
             event,
-        };
-        self.hook_queue
-            .note(&self.settings.contract().hooks, &record);
-        self.save()?;
-        let _ = self.log.append(&record);
-        (self.sink)(record);
-        Ok(())
+        }
     }
 
     /// The one place the run's state is written.
     pub(super) fn save(&mut self) -> Result<(), RunError> {
-        self.state.updated_at = now();
-        self.state.hooks_due = self.hook_queue.persisted();
+        self.state.stamped(now(), self.hook_queue.persisted());
         Ok(self.run_dir.save(&self.state)?)
     }
 }

@@ -13,7 +13,7 @@ use crate::state::{RunDir, RunState, RunStatus};
 /// there, in a worktree of its own or with HEAD on it. A kept run the user
 /// has left (HEAD on another branch) is begun anew as before.
 pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<bool, RunError> {
-    if matches!(state.status, RunStatus::Running | RunStatus::Stopped) {
+    if matches!(state.status(), RunStatus::Running | RunStatus::Stopped) {
         return Ok(true);
     }
     if !state.kept_unfinished() {
@@ -24,7 +24,7 @@ pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<boo
     if repo.resolve_ref(&branch).map_err(read)?.is_none() {
         return Ok(false);
     }
-    if state.worktree.is_some() {
+    if state.worktree().is_some() {
         return Ok(true);
     }
     let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
@@ -34,10 +34,7 @@ pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<boo
 /// A kept run taken up again is open once more: stopped, no longer
 /// finished, its worktree (if it had one) to be found or made again.
 pub fn reopen(state: &mut RunState) {
-    if state.status == RunStatus::Finished {
-        state.status = RunStatus::Stopped;
-        state.finished_with = None;
-    }
+    state.reopened();
 }
 
 /// Keep a finished or aborted run, out of the way of the new one: its
@@ -51,11 +48,11 @@ pub fn archive(
     previous: &RunState,
 ) -> Result<String, RunError> {
     let history = repo.ralph_dir().join(crate::state::layout::HISTORY);
-    let mut id = format!("{change}-{}", previous.started_at);
+    let mut id = format!("{change}-{}", previous.started_at());
     let mut n = 1;
     while history.join(&id).exists() {
         n += 1;
-        id = format!("{change}-{}-{n}", previous.started_at);
+        id = format!("{change}-{}-{n}", previous.started_at());
     }
     let target = history.join(&id);
     let archive = || -> std::io::Result<()> {
@@ -72,7 +69,7 @@ pub fn archive(
     archived.save(&state)?;
     let mut notice = format!(
         "the earlier run of '{change}' ({}) is kept in history: its files at {}",
-        previous.status.as_str(),
+        previous.status().as_str(),
         archived.dir.display()
     );
     if refs > 0 {

@@ -26,7 +26,7 @@ use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, Method, Role, StoryRules, VerifyContext};
 use crate::events::{AddedTask, Event, TickedStory};
 use crate::git::{ChangedFile, GitFailure, ObjectId, Repo};
-use crate::state::{AttemptOutcome, Flag};
+use crate::state::{AttemptNote, AttemptOutcome, Flag};
 use crate::stories::changes::{self, ListChanges};
 use crate::stories::{SourceKind, Story};
 
@@ -50,7 +50,7 @@ pub(super) async fn judge_attempt(
     before: &[Story],
     ran: Ran,
     timeout: Duration,
-) -> Result<(), RunError> {
+) -> Result<AttemptOutcome, RunError> {
     crate::bug::trip("judge");
     let Ran {
         run: agent_run,
@@ -70,18 +70,16 @@ pub(super) async fn judge_attempt(
         })
         .await;
     let trees = trees.map_err(|err| RunError::git("read the worktree after the attempt", err))?;
-    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
-        record.scan = scan;
-    }
+    run.state
+        .attempt_noted(attempt.id(), attempt.number, AttemptNote::Scanned(scan));
     let rules = rules(run, story, attempt.turn.as_ref());
     let (mut evidence, tracking_before) =
         evidence(run, story, before, &agent_run, timeout, &rules, trees).await?;
     evidence.changes.git_dir = git_dir;
     let submodules_changed = !submodules.is_empty();
     evidence.changes.submodules = submodules;
-    if let Some(record) = run.attempt_record(attempt.id(), attempt.number) {
-        record.asked = evidence.agent.question.clone();
-    }
+    let asked = AttemptNote::Asked(evidence.agent.question.clone());
+    run.state.attempt_noted(attempt.id(), attempt.number, asked);
     let gathering = Gathering {
         attempt,
         run: &agent_run,
@@ -103,15 +101,22 @@ pub(super) async fn judge_attempt(
         tracking_before,
     )
     .await?;
+    let outcome = match &verdict {
+        Verdict::Accepted { .. } => AttemptOutcome::Complete,
+        Verdict::KeptDespite(failure) | Verdict::Failed(failure) => failure.outcome,
+    };
     match (&attempt.turn, verdict) {
-        (Some(_), verdict) => pipeline::settle_turn(run, attempt, verdict).await,
-        (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await,
-        (None, Verdict::KeptDespite(failure)) => settle::accept(run, attempt, Some(failure)).await,
-        (None, Verdict::Failed(failure)) if failure.outcome == AttemptOutcome::Question => {
-            super::questions::park(run, attempt, failure).await
+        (Some(turn), verdict) => return pipeline::settle_turn(run, attempt, turn, verdict).await,
+        (None, Verdict::Accepted { .. }) => settle::accept(run, attempt, None).await?,
+        (None, Verdict::KeptDespite(failure)) => {
+            settle::accept(run, attempt, Some(failure)).await?
         }
-        (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await,
+        (None, Verdict::Failed(failure)) if failure.outcome == AttemptOutcome::Question => {
+            super::questions::park(run, attempt, failure).await?
+        }
+        (None, Verdict::Failed(failure)) => settle::reject(run, attempt, failure).await?,
     }
+    Ok(outcome)
 }
 
 /// Ask the judge until it has a verdict, gathering what it needs on
@@ -155,13 +160,9 @@ async fn settle_list(
         if kept {
             reopen_elsewhere(run, list, tracking_before.as_deref().unwrap_or_default()).await?;
         }
-        if let Some(record) = run.attempt_record(&story.id, attempt) {
-            record.outside_ticks = list
-                .ticked_elsewhere
-                .iter()
-                .map(|t| t.story.clone())
-                .collect();
-        }
+        let stories = list.ticked_elsewhere.iter().map(|t| t.story.clone());
+        let note = AttemptNote::TickedOutside(stories.collect());
+        run.state.attempt_noted(&story.id, attempt, note);
         run.emit(Event::TicksOutsideStory {
             story_id: story.id.clone(),
             attempt,
@@ -176,13 +177,10 @@ async fn settle_list(
         });
     }
     if kept && !list.added_tasks.is_empty() {
-        if let Some(record) = run.attempt_record(&story.id, attempt) {
-            record.added_tasks = list
-                .added_tasks
-                .iter()
-                .map(|task| format!("{}: {}", task.story, task.text))
-                .collect();
-        }
+        let tasks = list.added_tasks.iter();
+        let tasks = tasks.map(|task| format!("{}: {}", task.story, task.text));
+        let note = AttemptNote::AddedTasks(tasks.collect());
+        run.state.attempt_noted(&story.id, attempt, note);
         run.emit(Event::TasksAdded {
             story_id: story.id.clone(),
             attempt,
@@ -302,9 +300,8 @@ async fn evidence(
 /// no-progress streak.
 fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Verdict) {
     let (story, attempt) = (&attempt.story, attempt.number);
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
-        record.progress = progress;
-    }
+    run.state
+        .attempt_noted(&story.id, attempt, AttemptNote::Progress(progress));
     // Only a claim that is accepted as it stands earns a flag; work
     // kept despite a failure is already named by that failure. In a
     // pipeline, only the coder's claim is about the story's work.
@@ -313,9 +310,8 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
     if let Verdict::Accepted { flag: Some(flag) } = *verdict
         && coding
     {
-        if let Some(record) = run.attempt_record(&story.id, attempt) {
-            record.flag = Some(flag);
-        }
+        run.state
+            .attempt_noted(&story.id, attempt, AttemptNote::Flagged(flag));
         run.emit(Event::Flag {
             story_id: story.id.clone(),
             attempt,
@@ -329,12 +325,13 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
             AttemptOutcome::Interrupted | AttemptOutcome::Question
         )
     });
-    run.state.no_progress_streak = guardrails::next_streak(
-        run.state.no_progress_streak,
+    let streak = guardrails::next_streak(
+        run.state.no_progress_streak(),
         progress,
         matches!(verdict, Verdict::Accepted { .. }),
         interrupted,
     );
+    run.state.streak_now(streak);
 }
 
 /// The list after the attempt: whether it marks the story done, and

@@ -20,7 +20,7 @@ use crate::contract::RoleRules;
 use crate::events::Event;
 use crate::git::Repo;
 use crate::settings::Settings;
-use crate::state::FallbackState;
+use crate::state::Change;
 use crate::stories::Story;
 
 /// The fallback presets of `settings`, resolved (each with its default
@@ -71,7 +71,7 @@ pub(super) fn attempt_agent(
     }
     let handed = run
         .state
-        .fallback
+        .fallback()
         .as_ref()
         .filter(|fallback| fallback.story == story.id)
         .and_then(|fallback| {
@@ -104,7 +104,7 @@ pub(super) fn hand_to_fallback(
         return Ok(false);
     }
     let fallbacks = &run.settings.fallback_agents();
-    let next = match &run.state.fallback {
+    let next = match &run.state.fallback() {
         Some(fallback) if fallback.story == story.id => fallbacks
             .iter()
             .position(|spec| spec.name == fallback.agent)
@@ -115,12 +115,8 @@ pub(super) fn hand_to_fallback(
         return Ok(false);
     };
     let from = agent.label();
-    run.state.fallback = Some(FallbackState {
-        story: story.id.clone(),
-        agent: to.clone(),
-    });
-    run.save()?;
-    run.emit(Event::AgentFallback {
+    run.state.fell_back(&story.id, to.clone());
+    run.commit(Change::telling(Event::AgentFallback {
         story_id: story.id.clone(),
         attempt: attempt.number,
         message: format!(
@@ -129,7 +125,7 @@ pub(super) fn hand_to_fallback(
         ),
         from,
         to,
-    });
+    }))?;
     Ok(true)
 }
 

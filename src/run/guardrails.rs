@@ -22,7 +22,7 @@ pub(super) fn hit(
         .or_else(|| no_progress(limits, state))
         .or_else(|| iterations(limits, state))
         .or_else(|| runtime(limits, runtime_ms))
-        .or_else(|| run_budget(limits, &state.totals))
+        .or_else(|| run_budget(limits, state.totals()))
         .or_else(|| story_budget(record, story_limits))
 }
 
@@ -55,12 +55,12 @@ fn retries(record: &StoryRecord, max_retries: u32) -> Option<(StopReason, String
 /// Too many attempts in a row changed nothing.
 fn no_progress(limits: &Guardrails, state: &RunState) -> Option<(StopReason, String)> {
     let limit = limits.no_progress_limit;
-    (limit > 0 && state.no_progress_streak >= limit).then(|| {
+    (limit > 0 && state.no_progress_streak() >= limit).then(|| {
         (
             StopReason::NoProgress,
             format!(
                 "{} attempts in a row changed nothing (--no-progress-limit {limit})",
-                state.no_progress_streak
+                state.no_progress_streak()
             ),
         )
     })
@@ -69,12 +69,12 @@ fn no_progress(limits: &Guardrails, state: &RunState) -> Option<(StopReason, Str
 /// The run made `--max-iterations` attempts.
 fn iterations(limits: &Guardrails, state: &RunState) -> Option<(StopReason, String)> {
     let max = limits.max_iterations?;
-    (state.totals.attempts >= max).then(|| {
+    (state.totals().attempts >= max).then(|| {
         (
             StopReason::MaxIters,
             format!(
                 "{} attempts made, the --max-iterations limit",
-                state.totals.attempts
+                state.totals().attempts
             ),
         )
     })
@@ -206,12 +206,10 @@ mod tests {
             "checkpoint": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
             "stories": [], "settings": {"agent": "claude", "max_retries": 3, "command_timeout_secs": 30,
             "agent_timeout_secs": 60, "on_finish": "keep", "source": "openspec"},
-            "started_at": 0, "updated_at": 0
+            "started_at": 0, "updated_at": 0,
+            "totals": totals, "no_progress_streak": streak
         });
-        let mut state: RunState = serde_json::from_value(json).unwrap();
-        state.totals = totals;
-        state.no_progress_streak = streak;
-        state
+        serde_json::from_value(json).unwrap()
     }
 
     fn record(attempts: Vec<AttemptRecord>) -> StoryRecord {
@@ -421,9 +419,9 @@ mod tests {
             serde_json::to_value(state_with(Default::default(), streak)).unwrap(),
         )
         .unwrap();
-        assert_eq!(resumed.no_progress_streak, 2);
+        assert_eq!(resumed.no_progress_streak(), 2);
         assert_eq!(
-            next_streak(resumed.no_progress_streak, false, false, false),
+            next_streak(resumed.no_progress_streak(), false, false, false),
             3
         );
         assert_eq!(next_streak(2, true, false, false), 0, "a change resets it");

@@ -88,11 +88,7 @@ pub(super) async fn hooks_let_agent_start(
     if run_due_hooks(run).await.is_none() {
         return Ok(true);
     }
-    let record = run.story_record(&story.id);
-    if record.attempts.last().is_some_and(|a| a.attempt == attempt) {
-        record.attempts.pop();
-        run.state.totals.attempts = run.state.totals.attempts.saturating_sub(1);
-    }
+    run.state.attempt_taken_back(&story.id, attempt);
     run.save()?;
     Ok(false)
 }

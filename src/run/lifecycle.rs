@@ -12,7 +12,7 @@ use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
 use crate::git::Repo;
-use crate::state::{RunState, RunStatus, StopReason};
+use crate::state::{Change, RunState, StopReason};
 use crate::stories::openspec_cli::{self, CrossCheck};
 use crate::stories::{SourceKind, Story};
 
@@ -41,9 +41,7 @@ pub(super) fn start(run: &mut Run) {
             crate::verification::version(&program).await
         }));
     }
-    run.state.status = RunStatus::Running;
-    run.state.reason = None;
-    run.state.pid = Some(std::process::id());
+    run.state.loop_began(std::process::id());
     // Each checkpoint and revert then writes what changed, not the whole
     // index; `end` hands the index back whole.
     run.repo_lock()
@@ -59,15 +57,13 @@ pub(super) async fn announce(run: &mut Run, resumed: bool) -> Result<Vec<Story>,
     };
     let stories = set.stories;
     run.sync_stories(&stories);
-    run.save()?;
-    let event = Event::RunStarted {
-        branch: run.state.branch.clone(),
+    run.commit(Change::telling(Event::RunStarted {
+        branch: run.state.branch().clone(),
         source: run.source.kind().to_string(),
         stories_total: stories.len(),
         stories_done: stories.iter().filter(|story| story.is_complete()).count(),
         resumed,
-    };
-    run.emit(event);
+    }))?;
     for warning in set.warnings {
         let message = format!("{}: {warning}", run.tracking_file());
         run.warn(message);
@@ -207,34 +203,9 @@ async fn end(run: &mut Run, reason: StopReason, message: String) -> LoopEnd {
             "could not write the index whole again ({err}); git reads it as it is"
         ));
     }
-    let story_id = run.state.current_story.clone();
-    run.state.runtime_ms = run.runtime_ms();
-    run.state.status = RunStatus::Stopped;
-    run.state.reason = Some(reason);
-    run.state.pid = None;
-    if reason != StopReason::Completed && reason != StopReason::Stopped {
-        run.state
-            .last_failure
-            .get_or_insert_with(|| message.clone());
-    }
-    if let Err(err) = run.save() {
-        run.warn(format!("could not save the run state: {err}"));
-    }
-    let totals = run.state.totals.clone();
-    let event = match reason {
-        StopReason::Completed => Event::Complete {
-            reason,
-            stories_total: run.state.stories.len(),
-            totals,
-        },
-        _ => Event::Error {
-            reason,
-            message: message.clone(),
-            story_id,
-            totals,
-        },
-    };
-    run.emit(event);
+    let runtime_ms = run.runtime_ms();
+    let change = run.state.loop_ended(reason, &message, runtime_ms);
+    run.commit_or_warn(change);
     // The user hears of the end while the end hooks run.
     notifications::notify_end(run, reason, message.clone());
     hooks::run_end_hooks(run).await;

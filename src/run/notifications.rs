@@ -53,14 +53,14 @@ fn news(run: &Run, event: NewsKind, message: String) -> RunNews {
     RunNews {
         event,
         change: run.settings.change().to_string(),
-        branch: run.state.branch.clone(),
+        branch: run.state.branch().clone(),
         reason: None,
         until_unix: None,
         needs_you: true,
         message,
-        stories_total: run.state.stories.len(),
-        stories_done: run.state.stories.iter().filter(|s| s.done).count(),
-        totals: run.state.totals.clone(),
+        stories_total: run.state.stories().len(),
+        stories_done: run.state.stories().iter().filter(|s| s.done).count(),
+        totals: run.state.totals().clone(),
     }
 }
 

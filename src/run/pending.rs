@@ -36,7 +36,7 @@ impl HookQueue {
     /// one it recorded as running): that one counts as run.
     pub(super) fn from_state(state: &RunState, started: bool) -> HookQueue {
         let mut due: Vec<Due> = state
-            .hooks_due
+            .hooks_due()
             .iter()
             .filter_map(|due| {
                 let record: Record = serde_json::from_value(due.record.clone()).ok()?;

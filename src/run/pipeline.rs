@@ -22,7 +22,7 @@ use super::pipeline_state::{iteration_base, iterations};
 use super::settle;
 use crate::contract::Role;
 use crate::events::Event;
-use crate::state::{AttemptOutcome, Findings, PipelineState, StopReason};
+use crate::state::{AttemptNote, AttemptOutcome, Ending, Findings, PipelineState, StopReason};
 use crate::stories::Story;
 
 /// The role whose iteration comes next at `story`, its pipeline begun
@@ -41,12 +41,12 @@ pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunErro
     for rules in &mut pipeline {
         rules.max_iterations = rules
             .max_iterations
-            .saturating_add(run.state.role_iterations_added);
+            .saturating_add(run.state.role_iterations_added());
     }
     let Some(first) = pipeline.first().cloned() else {
         return Ok(None);
     };
-    let state = match &run.state.pipeline {
+    let state = match &run.state.pipeline() {
         Some(state) if state.story == story.id => state.clone(),
         _ => PipelineState {
             story: story.id.clone(),
@@ -65,7 +65,7 @@ pub(super) fn turn(run: &mut Run, story: &Story) -> Result<Option<Turn>, RunErro
         .unwrap_or(first);
     let iteration = iterations(run, &story.id, rules.role) + 1;
     let findings = state.findings.clone();
-    run.state.pipeline = Some(state);
+    run.state.pipeline_at(state);
     Ok(Some(Turn {
         rules,
         pipeline,
@@ -91,22 +91,25 @@ pub(super) fn role_bound(story: &Story, turn: &Turn) -> Option<(StopReason, Stri
 }
 
 /// Settle an iteration of `turn` by its verdict: the pipeline moves on,
-/// sends the story back, or ends in the story's checkpoint.
+/// sends the story back, or ends in the story's checkpoint. Returns how
+/// the iteration ended.
 pub(super) async fn settle_turn(
     run: &mut Run,
     attempt: &Attempt,
+    turn: &Turn,
     verdict: Verdict,
-) -> Result<(), RunError> {
-    let Some(turn) = &attempt.turn else {
-        return Ok(());
-    };
+) -> Result<AttemptOutcome, RunError> {
     match verdict {
         Verdict::Accepted { .. } | Verdict::KeptDespite(_) => match next_role(run, turn) {
             None => {
-                run.state.pipeline = None;
-                settle::accept(run, attempt, None).await
+                run.state.pipeline_over();
+                settle::accept(run, attempt, None).await?;
+                Ok(AttemptOutcome::Complete)
             }
-            Some(next) => pass_on(run, attempt, turn, next).await,
+            Some(next) => {
+                pass_on(run, attempt, turn, next).await?;
+                Ok(AttemptOutcome::Passed)
+            }
         },
         Verdict::Failed(failure) => {
             if turn.role().edits() {
@@ -118,7 +121,7 @@ pub(super) async fn settle_turn(
             if failure.outcome != AttemptOutcome::Interrupted {
                 send_back(run, attempt, turn, &failure)?;
             }
-            run.save()
+            Ok(failure.outcome)
         }
     }
 }
@@ -126,7 +129,7 @@ pub(super) async fn settle_turn(
 /// The role after `turn`'s: where a story sent back resumes once the
 /// coder passes, else the next in the pipeline; `None` after the last.
 fn next_role(run: &Run, turn: &Turn) -> Option<Role> {
-    let resume_at = run.state.pipeline.as_ref().and_then(|p| p.resume_at);
+    let resume_at = run.state.pipeline().as_ref().and_then(|p| p.resume_at);
     if let Some(role) = resume_at.filter(|_| turn.role() == Role::Coder)
         && turn.pipeline.iter().any(|rules| rules.role == role)
     {
@@ -161,39 +164,14 @@ async fn pass_on(run: &mut Run, at: &Attempt, turn: &Turn, next: Role) -> Result
     } else {
         None
     };
-    if let Some(state) = run.state.pipeline.as_mut() {
-        if let Some((_, commit)) = &kept {
-            state.base = Some(*commit);
-        }
-        if role == Role::Coder {
-            state.findings = None;
-        }
-        if state.resume_at == Some(next) {
-            state.resume_at = None;
-        }
-        state.role = next;
-    }
-    let preserved = kept.map(|(refname, _)| refname);
-    run.finish_attempt(
-        &story.id,
-        attempt,
-        AttemptOutcome::Passed,
-        None,
-        preserved.clone(),
-        None,
-    );
-    run.save()?;
-    run.emit(Event::AttemptFinished {
-        story_id: story.id.clone(),
-        attempt,
-        outcome: AttemptOutcome::Passed,
-        reason: None,
-        preserved,
-        checkpoint: None,
-        role: Some(role),
-        unchanged: false,
-    });
-    Ok(())
+    run.state
+        .role_passed(role, next, kept.as_ref().map(|(_, commit)| *commit));
+    let ending = Ending {
+        preserved: kept.map(|(refname, _)| refname),
+        ..Ending::bare(AttemptOutcome::Passed)
+    };
+    let change = run.state.attempt_finished(&story.id, attempt, ending);
+    run.commit(change)
 }
 
 /// The role did not pass: its findings go to the coder, and the
@@ -210,27 +188,20 @@ fn send_back(run: &mut Run, at: &Attempt, turn: &Turn, failure: &Failure) -> Res
         return Ok(());
     }
     let text = findings_text(failure);
-    if let Some(state) = run.state.pipeline.as_mut() {
-        state.findings = Some(Findings {
+    let change = run.state.sent_back(
+        &story.id,
+        Findings {
             role,
             attempt,
-            text: text.clone(),
-        });
-        state.resume_at = Some(role);
-        state.role = Role::Coder;
-    }
-    run.emit(Event::SentBack {
-        story_id: story.id.clone(),
-        attempt,
-        role,
-        findings: text,
-    });
-    Ok(())
+            text,
+        },
+    );
+    run.commit(change)
 }
 
 /// A reviewer's or qa's edits, kept under the attempt's ref when it
 /// made any (see [`undo_role_edits`]).
-fn edits_kept_at(run: &mut Run, attempt: &Attempt) -> Option<String> {
+fn edits_kept_at(run: &Run, attempt: &Attempt) -> Option<String> {
     let refname = attempt.work_ref();
     run.attempt_record(attempt.id(), attempt.number)
         .is_some_and(|record| record.preserved.as_deref() == Some(refname.as_str()))
@@ -267,9 +238,8 @@ pub(super) async fn undo_role_edits(run: &mut Run, at: &Attempt) -> Result<(), R
         story.id
     );
     settle::preserve_and_revert(run, refname.clone(), message, "keep the role's edits").await?;
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
-        record.preserved = Some(refname.clone());
-    }
+    run.state
+        .attempt_noted(&story.id, attempt, AttemptNote::Preserved(refname.clone()));
     run.emit(Event::RoleEditsUndone {
         story_id: story.id.clone(),
         attempt,

@@ -14,7 +14,7 @@ use crate::git::ObjectId;
 /// not count.
 pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
     run.state
-        .stories
+        .stories()
         .iter()
         .find(|record| record.id == story)
         .map_or(0, |record| record.iterations(role))
@@ -22,17 +22,17 @@ pub(super) fn iterations(run: &Run, story: &str, role: Role) -> u32 {
 
 /// The work the current story's pipeline has passed so far, if any.
 pub(super) fn pipeline_base(run: &Run) -> Option<ObjectId> {
-    run.state.pipeline.as_ref().and_then(|state| state.base)
+    run.state.pipeline().as_ref().and_then(|state| state.base)
 }
 
 /// What an iteration starts from: the pipeline's base, or the last
 /// checkpoint.
 pub(super) fn iteration_base(run: &Run) -> ObjectId {
-    pipeline_base(run).unwrap_or(run.state.checkpoint)
+    pipeline_base(run).unwrap_or(run.state.checkpoint())
 }
 
 /// The role an attempt played, as recorded.
-pub(super) fn attempt_role(run: &mut Run, story: &str, attempt: u32) -> Option<Role> {
+pub(super) fn attempt_role(run: &Run, story: &str, attempt: u32) -> Option<Role> {
     run.attempt_record(story, attempt).and_then(|a| a.role)
 }
 
@@ -40,7 +40,7 @@ pub(super) fn attempt_role(run: &mut Run, story: &str, attempt: u32) -> Option<R
 /// while a pipeline was stopped joins its work so far, as its new
 /// base; it is never reverted, and checkpointed only with the story.
 pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunError> {
-    let Some(state) = run.state.pipeline.clone() else {
+    let Some(state) = run.state.pipeline().clone() else {
         return Ok(());
     };
     let refname = run.settings.refs().pipeline_changes(&state.story, now_ms());
@@ -54,9 +54,7 @@ pub(super) async fn keep_changes_in_pipeline(run: &mut Run) -> Result<(), RunErr
         .with_repo(move |repo| repo.preserve(&name, &message))
         .await
         .map_err(|err| RunError::git("keep the changes made while stopped", err))?;
-    if let Some(state) = run.state.pipeline.as_mut() {
-        state.base = Some(commit);
-    }
+    run.state.pipeline_base_moved(commit);
     run.save()?;
     run.warn(format!(
         "the changes made while the run was stopped join story {}'s work in progress (kept at {refname}); they are checkpointed with the story",

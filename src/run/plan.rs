@@ -53,10 +53,10 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         Some(state) if super::earlier::resumes(repo, change, &state)? => Some(state),
         _ => None,
     };
-    let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| &state.settings))?;
+    let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| state.settings()))?;
     let worktree = match &stopped {
         Some(state) => state
-            .worktree
+            .worktree()
             .as_ref()
             .map(|record| record.linked.path.clone()),
         None => super::beside::place(repo, change, req, settings.parallel.is_some())?,

@@ -108,7 +108,7 @@ fn template_for(run: &Run, turn: Option<&Turn>) -> Result<String, RunError> {
 /// The story's change so far (the pipeline's base against the last
 /// checkpoint), file by file, for the roles that review it.
 async fn work_so_far(run: &Run) -> String {
-    let (checkpoint, base) = (run.state.checkpoint, pipeline_state::iteration_base(run));
+    let (checkpoint, base) = (run.state.checkpoint(), pipeline_state::iteration_base(run));
     run.with_repo(move |repo| -> String {
         // The two commits' trees: the worktree is not read.
         let trees = repo
@@ -150,7 +150,7 @@ fn retry_context(
     story: &str,
     role: Option<crate::contract::Role>,
 ) -> Option<RetryContext> {
-    let record = run.state.stories.iter().find(|s| s.id == story)?;
+    let record = run.state.stories().iter().find(|s| s.id == story)?;
     // A usage limit says nothing about the work; a stop cut the last
     // attempt short, so there is no reason to quote for it. In a
     // pipeline, only the role's own last iteration counts: what other

@@ -19,8 +19,8 @@ use super::judge::Failure;
 use super::parallel::schedule::Order;
 use super::{notifications, settle};
 use crate::events::Event;
+use crate::state::StopReason;
 use crate::state::answers::{self, Answer};
-use crate::state::{AttemptOutcome, StopReason};
 use crate::stories::Story;
 
 /// How often a run waiting for answers looks for one.
@@ -40,8 +40,7 @@ pub(super) async fn park(
         .and_then(|record| record.asked.clone())
         .unwrap_or_else(|| failure.reason.clone());
     settle::reject(run, attempt, failure).await?;
-    run.state.current_story = None;
-    run.state.current_attempt = 0;
+    run.state.story_left();
     // Saved with the state that parks the story, as every event of it is.
     run.emit(Event::Question {
         story_id: attempt.id().to_owned(),
@@ -68,17 +67,10 @@ async fn fold_answers(run: &mut Run) -> Result<(), RunError> {
     let given = blocking(move || answers::read(&path)).await?;
     let mut taken = Vec::new();
     for answer in given {
-        let record = run.state.story_mut(&answer.story).and_then(|story| {
-            story
-                .attempts
-                .iter_mut()
-                .find(|a| a.attempt == answer.attempt)
-        });
-        if let Some(record) = record
-            && record.outcome == AttemptOutcome::Question
-            && record.answer.is_none()
+        if run
+            .state
+            .answered(&answer.story, answer.attempt, &answer.text)
         {
-            record.answer = Some(answer.text.clone());
             taken.push(answer);
         }
     }

@@ -25,7 +25,7 @@ async fn agent_version(run: &mut Run) -> Option<String> {
 
 /// The agent recorded as running `attempt` at `story`.
 fn ran_by_agent(run: &Run, story: &str, attempt: u32) -> Option<String> {
-    let record = run.state.stories.iter().find(|s| s.id == story)?;
+    let record = run.state.stories().iter().find(|s| s.id == story)?;
     let attempt = record.attempts.iter().find(|a| a.attempt == attempt)?;
     attempt.agent.clone()
 }
@@ -59,7 +59,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
     // A story handed to a fallback agent says so, and who it stood in for.
     let fallback = run
         .state
-        .fallback
+        .fallback()
         .as_ref()
         .filter(|fallback| fallback.story == story)
         .map(|fallback| fallback.agent.clone());
@@ -118,7 +118,7 @@ pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String 
 /// spent; the checks and the flag of the coder's last pass. `None` for
 /// a story without roles.
 fn pipeline_receipt(run: &Run, story: &str) -> Option<Vec<(&'static str, String)>> {
-    let record = run.state.stories.iter().find(|s| s.id == story)?.clone();
+    let record = run.state.stories().iter().find(|s| s.id == story)?.clone();
     let roles: Vec<Role> = record.attempts.iter().filter_map(|a| a.role).collect();
     if roles.is_empty() {
         return None;

@@ -16,7 +16,7 @@ use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
 use crate::prompt;
 use crate::settings::{self, OnFinish, Requested, Settings};
-use crate::state::{RunDir, RunState, RunStatus, now};
+use crate::state::{RunDir, RunState};
 use crate::stories::{SourceKind, StorySource};
 
 /// A run ready for its loop.
@@ -69,7 +69,7 @@ impl Session {
                 (state, false, source)
             }
         };
-        let settings = loop_settings(repo, change, &run_dir, &state.settings, agent)?;
+        let settings = loop_settings(repo, change, &run_dir, state.settings(), agent)?;
         // Every story, pending ones too, for whoever shows the run before
         // the loop reads the file again.
         let mut state = state;
@@ -99,17 +99,15 @@ fn resume(
     // Checked before the run's worktree is entered (or made again).
     let settings = resume_settings(repo, change, &state, req)?;
     // More retries for a run with roles mean more iterations for each role.
-    state.role_iterations_added = state.role_iterations_added.saturating_add(
-        settings
-            .max_retries
-            .saturating_sub(state.settings.max_retries),
-    );
-    state.settings = settings;
+    let added = settings
+        .max_retries
+        .saturating_sub(state.settings().max_retries);
+    state.resumed_with(settings, added);
     let state = reenter(repo, change, run_dir, state, req, notices)?;
     check_on_branch(repo, change)?;
     super::submodules::check_settled_on_resume(repo, &state)?;
-    super::watching::watch_from_start(repo, &state.settings);
-    let source = source_for(repo, change, &state.settings, Begin::Resume)?;
+    super::watching::watch_from_start(repo, state.settings());
+    let source = source_for(repo, change, state.settings(), Begin::Resume)?;
     super::task_file::check(repo, source.as_ref())?;
     Ok((state, source))
 }
@@ -171,14 +169,15 @@ fn reenter(
     req: &Requested,
     notices: &mut Vec<String>,
 ) -> Result<RunState, RunError> {
-    match state.worktree.as_mut() {
-        Some(record) => {
+    match state.worktree().clone() {
+        Some(mut record) => {
             let before = (record.linked.clone(), record.removed);
-            let (inside, notice) = super::beside::enter(repo, change, record)?;
+            let (inside, notice) = super::beside::enter(repo, change, &mut record)?;
             *repo = inside;
             notices.push(notice);
             record.removed = false;
             if (record.linked.clone(), record.removed) != before {
+                state.works_in(record);
                 run_dir.save(&state)?;
             }
         }
@@ -404,7 +403,7 @@ fn begin_beside(
     super::beside::relative_tracking(&mut settings, repo.workdir());
     let (begin, linked) = repo.begin_beside(change, path, &super::beside::lock_reason(change))?;
     let mut state = new_state(change, begin.original, begin.initial.commit, settings);
-    state.worktree = Some(crate::state::RunWorktree {
+    state.works_in(crate::state::RunWorktree {
         linked: linked.clone(),
         owner: repo.workdir().to_owned(),
         removed: false,
@@ -413,10 +412,10 @@ fn begin_beside(
     let mut inside = repo
         .open_worktree(&linked)?
         .ok_or_else(|| super::beside::gone(&linked.path))?;
-    super::watching::watch_fresh_worktree(&mut inside, &state.settings);
+    super::watching::watch_fresh_worktree(&mut inside, state.settings());
     contract.snapshot(inside.workdir(), &run_dir.dir)?;
     source.begin()?;
-    let source = source_for(&inside, change, &state.settings, Begin::Resume)?;
+    let source = source_for(&inside, change, state.settings(), Begin::Resume)?;
     Ok(((state, begin.replaced, source), inside))
 }
 
@@ -427,38 +426,14 @@ fn new_state(
     initial: crate::git::ObjectId,
     settings: Settings,
 ) -> RunState {
-    RunState {
-        version: 1,
-        change: change.to_string(),
-        branch: change.branch_short(),
-        status: RunStatus::Running,
-        reason: None,
+    RunState::begun(
+        change.to_string(),
+        change.branch_short(),
         original,
-        initial_commit: initial,
-        checkpoint: initial,
-        stories: Vec::new(),
-        current_story: None,
-        current_attempt: 0,
-        last_failure: None,
-        totals: Default::default(),
+        initial,
         settings,
-        started_at: now(),
-        updated_at: now(),
-        pid: Some(std::process::id()),
-        finished_with: None,
-        no_progress_streak: 0,
-        runtime_ms: 0,
-        paused_until: None,
-        pause_reason: None,
-        rate_limit_wait_secs: 0,
-        rate_limit_pauses: 0,
-        role_iterations_added: 0,
-        hooks_due: Vec::new(),
-        pipeline: None,
-        fallback: None,
-        worktree: None,
-        parallel: None,
-    }
+        std::process::id(),
+    )
 }
 
 /// The settings a run is resumed with: what it was begun with, under
@@ -469,11 +444,11 @@ fn resume_settings(
     state: &RunState,
     req: &Requested,
 ) -> Result<Settings, RunError> {
-    let settings = settings::resolve(repo, req, Some(&state.settings))?;
+    let settings = settings::resolve(repo, req, Some(state.settings()))?;
     if settings.sandbox {
         crate::sandbox::check()?;
     }
-    check_handoff(repo, change, &settings, &state.original.head)?;
+    check_handoff(repo, change, &settings, &state.original().head)?;
     Ok(settings)
 }
 

@@ -16,9 +16,9 @@ use super::tracker;
 use super::blocking;
 use super::error::RunError;
 use super::judge::{self, Failure};
-use crate::events::{Event, now_ms};
+use crate::events::now_ms;
 use crate::git::{Carried, ObjectId};
-use crate::state::{AttemptOutcome, now};
+use crate::state::{AttemptOutcome, Ending, now};
 use crate::stories::Story;
 
 /// Checkpoint the story. `kept` is a failed attempt whose work is
@@ -50,7 +50,7 @@ pub(super) async fn accept(
         .with_repo(move |repo| repo.checkpoint(&message))
         .await
         .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
-    run.state.checkpoint = checkpoint.commit;
+    run.state.checkpointed(checkpoint.commit);
     crate::bug::halt("checkpoint:committed");
     tracking_checkpointed(run).await?;
     let commit = checkpoint.commit.to_string();
@@ -60,45 +60,27 @@ pub(super) async fn accept(
         None => (AttemptOutcome::Complete, None, Vec::new()),
         Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
     };
-    run.finish_attempt(
-        &story.id,
-        attempt,
+    let ending = Ending {
         outcome,
-        reason.clone(),
-        None,
-        Some(commit.clone()),
-    );
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
-        record.failed_checks = checks;
-    }
-    run.state.last_failure = reason.clone();
+        reason,
+        preserved: None,
+        checkpoint: Some(commit.clone()),
+    };
+    let change = run.state.attempt_kept(&story.id, attempt, ending, checks);
     // The record says what the branch now holds before anyone is
     // told: the story's marks as checkpointed, and no story at work.
     let stories = run.load_stories().await?;
     run.sync_stories(&stories);
     if finished {
-        run.state.current_story = None;
-        run.state.current_attempt = 0;
+        run.state.story_left();
         // A prompt has no file to mark it done: the contract met is.
         if run.source.kind() == crate::stories::SourceKind::Prompt {
-            let record = run.story_record(&story.id);
-            record.done = true;
-            record.tasks_done = record.tasks_total;
+            run.state.story_met_its_contract(&story.id);
         }
     }
     // Saved with the hooks its event queues, in one write.
     crate::bug::halt("checkpoint:recorded");
-    let role = pipeline_state::attempt_role(run, &story.id, attempt);
-    run.emit_saved(Event::AttemptFinished {
-        story_id: story.id.clone(),
-        attempt,
-        outcome,
-        reason,
-        preserved: None,
-        checkpoint: Some(commit.clone()),
-        role,
-        unchanged: false,
-    })?;
+    run.commit(change)?;
     if finished {
         tracker::tell_tracker(run, story, attempt, &commit).await;
     }
@@ -145,33 +127,16 @@ pub(super) fn record_failure(
     preserved: Option<String>,
 ) -> Result<(), RunError> {
     let (story, attempt) = (&attempt.story, attempt.number);
-    run.finish_attempt(
-        &story.id,
-        attempt,
-        failure.outcome,
-        Some(failure.reason.clone()),
-        preserved.clone(),
-        None,
-    );
-    let mut unchanged = false;
-    if let Some(record) = run.attempt_record(&story.id, attempt) {
-        record.failed_checks = failure.checks;
-        unchanged = !record.progress;
-    }
-    run.state.last_failure = Some(failure.reason.clone());
-    run.save()?;
-    let role = pipeline_state::attempt_role(run, &story.id, attempt);
-    run.emit(Event::AttemptFinished {
-        story_id: story.id.clone(),
-        attempt,
+    let ending = Ending {
         outcome: failure.outcome,
         reason: Some(failure.reason),
         preserved,
         checkpoint: None,
-        role,
-        unchanged,
-    });
-    Ok(())
+    };
+    let change = run
+        .state
+        .attempt_failed(&story.id, attempt, ending, failure.checks);
+    run.commit(change)
 }
 
 /// Commit the worktree under `refname`, then revert to the last
@@ -355,7 +320,7 @@ async fn end_orphaned_agent(run: &mut Run) {
 /// git-ralph's own error with its work still in the worktree (then
 /// `true`), if any.
 fn running_attempt(run: &Run) -> Option<(String, u32, bool)> {
-    run.state.stories.iter().find_map(|story| {
+    run.state.stories().iter().find_map(|story| {
         story
             .attempts
             .iter()
@@ -374,22 +339,10 @@ pub(super) fn cut_short_by_error(run: &mut Run, told: &str) {
         return;
     };
     let reason = format!("cut short by git-ralph's own error: {told}");
-    if let Some(record) = run.attempt_record(&story, attempt) {
-        record.outcome = AttemptOutcome::Interrupted;
-        record.reason = Some(reason.clone());
-        record.unsettled = true;
-    }
-    let role = pipeline_state::attempt_role(run, &story, attempt);
-    run.emit(Event::AttemptFinished {
-        story_id: story,
-        attempt,
-        outcome: AttemptOutcome::Interrupted,
-        reason: Some(reason),
-        preserved: None,
-        checkpoint: None,
-        role,
-        unchanged: false,
-    });
+    let change = run.state.attempt_cut_short(&story, attempt, reason);
+    // The loop is failing already: a state that cannot be saved is only
+    // warned of.
+    run.commit_or_warn(change);
 }
 
 fn attempt_ref(run: &Run, story: &str, attempt: u32) -> String {
@@ -438,28 +391,11 @@ async fn set_aside_attempt(
     } else {
         tracking_reverted(run).await?;
     }
-    let Some(record) = run.attempt_record(story, attempt) else {
-        return Ok(kept);
-    };
     // A ref the attempt's own judgement wrote before git-ralph's error
     // holds all its work and its agent's reason: the record names it.
-    let preserved = match own_taken {
-        true => record.preserved.clone().or(Some(own)),
-        false => kept.clone(),
-    };
-    let reason = match record.unsettled {
-        true => record.reason.clone(),
-        false => Some(why.into()),
-    };
-    record.unsettled = false;
-    run.finish_attempt(
-        story,
-        attempt,
-        AttemptOutcome::Interrupted,
-        reason,
-        preserved,
-        None,
-    );
+    let own = own_taken.then_some(own);
+    run.state
+        .attempt_set_aside(story, attempt, why, kept.clone(), own);
     Ok(kept)
 }
 
@@ -485,17 +421,17 @@ async fn unwritten_ref(run: &Run, refname: String) -> Result<(String, bool), Run
 /// stopped, by the user's own commits: they become the checkpoint.
 async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
     let change = run.settings.change().clone();
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     let adopted = run
         .with_repo(move |repo| repo.descendant_tip(&change, checkpoint))
         .await
         .map_err(|err| RunError::git("read the run's branch on resume", err))?;
     if let Some(tip) = adopted {
-        run.state.checkpoint = tip;
+        run.state.checkpointed(tip);
         run.save()?;
         let message = format!(
             "{} has commits made while the run was stopped; they are kept, and the run goes on from {}",
-            run.state.branch,
+            run.state.branch(),
             tip.to_hex_with_len(10)
         );
         run.warn(message);
@@ -508,7 +444,7 @@ async fn adopt_user_commits(run: &mut Run) -> Result<(), RunError> {
 async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
     let before: Vec<(String, bool)> = run
         .state
-        .stories
+        .stories()
         .iter()
         .map(|story| (story.id.clone(), story.done))
         .collect();
@@ -526,12 +462,12 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         })
         .await
         .map_err(|err| RunError::git("commit the changes made while stopped", err))?;
-    run.state.checkpoint = checkpoint.commit;
+    run.state.checkpointed(checkpoint.commit);
     let commit = checkpoint.commit.to_string();
     run.save()?;
     let message = format!(
         "the changes made while the run was stopped are committed on {} as {}",
-        run.state.branch,
+        run.state.branch(),
         checkpoint.commit.to_hex_with_len(10)
     );
     run.warn(message);
@@ -556,13 +492,8 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
                 reason: failure.reason,
             });
         }
-        run.story_record(&story.id)
-            .attempts
-            .push(crate::state::AttemptRecord {
-                reason: Some("marked done by the user while the run was stopped".into()),
-                checkpoint: Some(commit.clone()),
-                ..crate::state::AttemptRecord::new(attempt, AttemptOutcome::Complete, now())
-            });
+        run.state
+            .marked_done_by_user(&story.id, attempt, commit.clone(), now());
         run.save()?;
     }
     Ok(())
@@ -577,7 +508,7 @@ pub(super) async fn guard_head(
 ) -> Result<Option<crate::git::Reattached>, RunError> {
     let change = run.settings.change().clone();
     let strays = run.settings.refs().strays(now_ms());
-    let checkpoint = run.state.checkpoint;
+    let checkpoint = run.state.checkpoint();
     run.with_repo(move |repo| {
         let keep = repo.unused_ref(&strays)?;
         repo.reattach(&change, checkpoint, &keep)
@@ -595,7 +526,7 @@ pub(super) async fn carry_work(
     found: crate::git::ObjectId,
     story: &str,
 ) -> Result<String, RunError> {
-    let onto = run.state.checkpoint;
+    let onto = run.state.checkpoint();
     let tracking = crate::stories::slash_path(run.source.tracking_file());
     let keep = tracking.clone();
     let carried = run
@@ -603,17 +534,17 @@ pub(super) async fn carry_work(
         .await
         .map_err(|err| RunError::git("carry the attempt's work onto the checkpoint", err))?;
     Ok(match carried {
-        Carried::NotNeeded => format!("its work was brought back onto {}", run.state.branch),
+        Carried::NotNeeded => format!("its work was brought back onto {}", run.state.branch()),
         Carried::Onto { work } => {
             carry_marks(run, story, work, &tracking).await?;
             format!(
                 "what it did there was carried onto the last checkpoint of {}, whose work stays",
-                run.state.branch
+                run.state.branch()
             )
         }
         Carried::Conflicted { paths, .. } => format!(
             "what it did there does not merge onto the last checkpoint of {} (in {}), so the attempt is judged as it stands",
-            run.state.branch,
+            run.state.branch(),
             paths.join(", ")
         ),
     })

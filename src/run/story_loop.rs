@@ -20,7 +20,7 @@ use super::questions::{self, Waiting};
 use super::settle;
 use std::time::Duration;
 
-use super::attempt::Turn;
+use super::attempt::{Tried, Turn};
 use super::context::Run;
 use super::error::RunError;
 use super::guardrails;
@@ -67,7 +67,7 @@ impl StoryLoop {
             let stories = self.run.load_stories().await?;
             self.run.sync_stories(&stories);
             let Some(story) = self.next_story(&stories).cloned() else {
-                self.run.state.current_story = None;
+                self.run.state.no_story_next();
                 match questions::when_none_may_start(&mut self.run).await? {
                     Waiting::Nobody => return lifecycle::no_story_left(&self.run, &stories).await,
                     Waiting::Answered => continue,
@@ -76,18 +76,15 @@ impl StoryLoop {
             };
             let turn = pipeline::turn(&mut self.run, &story)?;
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
-                self.run.state.current_story = Some(story.id.clone());
+                self.run.state.story_taken(&story.id);
                 return Ok(limit);
             }
-            let attempts_before = self.run.story_record(&story.id).attempts.len();
-            attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
+            let tried = attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
             if self.run.stop_requested() {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
-            let attempted = self.run.story_record(&story.id).attempts.len() > attempts_before;
-            if attempted
+            if tried == Tried::Ended(AttemptOutcome::Complete)
                 && self.run.source.kind() == SourceKind::Prompt
-                && self.last_outcome(&story.id) == Some(AttemptOutcome::Complete)
             {
                 return Ok((StopReason::Completed, "the contract is met".into()));
             }
@@ -99,7 +96,7 @@ impl StoryLoop {
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
-        if let Some(state) = &self.run.state.pipeline
+        if let Some(state) = &self.run.state.pipeline()
             && let Some(story) = stories.iter().find(|story| story.id == state.story)
         {
             return Some(story);
@@ -116,7 +113,7 @@ impl StoryLoop {
                     && self
                         .run
                         .state
-                        .stories
+                        .stories()
                         .iter()
                         .all(|r| r.id != story.id || r.attempts.is_empty())
             })
@@ -144,7 +141,7 @@ impl StoryLoop {
             .settings
             .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
-        let record = self.run.story_record(&story.id).clone();
+        let record = self.run.story_record(&story.id).into_owned();
         guardrails::hit(
             self.run.settings.guardrails(),
             &self.run.state,
@@ -155,23 +152,14 @@ impl StoryLoop {
         )
     }
 
-    fn last_outcome(&self, story: &str) -> Option<AttemptOutcome> {
-        self.run
-            .state
-            .stories
-            .iter()
-            .find(|s| s.id == story)
-            .and_then(|s| s.attempts.last())
-            .map(|a| a.outcome)
-    }
-
     /// Sit out a usage-limit pause recorded in state, with the stop request
     /// still live. Returns a stop reason when the run ends meanwhile.
     async fn wait_out_pause(&mut self) -> Result<Option<(StopReason, String)>, RunError> {
-        let Some(until) = self.run.state.paused_until else {
+        let Some(until) = self.run.state.paused_until() else {
             return Ok(None);
         };
         let now_secs = now();
+        let mut waited = 0;
         if until > now_secs {
             let wait = Duration::from_secs(until - now_secs);
             let mut stop = self.run.stop.clone();
@@ -181,10 +169,9 @@ impl StoryLoop {
                     return Ok(Some((StopReason::Stopped, "stopped by the user during a usage-limit pause".into())));
                 }
             }
-            self.run.state.rate_limit_wait_secs += wait.as_secs();
+            waited = wait.as_secs();
         }
-        self.run.state.paused_until = None;
-        self.run.state.pause_reason = None;
+        self.run.state.pause_over(waited);
         self.run.save()?;
         Ok(None)
     }

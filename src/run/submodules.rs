@@ -73,7 +73,7 @@ pub(super) fn check_settled(repo: &Repo) -> Result<(), RunError> {
 /// attempt: what a submodule holds then is that attempt's, set aside when
 /// the loop takes up the run.
 pub(super) fn check_settled_on_resume(repo: &Repo, state: &RunState) -> Result<(), RunError> {
-    let interrupted = state.stories.iter().any(|story| {
+    let interrupted = state.stories().iter().any(|story| {
         story
             .attempts
             .iter()

@@ -24,7 +24,7 @@ pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, com
     let body = comment_body(
         finished.as_ref().unwrap_or(story),
         run.settings.change().as_str(),
-        &run.state.branch,
+        run.state.branch(),
         commit,
         attempt,
     );
@@ -63,7 +63,7 @@ pub(super) async fn hear_answers(run: &mut Run) {
     let given = answers::read(&path).unwrap_or_default();
     let waiting: Vec<(String, u32, u64)> = run
         .state
-        .stories
+        .stories()
         .iter()
         .filter(|story| !story.done)
         .filter_map(|story| {

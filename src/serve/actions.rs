@@ -158,21 +158,23 @@ pub(super) fn stoppable(site: &Site, run: &str) -> Result<(u32, String), Refusal
     let state = found
         .load()
         .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
-    let holder = lock_holder(&site.lock_path()).filter(|(_, change)| *change == state.change);
+    let holder = lock_holder(&site.lock_path()).filter(|(_, change)| change == state.change());
     match holder {
         Some((pid, change)) => Ok((pid, change)),
-        None if state.status.is_over() => Err((
+        None if state.status().is_over() => Err((
             StatusCode::CONFLICT,
             format!(
                 "The run '{}' has ended ({}): there is nothing to stop.",
-                state.change, state.status
+                state.change(),
+                state.status()
             ),
         )),
         None => Err((
             StatusCode::CONFLICT,
             format!(
                 "No loop is running '{}' (it is {}): there is nothing to stop.",
-                state.change, state.status
+                state.change(),
+                state.status()
             ),
         )),
     }
@@ -208,20 +210,20 @@ pub(super) fn question(site: &Site, run: &str, story: Option<&str>) -> Result<St
     let state = found
         .load()
         .map_err(|err| (StatusCode::NOT_FOUND, err.to_string()))?;
-    if state.status.is_over() {
+    if state.status().is_over() {
         return Err(refused(Refused::Over {
-            change: state.change.clone(),
-            status: state.status.to_string(),
+            change: state.change().clone(),
+            status: state.status().to_string(),
         }));
     }
     let given = answers::read(&found.dir.answers_path()).map_err(|err| refused(err.into()))?;
     let record = state
-        .stories
+        .stories()
         .iter()
         .find(|s| s.id == story)
         .ok_or_else(|| {
             refused(Refused::UnknownStory {
-                change: state.change.clone(),
+                change: state.change().clone(),
                 story: story.to_owned(),
             })
         })?;
@@ -230,7 +232,7 @@ pub(super) fn question(site: &Site, run: &str, story: Option<&str>) -> Result<St
         .and_then(|asked| asked.asked.clone())
         .ok_or_else(|| {
             refused(Refused::NotWaiting {
-                change: state.change.clone(),
+                change: state.change().clone(),
                 story: story.to_owned(),
             })
         })

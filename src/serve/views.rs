@@ -75,7 +75,7 @@ pub fn run_main(feed: &RunFeed) -> String {
         }
     };
     let holder = lock_holder(&feed.site().lock_path())
-        .filter(|(_, change)| !found.history && *change == state.change)
+        .filter(|(_, change)| !found.history && change == state.change())
         .map(|(pid, _)| pid);
     let report = Report::new(&state, holder).with_learnings(&state, &found.dir.learnings_path());
     let milestones = feed.milestones(MILESTONES);
@@ -127,14 +127,14 @@ fn locate(feed: &RunFeed, at: &AttemptRef) -> Result<Located, Missing> {
         let record = story.attempts.iter().find(|a| a.attempt == at.attempt)?;
         Some((story.clone(), record.clone()))
     };
-    if let Some((story, record)) = pick(&state.stories) {
+    if let Some((story, record)) = pick(state.stories()) {
         let workdir = state
-            .worktree
+            .worktree()
             .as_ref()
             .filter(|worktree| !worktree.removed)
             .map_or_else(|| feed.site().workdir.clone(), |w| w.linked.path.clone());
         return Ok(Located {
-            change: state.change.clone(),
+            change: state.change().clone(),
             agent,
             story,
             record,
@@ -142,16 +142,19 @@ fn locate(feed: &RunFeed, at: &AttemptRef) -> Result<Located, Missing> {
             workdir,
         });
     }
-    let workers = state.parallel.iter().flat_map(|parallel| &parallel.workers);
+    let workers = state
+        .parallel()
+        .iter()
+        .flat_map(|parallel| &parallel.workers);
     for worker in workers.filter(|worker| worker.story == at.story) {
         let files = RunDir {
             dir: worker.run_dir.clone(),
         };
-        let Some((story, record)) = files.load().ok().and_then(|own| pick(&own.stories)) else {
+        let Some((story, record)) = files.load().ok().and_then(|own| pick(own.stories())) else {
             continue;
         };
         return Ok(Located {
-            change: state.change.clone(),
+            change: state.change().clone(),
             agent,
             story,
             record,

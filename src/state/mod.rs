@@ -12,16 +12,22 @@
 
 pub mod answers;
 mod atomic;
+mod change;
+mod commands;
 mod events_log;
 mod history;
 pub mod layout;
 pub mod learnings;
 mod lock;
 mod prepare;
+mod readers;
 mod report;
 mod run;
+mod workers;
 
 pub use atomic::write_atomically;
+pub use change::Change;
+pub use commands::{AttemptNote, Ending, Usage};
 pub use events_log::EventsLog;
 pub use history::refs_in_history;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};

@@ -379,78 +379,78 @@ pub use crate::settings::{Guardrails, Settings};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
-    pub version: u32,
-    pub change: String,
-    pub branch: String,
-    pub status: RunStatus,
+    pub(super) version: u32,
+    pub(super) change: String,
+    pub(super) branch: String,
+    pub(super) status: RunStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<StopReason>,
-    pub original: Original,
+    pub(super) reason: Option<StopReason>,
+    pub(super) original: Original,
     #[serde(with = "hex")]
-    pub initial_commit: crate::git::ObjectId,
+    pub(super) initial_commit: crate::git::ObjectId,
     /// The last checkpoint: HEAD must be here before each spawn.
     #[serde(with = "hex")]
-    pub checkpoint: crate::git::ObjectId,
-    pub stories: Vec<StoryRecord>,
+    pub(super) checkpoint: crate::git::ObjectId,
+    pub(super) stories: Vec<StoryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_story: Option<String>,
+    pub(super) current_story: Option<String>,
     #[serde(default)]
-    pub current_attempt: u32,
+    pub(super) current_attempt: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_failure: Option<String>,
+    pub(super) last_failure: Option<String>,
     #[serde(default)]
-    pub totals: Totals,
-    pub settings: Settings,
-    pub started_at: u64,
-    pub updated_at: u64,
+    pub(super) totals: Totals,
+    pub(super) settings: Settings,
+    pub(super) started_at: u64,
+    pub(super) updated_at: u64,
     /// The PID of the loop driving the run, while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
+    pub(super) pid: Option<u32>,
     /// How the run was finished, once it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_with: Option<FinishChoice>,
+    pub(super) finished_with: Option<FinishChoice>,
     /// Consecutive attempts whose worktree equalled the last checkpoint.
     #[serde(default)]
-    pub no_progress_streak: u32,
+    pub(super) no_progress_streak: u32,
     /// Time spent in loops so far, across resumes.
     #[serde(default)]
-    pub runtime_ms: u64,
+    pub(super) runtime_ms: u64,
     /// A usage-limit pause in force until then (unix seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paused_until: Option<u64>,
+    pub(super) paused_until: Option<u64>,
     /// Why the run is paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause_reason: Option<String>,
+    pub(super) pause_reason: Option<String>,
     /// Seconds waited for usage limits so far, and how many pauses.
     #[serde(default)]
-    pub rate_limit_wait_secs: u64,
+    pub(super) rate_limit_wait_secs: u64,
     #[serde(default)]
-    pub rate_limit_pauses: u32,
+    pub(super) rate_limit_pauses: u32,
     /// Iterations added to every role's bound by resuming with more
     /// retries: a role pipeline has no retries of its own to raise.
     #[serde(default, skip_serializing_if = "crate::state::run::is_zero")]
-    pub role_iterations_added: u32,
+    pub(super) role_iterations_added: u32,
     /// The user's hooks told of an event and not yet run (from the
     /// `from`-th hook of that event on): run when the run goes on, so that
     /// a loop killed between an event and its hooks still runs them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hooks_due: Vec<HooksDue>,
+    pub(super) hooks_due: Vec<HooksDue>,
     /// Where the current story is in its role pipeline, while it is in
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pipeline: Option<PipelineState>,
+    pub(super) pipeline: Option<PipelineState>,
     /// The fallback agent a story went to when the agent's usage limit
     /// outlasted the wait; the next story goes back to the run's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<FallbackState>,
+    pub(super) fallback: Option<FallbackState>,
     /// The worktree of its own the run works in, beside the user's; `None`
     /// for a run in the user's worktree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<RunWorktree>,
+    pub(super) worktree: Option<RunWorktree>,
     /// The stories at work at once in a parallel run, each in a worktree of
     /// its own; `None` for a run that does one story at a time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parallel: Option<ParallelState>,
+    pub(super) parallel: Option<ParallelState>,
 }
 
 /// A parallel run's workers: what a resume after a crash needs to find
@@ -594,10 +594,6 @@ impl RunState {
             && self
                 .reason
                 .is_some_and(|reason| reason != StopReason::Completed)
-    }
-
-    pub fn story_mut(&mut self, id: &str) -> Option<&mut StoryRecord> {
-        self.stories.iter_mut().find(|story| story.id == id)
     }
 
     pub fn stories_done(&self) -> usize {

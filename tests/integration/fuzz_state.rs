@@ -80,15 +80,15 @@ fn use_state(state: &git_ralph::state::RunState, dir: &RunDir) -> Result<(), Tes
     serde_json::to_string(&trail).expect("log --json");
     let _ = state.receipts_summary();
     let _ = state.retries_to_resume();
-    let _ = state.totals.tokens();
+    let _ = state.totals().tokens();
     let _ = state.stories_done();
-    for story in &state.stories {
+    for story in state.stories() {
         let _ = audit::pick_attempt(state, &story.id);
         for attempt in &story.attempts {
             let _ = attempt.tokens();
             let picked = audit::pick_attempt(state, &format!("{}/{}", story.id, attempt.attempt));
             let first = state
-                .stories
+                .stories()
                 .iter()
                 .find(|s| s.id == story.id)
                 .map(|s| &s.attempts);

@@ -91,7 +91,7 @@ pub fn run_in(
     for notice in &session.notices {
         ui::note(notice);
     }
-    let on_finish = session.state.settings.on_finish;
+    let on_finish = session.state.settings().on_finish;
     let workdir = repo.workdir().to_owned();
     // Started once the run is recorded, so that it has a page to show.
     let server = args
@@ -154,7 +154,7 @@ fn drive_shown(
     } else {
         KeyListener::start(controls_tx)
     };
-    let notify = session.state.settings.notify;
+    let notify = session.state.settings().notify;
     let ending = drive(
         repo,
         run_dir.clone(),
@@ -213,7 +213,7 @@ fn left_stopped(end: &crate::run::LoopEnd, change: &ChangeName) -> bool {
     let how = match end.reason {
         StopReason::Stopped => format!(
             "stopped; completed stories are kept on {}.\n  resume:  git ralph start {change}",
-            end.state.branch
+            end.state.branch()
         ),
         StopReason::Questions => format!(
             "{}\n  answer:  git ralph answer {change} <story> \"<answer>\"\n  resume:  git ralph start {change}",
@@ -230,7 +230,7 @@ fn left_stopped(end: &crate::run::LoopEnd, change: &ChangeName) -> bool {
 /// What became of a run a bug cut short, and how to go on.
 fn after_bug(change: &ChangeName, state: &crate::state::RunState) -> String {
     let kept = state
-        .stories
+        .stories()
         .iter()
         .flat_map(|story| &story.attempts)
         .filter(|attempt| attempt.outcome == crate::state::AttemptOutcome::Interrupted)

@@ -22,7 +22,7 @@ struct Sides {
 
 fn sides(state: &RunState, what: &'static str, change: &ChangeName) -> Result<Sides, EndingError> {
     let record = state
-        .worktree
+        .worktree()
         .clone()
         .expect("only runs in a worktree of their own come here");
     let owner = Repo::open_for_recovery(&record.owner).map_err(|err| EndingError::OwnerGone {
@@ -116,8 +116,8 @@ pub(super) fn abort(
     if let Some(inside) = inside.as_mut() {
         keep_what_is_left(inside, change, onlooker)?;
         commits_after = inside
-            .descendant_tip(change, state.checkpoint)?
-            .map(|_| state.checkpoint);
+            .descendant_tip(change, state.checkpoint())?
+            .map(|_| state.checkpoint());
     }
     drop(inside);
     remove(&owner, change, &record)?;
@@ -169,7 +169,7 @@ fn cleanup_trees(
 ) -> Result<(ObjectId, ObjectId), EndingError> {
     let tip = branch_tip(owner, change)?;
     let (base, end) = (
-        owner.commit_tree(state.initial_commit)?,
+        owner.commit_tree(state.initial_commit())?,
         owner.commit_tree(tip)?,
     );
     let touched = owner.bring_in_conflicts(base, end)?;
@@ -181,7 +181,7 @@ fn cleanup_trees(
         HeadState::Branch { commit, .. } | HeadState::Detached { commit } => commit,
         HeadState::Unborn { .. } => return would_touch(touched),
     };
-    let tree = match owner.merge_onto(state.initial_commit, head, tip)? {
+    let tree = match owner.merge_onto(state.initial_commit(), head, tip)? {
         StoryMerge::Clean { tree } => tree,
         StoryMerge::Conflicted { paths } => {
             return Err(EndingError::CleanupClashes {
@@ -246,7 +246,5 @@ fn remove(owner: &Repo, change: &ChangeName, record: &RunWorktree) -> Result<(),
 }
 
 fn record_removed(state: &mut RunState) {
-    if let Some(record) = state.worktree.as_mut() {
-        record.removed = true;
-    }
+    state.worktree_removed(true);
 }

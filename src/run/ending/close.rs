@@ -8,7 +8,7 @@ use super::{
     AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker,
 };
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
-use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, RunStatus, StopReason, now};
+use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, StopReason, now};
 use crate::stories::SourceKind;
 
 /// Keep or clean up a run in the user's worktree, and record it. A
@@ -32,7 +32,7 @@ pub(super) fn finish(
             Finished::Kept(kept(state, None))
         }
         FinishChoice::Cleanup => {
-            let tip = repo.finish_cleanup(change, &state.original)?;
+            let tip = repo.finish_cleanup(change, state.original())?;
             Finished::CleanedUp(cleaned_up(change, run_dir, state, tip, None))
         }
     };
@@ -42,8 +42,8 @@ pub(super) fn finish(
 
 /// The agent's own files (Aider's history) are not unfinished work.
 pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
-    if state.settings.agent_command.is_none() {
-        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings.agent));
+    if state.settings().agent_command.is_none() {
+        repo.set_scratch(crate::agent::presets::scratch_of(&state.settings().agent));
     }
 }
 
@@ -51,12 +51,12 @@ pub(super) fn ignore_agent_scratch(repo: &mut Repo, state: &RunState) {
 /// had one.
 pub(super) fn kept(state: &RunState, worktree_removed: Option<PathBuf>) -> Kept {
     Kept {
-        change: state.change.clone(),
-        branch: state.branch.clone(),
+        change: state.change().clone(),
+        branch: state.branch().clone(),
         stories_done: state.stories_done(),
-        stories_total: state.stories.len(),
+        stories_total: state.stories().len(),
         resumable: state
-            .reason
+            .reason()
             .is_some_and(|reason| reason != StopReason::Completed),
         retries_to_resume: state.retries_to_resume(),
         close: close_offer(state),
@@ -74,8 +74,8 @@ pub(super) fn cleaned_up(
     worktree_removed: Option<PathBuf>,
 ) -> CleanedUp {
     CleanedUp {
-        original: state.original.head.reflog_name(),
-        branch: state.branch.clone(),
+        original: state.original().head.reflog_name(),
+        branch: state.branch().clone(),
         tip,
         tip_ref: format!("{}/finished", change.ref_namespace()),
         receipts: state.receipts_summary(),
@@ -91,10 +91,7 @@ pub(super) fn record_finished(
     state: &mut RunState,
     choice: FinishChoice,
 ) -> Result<(), EndingError> {
-    state.status = RunStatus::Finished;
-    state.finished_with = Some(choice);
-    state.pid = None;
-    state.updated_at = now();
+    state.finished(choice, now());
     run_dir.save(state)?;
     Ok(())
 }
@@ -103,11 +100,11 @@ pub(super) fn record_finished(
 /// whose last attempt was accepted (the record may not have been read
 /// again after it). Other sources have nothing to close.
 pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
-    if state.settings.source != Some(SourceKind::Beads) {
+    if state.settings().source != Some(SourceKind::Beads) {
         return None;
     }
     let ids: Vec<String> = state
-        .stories
+        .stories()
         .iter()
         .filter(|story| {
             story.done
@@ -120,7 +117,7 @@ pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
         .collect();
     (!ids.is_empty()).then(|| CloseOffer {
         ids,
-        branch: state.branch.clone(),
+        branch: state.branch().clone(),
     })
 }
 
@@ -137,9 +134,9 @@ pub(super) fn abort(
     rewind_unrecorded(repo, change, state, onlooker)?;
     let set_aside = set_aside_before_abort(repo, change)?;
     let commits_after = repo
-        .descendant_tip(change, state.checkpoint)?
-        .map(|_| state.checkpoint);
-    let tip = repo.abort(change, &state.original, state.initial_commit)?;
+        .descendant_tip(change, state.checkpoint())?
+        .map(|_| state.checkpoint());
+    let tip = repo.abort(change, state.original(), state.initial_commit())?;
     let aborted = record_aborted(change, run_dir, state, tip, None)?;
     Ok(Aborted {
         set_aside,
@@ -162,7 +159,7 @@ fn rewind_unrecorded(
     onlooker: &mut dyn Onlooker,
 ) -> Result<(), EndingError> {
     let cut_short = state
-        .stories
+        .stories()
         .iter()
         .flat_map(|story| &story.attempts)
         .any(|attempt| attempt.outcome == AttemptOutcome::Running || attempt.unsettled);
@@ -174,11 +171,11 @@ fn rewind_unrecorded(
         change.ref_namespace(),
         crate::events::now_ms()
     ))?;
-    let back = repo.reattach(change, state.checkpoint, &keep)?;
+    let back = repo.reattach(change, state.checkpoint(), &keep)?;
     if let Some(refname) = back.and_then(|back| back.kept_at) {
         onlooker.notice(Notice::Unrecorded {
             refname,
-            checkpoint: state.checkpoint.to_hex_with_len(10).to_string(),
+            checkpoint: state.checkpoint().to_hex_with_len(10).to_string(),
         });
     }
     Ok(())
@@ -216,13 +213,11 @@ pub(super) fn record_aborted(
     tip: ObjectId,
     worktree_removed: Option<PathBuf>,
 ) -> Result<Aborted, EndingError> {
-    state.status = RunStatus::Aborted;
-    state.pid = None;
-    state.updated_at = now();
+    state.aborted(now());
     run_dir.save(state)?;
     Ok(Aborted {
-        original: state.original.head.reflog_name(),
-        branch: state.branch.clone(),
+        original: state.original().head.reflog_name(),
+        branch: state.branch().clone(),
         tip,
         tip_ref: format!("{}/aborted", change.ref_namespace()),
         worktree_removed,

@@ -227,7 +227,7 @@ pub fn hand_off(
     let already = already_finished(&run, change, FinishChoice::Keep)?;
     // Everything that can be known before keeping is checked first: a
     // refusal leaves the run as it was.
-    let to = handoff.destination(&run.repo, change, &run.state.original.head)?;
+    let to = handoff.destination(&run.repo, change, &run.state.original().head)?;
     let kept = match already {
         Some(already) => already,
         None => finish_run(
@@ -262,7 +262,7 @@ fn already_finished(
         (Standing::Open, _) | (Standing::Kept, FinishChoice::Cleanup) => Ok(None),
         (Standing::Kept, FinishChoice::Keep) => Ok(Some(Finished::AlreadyKept {
             change: change_name(),
-            branch: run.state.branch.clone(),
+            branch: run.state.branch().clone(),
         })),
         (Standing::Closed(with), _) => Err(EndingError::AlreadyFinished {
             change: change_name(),
@@ -312,7 +312,7 @@ pub fn after_loop(
     on_finish: OnFinish,
     onlooker: &mut dyn Onlooker,
 ) -> Result<AfterLoop, EndingError> {
-    let completed = state.reason == Some(StopReason::Completed);
+    let completed = state.reason() == Some(StopReason::Completed);
     let handoff = match on_finish {
         OnFinish::Push => Some(Handoff::configured(&repo, false)?),
         OnFinish::Pr => Some(Handoff::configured(&repo, true)?),
@@ -328,10 +328,10 @@ pub fn after_loop(
         }
         OnFinish::Cleanup => Some(EndChoice::Finish(FinishChoice::Cleanup)),
         OnFinish::Ask => onlooker.ask(&Question {
-            branch: state.branch.clone(),
-            original: state.original.head.reflog_name(),
+            branch: state.branch().clone(),
+            original: state.original().head.reflog_name(),
             completed,
-            beside: state.worktree.is_some(),
+            beside: state.worktree().is_some(),
         }),
     };
     Ok(match choice {
@@ -343,12 +343,12 @@ pub fn after_loop(
         }
         Some(EndChoice::LeaveStopped) | None => AfterLoop::LeftStopped(LeftStopped {
             change: change.to_string(),
-            branch: state.branch.clone(),
-            original: state.original.head.reflog_name(),
+            branch: state.branch().clone(),
+            original: state.original().head.reflog_name(),
             retries_to_resume: state.retries_to_resume(),
             completed,
             worktree: state
-                .worktree
+                .worktree()
                 .as_ref()
                 .map(|record| record.linked.path.clone()),
         }),
@@ -364,7 +364,7 @@ fn keep_and_hand_off(
     handoff: &Handoff,
     onlooker: &mut dyn Onlooker,
 ) -> Result<HandedOff, EndingError> {
-    let to = handoff.destination(&repo, change, &state.original.head)?;
+    let to = handoff.destination(&repo, change, &state.original().head)?;
     let kept = finish_run(
         &mut repo,
         change,
@@ -392,7 +392,7 @@ fn finish_run(
     choice: FinishChoice,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Finished, EndingError> {
-    let finished = if state.worktree.is_some() {
+    let finished = if state.worktree().is_some() {
         beside::finish(repo, change, run_dir, state, choice, onlooker)
     } else {
         close::finish(repo, change, run_dir, state, choice, onlooker)
@@ -417,7 +417,7 @@ fn abort_run(
     state: &mut RunState,
     onlooker: &mut dyn Onlooker,
 ) -> Result<Aborted, EndingError> {
-    let aborted = if state.worktree.is_some() {
+    let aborted = if state.worktree().is_some() {
         beside::abort(repo, change, run_dir, state, onlooker)
     } else {
         close::abort(repo, change, run_dir, state, onlooker)

@@ -88,12 +88,12 @@ pub(super) fn take_over(
 }
 
 fn standing(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<Standing, EndingError> {
-    Ok(match state.status {
+    Ok(match state.status() {
         RunStatus::Running | RunStatus::Stopped => Standing::Open,
         RunStatus::Aborted => Standing::Aborted,
         RunStatus::Finished => {
-            let with = state.finished_with.unwrap_or(FinishChoice::Keep);
-            let kept = state.finished_with == Some(FinishChoice::Keep)
+            let with = state.finished_with().unwrap_or(FinishChoice::Keep);
+            let kept = state.finished_with() == Some(FinishChoice::Keep)
                 && repo.resolve_ref(&change.branch_ref())?.is_some();
             if kept {
                 Standing::Kept

@@ -68,16 +68,3 @@ pub(super) struct Launch<'a> {
     pub ended: &'a mpsc::UnboundedSender<Ended>,
     pub stop: &'a watch::Receiver<bool>,
 }
-
-/// What one story's loop cost, added to the run's totals.
-pub(super) fn add_totals(into: &mut crate::state::Totals, more: &crate::state::Totals) {
-    into.attempts = into.attempts.saturating_add(more.attempts);
-    into.add_tokens(
-        more.input_tokens,
-        more.output_tokens,
-        more.cache_read_tokens,
-        more.cache_creation_tokens,
-    );
-    into.cost_usd += more.cost_usd;
-    into.tokens_unknown |= more.tokens_unknown;
-}

@@ -9,7 +9,7 @@
 use super::super::context::Run;
 use super::super::error::RunError;
 use super::super::settle;
-use super::board::{Board, MergedStory, add_totals};
+use super::board::{Board, MergedStory};
 use super::worker;
 use crate::contract;
 use crate::events::Event;
@@ -41,7 +41,7 @@ pub(super) async fn merge_story(
     tip: ObjectId,
     merged_since: &[MergedStory],
 ) -> Result<Merged, RunError> {
-    let (base, ours, story_id) = (worker.base, run.state.checkpoint, worker.story.clone());
+    let (base, ours, story_id) = (worker.base, run.state.checkpoint(), worker.story.clone());
     let tracking = slash_path(run.source.tracking_file());
     let keep = tracking.clone();
     let outcome = run
@@ -91,7 +91,7 @@ pub(super) async fn merge_story(
             super::super::settle::found_words(&found)
         ));
     }
-    run.state.checkpoint = checkpoint.commit;
+    run.state.checkpointed(checkpoint.commit);
     run.save()?;
     Ok(Merged::Done {
         checkpoint: checkpoint.commit,
@@ -221,7 +221,7 @@ pub(super) async fn merge_done_story(
     merged_since: &[MergedStory],
 ) -> Result<(), RunError> {
     let story = worker.story.clone();
-    let before = run.state.checkpoint;
+    let before = run.state.checkpoint();
     let merged = merge_story(run, worker, tip, merged_since).await?;
     if merged == Merged::Stopped {
         // Its worktree stays, recorded: the resume merges it.
@@ -245,19 +245,14 @@ pub(super) async fn merge_done_story(
         } => (None, Some(reason), merge_kept.or(kept)),
         Merged::Stopped => return Ok(()),
     };
-    let outcome = match last_attempt(run, &story) {
-        Some(attempt) if checkpoint.is_some() => {
-            attempt.checkpoint = checkpoint.clone();
-            AttemptOutcome::Complete
-        }
-        Some(attempt) => {
-            attempt.outcome = AttemptOutcome::Rejected;
-            attempt.reason = reason.clone();
-            attempt.preserved = preserved.clone();
-            attempt.checkpoint = None;
-            AttemptOutcome::Rejected
-        }
-        None => AttemptOutcome::Rejected,
+    let merged = checkpoint
+        .clone()
+        .and_then(|checkpoint| run.state.story_merged(&story, checkpoint));
+    let outcome = match merged {
+        Some(outcome) => outcome,
+        None => run
+            .state
+            .merge_refused(&story, reason.clone(), preserved.clone()),
     };
     let stories = run.load_stories().await?;
     run.sync_stories(&stories);
@@ -320,10 +315,15 @@ async fn paths_between(run: &Run, old: ObjectId, new: ObjectId) -> Result<Vec<St
     .map_err(|err| RunError::git("read what a merge changed", err))
 }
 pub(super) fn last_attempt<'a>(
-    run: &'a mut Run,
+    run: &'a Run,
     story: &str,
-) -> Option<&'a mut crate::state::AttemptRecord> {
-    run.story_record(story).attempts.last_mut()
+) -> Option<&'a crate::state::AttemptRecord> {
+    run.state
+        .stories()
+        .iter()
+        .find(|record| record.id == story)?
+        .attempts
+        .last()
 }
 /// A story's loop ended: its record of the story (attempts, cost)
 /// becomes the run's, once.
@@ -332,23 +332,10 @@ pub(super) fn adopt(run: &mut Run, mut worker: WorkerRecord) -> Result<WorkerRec
         return Ok(worker);
     }
     let recorded = worker::recorded(&worker);
-    if let Some(mut record) = recorded.story {
-        // Done is what the run's branch says, not the story's own.
-        let own = run.story_record(&worker.story);
-        (record.done, record.tasks_done, record.tasks_total) =
-            (own.done, own.tasks_done, own.tasks_total);
-        *own = record;
-    }
-    add_totals(&mut run.state.totals, &recorded.totals);
+    // Done is what the run's branch says, not the story's own.
+    run.state
+        .worker_adopted(&worker.story, recorded.story, &recorded.totals);
     worker.ended = true;
-    if let Some(own) = run
-        .state
-        .parallel
-        .as_mut()
-        .and_then(|p| p.workers.iter_mut().find(|w| w.story == worker.story))
-    {
-        own.ended = true;
-    }
     run.save()?;
     Ok(worker)
 }
@@ -363,9 +350,7 @@ pub(super) fn retire_worker(
         let repo = run.repo_lock();
         worker::retire(&repo, run.settings.change(), &run.run_dir, worker)?
     };
-    if let Some(parallel) = run.state.parallel.as_mut() {
-        parallel.workers.retain(|w| w.story != worker.story);
-    }
+    run.state.worker_gone(&worker.story);
     run.save()?;
     Ok(kept)
 }

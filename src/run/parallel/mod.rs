@@ -154,7 +154,7 @@ impl Coordinator {
             let message = format!(
                 "while stories were at work, {}; {} is back at its last checkpoint",
                 super::settle::found_words(&found),
-                self.run.state.branch
+                self.run.state.branch()
             );
             self.run.warn(message);
         }
@@ -245,7 +245,7 @@ impl Coordinator {
             .settings
             .contract()
             .rules_for(&story.id, &story.acceptance_criteria);
-        let record = self.run.story_record(&story.id).clone();
+        let record = self.run.story_record(&story.id).into_owned();
         super::guardrails::hit(
             self.run.settings.guardrails(),
             &self.run.state,
@@ -268,15 +268,10 @@ impl Coordinator {
             self.run.settings.change(),
             &workdir,
             &self.run.run_dir,
-            self.run.state.checkpoint,
+            self.run.state.checkpoint(),
             story,
         )?;
-        self.run
-            .state
-            .parallel
-            .get_or_insert_with(Default::default)
-            .workers
-            .push(planned.clone());
+        self.run.state.worker_planned(planned.clone());
         self.run.save()?;
         let launched = {
             let repo = self.run.repo_lock();
@@ -291,23 +286,15 @@ impl Coordinator {
             }
             .launch(planned, story, launch.ended.clone())
         };
-        let workers = &mut self
-            .run
-            .state
-            .parallel
-            .get_or_insert_with(Default::default)
-            .workers;
         let running = match launched {
             Ok(running) => running,
             Err(err) => {
-                workers.retain(|w| w.story != story.id);
+                self.run.state.worker_gone(&story.id);
                 self.run.save()?;
                 return Err(err);
             }
         };
-        if let Some(own) = workers.iter_mut().find(|w| w.story == story.id) {
-            *own = running.record.clone();
-        }
+        self.run.state.worker_started(running.record.clone());
         self.run.save()?;
         board
             .merged_at_start
@@ -374,11 +361,11 @@ impl Coordinator {
         self.guard_run_branch().await?;
         let running = board.running.remove(at);
         let worker = running.record;
-        let tip = end.state.checkpoint;
+        let tip = end.state.checkpoint();
         let done = end.reason == StopReason::Completed
             && end
                 .state
-                .stories
+                .stories()
                 .iter()
                 .find(|record| record.id == story)
                 .and_then(|record| record.attempts.last())

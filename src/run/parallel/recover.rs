@@ -5,7 +5,7 @@
 //! other runs again. Finish and abort retire what is left the same way.
 
 use super::super::context::Run;
-use super::board::{Board, Waiting, add_totals};
+use super::board::{Board, Waiting};
 use super::merge;
 use super::worker;
 use crate::git::ObjectId;
@@ -26,10 +26,10 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
     })
     .await
     .map_err(|err| RunError::git("put the run's worktree back at its branch", err))?;
-    run.state.checkpoint = tip;
+    run.state.checkpointed(tip);
     let workers = run
         .state
-        .parallel
+        .parallel()
         .as_ref()
         .map(|p| p.workers.clone())
         .unwrap_or_default();
@@ -49,11 +49,7 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
         if merged_already {
             continue;
         }
-        if let Some(attempt) = merge::last_attempt(run, &worker.story)
-            && attempt.outcome == AttemptOutcome::Running
-        {
-            attempt.outcome = AttemptOutcome::Interrupted;
-        }
+        run.state.worker_interrupted(&worker.story);
         run.warn(format!(
             "story {} was at work in {} when the run stopped; what it left is kept under {namespace}/stories/, and it runs again",
             worker.story,
@@ -75,12 +71,12 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
 /// attempt's checkpoint, its events, its hooks). A story is told once its
 /// last attempt names its merge commit.
 async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunError> {
-    let initial = run.state.initial_commit;
+    let initial = run.state.initial_commit();
     // Stories are told in the order they were merged: older than the
     // newest commit told of, every one was.
     let told: Vec<String> = run
         .state
-        .stories
+        .stories()
         .iter()
         .filter_map(|story| story.attempts.last()?.checkpoint.clone())
         .collect();
@@ -97,7 +93,7 @@ async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunEr
         if told || attempt.outcome != AttemptOutcome::Complete {
             continue;
         }
-        attempt.checkpoint = Some(commit.clone());
+        let _ = run.state.story_merged(&story, commit.clone());
         merge::tell_merge(
             run,
             story,
@@ -154,12 +150,12 @@ fn done_at(worker: &WorkerRecord) -> Option<ObjectId> {
     .load()
     .ok()?;
     let last = state
-        .stories
+        .stories()
         .iter()
         .find(|record| record.id == worker.story)?
         .attempts
         .last()?;
-    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint)
+    (last.outcome == AttemptOutcome::Complete).then_some(state.checkpoint())
 }
 
 /// Retire every story's worktree a parallel run that did not stop
@@ -172,20 +168,14 @@ pub(crate) fn retire_left_behind(
     run_dir: &crate::state::RunDir,
     state: &mut crate::state::RunState,
 ) -> Result<usize, RunError> {
-    let Some(parallel) = state.parallel.as_mut() else {
+    if state.parallel().is_none() {
         return Ok(0);
-    };
-    let workers = std::mem::take(&mut parallel.workers);
+    }
+    let workers = state.workers_taken_off(|worker| {
+        let recorded = worker::recorded(worker);
+        (recorded.story, recorded.totals)
+    });
     for worker in &workers {
-        if !worker.ended {
-            let recorded = worker::recorded(worker);
-            if let Some(record) = recorded.story
-                && let Some(own) = state.stories.iter_mut().find(|s| s.id == worker.story)
-            {
-                *own = record;
-            }
-            add_totals(&mut state.totals, &recorded.totals);
-        }
         worker::retire(repo, change, run_dir, worker)?;
     }
     run_dir.save(state)?;

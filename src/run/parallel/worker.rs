@@ -18,7 +18,7 @@ use super::super::run_settings::RunSettings;
 use super::super::story_loop::StoryLoop;
 use crate::events::{Record, now_ms};
 use crate::git::{ChangeName, ObjectId, Repo, RunRefs, ref_key};
-use crate::state::{RunDir, RunState, RunStatus, StoryRecord, WorkerRecord};
+use crate::state::{RunDir, RunState, StoryRecord, WorkerRecord};
 use crate::stories::Story;
 
 /// A story's loop under way.
@@ -113,7 +113,9 @@ impl Start<'_> {
             .repo
             .open_worktree(&linked)?
             .ok_or_else(|| super::super::beside::gone(&linked.path))?;
-        let state = self.worker_state(&name, story, base);
+        // The run's state on the story's branch, with the story's attempts
+        // so far, so that retries count across merges.
+        let state = (self.state).for_worker(name.to_string(), name.branch_short(), &story.id, base);
         std::fs::create_dir_all(&run_dir.dir)
             .map_err(|err| RunError::io(format!("create {}", run_dir.dir.display()), err))?;
         if let Ok(learned) = std::fs::read(self.run_dir.learnings_path()) {
@@ -123,7 +125,7 @@ impl Start<'_> {
         let source = super::super::sources::source_for(
             &worker_repo,
             self.change,
-            &state.settings,
+            state.settings(),
             super::super::sources::Begin::Resume,
         )?;
         let settings = self.settings.for_story(name, &story.id);
@@ -149,37 +151,6 @@ impl Start<'_> {
         });
         Ok(Running { record, handle })
     }
-
-    /// The story loop's own state: the run's, on the story's branch, with
-    /// the story's attempts so far, so that retries count across merges.
-    fn worker_state(&self, name: &ChangeName, story: &Story, base: ObjectId) -> RunState {
-        let mut state = self.state.clone();
-        state.change = name.to_string();
-        state.branch = name.branch_short();
-        state.status = RunStatus::Running;
-        state.reason = None;
-        state.initial_commit = base;
-        state.checkpoint = base;
-        state.stories = self
-            .state
-            .stories
-            .iter()
-            .filter(|record| record.id == story.id)
-            .cloned()
-            .collect();
-        state.current_story = None;
-        state.current_attempt = 0;
-        state.last_failure = None;
-        state.totals = Default::default();
-        state.no_progress_streak = 0;
-        state.pipeline = None;
-        state.fallback = None;
-        state.worktree = None;
-        state.parallel = None;
-        state.settings.parallel = None;
-        state.runtime_ms = 0;
-        state
-    }
 }
 
 /// What a story's loop recorded of its story, read from its own state.
@@ -199,11 +170,11 @@ pub(super) fn recorded(worker: &WorkerRecord) -> Recorded {
     .ok();
     match loaded {
         Some(state) => Recorded {
+            totals: state.totals().clone(),
             story: state
-                .stories
+                .into_stories()
                 .into_iter()
                 .find(|record| record.id == worker.story),
-            totals: state.totals,
         },
         None => Recorded {
             story: None,

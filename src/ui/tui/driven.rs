@@ -68,7 +68,7 @@ impl RunScreen {
     ) -> (LoopScreenView, RunScreen) {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (requests_tx, mut requests_rx) = mpsc::unbounded_channel::<UiRequest>();
-        let mut app = App::new(Mode::Loop, &state.change);
+        let mut app = App::new(Mode::Loop, state.change());
         app.apply_state(state);
         app.notice = note;
         app.run_dir = Some(run_dir.clone());
@@ -98,7 +98,7 @@ impl RunScreen {
         (
             LoopScreenView {
                 events: events_tx.clone(),
-                bell: state.settings.notify,
+                bell: state.settings().notify,
             },
             RunScreen {
                 thread,

@@ -54,29 +54,29 @@ pub fn title(change: &str) -> String {
 /// The body, in GitHub-flavoured markdown (GitLab reads it too).
 pub fn body(state: &RunState, base: Option<&str>) -> String {
     let mut body = summary(state, base);
-    body.push_str(&stories_table(&state.stories));
+    body.push_str(&stories_table(state.stories()));
     let agent = state
-        .settings
+        .settings()
         .agent_command
         .as_deref()
-        .unwrap_or(&state.settings.agent);
+        .unwrap_or(&state.settings().agent);
     let tail = format!(
         "{}{}{}{}",
-        checks(&state.stories),
+        checks(state.stories()),
         spending(state),
-        flags(&state.stories),
-        footer(&state.change)
+        flags(state.stories()),
+        footer(state.change())
     );
     let room = MAX_BODY_CHARS.saturating_sub(body.len() + tail.len());
-    body.push_str(&attempts(&state.stories, agent, room));
+    body.push_str(&attempts(state.stories(), agent, room));
     body.push_str(&tail);
     body
 }
 
 fn summary(state: &RunState, base: Option<&str>) -> String {
     let done = state.stories_done();
-    let total = state.stories.len();
-    let ending = match state.reason {
+    let total = state.stories().len();
+    let ending = match state.reason() {
         Some(reason) => format!(" (the run ended: {reason})"),
         None => String::new(),
     };
@@ -86,8 +86,8 @@ fn summary(state: &RunState, base: Option<&str>) -> String {
     format!(
         "git-ralph worked through the change `{}` on `{}`{onto}: **{done} of {total} {} done**{ending}. \
          Each story that was done is one commit, its receipts in the commit's trailers.\n\n",
-        state.change,
-        state.branch,
+        state.change(),
+        state.branch(),
         if total == 1 { "story" } else { "stories" },
     )
 }
@@ -232,7 +232,7 @@ fn checks(stories: &[StoryRecord]) -> String {
 }
 
 fn spending(state: &RunState) -> String {
-    let totals = &state.totals;
+    let totals = &state.totals();
     let unknown = if totals.tokens_unknown {
         " (an agent reported no token counts, so its tokens are left out)"
     } else {

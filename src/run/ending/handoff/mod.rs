@@ -219,11 +219,11 @@ pub(super) fn hand_off(
 
 /// The branch the run started from, when it was one other than the run's.
 fn starting_branch(change: &ChangeName, state: &RunState) -> Option<String> {
-    match &state.original.head {
+    match &state.original().head {
         HeadState::Branch { name, .. } | HeadState::Unborn { name }
             if *name != change.branch_ref() =>
         {
-            Some(state.original.head.reflog_name())
+            Some(state.original().head.reflog_name())
         }
         _ => None,
     }

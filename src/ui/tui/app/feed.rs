@@ -14,17 +14,17 @@ impl App {
     /// Seed (or refresh) from `state.json`: stories, attempts, outcomes,
     /// tokens and cost as recorded. Output already received is kept.
     pub fn apply_state(&mut self, state: &RunState) {
-        self.branch = state.branch.clone();
+        self.branch = state.branch().clone();
         self.agent = crate::audit::agent_name(state);
-        self.max_attempts = if state.settings.once {
+        self.max_attempts = if state.settings().once {
             1
         } else {
-            state.settings.max_retries.saturating_add(1)
+            state.settings().max_retries.saturating_add(1)
         };
         if self.started_ms.is_none() {
-            self.started_ms = Some(state.started_at.saturating_mul(1000));
+            self.started_ms = Some(state.started_at().saturating_mul(1000));
         }
-        for story in &state.stories {
+        for story in state.stories() {
             let item = self.story_mut(&story.id, &story.title);
             item.done = story.done;
             item.tasks_done = story.tasks_done;
@@ -45,12 +45,12 @@ impl App {
                 }
             }
         }
-        if let (Some(story), RunStatus::Running) = (&state.current_story, state.status) {
-            self.current = Some((story.clone(), state.current_attempt));
+        if let (Some(story), RunStatus::Running) = (&state.current_story(), state.status()) {
+            self.current = Some((story.clone(), state.current_attempt()));
         }
-        if state.status != RunStatus::Running && self.ended.is_none() {
-            self.ended = Some(crate::ui::state_words(state.status, state.reason));
-            self.elapsed_ms = state.runtime_ms;
+        if state.status() != RunStatus::Running && self.ended.is_none() {
+            self.ended = Some(crate::ui::state_words(state.status(), state.reason()));
+            self.elapsed_ms = state.runtime_ms();
         }
         self.dirty = true;
     }

@@ -67,10 +67,10 @@ fn issue_38_the_loop_screen_marks_the_story_that_waits_with_its_question() {
 
 /// A running run of `greet` on disk whose story 2 waits on "CSV or JSON?".
 fn waiting_run(dir: &std::path::Path) -> crate::state::RunDir {
-    let mut state: crate::state::RunState =
+    let mut state: serde_json::Value =
         serde_json::from_str(include_str!("../../../../tests/fixtures/state/state.json")).unwrap();
-    state.status = RunStatus::Running;
-    state.reason = None;
+    state["status"] = serde_json::to_value(RunStatus::Running).unwrap();
+    state.as_object_mut().unwrap().remove("reason");
     let mut asked =
         crate::state::AttemptRecord::new(1, AttemptOutcome::Question, crate::state::now());
     asked.asked = Some("CSV or JSON?".into());
@@ -82,8 +82,10 @@ fn waiting_run(dir: &std::path::Path) -> crate::state::RunDir {
         tasks_total: 1,
         attempts: vec![asked],
     };
-    state.stories.retain(|s| s.id != "2");
-    state.stories.push(story);
+    let stories = state["stories"].as_array_mut().unwrap();
+    stories.retain(|s| s["id"] != "2");
+    stories.push(serde_json::to_value(story).unwrap());
+    let state: crate::state::RunState = serde_json::from_value(state).unwrap();
     let run_dir = crate::state::RunDir::new(dir, "greet");
     std::fs::create_dir_all(&run_dir.dir).unwrap();
     run_dir.save(&state).unwrap();
