@@ -88,4 +88,5 @@ mod transcripts;
 mod truthful;
 mod tui_e2e;
 mod walkthrough;
+mod words;
 mod worktree_e2e;
