@@ -4,9 +4,16 @@
 //! with git as the oracle.
 
 use std::fs;
+use std::process::Output;
+use std::time::Duration;
 
+use crate::harness::story_run::*;
 use crate::harness::*;
 use crate::plan_e2e::{self, FOLDER, project as plan_project};
+use crate::questions_e2e::{QUESTION, QUESTIONS_EXIT, asking_agent};
+
+const FIRST_ANSWER: &str = "Formal: \"Goodbye, dear visitor.\"";
+const SECOND_ANSWER: &str = "Casual: a plain \"bye\" on one line.";
 
 /// A directory holding `git` alone, to stand for a PATH without the
 /// agent's CLI or `gh`.
@@ -146,4 +153,203 @@ fn issue_47_plan_from_an_issue_without_gh_offers_only_plans_options() {
     assert!(err.contains("--from"), "{err}");
     offers_only_plan_options(&repo, &err);
     assert_eq!(repo.status_porcelain(), "");
+}
+
+// ---------------------------------------------------------------------------
+// Questions
+
+fn answer(repo: &TestRepo, story: &str, text: &str) -> Output {
+    ralph_cmd(repo, &["answer", CHANGE, story, text])
+}
+
+#[test]
+fn issue_47_the_loop_names_what_to_answer_and_says_the_question_once() {
+    // An ordered checklist: story 3 waits for story 2, so nothing goes on.
+    let repo = project(THREE_STORIES);
+    let agent = asking_agent(&repo);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, QUESTIONS_EXIT);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    for placeholder in ["<change>", "<story>", "<answer>"] {
+        assert!(!said.contains(placeholder), "{placeholder}:\n{said}");
+    }
+    let how = format!("git ralph answer {CHANGE} 2 \"...\"");
+    assert!(said.contains(&how), "{said}");
+    let status = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+    assert!(status.contains(&how), "{status}");
+    assert!(said.contains("attempt 1 asked a question"), "{said}");
+    assert!(!said.contains("the agent asked a question"), "{said}");
+    // Nothing goes on beside it in an ordered checklist.
+    assert!(!said.contains("do not depend on it go on"), "{said}");
+    assert!(
+        said.contains("no other story may start until it is answered"),
+        "{said}"
+    );
+    assert!(attempt_records(&state(&repo), "3").is_empty());
+}
+
+#[test]
+fn issue_47_independent_stories_do_go_on_beside_a_question() {
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, QUESTIONS_EXIT);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(
+        said.contains("the stories that do not depend on it go on"),
+        "{said}"
+    );
+    assert_eq!(
+        attempt_records(&state(&repo), "3")[0]["outcome"],
+        "complete"
+    );
+}
+
+/// `▶ story 2/3 · 2. Farewell · attempt 2/N`: N.
+fn most_attempts_shown(said: &str, story: &str, attempt: u32) -> u32 {
+    let line = said
+        .lines()
+        .find(|line| {
+            line.contains(&format!("· {story}. ")) && line.contains(&format!("attempt {attempt}/"))
+        })
+        .unwrap_or_else(|| panic!("no line for attempt {attempt} at story {story}:\n{said}"));
+    let after = line.split(&format!("attempt {attempt}/")).nth(1).unwrap();
+    after
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"))
+}
+
+#[test]
+fn issue_47_the_resumed_attempt_shows_the_number_its_trailer_carries() {
+    let repo = project(THREE_STORIES);
+    let agent = asking_agent(&repo);
+    assert_exit(
+        &start(&repo, &agent, &["--on-finish", "keep"]),
+        QUESTIONS_EXIT,
+    );
+    assert_exit(&answer(&repo, "2", SECOND_ANSWER), 0);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let said = stdout(&output);
+    // Three retries and the question, which spent none.
+    let shown = most_attempts_shown(&said, "2", 2);
+    assert_eq!(shown, 5, "{said}");
+    let trailers = repo.git(&[
+        "log",
+        "--format=%(trailers:key=Ralph-Story,key=Ralph-Attempt,valueonly,separator=%x20)",
+        BRANCH,
+    ]);
+    assert!(
+        trailers
+            .lines()
+            .any(|line| line == format!("2 2 of {shown}")),
+        "{trailers}"
+    );
+    assert!(
+        trailers.lines().any(|line| line == "3 1 of 4"),
+        "{trailers}"
+    );
+    let status = status_json(&repo);
+    let numbers: Vec<u64> = status["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|story| story["id"] == "2")
+        .map(|story| {
+            story["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["attempt"].as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(numbers, vec![1, 2], "{status}");
+    let log = stdout(&ralph_cmd(&repo, &["log", CHANGE]));
+    assert!(log.contains("#2 complete"), "{log}");
+}
+
+#[test]
+fn issue_47_an_answer_not_yet_taken_up_is_replaced_by_a_second() {
+    let repo = project(THREE_STORIES);
+    let agent = asking_agent(&repo);
+    assert_exit(
+        &start(&repo, &agent, &["--on-finish", "keep"]),
+        QUESTIONS_EXIT,
+    );
+    assert_exit(&answer(&repo, "2", FIRST_ANSWER), 0);
+    let second = answer(&repo, "2", SECOND_ANSWER);
+    assert_exit(&second, 0);
+    let said = stdout(&second);
+    assert!(said.contains("replacing the earlier answer"), "{said}");
+    assert!(said.contains(FIRST_ANSWER), "{said}");
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let prompt = saved_prompt(&repo, "2", 2);
+    assert!(prompt.contains(&format!("> {SECOND_ANSWER}\n")), "{prompt}");
+    assert!(!prompt.contains(FIRST_ANSWER), "{prompt}");
+    let story2 = attempt_records(&state(&repo), "2");
+    assert_eq!(story2[0]["answer"], SECOND_ANSWER);
+    assert_eq!(of_type(&events(&repo), "answered").len(), 1);
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_47_an_answer_the_run_took_up_is_refused_clearly() {
+    let repo = independent_project();
+    let release = repo.dir.path().join("release");
+    let agent = script(
+        &repo,
+        &format!(
+            "format claude\n\
+             {}\
+             [story=2 attempt=1]\n\
+             write story-2.txt a draft\\n\n\
+             final I read the task.\\n\\n{QUESTION}\n\
+             [story=2 attempt=2]\nwait-for {}\n{}{}",
+            story_done("1"),
+            release.display(),
+            finish_story("2"),
+            story_done("3")
+        ),
+    );
+    let live = Background::start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--answer-timeout", "5m"],
+    );
+    wait_until(
+        "story 2 waits for an answer",
+        Duration::from_secs(60),
+        || {
+            fs::read_to_string(run_dir(&repo).join("state.json"))
+                .is_ok_and(|text| text.contains("\"outcome\": \"question\""))
+        },
+    );
+    assert_exit(&answer(&repo, "2", FIRST_ANSWER), 0);
+    wait_until(
+        "the run takes the answer up",
+        Duration::from_secs(60),
+        || {
+            attempt_records(&state(&repo), "2")
+                .first()
+                .is_some_and(|first| first["answer"] == FIRST_ANSWER)
+        },
+    );
+    let answers = run_dir(&repo).join("answers.jsonl");
+    let before = fs::read(&answers).unwrap();
+    let refused = answer(&repo, "2", SECOND_ANSWER);
+    assert_exit(&refused, 1);
+    let err = stderr(&refused);
+    assert!(err.contains("the run has taken it up"), "{err}");
+    assert!(err.contains(FIRST_ANSWER), "{err}");
+    assert_eq!(fs::read(&answers).unwrap(), before, "nothing was written");
+    fs::write(&release, "go\n").unwrap();
+    let finished = live.wait(Duration::from_secs(120));
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    assert!(saved_prompt(&repo, "2", 2).contains(FIRST_ANSWER));
+    repo.assert_fsck_clean();
 }

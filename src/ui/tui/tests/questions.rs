@@ -34,6 +34,7 @@ fn asked(app: &mut App) {
             attempt: 1,
             question: "CSV or JSON?".into(),
             preserved: Some("refs/ralph/greet/attempts/2/1".into()),
+            others_go_on: Some(true),
         }),
         progress("3", "Docs", 3, 1),
     ];
