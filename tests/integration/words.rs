@@ -353,3 +353,63 @@ fn issue_47_an_answer_the_run_took_up_is_refused_clearly() {
     assert!(saved_prompt(&repo, "2", 2).contains(FIRST_ANSWER));
     repo.assert_fsck_clean();
 }
+
+/// The paragraph of `docs/contract.md` on questions instead of work.
+fn contract_on_questions() -> String {
+    let guide = fs::read_to_string(source_path("docs/contract.md")).unwrap();
+    let start = guide
+        .find("- **Questions instead of work.**")
+        .expect("docs/contract.md speaks of questions instead of work");
+    let rest = &guide[start + 2..];
+    let end = rest.find("\n- **").unwrap_or(rest.len());
+    rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn issue_47_the_contract_guide_says_what_a_question_does_by_default() {
+    let guide = contract_on_questions();
+    // By default the story waits for an answer, and the run says so.
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, QUESTIONS_EXIT);
+    assert_eq!(
+        attempt_records(&state(&repo), "2")[0]["outcome"],
+        "question"
+    );
+    for words in ["waits for an answer", "git ralph answer", "spends no retry"] {
+        assert!(guide.contains(words), "{words:?} is not in:\n{guide}");
+    }
+    // With --no-questions, the words the guide quotes are the run's.
+    let repo = independent_project();
+    let agent = asking_agent(&repo);
+    let output = start(
+        &repo,
+        &agent,
+        &[
+            "--on-finish",
+            "keep",
+            "--no-questions",
+            "--max-retries",
+            "1",
+        ],
+    );
+    assert_exit(&output, 0);
+    let first = &attempt_records(&state(&repo), "2")[0];
+    assert_eq!(first["outcome"], "no_signal");
+    let reason = first["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        format!("the agent asked instead of working: {QUESTION}")
+    );
+    let unattended = guide
+        .find("--no-questions")
+        .unwrap_or_else(|| panic!("--no-questions is not in:\n{guide}"));
+    let quoted = guide
+        .find("the agent asked instead of working:")
+        .expect("the guide quotes the reason");
+    assert!(
+        unattended < quoted,
+        "the guide gives the unattended reason as the default:\n{guide}"
+    );
+}
