@@ -29,6 +29,7 @@ mod config;
 mod containment;
 mod contract;
 mod cut_short;
+mod docs_named;
 mod edges_attempt;
 mod edges_start;
 mod edges_text;
