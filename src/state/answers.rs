@@ -122,7 +122,6 @@ pub enum Refused {
     UnknownStory { change: String, story: String },
     #[error("story {story} of '{change}' is not waiting for an answer")]
     NotWaiting { change: String, story: String },
-
     #[error(transparent)]
     Answers(#[from] AnswersError),
     #[error(transparent)]
