@@ -189,11 +189,16 @@ pub fn give(run_dir: &super::RunDir, story: &str, text: &str) -> Result<Given, R
     };
     let path = run_dir.answers_path();
     let given = read(&path)?;
+    // The story's last question: once answered and taken up, the attempts
+    // after it may already be at work.
     let asked = record
         .attempts
-        .last()
-        .filter(|last| last.outcome == super::AttemptOutcome::Question && !record.done);
-    let Some(asked) = asked else {
+        .iter()
+        .rev()
+        .find(|a| a.outcome == super::AttemptOutcome::Question)
+        .filter(|_| !record.done);
+    let last = record.attempts.last().map(|a| a.attempt);
+    let Some(asked) = asked.filter(|a| a.answer.is_some() || Some(a.attempt) == last) else {
         return Err(Refused::NotWaiting {
             change: state.change.clone(),
             story: story.to_owned(),
