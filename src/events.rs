@@ -130,7 +130,7 @@ pub enum Event {
     },
     /// The attempt ended with a question for a person: the story waits
     /// for an answer (`git ralph answer`), its work kept at `preserved`,
-    /// while the rest of the run goes on. Sent after the attempt's
+    /// while the stories that do not depend on it go on. Sent after the attempt's
     /// `attempt_finished`.
     Question {
         story_id: String,
@@ -138,6 +138,11 @@ pub enum Event {
         question: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preserved: Option<String>,
+        /// Whether another story may start meanwhile (`false` in an
+        /// ordered checklist, whose later stories wait); not known in
+        /// the logs of earlier releases.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        others_go_on: Option<bool>,
     },
     /// A person answered the question an attempt at the story ended
     /// with; the story is picked up again at its turn.

@@ -209,7 +209,9 @@ impl CommandError {
         while let Some(cause) = next {
             let text = cause.to_string();
             let marker = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric());
-            if text != self.message && !causes.contains(&text) && !marker {
+            // A cause its error already quotes says nothing new.
+            let said = self.message.contains(&text) || causes.iter().any(|c| c.contains(&text));
+            if !said && !marker {
                 causes.push(text);
             }
             next = cause.source();

@@ -23,6 +23,7 @@ pub(crate) mod planning;
 pub mod preview;
 pub mod process;
 pub mod prompt;
+pub mod reference;
 pub(crate) mod run;
 pub(crate) mod sandbox;
 pub(crate) mod serve;

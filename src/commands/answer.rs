@@ -33,10 +33,10 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let (repo, change, run_dir) = super::open_run(Some(&args.change))?;
     let text = answer_text(&args)?;
-    let answer = answers::give(&run_dir, &args.story, &text)
+    let given = answers::give(&run_dir, &args.story, &text)
         .map_err(|refused| refusal(refused, &run_dir))?;
     let live = lock_holder(&super::lock_path(&repo)).is_some_and(|(_, c)| c == change.as_str());
-    ui::answer::answered(&change, &answer, live);
+    ui::answer::answered(&change, &given, live);
     Ok(Exit::Success.code())
 }
 
@@ -76,6 +76,9 @@ fn refusal(refused: Refused, run_dir: &crate::state::RunDir) -> CommandError {
             })
         }
         Refused::Over { .. } => None,
+        Refused::Answers(answers::AnswersError::TakenUp { change, story, .. }) => Some(format!(
+            "an answer the run has taken up stays; if the next attempt at story {story} asks again, answer that; 'git ralph status {change}' shows the run"
+        )),
         Refused::Answers(answers::AnswersError::Bad(_)) => Some(
             "git ralph answer writes one answer per line: mend or remove that line, then answer again".to_owned(),
         ),

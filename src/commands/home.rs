@@ -86,8 +86,13 @@ fn plan_new(
     Ok(match planned.outcome {
         crate::planning::Outcome::Accepted { .. } => None,
         crate::planning::Outcome::NotValid { findings } => Some(format!(
-            "{change}: the plan is not accepted after {} tries, and is kept in {}: {}",
+            "{change}: the plan is not accepted after {} tries, {} {}: {}",
             planned.attempts,
+            if planned.written {
+                "and is kept in"
+            } else {
+                "and nothing was written in"
+            },
             planned.target.shown(),
             findings
                 .first()

@@ -237,6 +237,7 @@ fn start_command(args: &Args, planned: &Planned) -> Vec<String> {
 fn plan_error(err: PlanError) -> CommandError {
     let kind = match &err {
         PlanError::AgentSetup { .. } => ErrorKind::Setup,
+        PlanError::Runner(err) if err.is_setup() => ErrorKind::Setup,
         err if err.is_usage() => ErrorKind::Usage,
         err if err.is_user_error() => ErrorKind::User,
         _ => ErrorKind::Internal,

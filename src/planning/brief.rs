@@ -47,7 +47,11 @@ impl Brief {
                 }
             }
             BriefSource::Issue(number) => {
-                let (title, body) = github::view(workdir, *number, timeout)?;
+                let (title, body) =
+                    github::view(workdir, *number, timeout).map_err(|source| PlanError::Issue {
+                        number: *number,
+                        source,
+                    })?;
                 let body = crate::stories::unix_lines(body.trim()).into_owned();
                 Brief {
                     text: format!("# {}\n\n{body}", title.trim()).trim().to_owned(),

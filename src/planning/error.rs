@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::agent::RunnerError;
 use crate::agent::setup::SetupError;
 use crate::state::StateError;
-use crate::stories::StoriesError;
+use crate::stories::{IssuesError, StoriesError};
 
 /// Why `git ralph plan` stopped before a plan was judged, or refused to
 /// begin.
@@ -27,6 +27,13 @@ pub enum PlanError {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+    },
+    /// The GitHub issue the brief was to come from could not be read.
+    #[error("{source}")]
+    Issue {
+        number: u64,
+        #[source]
+        source: StoriesError,
     },
     #[error(transparent)]
     Stories(#[from] StoriesError),
@@ -100,6 +107,7 @@ impl PlanError {
             ),
             PlanError::EmptyBrief { .. } => Some("write what to build in it".to_owned()),
             PlanError::Brief { .. } => None,
+            PlanError::Issue { number, source } => Some(issue_hint(*number, source)),
             PlanError::Stories(err) => err.hint(),
             PlanError::Runner(err) => err.hint(),
             PlanError::AgentSetup { command, setup } => Some(format!(
@@ -112,5 +120,29 @@ impl PlanError {
             PlanError::State(err) => err.hint(),
             PlanError::Git { .. } | PlanError::Io { .. } => None,
         }
+    }
+}
+
+/// What to do when issue `number` could not be read for a plan's brief:
+/// `plan` takes the brief from a file as well (`--from`), never from a
+/// list of issues.
+fn issue_hint(number: u64, source: &StoriesError) -> String {
+    let by_hand = format!(
+        "or save the issue's title and body in a file (`gh issue view {number}` prints them) and pass --from FILE"
+    );
+    match source {
+        StoriesError::Issues(IssuesError::GhMissing) => {
+            format!("install the GitHub CLI (https://cli.github.com), {by_hand}")
+        }
+        StoriesError::Issues(IssuesError::GhTimedOut { .. }) => {
+            format!("raise --command-timeout, {by_hand}")
+        }
+        StoriesError::Issues(
+            err @ (IssuesError::GhFailed { .. } | IssuesError::GhSpawn { .. }),
+        ) => match err.hint() {
+            Some(hint) => format!("{hint}; {by_hand}"),
+            None => by_hand,
+        },
+        _ => by_hand.trim_start_matches("or ").to_owned(),
     }
 }

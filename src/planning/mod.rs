@@ -101,6 +101,9 @@ pub struct Planned {
     pub totals: Totals,
     /// The record's directory.
     pub record: PathBuf,
+    /// Whether the plan's folder (or file) is there at the end: a plan
+    /// the agent wrote nothing of leaves nothing to keep or refine.
+    pub written: bool,
 }
 
 /// Check everything a plan needs before anything is written: the change's
@@ -230,6 +233,7 @@ impl Prepared {
             cut_short::forget(&repo, &record.dir);
         }
         Ok(Planned {
+            written: self.target.exists(repo.workdir()),
             outcome: ended?,
             target: self.target,
             attempts: record.plan.totals.attempts,

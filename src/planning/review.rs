@@ -73,15 +73,24 @@ impl Review {
 
 /// Read the plan at `target` in `workdir` and judge it by `bounds`.
 pub async fn review(target: &Target, workdir: &Path, bounds: &Bounds) -> Review {
-    let set = match target.source(workdir).and_then(|source| source.load_set()) {
+    // The reader's hints are advice to the user about the command line;
+    // the agent is told what it wrote, in the reader's words alone.
+    let finding = if target.exists(workdir) {
+        target.source(workdir).and_then(|source| source.load_set())
+    } else {
+        return Review {
+            findings: vec![format!(
+                "nothing was written in {}: the plan must be written there",
+                target.shown()
+            )],
+            ..Review::default()
+        };
+    };
+    let set = match finding {
         Ok(set) => set,
         Err(err) => {
-            let words = match err.hint() {
-                Some(hint) => format!("{err} ({hint})"),
-                None => err.to_string(),
-            };
             return Review {
-                findings: vec![words],
+                findings: vec![err.to_string()],
                 ..Review::default()
             };
         }

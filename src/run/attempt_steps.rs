@@ -400,11 +400,18 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
             .map(|role| role.max_iterations)
             .fold(0u32, u32::saturating_add);
     }
+    most_attempts(run, attempt.id())
+}
+
+/// How many attempts a story outside a pipeline may have, as its
+/// attempts are shown and its checkpoint's `Ralph-Attempt` trailer says:
+/// one plus the retries, plus the attempts that spent no retry.
+pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
     if run.settings.once() {
         return 1;
     }
     let free = run
-        .story_record(attempt.id())
+        .story_record(story)
         .attempts
         .iter()
         .filter(|a| {

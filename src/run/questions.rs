@@ -41,16 +41,28 @@ pub(super) async fn park(
         .unwrap_or_else(|| failure.reason.clone());
     settle::reject(run, attempt, failure).await?;
     run.state.story_left();
+    let others_go_on = others_go_on(run, attempt.id()).await;
     // Saved with the state that parks the story, as every event of it is.
     run.emit(Event::Question {
         story_id: attempt.id().to_owned(),
         attempt: attempt.number,
         question: question.clone(),
         preserved: Some(attempt.work_ref()),
+        others_go_on,
     });
     notifications::notify_question(run, attempt.id(), &question);
     super::tracker::tell_question(run, attempt.id(), &question).await;
     Ok(())
+}
+
+/// Whether another story may start while `story` waits for its answer,
+/// by the rules [`next_beside`] follows; unknown when the stories cannot
+/// be read.
+async fn others_go_on(run: &Run, story: &str) -> Option<bool> {
+    let stories = run.load_stories().await.ok()?;
+    let mut waiting = parked(&run.state);
+    waiting.insert(story.to_owned());
+    Some(next_beside(run, &stories, &waiting).is_some())
 }
 
 /// Take the answers given since the last turn (with `git ralph answer`,
@@ -66,7 +78,8 @@ async fn fold_answers(run: &mut Run) -> Result<(), RunError> {
     let path = run.run_dir.answers_path();
     let given = blocking(move || answers::read(&path)).await?;
     let mut taken = Vec::new();
-    for answer in given {
+    // An answer given again before the run took the first replaces it.
+    for answer in answers::latest(&given) {
         if run
             .state
             .answered(&answer.story, answer.attempt, &answer.text)
@@ -153,9 +166,14 @@ fn stop_message(run: &Run, waiting: &[(String, String)]) -> String {
         .map(|(story, question)| format!("story {story} asks \"{question}\""))
         .collect();
     let change = run.settings.change_shown();
+    let how: Vec<String> = waiting
+        .iter()
+        .map(|(story, _)| format!("git ralph answer {change} {story} \"...\""))
+        .collect();
     format!(
-        "{count} for an answer: {}; answer with git ralph answer {change} <story> \"<answer>\", then git ralph start {change} goes on",
-        asked.join("; ")
+        "{count} for an answer: {}; answer with {}, then git ralph start {change} goes on",
+        asked.join("; "),
+        how.join(" or ")
     )
 }
 

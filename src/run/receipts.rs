@@ -39,11 +39,7 @@ fn answered(run: &Run, story: &str) -> Option<(&'static str, String)> {
 /// The trailer block of the checkpoint for `attempt` at `story`.
 pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String {
     let version = agent_version(run).await;
-    let max = if run.settings.once() {
-        1
-    } else {
-        run.settings.max_retries().saturating_add(1)
-    };
+    let max = super::attempt_steps::most_attempts(run, story);
     let pipeline = pipeline_receipt(run, story);
     let settings = run.settings.recorded();
     let agent = match (&settings.agent_command, &version) {

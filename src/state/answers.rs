@@ -81,13 +81,20 @@ pub fn append(path: &Path, answer: &Answer) -> Result<(), StateError> {
     })
 }
 
-/// Why the answers could not be read.
+/// Why the answers could not be read, or a new one cannot join them.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswersError {
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
     Bad(#[from] BadAnswer),
+    /// The run has taken the story's answer up already: it stands.
+    #[error("story {story} of '{change}' was answered, and the run has taken it up: {answer}")]
+    TakenUp {
+        change: String,
+        story: String,
+        answer: String,
+    },
 }
 
 /// The question a story waits on: the last attempt at it ended in a
@@ -134,10 +141,35 @@ impl Refused {
     }
 }
 
+/// An answer recorded, and the one it replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given {
+    pub answer: Answer,
+    /// The earlier answer to the same question the run had not taken up
+    /// yet: the run takes this one instead.
+    pub replaced: Option<Answer>,
+}
+
+/// The answers the run is to take up: for each question, the last one
+/// given, in the order they were given.
+pub fn latest(given: &[Answer]) -> Vec<Answer> {
+    given
+        .iter()
+        .enumerate()
+        .filter(|(at, answer)| {
+            !given[at + 1..]
+                .iter()
+                .any(|later| later.story == answer.story && later.attempt == answer.attempt)
+        })
+        .map(|(_, answer)| answer.clone())
+        .collect()
+}
+
 /// Record `text` as the answer to the question story `story` of the run
-/// in `run_dir` waits on; refused, writing nothing, when the story waits
-/// for none (or was answered already).
-pub fn give(run_dir: &super::RunDir, story: &str, text: &str) -> Result<Answer, Refused> {
+/// in `run_dir` waits on, replacing an answer given to it that the run
+/// has not taken up yet; refused, writing nothing, when the story waits
+/// for none (or the run has taken its answer up).
+pub fn give(run_dir: &super::RunDir, story: &str, text: &str) -> Result<Given, Refused> {
     let text = text.trim();
     if text.is_empty() {
         return Err(Refused::Empty);
@@ -157,12 +189,31 @@ pub fn give(run_dir: &super::RunDir, story: &str, text: &str) -> Result<Answer, 
     };
     let path = run_dir.answers_path();
     let given = read(&path)?;
-    let Some(asked) = waiting(record, &given).filter(|_| !record.done) else {
+    // The story's last question: once answered and taken up, the attempts
+    // after it may already be at work.
+    let asked = record
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| a.outcome == super::AttemptOutcome::Question)
+        .filter(|_| !record.done);
+    let last = record.attempts.last().map(|a| a.attempt);
+    let Some(asked) = asked.filter(|a| a.answer.is_some() || Some(a.attempt) == last) else {
         return Err(Refused::NotWaiting {
             change: state.change.clone(),
             story: story.to_owned(),
         });
     };
+    if let Some(taken) = &asked.answer {
+        return Err(Refused::Answers(AnswersError::TakenUp {
+            change: state.change.clone(),
+            story: story.to_owned(),
+            answer: taken.clone(),
+        }));
+    }
+    let replaced = latest(&given)
+        .into_iter()
+        .find(|a| a.story == story && a.attempt == asked.attempt);
     let answer = Answer {
         story: story.to_owned(),
         attempt: asked.attempt,
@@ -170,7 +221,7 @@ pub fn give(run_dir: &super::RunDir, story: &str, text: &str) -> Result<Answer, 
         at: super::now(),
     };
     append(&path, &answer)?;
-    Ok(answer)
+    Ok(Given { answer, replaced })
 }
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ impl ConsoleView {
             // Everything else the run says in passing is a notice.
             other => {
                 self.remember_beyond(other);
-                Notice::of(other).map(|notice| self.notice_line(&notice))
+                Notice::of(record).map(|notice| self.notice_line(&notice))
             }
         }
     }
@@ -208,11 +208,16 @@ impl ConsoleView {
         let who = role
             .map(|role| format!("the {role}'s "))
             .unwrap_or_default();
+        // A question is told by the notice that follows, with the
+        // command that answers it.
+        let reason = match outcome {
+            AttemptOutcome::Question => String::new(),
+            _ => format!(": {}", reason.as_deref().unwrap_or("no reason given")),
+        };
         let failed = format!(
-            "  {} {who}attempt {attempt} {}: {}",
+            "  {} {who}attempt {attempt} {}{reason}",
             s.bad.apply_to("✗"),
             outcome_word(*outcome),
-            reason.as_deref().unwrap_or("no reason given"),
         );
         match outcome {
             AttemptOutcome::Complete => format!(

@@ -3,7 +3,7 @@
 //! notice says and what an agent spent is read once, here.
 
 use crate::agent::AgentEvent;
-use crate::events::{Event, GitDirChange, TickedStory};
+use crate::events::{Event, GitDirChange, Record, TickedStory};
 
 /// A word the run says in passing, which both views list: a warning, a
 /// flag on an accepted attempt, a pause for a usage limit.
@@ -31,15 +31,24 @@ pub enum NoticeKind {
 }
 
 impl Notice {
-    /// A story's question, or the answer a person gave it.
-    fn of_question(event: &Event) -> Option<Notice> {
+    /// A story's question, or the answer a person gave it; `change` is
+    /// the run's, for the command that answers.
+    fn of_question(change: &str, event: &Event) -> Option<Notice> {
         let (kind, text) = match event {
             Event::Question {
-                story_id, question, ..
+                story_id,
+                question,
+                others_go_on,
+                ..
             } => (
                 NoticeKind::Question,
                 format!(
-                    "story {story_id} waits for an answer: {question} (git ralph answer <change> {story_id} \"...\"); the stories that do not depend on it go on"
+                    "story {story_id} waits for an answer: {question} (git ralph answer {change} {story_id} \"...\"){}",
+                    match others_go_on {
+                        Some(true) => "; the stories that do not depend on it go on",
+                        Some(false) => "; no other story may start until it is answered",
+                        None => "",
+                    }
                 ),
             ),
             Event::Answered {
@@ -53,11 +62,14 @@ impl Notice {
         Some(Notice { kind, text })
     }
 
-    /// The notice `event` is, if it is one.
-    pub fn of(event: &Event) -> Option<Notice> {
+    /// The notice the event of `record` is, if it is one.
+    pub fn of(record: &Record) -> Option<Notice> {
+        let event = &record.event;
         let (kind, text) = match event {
             Event::Warning { message } => (NoticeKind::Warning, message.clone()),
-            Event::Question { .. } | Event::Answered { .. } => return Notice::of_question(event),
+            Event::Question { .. } | Event::Answered { .. } => {
+                return Notice::of_question(&record.change, event);
+            }
             Event::Paused {
                 until_unix,
                 message,
@@ -254,9 +266,17 @@ mod tests {
         assert_eq!(usage(1234, 0.05), "1234 tokens · $0.05");
     }
 
+    fn of(event: Event) -> Option<Notice> {
+        Notice::of(&Record {
+            ts_ms: 0,
+            change: "greet".into(),
+            event,
+        })
+    }
+
     #[test]
     fn notices_say_what_the_event_says() {
-        let flag = Notice::of(&Event::Flag {
+        let flag = of(Event::Flag {
             story_id: "2".into(),
             attempt: 3,
             flag: crate::state::Flag::TickOnly,
@@ -267,7 +287,7 @@ mod tests {
             flag.text,
             "story 2, attempt 3: no change besides ticking boxes"
         );
-        let paused = Notice::of(&Event::Paused {
+        let paused = of(Event::Paused {
             story_id: "1".into(),
             until_unix: 42,
             message: "usage limit".into(),
@@ -276,7 +296,7 @@ mod tests {
         assert_eq!(paused.kind, NoticeKind::Paused { until_unix: 42 });
         assert_eq!(paused.label(), "paused:");
         assert!(
-            Notice::of(&Event::Warning {
+            of(Event::Warning {
                 message: "w".into()
             })
             .is_some()

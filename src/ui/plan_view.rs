@@ -176,19 +176,32 @@ pub fn print_planned(planned: &Planned) {
             ));
         }
         Outcome::NotValid { findings } => {
+            let kept = if planned.written {
+                format!("what was written is kept in {target}")
+            } else {
+                format!("nothing was written in {target}")
+            };
             let mut text = format!(
-                "{} the plan is still not accepted; what was written is kept in {target} · {spent}\n  the reader's last words:",
+                "{} the plan is still not accepted; {kept} · {spent}\n  the reader's last words:",
                 s.bad.apply_to("✗")
             );
             for finding in findings {
                 text.push_str(&format!("\n  - {}", finding.replace('\n', "\n    ")));
             }
-            text.push_str(&format!(
-                "\n  fix it by hand, or have the agent try again: git ralph plan {} --refine",
-                planned.target.change()
-            ));
+            text.push_str(&if planned.written {
+                format!(
+                    "\n  fix it by hand, or have the agent try again: git ralph plan {} --refine",
+                    planned.target.change()
+                )
+            } else {
+                "\n  plan again with a fuller brief, or with another agent (--agent)".to_owned()
+            });
             out(&text);
         }
+        Outcome::Stopped if !planned.written => out(&format!(
+            "{} stopped; nothing was written in {target} · {spent}",
+            s.warn.apply_to("■")
+        )),
         Outcome::Stopped => out(&format!(
             "{} stopped; what was written is kept in {target} · {spent}",
             s.warn.apply_to("■")

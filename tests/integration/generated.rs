@@ -126,6 +126,54 @@ fn exit_status_section(codes: impl Fn(u8) -> bool) -> Section {
     }
 }
 
+/// A nested command (`hook claude-stop`): what it does and its options,
+/// which its parent's page would otherwise not name.
+fn nested_section(nested: &Command) -> Section {
+    let mut roff = Roff::new();
+    if let Some(about) = nested.get_about() {
+        paragraph(&mut roff, &about.to_string());
+    }
+    for arg in nested.get_arguments().filter(|arg| !arg.is_hide_set()) {
+        let Some(long) = arg.get_long() else {
+            continue;
+        };
+        if matches!(long, "help" | "version") {
+            continue;
+        }
+        let value = arg
+            .get_value_names()
+            .map(|names| format!(" <{}>", names.join("> <")))
+            .unwrap_or_default();
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        term(&mut roff, &format!("--{long}{value}"), &help);
+    }
+    Section {
+        title: Box::leak(nested.get_name().to_uppercase().into_boxed_str()),
+        roff,
+    }
+}
+
+/// The web view's routes, from the server's own list.
+fn routes_section() -> Section {
+    let mut roff = Roff::new();
+    let routes: Vec<String> = git_ralph::reference::web_routes()
+        .into_iter()
+        .map(|route| format!("{} {}", route.method, route.path))
+        .collect();
+    let lines: Vec<&str> = routes.iter().map(String::as_str).collect();
+    example(
+        &mut roff,
+        "Every page needs the token. A run is named <change>, or history/<dir> for a run in \
+         the history; a confirmation page and its action share a path, GET showing it and \
+         POST acting:",
+        &lines,
+    );
+    Section {
+        title: "ROUTES",
+        roff,
+    }
+}
+
 fn configuration_section() -> Section {
     let mut roff = Roff::new();
     paragraph(
@@ -825,6 +873,10 @@ fn man_pages() -> Vec<(PathBuf, String)> {
         if name == "watch" || name == "start" {
             extra.push(keys_section());
         }
+        if name == "serve" {
+            extra.push(routes_section());
+        }
+        extra.extend(visible_subcommands(sub).into_iter().map(nested_section));
         extra.push(files_section());
         let plans = name == "plan";
         extra.push(exit_status_section(|code| {

@@ -165,16 +165,17 @@ fn issue_38_a_question_is_answered_from_the_page_as_git_ralph_answer_does() {
     let waiting = status_json(&repo)["waiting"][0].clone();
     assert_eq!(waiting["story"], "2");
     assert_eq!(waiting["answered"], true, "{waiting}");
-    // Answered once: the command line, like the page, refuses a second.
+    // Not taken up yet: the command line replaces it, saying so.
     let again = ralph_cmd(&repo, &["answer", CHANGE, "2", "formal"]);
-    assert_ne!(again.status.code(), Some(0));
-    let twice = served.post("/runs/greet/answer", &[&served.bearer()], &good);
-    assert_eq!(twice.status, 409, "{twice:?}");
-    assert_eq!(
-        fs::read_to_string(&answers).unwrap(),
-        line,
-        "nothing more written"
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains(&format!("replacing the earlier answer \"{ANSWER}\"")),
+        "{}",
+        stdout(&again)
     );
+    let lines = fs::read_to_string(&answers).unwrap();
+    assert!(lines.starts_with(&line), "{lines}");
+    assert_eq!(lines.lines().count(), 2, "{lines}");
     assert_eq!(repo.status_porcelain(), "");
     repo.assert_fsck_clean();
 }

@@ -215,10 +215,24 @@ fn left_stopped(end: &crate::run::LoopEnd, change: &ChangeName) -> bool {
             "stopped; completed stories are kept on {}.\n  resume:  git ralph start {change}",
             end.state.branch()
         ),
-        StopReason::Questions => format!(
-            "{}\n  answer:  git ralph answer {change} <story> \"<answer>\"\n  resume:  git ralph start {change}",
-            end.message
-        ),
+        StopReason::Questions => {
+            let answer: String = end
+                .state
+                .stories()
+                .iter()
+                .filter(|story| !story.done && crate::state::answers::waiting(story, &[]).is_some())
+                .map(|story| {
+                    format!(
+                        "\n  answer:  git ralph answer {change} {} \"...\"",
+                        story.id
+                    )
+                })
+                .collect();
+            format!(
+                "{}{answer}\n  resume:  git ralph start {change}",
+                end.message
+            )
+        }
         _ => return false,
     };
     ui::note(&format!(

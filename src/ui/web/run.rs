@@ -296,7 +296,7 @@ fn notices(milestones: &[Record]) -> String {
     let notices: Vec<Notice> = milestones
         .iter()
         .rev()
-        .filter_map(|record| Notice::of(&record.event))
+        .filter_map(Notice::of)
         .take(NOTICES_SHOWN)
         .collect();
     if notices.is_empty() {

@@ -83,10 +83,15 @@ impl App {
             return;
         };
         match answers::give(run_dir, &open.story, &open.text) {
-            Ok(answer) => {
+            Ok(given) => {
+                let replacing = if given.replaced.is_some() {
+                    ", replacing the earlier one"
+                } else {
+                    ""
+                };
                 self.notice = Some(format!(
-                    "answer recorded for story {}: the run takes it at its next turn",
-                    answer.story
+                    "answer recorded for story {}{replacing}: the run takes it at its next turn",
+                    given.answer.story
                 ));
                 self.answer_box = None;
             }

@@ -154,7 +154,7 @@ impl App {
                 self.stop_clock(record.ts_ms);
             }
             // Everything else the run says in passing is a notice.
-            other => self.noticed(other),
+            _ => self.noticed(record),
         }
     }
 
@@ -301,8 +301,8 @@ impl App {
     }
 
     /// A word in passing: in the run's events, and the current attempt's.
-    fn noticed(&mut self, event: &Event) {
-        if let Some(notice) = Notice::of(event) {
+    fn noticed(&mut self, record: &Record) {
+        if let Some(notice) = Notice::of(record) {
             let line = format!("{} {}", notice.label(), notice.text);
             self.run_events.push(line.clone());
             if let Some(entry) = self.current_attempt_mut() {

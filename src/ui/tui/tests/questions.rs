@@ -34,6 +34,7 @@ fn asked(app: &mut App) {
             attempt: 1,
             question: "CSV or JSON?".into(),
             preserved: Some("refs/ralph/greet/attempts/2/1".into()),
+            others_go_on: Some(true),
         }),
         progress("3", "Docs", 3, 1),
     ];
@@ -146,18 +147,16 @@ fn issue_38_enter_records_the_answer_and_esc_cancels() {
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("answer recorded for story 2"), "{screen}");
 
-    // Before the run takes it, a second answer to the same question is
-    // refused in the box, nothing written.
+    // Before the run takes it, a second answer to the same question
+    // replaces it, and the screen says so (issue 47).
     press(&mut app, &[KeyCode::Char('a')]);
     let again: Vec<KeyCode> = "JSON".chars().map(KeyCode::Char).collect();
     press(&mut app, &again);
     press(&mut app, &[KeyCode::Enter]);
     let screen = render(&mut app, 80, 24);
-    assert!(screen.contains("is not waiting for an answer"), "{screen}");
-    assert_eq!(
-        crate::state::answers::read(&run_dir.answers_path())
-            .unwrap()
-            .len(),
-        1
-    );
+    assert!(screen.contains("replacing the earlier one"), "{screen}");
+    let given = crate::state::answers::read(&run_dir.answers_path()).unwrap();
+    let latest = crate::state::answers::latest(&given);
+    assert_eq!(latest.len(), 1, "{latest:?}");
+    assert_eq!(latest[0].text, "JSON");
 }
