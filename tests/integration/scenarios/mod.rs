@@ -184,7 +184,7 @@ fn run_many(first_seed: u64, count: usize) {
                     let sequence = Sequence::drawn(seed);
                     let played = sequence.play();
                     let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    if keep_going && finished % 50 == 0 {
+                    if keep_going && finished.is_multiple_of(50) {
                         eprintln!(
                             "scenarios: {finished} played, {} failed, {:.0} s",
                             failures.load(Ordering::SeqCst),
