@@ -205,7 +205,14 @@ impl Run {
             let message = format!("the run's state could not be saved: {err}");
             let warning = self.record(Event::Warning { message });
             (self.sink)(warning);
-            records.into_iter().for_each(|record| (self.sink)(record));
+            for record in records {
+                // An event that tells of no saved state (the run's end in an
+                // error among them) is logged all the same.
+                if !record.event.tells_of_state() {
+                    let _ = self.log.append(&record);
+                }
+                (self.sink)(record);
+            }
             return;
         }
         for record in records {
