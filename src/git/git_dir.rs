@@ -236,7 +236,7 @@ impl GitDirSnapshot {
         for dir in &self.dirs {
             for file in watched_files_in(dir)? {
                 if !self.files.contains_key(&file) {
-                    fs::remove_file(&file)?;
+                    remove_if_there(&file)?;
                 }
             }
         }
@@ -245,7 +245,7 @@ impl GitDirSnapshot {
                 continue;
             }
             match state {
-                None => fs::remove_file(path)?,
+                None => remove_if_there(path)?,
                 Some(state) => {
                     if let Some(parent) = path.parent() {
                         fs::create_dir_all(parent)?;
@@ -503,6 +503,16 @@ fn submodule_git_dirs(modules: &Path) -> io::Result<Vec<PathBuf>> {
         }
     }
     Ok(found)
+}
+
+/// Remove `path`; one already gone is as good. Two agents of a parallel
+/// run share the git directory: the other's attempt may have undone the
+/// same file first.
+fn remove_if_there(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
 }
 
 #[cfg(test)]
