@@ -64,81 +64,78 @@ fn both_versions_kept(repo: &TestRepo, said: &str) {
     repo.assert_fsck_clean();
 }
 
-#[test]
-fn a_resume_after_a_sigterm_keeps_the_version_the_user_staged() {
-    let repo = notes_project();
+/// A run whose loop is stopped by `signal` while story 2's agent is at
+/// work, story 1 done; with SIGKILL its agent is ended too. The reaper
+/// ends what is left when the test ends.
+fn stopped_at_story_2(repo: &TestRepo, signal: Signal) -> Reaper {
     let agent = script(
-        &repo,
+        repo,
         &format!(
             "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
             story_done("1")
         ),
     );
-    let _reaper = Reaper(repo.record_dir());
-    let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
-    agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
-    run.signal(Signal::SIGTERM);
+    let reaper = Reaper(repo.record_dir());
+    let run = Background::start(repo, &agent, &["--on-finish", "keep"]);
+    agent_at_work(repo, &repo.path(""), "2", 1, "half.txt");
+    run.signal(signal);
     let stopped = run.wait(PATIENCE);
-    assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+    if signal == Signal::SIGKILL {
+        kill_agents(&repo.record_dir());
+    } else {
+        assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+    }
+    reaper
+}
+
+/// A run kept once story 2's agent failed, story 1 done.
+fn kept_early(repo: &TestRepo) {
+    let agent = script(repo, &format!("{}[story=2]\nexit 1\n", story_done("1")));
+    let output = start(repo, &agent, &["--on-finish", "keep", "--max-retries", "0"]);
+    assert_exit(&output, 8);
+}
+
+/// `start` again, its agent finishing story 2.
+fn resume_to_the_end(repo: &TestRepo) -> std::process::Output {
+    let agent = script(repo, &story_done("2"));
+    let output = start(repo, &agent, &["--on-finish", "keep", "--max-retries", "2"]);
+    assert_exit(&output, 0);
+    output
+}
+
+#[test]
+fn a_resume_after_a_sigterm_keeps_the_version_the_user_staged() {
+    let repo = notes_project();
+    let _reaper = stopped_at_story_2(&repo, Signal::SIGTERM);
 
     stage_then_edit(&repo);
-    let agent = script(&repo, &story_done("2"));
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "2"],
-    );
-    assert_exit(&output, 0);
+    let output = resume_to_the_end(&repo);
     both_versions_kept(&repo, &stderr(&output));
 }
 
 #[test]
 fn a_resume_of_a_run_kept_early_keeps_the_version_the_user_staged() {
     let repo = notes_project();
-    let agent = script(&repo, &format!("{}[story=2]\nexit 1\n", story_done("1")));
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
-    assert_exit(&output, 8);
+    kept_early(&repo);
     assert_eq!(
         repo.head_symbolic().as_deref(),
         Some("refs/heads/ralph/greet")
     );
 
     stage_then_edit(&repo);
-    let agent = script(&repo, &story_done("2"));
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "2"],
-    );
-    assert_exit(&output, 0);
+    let output = resume_to_the_end(&repo);
     both_versions_kept(&repo, &stderr(&output));
 }
 
 #[test]
 fn a_resume_with_only_staged_changes_commits_them_once() {
     let repo = notes_project();
-    let agent = script(&repo, &format!("{}[story=2]\nexit 1\n", story_done("1")));
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "0"],
-    );
-    assert_exit(&output, 8);
+    kept_early(&repo);
     let before = repo.rev_parse("HEAD");
 
     repo.write("notes.txt", STAGED);
     repo.git(&["add", "notes.txt"]);
-    let agent = script(&repo, &story_done("2"));
-    let output = start(
-        &repo,
-        &agent,
-        &["--on-finish", "keep", "--max-retries", "2"],
-    );
-    assert_exit(&output, 0);
+    resume_to_the_end(&repo);
     let made = subjects(&repo, &format!("{before}..refs/heads/{BRANCH}"));
     assert_eq!(
         made.iter().filter(|s| s.contains("user changes")).count(),
@@ -157,19 +154,7 @@ fn a_resume_with_only_staged_changes_commits_them_once() {
 fn finish_after_a_sigterm_sets_aside_the_version_the_user_staged() {
     for how in ["--keep", "--cleanup"] {
         let repo = notes_project();
-        let agent = script(
-            &repo,
-            &format!(
-                "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
-                story_done("1")
-            ),
-        );
-        let _reaper = Reaper(repo.record_dir());
-        let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
-        agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
-        run.signal(Signal::SIGTERM);
-        let stopped = run.wait(PATIENCE);
-        assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+        let _reaper = stopped_at_story_2(&repo, Signal::SIGTERM);
 
         stage_then_edit(&repo);
         let output = ralph_cmd(&repo, &["finish", CHANGE, how]);
@@ -195,19 +180,7 @@ fn finish_after_a_sigterm_sets_aside_the_version_the_user_staged() {
 #[test]
 fn a_resume_after_a_kill_keeps_the_version_the_user_staged() {
     let repo = notes_project();
-    let agent = script(
-        &repo,
-        &format!(
-            "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
-            story_done("1")
-        ),
-    );
-    let _reaper = Reaper(repo.record_dir());
-    let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
-    agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
-    run.signal(Signal::SIGKILL);
-    let _ = run.wait(PATIENCE);
-    kill_agents(&repo.record_dir());
+    let _reaper = stopped_at_story_2(&repo, Signal::SIGKILL);
 
     stage_then_edit(&repo);
     let agent = script(&repo, &story_done("2"));
