@@ -23,6 +23,34 @@ pub(super) struct Noted {
     worktree: ObjectId,
 }
 
+/// HEAD, the branches, tags and stash, and the index and the worktree
+/// as trees: what a plan notes before its agent starts.
+pub(super) struct Readings {
+    pub head: HeadState,
+    pub refs: RefSnapshot,
+    pub index: ObjectId,
+    pub worktree: ObjectId,
+}
+
+impl Readings {
+    pub fn take(repo: &Repo) -> Result<Readings, PlanError> {
+        Ok(Readings {
+            head: repo
+                .head()
+                .map_err(|err| PlanError::git("read HEAD", err))?,
+            refs: repo
+                .snapshot_user_refs(&[])
+                .map_err(|err| PlanError::git("list the branches and tags", err))?,
+            index: repo
+                .index_tree()
+                .map_err(|err| PlanError::git("read the index", err))?,
+            worktree: repo
+                .fingerprint()
+                .map_err(|err| PlanError::git("read the worktree", err))?,
+        })
+    }
+}
+
 /// What containing a try found.
 #[derive(Debug, Default)]
 pub(super) struct Contained {
@@ -39,18 +67,12 @@ impl Noted {
         let dirs: Vec<&std::path::Path> = dirs.iter().map(std::path::PathBuf::as_path).collect();
         let git_dir = GitDirSnapshot::take(&dirs, &[], &shown_from)
             .map_err(|err| PlanError::io("note what the git directory holds", err))?;
-        let head = repo
-            .head()
-            .map_err(|err| PlanError::git("read HEAD", err))?;
-        let refs = repo
-            .snapshot_user_refs(&[])
-            .map_err(|err| PlanError::git("list the branches and tags", err))?;
-        let index = repo
-            .index_tree()
-            .map_err(|err| PlanError::git("read the index", err))?;
-        let worktree = repo
-            .fingerprint()
-            .map_err(|err| PlanError::git("read the worktree", err))?;
+        let Readings {
+            head,
+            refs,
+            index,
+            worktree,
+        } = Readings::take(repo)?;
         Ok(Noted {
             git_dir,
             head,

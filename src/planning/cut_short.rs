@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::contain::Readings;
 use super::error::PlanError;
 use super::record::{PlanRecord, PlanStatus, Record};
 use crate::git::{ChangeName, HeadState, ObjectId, RefSnapshot, Repo};
@@ -68,18 +69,12 @@ pub struct Recovered {
 /// Note the repository as it stands before the first try of the plan
 /// recorded in `dir`.
 pub(super) fn note(repo: &mut Repo, dir: &Path, change: &ChangeName) -> Result<(), PlanError> {
-    let head = repo
-        .head()
-        .map_err(|err| PlanError::git("read HEAD", err))?;
-    let refs = repo
-        .snapshot_user_refs(&[])
-        .map_err(|err| PlanError::git("list the branches and tags", err))?;
-    let worktree = repo
-        .fingerprint()
-        .map_err(|err| PlanError::git("read the worktree", err))?;
-    let index = repo
-        .index_tree()
-        .map_err(|err| PlanError::git("read the index", err))?;
+    let Readings {
+        head,
+        refs,
+        index,
+        worktree,
+    } = Readings::take(repo)?;
     let kept_at = format!("{}/before", base(change, dir));
     let parents: Vec<ObjectId> = head.commit().into_iter().collect();
     let keep = || -> Result<(), crate::git::OpError> {
