@@ -4,13 +4,9 @@
 //! they did is kept under refs the output names, with a hint that, followed,
 //! gives the files back.
 
-use std::time::Duration;
-
 use crate::harness::story_run::*;
 use crate::harness::*;
 use nix::sys::signal::Signal;
-
-const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A pre-start state with every kind of uncommitted work (a staged edit, a
 /// file staged then changed again, an unstaged edit, an untracked file)
@@ -134,19 +130,7 @@ fn abort_after_a_sigterm_sets_aside_what_the_user_did_while_stopped() {
     let repo = messy_project();
     let before = work_state(&repo);
     let stash_list = stashes(&repo);
-    let agent = script(
-        &repo,
-        &format!(
-            "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
-            story_done("1")
-        ),
-    );
-    let _reaper = Reaper(repo.record_dir());
-    let run = Background::start(&repo, &agent, &["--on-finish", "keep"]);
-    agent_at_work(&repo, &repo.path(""), "2", 1, "half.txt");
-    run.signal(Signal::SIGTERM);
-    let stopped = run.wait(PATIENCE);
-    assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+    let _reaper = stopped_at_story_2(&repo, Signal::SIGTERM);
     assert_eq!(
         repo.head_symbolic().as_deref(),
         Some("refs/heads/ralph/greet")

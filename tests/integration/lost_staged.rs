@@ -3,13 +3,10 @@
 //! again. The resume commits what they did, and the version they staged
 //! stays reachable from the run's branch, beneath the worktree's.
 
-use std::time::Duration;
-
 use crate::harness::story_run::*;
 use crate::harness::*;
 use nix::sys::signal::Signal;
 
-const PATIENCE: Duration = Duration::from_secs(60);
 const STAGED: &str = "the user's v2, staged\n";
 const ON_TOP: &str = "the user's v3, unstaged on top of v2\n";
 
@@ -62,30 +59,6 @@ fn both_versions_kept(repo: &TestRepo, said: &str) {
         "the commit of the staged version says so: {staged_commits:?}"
     );
     repo.assert_fsck_clean();
-}
-
-/// A run whose loop is stopped by `signal` while story 2's agent is at
-/// work, story 1 done; with SIGKILL its agent is ended too. The reaper
-/// ends what is left when the test ends.
-fn stopped_at_story_2(repo: &TestRepo, signal: Signal) -> Reaper {
-    let agent = script(
-        repo,
-        &format!(
-            "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
-            story_done("1")
-        ),
-    );
-    let reaper = Reaper(repo.record_dir());
-    let run = Background::start(repo, &agent, &["--on-finish", "keep"]);
-    agent_at_work(repo, &repo.path(""), "2", 1, "half.txt");
-    run.signal(signal);
-    let stopped = run.wait(PATIENCE);
-    if signal == Signal::SIGKILL {
-        kill_agents(&repo.record_dir());
-    } else {
-        assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
-    }
-    reaper
 }
 
 /// A run kept once story 2's agent failed, story 1 done.

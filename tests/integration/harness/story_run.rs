@@ -359,6 +359,30 @@ impl Drop for Background {
     }
 }
 
+/// A run whose loop is stopped by `signal` while story 2's agent is at
+/// work, story 1 done; with SIGKILL its agent is ended too. The reaper
+/// ends what is left when the test ends.
+pub fn stopped_at_story_2(repo: &TestRepo, signal: Signal) -> Reaper {
+    let agent = super::script(
+        repo,
+        &format!(
+            "{}[story=2]\nwrite half.txt half done\nsleep 30\n",
+            story_done("1")
+        ),
+    );
+    let reaper = Reaper(repo.record_dir());
+    let run = Background::start(repo, &agent, &["--on-finish", "keep"]);
+    agent_at_work(repo, &repo.path(""), "2", 1, "half.txt");
+    run.signal(signal);
+    let stopped = run.wait(Duration::from_secs(60));
+    if signal == Signal::SIGKILL {
+        kill_agents(&repo.record_dir());
+    } else {
+        assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+    }
+    reaper
+}
+
 /// Kills every agent recorded in `records` when dropped, so that a test
 /// that lets an agent outlive its loop leaves nothing behind.
 pub struct Reaper(pub PathBuf);
