@@ -536,7 +536,7 @@ pub(super) async fn carry_work(
     Ok(match carried {
         Carried::NotNeeded => format!("its work was brought back onto {}", run.state.branch()),
         Carried::Onto { work } => {
-            carry_marks(run, story, work, &tracking).await?;
+            carry_own_marks(run, story, work, &tracking).await?;
             format!(
                 "what it did there was carried onto the last checkpoint of {}, whose work stays",
                 run.state.branch()
@@ -548,6 +548,32 @@ pub(super) async fn carry_work(
             paths.join(", ")
         ),
     })
+}
+
+/// The marks `story` had where the agent worked (`tip`), carried onto
+/// the run's worktree only when they mark it done there: the attempt is
+/// not judged yet, so a story it never marked must stay unmarked.
+async fn carry_own_marks(
+    run: &mut Run,
+    story: &str,
+    tip: ObjectId,
+    tracking: &str,
+) -> Result<(), RunError> {
+    let wanted = tracking.to_owned();
+    let from = run
+        .with_repo(move |repo| repo.text_at(tip, &wanted))
+        .await
+        .map_err(|err| RunError::git("read the story's tracking file", err))?
+        .unwrap_or_default();
+    let stories = run.load_stories().await?;
+    let marked = stories
+        .iter()
+        .find(|s| s.id == story)
+        .and_then(|s| run.source.marked_done_in(&from, s));
+    if marked == Some(true) {
+        carry_marks(run, story, tip, tracking).await?;
+    }
+    Ok(())
 }
 
 /// Where HEAD was found, in words.

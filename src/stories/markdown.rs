@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource,
+    ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource, checklist,
     checklist_done_instruction, load_checklist, read_context_files, repo_relative_file,
     section_rules,
 };
@@ -63,6 +63,14 @@ impl StorySource for MarkdownSource {
 
     fn done_instruction(&self, story: &Story) -> String {
         checklist_done_instruction(&self.file, story)
+    }
+
+    fn marked_done_in(&self, text: &str, story: &Story) -> Option<bool> {
+        checklist::parse_with(text, &self.rules)
+            .stories
+            .iter()
+            .find(|other| other.id == story.id)
+            .map(Story::is_complete)
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {

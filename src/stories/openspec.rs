@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     Checklist, ContextFile, SectionRules, SourceKind, StoriesError, Story, StorySet, StorySource,
-    checklist_done_instruction, load_checklist, read_context_files, section_rules,
+    checklist, checklist_done_instruction, load_checklist, read_context_files, section_rules,
     validate_change_name,
 };
 
@@ -135,6 +135,14 @@ impl StorySource for OpenSpecSource {
 
     fn done_instruction(&self, story: &Story) -> String {
         checklist_done_instruction(&self.tasks_file, story)
+    }
+
+    fn marked_done_in(&self, text: &str, story: &Story) -> Option<bool> {
+        checklist::parse_with(text, &self.rules)
+            .stories
+            .iter()
+            .find(|other| other.id == story.id)
+            .map(Story::is_complete)
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {

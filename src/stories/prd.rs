@@ -290,6 +290,14 @@ impl StorySource for PrdSource {
         reopen(before, after, &ticked.story)
     }
 
+    fn marked_done_in(&self, text: &str, story: &Story) -> Option<bool> {
+        parse(&self.file, text)
+            .ok()?
+            .iter()
+            .find(|other| other.id == story.id)
+            .map(Story::is_complete)
+    }
+
     fn carry_marks(&self, from: &str, onto: &str, story: &Story) -> Option<String> {
         reopen(from, onto, &story.id)
     }

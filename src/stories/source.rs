@@ -96,6 +96,15 @@ pub trait StorySource: Send + Sync {
         )
     }
 
+    /// Whether `text`, the tracking file as another tree has it (where an
+    /// agent worked after rewinding the run's branch), marks `story` done:
+    /// `None` when the story is not in it, or when this source's tracking
+    /// is no file of the worktree (a rewind cannot have touched it).
+    fn marked_done_in(&self, text: &str, story: &Story) -> Option<bool> {
+        let _ = (text, story);
+        None
+    }
+
     /// The run has begun: a source that keeps the run's own record of its
     /// stories (issues from a tracker) writes it now, so that a refused
     /// start writes nothing. Sources tracked in the worktree have nothing

@@ -271,6 +271,106 @@ fn issue_33_a_rewound_branch_is_brought_back_and_the_story_after_it_still_counts
     repo.assert_fsck_clean();
 }
 
+/// What a rewinding agent left unticked stays unticked: carrying its work
+/// back onto the branch must not mark its story done for it.
+#[test]
+fn a_rewinding_agent_that_claims_a_story_it_never_ticked_is_refused() {
+    let repo = project(THREE_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "{}[story=2]\ngit reset -q --hard HEAD~1\nwrite story-2.txt work of story 2\\n\npromise COMPLETE\n",
+            story_done("1"),
+        ),
+    );
+    let output = start(
+        &repo,
+        &agent,
+        &["--on-finish", "keep", "--max-retries", "0"],
+    );
+    assert_exit(&output, 3);
+    assert_on_branch(&repo, &["1 Greeting"]);
+    let tasks = show(&repo, BRANCH, TASKS_PATH);
+    assert!(tasks.contains("- [ ] 2.1"), "{tasks}");
+    let status = status_json(&repo);
+    let two = status["stories"]
+        .as_array()
+        .and_then(|stories| stories.iter().find(|s| s["id"] == "2"))
+        .cloned()
+        .expect("story 2");
+    assert_eq!(two["done"], false, "{status:#}");
+    let log = stdout(&ralph_cmd(&repo, &["log", CHANGE]));
+    assert!(log.contains("not marked done"), "{log}");
+    repo.assert_fsck_clean();
+}
+
+/// A prd.json story's `passes` is carried as the rewinding agent set it:
+/// set, the story is done; left false, its claim is refused.
+#[test]
+fn a_rewinding_agents_prd_marks_are_carried_as_it_left_them() {
+    let prd = r#"{
+  "project": "greet",
+  "userStories": [
+    {"id": "US-1", "title": "Greeting", "priority": 1, "passes": false},
+    {"id": "US-2", "title": "Farewell", "priority": 2, "passes": false},
+    {"id": "US-3", "title": "Docs", "priority": 3, "passes": false}
+  ]
+}
+"#;
+    let repo = TestRepo::with_files(&[("prd.json", prd)]);
+    let agent = script(
+        &repo,
+        "[story=US-1]\nwrite one.txt one\nset-passes US-1 true\npromise COMPLETE\n\
+         [story=US-2]\ngit reset -q --hard HEAD~1\nwrite two.txt two\nset-passes US-2 true\npromise COMPLETE\n\
+         [story=US-3]\ngit reset -q --hard HEAD~1\nwrite three.txt three\npromise COMPLETE\n",
+    );
+    let output = run(ralph_with_fake(&repo, &agent)
+        .args(["start", "greet", "--prd", "prd.json", "--on-finish", "keep"])
+        .args(["--max-retries", "0", "--agent-command", fake_agent_path()]));
+    assert_exit(&output, 3);
+    let files = tree_files(&repo, BRANCH);
+    assert!(files.contains(&"two.txt".to_owned()), "{files:?}");
+    assert!(!files.contains(&"three.txt".to_owned()), "{files:?}");
+    let prd_now: serde_json::Value =
+        serde_json::from_str(&show(&repo, BRANCH, "prd.json")).expect("prd.json is JSON");
+    let passes: Vec<bool> = (0..3)
+        .map(|i| prd_now["userStories"][i]["passes"] == true)
+        .collect();
+    assert_eq!(passes, [true, true, false], "{}", describe(&output));
+    repo.assert_fsck_clean();
+}
+
+/// A single pass keeps a failed attempt's work on the branch; after a
+/// rewind, that work must not come with a tick the agent never made.
+#[test]
+fn a_single_pass_keeps_a_rewinding_agents_failed_work_without_calling_it_done() {
+    let repo = project(THREE_STORIES);
+    let agent = script(
+        &repo,
+        &format!(
+            "{}[story=2]\ngit reset -q --hard HEAD~1\nwrite story-2.txt half of story 2\\n\npromise FAILED: ran out of ideas\nexit 1\n{}",
+            story_done("1"),
+            story_done("3"),
+        ),
+    );
+    let output = start(&repo, &agent, &["--once", "--on-finish", "keep"]);
+    assert_exit(&output, 3);
+    let tasks = show(&repo, BRANCH, TASKS_PATH);
+    assert!(tasks.contains("- [ ] 2.1"), "{tasks}");
+    let status = status_json(&repo);
+    let done: Vec<String> = status["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .filter(|s| s["done"] == true)
+        .map(|s| s["id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(done, ["1", "3"], "{status:#}");
+    let text = stdout(&ralph_cmd(&repo, &["status", CHANGE]));
+    assert!(text.contains("2/3") || text.contains("2 of 3"), "{text}");
+    repo.assert_fsck_clean();
+}
+
 #[test]
 fn issue_33_work_done_on_another_branch_is_carried_onto_the_run_and_that_branch_put_back() {
     let repo = project(THREE_STORIES);

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::Mode;
-use super::world::{USER_FILES, UserState, World, user_state};
+use super::world::{USER_FILES, UserState, World, kept_failures, user_state};
 use crate::harness::story_run::*;
 use crate::harness::*;
 
@@ -122,7 +122,11 @@ pub fn assert_record_agrees_with_branch(w: &mut World, moment: &str, shelf: Shel
         w.find(format!("{moment}: {rev} does not exist"));
         return;
     }
-    let on_branch = stories_in(w.mode, &tree_files(&w.repo, &rev));
+    let kept = kept_failures(&w.repo.root, &rev);
+    let on_branch: Ids = stories_in(w.mode, &tree_files(&w.repo, &rev))
+        .difference(&kept)
+        .cloned()
+        .collect();
     let view = GitView::take(&w.repo, rev.clone());
     let log = w.ralph(&["log", CHANGE]);
     let mut accounts = vec![

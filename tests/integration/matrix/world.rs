@@ -87,14 +87,56 @@ pub struct Webhook {
 }
 
 /// The files of `rev` in the repository at `root`; none if it is not there.
+/// The files on `rev`, but for those of a story whose work is there only
+/// as a kept failure (see [`kept_failures`]).
 fn files_on(root: &Path, rev: &str) -> Vec<String> {
+    let kept: Vec<String> = kept_failures(root, rev)
+        .iter()
+        .map(|id| format!("story-{id}.txt"))
+        .collect();
+    git_at(root, &["ls-tree", "-r", "--name-only", rev])
+        .lines()
+        .filter(|file| !kept.iter().any(|k| k == file))
+        .map(str::to_string)
+        .collect()
+}
+
+fn git_at(root: &Path, args: &[&str]) -> String {
     let mut cmd = Command::new("git");
-    cmd.args(["ls-tree", "-r", "--name-only", rev])
-        .current_dir(root);
+    cmd.args(args).current_dir(root);
     let home = root.parent().unwrap().join("home");
     lock_env(&mut cmd, &home, Path::new("/dev/null"));
-    let output = run(&mut cmd);
-    stdout(&output).lines().map(str::to_string).collect()
+    stdout(&run(&mut cmd))
+}
+
+/// The stories whose last checkpoint on `rev` kept a failed attempt's
+/// work (a single pass, a prompt-mode iteration): their files are on the
+/// branch, yet they are not done.
+pub fn kept_failures(root: &Path, rev: &str) -> BTreeSet<String> {
+    let log = git_at(
+        root,
+        &[
+            "log",
+            "--format=%s%x00%(trailers:key=Ralph-Story,valueonly,separator=)%x01",
+            rev,
+            "--",
+        ],
+    );
+    let mut seen = BTreeSet::new();
+    let mut kept = BTreeSet::new();
+    for entry in log.split('\u{1}') {
+        let Some((subject, story)) = entry.trim().split_once('\0') else {
+            continue;
+        };
+        let story = story.trim();
+        if story.is_empty() || !seen.insert(story.to_owned()) {
+            continue;
+        }
+        if subject.ends_with("(single pass)") || subject.contains(", kept: ") {
+            kept.insert(story.to_owned());
+        }
+    }
+    kept
 }
 
 impl Webhook {
