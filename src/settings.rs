@@ -18,6 +18,7 @@ use crate::config::{self, ConfigError};
 use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;
 use crate::stories::SourceKind;
+pub use crate::stories::trackers::TrackerQuery;
 
 /// What to do when a loop ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -112,6 +113,9 @@ pub struct Settings {
     /// `--comment`: a comment on each GitHub issue whose story is finished.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub comment: bool,
+    /// Which issues of GitLab, Linear or Jira, and `--close`.
+    #[serde(default, skip_serializing_if = "TrackerQuery::is_empty")]
+    pub tracker: TrackerQuery,
     /// Guardrails; `None` or 0 means no limit.
     #[serde(default)]
     pub guardrails: Guardrails,
@@ -222,6 +226,7 @@ pub struct Requested {
     pub issues: Option<PathBuf>,
     pub label: Option<String>,
     pub comment: bool,
+    pub tracker: TrackerQuery,
     pub prompt: Option<PathBuf>,
     pub once: bool,
     pub revert_failed: bool,
@@ -339,7 +344,23 @@ pub fn resolve(
         issues_file: absolute(&req.issues).or_else(|| kept(|s| s.issues_file.clone())),
         label: req.label.clone().or_else(|| kept(|s| s.label.clone())),
         comment: req.comment || stored.is_some_and(|s| s.comment),
+        tracker: tracker_query(&req.tracker, stored),
     })
+}
+
+/// The tracker's query: the command line's, each flag over the run's own.
+fn tracker_query(given: &TrackerQuery, stored: Option<&Settings>) -> TrackerQuery {
+    let Some(kept) = stored.map(|s| &s.tracker) else {
+        return given.clone();
+    };
+    TrackerQuery {
+        project: given.project.clone().or_else(|| kept.project.clone()),
+        milestone: given.milestone.clone().or_else(|| kept.milestone.clone()),
+        team: given.team.clone().or_else(|| kept.team.clone()),
+        cycle: given.cycle.clone().or_else(|| kept.cycle.clone()),
+        jql: given.jql.clone().or_else(|| kept.jql.clone()),
+        close: given.close || kept.close,
+    }
 }
 
 /// The agent: the command line's preset or command, the run's own, then
