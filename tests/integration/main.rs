@@ -88,6 +88,7 @@ mod serve_records;
 mod serve_rules;
 mod serve_start;
 mod setup_errors;
+mod spend_e2e;
 mod state_v1;
 mod stories_e2e;
 mod trackers_e2e;
