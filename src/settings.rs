@@ -203,6 +203,9 @@ pub struct Guardrails {
     /// The most a run waits out usage limits, in total.
     #[serde(default)]
     pub max_rate_limit_wait_secs: u64,
+    /// `--pace`, as given (`$20/5h`): see [`crate::pace`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<String>,
 }
 
 /// What the command line asked for: every field is a flag, `None` (or
@@ -238,6 +241,7 @@ pub struct Requested {
     pub max_cost: Option<f64>,
     pub max_tokens: Option<u64>,
     pub max_rate_limit_wait: Option<u64>,
+    pub pace: Option<String>,
     pub require_change: bool,
     pub no_learnings: bool,
     pub no_questions: bool,
@@ -644,6 +648,7 @@ fn resolve_guardrails(
             })?)
             .or(stored.max_tokens),
         max_rate_limit_wait_secs,
+        pace: req.pace.clone().or(stored.pace),
     })
 }
 

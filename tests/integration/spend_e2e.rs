@@ -166,3 +166,63 @@ fn issue_49_a_cost_the_agent_reports_is_not_marked_as_an_estimate() {
     assert!(totals.get("cost_estimated").is_none(), "{totals}");
     assert!(!said(&out).contains("estimated"), "{}", said(&out));
 }
+
+#[test]
+fn issue_49_pace_starts_no_attempt_that_would_pass_the_window_and_says_when_it_goes_on() {
+    let repo = TestRepo::with_change(CHANGE, TWO_STORIES);
+    // $0.60 an attempt against $1.00 in 3 seconds: the second attempt
+    // waits until the first one's spend has left the window.
+    let script = "format claude\n[*]\nwrite w.txt x\nusage 100 50 0.60\npromise FAILED: not yet\n";
+    let out = start_with_fake(
+        &repo,
+        CHANGE,
+        script,
+        &[
+            "--pace",
+            "$1/3s",
+            "--max-iterations",
+            "2",
+            "--max-retries",
+            "9",
+        ],
+    );
+    assert_exit(&out, 4);
+    let status = status(&repo);
+    let attempts = status["stories"][0]["attempts"]
+        .as_array()
+        .expect("attempts");
+    assert_eq!(attempts.len(), 2, "{}", describe(&out));
+    let seconds = |attempt: &Value, key: &str| attempt[key].as_u64().unwrap();
+    let first_ended =
+        seconds(&attempts[0], "started_at") + seconds(&attempts[0], "duration_ms") / 1000;
+    assert!(
+        seconds(&attempts[1], "started_at") >= first_ended + 3,
+        "the second attempt began inside the window: {attempts:?}"
+    );
+    let paused: Vec<Value> = repo
+        .run_events(CHANGE)
+        .into_iter()
+        .filter(|event| event["type"] == "paused")
+        .collect();
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let message = paused[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pace: $0.60 of $1.00 spent in the last 3s"),
+        "{message}"
+    );
+    assert!(paused[0]["until_unix"].as_u64().unwrap() > first_ended + 3);
+    assert!(said(&out).contains("going on in"), "{}", said(&out));
+}
+
+#[test]
+fn issue_49_a_pace_that_cannot_be_read_is_refused_before_anything_is_written() {
+    let repo = TestRepo::with_change(CHANGE, TWO_STORIES);
+    let out = start_with_fake(&repo, CHANGE, COSTLY, &["--pace", "20/5h"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("'20/5h' is not a pace"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!repo.run_dir(CHANGE).exists());
+}

@@ -149,6 +149,10 @@ pub struct Args {
     /// The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait].
     #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
     pub max_rate_limit_wait: Option<u64>,
+    /// Start no attempt that would take the spend of the last window past
+    /// its budget, e.g. '$20/5h' or '2M tokens/5h'; the run waits instead.
+    #[arg(long, value_name = "BUDGET/WINDOW", value_parser = parse_pace)]
+    pub pace: Option<String>,
     /// Refuse a claim of completion whose only change is ticking boxes in
     /// the tracking file; by default it is accepted and flagged
     /// [config: ralph.requireChange; per story: require_change in ralph.toml].
@@ -304,6 +308,7 @@ impl Args {
             max_cost: self.max_cost,
             max_tokens: self.max_tokens,
             max_rate_limit_wait: self.max_rate_limit_wait,
+            pace: self.pace.clone(),
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             no_questions: self.no_questions,
@@ -318,4 +323,9 @@ impl Args {
             parallel: self.parallel,
         })
     }
+}
+
+/// `--pace`, checked when the command line is read.
+fn parse_pace(given: &str) -> Result<String, crate::pace::PaceError> {
+    given.parse::<crate::pace::Pace>().map(|_| given.to_owned())
 }
