@@ -3,17 +3,19 @@
 //! GitLab, Linear or Jira. With `--comment` each issue whose story is
 //! finished gets one comment naming its checkpoint and its tasks, and each
 //! whose story waits for an answer, one quoting the question; with
-//! `--close` a finished issue is closed (or moved to a done state). A reply on such an issue that starts with `/answer` is taken
-//! as its answer (with or without `--comment`). Ticks never go to the tracker (the run keeps its own record), and
-//! a comment that cannot be posted is a warning: the run goes on.
+//! `--close` a finished issue is closed (or moved to a done state). On
+//! GitHub, a reply on such an issue that starts with `/answer` is taken as
+//! its answer (with or without `--comment`). Ticks never go to the tracker
+//! (the run keeps its own record), and a comment or a close that fails is a
+//! warning: the run goes on.
 
 use super::context::Run;
 use crate::state::answers;
 use crate::stories::trackers::Tracker;
 use crate::stories::{IssuesError, SourceKind, Story, github};
 
-/// One comment on the issue of `story`, finished in `attempt` as
-/// checkpoint `commit`.
+/// The issue of `story`, finished in `attempt` as checkpoint `commit`:
+/// commented on and closed, as the user asked.
 pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, commit: &str) {
     if !run.source.kind().is_remote_tracker() {
         return;
