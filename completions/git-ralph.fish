@@ -74,11 +74,19 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l source -d 
 prd\t'a prd.json of user stories (--prd)'
 markdown\t'a markdown checklist (--tasks)'
 github\t'open GitHub issues with a label (--label), through `gh` or --issues'
-beads\t'open issues of the beads tracker, .beads/issues.jsonl'"
+beads\t'open issues of the beads tracker, .beads/issues.jsonl'
+gitlab\t'open issues of a GitLab project (--project), GITLAB_TOKEN'
+linear\t'open issues of Linear (--team, --project, --cycle), LINEAR_API_KEY'
+jira\t'the issues a Jira query finds (--jql or --project), JIRA_API_TOKEN'"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prd -d 'A prd.json file of user stories (implies --source prd)' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l tasks -d 'A markdown checklist file (implies --source markdown)' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l issues -d 'With --source github: the issues from a file that `gh issue list --json number,title,body,labels,state,url` wrote, instead of asking `gh` (all its open issues, or those with --label); with --source beads: the issues file instead of .beads/issues.jsonl' -r -F
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l label -d 'With --source github: work on the open issues with this label [default: ralph]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l label -d 'With --source github: work on the open issues with this label [default: ralph]; gitlab, linear, jira: only the issues with it' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l project -d 'With --source gitlab: the project (`group/name` or its id); linear: the project\'s name; jira: the project\'s key (when --jql is not given)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l milestone -d 'With --source gitlab: only the issues of this milestone (its title)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l team -d 'With --source linear: only the issues of this team (its key, `ENG`)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l cycle -d 'With --source linear: only the issues of this cycle (its number)' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l jql -d 'With --source jira: the issues this JQL query finds (its open ones)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l prompt -d 'Prompt mode: repeat this prompt, a fresh agent each time, until the contract passes; no stories' -r -F
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l check -d 'A check every story must pass: a command run through `sh -c` in the worktree (repeatable) [config: ralph.check]' -r -f -a "(__fish_complete_command)"
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l promise -d 'The promise token for string matching, or `none` to rely on checks alone [default: COMPLETE; config: ralph.promise]' -r -f
@@ -88,6 +96,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-runtim
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-cost -d 'Money the agents may spend, in USD, summed from their reports [config: ralph.maxCost]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-tokens -d 'Tokens the agents may use, summed from their reports [config: ralph.maxTokens]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-limit-wait -d 'The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l pace -d 'Start no attempt that would take the spend of the last window past its budget, e.g. \'$20/5h\' or \'2M tokens/5h\'; the run waits instead' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l answer-timeout -d 'When only stories waiting for an answer are left, wait this long for answers before the run stops [default: stop at once]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l fallback-agent -d 'An agent preset the story goes to when the agent hits a usage limit that resets later than --max-rate-limit-wait allows; the primary is tried again at the next story (repeatable, tried in order) [config: ralph.fallbackAgents]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
@@ -98,7 +107,8 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-agent
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l role-model -d 'The model a role\'s agent uses, e.g. reviewer=gpt-5 (repeatable)' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l json -d 'Print events as JSON lines on stdout'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l plain -d 'The one-line progress view instead of the loop screen, even on a terminal [config: ralph.ui = plain]'
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l comment -d 'With --source github: post one comment on each issue whose story is finished (`gh issue comment`), naming its checkpoint; without it, nothing is written to GitHub'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l comment -d 'With --source github, gitlab, linear or jira: post one comment on each issue whose story is finished, naming its checkpoint; without it, nothing is written to the tracker'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l close -d 'With --source github, gitlab, linear or jira: close each issue whose story is finished (Linear and Jira: move it to a done state)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l once -d 'One attempt per story, no checks, no retries: the plain flow'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l dry-run -d 'Show the stories as read, any warnings, and the first prompt exactly as the agent would receive it; change nothing (with --json: one object)'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l revert-failed -d 'Prompt mode: revert an iteration the contract does not accept, instead of keeping it as an iteration checkpoint to build on'

@@ -19,6 +19,7 @@ pub mod events;
 pub mod exit;
 pub mod git;
 pub(crate) mod notify;
+pub mod pace;
 pub(crate) mod planning;
 pub mod preview;
 pub mod process;

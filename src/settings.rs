@@ -18,6 +18,7 @@ use crate::config::{self, ConfigError};
 use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;
 use crate::stories::SourceKind;
+pub use crate::stories::trackers::TrackerQuery;
 
 /// What to do when a loop ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -112,6 +113,9 @@ pub struct Settings {
     /// `--comment`: a comment on each GitHub issue whose story is finished.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub comment: bool,
+    /// Which issues of GitLab, Linear or Jira, and `--close`.
+    #[serde(default, skip_serializing_if = "TrackerQuery::is_empty")]
+    pub tracker: TrackerQuery,
     /// Guardrails; `None` or 0 means no limit.
     #[serde(default)]
     pub guardrails: Guardrails,
@@ -199,6 +203,9 @@ pub struct Guardrails {
     /// The most a run waits out usage limits, in total.
     #[serde(default)]
     pub max_rate_limit_wait_secs: u64,
+    /// `--pace`, as given (`$20/5h`): see [`crate::pace`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<String>,
 }
 
 /// What the command line asked for: every field is a flag, `None` (or
@@ -222,6 +229,7 @@ pub struct Requested {
     pub issues: Option<PathBuf>,
     pub label: Option<String>,
     pub comment: bool,
+    pub tracker: TrackerQuery,
     pub prompt: Option<PathBuf>,
     pub once: bool,
     pub revert_failed: bool,
@@ -233,6 +241,7 @@ pub struct Requested {
     pub max_cost: Option<f64>,
     pub max_tokens: Option<u64>,
     pub max_rate_limit_wait: Option<u64>,
+    pub pace: Option<String>,
     pub require_change: bool,
     pub no_learnings: bool,
     pub no_questions: bool,
@@ -339,7 +348,23 @@ pub fn resolve(
         issues_file: absolute(&req.issues).or_else(|| kept(|s| s.issues_file.clone())),
         label: req.label.clone().or_else(|| kept(|s| s.label.clone())),
         comment: req.comment || stored.is_some_and(|s| s.comment),
+        tracker: tracker_query(&req.tracker, stored),
     })
+}
+
+/// The tracker's query: the command line's, each flag over the run's own.
+fn tracker_query(given: &TrackerQuery, stored: Option<&Settings>) -> TrackerQuery {
+    let Some(kept) = stored.map(|s| &s.tracker) else {
+        return given.clone();
+    };
+    TrackerQuery {
+        project: given.project.clone().or_else(|| kept.project.clone()),
+        milestone: given.milestone.clone().or_else(|| kept.milestone.clone()),
+        team: given.team.clone().or_else(|| kept.team.clone()),
+        cycle: given.cycle.clone().or_else(|| kept.cycle.clone()),
+        jql: given.jql.clone().or_else(|| kept.jql.clone()),
+        close: given.close || kept.close,
+    }
 }
 
 /// The agent: the command line's preset or command, the run's own, then
@@ -623,6 +648,7 @@ fn resolve_guardrails(
             })?)
             .or(stored.max_tokens),
         max_rate_limit_wait_secs,
+        pace: req.pace.clone().or(stored.pace),
     })
 }
 

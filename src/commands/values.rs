@@ -44,6 +44,12 @@ pub enum SourceArg {
     Github,
     /// open issues of the beads tracker, .beads/issues.jsonl
     Beads,
+    /// open issues of a GitLab project (--project), GITLAB_TOKEN
+    Gitlab,
+    /// open issues of Linear (--team, --project, --cycle), LINEAR_API_KEY
+    Linear,
+    /// the issues a Jira query finds (--jql or --project), JIRA_API_TOKEN
+    Jira,
 }
 
 impl From<SourceArg> for SourceKind {
@@ -54,6 +60,9 @@ impl From<SourceArg> for SourceKind {
             SourceArg::Markdown => SourceKind::Markdown,
             SourceArg::Github => SourceKind::Github,
             SourceArg::Beads => SourceKind::Beads,
+            SourceArg::Gitlab => SourceKind::Gitlab,
+            SourceArg::Linear => SourceKind::Linear,
+            SourceArg::Jira => SourceKind::Jira,
         }
     }
 }

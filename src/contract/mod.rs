@@ -61,6 +61,7 @@ mod checks;
 mod error;
 pub(crate) mod hooks;
 mod method;
+pub(crate) mod prices;
 pub(crate) mod roles;
 mod verify;
 mod zero_timeout;
@@ -150,6 +151,11 @@ timeout = 120                   # seconds; default --command-timeout
 [notify]                        # told when a run ends, done or stopped for you
 webhook = "https://hooks.slack.com/services/..."  # a JSON POST (https:// through curl)
 payload = "slack"               # json (default) or slack: {"text": ...}
+
+[prices.codex]                  # USD per million tokens, for agents that report no cost
+input = 1.25                    # by the --model named, else the agent, else [prices.default]
+output = 10.0                   # a cost worked out from it is shown as an estimate
+cache_read = 0.125              # cached input tokens (default: input)
 "#;
 
 use std::collections::BTreeMap;
@@ -317,6 +323,9 @@ pub struct Contract {
     /// Where the end of a run is told: the webhook.
     #[serde(default, skip_serializing_if = "NotifySettings::is_empty")]
     pub notify: NotifySettings,
+    /// What tokens cost, for agents that report no cost (see [`prices`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, prices::Price>,
     /// The contract files this contract was read from, repo-relative; an
     /// attempt may not edit them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -414,6 +423,7 @@ impl Contract {
         if other.require_change.is_some() {
             self.require_change = other.require_change;
         }
+        self.prices.extend(other.prices);
         self.roles = match (self.roles.take(), other.roles) {
             (Some(earlier), Some(later)) => Some(earlier.merge(later)),
             (earlier, later) => later.or(earlier),

@@ -10,7 +10,7 @@
 //! knows neither clap nor the terminal.
 
 mod desktop;
-mod webhook;
+pub(crate) mod webhook;
 
 use std::time::Duration;
 

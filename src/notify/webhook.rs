@@ -266,7 +266,7 @@ async fn post_with_curl(url: &str, body: String) -> Result<(), DeliveryError> {
 
 /// `text` as a double-quoted string of a curl config file, in which a
 /// backslash escapes the character after it.
-fn curl_quoted(text: &str) -> String {
+pub(crate) fn curl_quoted(text: &str) -> String {
     let mut quoted = String::with_capacity(text.len() + 2);
     quoted.push('"');
     for c in text.chars() {

@@ -23,6 +23,7 @@ use super::watching;
 use crate::agent::setup::{self, SetupError, SetupKind};
 use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
 
+use crate::contract::prices;
 use crate::events::{Event, Record, now_ms};
 use crate::git::RefSnapshot;
 use crate::state::{AttemptOutcome, AttemptRecord, Change, Usage, learnings, now};
@@ -515,13 +516,27 @@ fn account(run: &mut Run, attempt: &Attempt, agent_run: &AgentRun, duration_ms: 
         ),
         None => (0, 0, 0, 0, 0.0),
     };
+    let tokens = prices::Tokens {
+        input,
+        output,
+        cache_read,
+        cache_write: cache_creation,
+    };
+    let reported = agent_run
+        .done
+        .as_ref()
+        .is_some_and(|d| d.cost_usd.is_some());
+    let estimate = (!reported)
+        .then(|| estimated_cost(run, attempt, tokens))
+        .flatten();
     let usage = Usage {
         duration_ms,
         input_tokens: input,
         output_tokens: output,
         cache_read_tokens: cache_read,
         cache_creation_tokens: cache_creation,
-        cost_usd: cost,
+        cost_usd: estimate.unwrap_or(cost),
+        cost_estimated: estimate.is_some(),
         tokens_unknown: agent_run
             .done
             .as_ref()
@@ -529,6 +544,18 @@ fn account(run: &mut Run, attempt: &Attempt, agent_run: &AgentRun, duration_ms: 
     };
     run.state
         .attempt_spent(attempt.id(), attempt.number, &usage);
+}
+
+/// What `tokens` cost by the contract's price table, for an agent that
+/// reported tokens but no cost; `None` when it used none or none is priced.
+fn estimated_cost(run: &Run, attempt: &Attempt, tokens: prices::Tokens) -> Option<f64> {
+    let used = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+    let spec = &attempt.agent.spec;
+    let label = attempt.agent.label();
+    let mut names: Vec<&str> = prices::model_in(&spec.args).into_iter().collect();
+    names.extend([label.as_str(), spec.name.as_str()]);
+    let table = &run.settings.contract().prices;
+    (used > 0).then(|| prices::estimate(table, &names, tokens))?
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

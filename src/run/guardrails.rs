@@ -99,8 +99,13 @@ fn run_budget(limits: &Guardrails, totals: &Totals) -> Option<(StopReason, Strin
         return Some((
             StopReason::Budget,
             format!(
-                "${:.2} spent, the --max-cost limit is ${max:.2}",
-                totals.cost_usd
+                "${:.2} spent{}, the --max-cost limit is ${max:.2}",
+                totals.cost_usd,
+                if totals.cost_estimated {
+                    " (estimated from the tokens by [prices])"
+                } else {
+                    ""
+                }
             ),
         ));
     }

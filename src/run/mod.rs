@@ -66,6 +66,7 @@ mod judge;
 pub(crate) mod kept_refs;
 mod lifecycle;
 mod notifications;
+mod pacing;
 pub(crate) mod parallel;
 mod pending;
 mod pipeline;

@@ -270,9 +270,13 @@ impl RunSettings {
         &self.recorded.role_agents
     }
 
-    /// Post a comment on the GitHub issue of each finished story.
+    /// Post a comment on the tracker's issue of each finished story.
     pub fn comment(&self) -> bool {
-        self.recorded.comment && self.recorded.source == Some(SourceKind::Github)
+        self.recorded.comment
+            && self
+                .recorded
+                .source
+                .is_some_and(SourceKind::is_remote_tracker)
     }
 
     /// Who is told when the run ends.

@@ -69,27 +69,13 @@ fn issue_source(
     if begin == Begin::Resume {
         return Ok(stories::IssueSource::resume(&run_dir)?);
     }
-    let file = settings.issues_file.as_deref().map(Path::new);
-    let snapshot = match kind {
-        SourceKind::Github => {
-            let label = settings.label.as_deref();
-            match file {
-                Some(file) => stories::github::read_file(file, label)?,
-                None => stories::github::list(
-                    repo.workdir(),
-                    label.unwrap_or(stories::github::DEFAULT_LABEL),
-                    Duration::from_secs(settings.command_timeout_secs),
-                )?,
-            }
-        }
-        _ => {
-            if settings.label.is_some() || settings.comment {
-                let flag = if settings.comment { "comment" } else { "label" };
-                return Err(flag_needs_github(flag, kind.as_str()).into());
-            }
-            stories::beads::read(repo.workdir(), file)?
-        }
-    };
+    if kind == SourceKind::Beads && (settings.label.is_some() || settings.comment) {
+        let flag = if settings.comment { "comment" } else { "label" };
+        return Err(flag_needs_remote(flag, kind.as_str()).into());
+    }
+    let snapshot = tracker_of(repo, settings, kind)
+        .map_err(stories::StoriesError::from)?
+        .list()?;
     Ok(stories::IssueSource::new(
         change.as_str(),
         &run_dir,
@@ -97,20 +83,40 @@ fn issue_source(
     )?)
 }
 
-/// `--issues`, `--label` and `--comment` belong to the tracker sources.
+/// The tracker of a run over `kind`'s issues, as its settings name it.
+pub fn tracker_of(
+    repo: &Repo,
+    settings: &Settings,
+    kind: SourceKind,
+) -> Result<Box<dyn stories::trackers::Tracker>, stories::IssuesError> {
+    let reading = stories::trackers::Reading {
+        workdir: repo.workdir(),
+        label: settings.label.as_deref(),
+        issues_file: settings.issues_file.as_deref().map(Path::new),
+        query: &settings.tracker,
+        timeout: Duration::from_secs(settings.command_timeout_secs),
+    };
+    stories::trackers::connect(kind, &reading)
+}
+
+/// `--issues`, `--label`, `--comment` and the tracker's query belong to the
+/// tracker sources.
 fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Result<(), RunError> {
     let name = source.map_or("a file of the repository", SourceKind::as_str);
     if settings.comment {
-        return Err(flag_needs_github("comment", name).into());
+        return Err(flag_needs_remote("comment", name).into());
     }
     if settings.label.is_some() {
-        return Err(flag_needs_github("label", name).into());
+        return Err(flag_needs_remote("label", name).into());
+    }
+    if let Some((flag, _)) = settings.tracker.flags().first() {
+        return Err(flag_needs_remote(flag, name).into());
     }
     if settings.issues_file.is_some() {
         return Err(
             stories::StoriesError::from(stories::IssuesError::FlagNeedsSource {
                 flag: "issues",
-                wants: "github or --source beads",
+                wants: "github or --source beads".to_owned(),
                 source_name: name.to_owned(),
             })
             .into(),
@@ -119,10 +125,10 @@ fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Resu
     Ok(())
 }
 
-fn flag_needs_github(flag: &'static str, source: &str) -> stories::StoriesError {
+fn flag_needs_remote(flag: &'static str, source: &str) -> stories::StoriesError {
     stories::IssuesError::FlagNeedsSource {
         flag,
-        wants: "github",
+        wants: "github, gitlab, linear or jira".to_owned(),
         source_name: source.to_owned(),
     }
     .into()

@@ -15,6 +15,7 @@
 use super::attempt_steps;
 use super::hooks;
 use super::notifications;
+use super::pacing;
 use super::pipeline;
 use super::questions::{self, Waiting};
 use super::settle;
@@ -78,6 +79,9 @@ impl StoryLoop {
             if let Some(limit) = self.guardrail(&story, turn.as_ref()) {
                 self.run.state.story_taken(&story.id);
                 return Ok(limit);
+            }
+            if pacing::hold(&mut self.run, &story.id)? {
+                continue;
             }
             let tried = attempt_steps::attempt(&mut self.run, &story, &stories, turn).await?;
             if self.run.stop_requested() {

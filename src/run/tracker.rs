@@ -1,21 +1,42 @@
 //! What a run tells the tracker its stories came from: nothing, unless the
-//! user passed `--comment` on a run over GitHub issues. Then each issue
-//! whose story is finished gets one comment naming its checkpoint and its
-//! tasks, and each whose story waits for an answer, one quoting the
-//! question. A reply on such an issue that starts with `/answer` is taken
-//! as its answer (with or without `--comment`). Ticks never go to the tracker (the run keeps its own record), and
-//! a comment that cannot be posted is a warning: the run goes on.
+//! user passed `--comment` or `--close` on a run over the issues of GitHub,
+//! GitLab, Linear or Jira. With `--comment` each issue whose story is
+//! finished gets one comment naming its checkpoint and its tasks, and each
+//! whose story waits for an answer, one quoting the question; with
+//! `--close` a finished issue is closed (or moved to a done state). On
+//! GitHub, a reply on such an issue that starts with `/answer` is taken as
+//! its answer (with or without `--comment`). Ticks never go to the tracker
+//! (the run keeps its own record), and a comment or a close that fails is a
+//! warning: the run goes on.
 
 use super::context::Run;
 use crate::state::answers;
-use crate::stories::{SourceKind, Story, github};
+use crate::stories::trackers::Tracker;
+use crate::stories::{IssuesError, SourceKind, Story, github};
 
-/// One comment on the issue of `story`, finished in `attempt` as
-/// checkpoint `commit`.
+/// The issue of `story`, finished in `attempt` as checkpoint `commit`:
+/// commented on and closed, as the user asked.
 pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, commit: &str) {
-    if !run.settings.comment() || run.source.kind() != SourceKind::Github {
+    if !run.source.kind().is_remote_tracker() {
         return;
     }
+    if run.settings.comment() {
+        comment_finished(run, story, attempt, commit).await;
+    }
+    if run.settings.recorded().tracker.close {
+        let id = story.id.clone();
+        if let Err(err) = ask(run, move |tracker| tracker.close(&id)).await {
+            run.warn(format!(
+                "could not close issue {}: {err}",
+                shown(run, &story.id)
+            ));
+        }
+    }
+}
+
+/// The comment on the issue of `story`, finished in `attempt` as
+/// checkpoint `commit`.
+async fn comment_finished(run: &mut Run, story: &Story, attempt: u32, commit: &str) {
     // The story as the attempt left it: its boxes ticked.
     let finished = match run.load_stories().await {
         Ok(stories) => stories.into_iter().find(|s| s.id == story.id),
@@ -34,7 +55,7 @@ pub(super) async fn tell_tracker(run: &mut Run, story: &Story, attempt: u32, com
 /// One comment on the issue of `story`, whose attempt ended with
 /// `question`: the story waits for an answer.
 pub(super) async fn tell_question(run: &mut Run, story: &str, question: &str) {
-    if !run.settings.comment() || run.source.kind() != SourceKind::Github {
+    if !run.settings.comment() || !run.source.kind().is_remote_tracker() {
         return;
     }
     let change = run.settings.change_shown().to_string();
@@ -101,18 +122,36 @@ pub(super) async fn hear_answers(run: &mut Run) {
 
 /// Post `body` on the issue of `story`; a failure is a warning.
 async fn post(run: &mut Run, story: &str, body: &str) {
-    let workdir = run.repo_lock().workdir().to_owned();
-    let timeout = run.settings.command_timeout();
-    if let Err(err) = github::comment(&workdir, story, body, timeout).await {
+    let (id, body) = (story.to_owned(), body.to_owned());
+    if let Err(err) = ask(run, move |tracker| tracker.comment(&id, &body)).await {
         let hint = err
             .hint()
             .map(|hint| format!("; {hint}"))
             .unwrap_or_default();
         run.warn(format!(
-            "could not comment on issue #{}: {err}{hint}",
-            story
+            "could not comment on issue {}: {err}{hint}",
+            shown(run, story)
         ));
     }
+}
+
+/// `call` on the run's tracker, off the loop's threads: a tracker is asked
+/// through a child process that may take its time.
+async fn ask(
+    run: &Run,
+    call: impl FnOnce(&dyn Tracker) -> Result<(), IssuesError> + Send + 'static,
+) -> Result<(), IssuesError> {
+    let kind = run.source.kind();
+    let tracker = super::sources::tracker_of(&run.repo_lock(), run.settings.recorded(), kind)?;
+    tokio::task::spawn_blocking(move || call(tracker.as_ref()))
+        .await
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()))
+}
+
+/// How the issue of `story` is named: `#7` on GitHub and GitLab, its key
+/// elsewhere.
+fn shown(run: &Run, story: &str) -> String {
+    crate::stories::issues::reference(run.source.kind(), story)
 }
 
 /// The comment on a finished issue: where its work is, and its tasks.

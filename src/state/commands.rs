@@ -49,6 +49,8 @@ pub struct Usage {
     pub cache_creation_tokens: u64,
     pub cost_usd: f64,
     pub tokens_unknown: bool,
+    /// `cost_usd` was estimated from the tokens.
+    pub cost_estimated: bool,
 }
 
 /// How an attempt ended, as its record keeps it.
@@ -263,6 +265,7 @@ impl RunState {
             cache_creation_tokens: usage.cache_creation_tokens,
             cost_usd: usage.cost_usd,
             tokens_unknown: usage.tokens_unknown,
+            cost_estimated: usage.cost_estimated,
         });
         if let Some(record) = self.attempt_entry(story, attempt) {
             record.duration_ms = usage.duration_ms;
@@ -272,6 +275,7 @@ impl RunState {
                 .saturating_add(usage.cache_creation_tokens);
             record.output_tokens = usage.output_tokens;
             record.cost_usd = usage.cost_usd;
+            record.cost_estimated = usage.cost_estimated;
         }
     }
 

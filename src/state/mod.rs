@@ -32,11 +32,11 @@ pub use events_log::EventsLog;
 pub use history::refs_in_history;
 pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
 pub use prepare::{Prepared, RunDirError, check_run_name};
-pub use report::{LearningsReport, Report};
+pub use report::{LearningsReport, Report, usage_words};
 pub use run::{
     AttemptOutcome, AttemptRecord, FallbackState, Findings, FinishChoice, Flag, Guardrails,
     HooksDue, ParallelState, PipelineState, RunState, RunStatus, RunWorktree, Settings, StopReason,
-    StoryRecord, Totals, WorkerRecord, now, usage_words,
+    StoryRecord, Totals, WorkerRecord, now,
 };
 
 use std::path::{Path, PathBuf};

@@ -217,3 +217,15 @@ impl<'a> Report<'a> {
         self
     }
 }
+
+/// Tokens and cost in a few words, saying `unknown` for what the agent did
+/// not report (a count of zero): `1234 tokens · $0.05`, `1234 tokens ·
+/// cost unknown`, `usage unknown`. Zero is never shown as free.
+pub fn usage_words(tokens: u64, cost: f64) -> String {
+    match (tokens, cost > 0.0) {
+        (0, false) => "usage unknown".to_owned(),
+        (0, true) => format!("tokens unknown · ${cost:.2}"),
+        (tokens, false) => format!("{tokens} tokens · cost unknown"),
+        (tokens, true) => format!("{tokens} tokens · ${cost:.2}"),
+    }
+}

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::usage_words;
 use crate::contract::Role;
 use crate::git::{LinkedWorktree, Original, hex};
 
@@ -233,6 +234,9 @@ pub struct AttemptRecord {
     pub output_tokens: u64,
     #[serde(default)]
     pub cost_usd: f64,
+    /// The cost was worked out from the tokens by the contract's prices.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
     /// The agent's raw output, relative to the run's directory.
     pub log: String,
     /// Checks that failed, as (name, tail of output), for the next prompt.
@@ -298,6 +302,7 @@ impl AttemptRecord {
             input_tokens: 0,
             output_tokens: 0,
             cost_usd: 0.0,
+            cost_estimated: false,
             log: String::new(),
             failed_checks: Vec::new(),
             progress: true,
@@ -351,6 +356,9 @@ pub struct Totals {
     /// counts above leave its tokens out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tokens_unknown: bool,
+    /// Some of the cost was estimated ([`AttemptRecord::cost_estimated`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
 }
 
 impl Totals {
@@ -637,18 +645,6 @@ impl RunState {
             line.push_str(&format!("; flagged: {}", flagged.join(", ")));
         }
         line
-    }
-}
-
-/// Tokens and cost in a few words, saying `unknown` for what the agent did
-/// not report (a count of zero): `1234 tokens · $0.05`, `1234 tokens ·
-/// cost unknown`, `usage unknown`. Zero is never shown as free.
-pub fn usage_words(tokens: u64, cost: f64) -> String {
-    match (tokens, cost > 0.0) {
-        (0, false) => "usage unknown".to_owned(),
-        (0, true) => format!("tokens unknown · ${cost:.2}"),
-        (tokens, false) => format!("{tokens} tokens · cost unknown"),
-        (tokens, true) => format!("{tokens} tokens · ${cost:.2}"),
     }
 }
 

@@ -121,6 +121,7 @@ impl RunState {
         );
         into.cost_usd += more.cost_usd;
         into.tokens_unknown |= more.tokens_unknown;
+        into.cost_estimated |= more.cost_estimated;
     }
 
     /// The state of a worker's own loop for `story`: the run's, on the

@@ -87,21 +87,6 @@ pub fn read_file(path: &Path, label: Option<&str>) -> Result<Snapshot, StoriesEr
     Ok(parse(&path.display().to_string(), &text, label)?)
 }
 
-/// Posts `body` as a comment on issue `number`.
-pub async fn comment(
-    workdir: &Path,
-    number: &str,
-    body: &str,
-    timeout: Duration,
-) -> Result<(), IssuesError> {
-    let args: Vec<String> = ["issue", "comment", number, "--body-file", "-"]
-        .map(String::from)
-        .to_vec();
-    let spec = gh_spec(workdir, &args, Some(body.to_owned()))?;
-    let done = process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await;
-    outcome(&args, done, timeout).map(|_| ())
-}
-
 /// The title and body of issue `number` (`gh issue view <number> --json
 /// title,body`), in the repository of `workdir`: the brief of a plan.
 pub fn view(
@@ -205,9 +190,38 @@ fn list_args(label: &str) -> Vec<String> {
     .to_vec()
 }
 
+/// Posts `body` as a comment on issue `number`, from code that is not
+/// async.
+pub fn comment_now(
+    workdir: &Path,
+    number: &str,
+    body: &str,
+    timeout: Duration,
+) -> Result<(), IssuesError> {
+    let args: Vec<String> = ["issue", "comment", number, "--body-file", "-"]
+        .map(String::from)
+        .to_vec();
+    run_gh_with(workdir, &args, Some(body.to_owned()), timeout).map(|_| ())
+}
+
+/// Closes issue `number` (`gh issue close`).
+pub fn close(workdir: &Path, number: &str, timeout: Duration) -> Result<(), IssuesError> {
+    let args: Vec<String> = ["issue", "close", number].map(String::from).to_vec();
+    run_gh(workdir, &args, timeout).map(|_| ())
+}
+
 /// Runs `gh` from code that is not async, and returns its stdout.
 fn run_gh(workdir: &Path, args: &[String], timeout: Duration) -> Result<String, IssuesError> {
-    let spec = gh_spec(workdir, args, None)?;
+    run_gh_with(workdir, args, None, timeout)
+}
+
+fn run_gh_with(
+    workdir: &Path,
+    args: &[String],
+    stdin: Option<String>,
+    timeout: Duration,
+) -> Result<String, IssuesError> {
+    let spec = gh_spec(workdir, args, stdin)?;
     let done = process::run_split_blocking(&spec, Limits::timeout(timeout), OUTPUT_LIMIT);
     outcome(args, done, timeout)
 }

@@ -225,7 +225,7 @@ impl IssueSource {
 /// in beads.
 pub fn reference(tracker: SourceKind, id: &str) -> String {
     match tracker {
-        SourceKind::Github => format!("#{id}"),
+        SourceKind::Github | SourceKind::Gitlab => format!("#{id}"),
         _ => id.to_owned(),
     }
 }
@@ -243,6 +243,9 @@ fn heading_id(line: &str) -> Option<&str> {
 fn tracking_text(change: &str, snapshot: &Snapshot) -> String {
     let tracker = match snapshot.tracker {
         SourceKind::Github => "GitHub",
+        SourceKind::Gitlab => "GitLab",
+        SourceKind::Linear => "Linear",
+        SourceKind::Jira => "Jira",
         _ => "beads",
     };
     let mut text = format!(

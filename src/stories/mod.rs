@@ -17,24 +17,26 @@ mod error;
 pub(crate) mod github;
 pub(crate) mod issues;
 pub(crate) mod json_edit;
+mod kind;
 pub(crate) mod markdown;
 pub(crate) mod openspec;
 pub(crate) mod openspec_cli;
 pub mod prd;
 pub(crate) mod prompt_file;
 mod source;
+pub(crate) mod trackers;
 
 use std::collections::HashSet;
 use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 pub use checklist::{Checklist, SectionRules};
 pub use error::StoriesError;
 pub use issues::{IssueSource, IssuesError};
+pub use kind::SourceKind;
 pub use markdown::MarkdownSource;
 pub use openspec::OpenSpecSource;
 pub use prd::PrdSource;
@@ -207,69 +209,6 @@ impl StorySet {
     }
 }
 
-/// The file formats stories can be read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceKind {
-    /// `openspec/changes/<change>/tasks.md`. Serialized as `openspec`, the
-    /// name users type, rather than the mechanical `open_spec`.
-    #[serde(rename = "openspec")]
-    OpenSpec,
-    Prd,
-    Markdown,
-    /// Prompt mode: no stories, one prompt repeated until the contract passes.
-    Prompt,
-    /// Open GitHub issues with a label, one story each.
-    Github,
-    /// Open issues of the beads tracker (`.beads/issues.jsonl`), one story
-    /// each.
-    Beads,
-}
-
-impl SourceKind {
-    pub const ALL: [SourceKind; 5] = [
-        SourceKind::OpenSpec,
-        SourceKind::Prd,
-        SourceKind::Markdown,
-        SourceKind::Github,
-        SourceKind::Beads,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::OpenSpec => "openspec",
-            SourceKind::Prd => "prd",
-            SourceKind::Markdown => "markdown",
-            SourceKind::Prompt => "prompt",
-            SourceKind::Github => "github",
-            SourceKind::Beads => "beads",
-        }
-    }
-
-    /// Whether the stories are issues of a tracker, tracked in the run's
-    /// own record rather than in a file of the worktree.
-    pub fn is_tracker(self) -> bool {
-        matches!(self, SourceKind::Github | SourceKind::Beads)
-    }
-}
-
-impl fmt::Display for SourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for SourceKind {
-    type Err = StoriesError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SourceKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| StoriesError::UnknownSourceKind { name: s.to_owned() })
-    }
-}
-
 /// A file given to the agent as background for the change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextFile {
@@ -416,11 +355,15 @@ pub fn detect(
         }),
         // Issues are read when a run begins, into the run's own record;
         // see [`issues`].
-        Some(kind @ (SourceKind::Github | SourceKind::Beads)) => {
-            Err(StoriesError::UnknownSourceKind {
-                name: format!("{kind} (issues are read by `git ralph start --source {kind}`)"),
-            })
-        }
+        Some(
+            kind @ (SourceKind::Github
+            | SourceKind::Beads
+            | SourceKind::Gitlab
+            | SourceKind::Linear
+            | SourceKind::Jira),
+        ) => Err(StoriesError::UnknownSourceKind {
+            name: format!("{kind} (issues are read by `git ralph start --source {kind}`)"),
+        }),
         None => detect_implicit(workdir, change, prd, tasks),
     }
 }

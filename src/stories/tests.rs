@@ -302,7 +302,7 @@ fn source_kind_round_trips_through_text_and_serde() {
             kind
         );
     }
-    assert!("jira".parse::<SourceKind>().is_err());
+    assert!("asana".parse::<SourceKind>().is_err());
 }
 
 #[test]

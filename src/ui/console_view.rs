@@ -360,9 +360,10 @@ fn outcome_word(outcome: AttemptOutcome) -> &'static str {
 /// `2 attempts · 1234 tokens · $0.05`, unknown where nothing was reported.
 fn spent_in_all(totals: &crate::state::Totals) -> String {
     format!(
-        "{} · {}",
+        "{} · {}{}",
         super::status::plural(totals.attempts as usize, "attempt"),
-        usage(totals.tokens(), totals.cost_usd)
+        usage(totals.tokens(), totals.cost_usd),
+        super::status::estimated(totals.cost_estimated && totals.cost_usd > 0.0)
     )
 }
 

@@ -215,7 +215,11 @@ fn totals_line(report: &Report) -> String {
         ),
     };
     let cost = if totals.cost_usd > 0.0 {
-        format!("${:.2}", totals.cost_usd)
+        format!(
+            "${:.2}{}",
+            totals.cost_usd,
+            estimated(totals.cost_estimated)
+        )
     } else {
         "cost unknown".to_owned()
     };
@@ -229,6 +233,11 @@ fn totals_line(report: &Report) -> String {
         plural(totals.attempts as usize, "attempt")
     };
     format!("{attempts} · {tokens} · {cost}")
+}
+
+/// The mark of a cost worked out from the contract's price table.
+pub fn estimated(estimated: bool) -> &'static str {
+    if estimated { " (estimated)" } else { "" }
 }
 
 /// `n thing` or `n things`.

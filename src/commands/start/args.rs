@@ -79,17 +79,37 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub issues: Option<PathBuf>,
     /// With --source github: work on the open issues with this label
-    /// [default: ralph].
+    /// [default: ralph]; gitlab, linear, jira: only the issues with it.
     #[arg(long, value_name = "LABEL")]
     pub label: Option<String>,
-    /// With --source github: post one comment on each issue whose story is
-    /// finished (`gh issue comment`), naming its checkpoint; without it,
-    /// nothing is written to GitHub.
+    /// With --source github, gitlab, linear or jira: post one comment on
+    /// each issue whose story is finished, naming its checkpoint; without
+    /// it, nothing is written to the tracker.
     #[arg(long)]
     pub comment: bool,
+    /// With --source github, gitlab, linear or jira: close each issue whose
+    /// story is finished (Linear and Jira: move it to a done state).
+    #[arg(long)]
+    pub close: bool,
+    /// With --source gitlab: the project (`group/name` or its id); linear:
+    /// the project's name; jira: the project's key (when --jql is not given).
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
+    /// With --source gitlab: only the issues of this milestone (its title).
+    #[arg(long, value_name = "TITLE")]
+    pub milestone: Option<String>,
+    /// With --source linear: only the issues of this team (its key, `ENG`).
+    #[arg(long, value_name = "KEY")]
+    pub team: Option<String>,
+    /// With --source linear: only the issues of this cycle (its number).
+    #[arg(long, value_name = "NUMBER")]
+    pub cycle: Option<String>,
+    /// With --source jira: the issues this JQL query finds (its open ones).
+    #[arg(long, value_name = "QUERY")]
+    pub jql: Option<String>,
     /// Prompt mode: repeat this prompt, a fresh agent each time, until the
     /// contract passes; no stories.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks", "issues", "label", "comment"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "prd", "tasks", "issues", "label", "comment", "close", "project", "milestone", "team", "cycle", "jql"])]
     pub prompt: Option<PathBuf>,
     /// One attempt per story, no checks, no retries: the plain flow.
     #[arg(long)]
@@ -129,6 +149,10 @@ pub struct Args {
     /// The most the run waits out usage limits, in total [default: 6h; config: ralph.maxRateLimitWait].
     #[arg(long, value_name = "DURATION", value_parser = crate::config::parse_duration)]
     pub max_rate_limit_wait: Option<u64>,
+    /// Start no attempt that would take the spend of the last window past
+    /// its budget, e.g. '$20/5h' or '2M tokens/5h'; the run waits instead.
+    #[arg(long, value_name = "BUDGET/WINDOW", value_parser = parse_pace)]
+    pub pace: Option<String>,
     /// Refuse a claim of completion whose only change is ticking boxes in
     /// the tracking file; by default it is accepted and flagged
     /// [config: ralph.requireChange; per story: require_change in ralph.toml].
@@ -265,6 +289,14 @@ impl Args {
             issues: self.issues.clone(),
             label: self.label.clone(),
             comment: self.comment,
+            tracker: crate::settings::TrackerQuery {
+                project: self.project.clone(),
+                milestone: self.milestone.clone(),
+                team: self.team.clone(),
+                cycle: self.cycle.clone(),
+                jql: self.jql.clone(),
+                close: self.close,
+            },
             prompt: self.prompt.clone(),
             once: self.once,
             revert_failed: self.revert_failed,
@@ -276,6 +308,7 @@ impl Args {
             max_cost: self.max_cost,
             max_tokens: self.max_tokens,
             max_rate_limit_wait: self.max_rate_limit_wait,
+            pace: self.pace.clone(),
             require_change: self.require_change,
             no_learnings: self.no_learnings,
             no_questions: self.no_questions,
@@ -290,4 +323,9 @@ impl Args {
             parallel: self.parallel,
         })
     }
+}
+
+/// `--pace`, checked when the command line is read.
+fn parse_pace(given: &str) -> Result<String, crate::pace::PaceError> {
+    given.parse::<crate::pace::Pace>().map(|_| given.to_owned())
 }

@@ -76,7 +76,7 @@ pub enum IssuesError {
     #[error("--{flag} is for --source {wants}, and the stories come from {source_name}")]
     FlagNeedsSource {
         flag: &'static str,
-        wants: &'static str,
+        wants: String,
         source_name: String,
     },
 
@@ -85,6 +85,9 @@ pub enum IssuesError {
 
     #[error("this run's record of its issues at {} cannot be read: {message}", path.display())]
     LedgerCorrupt { path: PathBuf, message: String },
+
+    #[error(transparent)]
+    Tracker(#[from] crate::stories::trackers::TrackerError),
 
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -153,6 +156,7 @@ impl IssuesError {
             IssuesError::LedgerMissing { .. } | IssuesError::LedgerCorrupt { .. } => Some(
                 "the run cannot go on without it: 'git ralph abort' restores the pre-start state, and a new start reads the issues again".to_owned(),
             ),
+            IssuesError::Tracker(error) => error.hint(),
             IssuesError::Write { .. } => {
                 Some("check that the .git directory is writable and the disk is not full".to_owned())
             }

@@ -19,6 +19,7 @@
 //! - [`browser`]: headless Chromium driven over WebDriver, for the pages.
 #![allow(dead_code)]
 
+pub mod api;
 pub mod browser;
 pub mod forge;
 pub mod fuzz;

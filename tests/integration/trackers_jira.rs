@@ -1,0 +1,299 @@
+//! Issue 49, end to end through the real binary: the issues of a Jira
+//! query as the run's stories (`--source jira`), read from a local
+//! stand-in of Jira's REST API (v2) that answers with the shapes its
+//! documentation gives: the search endpoint a page at a time with
+//! `nextPageToken`, "is blocked by" issue links, subtasks, comments and
+//! transitions. The site comes from JIRA_BASE_URL, the credentials from
+//! JIRA_EMAIL and JIRA_API_TOKEN.
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::harness::api::{Reply, Request, StandIn, nothing_listening};
+use crate::harness::{
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script, stderr,
+};
+
+const CHANGE: &str = "jira";
+const EMAIL: &str = "me@example.com";
+const TOKEN: &str = "jira-secret-token";
+/// `Basic` and base64 of `me@example.com:jira-secret-token`.
+const AUTHORIZATION: &str = "Basic bWVAZXhhbXBsZS5jb206amlyYS1zZWNyZXQtdG9rZW4=";
+
+const WORKER: &str =
+    "format codex\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+
+fn issue(key: &str, summary: &str, priority: &str) -> Value {
+    json!({
+        "id": "10001", "key": key, "self": format!("https://example.atlassian.net/rest/api/2/issue/{key}"),
+        "fields": {
+            "summary": summary, "description": null, "labels": ["ralph"],
+            "priority": {"id": priority, "name": "Medium"},
+            "status": {"name": "To Do", "statusCategory": {"key": "new", "name": "To Do"}},
+            "issuelinks": [], "subtasks": [],
+        }
+    })
+}
+
+/// APP-1 is blocked by APP-2; APP-2 has subtasks APP-4 (listed, open) and
+/// APP-5 (done); APP-3 is of the highest priority.
+fn four_issues() -> Vec<Value> {
+    let mut one = issue("APP-1", "Document the greeting", "3");
+    one["fields"]["issuelinks"] = json!([
+        {"id": "1", "type": {"name": "Blocks", "inward": "is blocked by", "outward": "blocks"},
+         "inwardIssue": {"key": "APP-2"}},
+        {"id": "2", "type": {"name": "Relates", "inward": "relates to", "outward": "relates to"},
+         "inwardIssue": {"key": "APP-3"}},
+    ]);
+    let mut two = issue("APP-2", "Greet the user", "3");
+    two["fields"]["description"] = json!("Whoever runs the tool should be greeted.");
+    two["fields"]["subtasks"] = json!([
+        {"key": "APP-4", "fields": {"summary": "Write hello.txt",
+            "status": {"statusCategory": {"key": "indeterminate"}}}},
+        {"key": "APP-5", "fields": {"summary": "Pick the words",
+            "status": {"statusCategory": {"key": "done"}}}},
+    ]);
+    let three = issue("APP-3", "Fix the typo in the README", "1");
+    let mut four = issue("APP-4", "Write hello.txt", "3");
+    four["fields"]["parent"] = json!({"key": "APP-2"});
+    vec![one, two, three, four]
+}
+
+fn jira(issues: Vec<Value>) -> StandIn {
+    StandIn::serve(move |request: &Request| {
+        if request.header("Authorization") != Some(AUTHORIZATION) {
+            return Reply::status(
+                401,
+                json!({"errorMessages": ["You are not authenticated. Authentication required to perform this operation."], "errors": {}}),
+            );
+        }
+        let path = request.path();
+        if path == "/rest/api/2/search/jql" {
+            let jql = request.query("jql").unwrap_or_default();
+            if jql.contains("NOPE") {
+                return Reply::status(
+                    400,
+                    json!({"errorMessages": ["The value 'NOPE' does not exist for the field 'project'."], "errors": {}}),
+                );
+            }
+            let from: usize = request
+                .query("nextPageToken")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+            let page: Vec<Value> = issues.iter().skip(from).take(100).cloned().collect();
+            let next = from + page.len();
+            let mut body = json!({"issues": page, "isLast": next >= issues.len()});
+            if next < issues.len() {
+                body["nextPageToken"] = json!(next.to_string());
+            }
+            return Reply::json(body);
+        }
+        if path.ends_with("/comment") && request.method == "POST" {
+            return Reply::status(201, json!({"id": "100", "body": request.json()["body"]}));
+        }
+        if path.ends_with("/transitions") {
+            if request.method == "GET" {
+                return Reply::json(json!({"transitions": [
+                    {"id": "11", "name": "To Do", "to": {"statusCategory": {"key": "new"}}},
+                    {"id": "21", "name": "In Progress", "to": {"statusCategory": {"key": "indeterminate"}}},
+                    {"id": "31", "name": "Done", "to": {"statusCategory": {"key": "done"}}},
+                ]}));
+            }
+            return Reply {
+                status: 204,
+                headers: Vec::new(),
+                body: String::new(),
+            };
+        }
+        Reply::status(
+            404,
+            json!({"errorMessages": ["Issue does not exist or you do not have permission to see it."]}),
+        )
+    })
+}
+
+fn start_command(repo: &TestRepo, site: &str, args: &[&str]) -> Command {
+    let script_path = script(repo, WORKER);
+    let mut cmd = ralph_with_fake(repo, &script_path);
+    cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--source", "jira"])
+        .args(args)
+        .env("JIRA_BASE_URL", site)
+        .env("JIRA_EMAIL", EMAIL)
+        .env("JIRA_API_TOKEN", TOKEN)
+        .env("FAKE_AGENT_TASKS", repo.run_dir(CHANGE).join("tasks.md"));
+    cmd
+}
+
+fn story_commits(repo: &TestRepo) -> Vec<String> {
+    repo.git(&[
+        "log",
+        "--reverse",
+        "--format=%s",
+        &format!("main..ralph/{CHANGE}"),
+    ])
+    .lines()
+    .filter(|subject| subject.contains("): story "))
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn issue_49_a_run_over_a_jira_query_follows_is_blocked_by_and_priority_with_subtasks_as_tasks() {
+    let repo = TestRepo::new();
+    let api = jira(four_issues());
+    let output = run(&mut start_command(
+        &repo,
+        &api.base,
+        &[
+            "--jql",
+            "project = APP ORDER BY rank",
+            "--comment",
+            "--close",
+        ],
+    ));
+    assert_exit(&output, 0);
+    assert_eq!(
+        story_commits(&repo),
+        [
+            "ralph(jira): story APP-3 Fix the typo in the README",
+            "ralph(jira): story APP-2 Greet the user",
+            "ralph(jira): story APP-1 Document the greeting",
+        ],
+        "{}",
+        describe(&output)
+    );
+    let tracking =
+        std::fs::read_to_string(repo.run_dir(CHANGE).join("tasks.md")).expect("tracking");
+    assert!(
+        tracking.contains("## APP-2: Greet the user\n\n- [x] APP-4: Write hello.txt\n- [x] APP-5: Pick the words\n"),
+        "{tracking}"
+    );
+    let requests = api.requests();
+    let search = requests
+        .iter()
+        .find(|r| r.path().ends_with("/search/jql"))
+        .expect("a search");
+    assert_eq!(
+        search.query("jql").as_deref(),
+        Some("(project = APP) AND statusCategory != Done ORDER BY rank")
+    );
+    let written: Vec<(String, String)> = requests
+        .iter()
+        .filter(|request| request.method == "POST")
+        .map(|request| (request.path().to_owned(), request.body.clone()))
+        .collect();
+    let paths: Vec<&str> = written.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/rest/api/2/issue/APP-3/comment",
+            "/rest/api/2/issue/APP-3/transitions",
+            "/rest/api/2/issue/APP-2/comment",
+            "/rest/api/2/issue/APP-2/transitions",
+            "/rest/api/2/issue/APP-1/comment",
+            "/rest/api/2/issue/APP-1/transitions",
+        ]
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&written[1].1).unwrap(),
+        json!({"transition": {"id": "31"}})
+    );
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_49_jira_issues_past_250_are_read_page_by_page() {
+    let repo = TestRepo::new();
+    let issues: Vec<Value> = (1..=260)
+        .map(|n| issue(&format!("APP-{n}"), &format!("Issue {n}"), "3"))
+        .collect();
+    let api = jira(issues);
+    let output = run(ralph(&repo)
+        .args([
+            "start",
+            CHANGE,
+            "--source",
+            "jira",
+            "--project",
+            "APP",
+            "--label",
+            "ralph",
+        ])
+        .args(["--dry-run", "--json", "--agent-command", "true"])
+        .env("JIRA_BASE_URL", &api.base)
+        .env("JIRA_EMAIL", EMAIL)
+        .env("JIRA_API_TOKEN", TOKEN));
+    assert_exit(&output, 0);
+    let preview: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(
+        preview["stories"].as_array().expect("stories").len(),
+        260,
+        "{}",
+        describe(&output)
+    );
+    let searches: Vec<(Option<String>, Option<String>)> = api
+        .requests()
+        .iter()
+        .map(|request| (request.query("jql"), request.query("nextPageToken")))
+        .collect();
+    let jql = Some(
+        "project = \"APP\" AND statusCategory != Done AND labels = \"ralph\" ORDER BY created ASC"
+            .to_owned(),
+    );
+    assert_eq!(
+        searches,
+        [
+            (jql.clone(), None),
+            (jql.clone(), Some("100".into())),
+            (jql, Some("200".into()))
+        ]
+    );
+    assert!(!repo.run_dir(CHANGE).exists());
+}
+
+fn assert_refused_before_writing(repo: &TestRepo, output: &Output, said: &str) {
+    assert_ne!(output.status.code(), Some(0), "{}", describe(output));
+    let err = stderr(output);
+    assert!(err.contains(said), "{err}");
+    assert!(!err.contains(TOKEN), "{err}");
+    assert!(!repo.run_dir(CHANGE).exists());
+    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
+    assert_eq!(repo.status_porcelain(), "");
+}
+
+#[test]
+fn issue_49_a_bad_jira_token_ends_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = jira(four_issues());
+    let output =
+        run(start_command(&repo, &api.base, &["--project", "APP"]).env("JIRA_API_TOKEN", "wrong"));
+    assert_refused_before_writing(&repo, &output, "Jira refused the token in JIRA_API_TOKEN");
+}
+
+#[test]
+fn issue_49_a_missing_jira_project_ends_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = jira(four_issues());
+    let output = run(&mut start_command(&repo, &api.base, &["--project", "NOPE"]));
+    assert_refused_before_writing(&repo, &output, "Jira has no project 'NOPE'");
+}
+
+#[test]
+fn issue_49_a_jira_rate_limit_and_an_unreachable_site_end_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = StandIn::serve(|_: &Request| {
+        Reply::status(429, json!({"errorMessages": ["Rate limit exceeded"]}))
+            .with_header("Retry-After", "5")
+    });
+    let output = run(&mut start_command(&repo, &api.base, &["--project", "APP"]));
+    assert_refused_before_writing(
+        &repo,
+        &output,
+        "Jira is limiting the rate of requests: try again in 5s",
+    );
+    let site = nothing_listening();
+    let output = run(&mut start_command(&repo, &site, &["--project", "APP"]));
+    assert_refused_before_writing(&repo, &output, &format!("could not reach Jira at {site}"));
+}

@@ -1,0 +1,295 @@
+//! Issue 49, end to end through the real binary: Linear issues as the
+//! run's stories (`--source linear`), read from a local stand-in of
+//! Linear's GraphQL API that answers with the shapes its schema gives:
+//! `issues` a page at a time with `pageInfo`, "blocks" relations seen from
+//! the blocked issue (`inverseRelations`), sub-issues (`children`), and the
+//! comment and state mutations. The key comes from LINEAR_API_KEY, the
+//! address from LINEAR_API_URL.
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::harness::api::{Reply, Request, StandIn};
+use crate::harness::{
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script, stderr,
+};
+
+const CHANGE: &str = "linear";
+const KEY: &str = "lin_api_secret_key_for_the_test";
+
+const WORKER: &str =
+    "format codex\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+
+fn issue(identifier: &str, title: &str, priority: u64) -> Value {
+    json!({
+        "identifier": identifier, "title": title, "description": "", "priority": priority,
+        "state": {"type": "unstarted"}, "labels": {"nodes": [{"name": "ralph"}]},
+        "parent": null, "children": {"nodes": []}, "inverseRelations": {"nodes": []},
+    })
+}
+
+/// ENG-1 is blocked by ENG-2; ENG-2 has two sub-issues, ENG-4 listed (it
+/// is open) and ENG-5; ENG-3 is urgent.
+fn four_issues() -> Vec<Value> {
+    let mut one = issue("ENG-1", "Document the greeting", 3);
+    one["inverseRelations"] =
+        json!({"nodes": [{"type": "blocks", "issue": {"identifier": "ENG-2"}}]});
+    let mut two = issue("ENG-2", "Greet the user", 2);
+    two["description"] = json!("Whoever runs the tool should be greeted.");
+    two["children"] = json!({"nodes": [
+        {"identifier": "ENG-4", "title": "Write hello.txt", "state": {"type": "started"}},
+        {"identifier": "ENG-5", "title": "Print it on start", "state": {"type": "unstarted"}},
+    ]});
+    let three = issue("ENG-3", "Fix the typo in the README", 1);
+    let mut four = issue("ENG-4", "Write hello.txt", 0);
+    four["parent"] = json!({"identifier": "ENG-2"});
+    vec![one, two, three, four]
+}
+
+/// A stand-in Linear holding `issues` in team ENG, 100 a page.
+fn linear(issues: Vec<Value>) -> StandIn {
+    StandIn::serve(move |request: &Request| {
+        if request.header("Authorization") != Some(KEY) {
+            return Reply::status(
+                400,
+                json!({"errors": [{"message": "Authentication required, not authenticated",
+                    "extensions": {"type": "authentication error", "code": "AUTHENTICATION_ERROR",
+                        "userPresentableMessage": "You need to authenticate to access this operation."}}]}),
+            );
+        }
+        let body = request.json();
+        let query = body["query"].as_str().unwrap_or_default();
+        let variables = &body["variables"];
+        if query.starts_with("query Teams") {
+            let nodes = if variables["key"] == "ENG" {
+                json!([{"id": "team-1"}])
+            } else {
+                json!([])
+            };
+            return Reply::json(json!({"data": {"teams": {"nodes": nodes}}}));
+        }
+        if query.starts_with("query Issues") {
+            let from: usize = variables["after"]
+                .as_str()
+                .and_then(|a| a.parse().ok())
+                .unwrap_or(0);
+            let page: Vec<Value> = issues.iter().skip(from).take(100).cloned().collect();
+            let next = from + page.len();
+            return Reply::json(json!({"data": {"issues": {"nodes": page,
+                "pageInfo": {"hasNextPage": next < issues.len(), "endCursor": next.to_string()}}}}));
+        }
+        if query.starts_with("mutation Comment") {
+            return Reply::json(json!({"data": {"commentCreate": {"success": true}}}));
+        }
+        if query.starts_with("query States") {
+            return Reply::json(
+                json!({"data": {"issue": {"id": "uuid", "team": {"states": {"nodes": [
+                    {"id": "state-todo", "type": "unstarted", "position": 0},
+                    {"id": "state-shipped", "type": "completed", "position": 4},
+                    {"id": "state-done", "type": "completed", "position": 3},
+                ]}}}}}),
+            );
+        }
+        if query.starts_with("mutation Move") {
+            return Reply::json(json!({"data": {"issueUpdate": {"success": true}}}));
+        }
+        Reply::status(400, json!({"errors": [{"message": "unknown query"}]}))
+    })
+}
+
+fn start_command(repo: &TestRepo, url: &str, args: &[&str]) -> Command {
+    let script_path = script(repo, WORKER);
+    let mut cmd = ralph_with_fake(repo, &script_path);
+    cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()])
+        .args(["--on-finish", "keep", "--source", "linear"])
+        .args(if args.contains(&"--team") {
+            &[][..]
+        } else {
+            &["--team", "ENG"][..]
+        })
+        .args(args)
+        .env("LINEAR_API_URL", url)
+        .env("LINEAR_API_KEY", KEY)
+        .env("FAKE_AGENT_TASKS", repo.run_dir(CHANGE).join("tasks.md"));
+    cmd
+}
+
+fn story_commits(repo: &TestRepo) -> Vec<String> {
+    repo.git(&[
+        "log",
+        "--reverse",
+        "--format=%s",
+        &format!("main..ralph/{CHANGE}"),
+    ])
+    .lines()
+    .filter(|subject| subject.contains("): story "))
+    .map(str::to_owned)
+    .collect()
+}
+
+/// The GraphQL operations the run sent, by the first word of their name.
+fn operations(api: &StandIn) -> Vec<(String, Value)> {
+    api.requests()
+        .iter()
+        .map(|request| {
+            let body = request.json();
+            let name = body["query"]
+                .as_str()
+                .unwrap_or_default()
+                .split('(')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            (name, body["variables"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn issue_49_a_run_over_linear_issues_follows_blocks_and_priority_with_sub_issues_as_tasks() {
+    let repo = TestRepo::new();
+    let api = linear(four_issues());
+    let output = run(&mut start_command(
+        &repo,
+        &api.base,
+        &["--label", "ralph", "--comment", "--close"],
+    ));
+    assert_exit(&output, 0);
+    // ENG-3 is urgent; ENG-1 waits for ENG-2; ENG-4 is ENG-2's task.
+    assert_eq!(
+        story_commits(&repo),
+        [
+            "ralph(linear): story ENG-3 Fix the typo in the README",
+            "ralph(linear): story ENG-2 Greet the user",
+            "ralph(linear): story ENG-1 Document the greeting",
+        ],
+        "{}",
+        describe(&output)
+    );
+    let tracking =
+        std::fs::read_to_string(repo.run_dir(CHANGE).join("tasks.md")).expect("tracking");
+    assert!(
+        tracking.contains("## ENG-2: Greet the user\n\n- [x] ENG-4: Write hello.txt\n- [x] ENG-5: Print it on start\n"),
+        "{tracking}"
+    );
+    let sent = operations(&api);
+    let listed = sent
+        .iter()
+        .find(|(name, _)| name == "query Issues")
+        .expect("issues listed");
+    assert_eq!(listed.1["filter"]["team"], json!({"key": {"eq": "ENG"}}));
+    assert_eq!(
+        listed.1["filter"]["labels"],
+        json!({"some": {"name": {"eq": "ralph"}}})
+    );
+    let written: Vec<(String, Value)> = sent
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("mutation"))
+        .collect();
+    let commented: Vec<&str> = written
+        .iter()
+        .filter(|(name, _)| name == "mutation Comment")
+        .map(|(_, variables)| variables["input"]["issueId"].as_str().unwrap())
+        .collect();
+    assert_eq!(commented, ["ENG-3", "ENG-2", "ENG-1"]);
+    let moved: Vec<(&str, &str)> = written
+        .iter()
+        .filter(|(name, _)| name == "mutation Move")
+        .map(|(_, variables)| {
+            (
+                variables["id"].as_str().unwrap(),
+                variables["input"]["stateId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("ENG-3", "state-done"),
+            ("ENG-2", "state-done"),
+            ("ENG-1", "state-done")
+        ]
+    );
+    let body = written[0].1["input"]["body"].as_str().unwrap();
+    assert!(body.contains("git-ralph finished this issue"), "{body}");
+    let state = std::fs::read_to_string(repo.run_dir(CHANGE).join("state.json")).unwrap();
+    assert!(!state.contains(KEY));
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_49_linear_issues_past_250_are_read_page_by_page() {
+    let repo = TestRepo::new();
+    let issues: Vec<Value> = (1..=260)
+        .map(|n| issue(&format!("ENG-{n}"), &format!("Issue number {n}"), 0))
+        .collect();
+    let api = linear(issues);
+    let output = run(ralph(&repo)
+        .args(["start", CHANGE, "--source", "linear", "--team", "ENG"])
+        .args(["--dry-run", "--json", "--agent-command", "true"])
+        .env("LINEAR_API_URL", &api.base)
+        .env("LINEAR_API_KEY", KEY));
+    assert_exit(&output, 0);
+    let preview: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let ids: Vec<&str> = preview["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 260, "{}", describe(&output));
+    assert_eq!((ids[0], ids[259]), ("ENG-1", "ENG-260"));
+    let cursors: Vec<Value> = operations(&api)
+        .into_iter()
+        .filter(|(name, _)| name == "query Issues")
+        .map(|(_, variables)| variables["after"].clone())
+        .collect();
+    assert_eq!(cursors, [Value::Null, json!("100"), json!("200")]);
+    assert!(!repo.run_dir(CHANGE).exists());
+}
+
+fn assert_refused_before_writing(repo: &TestRepo, output: &Output, said: &str) {
+    assert_ne!(output.status.code(), Some(0), "{}", describe(output));
+    let err = stderr(output);
+    assert!(err.contains(said), "{err}");
+    assert!(!err.contains(KEY), "{err}");
+    assert!(!repo.run_dir(CHANGE).exists());
+    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
+    assert_eq!(repo.status_porcelain(), "");
+}
+
+#[test]
+fn issue_49_a_bad_linear_key_ends_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = linear(four_issues());
+    let output = run(start_command(&repo, &api.base, &[]).env("LINEAR_API_KEY", "lin_api_wrong"));
+    assert_refused_before_writing(&repo, &output, "Linear refused the token in LINEAR_API_KEY");
+}
+
+#[test]
+fn issue_49_a_missing_linear_team_ends_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = linear(four_issues());
+    let output = run(&mut start_command(&repo, &api.base, &["--team", "OPS"]));
+    assert_refused_before_writing(&repo, &output, "Linear has no team with the key 'OPS'");
+}
+
+#[test]
+fn issue_49_a_linear_rate_limit_ends_clearly_before_anything_is_written() {
+    let repo = TestRepo::new();
+    let api = StandIn::serve(|_: &Request| {
+        Reply::status(
+            400,
+            json!({"errors": [{"message": "Rate limit exceeded",
+            "extensions": {"code": "RATELIMITED"}}]}),
+        )
+        .with_header("Retry-After", "12")
+    });
+    let output = run(&mut start_command(&repo, &api.base, &[]));
+    assert_refused_before_writing(
+        &repo,
+        &output,
+        "Linear is limiting the rate of requests: try again in 12s",
+    );
+}
