@@ -10,6 +10,7 @@ pub mod home;
 pub mod hook;
 pub mod log;
 pub mod plan;
+mod run_errors;
 pub mod serve;
 pub mod show;
 pub mod standin;

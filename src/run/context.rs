@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::blocking;
-use super::error::RunError;
+use super::error::{Hints, RunError};
 use super::run_settings::RunSettings;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
@@ -42,6 +42,8 @@ pub struct Run {
     pub(super) hook_queue: super::pending::HookQueue,
     /// Notifications under way.
     pub(super) deliveries: super::pending::Deliveries,
+    /// What the user can do about an error that ends the run.
+    pub(super) hints: Hints,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave
@@ -80,7 +82,13 @@ impl Run {
             agent_version: AgentVersion::Known(None),
             hook_queue,
             deliveries: Default::default(),
+            hints: |_| None,
         })
+    }
+
+    /// The run, its end telling an error with what `hints` says to do.
+    pub(super) fn with_hints(self, hints: Hints) -> Run {
+        Run { hints, ..self }
     }
 
     /// Time spent in loops, this one included.

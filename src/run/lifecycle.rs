@@ -82,7 +82,7 @@ pub(super) async fn finish(
         Err(bug) => after_bug(run, bug).await,
         Ok(Ok((reason, message))) => end(run, reason, message).await,
         Ok(Err(err)) => {
-            let message = err.told();
+            let message = err.told(run.hints);
             if matches!(err, RunError::AgentSetup { .. }) {
                 // Resumable as after a clean stop, once fixed.
                 let mut end = end(run, StopReason::Setup, message).await;

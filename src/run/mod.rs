@@ -78,6 +78,7 @@ mod run_settings;
 pub mod session;
 mod settle;
 mod sources;
+mod start_error;
 pub mod story_loop;
 mod submodules;
 mod task_file;
@@ -90,6 +91,7 @@ pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use lifecycle::LoopEnd;
 pub use session::Session;
+pub use start_error::{StartError, TaskFileError, UnsettledSubmodules};
 
 /// Runs `future` to its end, or to the panic that cuts it short: the bug
 /// the panic hook recorded. What the future held (an agent's process group

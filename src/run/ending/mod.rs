@@ -23,7 +23,7 @@ mod take_over;
 use std::path::PathBuf;
 
 pub use error::EndingError;
-pub use handoff::{HandedOff, Handoff, HandoffError};
+pub use handoff::{HandedOff, Handoff, HandoffError, NotOpened, ReviewFailure};
 use take_over::{Running, Standing, TakenOver, take_over};
 
 use crate::git::{ChangeName, ObjectId, Repo};

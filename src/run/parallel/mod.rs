@@ -37,6 +37,7 @@ pub use self::schedule::Schedule;
 use self::worker::Start;
 use super::context::Run;
 use super::error::RunError;
+use super::start_error::StartError;
 use super::lifecycle::{self, LoopEnd};
 use crate::events::{Event, Record};
 use crate::state::{AttemptOutcome, StopReason};
@@ -283,6 +284,7 @@ impl Coordinator {
                 settings: &self.run.settings,
                 records: launch.records.clone(),
                 stop: launch.stop.clone(),
+                hints: self.run.hints,
             }
             .launch(planned, story, launch.ended.clone())
         };
@@ -442,7 +444,10 @@ pub(crate) fn check_order(
 ) -> Result<(), RunError> {
     Order::of(contract)
         .check(kind, stories)
-        .map_err(|why| RunError::ParallelUnfit {
-            what: why.to_string(),
+        .map_err(|why| {
+            StartError::ParallelUnfit {
+                what: why.to_string(),
+            }
+            .into()
         })
 }

@@ -15,7 +15,7 @@ mod error;
 mod forge;
 mod push;
 
-pub use error::{HandoffError, NotOpened};
+pub use error::{HandoffError, NotOpened, ReviewFailure};
 pub use forge::Forge;
 
 use super::{Finished, Notice, Onlooker};
