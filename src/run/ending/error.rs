@@ -78,7 +78,7 @@ pub enum EndingError {
     Git(#[from] GitFailure),
     /// A story's worktree of a parallel run could not be retired.
     #[error("could not retire a story's worktree: {0}")]
-    StoryWorktree(Box<crate::run::RunError>),
+    StoryWorktree(Box<crate::run::error::RunError>),
 }
 
 impl From<HandoffError> for EndingError {
