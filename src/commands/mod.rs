@@ -2,6 +2,7 @@
 //! glue the domain modules to the ui; the decisions live in the domain.
 
 pub mod abort;
+mod agent_flags;
 pub mod agents;
 pub mod answer;
 pub mod demo;
