@@ -55,10 +55,17 @@ pub struct OpenSpecCommand {
     search_path: Option<OsString>,
 }
 
+/// The CLI could not be run at all.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {}: {source}", program.display())]
+struct CannotRun {
+    program: PathBuf,
+    source: process::ProcessError,
+}
+
 impl OpenSpecCommand {
     /// `program` (this command, resolved) run with `args` in `workdir`,
-    /// without colors and with `env`, on this command's search path; `Err`
-    /// says why it could not be run.
+    /// without colors and with `env`, on this command's search path.
     async fn run(
         &self,
         program: &Path,
@@ -66,7 +73,7 @@ impl OpenSpecCommand {
         env: &[(&str, &str)],
         workdir: &Path,
         timeout: Duration,
-    ) -> Result<(ExitStatusKind, process::Tail, process::Tail), String> {
+    ) -> Result<(ExitStatusKind, process::Tail, process::Tail), CannotRun> {
         let mut vars = vec![("NO_COLOR".to_owned(), "1".to_owned())];
         vars.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         if let Some(search_path) = &self.search_path {
@@ -84,7 +91,10 @@ impl OpenSpecCommand {
         };
         process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT)
             .await
-            .map_err(|error| format!("cannot run {}: {error}", program.display()))
+            .map_err(|source| CannotRun {
+                program: program.to_owned(),
+                source,
+            })
     }
 
     /// Looks the CLI up on this process's `PATH`.
@@ -153,7 +163,7 @@ pub async fn cross_check(
     let ran = command.run(&program, &args, &[], workdir, timeout).await;
     let (exit, stdout, stderr) = match ran {
         Ok(done) => done,
-        Err(why) => return CrossCheck::Failed(why),
+        Err(why) => return CrossCheck::Failed(why.to_string()),
     };
     match exit {
         ExitStatusKind::TimedOut => return CrossCheck::TimedOut,
@@ -203,7 +213,7 @@ pub async fn validate(
         .await;
     let (exit, stdout, stderr) = match ran {
         Ok(done) => done,
-        Err(why) => return Validation::Failed(why),
+        Err(why) => return Validation::Failed(why.to_string()),
     };
     let said = format!("{}\n{}", stdout.text().trim(), stderr.text().trim());
     let said = process::tail_str(said.trim(), 4000).to_owned();
