@@ -265,54 +265,6 @@ user_error_with_hint!(
     crate::serve::ServeError,
 );
 
-impl From<crate::run::RunError> for CommandError {
-    fn from(err: crate::run::RunError) -> Self {
-        if let crate::run::RunError::Bug(bug) = &err {
-            return CommandError::bug(bug, None);
-        }
-        let kind = if matches!(err, crate::run::RunError::AgentSetup { .. }) {
-            ErrorKind::Setup
-        } else if err.is_usage() {
-            ErrorKind::Usage
-        } else if err.is_user_error() {
-            ErrorKind::User
-        } else {
-            ErrorKind::Internal
-        };
-        let hint = err.hint();
-        CommandError::from_error(kind, err).maybe_hint(hint)
-    }
-}
-
-impl From<crate::run::ending::EndingError> for CommandError {
-    fn from(err: crate::run::ending::EndingError) -> Self {
-        use crate::run::ending::EndingError;
-        match err {
-            EndingError::Lock(err) => err.into(),
-            EndingError::State(err) => err.into(),
-            EndingError::Op(err) => err.into(),
-            EndingError::Git(err) => err.into(),
-            EndingError::Config(err) => err.into(),
-            EndingError::Handoff(err) => {
-                let hints = err.hints();
-                let mut error = CommandError::from_error(ErrorKind::User, *err);
-                error.hints = hints;
-                error
-            }
-            err => {
-                let hint = err.hint();
-                CommandError::from_error(ErrorKind::User, err).maybe_hint(hint)
-            }
-        }
-    }
-}
-
-impl From<crate::settings::SettingsError> for CommandError {
-    fn from(err: crate::settings::SettingsError) -> Self {
-        crate::run::RunError::from(err).into()
-    }
-}
-
 impl From<crate::config::ConfigError> for CommandError {
     fn from(err: crate::config::ConfigError) -> Self {
         let hint = err.hint();

@@ -74,6 +74,20 @@ pub struct AgentRun {
     pub stderr_tail: String,
 }
 
+impl AgentRun {
+    /// Whether the agent exited on its own and failed: an error status, or
+    /// an error it reported. A run stopped, timed out or killed by a signal
+    /// did not end on its own, so it is never taken for a set-up error.
+    pub fn failed_on_its_own(&self) -> bool {
+        let ExitStatusKind::Exited(code) = self.exit else {
+            return false;
+        };
+        code != 0
+            || matches!(self.conclusion, Conclusion::AgentError { .. })
+            || self.done.as_ref().is_some_and(|done| done.is_error)
+    }
+}
+
 /// Why an agent could not be run or supervised.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {

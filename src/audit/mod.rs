@@ -486,9 +486,16 @@ fn prompt_path(run_dir: &Path, log: &str) -> PathBuf {
 /// for the terminal UI. `None` means not available (yet). The diff of the
 /// attempt at work is the worktree as it is now; ask again to refresh it.
 pub trait AttemptDetails: Send {
-    fn prompt(&self, story: &str, attempt: u32) -> Option<String>;
-    fn diff(&self, story: &str, attempt: u32) -> Option<String>;
-    fn checks(&self, story: &str, attempt: u32) -> Option<Vec<CheckResult>>;
+    // Each detail is unknown unless the source has it.
+    fn prompt(&self, _story: &str, _attempt: u32) -> Option<String> {
+        None
+    }
+    fn diff(&self, _story: &str, _attempt: u32) -> Option<String> {
+        None
+    }
+    fn checks(&self, _story: &str, _attempt: u32) -> Option<Vec<CheckResult>> {
+        None
+    }
     /// What a finished attempt's agent said, its last stretch at most
     /// [`TRANSCRIPT_TAIL`] of text: for a screen that did not see it
     /// happen (a resumed run's earlier attempts).
@@ -518,17 +525,7 @@ fn shown_bytes(event: &AgentEvent) -> usize {
 /// No details at all: for tests and for callers that have none.
 pub struct NoDetails;
 
-impl AttemptDetails for NoDetails {
-    fn prompt(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
-    fn diff(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
-    fn checks(&self, _: &str, _: u32) -> Option<Vec<CheckResult>> {
-        None
-    }
-}
+impl AttemptDetails for NoDetails {}
 
 /// The details of a run's attempts, read from its files and the repository.
 pub struct RunDetails {

@@ -2,6 +2,7 @@
 //! glue the domain modules to the ui; the decisions live in the domain.
 
 pub mod abort;
+mod agent_flags;
 pub mod agents;
 pub mod answer;
 pub mod demo;
@@ -10,6 +11,7 @@ pub mod home;
 pub mod hook;
 pub mod log;
 pub mod plan;
+mod run_errors;
 pub mod serve;
 pub mod show;
 pub mod standin;

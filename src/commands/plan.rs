@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::agent_flags::AgentFlags;
 use crate::exit::{CommandError, ErrorKind, Exit};
 use crate::git::{ChangeName, Repo};
 use crate::planning::{self, BriefSource, Format, Outcome, PlanError, Planned};
@@ -45,16 +46,8 @@ pub struct Args {
     /// missing, and every done mark must stay.
     #[arg(long)]
     pub refine: bool,
-    /// Agent preset to run [default: claude; config: ralph.agent].
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
-    /// Run this command through `sh -c` instead of a preset, with the
-    /// prompt on stdin [config: ralph.agentCommand].
-    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
-    pub agent_command: Option<String>,
-    /// Model passed to the agent's --model flag.
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentFlags,
     /// Tries after the first, each told what the reader said of the last
     /// [default: 3; config: ralph.maxRetries].
     #[arg(long, value_name = "N")]
@@ -151,14 +144,11 @@ fn request(
     let cwd = crate::commands::current_dir()?;
     let requested = Requested {
         cwd: cwd.clone(),
-        agent: args.agent.clone(),
-        agent_command: args.agent_command.clone(),
-        model: args.model.clone(),
         max_retries: args.max_retries,
         agent_timeout: args.agent_timeout,
         idle_timeout: args.idle_timeout,
         command_timeout: args.command_timeout,
-        ..Requested::default()
+        ..args.agent.requested()
     };
     let settings = settings::resolve(repo, &requested, None)?;
     let agent = crate::run::session::agent_spec(repo, &settings)?;
@@ -201,12 +191,9 @@ fn request(
 fn start_requested(args: &Args) -> Result<Requested, CommandError> {
     Ok(Requested {
         cwd: crate::commands::current_dir()?,
-        agent: args.agent.clone(),
-        agent_command: args.agent_command.clone(),
-        model: args.model.clone(),
         prd: args.prd.clone(),
         tasks: args.tasks.clone(),
-        ..Requested::default()
+        ..args.agent.requested()
     })
 }
 
@@ -219,17 +206,7 @@ fn start_command(args: &Args, planned: &Planned) -> Vec<String> {
         args.change.clone(),
     ];
     words.extend(planned.target.start_args());
-    let flags = [
-        ("--agent", &args.agent),
-        ("--agent-command", &args.agent_command),
-        ("--model", &args.model),
-    ];
-    for (flag, value) in flags {
-        if let Some(value) = value {
-            words.push(flag.to_owned());
-            words.push(value.clone());
-        }
-    }
+    words.extend(args.agent.words());
     words
 }
 

@@ -197,18 +197,12 @@ impl Repo {
 
     /// This repository with every object it writes kept in memory.
     pub(crate) fn in_memory(&self) -> Repo {
-        Repo {
-            repo: self.repo.clone().with_object_memory(),
-            index_cache: Default::default(),
-            scratch: self.scratch.clone(),
-            ralph_dir: self.ralph_dir.clone(),
-            own_dir: self.own_dir.clone(),
-            hashed_only: None,
-            watching: Default::default(),
-            watch_refused: Default::default(),
-            hands_over: false,
-            dir_cache: Default::default(),
-            split: Default::default(),
-        }
+        let mut memory = Repo::around(
+            self.repo.clone().with_object_memory(),
+            self.ralph_dir.clone(),
+            self.own_dir.clone(),
+        );
+        memory.scratch = self.scratch.clone();
+        memory
     }
 }

@@ -4,7 +4,7 @@
 use gix::bstr::ByteSlice;
 
 use super::ObjectId;
-use super::error::{Context, GitFailure, OpError};
+use super::error::{Context, GitFailure};
 use super::open::Repo;
 
 /// A file that differs between two trees.
@@ -121,33 +121,5 @@ impl Repo {
             .find_commit(commit)
             .ctx(|| format!("could not read commit {commit}"))?;
         Ok(found.parent_ids().next().map(|id| id.detach()))
-    }
-
-    /// `git show --format= <commit>` in spirit: what `commit` changed against
-    /// its first parent (or the empty tree), as a unified patch. Read-only.
-    pub fn commit_patch(
-        &self,
-        commit: ObjectId,
-        to: super::PatchFor,
-    ) -> Result<String, GitFailure> {
-        let new_tree = self.commit_tree(commit)?;
-        let old_tree = match self.first_parent(commit)? {
-            Some(parent) => self.commit_tree(parent)?,
-            None => self.repo.empty_tree().id,
-        };
-        self.tree_patch(old_tree, new_tree, to)
-    }
-
-    /// `git diff <base>` with untracked files included, as `git add -A`
-    /// would see them: the worktree as it is now against `base`'s tree. The
-    /// objects this takes are hashed in memory and never written, and the
-    /// index is left alone, so a running loop is not disturbed.
-    pub fn worktree_patch(&self, base: ObjectId) -> Result<String, OpError> {
-        // Big files are named by their size, never read (see `blob.rs`).
-        let mut scratch = self.in_memory();
-        scratch.hashed_only = Some(Default::default());
-        let old_tree = scratch.commit_tree(base)?;
-        let new_tree = scratch.fingerprint()?;
-        Ok(scratch.tree_patch(old_tree, new_tree, super::PatchFor::VIEW)?)
     }
 }

@@ -17,8 +17,8 @@ use super::open::Repo;
 /// What a dropped repository left for the next one.
 struct Parked {
     workdir: PathBuf,
-    watching: super::scope::Watching,
-    index_cache: Option<super::index_cache::IndexCache>,
+    watching: super::repo_state::Watching,
+    index_cache: Option<super::repo_state::IndexCache>,
 }
 
 static PARKED: Mutex<Vec<Parked>> = Mutex::new(Vec::new());

@@ -6,43 +6,14 @@
 //! our own write, the tree it describes is known too, which lets a revert
 //! skip rebuilding the index when nothing was staged.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::sync::Arc;
 
 use super::ObjectId;
 use super::error::{Context, GitFailure};
 use super::lock::{IndexLock, drop_extensions};
 use super::open::Repo;
+use super::repo_state::{Identity, IndexCache, identity};
 use super::split_index::Written;
-
-/// A cached index with the identity of the file it came from.
-pub(crate) struct IndexCache {
-    snapshot: gix::worktree::Index,
-    identity: Identity,
-    /// The tree this index describes, when we wrote it.
-    tree: Option<ObjectId>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Identity {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: i64,
-    mtime_nsec: i64,
-}
-
-pub(crate) fn identity(path: &Path) -> Option<Identity> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some(Identity {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        mtime: meta.mtime(),
-        mtime_nsec: meta.mtime_nsec(),
-    })
-}
 
 fn shared(file: gix::index::File) -> gix::worktree::Index {
     Arc::new(gix::fs::FileSnapshot::new(file))

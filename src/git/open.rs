@@ -12,15 +12,15 @@ use super::error::{Context, GitFailure};
 /// An open, non-bare repository with a worktree.
 pub struct Repo {
     pub(crate) repo: gix::Repository,
-    pub(crate) index_cache: std::cell::RefCell<Option<super::index_cache::IndexCache>>,
+    pub(crate) index_cache: std::cell::RefCell<Option<super::repo_state::IndexCache>>,
     /// The agent's own files, which a run's checkpoints and reverts leave
     /// alone.
-    pub(crate) scratch: super::scratch::Scratch,
+    pub(crate) scratch: super::repo_state::Scratch,
     /// Set when objects live in memory: big files are then only hashed,
     /// and their sizes kept here (see `blob.rs`).
     pub(crate) hashed_only: Option<std::cell::RefCell<std::collections::HashMap<ObjectId, u64>>>,
     /// The worktree watch, when one runs (see `scope.rs`).
-    pub(crate) watching: std::cell::RefCell<Option<super::scope::Watching>>,
+    pub(crate) watching: std::cell::RefCell<Option<super::repo_state::Watching>>,
     /// A watch could not be started here once; it is not tried again.
     /// Inside, why, until it is reported (see [`Repo::start_watching`]).
     pub(crate) watch_refused: std::cell::RefCell<Option<Option<super::WatchLost>>>,
@@ -162,8 +162,7 @@ impl Repo {
         // Our own writes are the only ones that matter; big objects are
         // streamed, never held in memory.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        let ralph_dir = super::worktree::state_home(repo.git_dir())
-            .unwrap_or_else(|| repo.git_dir().join("ralph"));
+        let ralph_dir = state_home(repo.git_dir()).unwrap_or_else(|| repo.git_dir().join("ralph"));
         let own_dir = repo.git_dir().join("ralph");
         let mut repo = Repo::around(repo, ralph_dir, own_dir);
         repo.take_over();
@@ -326,4 +325,16 @@ impl Repo {
         out.sort();
         Ok(out)
     }
+}
+
+/// The file of a worktree's administrative directory that names the
+/// directory where its run's state lives.
+pub(super) const STATE_HOME: &str = "ralph-run";
+
+/// The directory where the run working in the worktree of `git_dir` keeps
+/// its state, if a run made that worktree.
+fn state_home(git_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(git_dir.join(STATE_HOME)).ok()?;
+    let path = PathBuf::from(text.trim_end_matches('\n'));
+    path.is_absolute().then_some(path)
 }

@@ -19,10 +19,9 @@ use std::collections::BTreeSet;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Stat};
 use gix::status::index_worktree::Item;
-use serde::{Deserialize, Serialize};
 
-use super::index_cache::{Identity, identity};
 use super::open::Repo;
+use super::repo_state::{Ahead, Baseline, Scan, Watching, identity};
 use super::watch::{Ignored, WatchLost, WorktreeWatch};
 
 /// Above this many paths a scoped walk costs about what a full one does.
@@ -34,56 +33,6 @@ pub(crate) enum Scope {
     All,
     /// These paths and everything below them; sorted, none below another.
     Paths(Vec<BString>),
-}
-
-/// How the last snapshot or revert looked at the worktree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "scan", rename_all = "snake_case")]
-pub enum Scan {
-    /// Every file, for the reason given.
-    Full { why: String },
-    /// Only these many paths (and what lies below them).
-    Watched { paths: usize },
-}
-
-/// The watch and what it has told since the last baseline.
-pub(crate) struct Watching {
-    watch: WorktreeWatch,
-    /// Paths touched since the baseline.
-    touched: BTreeSet<BString>,
-    /// Directories that appeared in the last cut, which count after the
-    /// next baseline too.
-    new_dirs: BTreeSet<BString>,
-    baseline: Option<Baseline>,
-    last: Option<Scan>,
-    /// Why the watch could not cover the worktree before the last full
-    /// scan; until it can, no baseline is kept.
-    uncovered: Option<String>,
-    /// The last snapshot, when it was not written to the index.
-    ahead: Option<Ahead>,
-    /// What the operation starting now must look at when it starts from
-    /// `ahead`: only what was touched since.
-    ahead_scope: Option<Vec<BString>>,
-}
-
-/// A snapshot the index was not updated with (a fingerprint, a preserve):
-/// the worktree as it found it, so that the next snapshot starts from it
-/// and looks only at what was touched since, instead of at everything the
-/// agent changed once more.
-pub(crate) struct Ahead {
-    /// The index updated to match the worktree, in memory only.
-    pub index: gix::worktree::Index,
-    pub tree: super::ObjectId,
-    /// Where the worktree differed from the index on disk.
-    pub dirty: BTreeSet<BString>,
-}
-
-/// The worktree as an operation left it: equal to the index `index` except
-/// at `dirty`.
-struct Baseline {
-    index: Option<(Identity, gix::worktree::Index)>,
-    excludes: Option<Identity>,
-    dirty: BTreeSet<BString>,
 }
 
 /// What an operation learned about the worktree.

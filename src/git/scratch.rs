@@ -13,13 +13,7 @@
 use gix::bstr::{BStr, ByteSlice};
 
 use super::open::Repo;
-
-/// Names at the top of the worktree; `*` at the end matches any ending. A
-/// matching directory counts with everything in it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Scratch {
-    names: Vec<String>,
-}
+use super::repo_state::Scratch;
 
 impl Scratch {
     /// The items of a status run, the scratch files left out; `what` says

@@ -15,7 +15,8 @@ use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
 use super::lock::IndexLock;
 use super::open::Repo;
-use super::scope::{Ahead, Learned, Scope};
+use super::repo_state::Ahead;
+use super::scope::{Learned, Scope};
 use super::tree::write_tree;
 use super::walk::Walk;
 

@@ -10,7 +10,7 @@ use gix::status::index_worktree::Item;
 use super::dir_cache::DirCache;
 use super::error::{Context, GitFailure};
 use super::open::Repo;
-use super::scope::Scope;
+use super::scope::{Scope, Subset};
 
 /// What the walk is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,20 +66,10 @@ impl Repo {
         // matching costs every pattern for every path; only the paths that
         // may hold untracked files are walked, with pathspecs.
         let subset = super::scope::subset(index, paths);
-        let mut items = if subset.index.entries().is_empty() {
-            Vec::new()
-        } else {
-            self.walk(&subset.index, walk, None, what)?
-        };
-        super::scope::remap(&mut items, &subset.positions);
+        let mut items = self.walk_subset(&subset, walk, what)?;
         let untracked = self.may_hold_untracked(index, paths);
         if !untracked.is_empty() {
-            let found = self.walk(&subset.index, walk, Some(untracked), what)?;
-            items.extend(
-                found
-                    .into_iter()
-                    .filter(|item| matches!(item, Item::DirectoryContents { .. })),
-            );
+            items.extend(self.walk_untracked(&subset, walk, untracked, what)?);
         }
         Ok(items)
     }
@@ -120,14 +110,7 @@ impl Repo {
         // Only the entries their stat data does not settle go to status.
         let items = match unsettled {
             Some(positions) => {
-                let subset = super::scope::subset_at(index, positions);
-                let mut items = if subset.index.entries().is_empty() {
-                    Vec::new()
-                } else {
-                    self.walk(&subset.index, walk, None, what)?
-                };
-                super::scope::remap(&mut items, &subset.positions);
-                Ok(items)
+                self.walk_subset(&super::scope::subset_at(index, positions), walk, what)
             }
             None => self.walk(index, walk, None, what),
         };
@@ -138,14 +121,41 @@ impl Repo {
                 .iter()
                 .map(|path| super::scope::literal(path.as_bstr()))
                 .collect();
-            let found = self.walk(&subset.index, walk, Some(literals), what)?;
-            items.extend(
-                found
-                    .into_iter()
-                    .filter(|item| matches!(item, Item::DirectoryContents { .. })),
-            );
+            items.extend(self.walk_untracked(&subset, walk, literals, what)?);
         }
         Ok(items)
+    }
+
+    /// The entries of `subset` compared, told at their places in the whole
+    /// index.
+    fn walk_subset(
+        &self,
+        subset: &Subset,
+        walk: Walk,
+        what: &str,
+    ) -> Result<Vec<Item>, GitFailure> {
+        let mut items = if subset.index.entries().is_empty() {
+            Vec::new()
+        } else {
+            self.walk(&subset.index, walk, None, what)?
+        };
+        super::scope::remap(&mut items, &subset.positions);
+        Ok(items)
+    }
+
+    /// The untracked files below `pathspecs`; the entries of `subset`
+    /// stand for what is tracked there.
+    fn walk_untracked(
+        &self,
+        subset: &Subset,
+        walk: Walk,
+        pathspecs: Vec<BString>,
+        what: &str,
+    ) -> Result<impl Iterator<Item = Item>, GitFailure> {
+        let found = self.walk(&subset.index, walk, Some(pathspecs), what)?;
+        Ok(found
+            .into_iter()
+            .filter(|item| matches!(item, Item::DirectoryContents { .. })))
     }
 
     /// `<git-dir>/ralph/dir-cache`: which directories held only tracked

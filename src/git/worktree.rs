@@ -61,18 +61,6 @@ impl WorktreeError {
     }
 }
 
-/// The file of a worktree's administrative directory that names the
-/// directory where its run's state lives.
-const STATE_HOME: &str = "ralph-run";
-
-/// The directory where the run working in the worktree of `git_dir` keeps
-/// its state, if a run made that worktree.
-pub(crate) fn state_home(git_dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_dir.join(STATE_HOME)).ok()?;
-    let path = PathBuf::from(text.trim_end_matches('\n'));
-    path.is_absolute().then_some(path)
-}
-
 impl Repo {
     /// Whether `path` (absolute) may become a worktree: outside this
     /// worktree and the git directory, and absent or an empty directory.
@@ -147,10 +135,15 @@ impl Repo {
             super::reset::checked_out(&outcome)?;
             let home = self.ralph_dir();
             std::fs::write(
-                admin.join(STATE_HOME),
+                admin.join(super::open::STATE_HOME),
                 format!("{}\n", home.to_string_lossy()),
             )
-            .ctx(|| format!("could not write {}", admin.join(STATE_HOME).display()))?;
+            .ctx(|| {
+                format!(
+                    "could not write {}",
+                    admin.join(super::open::STATE_HOME).display()
+                )
+            })?;
             gix::worktree::set_lock(&admin, Some(reason.as_bytes().as_bstr()))
                 .ctx(|| format!("could not lock the worktree at {}", worktree.path.display()))
         };

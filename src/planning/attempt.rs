@@ -15,7 +15,7 @@ use super::prompt::{self, PromptInput};
 use super::record::{PlanAttempt, Record};
 use super::{Prepared, write_file};
 use crate::agent::setup::{self, SetupError, SetupKind};
-use crate::agent::{self, AgentEvent, AgentRun, Conclusion, ExitStatusKind, Invocation};
+use crate::agent::{self, AgentEvent, AgentRun, ExitStatusKind, Invocation};
 use crate::git::Repo;
 use crate::state::now;
 
@@ -76,7 +76,7 @@ impl Try<'_> {
         );
         record.save()?;
         let ending = setup::Ending {
-            failed: failed(&run),
+            failed: run.failed_on_its_own(),
             changed: contained.changed,
             model_turned,
             spoke,
@@ -214,14 +214,4 @@ fn account(record: &mut Record, run: &AgentRun, duration_ms: u64, undone: Vec<St
         attempt.cost_usd = cost;
         attempt.undone = undone;
     }
-}
-
-/// Whether the agent exited on its own and failed.
-fn failed(run: &AgentRun) -> bool {
-    let ExitStatusKind::Exited(code) = run.exit else {
-        return false;
-    };
-    code != 0
-        || matches!(run.conclusion, Conclusion::AgentError { .. })
-        || run.done.as_ref().is_some_and(|done| done.is_error)
 }

@@ -17,10 +17,7 @@ use super::target::Target;
 /// The repository as the agent found it.
 pub(super) struct Noted {
     git_dir: GitDirSnapshot,
-    head: HeadState,
-    refs: RefSnapshot,
-    index: ObjectId,
-    worktree: ObjectId,
+    read: Readings,
 }
 
 /// HEAD, the branches, tags and stash, and the index and the worktree
@@ -51,6 +48,25 @@ impl Readings {
     }
 }
 
+/// HEAD put back on `head` when an agent moved it, where it was kept
+/// under a ref named after `base`: where HEAD had gone, and the name of
+/// the ref that keeps the user's refs as the agent left them.
+pub(super) fn put_head_back(
+    repo: &Repo,
+    head: &HeadState,
+    base: &str,
+) -> Result<(Option<HeadState>, String), PlanError> {
+    let keep = |suffix: &str| {
+        repo.unused_ref(&format!("{base}{suffix}"))
+            .map_err(|err| PlanError::git("name a ref", err))
+    };
+    let (head_keep, refs_keep) = (keep("-head")?, keep("-refs")?);
+    let moved_to = repo
+        .put_head_back(head, &head_keep)
+        .map_err(|err| PlanError::git("put HEAD back", err))?;
+    Ok((moved_to, refs_keep))
+}
+
 /// What containing a try found.
 #[derive(Debug, Default)]
 pub(super) struct Contained {
@@ -67,18 +83,9 @@ impl Noted {
         let dirs: Vec<&std::path::Path> = dirs.iter().map(std::path::PathBuf::as_path).collect();
         let git_dir = GitDirSnapshot::take(&dirs, &[], &shown_from)
             .map_err(|err| PlanError::io("note what the git directory holds", err))?;
-        let Readings {
-            head,
-            refs,
-            index,
-            worktree,
-        } = Readings::take(repo)?;
         Ok(Noted {
             git_dir,
-            head,
-            refs,
-            index,
-            worktree,
+            read: Readings::take(repo)?,
         })
     }
 
@@ -106,24 +113,16 @@ impl Noted {
                 change.what()
             ));
         }
-        let keep = |suffix: &str| {
-            repo.unused_ref(&format!("{base}{suffix}"))
-                .map_err(|err| PlanError::git("name a ref", err))
-        };
-        let head_keep = keep("-head")?;
-        let refs_keep = keep("-refs")?;
-        if let Some(found) = repo
-            .put_head_back(&self.head, &head_keep)
-            .map_err(|err| PlanError::git("put HEAD back", err))?
-        {
+        let (moved_to, refs_keep) = put_head_back(repo, &self.read.head, base)?;
+        if let Some(found) = moved_to {
             contained.undone.push(format!(
                 "moved HEAD to {}; it is back on {}",
                 found.describe(),
-                self.head.describe()
+                self.read.head.describe()
             ));
         }
         let moved = repo
-            .restore_user_refs(&self.refs, &[], &refs_keep)
+            .restore_user_refs(&self.read.refs, &[], &refs_keep)
             .map_err(|err| PlanError::git("put back the branches and tags", err))?;
         contained.undone.extend(moved.iter().map(kept_refs::words));
         self.put_back_files(repo, target, base, &mut contained)?;
@@ -140,7 +139,7 @@ impl Noted {
         contained: &mut Contained,
     ) -> Result<(), PlanError> {
         let (after, changed) = repo
-            .changed_since(self.worktree)
+            .changed_since(self.read.worktree)
             .map_err(|err| PlanError::git("read the worktree after the agent", err))?;
         contained.changed = !changed.is_empty();
         let strays: Vec<String> = changed
@@ -151,7 +150,7 @@ impl Noted {
         let index = repo
             .index_tree()
             .map_err(|err| PlanError::git("read the index", err))?;
-        if strays.is_empty() && index == self.index {
+        if strays.is_empty() && index == self.read.index {
             return Ok(());
         }
         if !strays.is_empty() {
@@ -172,12 +171,12 @@ impl Noted {
                 target.shown()
             ));
         }
-        if index != self.index {
+        if index != self.read.index {
             contained
                 .undone
                 .push("staged changes in the index; it is as it was".to_owned());
         }
-        repo.put_back_paths(self.worktree, after, &strays, self.index)
+        repo.put_back_paths(self.read.worktree, after, &strays, self.read.index)
             .map_err(|err| PlanError::git("revert what the agent changed", err))?;
         Ok(())
     }

@@ -182,15 +182,8 @@ fn put_back_refs(
     base: &str,
     recovered: &mut Recovered,
 ) -> Result<(), PlanError> {
-    let name = |suffix: &str| {
-        repo.unused_ref(&format!("{base}{suffix}"))
-            .map_err(|err| PlanError::git("name a ref", err))
-    };
-    let (head_keep, refs_keep) = (name("-head")?, name("-refs")?);
-    if let Some(found) = repo
-        .put_head_back(&noted.head, &head_keep)
-        .map_err(|err| PlanError::git("put HEAD back", err))?
-    {
+    let (moved_to, refs_keep) = super::contain::put_head_back(repo, &noted.head, base)?;
+    if let Some(found) = moved_to {
         recovered.undone.push(format!(
             "HEAD was on {}; it is back on {}",
             found.describe(),

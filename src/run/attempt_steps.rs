@@ -16,12 +16,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::attempt::{Activity, Attempt, Parts, Ran, Tried, Turn};
-use super::blocking;
 use super::error::RunError;
 use super::prompting::Place;
+use super::runtime::blocking;
 use super::watching;
 use crate::agent::setup::{self, SetupError, SetupKind};
-use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Conclusion, ExitStatusKind, Invocation};
+use crate::agent::{self, AgentEvent, AgentRun, AgentSpec, Invocation};
 
 use crate::contract::prices;
 use crate::events::{Event, Record, now_ms};
@@ -292,7 +292,7 @@ async fn route(
 /// The set-up error the attempt's ending amounts to, if any. Only a
 /// failed run is looked at, and the worktree read only then.
 async fn setup_error(run: &Run, ran: &Ran) -> Result<Option<SetupError>, RunError> {
-    if !failed(&ran.run) {
+    if !ran.run.failed_on_its_own() {
         return Ok(None);
     }
     let checkpoint = run.state.checkpoint();
@@ -401,33 +401,7 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
             .map(|role| role.max_iterations)
             .fold(0u32, u32::saturating_add);
     }
-    most_attempts(run, attempt.id())
-}
-
-/// How many attempts a story outside a pipeline may have, as its
-/// attempts are shown and its checkpoint's `Ralph-Attempt` trailer says:
-/// one plus the retries, plus the attempts that spent no retry.
-pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
-    if run.settings.once() {
-        return 1;
-    }
-    let free = run
-        .story_record(story)
-        .attempts
-        .iter()
-        .filter(|a| {
-            matches!(
-                a.outcome,
-                AttemptOutcome::Interrupted
-                    | AttemptOutcome::RateLimited
-                    | AttemptOutcome::Question
-            )
-        })
-        .count() as u32;
-    run.settings
-        .max_retries()
-        .saturating_add(1)
-        .saturating_add(free)
+    super::receipts::most_attempts(run, attempt.id())
 }
 
 /// The promise token the story's contract asks for, if any.
@@ -574,18 +548,6 @@ fn last_line(text: &str) -> Option<&str> {
         .map(str::trim)
         .rev()
         .find(|line| !line.is_empty())
-}
-
-/// Whether the agent exited on its own and failed: an error status, or an
-/// error it reported. A run stopped, timed out or killed by a signal is
-/// judged as an attempt, never taken for a set-up error.
-fn failed(run: &AgentRun) -> bool {
-    let ExitStatusKind::Exited(code) = run.exit else {
-        return false;
-    };
-    code != 0
-        || matches!(run.conclusion, Conclusion::AgentError { .. })
-        || run.done.as_ref().is_some_and(|done| done.is_error)
 }
 
 /// The end of the agent's output log, where a refusal by the sandbox

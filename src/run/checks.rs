@@ -10,6 +10,19 @@ use crate::events::Event;
 use crate::state::AttemptNote;
 use crate::stories::Story;
 
+/// The checks of `rules`, run in the run's worktree under its command
+/// timeout; a stop ends the check under way, as it ends an agent.
+pub(super) async fn run_until_stopped(run: &Run, rules: &StoryRules) -> Vec<CheckOutcome> {
+    let workdir = run.repo_lock().workdir().to_owned();
+    contract::run_checks_until_stopped(
+        &rules.checks,
+        &workdir,
+        run.settings.command_timeout(),
+        Some(run.stop.clone()),
+    )
+    .await
+}
+
 /// Every objective check, run on the worktree; all of them run, so the
 /// report names every failure at once, unless the run is asked to stop:
 /// the check under way is then ended and the rest are not run. Which
@@ -20,15 +33,7 @@ pub(super) async fn run_checks(
     attempt: u32,
     rules: &StoryRules,
 ) -> Vec<CheckOutcome> {
-    let workdir = run.repo_lock().workdir().to_owned();
-    // A stop ends the check under way, as it ends an agent.
-    let outcomes = contract::run_checks_until_stopped(
-        &rules.checks,
-        &workdir,
-        run.settings.command_timeout(),
-        Some(run.stop.clone()),
-    )
-    .await;
+    let outcomes = run_until_stopped(run, rules).await;
     if !outcomes.is_empty() {
         // A stopped check neither passed nor failed.
         let names = |passed: bool| {

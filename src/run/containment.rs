@@ -8,8 +8,8 @@ use super::attempt::Attempt;
 use super::context::Run;
 use std::path::PathBuf;
 
-use super::blocking;
 use super::error::RunError;
+use super::runtime::blocking;
 use crate::agent::{AgentRun, Invocation};
 use crate::events::{Event, GitDirChange as ChangeKind};
 use crate::git::{FileChange, GitDirChange, GitDirSnapshot, Risk};

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
-use super::blocking;
-use super::error::RunError;
+use super::error::{Hints, RunError};
 use super::run_settings::RunSettings;
+use super::runtime::blocking;
 use crate::events::{Event, Record, now_ms};
 use crate::git::Repo;
 use crate::state::{Change, EventsLog, RunDir, RunState, StoryRecord, now};
@@ -42,6 +42,8 @@ pub struct Run {
     pub(super) hook_queue: super::pending::HookQueue,
     /// Notifications under way.
     pub(super) deliveries: super::pending::Deliveries,
+    /// What the user can do about an error that ends the run.
+    pub(super) hints: Hints,
 }
 
 /// A preset CLI's version: being asked, or known (`None` when it gave
@@ -80,7 +82,20 @@ impl Run {
             agent_version: AgentVersion::Known(None),
             hook_queue,
             deliveries: Default::default(),
+            hints: |_| None,
         })
+    }
+
+    /// The run, its end telling an error with what `hints` says to do.
+    pub(super) fn with_hints(self, hints: Hints) -> Run {
+        Run { hints, ..self }
+    }
+
+    /// The rules `story` is judged by: the contract's, with the story's own.
+    pub(super) fn rules_for(&self, story: &Story) -> crate::contract::StoryRules {
+        self.settings
+            .contract()
+            .rules_for(&story.id, &story.acceptance_criteria)
     }
 
     /// Time spent in loops, this one included.

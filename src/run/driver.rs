@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::context::EventSink;
 use super::context::Run;
-use super::error::RunError;
+use super::error::{Hints, RunError};
 use super::lifecycle::LoopEnd;
 use super::parallel::Coordinator;
 use super::session::Session;
@@ -68,19 +68,21 @@ pub enum Ending {
 }
 
 /// Run the session's loop to its end on a fresh runtime. `controls`
-/// delivers the stop requests of the view's keys.
+/// delivers the stop requests of the view's keys; `hints` says what to do
+/// about an error that ends the run.
 pub fn drive(
     repo: Repo,
     run_dir: RunDir,
     session: Session,
     view: Box<dyn View>,
     controls: Option<mpsc::UnboundedReceiver<Control>>,
+    hints: Hints,
 ) -> Result<Ending, RunError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|err| RunError::io("start the async runtime", err))?;
-    runtime.block_on(drive_async(repo, run_dir, session, view, controls))
+    runtime.block_on(drive_async(repo, run_dir, session, view, controls, hints))
 }
 
 type SharedView = Arc<Mutex<Box<dyn View>>>;
@@ -120,6 +122,7 @@ async fn drive_async(
     session: Session,
     view: Box<dyn View>,
     mut controls: Option<mpsc::UnboundedReceiver<Control>>,
+    hints: Hints,
 ) -> Result<Ending, RunError> {
     use tokio::signal::unix::{SignalKind, signal};
 
@@ -137,7 +140,8 @@ async fn drive_async(
         sink,
         stop_rx,
     )
-    .map_err(|err| RunError::io("open the event log", err))?;
+    .map_err(|err| RunError::io("open the event log", err))?
+    .with_hints(hints);
     // A run whose stories run at once has a loop of its own kind.
     let mut run = match width {
         Some(width) => tokio::spawn(Coordinator::new(context, width).run(resumed)),

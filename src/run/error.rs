@@ -1,6 +1,10 @@
-//! The engine's one error type. Each variant keeps its cause, so the
-//! command layer can print the whole chain, and knows what the user can do
-//! about it ([`RunError::hint`]).
+//! The error of a run under way: an attempt, the loop around it, and the
+//! steps of a start that an attempt shares (the agent, the template, the
+//! branch begun). A start's own refusals are [`StartError`]s, carried here
+//! as one variant; the ending's are `ending::EndingError`. Each variant
+//! keeps its cause, so the command layer can print the whole chain; what
+//! the user can do about it is the command layer's to say, since only it
+//! knows the commands ([`Hints`]).
 
 use std::io;
 use std::path::PathBuf;
@@ -13,6 +17,8 @@ use crate::prompt::PromptError;
 use crate::settings::SettingsError;
 use crate::state::StateError;
 use crate::stories::StoriesError;
+
+use super::start_error::StartError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -30,10 +36,9 @@ pub enum RunError {
     Begin(#[from] BeginError),
     #[error(transparent)]
     Worktree(#[from] crate::git::WorktreeError),
-    #[error(
-        "the run '{change}' works in your worktree; --worktree and --parallel only choose how a new run works"
-    )]
-    WorktreeOnResume { change: String },
+    /// The start refused the run.
+    #[error(transparent)]
+    Start(#[from] StartError),
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
@@ -42,31 +47,10 @@ pub enum RunError {
     Preview(#[from] crate::preview::PreviewError),
     #[error(transparent)]
     Notify(#[from] crate::notify::NotifyError),
-    #[error(
-        "every story of '{change}' is already done ({count} {} in {})",
-        if *count == 1 { "story" } else { "stories" },
-        file.display()
-    )]
-    AllDone {
-        change: String,
-        count: usize,
-        file: PathBuf,
-        kind: crate::stories::SourceKind,
-    },
-    #[error("the stories cannot run in parallel: {what}")]
-    ParallelUnfit { what: String },
     #[error("the agent '{name}' is not installed: '{program}' is not on PATH")]
     AgentMissing { name: String, program: String },
-    #[error("the run '{change}' is stopped, but HEAD is on {head}, not on {branch}")]
-    NotOnBranch {
-        change: String,
-        head: String,
-        branch: String,
-    },
     #[error("cannot read the prompt template {}: {source}", path.display())]
     Template { path: PathBuf, source: io::Error },
-    #[error("cannot read the prompt file {}: {source}", path.display())]
-    PromptFile { path: PathBuf, source: io::Error },
     /// The agent could not be started or supervised.
     #[error(transparent)]
     Agent(#[from] RunnerError),
@@ -86,16 +70,9 @@ pub enum RunError {
         setup: crate::agent::setup::SetupError,
     },
     #[error(transparent)]
-    TaskFile(#[from] super::task_file::TaskFileError),
-    #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error(transparent)]
     Roles(#[from] crate::contract::RoleError),
-    #[error("a role pipeline works story by story; it does not go with --once or --prompt")]
-    RolesNeedStories,
-    /// A submodule holds work a run could lose.
-    #[error(transparent)]
-    Submodules(super::submodules::UnsettledSubmodules),
     /// A panic: a bug in git-ralph.
     #[error(transparent)]
     Bug(#[from] crate::bug::Bug),
@@ -109,30 +86,9 @@ pub enum RunError {
         cause: Box<RunError>,
         undo: OpError,
     },
-    /// `--on-finish push` or `pr`, and the hand-off could not happen.
-    #[error("--on-finish {on_finish}: {why}")]
-    CannotHandOff {
-        on_finish: &'static str,
-        change: String,
-        why: Box<crate::run::ending::HandoffError>,
-    },
 }
 
 impl RunError {
-    /// Every one of the `count` stories `source` gives `change` is done.
-    pub(crate) fn all_done(
-        change: &crate::git::ChangeName,
-        count: usize,
-        source: &dyn crate::stories::StorySource,
-    ) -> RunError {
-        RunError::AllDone {
-            change: change.to_string(),
-            count,
-            file: source.tracking_file().to_owned(),
-            kind: source.kind(),
-        }
-    }
-
     pub(crate) fn git(what: impl Into<String>, source: impl Into<OpError>) -> RunError {
         RunError::Git {
             what: what.into(),
@@ -174,95 +130,24 @@ impl RunError {
 
     /// The error as the end of a run tells it: its message, then its
     /// deepest cause when the message does not say it already (a lock file
-    /// left behind, a full disk), then what to do.
-    pub fn told(&self) -> String {
+    /// left behind, a full disk), then what to do, as `hints` says it.
+    pub fn told(&self, hints: Hints) -> String {
         let mut said = self.to_string();
         if let Some(cause) = deepest_cause(self)
             && !said.contains(&cause)
         {
             said.push_str(&format!(" ({cause})"));
         }
-        if let Some(hint) = self.hint() {
+        if let Some(hint) = hints(self) {
             said.push_str(&format!("; {hint}"));
         }
         said
     }
-
-    /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            RunError::Stories(err) => err.hint(),
-            RunError::Prompt(err) => err.hint(),
-            RunError::Contract(err) => err.hint(),
-            RunError::Preset(err) => Some(err.hint()),
-            RunError::Settings(err) => err.hint(),
-            RunError::Preview(err) => err.hint(),
-            RunError::Begin(err) => err.hint(),
-            RunError::Worktree(err) => err.hint(),
-            RunError::WorktreeOnResume { change } => Some(format!(
-                "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
-            )),
-            RunError::ParallelUnfit { .. } => Some(
-                "fix what is named (a story's after = [...] in ralph.toml), or run without --parallel, one story at a time (unset ralph.parallel if it is set)"
-                    .into(),
-            ),
-            RunError::AllDone { kind, file, .. } => Some(match kind {
-                crate::stories::SourceKind::Prd => format!(
-                    "set \"passes\": false on a story in {}, or add a story, to give the agent work",
-                    file.display()
-                ),
-                crate::stories::SourceKind::Github | crate::stories::SourceKind::Beads => {
-                    "open an issue (or reopen one) to give the agent work".into()
-                }
-                _ => "untick a box, or add a story, to give the agent work".into(),
-            }),
-            RunError::AgentMissing { .. } => Some(
-                "install it, pick another with --agent (see 'git ralph agents'), or run any CLI with --agent-command '<command>'"
-                    .into(),
-            ),
-            RunError::NotOnBranch { change, branch, .. } => Some(format!(
-                "switch back with 'git switch {branch}' to resume, or 'git ralph abort {change}' to restore the pre-start state"
-            )),
-            RunError::Template { .. } => Some("check the path given to --prompt-template".into()),
-            RunError::PromptFile { .. } => Some("check the path given to --prompt".into()),
-            RunError::Agent(err) => err.hint(),
-            RunError::UserChangesRejected { story, .. } => Some(format!(
-                "your changes are committed on the branch; fix them, or untick story {story}, then 'git ralph start' again"
-            )),
-            RunError::AgentSetup { command, change, setup } => Some(format!(
-                "{} (the command: `{command}`); no retry was spent: once it is fixed, 'git ralph start {change}' resumes the run, 'git ralph abort {change}' restores the pre-start state",
-                setup.advice()
-            )),
-            RunError::Git { source, .. } => source.hint(),
-            RunError::Sandbox(err) => Some(err.hint()),
-            RunError::TaskFile(err) => Some(err.hint()),
-            RunError::Roles(_) => {
-                Some("see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys".into())
-            }
-            RunError::RolesNeedStories => Some(
-                "run without --roles (or without roles in ralph.toml and ralph.roles) for --once or --prompt".into(),
-            ),
-            RunError::State(err) => err.hint(),
-            RunError::Submodules(err) => err.hint(),
-            RunError::BeginNotUndone { change, .. } => Some(format!(
-                "your index is kept at refs/ralph/{change}/original and your uncommitted work in the 'initial state' commit on ralph/{change}: switch back to your branch, 'git restore --source=ralph/{change} --worktree -- .' brings the work back"
-            )),
-            RunError::Answers(crate::state::answers::AnswersError::State(err)) => err.hint(),
-            RunError::Answers(crate::state::answers::AnswersError::Bad(_)) => Some(
-                "git ralph answer writes one answer per line: mend or remove that line, then answer again".into(),
-            ),
-            RunError::CannotHandOff { change, why, .. } => Some(match why.as_ref() {
-                crate::run::ending::HandoffError::NoRemote { remote, .. } => format!(
-                    "add the remote ('git remote add {remote} <url>') or name another one ('git config ralph.remote <name>'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
-                ),
-                _ => format!(
-                    "start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
-                ),
-            }),
-            _ => None,
-        }
-    }
 }
+
+/// What the user can do about an error, in the words of the commands: the
+/// command layer gives it to the run, whose end tells the error with it.
+pub type Hints = fn(&RunError) -> Option<String>;
 
 /// The last cause in `err`'s chain that is a sentence: a library's bare
 /// classification (`NotFound`) says nothing to a person.
@@ -292,10 +177,10 @@ mod tests {
             GitFailure::new("could not update refs/heads/x", lock),
         );
         assert_eq!(
-            err.told(),
+            err.told(|_| None),
             "could not make a story's branch: could not update refs/heads/x (File exists at path \"refs/heads/x.lock\")"
         );
         let said = RunError::io("read it", io::Error::other("gone away"));
-        assert_eq!(said.told(), "could not read it: gone away");
+        assert_eq!(said.told(|_| None), "could not read it: gone away");
     }
 }

@@ -15,12 +15,12 @@ use std::time::Duration;
 use super::attempt::Attempt;
 use super::attempt::Ran;
 use super::attempt::Turn;
-use super::blocking;
 use super::error::RunError;
 use super::guardrails;
 use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
+use super::runtime::blocking;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, Method, Role, StoryRules, VerifyContext};

@@ -5,9 +5,9 @@
 //! hooks), and a bug in git-ralph turned into a run left as after a clean
 //! stop.
 
-use super::blocking;
 use super::context::{AgentVersion, Run};
 use super::error::RunError;
+use super::runtime::blocking;
 use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
@@ -72,6 +72,39 @@ pub(super) async fn announce(run: &mut Run, resumed: bool) -> Result<Vec<Story>,
     Ok(stories)
 }
 
+/// What tells the loop of one story at a time from the coordinator of
+/// stories at once; the rest of a loop's life is [`live`].
+pub(super) trait Driven {
+    fn run_mut(&mut self) -> &mut Run;
+    /// The loop proper, until it has a reason to stop.
+    async fn drive(&mut self) -> Result<(StopReason, String), RunError>;
+}
+
+/// A loop's life: begun, what a killed loop left taken up on resume (by
+/// `recover`), announced, driven until it has a reason to stop; and its
+/// end made, whatever ended it, a bug included.
+pub(super) async fn live(
+    mut driven: impl Driven,
+    resumed: bool,
+    recover: impl AsyncFnOnce(&mut Run) -> Result<(), RunError>,
+) -> LoopEnd {
+    let outcome = super::runtime::catching(begin_and_drive(&mut driven, resumed, recover)).await;
+    finish(driven.run_mut(), outcome).await
+}
+
+async fn begin_and_drive(
+    driven: &mut impl Driven,
+    resumed: bool,
+    recover: impl AsyncFnOnce(&mut Run) -> Result<(), RunError>,
+) -> Result<(StopReason, String), RunError> {
+    start(driven.run_mut());
+    if resumed {
+        recover(driven.run_mut()).await?;
+    }
+    announce(driven.run_mut(), resumed).await?;
+    driven.drive().await
+}
+
 /// The loop's outcome (a bug that cut it short, an error, or its reason
 /// to stop) made the run's end.
 pub(super) async fn finish(
@@ -82,7 +115,7 @@ pub(super) async fn finish(
         Err(bug) => after_bug(run, bug).await,
         Ok(Ok((reason, message))) => end(run, reason, message).await,
         Ok(Err(err)) => {
-            let message = err.told();
+            let message = err.told(run.hints);
             if matches!(err, RunError::AgentSetup { .. }) {
                 // Resumable as after a clean stop, once fixed.
                 let mut end = end(run, StopReason::Setup, message).await;
@@ -103,7 +136,7 @@ pub(super) async fn finish(
 /// A bug in git-ralph cut the loop short: the run is left as after a
 /// clean stop, resumable, and the bug goes up to be reported.
 async fn after_bug(run: &mut Run, bug: Bug) -> LoopEnd {
-    let set_aside = match super::catching(settle::set_aside_after_bug(run)).await {
+    let set_aside = match super::runtime::catching(settle::set_aside_after_bug(run)).await {
         Ok(result) => result.map_err(|err| err.to_string()),
         Err(again) => Err(again.to_string()),
     };

@@ -76,9 +76,11 @@ mod prompting;
 mod questions;
 mod receipts;
 mod run_settings;
+mod runtime;
 pub mod session;
 mod settle;
 mod sources;
+mod start_error;
 pub mod story_loop;
 mod submodules;
 mod task_file;
@@ -91,29 +93,4 @@ pub use driver::{Control, Ending, View, drive};
 pub use error::RunError;
 pub use lifecycle::LoopEnd;
 pub use session::Session;
-
-/// Runs `future` to its end, or to the panic that cuts it short: the bug
-/// the panic hook recorded. What the future held (an agent's process group
-/// among it) is dropped before this returns.
-async fn catching<T>(future: impl std::future::Future<Output = T>) -> Result<T, crate::bug::Bug> {
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::task::Poll;
-    let mut future = std::pin::pin!(future);
-    std::future::poll_fn(
-        |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(crate::bug::caught(payload.as_ref()))),
-        },
-    )
-    .await
-}
-
-/// Blocking work (gix, file parsing) off the async runtime, so that stop
-/// requests and event forwarding stay live.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(value) => value,
-        Err(err) => std::panic::resume_unwind(err.into_panic()),
-    }
-}
+pub use start_error::{StartError, TaskFileError, UnsettledSubmodules};

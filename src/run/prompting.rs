@@ -4,10 +4,10 @@
 //! user's own prompt with the same notes.
 
 use super::attempt::Turn;
-use super::blocking;
 use super::context::Run;
 use super::error::RunError;
 use super::pipeline_state;
+use super::runtime::blocking;
 use crate::agent;
 use crate::prompt::{self, Learnings, PromptInput, RetryContext};
 use crate::state::{AttemptOutcome, learnings};

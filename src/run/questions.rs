@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use super::asked::{parked, waiting};
 use super::attempt::Attempt;
-use super::blocking;
 use super::context::Run;
 use super::error::RunError;
 use super::judge::Failure;
 use super::parallel::schedule::Order;
+use super::runtime::blocking;
 use super::{notifications, settle};
 use crate::events::Event;
 use crate::state::StopReason;

@@ -36,10 +36,36 @@ fn answered(run: &Run, story: &str) -> Option<(&'static str, String)> {
     (answered > 0).then(|| ("Ralph-Answered", answered.to_string()))
 }
 
+/// How many attempts a story outside a pipeline may have, as its
+/// attempts are shown and its checkpoint's `Ralph-Attempt` trailer says:
+/// one plus the retries, plus the attempts that spent no retry.
+pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
+    if run.settings.once() {
+        return 1;
+    }
+    let free = run
+        .story_record(story)
+        .attempts
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.outcome,
+                AttemptOutcome::Interrupted
+                    | AttemptOutcome::RateLimited
+                    | AttemptOutcome::Question
+            )
+        })
+        .count() as u32;
+    run.settings
+        .max_retries()
+        .saturating_add(1)
+        .saturating_add(free)
+}
+
 /// The trailer block of the checkpoint for `attempt` at `story`.
 pub(super) async fn receipt(run: &mut Run, story: &str, attempt: u32) -> String {
     let version = agent_version(run).await;
-    let max = super::attempt_steps::most_attempts(run, story);
+    let max = most_attempts(run, story);
     let pipeline = pipeline_receipt(run, story);
     let settings = run.settings.recorded();
     let agent = match (&settings.agent_command, &version) {

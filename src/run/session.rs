@@ -10,6 +10,7 @@ use super::ending::Handoff;
 use super::error::RunError;
 use super::run_settings::{Resolved, RunSettings};
 pub use super::sources::{Begin, source_for};
+use super::start_error::StartError;
 use crate::agent::AgentSpec;
 use crate::agent::presets;
 use crate::contract::Contract;
@@ -182,9 +183,10 @@ fn reenter(
             }
         }
         None if req.worktree.is_some() || req.parallel.is_some() => {
-            return Err(RunError::WorktreeOnResume {
+            return Err(StartError::WorktreeOnResume {
                 change: change.to_string(),
-            });
+            }
+            .into());
         }
         None => {}
     }
@@ -219,7 +221,7 @@ fn prepare_fresh(
     let stories = source.load()?;
     super::task_file::check(repo, source.as_ref())?;
     if !stories.iter().any(|story| !story.is_complete()) {
-        return Err(RunError::all_done(change, stories.len(), source.as_ref()));
+        return Err(StartError::all_done(change, stories.len(), source.as_ref()).into());
     }
     prompt::validate(&template_text(repo, &settings)?)?;
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
@@ -263,7 +265,7 @@ fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError>
             "the marks of {other} stories live outside the worktree, where no merge can carry them"
         ),
     };
-    Err(RunError::ParallelUnfit { what })
+    Err(StartError::ParallelUnfit { what }.into())
 }
 
 /// A role pipeline must fit the run: story by story (not with `--once`
@@ -284,7 +286,7 @@ fn check_roles(
         return Ok(());
     }
     if settings.once || settings.prompt_file.is_some() {
-        return Err(RunError::RolesNeedStories);
+        return Err(StartError::RolesNeedStories.into());
     }
     for story in stories {
         for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
@@ -457,11 +459,12 @@ fn resume_settings(
 fn check_on_branch(repo: &Repo, change: &ChangeName) -> Result<(), RunError> {
     match repo.head().map_err(|err| RunError::git("read HEAD", err))? {
         HeadState::Branch { name, .. } if name == change.branch_ref() => Ok(()),
-        other => Err(RunError::NotOnBranch {
+        other => Err(StartError::NotOnBranch {
             change: change.to_string(),
             head: other.describe(),
             branch: change.branch_short(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -481,11 +484,12 @@ fn check_handoff(
     let handoff = Handoff::configured(repo, review).map_err(settings::SettingsError::from)?;
     match handoff.destination(repo, change, original) {
         Ok(_) => Ok(()),
-        Err(why) => Err(RunError::CannotHandOff {
+        Err(why) => Err(StartError::CannotHandOff {
             on_finish: settings.on_finish.as_str(),
             change: change.to_string(),
             why: Box::new(why),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -539,7 +543,7 @@ fn loop_settings(
     let classic_prompt = match &settings.prompt_file {
         Some(file) => {
             Some(
-                std::fs::read_to_string(file).map_err(|source| RunError::PromptFile {
+                std::fs::read_to_string(file).map_err(|source| StartError::PromptFile {
                     path: file.into(),
                     source,
                 })?,

@@ -13,9 +13,9 @@ use super::pipeline_state;
 use super::receipts;
 use super::tracker;
 
-use super::blocking;
 use super::error::RunError;
 use super::judge::{self, Failure};
+use super::runtime::blocking;
 use crate::events::now_ms;
 use crate::git::{Carried, ObjectId};
 use crate::state::{AttemptOutcome, Ending, now};

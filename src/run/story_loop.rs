@@ -42,17 +42,11 @@ impl StoryLoop {
     }
 
     /// Drive the run until it ends, and say why.
-    pub async fn run(mut self, resumed: bool) -> LoopEnd {
-        let outcome = super::catching(self.drive(resumed)).await;
-        lifecycle::finish(&mut self.run, outcome).await
+    pub async fn run(self, resumed: bool) -> LoopEnd {
+        lifecycle::live(self, resumed, settle::recover).await
     }
 
-    async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
-        lifecycle::start(&mut self.run);
-        if resumed {
-            settle::recover(&mut self.run).await?;
-        }
-        lifecycle::announce(&mut self.run, resumed).await?;
+    async fn drive_stories(&mut self) -> Result<(StopReason, String), RunError> {
         loop {
             notifications::report_deliveries(&mut self.run).await;
             if let Some(stop) = hooks::run_due_hooks(&mut self.run).await {
@@ -140,11 +134,7 @@ impl StoryLoop {
             None if self.run.settings.once() => 0,
             None => self.run.settings.max_retries(),
         };
-        let rules = self
-            .run
-            .settings
-            .contract()
-            .rules_for(&story.id, &story.acceptance_criteria);
+        let rules = self.run.rules_for(story);
         let record = self.run.story_record(&story.id).into_owned();
         guardrails::hit(
             self.run.settings.guardrails(),
@@ -178,5 +168,15 @@ impl StoryLoop {
         self.run.state.pause_over(waited);
         self.run.save()?;
         Ok(None)
+    }
+}
+
+impl lifecycle::Driven for StoryLoop {
+    fn run_mut(&mut self) -> &mut Run {
+        &mut self.run
+    }
+
+    async fn drive(&mut self) -> Result<(StopReason, String), RunError> {
+        self.drive_stories().await
     }
 }

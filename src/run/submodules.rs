@@ -13,49 +13,9 @@
 use super::attempt::Attempt;
 use super::context::Run;
 use super::error::RunError;
-use crate::git::{Repo, SubmoduleHeads, SubmoduleSetAside, Unsettled};
+use super::start_error::{StartError, UnsettledSubmodules};
+use crate::git::{Repo, SubmoduleHeads, SubmoduleSetAside};
 use crate::state::{AttemptOutcome, RunState};
-
-/// A start refused: these submodules hold what a run could lose.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot start while {}", said(.0))]
-pub struct UnsettledSubmodules(pub Vec<Unsettled>);
-
-impl UnsettledSubmodules {
-    /// What to do about them, naming the first one.
-    pub fn hint(&self) -> Option<String> {
-        let first = self.0.first()?;
-        let path = &first.path;
-        Some(match first.checked_out {
-            None => format!(
-                "commit it inside the submodule, or stash it there ('git -C {path} stash -u'), then start again"
-            ),
-            Some(_) => format!(
-                "check out the commit the superproject records ('git submodule update {path}'), or record the submodule's commit ('git add {path}' and commit), then start again"
-            ),
-        })
-    }
-}
-
-/// What is found in each submodule, in words.
-fn said(found: &[Unsettled]) -> String {
-    let each: Vec<String> = found
-        .iter()
-        .map(|unsettled| match unsettled.checked_out {
-            None => format!(
-                "submodule {} has uncommitted changes or untracked files",
-                unsettled.path
-            ),
-            Some(head) => format!(
-                "submodule {} has {} checked out, where the superproject records {}",
-                unsettled.path,
-                head.to_hex_with_len(10),
-                unsettled.recorded.to_hex_with_len(10)
-            ),
-        })
-        .collect();
-    each.join("; ")
-}
 
 /// Refuse to go on while a submodule is not at its recorded commit,
 /// clean; reads only.
@@ -66,7 +26,7 @@ pub(super) fn check_settled(repo: &Repo) -> Result<(), RunError> {
     if found.is_empty() {
         return Ok(());
     }
-    Err(RunError::Submodules(UnsettledSubmodules(found)))
+    Err(StartError::from(UnsettledSubmodules(found)).into())
 }
 
 /// [`check_settled`] on resume, unless the loop stopped during an

@@ -6,44 +6,10 @@
 //! a file is refused before the run begins, with what to do. An untracked
 //! file that no rule ignores is seen: the run's first commit takes it in.
 
-use std::path::PathBuf;
-
 use super::error::RunError;
+use super::start_error::{StartError, TaskFileError};
 use crate::git::{Repo, Unseen};
 use crate::stories::{SourceKind, StorySource};
-
-/// Why the task file cannot carry a run's progress.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskFileError {
-    #[error(
-        "the task file {} leads through a symlink to {}, outside the repository: git does not see the boxes ticked there, so a failed attempt's ticks could not be undone",
-        path.display(),
-        target.display()
-    )]
-    OutsideThroughSymlink { path: PathBuf, target: PathBuf },
-    #[error(
-        "the task file {} is ignored by git (an ignore rule names it and git does not track it): git does not see the boxes ticked in it, so a failed attempt's ticks could not be undone",
-        path.display()
-    )]
-    Ignored { path: PathBuf },
-}
-
-impl TaskFileError {
-    pub fn hint(&self) -> String {
-        match self {
-            TaskFileError::OutsideThroughSymlink { path, target } => format!(
-                "nothing was changed; put the file itself in the repository and commit it (e.g. 'cp --remove-destination {} {}' then 'git commit {}'), or name a file of the repository with --tasks",
-                target.display(),
-                path.display(),
-                path.display()
-            ),
-            TaskFileError::Ignored { path } => format!(
-                "nothing was changed; track the file ('git add -f {}' and commit it), or take it out of .gitignore, then start again",
-                path.display()
-            ),
-        }
-    }
-}
 
 /// Refuses a task file of the worktree that git does not see. Tracking
 /// kept outside the worktree (a tracker's issues) is the source's own
@@ -67,5 +33,5 @@ pub(super) fn check(repo: &Repo, source: &dyn StorySource) -> Result<(), RunErro
             path: path.to_owned(),
         },
     };
-    Err(refused.into())
+    Err(StartError::from(refused).into())
 }

@@ -137,16 +137,7 @@ async fn run_part(shared: &Arc<Shared>, route: Route) -> Response<Body> {
         Route::AttemptFeed(at) => http::events(sse::attempt_events(feed, at).boxed()),
         Route::Confirm(run, action) => {
             let main = web::confirm_page(&run, action);
-            http::html(
-                StatusCode::OK,
-                web::document(&web::Document {
-                    title: &run,
-                    repo: &shared.site.name,
-                    crumbs: &[(Route::Run(run.clone()).path(), run.clone())],
-                    feed: None,
-                    main: &main,
-                }),
-            )
+            run_form(shared, &run, &main)
         }
         Route::Attempt(at) => wrap(blocking(move || views::attempt_page(&feed, &at)).await),
         Route::AttemptDiff(at) => wrap(blocking(move || views::attempt_diff(&feed, &at)).await),
@@ -174,14 +165,20 @@ async fn answer_page(shared: &Arc<Shared>, run: String, story: Option<String>) -
         Err(failed) => return failed,
     };
     let main = web::answer_page(&run, story.as_deref().unwrap_or_default(), &question);
+    run_form(shared, &run, &main)
+}
+
+/// A form about `run` (an action to confirm, a question to answer): the
+/// run's page in the crumbs, no live feed.
+fn run_form(shared: &Shared, run: &str, main: &str) -> Response<Body> {
     http::html(
         StatusCode::OK,
         web::document(&web::Document {
-            title: &run,
+            title: run,
             repo: &shared.site.name,
-            crumbs: &[(Route::Run(run.clone()).path(), run.clone())],
+            crumbs: &[(Route::Run(run.to_owned()).path(), run.to_owned())],
             feed: None,
-            main: &main,
+            main,
         }),
     )
 }

@@ -7,8 +7,7 @@
 //! too: a running server reads the file again whenever it changes (see
 //! [`KeptToken`]).
 
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// How many random bytes a token holds; it is written as twice as many
@@ -156,24 +155,7 @@ impl KeptToken {
 /// `bytes` written to `path` whole (a temporary file renamed into place),
 /// readable and writable by the owner alone from the start.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".serve-token.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::state::write_atomically_with_mode(path, bytes, 0o600)
 }
 
 #[cfg(test)]

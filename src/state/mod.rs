@@ -25,7 +25,7 @@ mod report;
 mod run;
 mod workers;
 
-pub use atomic::write_atomically;
+pub use atomic::{write_atomically, write_atomically_with_mode};
 pub use change::Change;
 pub use commands::{AttemptNote, Ending, Usage};
 pub use events_log::EventsLog;

@@ -55,7 +55,48 @@ pub struct OpenSpecCommand {
     search_path: Option<OsString>,
 }
 
+/// The CLI could not be run at all.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {}: {source}", program.display())]
+struct CannotRun {
+    program: PathBuf,
+    source: process::ProcessError,
+}
+
 impl OpenSpecCommand {
+    /// `program` (this command, resolved) run with `args` in `workdir`,
+    /// without colors and with `env`, on this command's search path.
+    async fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        workdir: &Path,
+        timeout: Duration,
+    ) -> Result<(ExitStatusKind, process::Tail, process::Tail), CannotRun> {
+        let mut vars = vec![("NO_COLOR".to_owned(), "1".to_owned())];
+        vars.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        if let Some(search_path) = &self.search_path {
+            vars.push((
+                "PATH".to_owned(),
+                search_path.to_string_lossy().into_owned(),
+            ));
+        }
+        let spec = Spec {
+            program: program.to_string_lossy().into_owned(),
+            args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+            env: vars,
+            cwd: workdir.to_owned(),
+            ..Spec::default()
+        };
+        process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT)
+            .await
+            .map_err(|source| CannotRun {
+                program: program.to_owned(),
+                source,
+            })
+    }
+
     /// Looks the CLI up on this process's `PATH`.
     pub fn from_env() -> Self {
         OpenSpecCommand::default()
@@ -118,29 +159,12 @@ pub async fn cross_check(
     let Some(program) = command.resolve() else {
         return CrossCheck::NotInstalled;
     };
-    let mut env = vec![("NO_COLOR".to_owned(), "1".to_owned())];
-    if let Some(search_path) = &command.search_path {
-        env.push((
-            "PATH".to_owned(),
-            search_path.to_string_lossy().into_owned(),
-        ));
-    }
-    let spec = Spec {
-        program: program.to_string_lossy().into_owned(),
-        args: ["instructions", "apply", "--change", change, "--json"]
-            .map(String::from)
-            .to_vec(),
-        env,
-        cwd: workdir.to_owned(),
-        ..Spec::default()
+    let args = ["instructions", "apply", "--change", change, "--json"];
+    let ran = command.run(&program, &args, &[], workdir, timeout).await;
+    let (exit, stdout, stderr) = match ran {
+        Ok(done) => done,
+        Err(why) => return CrossCheck::Failed(why.to_string()),
     };
-    let (exit, stdout, stderr) =
-        match process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await {
-            Ok(done) => done,
-            Err(error) => {
-                return CrossCheck::Failed(format!("cannot run {}: {error}", program.display()));
-            }
-        };
     match exit {
         ExitStatusKind::TimedOut => return CrossCheck::TimedOut,
         exit if !exit.is_success() => {
@@ -182,32 +206,15 @@ pub async fn validate(
     let Some(program) = command.resolve() else {
         return Validation::NotInstalled;
     };
-    let mut env = vec![
-        ("NO_COLOR".to_owned(), "1".to_owned()),
-        ("OPENSPEC_TELEMETRY".to_owned(), "0".to_owned()),
-    ];
-    if let Some(search_path) = &command.search_path {
-        env.push((
-            "PATH".to_owned(),
-            search_path.to_string_lossy().into_owned(),
-        ));
-    }
-    let spec = Spec {
-        program: program.to_string_lossy().into_owned(),
-        args: ["validate", change, "--strict", "--no-interactive"]
-            .map(String::from)
-            .to_vec(),
-        env,
-        cwd: workdir.to_owned(),
-        ..Spec::default()
+    let args = ["validate", change, "--strict", "--no-interactive"];
+    let telemetry_off = [("OPENSPEC_TELEMETRY", "0")];
+    let ran = command
+        .run(&program, &args, &telemetry_off, workdir, timeout)
+        .await;
+    let (exit, stdout, stderr) = match ran {
+        Ok(done) => done,
+        Err(why) => return Validation::Failed(why.to_string()),
     };
-    let (exit, stdout, stderr) =
-        match process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await {
-            Ok(done) => done,
-            Err(error) => {
-                return Validation::Failed(format!("cannot run {}: {error}", program.display()));
-            }
-        };
     let said = format!("{}\n{}", stdout.text().trim(), stderr.text().trim());
     let said = process::tail_str(said.trim(), 4000).to_owned();
     match exit {

@@ -7,23 +7,18 @@ use std::time::Instant;
 
 use console::Term;
 
-use super::digest::{Notice, NoticeKind, clock, spent, usage};
+use super::digest::{Notice, NoticeKind, clock, usage};
+use super::live_line::LiveLine;
 use super::{Styles, out};
 use crate::agent::AgentEvent;
 use crate::events::{Event, Record};
 use crate::state::AttemptOutcome;
 
 pub struct ConsoleView {
-    term: Term,
     styles: Styles,
-    live: bool,
-    shown: bool,
+    line: LiveLine,
     story: Option<(String, usize, usize, u32, u32)>,
     started: Instant,
-    attempt_started: Instant,
-    last_message: String,
-    tokens: u64,
-    cost: f64,
     /// A usage-limit pause in force, for the countdown.
     paused_until: Option<u64>,
     /// What attempts did beyond their stories, for the final summary.
@@ -42,17 +37,12 @@ impl Default for ConsoleView {
 impl ConsoleView {
     pub fn new() -> ConsoleView {
         let term = Term::stdout();
+        let styles = Styles::for_term(&term);
         ConsoleView {
-            live: term.is_term(),
-            styles: Styles::for_term(&term),
-            term,
-            shown: false,
+            line: LiveLine::new(term, styles.dim.clone()),
+            styles,
             story: None,
             started: Instant::now(),
-            attempt_started: Instant::now(),
-            last_message: String::new(),
-            tokens: 0,
-            cost: 0.0,
             paused_until: None,
             beyond: Vec::new(),
             bell: false,
@@ -159,8 +149,7 @@ impl ConsoleView {
             return String::new();
         };
         self.story = Some((story_id.clone(), *index, *total, *attempt, *max_attempts));
-        self.attempt_started = Instant::now();
-        self.last_message.clear();
+        self.line.begin();
         let step = match (role, role_iteration, role_max_iterations) {
             (Some(role), Some(n), Some(max)) => format!("{role} {n}/{max} · attempt {attempt}"),
             _ => format!("attempt {attempt}/{max_attempts}"),
@@ -174,18 +163,7 @@ impl ConsoleView {
     /// What the agent said feeds the live line: its last words, what it
     /// spent.
     fn agent_said(&mut self, event: &AgentEvent) {
-        if let AgentEvent::Message { text, tool_uses } = event {
-            let text = text.trim();
-            if !text.is_empty() {
-                self.last_message = text.lines().last().unwrap_or_default().to_owned();
-            } else if let Some(tool) = tool_uses.last() {
-                self.last_message = format!("[{}]", tool.name);
-            }
-        }
-        if let Some((tokens, cost)) = spent(event) {
-            self.tokens = self.tokens.saturating_add(tokens);
-            self.cost += cost;
-        }
+        self.line.follow(event);
     }
 
     /// How an attempt ended, and where its work is.
@@ -204,7 +182,7 @@ impl ConsoleView {
             return String::new();
         };
         let s = &self.styles;
-        let elapsed = self.attempt_started.elapsed().as_secs_f64();
+        let elapsed = self.line.elapsed_secs();
         let who = role
             .map(|role| format!("the {role}'s "))
             .unwrap_or_default();
@@ -301,18 +279,16 @@ impl ConsoleView {
 
     /// Redraw the live status line (terminals only).
     pub fn tick(&mut self) {
-        if !self.live {
+        if !self.line.is_live() {
             return;
         }
         if let Some(until) = self.paused_until {
             let left = until.saturating_sub(crate::state::now());
             if left > 0 {
-                let _ = self.term.clear_line();
-                let _ = self.term.write_str(&format!(
+                self.line.show_plain(&format!(
                     "  paused for a usage limit · resuming in {}",
                     clock(left)
                 ));
-                self.shown = true;
                 return;
             }
             self.paused_until = None;
@@ -320,26 +296,12 @@ impl ConsoleView {
         let Some((id, index, total, attempt, max)) = &self.story else {
             return;
         };
-        let width = usize::from(self.term.size().1).max(40);
-        let status = format!(
-            "  story {index}/{total} ({id}) · attempt {attempt}/{max} · {} · {} · {}",
-            clock(self.attempt_started.elapsed().as_secs()),
-            usage(self.tokens, self.cost),
-            self.last_message
-        );
-        let status = console::truncate_str(&super::visible(&status), width - 1, "…").into_owned();
-        let _ = self.term.clear_line();
-        let _ = self
-            .term
-            .write_str(&self.styles.dim.apply_to(status).to_string());
-        self.shown = true;
+        let head = format!("  story {index}/{total} ({id}) · attempt {attempt}/{max}");
+        self.line.show(&head);
     }
 
     pub fn clear(&mut self) {
-        if self.shown {
-            let _ = self.term.clear_line();
-            self.shown = false;
-        }
+        self.line.clear();
     }
 }
 

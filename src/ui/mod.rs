@@ -14,6 +14,7 @@ mod digest;
 pub(crate) mod ending;
 mod finish_menu;
 mod keys;
+mod live_line;
 pub(crate) mod plan_view;
 pub(crate) mod preview;
 pub(crate) mod status;

@@ -3,27 +3,19 @@
 //! try, its time, tokens, cost and the agent's last words, and at the end
 //! what the plan cost, where it is, and the command that runs it.
 
-use std::time::Instant;
-
 use console::Term;
 
-use super::digest::{clock, spent, usage};
+use super::digest::usage;
+use super::live_line::LiveLine;
 use super::status::plural;
 use super::{Styles, out};
-use crate::agent::AgentEvent;
 use crate::planning::{OpenUnit, Outcome, PlanEvent, Planned};
 use crate::process::shell_quote;
 
 pub struct PlanView {
-    term: Term,
     styles: Styles,
-    live: bool,
-    shown: bool,
+    line: LiveLine,
     attempt: (u32, u32),
-    started: Instant,
-    last_message: String,
-    tokens: u64,
-    cost: f64,
 }
 
 impl Default for PlanView {
@@ -35,16 +27,11 @@ impl Default for PlanView {
 impl PlanView {
     pub fn new() -> PlanView {
         let term = Term::stdout();
+        let styles = Styles::for_term(&term);
         PlanView {
-            live: term.is_term(),
-            styles: Styles::for_term(&term),
-            term,
-            shown: false,
+            line: LiveLine::new(term, styles.dim.clone()),
+            styles,
             attempt: (0, 0),
-            started: Instant::now(),
-            last_message: String::new(),
-            tokens: 0,
-            cost: 0.0,
         }
     }
 
@@ -67,12 +54,11 @@ impl PlanView {
             )),
             PlanEvent::TryStarted { attempt, tries } => {
                 self.attempt = (*attempt, *tries);
-                self.started = Instant::now();
-                self.last_message.clear();
+                self.line.begin();
                 Some(format!("{} try {attempt}/{tries}", s.bold.apply_to("▶")))
             }
             PlanEvent::Agent { event, .. } => {
-                self.follow(event);
+                self.line.follow(event);
                 None
             }
             PlanEvent::Undone { what, .. } => {
@@ -110,50 +96,18 @@ impl PlanView {
         self.tick();
     }
 
-    /// What the agent said: its last words and what it spent.
-    fn follow(&mut self, event: &AgentEvent) {
-        if let AgentEvent::Message { text, tool_uses } = event {
-            let text = text.trim();
-            if !text.is_empty() {
-                self.last_message = text.lines().last().unwrap_or_default().to_owned();
-            } else if let Some(tool) = tool_uses.last() {
-                self.last_message = format!("[{}]", tool.name);
-            }
-        }
-        if let Some((tokens, cost)) = spent(event) {
-            self.tokens = self.tokens.saturating_add(tokens);
-            self.cost += cost;
-        }
-    }
-
     /// Redraw the live line (terminals only).
     fn tick(&mut self) {
-        if !self.live || self.attempt.0 == 0 {
+        if !self.line.is_live() || self.attempt.0 == 0 {
             return;
         }
-        let width = usize::from(self.term.size().1).max(40);
-        let status = format!(
-            "  try {}/{} · {} · {} · {}",
-            self.attempt.0,
-            self.attempt.1,
-            clock(self.started.elapsed().as_secs()),
-            usage(self.tokens, self.cost),
-            self.last_message
-        );
-        let status = console::truncate_str(&super::visible(&status), width - 1, "…").into_owned();
-        let _ = self.term.clear_line();
-        let _ = self
-            .term
-            .write_str(&self.styles.dim.apply_to(status).to_string());
-        self.shown = true;
+        let head = format!("  try {}/{}", self.attempt.0, self.attempt.1);
+        self.line.show(&head);
     }
 
     /// Clear the live line before something else is printed.
     pub fn clear(&mut self) {
-        if self.shown {
-            let _ = self.term.clear_line();
-            self.shown = false;
-        }
+        self.line.clear();
     }
 }
 

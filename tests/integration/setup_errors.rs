@@ -81,6 +81,34 @@ fn issue_20_a_root_refusal_stops_at_once_and_resume_works_once_fixed() {
 }
 
 #[test]
+fn a_set_up_error_is_recorded_with_what_to_do_in_the_commands_words() {
+    // The words that name commands are the command layer's; the run's
+    // own record of its end (its events, its last failure) tells them
+    // just as the terminal does.
+    let repo = project(TWO_STORIES);
+    let agent = script(
+        &repo,
+        &first_then_fine(&format!("format plain\nerror {ROOT_REFUSAL}")),
+    );
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_stopped_without_spending(&repo, &output);
+    let what_to_do = "'git ralph start greet' resumes the run, 'git ralph abort greet' restores the pre-start state";
+    assert!(
+        stderr(&output).contains(what_to_do),
+        "{}",
+        describe(&output)
+    );
+    let events = events(&repo);
+    let ended = of_type(&events, "error");
+    let [ended] = ended.as_slice() else {
+        panic!("one end in an error: {events:?}");
+    };
+    let message = ended["message"].as_str().unwrap_or_default();
+    assert!(message.contains(ROOT_REFUSAL), "{message}");
+    assert!(message.contains(what_to_do), "{message}");
+}
+
+#[test]
 fn issue_20_after_a_set_up_error_abort_restores_exactly() {
     let repo = project(TWO_STORIES);
     repo.write("notes.txt", "my own uncommitted notes\n");

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::commands::agent_flags::AgentFlags;
 use crate::commands::values::{OnFinishArg, SourceArg};
 use crate::contract::roles::UnknownRole;
 use crate::contract::{Role, RoleAgent};
@@ -16,16 +17,8 @@ pub struct Args {
     /// branch is ralph/<CHANGE>).
     #[arg(value_name = "CHANGE")]
     pub change: String,
-    /// Agent preset to run [default: claude; config: ralph.agent].
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
-    /// Run this command through `sh -c` instead of a preset, with the prompt
-    /// on stdin [config: ralph.agentCommand].
-    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
-    pub agent_command: Option<String>,
-    /// Model passed to the agent's --model flag.
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentFlags,
     /// Retries per story after its first attempt [default: 3; config: ralph.maxRetries].
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
@@ -274,9 +267,6 @@ impl Args {
     pub(super) fn requested(&self) -> Result<Requested, CommandError> {
         Ok(Requested {
             cwd: crate::commands::current_dir()?,
-            agent: self.agent.clone(),
-            agent_command: self.agent_command.clone(),
-            model: self.model.clone(),
             max_retries: self.max_retries,
             command_timeout: self.command_timeout,
             agent_timeout: self.agent_timeout,
@@ -321,6 +311,7 @@ impl Args {
             fallback_agents: self.fallback_agents.clone(),
             worktree: self.worktree.clone(),
             parallel: self.parallel,
+            ..self.agent.requested()
         })
     }
 }

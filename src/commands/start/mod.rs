@@ -141,6 +141,7 @@ fn drive_shown(
             session,
             Box::new(view),
             Some(controls_rx),
+            super::run_errors::run_hint,
         );
         // A run that ended on its own stays on screen to be browsed until
         // q; one stopped from outside or force-quit leaves at once.
@@ -161,6 +162,7 @@ fn drive_shown(
         session,
         Box::new(Renderer::new(args.json).with_bell(notify)),
         keys.is_some().then_some(controls_rx),
+        super::run_errors::run_hint,
     );
     // The terminal is given back before anything else is printed or read.
     drop(keys);

@@ -8,17 +8,15 @@
 //! anything is done); abort deletes the branch. The user's HEAD, index
 //! and stashes are never touched, nor their files but by cleanup.
 
-use super::{Aborted, EndingError, Finished, Notice, Onlooker, close};
+use super::close::{self, Closing};
+use super::error::EndingError;
+use super::outcome::{Aborted, Finished, Notice, Onlooker};
 use crate::git::{BringError, ChangeName, HeadState, ObjectId, Repo, StoryMerge};
 use crate::state::{FinishChoice, RunDir, RunState, RunWorktree};
 
 /// The run's two sides: the user's worktree, and the run's own (`None`
-/// when its directory is gone).
-struct Sides {
-    owner: Repo,
-    inside: Option<Repo>,
-    record: RunWorktree,
-}
+/// when its directory is gone); and the record of the run's worktree.
+type Sides = (Repo, Option<Repo>, RunWorktree);
 
 fn sides(state: &RunState, what: &'static str, change: &ChangeName) -> Result<Sides, EndingError> {
     let record = state
@@ -43,28 +41,15 @@ fn sides(state: &RunState, what: &'static str, change: &ChangeName) -> Result<Si
             }
         }
     }
-    Ok(Sides {
-        owner,
-        inside,
-        record,
-    })
+    Ok((owner, inside, record))
 }
 
 /// Keep or clean up a run in a worktree of its own. `repo` becomes the
 /// user's repository, the run's worktree being gone.
-pub(super) fn finish(
-    repo: &mut Repo,
-    change: &ChangeName,
-    run_dir: &RunDir,
-    state: &mut RunState,
-    choice: FinishChoice,
-    onlooker: &mut dyn Onlooker,
-) -> Result<Finished, EndingError> {
-    let Sides {
-        owner,
-        mut inside,
-        record,
-    } = sides(state, "finish", change)?;
+pub(super) fn finish(closing: &mut Closing, choice: FinishChoice) -> Result<Finished, EndingError> {
+    let (repo, change, run_dir) = (&mut *closing.repo, closing.change, closing.run_dir);
+    let (state, onlooker) = (&mut *closing.state, &mut *closing.onlooker);
+    let (owner, mut inside, record) = sides(state, "finish", change)?;
     if choice == FinishChoice::Cleanup {
         check_cleanup(&owner, change, state)?;
     }
@@ -99,18 +84,10 @@ pub(super) fn finish(
 /// Abort a run in a worktree of its own: what is left in its worktree is
 /// kept, the worktree removed and the branch deleted; the user's worktree
 /// stays exactly as it is.
-pub(super) fn abort(
-    repo: &mut Repo,
-    change: &ChangeName,
-    run_dir: &RunDir,
-    state: &mut RunState,
-    onlooker: &mut dyn Onlooker,
-) -> Result<Aborted, EndingError> {
-    let Sides {
-        owner,
-        mut inside,
-        record,
-    } = sides(state, "abort", change)?;
+pub(super) fn abort(closing: &mut Closing) -> Result<Aborted, EndingError> {
+    let (repo, change, run_dir) = (&mut *closing.repo, closing.change, closing.run_dir);
+    let (state, onlooker) = (&mut *closing.state, &mut *closing.onlooker);
+    let (owner, mut inside, record) = sides(state, "abort", change)?;
     retire_stories(&owner, change, run_dir, state)?;
     let mut commits_after = None;
     if let Some(inside) = inside.as_mut() {

@@ -4,24 +4,48 @@
 
 use std::path::PathBuf;
 
-use super::{
-    AbortSetAside, Aborted, CleanedUp, CloseOffer, EndingError, Finished, Kept, Notice, Onlooker,
+use super::error::EndingError;
+use super::outcome::{
+    AbortSetAside, Aborted, CleanedUp, CloseOffer, Finished, Kept, Notice, Onlooker,
 };
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, StopReason, now};
 use crate::stories::SourceKind;
 
+/// The run being closed, and whoever watches: what every way of closing
+/// it, in the user's worktree or beside it, works on.
+pub(super) struct Closing<'a> {
+    pub repo: &'a mut Repo,
+    pub change: &'a ChangeName,
+    pub run_dir: &'a RunDir,
+    pub state: &'a mut RunState,
+    pub onlooker: &'a mut dyn Onlooker,
+}
+
+impl<'a> Closing<'a> {
+    pub(super) fn new(
+        repo: &'a mut Repo,
+        change: &'a ChangeName,
+        run_dir: &'a RunDir,
+        state: &'a mut RunState,
+        onlooker: &'a mut dyn Onlooker,
+    ) -> Closing<'a> {
+        Closing {
+            repo,
+            change,
+            run_dir,
+            state,
+            onlooker,
+        }
+    }
+}
+
 /// Keep or clean up a run in the user's worktree, and record it. A
 /// half-done attempt is never left
 /// behind: the worktree must be at the last checkpoint.
-pub(super) fn finish(
-    repo: &mut Repo,
-    change: &ChangeName,
-    run_dir: &RunDir,
-    state: &mut RunState,
-    choice: FinishChoice,
-    onlooker: &mut dyn Onlooker,
-) -> Result<Finished, EndingError> {
+pub(super) fn finish(closing: &mut Closing, choice: FinishChoice) -> Result<Finished, EndingError> {
+    let (repo, change, run_dir) = (&mut *closing.repo, closing.change, closing.run_dir);
+    let (state, onlooker) = (&mut *closing.state, &mut *closing.onlooker);
     require_on_branch(repo, change, "finish")?;
     rewind_unrecorded(repo, change, state, onlooker)?;
     ignore_agent_scratch(repo, state);
@@ -123,13 +147,9 @@ pub(super) fn close_offer(state: &RunState) -> Option<CloseOffer> {
 
 /// Restore the pre-start state of a run in the user's worktree and record
 /// it.
-pub(super) fn abort(
-    repo: &mut Repo,
-    change: &ChangeName,
-    run_dir: &RunDir,
-    state: &mut RunState,
-    onlooker: &mut dyn Onlooker,
-) -> Result<Aborted, EndingError> {
+pub(super) fn abort(closing: &mut Closing) -> Result<Aborted, EndingError> {
+    let (repo, change, run_dir) = (&mut *closing.repo, closing.change, closing.run_dir);
+    let (state, onlooker) = (&mut *closing.state, &mut *closing.onlooker);
     require_on_branch(repo, change, "abort")?;
     rewind_unrecorded(repo, change, state, onlooker)?;
     let set_aside = set_aside_before_abort(repo, change)?;

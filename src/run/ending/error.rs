@@ -1,4 +1,5 @@
-//! Why a run could not be finished or aborted, and what the user can do.
+//! Why a run could not be finished or aborted: the ending's own error.
+//! What the user can do about it is said by the command layer.
 
 use std::time::Duration;
 
@@ -77,50 +78,11 @@ pub enum EndingError {
     Git(#[from] GitFailure),
     /// A story's worktree of a parallel run could not be retired.
     #[error("could not retire a story's worktree: {0}")]
-    StoryWorktree(Box<crate::run::RunError>),
+    StoryWorktree(Box<crate::run::error::RunError>),
 }
 
 impl From<HandoffError> for EndingError {
     fn from(err: HandoffError) -> Self {
         EndingError::Handoff(Box::new(err))
-    }
-}
-
-impl EndingError {
-    /// What the user can do about it, for the errors of this module's own.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            EndingError::StillRunning { change, .. } => Some(format!(
-                "stop it first (Ctrl-C or q in its terminal), or 'git ralph abort {change}'"
-            )),
-            EndingError::LoopWouldNotStop { pid, .. } => Some(format!(
-                "stop it by hand ('kill {pid}'), then run 'git ralph abort' again"
-            )),
-            EndingError::NothingToAbort { change, .. } => Some(format!(
-                "its work stays reachable under {}/",
-                change.ref_namespace()
-            )),
-            EndingError::NotOnBranch { change, .. } => Some(format!(
-                "commit or stash what you changed there, 'git switch {}', then run this again",
-                change.branch_short()
-            )),
-            // Cleanup merges the run's work onto what is committed: an
-            // uncommitted change is all that stands in its way.
-            EndingError::CleanupWouldTouch { change, paths } => Some(format!(
-                "commit your changes to {}, then clean up again: the run's work is merged onto your commits (a file of yours in the way of a new one: move it aside first); or finish with 'git ralph finish {change} --keep' and merge {} yourself",
-                paths.join(", "),
-                change.branch_short()
-            )),
-            EndingError::CleanupClashes { change, .. } => Some(format!(
-                "finish with 'git ralph finish {change} --keep': the work stays on {branch}; then merge it ('git merge {branch}', or 'git merge --squash {branch}' to have it uncommitted) and resolve the clash there",
-                branch = change.branch_short()
-            )),
-            EndingError::OwnerGone { .. } => {
-                Some("put that worktree back where it was, then run this again".into())
-            }
-            EndingError::OwnerBusy { source, .. } => source.hint(),
-            EndingError::Worktree(err) => err.hint(),
-            _ => None,
-        }
     }
 }

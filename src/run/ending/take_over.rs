@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{EndingError, Notice, Onlooker};
+use super::error::EndingError;
+use super::outcome::{Notice, Onlooker};
 use crate::git::{ChangeName, Repo};
 use crate::state::{
     FinishChoice, RunDir, RunLock, RunState, RunStatus, ask_to_stop, lock_holder, lock_path,

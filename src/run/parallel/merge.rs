@@ -166,18 +166,8 @@ async fn merged_message(run: &Run, tip: ObjectId) -> Result<String, RunError> {
 /// The names of the story's checks that fail on the merged tree; `None`
 /// when the user's stop ended them, as it ends an agent.
 async fn checks_on_merged(run: &mut Run, story: &Story) -> Option<Vec<String>> {
-    let rules = run
-        .settings
-        .contract()
-        .rules_for(&story.id, &story.acceptance_criteria);
-    let workdir = run.repo_lock().workdir().to_owned();
-    let outcomes = contract::run_checks_until_stopped(
-        &rules.checks,
-        &workdir,
-        run.settings.command_timeout(),
-        Some(run.stop.clone()),
-    )
-    .await;
+    let rules = run.rules_for(story);
+    let outcomes = super::super::checks::run_until_stopped(run, &rules).await;
     if contract::any_stopped(&outcomes) {
         return None;
     }

@@ -38,6 +38,7 @@ use self::worker::Start;
 use super::context::Run;
 use super::error::RunError;
 use super::lifecycle::{self, LoopEnd};
+use super::start_error::StartError;
 use crate::events::{Event, Record};
 use crate::state::{AttemptOutcome, StopReason};
 use crate::stories::Story;
@@ -62,18 +63,8 @@ impl Coordinator {
     }
 
     /// Drive the run until it ends, and say why.
-    pub async fn run(mut self, resumed: bool) -> LoopEnd {
-        let outcome = super::catching(self.drive(resumed)).await;
-        lifecycle::finish(&mut self.run, outcome).await
-    }
-
-    async fn drive(&mut self, resumed: bool) -> Result<(StopReason, String), RunError> {
-        lifecycle::start(&mut self.run);
-        if resumed {
-            recover::recover_parallel(&mut self.run).await?;
-        }
-        lifecycle::announce(&mut self.run, resumed).await?;
-        self.drive_stories().await
+    pub async fn run(self, resumed: bool) -> LoopEnd {
+        lifecycle::live(self, resumed, recover::recover_parallel).await
     }
 
     /// Run the stories until none is left to start and none is at work.
@@ -240,11 +231,7 @@ impl Coordinator {
 
     /// The guardrail that keeps `story` from starting, if one does.
     fn guardrail_before(&mut self, story: &Story) -> Option<(StopReason, String)> {
-        let rules = self
-            .run
-            .settings
-            .contract()
-            .rules_for(&story.id, &story.acceptance_criteria);
+        let rules = self.run.rules_for(story);
         let record = self.run.story_record(&story.id).into_owned();
         super::guardrails::hit(
             self.run.settings.guardrails(),
@@ -283,6 +270,7 @@ impl Coordinator {
                 settings: &self.run.settings,
                 records: launch.records.clone(),
                 stop: launch.stop.clone(),
+                hints: self.run.hints,
             }
             .launch(planned, story, launch.ended.clone())
         };
@@ -422,6 +410,16 @@ impl Coordinator {
     }
 }
 
+impl lifecycle::Driven for Coordinator {
+    fn run_mut(&mut self) -> &mut Run {
+        &mut self.run
+    }
+
+    async fn drive(&mut self) -> Result<(StopReason, String), RunError> {
+        self.drive_stories().await
+    }
+}
+
 /// What a parallel run `width` stories wide would start with, and what
 /// would wait for what, for `start --dry-run`.
 pub(crate) fn schedule(
@@ -440,9 +438,10 @@ pub(crate) fn check_order(
     kind: crate::stories::SourceKind,
     stories: &[Story],
 ) -> Result<(), RunError> {
-    Order::of(contract)
-        .check(kind, stories)
-        .map_err(|why| RunError::ParallelUnfit {
+    Order::of(contract).check(kind, stories).map_err(|why| {
+        StartError::ParallelUnfit {
             what: why.to_string(),
-        })
+        }
+        .into()
+    })
 }

@@ -20,7 +20,7 @@ pub(in crate::run) async fn recover_parallel(run: &mut Run) -> Result<(), RunErr
     let refs = crate::git::RunRefs::of(run.settings.change());
     let namespace = refs.namespace().to_owned();
     let repo = run.repo.clone();
-    let tip = crate::run::blocking(move || {
+    let tip = crate::run::runtime::blocking(move || {
         let mut repo = repo.lock().unwrap_or_else(|p| p.into_inner());
         back_at_tip(&mut repo, &refs)
     })

@@ -53,6 +53,7 @@ pub(super) struct Start<'a> {
     pub settings: &'a RunSettings,
     pub records: mpsc::UnboundedSender<Record>,
     pub stop: watch::Receiver<bool>,
+    pub hints: crate::run::error::Hints,
 }
 
 /// What `story`'s worktree will be, beside the run's worktree at
@@ -142,7 +143,8 @@ impl Start<'_> {
             sink,
             self.stop,
         )
-        .map_err(|err| RunError::io("open the story's event log", err))?;
+        .map_err(|err| RunError::io("open the story's event log", err))?
+        .with_hints(self.hints);
         let story_loop = StoryLoop::new(context);
         let id = story.id.clone();
         let handle = tokio::spawn(async move {

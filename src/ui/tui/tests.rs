@@ -36,6 +36,35 @@ fn progress(story: &str, title: &str, index: usize, attempt: u32) -> Record {
     })
 }
 
+/// `story`'s attempt `attempt` done, checkpointed at `commit`.
+fn checkpointed(story: &str, attempt: u32, commit: &str) -> Record {
+    record(Event::AttemptFinished {
+        story_id: story.into(),
+        attempt,
+        outcome: AttemptOutcome::Complete,
+        reason: None,
+        preserved: None,
+        checkpoint: Some(commit.into()),
+        role: None,
+        unchanged: false,
+    })
+}
+
+/// `story`'s attempt `attempt` ended `outcome` for `reason`, its work
+/// preserved under its ref.
+fn fell_short(story: &str, attempt: u32, outcome: AttemptOutcome, reason: &str) -> Record {
+    record(Event::AttemptFinished {
+        story_id: story.into(),
+        attempt,
+        outcome,
+        reason: Some(reason.into()),
+        preserved: Some(format!("refs/ralph/greet/attempts/{story}/{attempt}")),
+        checkpoint: None,
+        role: None,
+        unchanged: false,
+    })
+}
+
 fn said(story: &str, attempt: u32, event: AgentEvent) -> Record {
     record(Event::StoryEvent {
         story_id: story.into(),
@@ -96,16 +125,12 @@ fn story_one_failed_then_done() -> Vec<Record> {
                 is_error: true,
             },
         ),
-        record(Event::AttemptFinished {
-            story_id: "1".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Failed,
-            reason: Some("the agent said FAILED: the tests need a database".into()),
-            preserved: Some("refs/ralph/greet/attempts/1/1".into()),
-            checkpoint: None,
-            role: None,
-            unchanged: false,
-        }),
+        fell_short(
+            "1",
+            1,
+            AttemptOutcome::Failed,
+            "the agent said FAILED: the tests need a database",
+        ),
         progress("1", "Greeting", 1, 2),
         said(
             "1",
@@ -131,16 +156,7 @@ fn story_one_failed_then_done() -> Vec<Record> {
             passed: vec!["cargo test".into()],
             failed: vec![],
         }),
-        record(Event::AttemptFinished {
-            story_id: "1".into(),
-            attempt: 2,
-            outcome: AttemptOutcome::Complete,
-            reason: None,
-            preserved: None,
-            checkpoint: Some("0123456789abcdef0123456789abcdef01234567".into()),
-            role: None,
-            unchanged: false,
-        }),
+        checkpointed("1", 2, "0123456789abcdef0123456789abcdef01234567"),
     ]
 }
 
@@ -233,15 +249,9 @@ struct Worktree {
 }
 
 impl AttemptDetails for Worktree {
-    fn prompt(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
     fn diff(&self, _: &str, _: u32) -> Option<String> {
         self.looks.set(self.looks.get() + 1);
         (self.looks.get() > self.slow).then(|| format!("+++ b/a.txt\n+look {}\n", self.looks.get()))
-    }
-    fn checks(&self, _: &str, _: u32) -> Option<Vec<CheckResult>> {
-        None
     }
 }
 
@@ -628,16 +638,7 @@ fn parallel_sample() -> App {
         progress("1", "Greeting", 1, 1),
         workers(&["1", "2"]),
         progress("2", "Farewell", 2, 1),
-        record(Event::AttemptFinished {
-            story_id: "2".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Complete,
-            reason: None,
-            preserved: None,
-            checkpoint: Some("0123456789abcdef".into()),
-            role: None,
-            unchanged: false,
-        }),
+        checkpointed("2", 1, "0123456789abcdef"),
         workers(&["1"]),
         record(Event::Merged {
             story_id: "2".into(),

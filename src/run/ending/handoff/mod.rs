@@ -15,12 +15,13 @@ mod error;
 mod forge;
 mod push;
 
-pub use error::{HandoffError, NotOpened};
+pub use error::{HandoffError, NotOpened, ReviewFailure};
 pub use forge::Forge;
+pub use push::Pushed;
 
-use super::{Finished, Notice, Onlooker};
+use super::outcome::{Finished, Notice, Onlooker};
 use crate::config::{self, ConfigError};
-use crate::git::{ChangeName, HeadState, ObjectId, Repo};
+use crate::git::{ChangeName, HeadState, Repo};
 use crate::state::{RunDir, RunState, write_atomically};
 
 /// What to do once the run is kept.
@@ -78,14 +79,6 @@ pub struct HandedOff {
     pub pushed: Pushed,
     /// With `--pr`.
     pub review: Option<Review>,
-}
-
-/// The branch as the remote now has it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pushed {
-    pub remote: String,
-    pub branch: String,
-    pub commit: ObjectId,
 }
 
 /// The pull request, opened or updated.

@@ -6,14 +6,22 @@
 
 use std::time::Duration;
 
-use super::{HandoffError, Pushed};
-use crate::git::{ChangeName, HeadState, Repo};
+use super::error::HandoffError;
+use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
 
 /// A push that has not ended in ten minutes is not going to.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(600);
 /// How much of git's output is kept for the error.
 const OUTPUT_LIMIT: usize = 16 * 1024;
+
+/// The branch as the remote now has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    pub remote: String,
+    pub branch: String,
+    pub commit: ObjectId,
+}
 
 /// The remote to push to: the one asked for, else the upstream remote of
 /// the branch the run started from (`original`), else `origin`.

@@ -13,14 +13,8 @@ struct LiveWorktree {
 }
 
 impl AttemptDetails for LiveWorktree {
-    fn prompt(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
     fn diff(&self, _: &str, _: u32) -> Option<String> {
         self.repo.worktree_patch(self.base).ok()
-    }
-    fn checks(&self, _: &str, _: u32) -> Option<Vec<CheckResult>> {
-        None
     }
 }
 

@@ -13,16 +13,12 @@ fn issue_51_the_loop_screen_shows_an_agent_s_control_sequences_escaped() {
     for record in [
         progress("1", &format!("Greet {HOSTILE}"), 1, 1),
         said("1", 1, message(&format!("thinking {HOSTILE} aloud"))),
-        record(Event::AttemptFinished {
-            story_id: "1".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Failed,
-            reason: Some(format!("the agent said FAILED: {HOSTILE}")),
-            preserved: Some("refs/ralph/greet/attempts/1/1".into()),
-            checkpoint: None,
-            role: None,
-            unchanged: false,
-        }),
+        fell_short(
+            "1",
+            1,
+            AttemptOutcome::Failed,
+            &format!("the agent said FAILED: {HOSTILE}"),
+        ),
     ] {
         app.apply(&record);
     }

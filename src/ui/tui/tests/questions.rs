@@ -8,27 +8,14 @@ use super::*;
 fn asked(app: &mut App) {
     let events = vec![
         progress("1", "Greeting", 1, 1),
-        record(Event::AttemptFinished {
-            story_id: "1".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Complete,
-            reason: None,
-            preserved: None,
-            checkpoint: Some("0123456789abcdef".into()),
-            role: None,
-            unchanged: false,
-        }),
+        checkpointed("1", 1, "0123456789abcdef"),
         progress("2", "Farewell", 2, 1),
-        record(Event::AttemptFinished {
-            story_id: "2".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Question,
-            reason: Some("the agent asked a question: CSV or JSON?".into()),
-            preserved: Some("refs/ralph/greet/attempts/2/1".into()),
-            checkpoint: None,
-            role: None,
-            unchanged: false,
-        }),
+        fell_short(
+            "2",
+            1,
+            AttemptOutcome::Question,
+            "the agent asked a question: CSV or JSON?",
+        ),
         record(Event::Question {
             story_id: "2".into(),
             attempt: 1,

@@ -279,15 +279,6 @@ fn every_screen_and_overlay_at_80x24_and_120x40() {
 struct Transcripts;
 
 impl AttemptDetails for Transcripts {
-    fn prompt(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
-    fn diff(&self, _: &str, _: u32) -> Option<String> {
-        None
-    }
-    fn checks(&self, _: &str, _: u32) -> Option<Vec<CheckResult>> {
-        None
-    }
     fn transcript(&self, story: &str, attempt: u32) -> Option<Vec<AgentEvent>> {
         Some(vec![message(&format!(
             "what story {story} attempt {attempt} said"
@@ -302,16 +293,7 @@ fn issue_36_a_finished_attempt_seeded_from_the_state_shows_its_transcript() {
     let mut app = three_open_stories(Mode::Loop, 1);
     for event in [
         progress("1", "Greeting", 1, 1),
-        record(Event::AttemptFinished {
-            story_id: "1".into(),
-            attempt: 1,
-            outcome: AttemptOutcome::Complete,
-            reason: None,
-            preserved: None,
-            checkpoint: Some("0123456789abcdef".into()),
-            role: None,
-            unchanged: false,
-        }),
+        checkpointed("1", 1, "0123456789abcdef"),
     ] {
         app.apply(&event);
     }
