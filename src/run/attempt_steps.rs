@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use super::attempt::{Activity, Attempt, Parts, Ran, Tried, Turn};
 use super::blocking;
 use super::error::RunError;
+use super::mode::Attempts;
 use super::prompting::Place;
 use super::watching;
 use crate::agent::setup::{self, SetupError, SetupKind};
@@ -407,9 +408,10 @@ fn max_attempts(run: &mut Run, attempt: &Attempt) -> u32 {
 /// attempts are shown and its checkpoint's `Ralph-Attempt` trailer says:
 /// one plus the retries, plus the attempts that spent no retry.
 pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
-    if run.settings.once() {
-        return 1;
-    }
+    let retries = match run.settings.policy().attempts {
+        Attempts::One => return 1,
+        Attempts::Retried(retries) => retries,
+    };
     let free = run
         .story_record(story)
         .attempts
@@ -423,10 +425,7 @@ pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
             )
         })
         .count() as u32;
-    run.settings
-        .max_retries()
-        .saturating_add(1)
-        .saturating_add(free)
+    retries.saturating_add(1).saturating_add(free)
 }
 
 /// The promise token the story's contract asks for, if any.

@@ -65,6 +65,7 @@ mod hooks;
 mod judge;
 pub(crate) mod kept_refs;
 mod lifecycle;
+mod mode;
 mod notifications;
 pub(crate) mod parallel;
 mod pending;

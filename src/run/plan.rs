@@ -75,11 +75,8 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         Some(Ok(Some(snapshot))) => snapshot,
         _ => assemble_contract(repo, change, &settings, source.as_ref())?,
     };
-    let roles = settings
-        .roles
-        .clone()
-        .or_else(|| contract.pipeline())
-        .unwrap_or_default();
+    let roles = super::mode::roles_of(&settings, &contract);
+    let mode = super::mode::Mode::of(&settings, &roles);
     // The run-wide promise (the first role's, with roles); a story's own
     // contract may name another.
     let first_role = contract
@@ -115,7 +112,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             command: spec.command_line(),
             name: spec.name,
         },
-        contract: contract_lines(&contract, &settings),
+        contract: contract_lines(&contract, &settings, mode),
         guardrails: guardrail_lines(&settings, !roles.is_empty()),
         resumes: stopped.is_some(),
         worktree: worktree.map(|path| path.display().to_string()),
@@ -201,7 +198,11 @@ fn describe_method(method: &Method) -> String {
     }
 }
 
-fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
+fn contract_lines(
+    contract: &Contract,
+    settings: &Settings,
+    mode: super::mode::Mode,
+) -> Vec<String> {
     let rules = contract.rules_for("", &[]);
     let mut lines = vec![match (&rules.verify, &rules.promise) {
         (Some(method), _) if !matches!(method, Method::StringMatch { .. }) => {
@@ -210,9 +211,7 @@ fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
         (_, Some(token)) => format!("promise: <promise>{token}</promise>"),
         (_, None) => "promise: none (the checks decide)".to_owned(),
     }];
-    if settings.once {
-        lines.push("once: one attempt per story, no checks, no retries".to_owned());
-    }
+    lines.extend(mode.shown().map(str::to_owned));
     lines.extend(
         rules
             .checks

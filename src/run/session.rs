@@ -8,6 +8,7 @@ use std::path::Path;
 use super::earlier;
 use super::ending::Handoff;
 use super::error::RunError;
+use super::mode::{Mode, roles_of};
 use super::run_settings::{Resolved, RunSettings};
 pub use super::sources::{Begin, source_for};
 use crate::agent::AgentSpec;
@@ -232,8 +233,10 @@ fn prepare_fresh(
             });
         }
     }
-    check_roles(repo, &settings, &contract, &stories)?;
-    check_parallel(&settings, source.kind())?;
+    let roles = roles_of(&settings, &contract);
+    let mode = Mode::of(&settings, &roles);
+    check_roles(repo, &settings, (mode, &roles), &contract, &stories)?;
+    check_parallel(&settings, mode, source.kind())?;
     let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
     check_handoff(repo, change, &settings, &head)?;
     if settings.parallel.is_some() {
@@ -249,17 +252,14 @@ fn prepare_fresh(
 
 /// Stories run at once only when each one's marks live in the worktree,
 /// where git-ralph can merge them, and stories are done one by one.
-fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError> {
+fn check_parallel(settings: &Settings, mode: Mode, kind: SourceKind) -> Result<(), RunError> {
     if settings.parallel.is_none() {
         return Ok(());
     }
-    let what = match kind {
-        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd if settings.once => {
-            "--once makes a single pass, one story after another".to_owned()
-        }
-        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd => return Ok(()),
-        SourceKind::Prompt => "prompt mode has one prompt, not stories".to_owned(),
-        other => format!(
+    let what = match (mode.side_by_side(), kind) {
+        (Err(why), _) => why.to_owned(),
+        (Ok(()), SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd) => return Ok(()),
+        (Ok(()), other) => format!(
             "the marks of {other} stories live outside the worktree, where no merge can carry them"
         ),
     };
@@ -272,22 +272,18 @@ fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError>
 fn check_roles(
     repo: &Repo,
     settings: &Settings,
+    (mode, roles): (Mode, &[crate::contract::Role]),
     contract: &Contract,
     stories: &[crate::stories::Story],
 ) -> Result<(), RunError> {
-    let roles = settings
-        .roles
-        .clone()
-        .or_else(|| contract.pipeline())
-        .unwrap_or_default();
     if roles.is_empty() {
         return Ok(());
     }
-    if settings.once || settings.prompt_file.is_some() {
+    if !mode.takes_roles() {
         return Err(RunError::RolesNeedStories);
     }
     for story in stories {
-        for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
+        for rules in contract.pipeline_for(&story.id, roles, &settings.role_agents)? {
             let spec = match (&rules.agent_command, &rules.agent) {
                 (Some(command), _) => presets::command(command),
                 (None, Some(preset)) => presets::preset(
