@@ -67,6 +67,7 @@ pub(crate) mod kept_refs;
 mod lifecycle;
 mod mode;
 mod notifications;
+mod opening;
 pub(crate) mod parallel;
 mod pending;
 mod pipeline;

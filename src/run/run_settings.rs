@@ -56,14 +56,14 @@ pub struct Resolved {
     pub template: String,
     pub classic_prompt: Option<String>,
     pub contract: Contract,
+    /// The roles every story goes through, in order.
+    pub roles: Vec<Role>,
     /// The contract's webhook, checked.
     pub webhook: Option<Webhook>,
 }
 
 impl RunSettings {
-    /// A whole run's settings; the mode of the run is chosen here. The
-    /// pipeline is the command line's or git config's, else the
-    /// contract's; none means one agent per story.
+    /// A whole run's settings; the mode of the run is chosen here.
     pub fn new(resolved: Resolved) -> RunSettings {
         let Resolved {
             change,
@@ -74,13 +74,13 @@ impl RunSettings {
             template,
             classic_prompt,
             contract,
+            roles,
             webhook,
         } = resolved;
         // What any fallback leaves in the worktree is theirs, not the work.
         for fallback in &fallback_agents {
             agent.scratch.extend(fallback.scratch.iter().cloned());
         }
-        let roles = super::mode::roles_of(&recorded, &contract);
         let mode = Mode::of(&recorded, &roles);
         let policy = mode.policy(&recorded, None);
         let notifier = Notifier {
