@@ -17,7 +17,7 @@ use crate::agent::AgentSpec;
 use crate::agent::presets;
 use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
-use crate::settings::{self, OnFinish, Requested, Settings};
+use crate::settings::{self, Configured, OnFinish, Requested, Settings};
 use crate::state::{RunDir, RunState};
 use crate::stories::{SourceKind, StorySource};
 
@@ -280,11 +280,9 @@ fn check_roles(
         for rules in contract.pipeline_for(&story.id, roles, &settings.role_agents)? {
             let spec = match (&rules.agent_command, &rules.agent) {
                 (Some(command), _) => presets::command(command),
-                (None, Some(preset)) => presets::preset(
-                    preset,
-                    rules.model.as_deref(),
-                    &crate::config::agent_args(repo, preset),
-                )?,
+                (None, Some(preset)) => {
+                    Configured::of(repo).preset(preset, rules.model.as_deref())?
+                }
                 (None, None) => continue,
             };
             if !crate::process::is_runnable(&spec.program) {
