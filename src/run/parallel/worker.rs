@@ -121,7 +121,6 @@ impl Start<'_> {
         if let Ok(learned) = std::fs::read(self.run_dir.learnings_path()) {
             let _ = std::fs::write(run_dir.learnings_path(), learned);
         }
-        run_dir.save(&state)?;
         let source = super::super::sources::source_for(
             &worker_repo,
             self.change,
@@ -133,7 +132,7 @@ impl Start<'_> {
         let sink: EventSink = std::sync::Arc::new(move |record: Record| {
             let _ = records.send(record);
         });
-        let context = Run::new(
+        let mut context = Run::new(
             worker_repo,
             source,
             run_dir,
@@ -143,6 +142,8 @@ impl Start<'_> {
             self.stop,
         )
         .map_err(|err| RunError::io("open the story's event log", err))?;
+        // Its record is written as every loop's is, before the loop starts.
+        context.save()?;
         let story_loop = StoryLoop::new(context);
         let id = story.id.clone();
         let handle = tokio::spawn(async move {
