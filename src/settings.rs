@@ -14,6 +14,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod configured;
+
+pub use configured::{Configured, WorktreeChoice};
+
 use crate::config::{self, ConfigError};
 use crate::contract::{Role, RoleAgent};
 use crate::git::Repo;

@@ -9,9 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use super::error::RunError;
-use crate::config::{self, WorktreeChoice};
 use crate::git::{ChangeName, Repo};
-use crate::settings::{Requested, Settings};
+use crate::settings::{Configured, Requested, Settings, WorktreeChoice};
 use crate::state::RunWorktree;
 
 /// Where a new run works: the path of its own worktree, or `None` for the
@@ -26,7 +25,7 @@ pub(super) fn place(
     let path = match &req.worktree {
         Some(Some(path)) => Some(req.cwd.join(path)),
         Some(None) => Some(default_place(repo.workdir(), change)),
-        None => match config::worktree(repo).map_err(crate::settings::SettingsError::from)? {
+        None => match Configured::of(repo).worktree()? {
             None | Some(WorktreeChoice::Off) => None,
             Some(WorktreeChoice::Beside) => Some(default_place(repo.workdir(), change)),
             Some(WorktreeChoice::Under(dir)) => Some(dir.join(change.as_str())),

@@ -21,6 +21,7 @@ use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
 use super::runtime::blocking;
+use super::mode::{Marks, Standard};
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, Method, Role, StoryRules, VerifyContext};
@@ -244,13 +245,10 @@ fn rules(run: &Run, story: &Story, turn: Option<&Turn>) -> Rules {
     Rules {
         story: story_rules,
         require_change: run.settings.require_change(),
-        once: run.settings.once(),
-        keep_failed: run.source.kind() == SourceKind::Prompt && !run.settings.revert_failed(),
-        role: turn.map(Turn::role),
-        questions: run.settings.questions()
-            && turn.is_none()
-            && !run.settings.once()
-            && run.source.kind() != SourceKind::Prompt,
+        standard: match turn {
+            Some(turn) => Standard::Role(turn.role()),
+            None => run.settings.policy().standard,
+        },
     }
 }
 
@@ -337,7 +335,7 @@ fn record_verdict(run: &mut Run, attempt: &Attempt, progress: bool, verdict: &Ve
 /// The list after the attempt: whether it marks the story done, and
 /// what else the attempt did to it.
 async fn read_list(run: &Run, story: &Story, before: &[Story]) -> (Marked, ListChanges) {
-    if run.source.kind() == SourceKind::Prompt {
+    if run.settings.policy().marks == Marks::Contract {
         return (Marked::Untracked, ListChanges::default());
     }
     match run.load_stories().await {
@@ -356,7 +354,7 @@ async fn changes(
     run: &Run,
     (old, new): (ObjectId, ObjectId),
 ) -> Result<(Vec<String>, Option<Flag>, Option<String>), RunError> {
-    let kind = run.source.kind();
+    let (kind, marks) = (run.source.kind(), run.settings.policy().marks);
     let tracking = run
         .source
         .tracking_file()
@@ -367,7 +365,7 @@ async fn changes(
     let (paths, flag, tracking_before) = run
         .with_repo(move |repo| -> Result<_, GitFailure> {
             let changed = repo.changed_files(old, new)?;
-            let flag = change_flag(repo, kind, &tracking, &changed);
+            let flag = change_flag(repo, (kind, marks), &tracking, &changed);
             let tracking_before = changed
                 .iter()
                 .find(|file| file.path == tracking)
@@ -446,14 +444,14 @@ async fn verification(
 /// `passes`) of the tracking file, `tracking` as a repository path.
 fn change_flag(
     repo: &Repo,
-    kind: SourceKind,
+    (kind, marks): (SourceKind, Marks),
     tracking: &str,
     changed: &[ChangedFile],
 ) -> Option<Flag> {
     let [file] = changed else {
         return changed.is_empty().then_some(Flag::NoChange);
     };
-    if kind == SourceKind::Prompt || file.path != tracking {
+    if marks == Marks::Contract || file.path != tracking {
         return None;
     }
     let text = |id| repo.blob_text(id, TRACKING_FILE_LIMIT);

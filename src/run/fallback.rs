@@ -15,29 +15,11 @@
 use super::attempt::{Attempt, AttemptAgent, Turn};
 use super::context::Run;
 use super::error::RunError;
-use crate::agent::{AgentSpec, presets};
+use crate::agent::AgentSpec;
 use crate::contract::RoleRules;
 use crate::events::Event;
-use crate::git::Repo;
-use crate::settings::Settings;
 use crate::state::Change;
 use crate::stories::Story;
-
-/// The fallback presets of `settings`, resolved (each with its default
-/// model and its `ralph.<agent>.args`).
-pub(super) fn fallback_specs(repo: &Repo, settings: &Settings) -> Result<Vec<AgentSpec>, RunError> {
-    settings
-        .fallback_agents
-        .iter()
-        .map(|name| {
-            Ok(presets::preset(
-                name,
-                None,
-                &crate::config::agent_args(repo, name),
-            )?)
-        })
-        .collect()
-}
 
 /// Every fallback must be installed before a run begins on them.
 pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), RunError> {

@@ -23,6 +23,7 @@
 
 use std::time::Duration;
 
+use super::mode::{Failed, Standard};
 use crate::agent::{Conclusion, ExitStatusKind};
 use crate::contract::{CheckOutcome, Role, StoryRules, Verdict as Verification};
 use crate::git::{GitDirChange, Risk};
@@ -111,25 +112,16 @@ pub(super) struct Changes {
     pub submodules: Vec<String>,
 }
 
-/// What the verdict is weighed against: the story's contract and the run's
-/// mode.
+/// What the verdict is weighed against: the story's contract and what the
+/// run's mode asks of the judge.
 pub(super) struct Rules {
     pub story: StoryRules,
     /// `--require-change` (or `ralph.requireChange`), for a story whose
     /// contract does not say.
     pub require_change: bool,
-    /// `--once`: one pass; nothing is intercepted, the verdict only names
-    /// what happened, and the work is kept either way.
-    pub once: bool,
-    /// Prompt mode without `--revert-failed`: an iteration the contract
-    /// does not accept is built on, not reverted.
-    pub keep_failed: bool,
-    /// The role the attempt played in a role pipeline; its gates are the
-    /// role's.
-    pub role: Option<Role>,
-    /// A question for a person parks the story (outcome `question`)
-    /// instead of failing the attempt as no signal.
-    pub questions: bool,
+    /// A single pass, a role of a pipeline, or a story on its own (with
+    /// what becomes of its failed work, and whether it may ask).
+    pub standard: Standard,
 }
 
 /// What becomes of the attempt.
@@ -211,11 +203,11 @@ const TESTING_GATES: &[GateFn] = &[
 
 /// The verdict on an attempt, or the evidence still needed to reach one.
 pub(super) fn judge(evidence: &Evidence, rules: &Rules) -> Judgement {
-    let gates = match rules.role {
-        _ if rules.once => SINGLE_PASS_GATES,
-        Some(Role::Reviewer | Role::Qa) => LOOKING_GATES,
-        Some(Role::Tester) => TESTING_GATES,
-        Some(Role::Coder) | None => GATES,
+    let gates = match rules.standard {
+        Standard::SinglePass => SINGLE_PASS_GATES,
+        Standard::Role(Role::Reviewer | Role::Qa) => LOOKING_GATES,
+        Standard::Role(Role::Tester) => TESTING_GATES,
+        Standard::Role(Role::Coder) | Standard::Story { .. } => GATES,
     };
     for gate in gates {
         match gate(evidence, rules) {
@@ -234,10 +226,16 @@ pub(super) fn judge(evidence: &Evidence, rules: &Rules) -> Judgement {
 /// iteration's work unless asked to revert it. A user's stop in the loop is
 /// always set aside.
 fn failed(failure: Failure, rules: &Rules) -> Verdict {
-    match failure.outcome {
-        _ if rules.once => Verdict::KeptDespite(failure),
-        AttemptOutcome::Interrupted => Verdict::Failed(failure),
-        _ if rules.keep_failed => Verdict::KeptDespite(failure),
+    match (rules.standard, failure.outcome) {
+        (Standard::SinglePass, _) => Verdict::KeptDespite(failure),
+        (_, AttemptOutcome::Interrupted) => Verdict::Failed(failure),
+        (
+            Standard::Story {
+                failed: Failed::BuiltOn,
+                ..
+            },
+            _,
+        ) => Verdict::KeptDespite(failure),
         _ => Verdict::Failed(failure),
     }
 }
@@ -294,17 +292,24 @@ fn classify(agent: &AgentEnding) -> Ending {
 /// the promise alone, and always in a single pass.
 fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
     // A role passes only by its own promise, whatever else verifies it.
-    let promise_needed = rules.once
-        || rules.role.is_some()
+    let promise_needed = matches!(rules.standard, Standard::SinglePass | Standard::Role(_))
         || (rules.story.promise.is_some() && rules.story.verify.is_none());
+    let asks = matches!(
+        rules.standard,
+        Standard::Story {
+            questions: true,
+            ..
+        }
+    );
     let silence = |reason: String| Gate::Fail(Failure::new(AttemptOutcome::NoSignal, reason));
     match classify(&evidence.agent) {
         Ending::Failed(failure) => Gate::Fail(failure),
         Ending::Silent if promise_needed => silence(match &evidence.agent.other_promise {
             Some(said) => {
-                let whose = rules
-                    .role
-                    .map_or_else(|| "this story's".to_owned(), |role| format!("the {role}'s"));
+                let whose = match rules.standard {
+                    Standard::Role(role) => format!("the {role}'s"),
+                    Standard::SinglePass | Standard::Story { .. } => "this story's".to_owned(),
+                };
                 let token = rules
                     .story
                     .promise
@@ -316,7 +321,7 @@ fn ending(evidence: &Evidence, rules: &Rules) -> Gate {
             }
             None => "the agent ended without a promise".into(),
         }),
-        Ending::Asked(question) if promise_needed && rules.questions => Gate::Fail(Failure::new(
+        Ending::Asked(question) if promise_needed && asks => Gate::Fail(Failure::new(
             AttemptOutcome::Question,
             format!("the agent asked a question: {question}"),
         )),
@@ -397,10 +402,9 @@ fn marked_done(evidence: &Evidence, rules: &Rules) -> Gate {
             evidence.story_id, evidence.tracking_file
         ),
     };
-    let outcome = if rules.once {
-        AttemptOutcome::Failed
-    } else {
-        AttemptOutcome::Rejected
+    let outcome = match rules.standard {
+        Standard::SinglePass => AttemptOutcome::Failed,
+        Standard::Role(_) | Standard::Story { .. } => AttemptOutcome::Rejected,
     };
     Gate::Fail(Failure::new(outcome, reason))
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::contract::{Contract, Method};
+use crate::run::mode::{Failed, Standard};
 
 /// A claim every gate accepts, with all its evidence gathered.
 fn claim() -> Evidence {
@@ -30,23 +31,26 @@ fn loop_rules() -> Rules {
     Rules {
         story: Contract::default().rules_for("1", &[]),
         require_change: false,
-        once: false,
-        keep_failed: false,
-        role: None,
-        questions: false,
+        standard: Standard::Story {
+            questions: false,
+            failed: Failed::Reverted,
+        },
     }
 }
 
 fn single_pass() -> Rules {
     Rules {
-        once: true,
+        standard: Standard::SinglePass,
         ..loop_rules()
     }
 }
 
 fn prompt_mode() -> Rules {
     Rules {
-        keep_failed: true,
+        standard: Standard::Story {
+            questions: false,
+            failed: Failed::BuiltOn,
+        },
         ..loop_rules()
     }
 }
@@ -317,7 +321,10 @@ fn silence_fails_only_when_the_contract_relies_on_the_promise() {
 #[test]
 fn a_question_parks_the_story_when_questions_reach_a_person() {
     let questions = Rules {
-        questions: true,
+        standard: Standard::Story {
+            questions: true,
+            failed: Failed::Reverted,
+        },
         ..loop_rules()
     };
     assert_eq!(
@@ -553,7 +560,10 @@ fn prompt_mode_builds_on_a_failed_iteration_but_not_on_a_stop() {
         ))
     );
     let revert_failed = Rules {
-        keep_failed: false,
+        standard: Standard::Story {
+            questions: false,
+            failed: Failed::Reverted,
+        },
         ..prompt_mode()
     };
     assert!(matches!(

@@ -8,6 +8,7 @@
 use super::context::{AgentVersion, Run};
 use super::error::RunError;
 use super::runtime::blocking;
+use super::mode::Pick;
 use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
@@ -168,7 +169,7 @@ pub(super) async fn no_story_left(
         .filter(|s| !s.is_complete())
         .map(|s| s.id.as_str())
         .collect();
-    if run.settings.once() && !open.is_empty() {
+    if run.settings.policy().pick == Pick::EachOnce && !open.is_empty() {
         return Ok((
             StopReason::MaxRetries,
             format!("single pass over; not done: story {}", open.join(", ")),
@@ -195,7 +196,7 @@ pub(super) async fn no_story_left(
 /// A second opinion on the task counts from the `openspec` CLI, if it
 /// is installed; a disagreement is a warning, never an error.
 async fn cross_check(run: &mut Run, stories: &[Story]) {
-    if run.source.kind() != SourceKind::OpenSpec || run.settings.story_only().is_some() {
+    if run.source.kind() != SourceKind::OpenSpec || !run.settings.sees_every_story() {
         return;
     }
     let Ok(fenced) = run.source.fenced_checkboxes() else {

@@ -6,11 +6,13 @@
 //!
 //! **Before the loop.** [`plan`]: what a run would do, shown before it
 //! starts. [`session`]: a run begun fresh or resumed, everything it needs
-//! read and validated before anything is written; `sources` (where the
-//! stories come from), `earlier` (an earlier run of the change, taken up or
-//! moved to history), `beside` (a run in a worktree of its own) and
-//! `run_settings` (the settings resolved once; the loop reads nothing
-//! else).
+//! read and validated before anything is written; `opening` (what the
+//! session and the plan both read first: an earlier record, the settings,
+//! what they name), `sources` (where the stories come from), `earlier` (an
+//! earlier run of the change, taken up or moved to history), `beside` (a
+//! run in a worktree of its own), `run_settings` (the settings resolved
+//! once; the loop reads nothing else) and `mode` (the run's one mode,
+//! turned there into the policies the steps follow).
 //!
 //! **What every step works on.** `context`: the [`Run`](context::Run) (its
 //! repository, stories, settings, state and event log), and the one place
@@ -65,7 +67,9 @@ mod hooks;
 mod judge;
 pub(crate) mod kept_refs;
 mod lifecycle;
+mod mode;
 mod notifications;
+mod opening;
 mod pacing;
 pub(crate) mod parallel;
 mod pending;

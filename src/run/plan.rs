@@ -6,12 +6,13 @@
 use serde::Serialize;
 
 use super::error::RunError;
-use super::session::{Begin, agent_spec, assemble_contract, source_for, template_text};
+use super::opening::{Found, Named};
+use super::sources::source_for;
 use crate::contract::{Contract, Method, RoleRules, StoryRules};
 use crate::git::{ChangeName, Repo};
 use crate::preview::{Preview, RolePreview};
 use crate::prompt;
-use crate::settings::{self, Requested, Settings};
+use crate::settings::{Requested, Settings};
 use crate::state::RunDir;
 
 /// A run before it starts. Serialises as the [`Preview`]'s object with
@@ -48,38 +49,20 @@ pub struct AgentPlan {
 
 /// The plan of a run of `change` with the flags in `req`.
 pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, RunError> {
-    let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
-    let stopped = match run_dir.exists().then(|| run_dir.load()).transpose()? {
-        Some(state) if super::earlier::resumes(repo, change, &state)? => Some(state),
-        _ => None,
-    };
-    let settings = settings::resolve(repo, req, stopped.as_ref().map(|state| state.settings()))?;
-    let worktree = match &stopped {
+    let found = Found::look(repo, change)?;
+    let settings = found.settings(repo, req)?;
+    let worktree = match found.stopped() {
         Some(state) => state
             .worktree()
             .as_ref()
             .map(|record| record.linked.path.clone()),
         None => super::beside::place(repo, change, req, settings.parallel.is_some())?,
     };
-    let begin = match stopped {
-        Some(_) => Begin::Resume,
-        None => Begin::Fresh,
-    };
-    let source = source_for(repo, change, &settings, begin)?;
-    let template = template_text(repo, &settings)?;
-    prompt::validate(&template)?;
-    let contract = match stopped
-        .is_some()
-        .then(|| Contract::load_snapshot(&run_dir.dir))
-    {
-        Some(Ok(Some(snapshot))) => snapshot,
-        _ => assemble_contract(repo, change, &settings, source.as_ref())?,
-    };
-    let roles = settings
-        .roles
-        .clone()
-        .or_else(|| contract.pipeline())
-        .unwrap_or_default();
+    let source = source_for(repo, change, &settings, found.begin())?;
+    let named = Named::resolve(repo, &settings, None)?;
+    let contract = found.contract(repo, change, &settings, source.as_ref())?;
+    let roles = super::mode::roles_of(&settings, &contract);
+    let mode = super::mode::Mode::of(&settings, &roles);
     // The run-wide promise (the first role's, with roles); a story's own
     // contract may name another.
     let first_role = contract
@@ -90,9 +73,9 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         Some(rules) => Some(rules.promise.clone()),
         None => contract.rules_for("", &[]).promise,
     };
-    let learnings = (!settings.no_learnings).then(|| learnings_of(&run_dir));
+    let learnings = (!settings.no_learnings).then(|| learnings_of(&found.run_dir));
     let options = crate::preview::PreviewOptions {
-        template: Some(&template),
+        template: Some(&named.template),
         promise_token: token.as_deref(),
         learnings: learnings.as_ref(),
         questions: !settings.no_questions,
@@ -107,7 +90,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             .collect();
     }
     let schedule = schedule(&settings, &contract, source.as_ref())?;
-    let spec = agent_spec(repo, &settings)?;
+    let spec = named.agent;
     Ok(Plan {
         preview,
         agent: AgentPlan {
@@ -115,9 +98,9 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             command: spec.command_line(),
             name: spec.name,
         },
-        contract: contract_lines(&contract, &settings),
+        contract: contract_lines(&contract, &settings, mode),
         guardrails: guardrail_lines(&settings, !roles.is_empty()),
-        resumes: stopped.is_some(),
+        resumes: found.resumes,
         worktree: worktree.map(|path| path.display().to_string()),
         schedule,
     })
@@ -201,7 +184,11 @@ fn describe_method(method: &Method) -> String {
     }
 }
 
-fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
+fn contract_lines(
+    contract: &Contract,
+    settings: &Settings,
+    mode: super::mode::Mode,
+) -> Vec<String> {
     let rules = contract.rules_for("", &[]);
     let mut lines = vec![match (&rules.verify, &rules.promise) {
         (Some(method), _) if !matches!(method, Method::StringMatch { .. }) => {
@@ -210,9 +197,7 @@ fn contract_lines(contract: &Contract, settings: &Settings) -> Vec<String> {
         (_, Some(token)) => format!("promise: <promise>{token}</promise>"),
         (_, None) => "promise: none (the checks decide)".to_owned(),
     }];
-    if settings.once {
-        lines.push("once: one attempt per story, no checks, no retries".to_owned());
-    }
+    lines.extend(mode.shown().map(str::to_owned));
     lines.extend(
         rules
             .checks

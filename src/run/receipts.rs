@@ -8,6 +8,7 @@ use super::context::Run;
 use std::io::Write;
 
 use super::context::AgentVersion;
+use super::mode::Attempts;
 use crate::contract::Role;
 use crate::state::AttemptOutcome;
 
@@ -40,9 +41,10 @@ fn answered(run: &Run, story: &str) -> Option<(&'static str, String)> {
 /// attempts are shown and its checkpoint's `Ralph-Attempt` trailer says:
 /// one plus the retries, plus the attempts that spent no retry.
 pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
-    if run.settings.once() {
-        return 1;
-    }
+    let retries = match run.settings.policy().attempts {
+        Attempts::One => return 1,
+        Attempts::Retried(retries) => retries,
+    };
     let free = run
         .story_record(story)
         .attempts
@@ -56,10 +58,7 @@ pub(super) fn most_attempts(run: &mut Run, story: &str) -> u32 {
             )
         })
         .count() as u32;
-    run.settings
-        .max_retries()
-        .saturating_add(1)
-        .saturating_add(free)
+    retries.saturating_add(1).saturating_add(free)
 }
 
 /// The trailer block of the checkpoint for `attempt` at `story`.

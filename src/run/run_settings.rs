@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::mode::{Mode, Policy};
 use crate::agent::{AgentSpec, presets};
 use crate::contract::{Contract, Role, RoleAgent, RoleRules};
 use crate::git::{ChangeName, RunRefs};
@@ -31,6 +32,9 @@ pub struct RunSettings {
     classic_prompt: Option<String>,
     contract: Contract,
     roles: Vec<Role>,
+    mode: Mode,
+    /// What the mode asks of the loop, for this scope.
+    policy: Policy,
     notifier: Notifier,
 }
 
@@ -52,13 +56,14 @@ pub struct Resolved {
     pub template: String,
     pub classic_prompt: Option<String>,
     pub contract: Contract,
+    /// The roles every story goes through, in order.
+    pub roles: Vec<Role>,
     /// The contract's webhook, checked.
     pub webhook: Option<Webhook>,
 }
 
 impl RunSettings {
-    /// A whole run's settings. The pipeline is the command line's or git
-    /// config's, else the contract's; none means one agent per story.
+    /// A whole run's settings; the mode of the run is chosen here.
     pub fn new(resolved: Resolved) -> RunSettings {
         let Resolved {
             change,
@@ -69,17 +74,15 @@ impl RunSettings {
             template,
             classic_prompt,
             contract,
+            roles,
             webhook,
         } = resolved;
         // What any fallback leaves in the worktree is theirs, not the work.
         for fallback in &fallback_agents {
             agent.scratch.extend(fallback.scratch.iter().cloned());
         }
-        let roles = recorded
-            .roles
-            .clone()
-            .or_else(|| contract.pipeline())
-            .unwrap_or_default();
+        let mode = Mode::of(&recorded, &roles);
+        let policy = mode.policy(&recorded, None);
         let notifier = Notifier {
             desktop: recorded.notify,
             webhook,
@@ -95,6 +98,8 @@ impl RunSettings {
             classic_prompt,
             contract,
             roles,
+            mode,
+            policy,
             notifier,
         }
     }
@@ -110,6 +115,7 @@ impl RunSettings {
             story: story.to_owned(),
         };
         settings.change = branch;
+        settings.policy = self.mode.policy(&self.recorded, Some(story));
         settings.notifier = Notifier::default();
         settings.contract.hooks = Default::default();
         settings
@@ -128,12 +134,16 @@ impl RunSettings {
         }
     }
 
-    /// The one story this loop works on, for a story of a parallel run.
-    pub fn story_only(&self) -> Option<&str> {
-        match &self.scope {
-            Scope::Story { story, .. } => Some(story),
-            Scope::Run => None,
-        }
+    /// What the run's mode asks of this loop: which story next, how many
+    /// attempts, how an attempt is judged, where "done" is read.
+    pub(super) fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The run's own loop, not a story's of a parallel run, which sees
+    /// every story of the change.
+    pub fn sees_every_story(&self) -> bool {
+        matches!(self.scope, Scope::Run)
     }
 
     /// Where the loop keeps its refs (failed attempts, strays): the run's
@@ -208,17 +218,6 @@ impl RunSettings {
 
     pub fn guardrails(&self) -> &Guardrails {
         &self.recorded.guardrails
-    }
-
-    /// One attempt per story, no interception, no retries.
-    pub fn once(&self) -> bool {
-        self.recorded.once
-    }
-
-    /// Prompt mode: revert an iteration the contract does not accept,
-    /// instead of building on it.
-    pub fn revert_failed(&self) -> bool {
-        self.recorded.revert_failed
     }
 
     /// Refuse a claim that changes nothing besides ticking boxes, unless

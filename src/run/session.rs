@@ -8,6 +8,9 @@ use std::path::Path;
 use super::earlier;
 use super::ending::Handoff;
 use super::error::RunError;
+use super::mode::{Mode, roles_of};
+pub use super::opening::agent_spec;
+use super::opening::{Found, Named, assemble_contract};
 use super::run_settings::{Resolved, RunSettings};
 pub use super::sources::{Begin, source_for};
 use super::start_error::StartError;
@@ -15,8 +18,7 @@ use crate::agent::AgentSpec;
 use crate::agent::presets;
 use crate::contract::Contract;
 use crate::git::{ChangeName, HeadState, Repo};
-use crate::prompt;
-use crate::settings::{self, OnFinish, Requested, Settings};
+use crate::settings::{self, Configured, OnFinish, Requested, Settings};
 use crate::state::{RunDir, RunState};
 use crate::stories::{SourceKind, StorySource};
 
@@ -41,36 +43,28 @@ impl Session {
         req: &Requested,
         agent: Option<AgentSpec>,
     ) -> Result<Session, RunError> {
-        let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
-        let previous = if run_dir.exists() {
-            Some(run_dir.load()?)
-        } else {
-            None
-        };
-        let resumable = match &previous {
-            Some(state) if earlier::resumes(repo, change, state)? => Some(state.clone()),
-            _ => None,
-        };
+        let found = Found::look(repo, change)?;
+        let settings = found.settings(repo, req)?;
         let mut notices = Vec::new();
-        let (state, resumed, source) = match resumable {
+        let (state, source, prepared) = match found.stopped().cloned() {
             Some(state) => {
-                let (state, source) = resume(repo, change, &run_dir, state, req, &mut notices)?;
-                (state, true, source)
+                let (state, source) =
+                    resume(repo, change, (&found, req), state, settings, &mut notices)?;
+                (state, source, None)
             }
             None => {
-                let (state, source) = begin(
+                let (state, source, prepared) = begin(
                     repo,
                     change,
-                    &run_dir,
-                    previous.as_ref(),
-                    req,
-                    agent.as_ref(),
+                    (&found, req),
+                    settings,
+                    agent.clone(),
                     &mut notices,
                 )?;
-                (state, false, source)
+                (state, source, Some(prepared))
             }
         };
-        let settings = loop_settings(repo, change, &run_dir, state.settings(), agent)?;
+        let settings = loop_settings(repo, change, (&found.run_dir, &state), prepared, agent)?;
         // Every story, pending ones too, for whoever shows the run before
         // the loop reads the file again.
         let mut state = state;
@@ -79,7 +73,7 @@ impl Session {
         }
         Ok(Session {
             state,
-            resumed,
+            resumed: found.resumes,
             source,
             settings,
             notices,
@@ -91,20 +85,20 @@ impl Session {
 fn resume(
     repo: &mut Repo,
     change: &ChangeName,
-    run_dir: &RunDir,
+    (found, req): (&Found, &Requested),
     mut state: RunState,
-    req: &Requested,
+    settings: Settings,
     notices: &mut Vec<String>,
 ) -> Result<(RunState, Box<dyn StorySource>), RunError> {
     earlier::reopen(&mut state);
     // Checked before the run's worktree is entered (or made again).
-    let settings = resume_settings(repo, change, &state, req)?;
+    check_handoff(repo, change, &settings, &state.original().head)?;
     // More retries for a run with roles mean more iterations for each role.
     let added = settings
         .max_retries
         .saturating_sub(state.settings().max_retries);
     state.resumed_with(settings, added);
-    let state = reenter(repo, change, run_dir, state, req, notices)?;
+    let state = reenter(repo, change, (&found.run_dir, req), state, notices)?;
     check_on_branch(repo, change)?;
     super::submodules::check_settled_on_resume(repo, &state)?;
     super::watching::watch_from_start(repo, state.settings());
@@ -118,21 +112,21 @@ fn resume(
 fn begin(
     repo: &mut Repo,
     change: &ChangeName,
-    run_dir: &RunDir,
-    previous: Option<&RunState>,
-    req: &Requested,
-    agent: Option<&AgentSpec>,
+    (found, req): (&Found, &Requested),
+    settings: Settings,
+    agent: Option<AgentSpec>,
     notices: &mut Vec<String>,
-) -> Result<(RunState, Box<dyn StorySource>), RunError> {
+) -> Result<(RunState, Box<dyn StorySource>, Prepared), RunError> {
+    let run_dir = &found.run_dir;
     // Everything is validated before the earlier run is moved aside: a
     // refused start changes nothing.
-    let fresh = prepare_fresh(repo, change, req, agent)?;
+    let (fresh, prepared) = prepare_fresh(repo, change, settings, agent)?;
     let place = super::beside::place(repo, change, req, fresh.settings.parallel.is_some())?;
     repo.check_begin(change)?;
     if place.is_none() {
         super::submodules::check_settled(repo)?;
     }
-    if let Some(previous) = previous {
+    if let Some(previous) = &found.previous {
         notices.push(earlier::archive(repo, change, run_dir, previous)?);
     }
     let (state, replaced, source) = match place {
@@ -156,7 +150,7 @@ fn begin(
             change.ref_namespace()
         ));
     }
-    Ok((state, source))
+    Ok((state, source, prepared))
 }
 
 /// A stopped run's way back in: into its own worktree, found again or made
@@ -165,9 +159,8 @@ fn begin(
 fn reenter(
     repo: &mut Repo,
     change: &ChangeName,
-    run_dir: &RunDir,
+    (run_dir, req): (&RunDir, &Requested),
     mut state: RunState,
-    req: &Requested,
     notices: &mut Vec<String>,
 ) -> Result<RunState, RunError> {
     match state.worktree().clone() {
@@ -193,6 +186,13 @@ fn reenter(
     Ok(state)
 }
 
+/// What a run's loop is given besides its stored settings, resolved
+/// once: what they name, and the roles' order.
+struct Prepared {
+    named: Named,
+    roles: Vec<crate::contract::Role>,
+}
+
 /// What a new run was validated with, before anything is written.
 struct Fresh {
     settings: Settings,
@@ -205,17 +205,13 @@ struct Fresh {
 fn prepare_fresh(
     repo: &Repo,
     change: &ChangeName,
-    req: &Requested,
-    agent: Option<&AgentSpec>,
-) -> Result<Fresh, RunError> {
-    let mut settings = settings::resolve(repo, req, None)?;
-    if settings.sandbox {
-        crate::sandbox::check()?;
-    }
+    mut settings: Settings,
+    agent: Option<AgentSpec>,
+) -> Result<(Fresh, Prepared), RunError> {
     let source = source_for(repo, change, &settings, Begin::Fresh)?;
     // Status states the source that was found, not "auto".
     settings.source = Some(source.kind());
-    if let Some(agent) = agent {
+    if let Some(agent) = &agent {
         settings.agent = agent.name.clone();
     }
     let stories = source.load()?;
@@ -223,45 +219,43 @@ fn prepare_fresh(
     if !stories.iter().any(|story| !story.is_complete()) {
         return Err(StartError::all_done(change, stories.len(), source.as_ref()).into());
     }
-    prompt::validate(&template_text(repo, &settings)?)?;
+    let scripted = agent.is_some();
+    let named = Named::resolve(repo, &settings, agent)?;
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
-    if agent.is_none() {
-        let spec = agent_spec(repo, &settings)?;
-        if !crate::process::is_runnable(&spec.program) {
-            return Err(RunError::AgentMissing {
-                name: spec.name,
-                program: spec.program,
-            });
-        }
+    if !scripted && !crate::process::is_runnable(&named.agent.program) {
+        return Err(RunError::AgentMissing {
+            name: named.agent.name.clone(),
+            program: named.agent.program.clone(),
+        });
     }
-    check_roles(repo, &settings, &contract, &stories)?;
-    check_parallel(&settings, source.kind())?;
+    let roles = roles_of(&settings, &contract);
+    let mode = Mode::of(&settings, &roles);
+    check_roles(repo, &settings, (mode, &roles), &contract, &stories)?;
+    check_parallel(&settings, mode, source.kind())?;
     let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
     check_handoff(repo, change, &settings, &head)?;
     if settings.parallel.is_some() {
         super::parallel::check_order(&contract, source.kind(), &stories)?;
     }
-    super::fallback::check_installed(&super::fallback::fallback_specs(repo, &settings)?)?;
-    Ok(Fresh {
+    super::fallback::check_installed(&named.fallback_agents)?;
+    let fresh = Fresh {
         settings,
         contract,
         source,
-    })
+    };
+    Ok((fresh, Prepared { named, roles }))
 }
 
 /// Stories run at once only when each one's marks live in the worktree,
 /// where git-ralph can merge them, and stories are done one by one.
-fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError> {
+fn check_parallel(settings: &Settings, mode: Mode, kind: SourceKind) -> Result<(), RunError> {
     if settings.parallel.is_none() {
         return Ok(());
     }
-    let what = match kind {
-        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd if settings.once => {
-            "--once makes a single pass, one story after another".to_owned()
-        }
-        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd => return Ok(()),
-        SourceKind::Prompt => "prompt mode has one prompt, not stories".to_owned(),
-        other => format!(
+    let what = match (mode.side_by_side(), kind) {
+        (Err(why), _) => why.to_owned(),
+        (Ok(()), SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd) => return Ok(()),
+        (Ok(()), other) => format!(
             "the marks of {other} stories live outside the worktree, where no merge can carry them"
         ),
     };
@@ -274,29 +268,23 @@ fn check_parallel(settings: &Settings, kind: SourceKind) -> Result<(), RunError>
 fn check_roles(
     repo: &Repo,
     settings: &Settings,
+    (mode, roles): (Mode, &[crate::contract::Role]),
     contract: &Contract,
     stories: &[crate::stories::Story],
 ) -> Result<(), RunError> {
-    let roles = settings
-        .roles
-        .clone()
-        .or_else(|| contract.pipeline())
-        .unwrap_or_default();
     if roles.is_empty() {
         return Ok(());
     }
-    if settings.once || settings.prompt_file.is_some() {
+    if !mode.takes_roles() {
         return Err(StartError::RolesNeedStories.into());
     }
     for story in stories {
-        for rules in contract.pipeline_for(&story.id, &roles, &settings.role_agents)? {
+        for rules in contract.pipeline_for(&story.id, roles, &settings.role_agents)? {
             let spec = match (&rules.agent_command, &rules.agent) {
                 (Some(command), _) => presets::command(command),
-                (None, Some(preset)) => presets::preset(
-                    preset,
-                    rules.model.as_deref(),
-                    &crate::config::agent_args(repo, preset),
-                )?,
+                (None, Some(preset)) => {
+                    Configured::of(repo).preset(preset, rules.model.as_deref())?
+                }
                 (None, None) => continue,
             };
             if !crate::process::is_runnable(&spec.program) {
@@ -438,22 +426,6 @@ fn new_state(
     )
 }
 
-/// The settings a run is resumed with: what it was begun with, under
-/// what the command line says now.
-fn resume_settings(
-    repo: &Repo,
-    change: &ChangeName,
-    state: &RunState,
-    req: &Requested,
-) -> Result<Settings, RunError> {
-    let settings = settings::resolve(repo, req, Some(state.settings()))?;
-    if settings.sandbox {
-        crate::sandbox::check()?;
-    }
-    check_handoff(repo, change, &settings, &state.original().head)?;
-    Ok(settings)
-}
-
 /// A run is resumed on its branch: HEAD (of the run's worktree, for a run
 /// beside the user) must still be on it.
 fn check_on_branch(repo: &Repo, change: &ChangeName) -> Result<(), RunError> {
@@ -493,53 +465,17 @@ fn check_handoff(
     }
 }
 
-/// The agent of this run: its preset, or the user's command.
-pub fn agent_spec(repo: &Repo, settings: &Settings) -> Result<AgentSpec, RunError> {
-    match &settings.agent_command {
-        Some(command) => Ok(presets::command(command)),
-        None => Ok(presets::preset(
-            &settings.agent,
-            settings.model.as_deref(),
-            &crate::config::agent_args(repo, &settings.agent),
-        )?),
-    }
-}
-
-/// The prompt template: `--prompt-template`, `<git-dir>/ralph/prompt.md`, or
-/// the built-in one.
-pub fn template_text(repo: &Repo, settings: &Settings) -> Result<String, RunError> {
-    let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| RunError::Template {
-            path: path.to_owned(),
-            source,
-        })
-    };
-    if let Some(path) = &settings.prompt_template {
-        return read(Path::new(path));
-    }
-    let custom = repo.ralph_dir().join(crate::state::layout::PROMPT_TEMPLATE);
-    if custom.is_file() {
-        return read(&custom);
-    }
-    Ok(prompt::DEFAULT_TEMPLATE.to_owned())
-}
-
-/// What the loop needs, from the run's stored settings: everything they
-/// name read now, so that the loop reads no config of its own.
+/// What the loop needs, from the run's stored settings: what a fresh
+/// start resolved already, or, on resume, everything they name read now,
+/// so that the loop reads no config of its own.
 fn loop_settings(
     repo: &Repo,
     change: &ChangeName,
-    run_dir: &RunDir,
-    settings: &Settings,
+    (run_dir, state): (&RunDir, &RunState),
+    prepared: Option<Prepared>,
     agent: Option<AgentSpec>,
 ) -> Result<RunSettings, RunError> {
-    let agent = match agent {
-        Some(agent) => agent,
-        None => agent_spec(repo, settings)?,
-    };
-    let fallback_agents = super::fallback::fallback_specs(repo, settings)?;
-    let template = template_text(repo, settings)?;
-    prompt::validate(&template)?;
+    let settings = state.settings();
     let classic_prompt = match &settings.prompt_file {
         Some(file) => {
             Some(
@@ -555,47 +491,23 @@ fn loop_settings(
     // may have done to the contract files since.
     let contract = Contract::load_snapshot(&run_dir.dir)?.unwrap_or_default();
     let webhook = contract.notify.webhook()?;
-    let preset_args = presets::PRESETS
-        .iter()
-        .map(|name| (name.to_string(), crate::config::agent_args(repo, name)))
-        .collect();
+    let Prepared { named, roles } = match prepared {
+        Some(prepared) => prepared,
+        None => Prepared {
+            named: Named::resolve(repo, settings, agent)?,
+            roles: roles_of(settings, &contract),
+        },
+    };
     Ok(RunSettings::new(Resolved {
         change: change.clone(),
         recorded: settings.clone(),
-        agent,
-        fallback_agents,
-        preset_args,
-        template,
+        agent: named.agent,
+        fallback_agents: named.fallback_agents,
+        preset_args: named.preset_args,
+        template: named.template,
         classic_prompt,
         contract,
+        roles,
         webhook,
     }))
-}
-
-/// The contract of a new run, assembled before anything is touched.
-pub(super) fn assemble_contract(
-    repo: &Repo,
-    change: &ChangeName,
-    settings: &Settings,
-    source: &dyn StorySource,
-) -> Result<Contract, RunError> {
-    let change_dir = (source.kind() == SourceKind::OpenSpec).then(|| {
-        repo.workdir()
-            .join("openspec/changes")
-            .join(change.as_str())
-    });
-    let mut contract = Contract::assemble(
-        repo.workdir(),
-        change_dir.as_deref(),
-        &repo.config_strings("ralph.check"),
-        &settings.checks,
-        settings.promise.as_deref(),
-    )?;
-    // The user's own hooks (git config) run before the repository's.
-    contract.hooks = crate::config::hooks(repo).then(contract.hooks);
-    // The user's own webhook (git config) over the repository's.
-    let notify = crate::config::notify(repo).map_err(crate::settings::SettingsError::from)?;
-    contract.notify = std::mem::take(&mut contract.notify).then(notify);
-    contract.notify.webhook()?;
-    Ok(contract)
 }

@@ -32,11 +32,10 @@ pub(super) async fn accept(
     let (story, attempt) = (&attempt.story, attempt.number);
     let suffix = match &kept {
         None => String::new(),
-        Some(_) if run.settings.once() => " (single pass)".to_owned(),
-        Some(failure) => format!(
-            " (iteration {attempt}, kept: {})",
-            failure.outcome.describe()
-        ),
+        Some(failure) => run
+            .settings
+            .policy()
+            .kept_suffix(attempt, failure.outcome.describe()),
     };
     let subject = format!(
         "ralph({}): story {} {}{suffix}",
@@ -74,7 +73,7 @@ pub(super) async fn accept(
     if finished {
         run.state.story_left();
         // A prompt has no file to mark it done: the contract met is.
-        if run.source.kind() == crate::stories::SourceKind::Prompt {
+        if run.settings.policy().marks == super::mode::Marks::Contract {
             run.state.story_met_its_contract(&story.id);
         }
     }

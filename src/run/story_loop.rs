@@ -26,8 +26,9 @@ use super::context::Run;
 use super::error::RunError;
 use super::guardrails;
 use super::lifecycle::{self, LoopEnd};
+use super::mode::{Attempts, Marks, Pick};
 use crate::state::{AttemptOutcome, StopReason, now};
-use crate::stories::{SourceKind, Story};
+use crate::stories::Story;
 
 /// The machine itself: which story next, when to stop, and how the run
 /// ends. Everything an attempt reads and writes is its [`Run`].
@@ -82,15 +83,14 @@ impl StoryLoop {
                 return Ok((StopReason::Stopped, "stopped by the user".into()));
             }
             if tried == Tried::Ended(AttemptOutcome::Complete)
-                && self.run.source.kind() == SourceKind::Prompt
+                && self.run.settings.policy().marks == Marks::Contract
             {
                 return Ok((StopReason::Completed, "the contract is met".into()));
             }
         }
     }
 
-    /// The story to attempt next. A single pass visits each story once,
-    /// done or not.
+    /// The story to attempt next, as the run's [`Pick`] says.
     fn next_story<'s>(&self, stories: &'s [Story]) -> Option<&'s Story> {
         // A story part-way through its pipeline is finished first: its
         // file may already mark it done.
@@ -100,13 +100,11 @@ impl StoryLoop {
             return Some(story);
         }
         let parked = super::asked::parked(&self.run.state);
-        if let Some(only) = self.run.settings.story_only() {
-            return stories.iter().find(|story| {
-                story.id == only && !story.is_complete() && !parked.contains(&story.id)
-            });
-        }
-        if self.run.settings.once() {
-            stories.iter().find(|story| {
+        match &self.run.settings.policy().pick {
+            Pick::Only(only) => stories.iter().find(|story| {
+                story.id == *only && !story.is_complete() && !parked.contains(&story.id)
+            }),
+            Pick::EachOnce => stories.iter().find(|story| {
                 !story.is_complete()
                     && self
                         .run
@@ -114,11 +112,9 @@ impl StoryLoop {
                         .stories()
                         .iter()
                         .all(|r| r.id != story.id || r.attempts.is_empty())
-            })
-        } else if parked.is_empty() {
-            self.run.source.next_story(stories)
-        } else {
-            questions::next_beside(&self.run, stories, &parked)
+            }),
+            Pick::InOrder if parked.is_empty() => self.run.source.next_story(stories),
+            Pick::InOrder => questions::next_beside(&self.run, stories, &parked),
         }
     }
 
@@ -129,10 +125,10 @@ impl StoryLoop {
         if let Some(limit) = turn.and_then(|turn| pipeline::role_bound(story, turn)) {
             return Some(limit);
         }
-        let max_retries = match turn {
-            Some(_) => u32::MAX,
-            None if self.run.settings.once() => 0,
-            None => self.run.settings.max_retries(),
+        let max_retries = match (turn, self.run.settings.policy().attempts) {
+            (Some(_), _) => u32::MAX,
+            (None, Attempts::One) => 0,
+            (None, Attempts::Retried(retries)) => retries,
         };
         let rules = self.run.rules_for(story);
         let record = self.run.story_record(&story.id).into_owned();

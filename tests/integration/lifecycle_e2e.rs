@@ -328,6 +328,28 @@ fn issue_10_prompt_mode_builds_on_each_iteration() {
     assert_eq!(repo.read("log.txt"), "line\nline\nline\n");
 }
 
+#[test]
+fn prompt_mode_with_once_keeps_its_one_iteration_and_stops() {
+    let repo = project(TWO_STORIES);
+    let prompt = repo.path("PROMPT.md");
+    std::fs::write(&prompt, "Add a line to log.txt each time.\n").unwrap();
+    // An iteration that ends without its promise.
+    let agent = script(&repo, "[*]\nappend log.txt line\\n\n");
+    let mut cmd = crate::harness::ralph_with_fake(&repo, &agent);
+    cmd.args(["start", CHANGE, "--agent-command", &agent_command(&repo)])
+        .args(["--prompt", &prompt.to_string_lossy(), "--once"])
+        .args(["--on-finish", "keep"]);
+    let output = run(&mut cmd);
+    assert_exit(&output, 3);
+    // One iteration, its work kept as the single pass's checkpoint although
+    // it was not accepted; no second iteration built on it.
+    assert_eq!(repo.read("log.txt"), "line\n");
+    let subject = repo.git(&["log", "-1", "--format=%s", &format!("ralph/{CHANGE}")]);
+    assert!(subject.trim_end().ends_with("(single pass)"), "{subject}");
+    assert_eq!(attempts_of(&state(&repo), "1").len(), 1);
+    repo.assert_fsck_clean();
+}
+
 /// `start --prompt` with a check that passes once log.txt has three lines.
 fn start_prompt(
     repo: &crate::harness::TestRepo,

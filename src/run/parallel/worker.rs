@@ -122,7 +122,6 @@ impl Start<'_> {
         if let Ok(learned) = std::fs::read(self.run_dir.learnings_path()) {
             let _ = std::fs::write(run_dir.learnings_path(), learned);
         }
-        run_dir.save(&state)?;
         let source = super::super::sources::source_for(
             &worker_repo,
             self.change,
@@ -134,7 +133,7 @@ impl Start<'_> {
         let sink: EventSink = std::sync::Arc::new(move |record: Record| {
             let _ = records.send(record);
         });
-        let context = Run::new(
+        let mut context = Run::new(
             worker_repo,
             source,
             run_dir,
@@ -145,6 +144,8 @@ impl Start<'_> {
         )
         .map_err(|err| RunError::io("open the story's event log", err))?
         .with_hints(self.hints);
+        // Its record is written as every loop's is, before the loop starts.
+        context.save()?;
         let story_loop = StoryLoop::new(context);
         let id = story.id.clone();
         let handle = tokio::spawn(async move {
