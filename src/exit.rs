@@ -320,6 +320,23 @@ impl From<crate::config::ConfigError> for CommandError {
     }
 }
 
+impl From<crate::remote::RemoteError> for CommandError {
+    fn from(err: crate::remote::RemoteError) -> Self {
+        use crate::remote::RemoteError;
+        match err {
+            RemoteError::State(err) => err.into(),
+            RemoteError::Op(err) => err.into(),
+            RemoteError::Failure(err) => err.into(),
+            err => {
+                let hints = err.hints();
+                let mut error = CommandError::from_error(ErrorKind::User, err);
+                error.hints = hints;
+                error
+            }
+        }
+    }
+}
+
 impl From<crate::git::NameError> for CommandError {
     fn from(err: crate::git::NameError) -> Self {
         let hint = err.hint();
