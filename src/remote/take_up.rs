@@ -31,9 +31,8 @@ pub enum TakenUp {
     AlreadyHere { remote: String, record: ObjectId },
 }
 
-/// Take `change` up from `remote`.
-/// Returns what it did, and the lease this clone now holds on the remote
-/// (see [`release`]).
+/// Take `change` up from `remote`. Returns what it did, and the lease
+/// this clone now holds on the remote (see [`lease::release`]).
 pub fn take_up(
     repo: &mut Repo,
     change: &ChangeName,
@@ -53,8 +52,14 @@ pub fn take_up(
     fetch::fetch(repo, change, remote)?;
     let taken = decide(repo, change, remote).and_then(|(plan, seen)| {
         let lease = lease::take(repo, change, remote, seen, crate::state::now())?;
-        let taken = apply(repo, change, remote, plan)?;
-        Ok((taken, lease))
+        match apply(repo, change, remote, plan) {
+            Ok(taken) => Ok((taken, lease)),
+            Err(err) => {
+                // Nothing was taken up: the lease goes back at once.
+                lease::release(repo, change, remote, lease);
+                Err(err)
+            }
+        }
     });
     let cleared = fetch::clear(repo, change);
     let taken = taken?;
