@@ -146,21 +146,26 @@ fn decide(
             change.branch_short()
         )));
     }
-    let namespace = change.ref_namespace();
-    let refs = fetched
-        .iter()
-        .filter_map(|(name, id)| {
-            let rest = name.strip_prefix(&format!("{incoming}/run/"))?;
-            // The lease stays on the remote.
-            (rest != "lease").then(|| (format!("{namespace}/{rest}"), *id))
-        })
-        .collect();
     let plan = Plan::Take {
         record: Box::new(record),
         tip,
-        refs,
+        refs: run_refs(change, &fetched),
     };
     Ok((plan, seen_lease))
+}
+
+/// The run's refs fetched aside, named where they go: under the run's
+/// namespace, the lease aside (it stays on the remote).
+fn run_refs(change: &ChangeName, fetched: &[(String, ObjectId)]) -> Vec<(String, ObjectId)> {
+    let from = format!("{}/run/", layout::incoming(change.as_str()));
+    let namespace = change.ref_namespace();
+    fetched
+        .iter()
+        .filter_map(|(name, id)| {
+            let rest = name.strip_prefix(&from)?;
+            (rest != "lease").then(|| (format!("{namespace}/{rest}"), *id))
+        })
+        .collect()
 }
 
 fn apply(
