@@ -25,6 +25,7 @@ pub mod preview;
 pub mod process;
 pub mod prompt;
 pub mod reference;
+pub(crate) mod remote;
 pub(crate) mod run;
 pub(crate) mod sandbox;
 pub(crate) mod serve;

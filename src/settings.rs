@@ -181,6 +181,10 @@ pub struct Settings {
     /// `--max-rate-limit-wait`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_agents: Vec<String>,
+    /// `--push-each`: after each checkpoint the branch is pushed with the
+    /// run's record and refs, so that another machine can take it up.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub push_each: bool,
 }
 
 impl Settings {
@@ -251,6 +255,7 @@ pub struct Requested {
     pub no_questions: bool,
     pub answer_timeout: Option<u64>,
     pub full_scan: bool,
+    pub push_each: bool,
     pub sandbox: bool,
     pub notify: bool,
     pub roles: Option<Vec<Role>>,
@@ -353,6 +358,7 @@ pub fn resolve(
         label: req.label.clone().or_else(|| kept(|s| s.label.clone())),
         comment: req.comment || stored.is_some_and(|s| s.comment),
         tracker: tracker_query(&req.tracker, stored),
+        push_each: req.push_each || stored.is_some_and(|s| s.push_each),
     })
 }
 

@@ -28,14 +28,20 @@ if [ -n "${REMOTE:-}" ]; then
   git config ralph.remote "$REMOTE"
 fi
 
-# An earlier job pushed ralph/<change>: go on from there, so that the
+# The run pushes its branch with its record after each story (--push-each)
+# and when it ends, so that a job cut short at its time limit loses at most
+# the story under way. An earlier job pushed the run with its record: take
+# it up, the same stories done, attempts counted and budget spent. A branch
+# pushed without a record: go on from it as a new run on top, so that the
 # stories it finished stay finished and the push is a fast-forward.
-if git fetch --quiet "$remote" "refs/heads/ralph/$CHANGE" 2>/dev/null; then
+set -- start "$CHANGE" --plain --on-finish pr --push-each --max-runtime "${MAX_RUNTIME:-150m}"
+if git ls-remote --exit-code "$remote" "refs/ralph/$CHANGE/record" >/dev/null 2>&1; then
+  echo "going on from ralph/$CHANGE as $remote has it, with the run's record"
+  set -- "$@" --from "$remote"
+elif git fetch --quiet "$remote" "refs/heads/ralph/$CHANGE" 2>/dev/null; then
   echo "going on from ralph/$CHANGE as $remote has it"
   git switch --quiet --detach FETCH_HEAD
 fi
-
-set -- start "$CHANGE" --plain --on-finish pr --max-runtime "${MAX_RUNTIME:-150m}"
 if [ -n "${AGENT:-}" ]; then
   set -- "$@" --agent "$AGENT"
 fi

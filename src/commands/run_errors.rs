@@ -7,6 +7,7 @@
 use crate::exit::{CommandError, ErrorKind};
 use crate::run::ending::{EndingError, HandoffError, NotOpened, ReviewFailure};
 use crate::run::{RunError, StartError, TaskFileError, UnsettledSubmodules};
+use crate::remote::RemoteError;
 use crate::stories::SourceKind;
 
 impl From<RunError> for CommandError {
@@ -284,6 +285,56 @@ fn handoff_hints(err: &HandoffError) -> Vec<String> {
             hints
         }
         HandoffError::Op(err) => err.hint().into_iter().collect(),
-        HandoffError::Write { .. } => Vec::new(),
+        HandoffError::Write { .. } | HandoffError::Config(_) => Vec::new(),
+        HandoffError::Record(err) => remote_hints(err),
+    }
+}
+
+/// What the user can do about a refused take-up or record, in the
+/// command layer's words.
+pub fn remote_hints(err: &RemoteError) -> Vec<String> {
+    match err {
+        RemoteError::NoRemote { remote, .. } => vec![format!(
+            "add it ('git remote add {remote} <url>') or name another with --from"
+        )],
+        RemoteError::NoRecord { change, .. } => vec![format!(
+            "a run's record travels with 'git ralph finish {change} --push', '--on-finish push' or 'start --push-each'"
+        )],
+        RemoteError::LaterLayout { .. } => vec![
+            "upgrade git-ralph on this machine to the release that wrote the record".to_owned(),
+        ],
+        RemoteError::Diverged { change, remote, .. } => vec![
+            format!(
+                "keep the remote's: 'git ralph abort {change}' here (your run's refs stay under refs/ralph/{change}/history/ once a new run begins), then 'git ralph start {change} --from {remote}'"
+            ),
+            format!(
+                "keep this one: 'git push --force-with-lease {remote} refs/ralph/{change}/record refs/heads/ralph/{change}' replaces the remote's, then go on here with 'git ralph start {change}'"
+            ),
+        ],
+        RemoteError::LeaseHeld { change, .. } | RemoteError::LeaseTaken { change, .. } => {
+            vec![format!(
+                "let that machine finish; once its lease has expired (or it is done), 'git ralph start {change} --from <remote>' takes the run up"
+            )]
+        }
+        RemoteError::Dirty { .. } => {
+            vec!["commit or stash your changes first ('git stash -u')".to_owned()]
+        }
+        _ => Vec::new(),
+    }
+}
+
+impl From<crate::remote::RemoteError> for CommandError {
+    fn from(err: crate::remote::RemoteError) -> Self {
+        match err {
+            RemoteError::State(err) => err.into(),
+            RemoteError::Op(err) => err.into(),
+            RemoteError::Failure(err) => err.into(),
+            err => {
+                let hints = remote_hints(&err);
+                let mut error = CommandError::from_error(ErrorKind::User, err);
+                error.hints = hints;
+                error
+            }
+        }
     }
 }

@@ -28,6 +28,7 @@ mod merge;
 mod name;
 mod open;
 mod patch;
+mod record_tree;
 mod ref_list;
 mod refs;
 mod repo_state;

@@ -77,6 +77,7 @@ mod pipeline;
 mod pipeline_state;
 pub mod plan;
 mod prompting;
+mod push_each;
 mod questions;
 mod receipts;
 mod run_settings;

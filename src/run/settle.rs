@@ -80,6 +80,7 @@ pub(super) async fn accept(
     // Saved with the hooks its event queues, in one write.
     crate::bug::halt("checkpoint:recorded");
     run.commit(change)?;
+    super::push_each::push_checkpoint(run).await;
     if finished {
         tracker::tell_tracker(run, story, attempt, &commit).await;
     }

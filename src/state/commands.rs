@@ -536,6 +536,15 @@ impl RunState {
         }
     }
 
+    /// Taken up on another machine from its pushed record: no loop of
+    /// this machine drives it, so a run the record saw running is stopped.
+    pub fn taken_up(&mut self) {
+        if self.status == RunStatus::Running {
+            self.status = RunStatus::Stopped;
+        }
+        self.pid = None;
+    }
+
     /// Resumed with `settings`, each role's bound raised by `added`
     /// iterations more.
     pub fn resumed_with(&mut self, settings: super::Settings, added: u32) {

@@ -19,6 +19,7 @@ pub(crate) mod plan_view;
 pub(crate) mod preview;
 pub(crate) mod status;
 pub(crate) mod transcript;
+pub mod travel;
 pub mod tui;
 mod visible;
 pub mod web;

@@ -324,7 +324,7 @@ fn issue_26_the_workflows_run_step_opens_then_updates_a_pull_request() {
         ("vars.GIT_RALPH_REF || 'main'", "main"),
     ]);
     // One job: a fresh checkout, the step, and what it left.
-    let job = |name: &str, agent: &str| {
+    let job = |name: &str, agent: &str, start_args: &str| {
         let checkout = project.dir.path().join(name);
         project.git_at(
             project.dir.path(),
@@ -337,6 +337,8 @@ fn issue_26_the_workflows_run_step_opens_then_updates_a_pull_request() {
         );
         let agent_script = script(&project, &format!("format claude\n{agent}"));
         let records = project.dir.path().join(format!("{name}-records"));
+        let mut env = runner.env(&forge, &agent_script, &records);
+        env.push(("RALPH_START_ARGS", start_args.to_owned()));
         let output = run_step(
             &project,
             &checkout,
@@ -344,7 +346,7 @@ fn issue_26_the_workflows_run_step_opens_then_updates_a_pull_request() {
             "run",
             "Run the change",
             &values,
-            &runner.env(&forge, &agent_script, &records),
+            &env,
         );
         (checkout, output)
     };
@@ -363,6 +365,7 @@ fn issue_26_the_workflows_run_step_opens_then_updates_a_pull_request() {
             "[story=1]\n{}[story=2]\npromise FAILED: not today\n",
             finish_story("1")
         ),
+        "",
     );
     assert_exit(&output, 3);
     let first_tip = project
@@ -397,14 +400,30 @@ fn issue_26_the_workflows_run_step_opens_then_updates_a_pull_request() {
     let path = substitute(text(&artifact["with"]["path"], "path"), &values);
     assert!(first.join(&path).join("state.json").is_file(), "{path}");
 
-    // A second job goes on from the pushed branch and updates it.
-    let (second, output) = job("job-2", &story_done("2"));
+    // A second job takes the run up from its pushed record, with one more
+    // retry for the story that used its own, and updates the pull request.
+    let (second, output) = job("job-2", &story_done("2"), "--max-retries 1");
     assert_exit(&output, 0);
     assert!(
-        stdout(&output).contains("going on from ralph/greet"),
+        stdout(&output)
+            .contains("going on from ralph/greet as origin has it, with the run's record"),
         "{}",
         describe(&output)
     );
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(second.join(".git/ralph/greet/state.json")).unwrap())
+            .unwrap();
+    let attempts = |id: &str| {
+        state["stories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| s["attempts"].as_array().unwrap().len())
+    };
+    // The first job's attempts count: story 1 was not done again, and the
+    // second job's attempt at story 2 is its second.
+    assert_eq!((attempts("1"), attempts("2")), (Some(1), Some(2)));
     let tip = project
         .git_at(&second, &["rev-parse", "ralph/greet"])
         .trim()

@@ -516,13 +516,15 @@ fn issue_26_without_gh_the_branch_is_pushed_and_the_error_says_how_to_open_it() 
             .unwrap()
             .contains("1 of 2 stories done")
     );
-    // Pushed; locally only the remote-tracking ref is new.
+    // Pushed; locally only the remote-tracking ref and the run's record,
+    // which went with the branch, are new.
     let tip = repo.rev_parse(BRANCH);
     assert_eq!(remote_tip(&repo, &remote).as_deref(), Some(tip.as_str()));
     let mut after = git_view(&repo);
-    after
-        .refs
-        .retain(|line| !line.starts_with("refs/remotes/origin/ralph/greet "));
+    after.refs.retain(|line| {
+        !line.starts_with("refs/remotes/origin/ralph/greet ")
+            && !line.starts_with("refs/ralph/greet/record ")
+    });
     assert_eq!(after, before);
 
     // Not logged in: the same, and how to log in.

@@ -63,6 +63,7 @@ mod lost_plan;
 mod lost_sparse;
 mod lost_staged;
 mod lost_submodule;
+mod machines_e2e;
 mod matrix;
 mod meet;
 mod meet_endings;

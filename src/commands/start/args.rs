@@ -169,6 +169,17 @@ pub struct Args {
     /// [config: ralph.fullScan].
     #[arg(long)]
     pub full_scan: bool,
+    /// Take the run up from REMOTE first: fetch ralph/<CHANGE> and the
+    /// run's record and refs a machine pushed (--push-each, finish --push),
+    /// and go on from them with the same stories done, attempts counted
+    /// and budget spent. Records gone apart are refused.
+    #[arg(long, value_name = "REMOTE")]
+    pub from: Option<String>,
+    /// After each checkpoint, push ralph/<CHANGE> with the run's record
+    /// and refs (to ralph.remote, else the upstream remote, else origin),
+    /// so that another machine can take the run up with --from.
+    #[arg(long)]
+    pub push_each: bool,
     /// Run the agent under bubblewrap (Linux), with the git directory and
     /// your global git config read-only to it
     /// [config: ralph.sandbox].
@@ -304,6 +315,7 @@ impl Args {
             no_questions: self.no_questions,
             answer_timeout: self.answer_timeout,
             full_scan: self.full_scan,
+            push_each: self.push_each,
             sandbox: self.sandbox,
             notify: self.notify,
             roles: self.roles.clone().map(|list| list.0),

@@ -32,7 +32,25 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         }
         return Ok(Exit::Success.code());
     }
-    Ok(start(repo, args)?.exit().code())
+    let Some(remote) = args.from.clone() else {
+        return Ok(start(repo, args)?.exit().code());
+    };
+    let mut repo = repo;
+    let change = ChangeName::parse(&args.change)?;
+    crate::state::check_run_name(change.as_str())?;
+    let (taken, lease) = crate::remote::take_up(&mut repo, &change, &remote)?;
+    ui::note(&ui::travel::taken_up(&change, &taken));
+    let workdir = repo.workdir().to_owned();
+    let started = start(repo, args);
+    // The lease goes back however the run ended; one that cannot expires.
+    if let Ok(repo) = Repo::open_for_recovery(&workdir)
+        && !crate::remote::lease::release(&repo, &change, &remote, lease)
+    {
+        ui::warn(&format!(
+            "could not give the lease of '{change}' on '{remote}' back; it expires on its own"
+        ));
+    }
+    Ok(started?.exit().code())
 }
 
 /// How a start that ran its loop ended.

@@ -222,6 +222,18 @@ impl TestRepo {
         repo
     }
 
+    /// Another machine: a clone of `url` (a bare repository standing in
+    /// for the remote, as `origin`) in an environment of its own.
+    pub fn clone_of(url: &Path) -> Self {
+        let env = TestEnv::new();
+        let root = env.dir.path().join("repo");
+        env.git_at(
+            env.dir.path(),
+            &["clone", "-q", &url.to_string_lossy(), "repo"],
+        );
+        TestRepo { env, root }
+    }
+
     /// [`TestRepo::new`] whose last commit adds the OpenSpec change `name`
     /// with `tasks_md`, so that the worktree starts clean.
     pub fn with_change(name: &str, tasks_md: &str) -> Self {

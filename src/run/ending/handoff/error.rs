@@ -57,6 +57,11 @@ pub enum HandoffError {
     Review(Box<NotOpened>),
     #[error(transparent)]
     Op(#[from] OpError),
+    /// The run's record could not be written to go with the branch.
+    #[error(transparent)]
+    Record(Box<crate::remote::RemoteError>),
+    #[error(transparent)]
+    Config(Box<crate::config::ConfigError>),
     #[error("could not write the {what} to {}", path.display())]
     Write {
         what: &'static str,

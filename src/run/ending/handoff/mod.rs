@@ -18,6 +18,7 @@ mod push;
 pub use error::{HandoffError, NotOpened, ReviewFailure};
 pub use forge::Forge;
 pub use push::Pushed;
+pub use push::quiet_env as quiet_git_env;
 
 use super::outcome::{Finished, Notice, Onlooker};
 use crate::config::{self, ConfigError};
@@ -143,6 +144,43 @@ impl Handoff {
     }
 }
 
+/// Push the run's branch with its record and refs to the remote the
+/// hand-off names (`ralph.remote`, else the upstream remote of the branch
+/// the run started from, else `origin`): what `--push-each` does after
+/// each checkpoint, so that another machine can take the run up.
+pub fn push_run(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    original: &HeadState,
+) -> Result<Pushed, HandoffError> {
+    let handoff =
+        Handoff::configured(repo, false).map_err(|err| HandoffError::Config(Box::new(err)))?;
+    let Destination { remote, .. } = handoff.destination(repo, change, original)?;
+    let again = format!("git ralph start {change} --push-each");
+    push_with_record(repo, change, run_dir, &remote, &again)
+}
+
+/// Push the branch with the run's record and refs, in one atomic push; a
+/// push that fails leaves the record's ref where it was.
+fn push_with_record(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    remote: &str,
+    again: &str,
+) -> Result<Pushed, HandoffError> {
+    let outgoing = crate::remote::outgoing(repo, change, run_dir)
+        .map_err(|err| HandoffError::Record(Box::new(err)))?;
+    let pushed = push::push(repo, change, remote, &outgoing.refspecs, again);
+    if pushed.is_err() {
+        outgoing
+            .put_back(repo, change)
+            .map_err(|err| HandoffError::Record(Box::new(err)))?;
+    }
+    pushed
+}
+
 /// Push the kept run's branch to `to`, then open or update its pull
 /// request. `repo` is any worktree of the repository: the branch is pushed
 /// as it stands.
@@ -161,7 +199,7 @@ pub(super) fn hand_off(
         remote: remote.clone(),
     });
     let again = handoff.command(change);
-    let pushed = push::push(repo, change, &remote, &again)?;
+    let pushed = push_with_record(repo, change, run_dir, &remote, &again)?;
     let Some(review) = &handoff.review else {
         return Ok((pushed, None));
     };

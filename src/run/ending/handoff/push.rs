@@ -48,6 +48,8 @@ pub(super) fn remote_url(repo: &Repo, remote: &str) -> Option<String> {
 
 /// `git push <remote> ralph/<change>`: a plain push, so a remote branch
 /// that holds commits this run does not is rejected, never overwritten.
+/// `run_refs` (the run's record and refs, see [`crate::remote::outgoing`])
+/// go in the same atomic push: all of them or none.
 /// `remote` is one the repository has (see [`remote_url`]). The branch is
 /// pushed as it stands, whichever worktree `repo` is and wherever its HEAD
 /// is: a run kept beside the user leaves HEAD on the user's branch.
@@ -56,6 +58,7 @@ pub(super) fn push(
     repo: &Repo,
     change: &ChangeName,
     remote: &str,
+    run_refs: &[String],
     again: &str,
 ) -> Result<Pushed, HandoffError> {
     let branch = change.branch_short();
@@ -67,11 +70,20 @@ pub(super) fn push(
             change: change.to_string(),
         })?;
     let refspec = format!("{0}:{0}", change.branch_ref());
+    let mut args: Vec<String> = [
+        "push",
+        "--porcelain",
+        "--atomic",
+        "--end-of-options",
+        remote,
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(refspec);
+    args.extend(run_refs.iter().cloned());
     let spec = Spec {
         program: "git".into(),
-        args: ["push", "--porcelain", "--end-of-options", remote, &refspec]
-            .map(String::from)
-            .to_vec(),
+        args,
         env: quiet_env(repo),
         cwd: repo.workdir().to_owned(),
         ..Spec::default()
@@ -117,7 +129,7 @@ pub(super) fn push(
 /// The environment that keeps git from asking anything: no terminal
 /// prompt, no credential manager window, ssh in batch mode (unless the
 /// user chose an ssh command), and messages in English to be read.
-fn quiet_env(repo: &Repo) -> Vec<(String, String)> {
+pub fn quiet_env(repo: &Repo) -> Vec<(String, String)> {
     let mut env = vec![
         ("GIT_TERMINAL_PROMPT", "0"),
         ("GCM_INTERACTIVE", "never"),
