@@ -34,6 +34,10 @@ pub enum RunError {
         "the run '{change}' works in your worktree; --worktree and --parallel only choose how a new run works"
     )]
     WorktreeOnResume { change: String },
+    #[error(
+        "the run '{change}' works on its stories in parallel; --once makes a single pass, one story after another"
+    )]
+    OnceOnParallel { change: String },
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
@@ -201,6 +205,9 @@ impl RunError {
             RunError::Worktree(err) => err.hint(),
             RunError::WorktreeOnResume { change } => Some(format!(
                 "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
+            )),
+            RunError::OnceOnParallel { change } => Some(format!(
+                "resume it without --once: 'git ralph start {change}'"
             )),
             RunError::ParallelUnfit { .. } => Some(
                 "fix what is named (a story's after = [...] in ralph.toml), or run without --parallel, one story at a time (unset ralph.parallel if it is set)"

@@ -445,6 +445,14 @@ fn resume_settings(
     req: &Requested,
 ) -> Result<Settings, RunError> {
     let settings = settings::resolve(repo, req, Some(state.settings()))?;
+    // A story's loop in a parallel run works on its one story; a single
+    // pass is the whole run's, one story after another, as a new run
+    // with both is refused.
+    if settings.once && settings.parallel.is_some() {
+        return Err(RunError::OnceOnParallel {
+            change: change.to_string(),
+        });
+    }
     if settings.sandbox {
         crate::sandbox::check()?;
     }

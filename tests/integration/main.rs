@@ -58,6 +58,7 @@ mod lost_abort;
 mod lost_check_stop;
 mod lost_conflicted;
 mod lost_killed;
+mod lost_parallel_once;
 mod lost_parallel_stash;
 mod lost_plan;
 mod lost_sparse;
