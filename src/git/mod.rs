@@ -37,6 +37,7 @@ mod scratch;
 mod session;
 mod set_aside;
 mod settled;
+mod shallow;
 mod snapshot;
 mod sparse;
 mod split_index;

@@ -262,6 +262,9 @@ impl RunError {
                 crate::run::ending::HandoffError::NoRemote { remote, .. } => format!(
                     "add the remote ('git remote add {remote} <url>') or name another one ('git config ralph.remote <name>'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
                 ),
+                crate::run::ending::HandoffError::ShallowClone { remote, .. } => format!(
+                    "fetch the whole history ('git fetch --unshallow {remote}'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
+                ),
                 _ => format!(
                     "start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
                 ),
