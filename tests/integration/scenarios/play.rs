@@ -870,7 +870,11 @@ impl Scenario {
                 output_said.trim()
             ));
         }
+        // A push that fails once the run is kept is no refusal: the run
+        // is kept, as the hint says (docs/handoff.md).
+        let kept_then_failed = output_said.contains("hint: the run is kept on");
         if matches!(ended.code, Some(1 | 2))
+            && !kept_then_failed
             && let Some(picture) = picture
         {
             // A lock a dead loop left is taken over, with a warning, by any
