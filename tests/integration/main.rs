@@ -57,6 +57,7 @@ mod loop_watched;
 mod lost_abort;
 mod lost_check_stop;
 mod lost_conflicted;
+mod lost_index_lock;
 mod lost_killed;
 mod lost_parallel_once;
 mod lost_parallel_stash;
