@@ -157,34 +157,31 @@ impl HandoffError {
                 "the push runs the git binary (gitoxide cannot push): install git or put it on PATH, then run this again; the run is kept on its branch".to_owned(),
             ],
             HandoffError::Git { .. } => Vec::new(),
-            HandoffError::Review(not_opened) => {
-                let NotOpened {
-                    again: command,
-                    why,
-                    by_hand,
-                    ..
-                } = not_opened.as_ref();
-                let mut hints = Vec::new();
-                match why {
-                    ReviewFailure::Missing { tool } => {
-                        hints.push(format!("install `{tool}`, {}", again(command)))
-                    }
-                    ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
-                        "log in with '{tool} auth login' (in CI: set {}), {}",
-                        if *tool == "gh" {
-                            "GH_TOKEN"
-                        } else {
-                            "GITLAB_TOKEN"
-                        },
-                        again(command)
-                    )),
-                    ReviewFailure::Failed { .. } => {}
-                }
-                hints.push(format!("or open it by hand: {by_hand}"));
-                hints
-            }
+            HandoffError::Review(not_opened) => not_opened.hints(),
             HandoffError::Op(err) => err.hint().into_iter().collect(),
             HandoffError::Write { .. } => Vec::new(),
         }
+    }
+}
+
+impl NotOpened {
+    /// How to open the pull request after all.
+    fn hints(&self) -> Vec<String> {
+        let again = format!("then run '{}' again", self.again);
+        let mut hints = Vec::new();
+        match &self.why {
+            ReviewFailure::Missing { tool } => hints.push(format!("install `{tool}`, {again}")),
+            ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
+                "log in with '{tool} auth login' (in CI: set {}), {again}",
+                if *tool == "gh" {
+                    "GH_TOKEN"
+                } else {
+                    "GITLAB_TOKEN"
+                },
+            )),
+            ReviewFailure::Failed { .. } => {}
+        }
+        hints.push(format!("or open it by hand: {}", self.by_hand));
+        hints
     }
 }
