@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use super::error::{LockedError, OpError};
 use super::open::Repo;
 
+/// How long a live holder of the lock is waited for.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// An `index.lock` a dead process left, moved out of git's way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftLock {
@@ -25,17 +28,25 @@ impl Repo {
     /// where it is and reported as held.
     pub fn set_aside_left_index_lock(&self, aside_dir: &Path) -> Result<Option<LeftLock>, OpError> {
         let was = self.repo.index_path().with_extension("lock");
-        if std::fs::symlink_metadata(&was).is_err() {
-            return Ok(None);
-        }
-        match holders(&was) {
-            Some(holders) if holders.is_empty() => {}
-            holders => {
-                return Err(LockedError {
-                    path: was,
-                    holder: holders.and_then(|found| found.into_iter().next()),
+        // A git command of the user's that holds it a moment is waited for,
+        // as a lock is taken anywhere else.
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            if std::fs::symlink_metadata(&was).is_err() {
+                return Ok(None);
+            }
+            match holders(&was) {
+                Some(holders) if holders.is_empty() => break,
+                _ if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                .into());
+                holders => {
+                    return Err(LockedError {
+                        path: was,
+                        holder: holders.and_then(|found| found.into_iter().next()),
+                    }
+                    .into());
+                }
             }
         }
         let kept_at = aside_dir.join(format!("index.lock-left-{}", crate::events::now_ms()));
