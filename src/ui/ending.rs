@@ -34,6 +34,9 @@ impl Onlooker for Console {
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
             Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
             Notice::LeftLock { was, kept_at } => warn(&left_lock(&was, &kept_at)),
+            Notice::TookOverLock { pid, change } => warn(&format!(
+                "took over the lock of a loop that is no longer running (pid {pid}, change '{change}')"
+            )),
         }
     }
 

@@ -15,16 +15,23 @@ use crate::harness::*;
 /// Two stories done at once; the loop killed in story 1's checkpoint,
 /// its commit made, `index.lock` held.
 fn killed_holding_the_index_lock() -> (TestRepo, PathBuf) {
-    let repo = project(TWO_STORIES);
-    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
-    let killed = run(start_command(&repo, &agent, &["--on-finish", "keep"])
-        .env("GIT_RALPH_KILL_AT", "checkpoint:index-locked"));
-    assert_eq!(killed.status.code(), None, "{}", describe(&killed));
-    kill_agents(&repo.record_dir());
+    let (repo, agent) = killed_at("checkpoint:index-locked");
     assert!(
         repo.path(".git/index.lock").exists(),
         "the kill left no lock"
     );
+    (repo, agent)
+}
+
+/// Two stories done at once; the loop killed at `point` of story 1's
+/// checkpoint.
+fn killed_at(point: &str) -> (TestRepo, PathBuf) {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let killed =
+        run(start_command(&repo, &agent, &["--on-finish", "keep"]).env("GIT_RALPH_KILL_AT", point));
+    assert_eq!(killed.status.code(), None, "{}", describe(&killed));
+    kill_agents(&repo.record_dir());
     (repo, agent)
 }
 
@@ -131,4 +138,23 @@ fn a_resume_never_touches_an_index_lock_a_live_process_holds() {
     assert!(kept_locks(&repo).is_empty(), "{said}");
     assert_eq!(repo.git(&["rev-parse", BRANCH]), branch_before, "{said}");
     drop(holder);
+}
+
+#[test]
+fn a_refused_abort_after_a_kill_says_it_took_over_the_dead_loops_lock() {
+    let (repo, _) = killed_at("checkpoint:committed");
+    let dead = fs::read_to_string(repo.path(".git/ralph/lock")).unwrap();
+    let pid = dead.lines().next().unwrap().to_owned();
+    repo.git(&["switch", "-q", "main"]);
+    let output = ralph_cmd(&repo, &["abort", CHANGE]);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert_exit(&output, 1);
+    assert!(said.contains("HEAD is on branch 'main'"), "{said}");
+    // The one change a refusal makes is the dead loop's lock, and it says so.
+    assert!(
+        said.contains(&format!(
+            "took over the lock of a loop that is no longer running (pid {pid}"
+        )),
+        "{said}"
+    );
 }

@@ -69,6 +69,8 @@ pub enum Notice {
     Unrecorded { refname: String, checkpoint: String },
     /// The kept branch is being pushed.
     Pushing { branch: String, remote: String },
+    /// The run's lock named a loop no longer running: it is taken over.
+    TookOverLock { pid: u32, change: String },
     /// The `index.lock` a killed loop left, which no live process holds,
     /// was moved aside.
     LeftLock { was: PathBuf, kept_at: PathBuf },
