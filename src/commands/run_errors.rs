@@ -109,6 +109,9 @@ pub fn run_hint(err: &RunError) -> Option<String> {
 /// What the user can do about a start the engine refused.
 fn start_hint(err: &StartError) -> Option<String> {
     match err {
+        StartError::OnceOnParallel { change } => Some(format!(
+            "resume it without --once: 'git ralph start {change}'"
+        )),
         StartError::WorktreeOnResume { change } => Some(format!(
             "resume it without --worktree, or finish it ('git ralph finish {change} --keep') and start anew with --worktree"
         )),
@@ -138,6 +141,9 @@ fn start_hint(err: &StartError) -> Option<String> {
         StartError::CannotHandOff { change, why, .. } => Some(match why.as_ref() {
             HandoffError::NoRemote { remote, .. } => format!(
                 "add the remote ('git remote add {remote} <url>') or name another one ('git config ralph.remote <name>'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
+            ),
+            HandoffError::ShallowClone { remote, .. } => format!(
+                "fetch the whole history ('git fetch --unshallow {remote}'); or start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
             ),
             _ => format!(
                 "start with --on-finish keep, and push later with 'git ralph finish {change} --push'"
@@ -223,6 +229,14 @@ fn handoff_hints(err: &HandoffError) -> Vec<String> {
             ..
         } => vec![format!(
             "add the remote ('git remote add {remote} <url>') or name another one with --remote, {}",
+            again(command)
+        )],
+        HandoffError::ShallowClone {
+            remote,
+            again: command,
+            ..
+        } => vec![format!(
+            "fetch the whole history ('git fetch --unshallow {remote}'), {}",
             again(command)
         )],
         HandoffError::NoBranch { change, .. } => vec![format!(

@@ -32,17 +32,24 @@ impl GitFailure {
 
 /// Another process holds a git lock file longer than we are willing to wait.
 #[derive(Debug, thiserror::Error)]
-#[error("'{}' is held by another git process", path.display())]
+#[error("'{}' is held by another git process{}", path.display(), holder.as_ref().map(|who| format!(", {who}")).unwrap_or_default())]
 pub struct LockedError {
     pub path: PathBuf,
+    /// The live process found holding it, as "pid N (command)".
+    pub holder: Option<String>,
 }
 
 impl LockedError {
     pub fn hint(&self) -> String {
-        format!(
-            "wait for the other git command to finish; if none is running, remove '{}'",
-            self.path.display()
-        )
+        match &self.holder {
+            Some(holder) => format!(
+                "wait for {holder} to finish (or end it), then run this again; a lock a live process holds is never removed"
+            ),
+            None => format!(
+                "wait for the other git command to finish; if none is running, remove '{}'",
+                self.path.display()
+            ),
+        }
     }
 }
 

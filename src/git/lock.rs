@@ -29,6 +29,7 @@ impl IndexLock {
             Ok(file) => Ok(IndexLock { file }),
             Err(err) if err.is_retryable() => Err(LockedError {
                 path: path.with_extension("lock"),
+                holder: None,
             }
             .into()),
             Err(err) => {

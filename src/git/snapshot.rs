@@ -87,6 +87,7 @@ impl Repo {
                 tree, index, dirty, ..
             } = self.snapshot(self.shared_index()?, scope)?;
             let checkpoint = self.commit_on_head(message, tree, parent)?;
+            crate::bug::halt("checkpoint:index-locked");
             self.commit_index(lock, index, Some(tree))?;
             // What it just committed is looked at once more next time: a
             // removal may have left a directory that only now, with the

@@ -91,6 +91,15 @@ fn resume(
     notices: &mut Vec<String>,
 ) -> Result<(RunState, Box<dyn StorySource>), RunError> {
     earlier::reopen(&mut state);
+    // A story's loop in a parallel run works on its one story; a single
+    // pass is the whole run's, one story after another, as a new run
+    // with both is refused.
+    if settings.once && settings.parallel.is_some() {
+        return Err(StartError::OnceOnParallel {
+            change: change.to_string(),
+        }
+        .into());
+    }
     // Checked before the run's worktree is entered (or made again).
     check_handoff(repo, change, &settings, &state.original().head)?;
     // More retries for a run with roles mean more iterations for each role.

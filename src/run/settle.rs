@@ -494,6 +494,16 @@ async fn commit_user_changes(run: &mut Run) -> Result<(), RunError> {
         }
         run.state
             .marked_done_by_user(&story.id, attempt, commit.clone(), now());
+        // Its pipeline, stopped part-way, is over: the user did the story,
+        // and no role takes it up again over their work.
+        if run
+            .state
+            .pipeline()
+            .as_ref()
+            .is_some_and(|pipeline| pipeline.story == story.id)
+        {
+            run.state.pipeline_over();
+        }
         run.save()?;
     }
     Ok(())

@@ -15,6 +15,10 @@ pub enum StartError {
     )]
     WorktreeOnResume { change: String },
     #[error(
+        "the run '{change}' works on its stories in parallel; --once makes a single pass, one story after another"
+    )]
+    OnceOnParallel { change: String },
+    #[error(
         "every story of '{change}' is already done ({count} {} in {})",
         if *count == 1 { "story" } else { "stories" },
         file.display()

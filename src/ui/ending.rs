@@ -33,6 +33,10 @@ impl Onlooker for Console {
             )),
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
             Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
+            Notice::LeftLock { was, kept_at } => warn(&left_lock(&was, &kept_at)),
+            Notice::TookOverLock { pid, change } => warn(&format!(
+                "took over the lock of a loop that is no longer running (pid {pid}, change '{change}')"
+            )),
         }
     }
 
@@ -273,4 +277,13 @@ fn left_stopped(left: &LeftStopped) {
         text.push_str(&format!("\nor resume it:\n  git ralph start {change}"));
     }
     note(&text);
+}
+
+/// The `index.lock` a killed loop left, moved aside.
+pub fn left_lock(was: &std::path::Path, kept_at: &std::path::Path) -> String {
+    format!(
+        "a loop that is no longer running left {}, which no process holds: it is moved aside to {}",
+        was.display(),
+        kept_at.display()
+    )
 }

@@ -105,6 +105,11 @@ pub fn run_in(
             "took over the lock of a loop that is no longer running (pid {pid}, change '{other}')"
         ));
     }
+    if lock.took_over_from.is_some()
+        && let Some(left) = repo.set_aside_left_index_lock(&run_dir.dir)?
+    {
+        ui::warn(&ui::ending::left_lock(&left.was, &left.kept_at));
+    }
     let session = Session::open(&mut repo, &change, &requested, agent)?;
     for notice in &session.notices {
         ui::note(notice);

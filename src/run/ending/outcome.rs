@@ -46,6 +46,11 @@ pub enum Notice {
     Unrecorded { refname: String, checkpoint: String },
     /// The kept branch is being pushed.
     Pushing { branch: String, remote: String },
+    /// The run's lock named a loop no longer running: it is taken over.
+    TookOverLock { pid: u32, change: String },
+    /// The `index.lock` a killed loop left, which no live process holds,
+    /// was moved aside.
+    LeftLock { was: PathBuf, kept_at: PathBuf },
     /// A ref of the user's that an agent of a killed loop moved (a branch,
     /// a tag, the stash) was put back: what it did, in words.
     PutBack { said: String },

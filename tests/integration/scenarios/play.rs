@@ -870,17 +870,31 @@ impl Scenario {
                 output_said.trim()
             ));
         }
+        // A push that fails once the run is kept is no refusal: the run
+        // is kept, as the hint says (docs/handoff.md).
+        let kept_then_failed = output_said.contains("hint: the run is kept on");
         if matches!(ended.code, Some(1 | 2))
+            && !kept_then_failed
             && let Some(picture) = picture
         {
             // A lock a dead loop left is taken over, with a warning, by any
-            // command that needs it: the one change a refusal may make.
-            let allowed: &[&str] = if output_said.contains("took over the lock") {
-                &["removed .git/ralph/lock"]
-            } else {
-                &[]
-            };
-            for change in picture.changes(&Picture::take(&self.w.repo), allowed) {
+            // command that needs it, and the index lock it left is moved
+            // aside, said: the changes a refusal may make.
+            let mut allowed: Vec<String> = Vec::new();
+            if output_said.contains("took over the lock") {
+                allowed.push("removed .git/ralph/lock".into());
+            }
+            // The index lock that loop left, moved aside where it is said.
+            for line in output_said.lines() {
+                if let Some((_, to)) = line.split_once("it is moved aside to ")
+                    && let Some(at) = to.find(".git/ralph/")
+                {
+                    allowed.push("removed .git/index.lock".into());
+                    allowed.push(format!("added {}", to[at..].trim()));
+                }
+            }
+            let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+            for change in picture.changes(&Picture::take(&self.w.repo), &allowed) {
                 self.w.find(format!(
                     "{what} was refused ({}) yet {change}",
                     output_said.trim()

@@ -20,6 +20,16 @@ pub enum HandoffError {
         /// The command that was run, to run again once it is fixed.
         again: String,
     },
+    #[error(
+        "{branch} cannot be pushed to '{remote}' from this shallow clone: the remote does not hold the history the clone is cut off at ({cut})"
+    )]
+    ShallowClone {
+        remote: String,
+        branch: String,
+        /// One of the commits where the history is cut off.
+        cut: String,
+        again: String,
+    },
     /// The run's branch is gone: there is nothing to push.
     #[error("there is no branch {branch} to push")]
     NoBranch { branch: String, change: String },

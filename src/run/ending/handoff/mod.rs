@@ -133,14 +133,32 @@ impl Handoff {
         original: &HeadState,
     ) -> Result<Destination, HandoffError> {
         let remote = push::remote_for(repo, original, self.remote.as_deref());
-        match push::remote_url(repo, &remote) {
-            Some(url) => Ok(Destination { remote, url }),
-            None => Err(HandoffError::NoRemote {
+        let Some(url) = push::remote_url(repo, &remote) else {
+            return Err(HandoffError::NoRemote {
                 remote,
                 branch: change.branch_short(),
                 again: self.command(change),
-            }),
+            });
+        };
+        // The branch, or the commit a run not yet begun starts from.
+        let tip = repo
+            .resolve_ref(&change.branch_ref())
+            .map_err(crate::git::OpError::from)?
+            .or_else(|| original.commit());
+        if let Some(tip) = tip
+            && let Some(cut) = repo
+                .shallow_cuts_not_held(tip, &format!("refs/remotes/{remote}/"))
+                .map_err(crate::git::OpError::from)?
+                .first()
+        {
+            return Err(HandoffError::ShallowClone {
+                remote,
+                branch: change.branch_short(),
+                cut: cut.to_string(),
+                again: self.command(change),
+            });
         }
+        Ok(Destination { remote, url })
     }
 }
 
