@@ -224,7 +224,13 @@ impl Repo {
     fn forget_start(&self, change: &ChangeName, head: &HeadState, replaced: Option<ObjectId>) {
         let namespace = change.ref_namespace();
         let branch = change.branch_ref();
-        for kept in ["original", "replaced"] {
+        // `replaced` only when this start wrote it.
+        let written: &[&str] = if replaced.is_some() {
+            &["original", "replaced"]
+        } else {
+            &["original"]
+        };
+        for kept in written {
             let name = format!("{namespace}/{kept}");
             if let Ok(Some(tip)) = self.resolve_ref(&name)
                 && let Ok(edit) = delete(&name, tip)
