@@ -190,7 +190,10 @@ impl Scenario {
             }
             // What the user's own act drops (a staged version staged over)
             // is theirs to drop: only what it leaves is held to the run.
-            let just_before = self.held.is_some().then(|| self.hold());
+            // Beside a run in place (git's maintenance, the disk) the
+            // worktree holds the agent's work, which is not the user's.
+            let beside = self.held.as_ref().is_some_and(|held| held.beside);
+            let just_before = beside.then(|| self.hold());
             if matches!(step, Step::Tick(_))
                 && gated(Known::RolesTickByHand)
                 && self.w.mode == Mode::Roles
