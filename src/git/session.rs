@@ -111,13 +111,35 @@ impl Repo {
     pub fn begin(&mut self, change: &ChangeName) -> Result<Begin, BeginError> {
         let _timed = crate::timings::phase("begin");
         self.check_begin(change)?;
-        let branch = change.branch_ref();
         let head = self.head()?;
 
         let lock = IndexLock::acquire(self)?;
         let index = self.shared_index()?;
         let (original, replaced) = self.record_start(change, &head, &index)?;
+        // A failure from here on (a full disk) takes the start back: HEAD,
+        // the branch and the refs as they were; the index and the worktree
+        // are written last, so they are as they were too.
+        let initial = self
+            .move_onto_branch(change, &head, replaced, lock, index)
+            .inspect_err(|_| self.forget_start(change, &head, replaced))?;
+        Ok(Begin {
+            original,
+            initial,
+            replaced,
+        })
+    }
 
+    /// The second half of [`Repo::begin`]: HEAD onto the branch, the
+    /// initial state committed on it, the index written.
+    fn move_onto_branch(
+        &mut self,
+        change: &ChangeName,
+        head: &HeadState,
+        replaced: Option<ObjectId>,
+        lock: IndexLock,
+        index: gix::worktree::Index,
+    ) -> Result<Checkpoint, BeginError> {
+        let branch = change.branch_ref();
         let log_len = self.head_log_len();
         let mut edits = Vec::new();
         if let Some(commit) = head.commit() {
@@ -152,11 +174,7 @@ impl Repo {
             self.commit_index(lock, index, Some(tree))?;
             Ok((initial, Some(Learned::Dirty(dirty))))
         })?;
-        Ok(Begin {
-            original,
-            initial,
-            replaced,
-        })
+        Ok(initial)
     }
 
     /// What abort needs, kept under `refs/ralph/<change>/` before anything
@@ -196,6 +214,49 @@ impl Repo {
         Ok((original, replaced))
     }
 
+    /// Take back a start that failed half-way (a full disk refuses a
+    /// reflog, or an object of the initial state): the refs
+    /// [`Repo::record_start`] wrote go, HEAD goes back where it was
+    /// (`head`), the branch is as it was (`replaced`, or none). One edit
+    /// after the other, the deletions first, which free the room the next
+    /// needs on a full disk. What cannot be taken back is left: the first
+    /// failure is the one to report.
+    fn forget_start(&self, change: &ChangeName, head: &HeadState, replaced: Option<ObjectId>) {
+        let namespace = change.ref_namespace();
+        let branch = change.branch_ref();
+        // `replaced` only when this start wrote it.
+        let written: &[&str] = if replaced.is_some() {
+            &["original", "replaced"]
+        } else {
+            &["original"]
+        };
+        for kept in written {
+            let name = format!("{namespace}/{kept}");
+            if let Ok(Some(tip)) = self.resolve_ref(&name)
+                && let Ok(edit) = delete(&name, tip)
+            {
+                let _ = self.edit_refs(vec![edit]);
+            }
+        }
+        let message = "ralph: the run could not begin; put back";
+        if self.head().is_ok_and(|now| now != *head)
+            && let Ok(edit) = move_head(head, message)
+        {
+            let _ = self.edit_refs(vec![edit]);
+        }
+        let now = self.resolve_ref(&branch).ok().flatten();
+        let branch_back = match (now, replaced) {
+            (Some(now), None) => delete(&branch, now).ok(),
+            (Some(now), Some(tip)) if now != tip => {
+                update(&branch, tip, PreviousValue::Any, message).ok()
+            }
+            _ => None,
+        };
+        if let Some(edit) = branch_back {
+            let _ = self.edit_refs(vec![edit]);
+        }
+    }
+
     /// Begin a run beside the user: commit their uncommitted work as the
     /// "initial state" on `ralph/<change>` (as [`Repo::begin`] does), without
     /// touching their HEAD, index or files, and make the run's own worktree
@@ -212,25 +273,30 @@ impl Repo {
         let head = self.head()?;
         let index = self.shared_index()?;
         let (original, replaced) = self.record_start(change, &head, &index)?;
-        // The user's worktree as `git add -A` would see it; their index is
-        // read, never written.
-        let Snapshot { tree, .. } = self.snapshot(index, &Scope::All)?;
         let parent = head.commit();
-        let parent_tree = match parent {
-            Some(parent) => self.commit_tree(parent)?,
-            None => self.repo.empty_tree().id,
+        let begun = || -> Result<_, BeginError> {
+            // The user's worktree as `git add -A` would see it; their
+            // index is read, never written.
+            let Snapshot { tree, .. } = self.snapshot(index, &Scope::All)?;
+            let parent_tree = match parent {
+                Some(parent) => self.commit_tree(parent)?,
+                None => self.repo.empty_tree().id,
+            };
+            let commit = self.write_commit(
+                &format!("ralph({change}): initial state"),
+                tree,
+                &parent.into_iter().collect::<Vec<_>>(),
+            )?;
+            let message = if replaced.is_some() {
+                "branch: Reset to the run's initial state"
+            } else {
+                "branch: Created with the run's initial state"
+            };
+            self.edit_refs(vec![update(&branch, commit, PreviousValue::Any, message)?])?;
+            Ok((commit, tree, parent_tree))
         };
-        let commit = self.write_commit(
-            &format!("ralph({change}): initial state"),
-            tree,
-            &parent.into_iter().collect::<Vec<_>>(),
-        )?;
-        let message = if replaced.is_some() {
-            "branch: Reset to the run's initial state"
-        } else {
-            "branch: Created with the run's initial state"
-        };
-        self.edit_refs(vec![update(&branch, commit, PreviousValue::Any, message)?])?;
+        let (commit, tree, parent_tree) =
+            begun().inspect_err(|_| self.forget_start(change, &head, replaced))?;
         let worktree = self.add_worktree(path, &branch, reason)?;
         let initial = Checkpoint {
             commit,

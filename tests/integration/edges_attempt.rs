@@ -409,3 +409,64 @@ fn a_child_the_agent_moves_to_a_session_of_its_own_ends_with_the_attempt() {
     assert!(!repo.path("late.txt").exists());
     assert_on_branch(&repo, &["2 Farewell", "1 Greeting"]);
 }
+
+/// Fills the disk at `at` but for `left` bytes.
+fn fill_but(at: &Path, left: u64) {
+    use std::io::Write;
+    let ballast = at.join("ballast");
+    let mut file = fs::File::create(&ballast).expect("ballast");
+    let chunk = vec![0u8; 64 << 10];
+    while file.write_all(&chunk).is_ok() {}
+    let size = file.metadata().expect("ballast").len();
+    file.set_len(size.saturating_sub(left)).expect("room");
+}
+
+#[test]
+fn a_start_the_full_disk_stops_before_the_branch_moves_leaves_no_ref_of_the_run() {
+    let outer = project(TWO_STORIES);
+    let disk = outer.dir.path().join("disk");
+    let Some(_tmpfs) = Tmpfs::mount(&disk, "4m") else {
+        can("mount -t tmpfs", false);
+        return;
+    };
+    let root = disk.join("repo");
+    outer.git(&[
+        "clone",
+        "-q",
+        &outer.root.display().to_string(),
+        &root.display().to_string(),
+    ]);
+    let git = |args: &[&str]| outer.git_at(&root, args);
+    git(&["remote", "remove", "origin"]);
+    std::fs::write(root.join("notes.txt"), "the user's notes\n").expect("notes");
+    let (refs, head, status) = (
+        git(&["for-each-ref"]),
+        git(&["symbolic-ref", "HEAD"]),
+        git(&["status", "--porcelain"]),
+    );
+    // Room for the objects and the first ref a start writes, not for the
+    // reflog of the branch it moves to.
+    fill_but(&disk, 24 << 10);
+    let agent = script(&outer, &stories_done(&["1", "2"]));
+    let mut cmd = start_command(&outer, &agent, &["--on-finish", "keep"]);
+    let output = run(cmd.current_dir(&root));
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("No space left on device"),
+        "{}",
+        describe(&output)
+    );
+    // Before: refs/ralph/greet/original was left behind.
+    assert_eq!(
+        git(&["for-each-ref"]),
+        refs,
+        "no ref of the run is left: {}",
+        describe(&output)
+    );
+    assert_eq!(git(&["symbolic-ref", "HEAD"]), head);
+    assert_eq!(git(&["status", "--porcelain"]), status);
+    assert_eq!(
+        fs::read_to_string(root.join("notes.txt")).expect("notes"),
+        "the user's notes\n"
+    );
+}

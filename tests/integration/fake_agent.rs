@@ -712,3 +712,38 @@ fn rate_limits_read_as_429_in_every_dialect() {
     assert_eq!(stdout(&output), "");
     assert_eq!(stderr(&output), "usage limit reached|5\n");
 }
+
+/// The session a process leads or belongs to, from `/proc/<pid>/stat`.
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(3)?.parse().ok()
+}
+
+#[test]
+fn detach_leaves_a_child_in_a_session_of_its_own_that_writes_later() {
+    let repo = TestRepo::new();
+    let pid_file = repo.dir.path().join("detached.pid");
+    let output = run_script(
+        &repo,
+        &format!(
+            "[*]\ndetach 3 {} late.txt written late\\n\nsay gone\n",
+            pid_file.display()
+        ),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .expect("the pid file")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // It outlives the agent, alone in its session, until it writes.
+    let session = session_of(pid);
+    crate::harness::wait_until(
+        "the late write lands",
+        std::time::Duration::from_secs(30),
+        || std::fs::read_to_string(repo.path("late.txt")).is_ok_and(|text| text.ends_with('\n')),
+    );
+    assert_eq!(session, Some(pid), "the child leads a session of its own");
+    assert_eq!(repo.read("late.txt"), "written late\n");
+}

@@ -288,6 +288,15 @@ enum Command {
     Flood(u64),
     Git(Vec<String>),
     PrintEnv(String),
+    Detach(Detached),
+}
+
+/// A child that leaves the agent's session and writes a file later.
+struct Detached {
+    after: Duration,
+    pid_file: PathBuf,
+    path: PathBuf,
+    text: String,
 }
 
 struct Section {
@@ -515,10 +524,33 @@ fn parse_command(line: &str) -> std::result::Result<Command, String> {
         "crash" => none(Command::Crash)?,
         "flood" => Command::Flood(number("a byte count")?),
         "git" => Command::Git(split_args(rest)?),
+        "detach" => Command::Detach(parse_detach(rest)?),
         "print-env" if !rest.is_empty() && !rest.contains(char::is_whitespace) => {
             Command::PrintEnv(rest.to_string())
         }
         _ => return Err(format!("cannot understand `{line}`")),
+    })
+}
+
+/// `detach <secs> <pid-file> <path> <text>`.
+fn parse_detach(rest: &str) -> std::result::Result<Detached, String> {
+    let usage = || format!("`detach` needs <secs> <pid-file> <path> <text>, got `{rest}`");
+    let (secs, rest) = split_word(rest);
+    let (pid_file, rest) = split_word(rest);
+    let (path, text) = split_word(rest);
+    let after = secs
+        .parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(usage)?;
+    if pid_file.is_empty() || path.is_empty() {
+        return Err(usage());
+    }
+    Ok(Detached {
+        after,
+        pid_file: PathBuf::from(unescape(pid_file)),
+        path: PathBuf::from(unescape(path)),
+        text: unescape(text),
     })
 }
 
@@ -709,6 +741,7 @@ fn execute(
         Command::Crash => std::process::abort(),
         Command::Flood(bytes) => out.flood(*bytes)?,
         Command::Git(args) => git(args)?,
+        Command::Detach(detached) => detach(detached)?,
         Command::PrintEnv(name) => {
             let value = std::env::var_os(name)
                 .map(|v| v.to_string_lossy().into_owned())
@@ -732,6 +765,37 @@ fn wait_for(path: &Path) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
+}
+
+/// Starts `setsid sh`, which leaves the agent's session and process group
+/// at once (the fake agent never leads a group, so `setsid` does not fork
+/// and the pid is the child's), its output nowhere; it writes `text` to
+/// `path` after `after`. Its pid is appended to `pid_file`, a line of its
+/// own, before the agent goes on.
+fn detach(detached: &Detached) -> Result<()> {
+    let child = std::process::Command::new("setsid")
+        .args(["sh", "-c", "sleep \"$1\"; printf %s \"$2\" > \"$3\"", "sh"])
+        .arg(detached.after.as_secs_f64().to_string())
+        .arg(&detached.text)
+        .arg(&detached.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| Fault::command(format!("`detach`: cannot start setsid: {err}")))?;
+    create_parent(&detached.pid_file)?;
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&detached.pid_file)
+        .and_then(|mut file| writeln!(file, "{}", child.id()))
+        .map_err(|err| {
+            Fault::command(format!(
+                "cannot write {}: {err}",
+                detached.pid_file.display()
+            ))
+        })?;
     Ok(())
 }
 

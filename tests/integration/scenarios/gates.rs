@@ -45,10 +45,35 @@ pub enum Known {
     /// A story ticked by hand while a role pipeline is stopped: on resume
     /// the webhook is told fewer stories done than the branch holds.
     RolesTickByHand,
+    /// A `plan` killed -9, then the user acts before the next `plan`: the
+    /// next plan puts back everything since the killed one began, the
+    /// user's act with it, and calls it the agent's ("moved
+    /// refs/heads/main, which it must not touch; it is put back", the
+    /// user's commit kept only at
+    /// `refs/ralph/extra/plan/1/cut-short-refs/heads/main`). Shortest:
+    /// `shape=plain plan-kill commit plan-refine`.
+    ActAfterKilledPlan,
+    /// Two starts at once, both refused after the lock (a dirty
+    /// submodule): the lock's directory `.git/ralph/`, which did not exist
+    /// before, is left behind, empty. Shortest:
+    /// `shape=submodule start-twice`.
+    RacedRefusalLeavesDir,
+    /// A `--parallel 2` run whose agents plant a `post-checkout` hook:
+    /// once in 150 sequences the hook was left in `.git/hooks` after the
+    /// start ("after start: .git/hooks is not the user's: [added
+    /// post-checkout]"), in `shape=detached edit:2 abort stash-pop
+    /// add-story start/parallel/hook/keep gc
+    /// start/worktree/succeeds/keep/live release`, which passed when
+    /// replayed twice: a race between the two agents' attempts.
+    ParallelHookLeft,
 }
 
 /// Every kind still unfixed on `main`. Delete a line when its fix lands.
-pub const KNOWN_UNFIXED: &[Known] = &[];
+pub const KNOWN_UNFIXED: &[Known] = &[
+    Known::ActAfterKilledPlan,
+    Known::RacedRefusalLeavesDir,
+    Known::ParallelHookLeft,
+];
 
 /// Whether the steps and shapes that meet `known` are left out.
 pub fn gated(known: Known) -> bool {

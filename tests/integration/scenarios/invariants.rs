@@ -17,6 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::shapes::SMUDGED;
 use crate::harness::*;
 
 /// One file as the user left it: its bytes (a symlink's target) and
@@ -29,10 +30,21 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// The blob ids git may have stored this content as: the bytes, and
-    /// the bytes with CRLF made LF (what `core.autocrlf` stores).
+    /// The blob ids git may have stored this content as: the bytes, the
+    /// bytes with CRLF made LF (what `core.autocrlf` stores), and the bytes
+    /// the clean filter of the `filter` shape makes of them.
     fn blob_ids(&self) -> Vec<String> {
         let mut ids = vec![blob_id(&self.bytes)];
+        let smudged = SMUDGED.as_bytes();
+        if self.bytes.starts_with(smudged) {
+            let clean: Vec<u8> = self
+                .bytes
+                .split_inclusive(|byte| *byte == b'\n')
+                .flat_map(|line| line.strip_prefix(smudged).unwrap_or(line))
+                .copied()
+                .collect();
+            ids.push(blob_id(&clean));
+        }
         if self.bytes.windows(2).any(|pair| pair == b"\r\n") {
             let lf: Vec<u8> = self
                 .bytes
@@ -216,7 +228,8 @@ impl Picture {
     }
 
     /// How `now` differs from this picture, `allowed` (entries of
-    /// [`snapshot_diff`]) aside.
+    /// [`snapshot_diff`], or, ending in `/`, the beginnings of entries)
+    /// aside.
     pub fn changes(&self, now: &Picture, allowed: &[&str]) -> Vec<String> {
         let mut changes = Vec::new();
         let mut differ = |what: &str, before: &str, after: &str| {
@@ -229,7 +242,11 @@ impl Picture {
         differ("the stashes", &self.stashes, &now.stashes);
         differ("HEAD", &self.head, &now.head);
         let mut diff = snapshot_diff(&self.files, &now.files);
-        diff.retain(|entry| !allowed.contains(&entry.as_str()));
+        diff.retain(|entry| {
+            !allowed
+                .iter()
+                .any(|a| a == entry || (a.ends_with('/') && entry.starts_with(a)))
+        });
         if !diff.is_empty() {
             changes.push(format!("the disk changed: {diff:?}"));
         }

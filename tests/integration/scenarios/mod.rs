@@ -4,12 +4,19 @@
 //! user's acts (edits, staging, stashes, branches, tags, commits, switches,
 //! the task file), commands of `git ralph` (starts in every mode, with an
 //! agent that succeeds, fails, commits, clears stashes, rewinds, plants a
-//! hook or writes outside its story; held at work while the user acts
-//! beside it; stopped by SIGTERM, kill -9 or `abort`; `finish`, `abort`,
-//! the reads). [`play`] runs them through the real binary; after every
-//! command [`invariants`] ask git whether anything the user had is lost,
-//! whether a refused command changed anything, whether `fsck` is content,
-//! and the matrix's oracle whether the record agrees with the branch.
+//! hook, writes outside its story, asks a question or leaves a child in a
+//! session of its own; held at work while the user acts beside it, runs
+//! `git gc` or `git repack`, or fills the disk; stopped by SIGTERM, kill -9
+//! or `abort`; two starts at once; `finish`, `abort`, `answer`, `plan`
+//! (killed -9 too) and `plan --refine`; the reads, `watch` on a terminal
+//! and the web view among them). [`play`] runs them through the real
+//! binary; after every command [`invariants`] ask git whether anything
+//! the user had is lost, whether a refused command changed anything,
+//! whether `fsck` is content, and the matrix's oracle whether the record
+//! agrees with the branch; each new step brings its own judge (a plan's
+//! agent's meddling undone, a killed plan put back by the next, exactly
+//! one of two starts at work, no child outliving its attempt, the user's
+//! `.git/info/refs` kept, the web page showing what `status` reads).
 //!
 //! A failing sequence is shrunk ([`shrink`]) and printed with the command
 //! that replays it:
@@ -23,6 +30,7 @@
 //! plays on past a failure, printing each with its seed. The failures known on `main`
 //! are kept out by [`gates`].
 
+mod disk;
 mod gates;
 mod invariants;
 mod play;
@@ -60,7 +68,7 @@ impl Sequence {
         let commands = 2 + rng.below(4);
         Sequence {
             shape,
-            steps: steps::generate(&mut rng, commands),
+            steps: steps::generate(&mut rng, commands, shape == Shape::Full),
         }
     }
 
@@ -103,6 +111,9 @@ impl Sequence {
             findings
         }));
         let transcript = transcript.into_inner().unwrap().join("\n");
+        if std::env::var_os("GIT_RALPH_SCENARIO_VERBOSE").is_some() {
+            eprintln!("what happened:\n{transcript}");
+        }
         let findings = match played {
             Ok(findings) => findings,
             Err(panic) => vec![format!("a panic: {}", panic_text(&panic))],
@@ -272,4 +283,6 @@ fn replay() {
 /// A sequence with a command of every kind.
 const EVERY_KIND: &str = "shape=plain edit:0 stage-part:1 start/worktree/fails/keep/live \
      edit:2 stash-push term status-json start/bare/succeeds/keep log show finish-push \
-     kill9:300 tick:3 start/roles/commits/cleanup abort";
+     kill9:300 tick:3 start/roles/commits/cleanup abort plan-kill plan plan-refine \
+     start/here/asks/keep answer start/here/escapes/keep/live gc repack watch web release \
+     start-twice abort";

@@ -1,7 +1,11 @@
 //! Plays a sequence of steps on a world of one shape, through the real
 //! binary and the fake agent, and judges what git says after each
 //! command. Findings gather in the world (as the matrix's do); the first
-//! step after which there is one ends the play.
+//! step after which there is one ends the play. The commands beyond a
+//! run's start and end (`plan`, `answer`, two starts at once, `watch`, the
+//! web view, the small disk) are [`more`]'s.
+
+mod more;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,6 +16,7 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
+use super::disk::Disk;
 use super::gates::{Known, gated};
 use super::invariants::{Holdings, Picture, skip_worktree, sound};
 use super::shapes::{self, Shape};
@@ -46,6 +51,25 @@ struct Aside {
 }
 
 pub struct Scenario {
+    /// The small disk the repository is on (the `full` shape): declared
+    /// first, so that it is unmounted before the world's directory goes.
+    disk: Option<Disk>,
+    /// The disk was filled and not freed since.
+    disk_full: bool,
+    /// The disk was full at some moment of the command being judged.
+    full_during: bool,
+    /// `.git/info/refs` as the user's `git gc` or `git repack` left it
+    /// while an agent worked, until the held start is judged.
+    info_refs: Option<Vec<u8>>,
+    /// The user's state before a `plan` that was killed, until a command
+    /// that meets the killed plan is judged.
+    plan_killed: Option<more::BeforePlan>,
+    /// A plan was killed -9 and no plan has met it since.
+    plan_cut: bool,
+    /// The command judged was two starts at once.
+    raced: bool,
+    /// The pid files of the children agents left in sessions of their own.
+    escapees: Vec<PathBuf>,
     pub w: World,
     shape: Shape,
     pool: Vec<PathBuf>,
@@ -80,10 +104,18 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn new(shape: Shape) -> Scenario {
-        let w = shapes::build(shape);
+        let (w, disk) = shapes::build(shape);
         let hooks = disk_snapshot(&w.repo.path(".git/hooks"));
         let sparse = skip_worktree(&w.repo);
         let mut scenario = Scenario {
+            disk,
+            disk_full: false,
+            full_during: false,
+            info_refs: None,
+            plan_killed: None,
+            plan_cut: false,
+            raced: false,
+            escapees: Vec::new(),
             pool: shapes::pool(shape),
             shape,
             counter: 0,
@@ -134,11 +166,21 @@ impl Scenario {
         self.note(format!("> {step}"));
         let live_ok = match step {
             Step::Stop(_) | Step::Read(_) => true,
+            Step::Gc | Step::Repack | Step::FillDisk | Step::FreeDisk => true,
             _ if step.is_users() => self.held.as_ref().is_some_and(|held| held.beside),
             _ => false,
         };
         if !live_ok && self.held.is_some() {
             self.stop(Stop::Release);
+        }
+        // Whether a killed plan is put back exactly is judged only at the
+        // next plan with nothing else done in between.
+        if !matches!(step, Step::Plan(_) | Step::Read(_)) {
+            self.plan_killed = None;
+        }
+        if step.is_users() && self.plan_cut && gated(Known::ActAfterKilledPlan) {
+            self.note("  (gated: the user's act after a killed plan)");
+            return;
         }
         if step.is_users() {
             let stages = matches!(step, Step::StageAll | Step::StagePart(_));
@@ -148,7 +190,10 @@ impl Scenario {
             }
             // What the user's own act drops (a staged version staged over)
             // is theirs to drop: only what it leaves is held to the run.
-            let just_before = self.held.is_some().then(|| self.hold());
+            // Beside a run in place (git's maintenance, the disk) the
+            // worktree holds the agent's work, which is not the user's.
+            let beside = self.held.as_ref().is_some_and(|held| held.beside);
+            let just_before = beside.then(|| self.hold());
             if matches!(step, Step::Tick(_))
                 && gated(Known::RolesTickByHand)
                 && self.w.mode == Mode::Roles
@@ -173,7 +218,12 @@ impl Scenario {
             Step::Kill9(ms) => self.kill9(ms),
             Step::Finish(finish) => self.finish(finish),
             Step::Abort => self.abort(),
+            Step::Read(Read::Watch) => self.watch(),
+            Step::Read(Read::Web) => self.web(),
             Step::Read(read) => self.read(read),
+            Step::StartTwice => self.start_twice(),
+            Step::Plan(plan) => self.plan(plan),
+            Step::Answer => self.answer(),
             _ => unreachable!("{step} is the user's"),
         }
     }
@@ -218,7 +268,17 @@ impl Scenario {
             let _ = fs::create_dir_all(parent);
         }
         let _ = fs::remove_file(&path);
-        fs::write(&path, content).unwrap();
+        // On a full disk the write fails, as the user's editor would.
+        let _ = fs::write(&path, content);
+    }
+
+    /// Writes a file of the user's; on a full disk it may fail.
+    fn put(&self, rel: impl AsRef<Path>, content: impl AsRef<[u8]>) {
+        let path = self.w.repo.path(rel);
+        if let Some(parent) = path.parent() {
+            let _ = fs::create_dir_all(parent);
+        }
+        let _ = fs::write(path, content);
     }
 
     fn users_act(&mut self, step: Step) {
@@ -226,9 +286,7 @@ impl Scenario {
             Step::Edit(n) => self.write_pooled(n),
             Step::Add => {
                 let k = self.next();
-                self.w
-                    .repo
-                    .write(format!("new-{k}.txt"), format!("new file {k}\n"));
+                self.put(format!("new-{k}.txt"), format!("new file {k}\n"));
             }
             Step::Delete(n) => {
                 let _ = fs::remove_file(self.pooled(n));
@@ -306,8 +364,31 @@ impl Scenario {
             Step::Tick(n) => self.tick(1 + n % 3),
             Step::AddStory => self.add_story(),
             Step::DeleteStory => self.delete_story(),
-            Step::Gc => {
-                self.git(&["gc", "-q"]);
+            Step::Gc | Step::Repack => {
+                if step == Step::Gc {
+                    self.git(&["gc", "-q"]);
+                } else {
+                    // Unreachable objects kept (-k): a commit-graph an
+                    // earlier `gc` wrote may name them, and `fsck` would
+                    // blame git's own stale graph on the run.
+                    self.git(&["repack", "-a", "-d", "-k", "-q"]);
+                }
+                if self.held.is_some() {
+                    self.info_refs = fs::read(self.w.repo.path(".git/info/refs")).ok();
+                }
+            }
+            Step::FillDisk => {
+                if let Some(disk) = &self.disk {
+                    disk.fill();
+                    self.disk_full = true;
+                    self.full_during = true;
+                }
+            }
+            Step::FreeDisk => {
+                if let Some(disk) = &self.disk {
+                    disk.free();
+                    self.disk_full = false;
+                }
             }
             other => unreachable!("{other} is a command"),
         }
@@ -345,11 +426,11 @@ impl Scenario {
             return;
         };
         let ticked = text.replace(&format!("- [ ] {id}."), &format!("- [x] {id}."));
-        self.w.repo.write(
+        self.put(
             format!("story-{id}.txt"),
             format!("work of story {id}, done by the user\n"),
         );
-        fs::write(self.tasks(), ticked).unwrap();
+        let _ = fs::write(self.tasks(), ticked);
     }
 
     /// Puts story 3 back at the end of the task file, if it is not there.
@@ -359,7 +440,7 @@ impl Scenario {
         };
         if !text.contains("## 3.") {
             text.push_str("\n## 3. Docs\n\n- [ ] 3.1 Mention both files in README.md\n");
-            fs::write(self.tasks(), text).unwrap();
+            let _ = fs::write(self.tasks(), text);
         }
     }
 
@@ -388,7 +469,7 @@ impl Scenario {
             .find("\n## ")
             .map_or(text.len(), |i| at + 3 + i + 1);
         let cut = format!("{}{}", &text[..at], &text[end..]);
-        fs::write(self.tasks(), cut).unwrap();
+        let _ = fs::write(self.tasks(), cut);
     }
 
     // Commands.
@@ -455,21 +536,29 @@ impl Scenario {
 
     /// The agent's script: every story done, each agent behaving as
     /// `start` says; when held, each first waits for the gate.
-    fn script(&self, start: Start, gate: &Path, marker: &Path) -> String {
+    fn script(&self, start: Start, gate: &Path, marker: &Path, escapees: &Path) -> String {
         let mut text = String::new();
         let mode = match start.mode {
             RunMode::Roles => Mode::Roles,
             _ => Mode::Here,
         };
         for id in 1..=3 {
-            text.push_str(&format!("[story={id}]\n"));
-            if start.live == Live::Agent {
-                text.push_str(&format!(
+            let held = if start.live == Live::Agent {
+                format!(
                     "write wip-{id}.txt held\\n\nwrite {} at work\nwait-for {}\n",
                     marker.display(),
                     gate.display()
+                )
+            } else {
+                String::new()
+            };
+            if start.agent == Agent::Asks {
+                text.push_str(&format!(
+                    "[story={id} attempt=1]\n{held}write wip-{id}.txt a draft\\n\n\
+                     final I read the task.\\n\\nShould story {id} be formal or casual?\n"
                 ));
             }
+            text.push_str(&format!("[story={id}]\n{held}"));
             let does = mode.does(&id.to_string());
             // In a submodule, the agent overwrites the user's file.
             let meddles = if self.shape == Shape::Submodule {
@@ -496,6 +585,11 @@ impl Scenario {
                 Agent::Outside => {
                     format!("{meddles}write notes.txt the agent's notes\\n\n{does}")
                 }
+                Agent::Asks => does,
+                Agent::Escapes => format!(
+                    "detach 1.5 {} late-{id}.txt a late write\\n\n{does}",
+                    escapees.display()
+                ),
             };
             text.push_str(&lines);
         }
@@ -512,7 +606,7 @@ impl Scenario {
         }
         if start.mode == RunMode::Parallel
             && start.agent == Agent::PlantsHook
-            && gated(Known::ParallelHook)
+            && (gated(Known::ParallelHook) || gated(Known::ParallelHookLeft))
         {
             self.note("  (gated: parallel agents planting hooks; they succeed)");
             start.agent = Agent::Succeeds;
@@ -545,7 +639,11 @@ impl Scenario {
             ));
         }
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        let script = self.script(start, &gate, &marker);
+        let escapees = self.w.repo.record_dir().join(format!("escapees-{k}"));
+        if start.agent == Agent::Escapes {
+            self.escapees.push(escapees.clone());
+        }
+        let script = self.script(start, &gate, &marker, &escapees);
         self.agent = Some(start.agent);
         let cmd = self
             .w
@@ -654,6 +752,7 @@ impl Scenario {
                 let ended = held.loop_.wait(PATIENCE);
                 if stop == Stop::Kill {
                     kill_agents(&self.w.repo.record_dir());
+                    self.kill_escapees();
                 }
                 ended.into()
             }
@@ -684,6 +783,18 @@ impl Scenario {
             self.w.find(format!(
                 "SIGTERM while a check ran was not honoured (exit {:?}):\n{}",
                 ended.code, ended.stdout
+            ));
+        }
+        // What the user's `git gc` or `git repack` wrote while the agent
+        // worked is git's maintenance, not the agent's: it stays.
+        if let Some(info_refs) = self.info_refs.take()
+            && matches!(stop, Stop::Release | Stop::Term)
+            && fs::read(self.w.repo.path(".git/info/refs")).ok().as_ref() != Some(&info_refs)
+        {
+            self.w.find(format!(
+                "{stop:?}: .git/info/refs, written by the user's git gc or repack while the \
+                 agent worked, was undone:\n{}",
+                ended.stdout
             ));
         }
         // The gate is left for later attempts at once.
@@ -719,6 +830,7 @@ impl Scenario {
         }
         let ended = loop_.wait(PATIENCE);
         kill_agents(&self.w.repo.record_dir());
+        self.kill_escapees();
         self.judge_command(KILLED_AT_RANDOM, ended.into(), None);
         self.unrecorded = true;
     }
@@ -756,6 +868,7 @@ impl Scenario {
             Read::StatusJson => &["status", CHANGE, "--json"],
             Read::Log => &["log", CHANGE],
             Read::Show => &["show", "1", CHANGE],
+            Read::Watch | Read::Web => unreachable!("played by more"),
         };
         if self.held.is_some() {
             let output = self.w.ralph(args);
@@ -775,6 +888,7 @@ impl Scenario {
     /// What the user holds as a command begins; whether the worktree
     /// holds what no record does is known once the command is not refused.
     fn begin_command(&mut self) {
+        self.full_during = self.disk_full;
         self.holdings = self.hold();
         self.unrecorded_before = self.unrecorded;
         self.unrecorded = false;
@@ -792,7 +906,8 @@ impl Scenario {
     fn check_exit(&mut self, what: &str, output: &Output) {
         let code = output.status.code();
         self.note(format!("  exit {code:?}"));
-        if !matches!(code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130)) {
+        let full = self.disk_full && code == Some(70);
+        if !full && !matches!(code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130)) {
             self.w.find(format!("{what}: {}", describe(output)));
         }
     }
@@ -845,6 +960,7 @@ impl Scenario {
     /// Everything that must hold once a command has ended.
     fn judge_command(&mut self, what: &str, ended: Ended, picture: Option<Picture>) {
         self.note(format!("  exit {:?}", ended.code));
+        let raced = std::mem::take(&mut self.raced);
         self.unless_refused(ended.code);
         if matches!(ended.code, Some(1 | 2)) {
             self.unrecorded = self.unrecorded_before;
@@ -853,17 +969,24 @@ impl Scenario {
         // An agent that only writes its story's files has nothing to undo:
         // what is said undone is the user's, blamed on it. A run that ends
         // at once, its retries spent, quotes an earlier agent's reason.
-        let harmless = matches!(self.agent.take(), Some(Agent::Succeeds | Agent::Fails));
-        let said_undone = output_said
-            .lines()
-            .any(|line| line.contains("undone") && !line.contains("last reason:"));
+        let harmless = matches!(
+            self.agent.take(),
+            Some(Agent::Succeeds | Agent::Fails | Agent::Asks | Agent::Escapes)
+        );
+        let said_undone = output_said.lines().any(|line| {
+            line.contains("undone")
+                && !line.contains("last reason:")
+                && !line.contains("could not be undone")
+        });
         if harmless && said_undone {
             self.w.find(format!(
                 "{what}: what the user did is reported as the agent's:\n{}",
                 output_said.trim()
             ));
         }
-        if !matches!(ended.code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130) | None) {
+        // A full disk is the machine's failure: exit 70, said.
+        let full = self.full_during && ended.code == Some(70);
+        if !full && !matches!(ended.code, Some(0 | 1 | 2 | 3 | 8 | 9 | 130) | None) {
             self.w.find(format!(
                 "{what}: exit {:?}\n{}",
                 ended.code,
@@ -893,6 +1016,15 @@ impl Scenario {
                     allowed.push(format!("added {}", to[at..].trim()));
                 }
             }
+            // A command the full disk stopped may leave objects and files
+            // of its own in the git directory; the refs, HEAD, the index
+            // and the worktree are as they were.
+            if self.full_during {
+                allowed.extend(["added .git/".into(), "changed .git/".into()]);
+            }
+            if raced && gated(Known::RacedRefusalLeavesDir) {
+                allowed.push("added .git/ralph/".into());
+            }
             let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
             for change in picture.changes(&Picture::take(&self.w.repo), &allowed) {
                 self.w.find(format!(
@@ -901,6 +1033,7 @@ impl Scenario {
                 ));
             }
         }
+        self.judge_escapees(what);
         let now = self.hold();
         for lost in self.holdings.lost_in(&now, &self.w.repo) {
             self.w.find(format!("after {what}: {lost}"));

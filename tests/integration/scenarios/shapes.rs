@@ -6,7 +6,11 @@
 //! ignored one); then what makes the shape: a linked worktree of the
 //! user's, a detached HEAD, an unborn branch, `core.autocrlf` with CRLF
 //! files, symlinks, executable bits, names that are not UTF-8 or hold a
-//! newline, a large file, a shallow clone, a submodule, a sparse checkout.
+//! newline, a large file, a shallow clone, a submodule, a sparse checkout,
+//! a clean/smudge filter, a small disk the user fills ([`super::disk`]),
+//! and the task file in the shapes git does not track as a file of the
+//! repository (a tracked symlink leading out of it, a file `.gitignore`
+//! names) or with CRLF line endings and a byte-order mark.
 //!
 //! Each shape also names the files the user's acts write ([`pool`]).
 
@@ -15,6 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
+use super::disk::Disk;
 use super::gates::{Known, gated};
 use crate::harness::story_run::*;
 use crate::harness::*;
@@ -35,6 +40,16 @@ pub enum Shape {
     Shallow,
     Submodule,
     Sparse,
+    /// `notes.txt` and `src/lib.txt` pass through a clean/smudge filter.
+    Filter,
+    /// The repository on a small tmpfs.
+    Full,
+    /// The task file, tracked, is a symlink to a file outside.
+    TodoLink,
+    /// The task file is untracked and `.gitignore` names it.
+    TodoIgnored,
+    /// The task file has CRLF line endings and a byte-order mark.
+    TodoCrlf,
 }
 
 pub const SHAPES: &[(Shape, &str)] = &[
@@ -50,6 +65,11 @@ pub const SHAPES: &[(Shape, &str)] = &[
     (Shape::Shallow, "shallow"),
     (Shape::Submodule, "submodule"),
     (Shape::Sparse, "sparse"),
+    (Shape::Filter, "filter"),
+    (Shape::Full, "full"),
+    (Shape::TodoLink, "todo-link"),
+    (Shape::TodoIgnored, "todo-ignored"),
+    (Shape::TodoCrlf, "todo-crlf"),
 ];
 
 impl Shape {
@@ -76,6 +96,7 @@ impl Shape {
             .filter(|shape| match shape {
                 Shape::Submodule => !gated(Known::Submodule),
                 Shape::Sparse => !gated(Known::Sparse),
+                Shape::Full => super::disk::can_mount(),
                 _ => true,
             })
             .collect()
@@ -123,9 +144,31 @@ pub fn pool(shape: Shape) -> Vec<PathBuf> {
     pool
 }
 
-/// The world of a scenario in `shape`.
-pub fn build(shape: Shape) -> World {
-    let mut repo = project(THREE_STORIES);
+/// What the smudge filter puts before every line, and the clean filter
+/// takes away.
+pub const SMUDGED: &str = "smudged: ";
+
+/// The world of a scenario in `shape`, and the small disk it is on.
+pub fn build(shape: Shape) -> (World, Option<Disk>) {
+    let tasks = if shape == Shape::TodoCrlf {
+        format!("\u{feff}{}", THREE_STORIES.replace('\n', "\r\n"))
+    } else {
+        THREE_STORIES.to_string()
+    };
+    let mut repo = project(&tasks);
+    let mut disk = None;
+    if shape == Shape::Full {
+        let at = repo.dir.path().join("disk");
+        disk = Disk::mount(&at);
+        let clone = at.join("repo");
+        let url = repo.root.display().to_string();
+        repo.git_at(
+            repo.dir.path(),
+            &["clone", "-q", &url, clone.to_str().unwrap()],
+        );
+        repo.root = clone;
+        repo.git(&["remote", "remove", "origin"]);
+    }
     if shape == Shape::Shallow {
         repo.write("src/lib.txt", "the library\n");
         repo.commit_all("A second commit, cut off by the shallow clone");
@@ -147,7 +190,7 @@ pub fn build(shape: Shape) -> World {
     if shape == Shape::Unborn {
         world.repo.git(&["checkout", "-q", "--orphan", "fresh"]);
     }
-    world
+    (world, disk)
 }
 
 /// What the shape adds to the project's history.
@@ -193,6 +236,33 @@ fn committed(repo: &TestRepo, shape: Shape) {
         Shape::Sparse => {
             repo.write("in/a.txt", "in the cone\n");
             repo.write("out/b.txt", "out of the cone\n");
+        }
+        Shape::Filter => {
+            repo.git(&[
+                "config",
+                "filter.x.clean",
+                &format!("sed -e 's/^{SMUDGED}//'"),
+            ]);
+            repo.git(&[
+                "config",
+                "filter.x.smudge",
+                &format!("sed -e 's/^/{SMUDGED}/'"),
+            ]);
+            repo.write(
+                ".gitattributes",
+                "notes.txt filter=x\nsrc/lib.txt filter=x\n",
+            );
+        }
+        Shape::TodoLink => {
+            let outside = repo.dir.path().join("outside-tasks.md");
+            std::fs::write(&outside, THREE_STORIES).unwrap();
+            let tasks = repo.path(TASKS_PATH);
+            std::fs::remove_file(&tasks).unwrap();
+            std::os::unix::fs::symlink(&outside, &tasks).unwrap();
+        }
+        Shape::TodoIgnored => {
+            repo.git(&["rm", "-q", "--cached", TASKS_PATH]);
+            repo.write(".gitignore", format!("{TASKS_PATH}\n"));
         }
         _ => {}
     }

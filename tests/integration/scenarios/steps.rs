@@ -45,6 +45,12 @@ pub enum Agent {
     PlantsHook,
     /// Overwrites a file of the user's, then does its story.
     Outside,
+    /// Asks a question at its first attempt (the story parks until
+    /// answered), does its story at the next.
+    Asks,
+    /// Leaves a child in a session of its own that writes a file into
+    /// the worktree later, then does its story.
+    Escapes,
 }
 
 /// Whether the start is held open for the steps that follow.
@@ -92,6 +98,22 @@ pub enum Read {
     StatusJson,
     Log,
     Show,
+    /// `watch` on a terminal, left with q.
+    Watch,
+    /// `serve` on a free port, its pages read over HTTP.
+    Web,
+}
+
+/// `git ralph plan` of the change `extra`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Plans it anew; its agent also rewrites and stages a file of the
+    /// user's and leaves a stray file, which the plan undoes.
+    New,
+    /// The same plan, killed -9 while its agent is at work.
+    Killed,
+    /// `plan --refine`.
+    Refine,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +143,18 @@ pub enum Step {
     AddStory,
     DeleteStory,
     Gc,
+    /// `git repack -a -d -k`.
+    Repack,
+    /// Fills the disk the repository is on (the `full` shape), leaving a
+    /// few kilobytes.
+    FillDisk,
+    FreeDisk,
     Start(Start),
+    /// Two starts launched at the same moment: exactly one runs.
+    StartTwice,
+    Plan(Plan),
+    /// Answers the question a story waits on.
+    Answer,
     Stop(Stop),
     /// A start killed -9 after so many milliseconds.
     Kill9(u16),
@@ -136,6 +169,9 @@ impl Step {
         !matches!(
             self,
             Step::Start(_)
+                | Step::StartTwice
+                | Step::Plan(_)
+                | Step::Answer
                 | Step::Stop(_)
                 | Step::Kill9(_)
                 | Step::Finish(_)
@@ -161,6 +197,8 @@ const AGENTS: &[(Agent, &str)] = &[
     (Agent::Rewinds, "rewinds"),
     (Agent::PlantsHook, "hook"),
     (Agent::Outside, "outside"),
+    (Agent::Asks, "asks"),
+    (Agent::Escapes, "escapes"),
 ];
 
 const STOPS: &[(Stop, &str)] = &[
@@ -181,6 +219,14 @@ const READS: &[(Read, &str)] = &[
     (Read::StatusJson, "status-json"),
     (Read::Log, "log"),
     (Read::Show, "show"),
+    (Read::Watch, "watch"),
+    (Read::Web, "web"),
+];
+
+const PLANS: &[(Plan, &str)] = &[
+    (Plan::New, "plan"),
+    (Plan::Killed, "plan-kill"),
+    (Plan::Refine, "plan-refine"),
 ];
 
 const PLAIN: &[(Step, &str)] = &[
@@ -197,6 +243,11 @@ const PLAIN: &[(Step, &str)] = &[
     (Step::AddStory, "add-story"),
     (Step::DeleteStory, "delete-story"),
     (Step::Gc, "gc"),
+    (Step::Repack, "repack"),
+    (Step::FillDisk, "fill-disk"),
+    (Step::FreeDisk, "free-disk"),
+    (Step::StartTwice, "start-twice"),
+    (Step::Answer, "answer"),
     (Step::Abort, "abort"),
 ];
 
@@ -262,6 +313,7 @@ impl fmt::Display for Step {
             Step::Kill9(ms) => write!(f, "kill9:{ms}"),
             Step::Finish(finish) => write!(f, "{}", name_of(FINISHES, *finish)),
             Step::Read(read) => write!(f, "{}", name_of(READS, *read)),
+            Step::Plan(plan) => write!(f, "{}", name_of(PLANS, *plan)),
             plain => write!(f, "{}", name_of(PLAIN, *plain)),
         }
     }
@@ -289,6 +341,7 @@ pub fn parse(word: &str) -> Result<Step, String> {
         .or_else(|| value_of(STOPS, word).map(Step::Stop))
         .or_else(|| value_of(FINISHES, word).map(Step::Finish))
         .or_else(|| value_of(READS, word).map(Step::Read))
+        .or_else(|| value_of(PLANS, word).map(Step::Plan))
         .ok_or_else(|| format!("no such step: {word}"))
 }
 
@@ -333,10 +386,14 @@ pub fn read(text: &str) -> Result<Vec<Step>, String> {
     text.split_whitespace().map(parse).collect()
 }
 
-/// A user's act between commands.
-fn users_act(rng: &mut Rng) -> Step {
+/// A user's act between commands; on a small disk (`disk`), one in four
+/// fills or frees it.
+fn users_act(rng: &mut Rng, disk: bool) -> Step {
     let n = rng.below(8) as u8;
-    match rng.below(20) {
+    if disk && rng.below(4) == 0 {
+        return [Step::FillDisk, Step::FreeDisk][rng.below(2)];
+    }
+    match rng.below(21) {
         0..=3 => Step::Edit(n),
         4 => Step::Add,
         5 => Step::Delete(n),
@@ -353,15 +410,16 @@ fn users_act(rng: &mut Rng) -> Step {
         16 => Step::Switch(rng.below(3) as u8),
         17 => Step::Tick(1 + rng.below(3) as u8),
         18 => [Step::AddStory, Step::DeleteStory][rng.below(2)],
-        _ => Step::Gc,
+        19 => Step::Gc,
+        _ => Step::Repack,
     }
 }
 
 /// What the user may do in their own worktree while an agent works in
 /// another one: anything but a switch to the run's branch.
-fn while_beside(rng: &mut Rng) -> Step {
+fn while_beside(rng: &mut Rng, disk: bool) -> Step {
     loop {
-        let step = users_act(rng);
+        let step = users_act(rng, disk);
         match step {
             Step::Switch(1) | Step::Tick(_) | Step::AddStory | Step::DeleteStory => continue,
             Step::Gc if gated(Known::GcDuringAttempt) => continue,
@@ -395,21 +453,53 @@ fn start(rng: &mut Rng) -> Start {
     }
 }
 
-/// A command between the user's acts.
-fn command(rng: &mut Rng, into: &mut Vec<Step>) {
-    match rng.below(12) {
+/// A read: the quick ones mostly, `watch` and the web view (a terminal,
+/// a server) seldom.
+fn a_read(rng: &mut Rng) -> Read {
+    match rng.below(20) {
+        0..=17 => READS[rng.below(4)].0,
+        18 => Read::Watch,
+        _ => Read::Web,
+    }
+}
+
+/// What may happen while an agent works in the user's own worktree: a
+/// read, the user's `git gc` or `git repack`, the disk filling.
+fn while_in_place(rng: &mut Rng, disk: bool) -> Step {
+    match rng.below(if disk { 8 } else { 6 }) {
+        0..=3 => Step::Read(a_read(rng)),
+        4 => Step::Gc,
+        5 => Step::Repack,
+        _ => [Step::FillDisk, Step::FreeDisk][rng.below(2)],
+    }
+}
+
+/// A command between the user's acts: one in ten a `plan`, an `answer`
+/// or two starts at once, the others as before those were drawn.
+fn command(rng: &mut Rng, disk: bool, into: &mut Vec<Step>) {
+    let drawn = rng.below(40);
+    let bucket = match drawn {
+        0..=35 => drawn / 3,
+        36 | 37 => 12,
+        38 => 13,
+        _ => 14,
+    };
+    match bucket {
         0..=4 => {
             let start = start(rng);
             into.push(Step::Start(start));
             if start.live == Live::No {
+                if start.agent == Agent::Asks && rng.below(2) == 0 {
+                    into.push(Step::Answer);
+                }
                 return;
             }
             let beside = matches!(start.mode, RunMode::Worktree | RunMode::Parallel);
             for _ in 0..rng.below(3) {
-                into.push(if beside {
-                    while_beside(rng)
+                into.push(if beside && rng.below(4) != 0 {
+                    while_beside(rng, disk)
                 } else {
-                    Step::Read(READS[rng.below(READS.len())].0)
+                    while_in_place(rng, disk)
                 });
             }
             let stop = STOPS[rng.below(STOPS.len())].0;
@@ -418,18 +508,24 @@ fn command(rng: &mut Rng, into: &mut Vec<Step>) {
         5 => into.push(Step::Kill9(rng.below(1500) as u16)),
         6 | 7 => into.push(Step::Finish(FINISHES[rng.below(FINISHES.len())].0)),
         8 | 9 => into.push(Step::Abort),
-        _ => into.push(Step::Read(READS[rng.below(READS.len())].0)),
+        10 | 11 => into.push(Step::Read(a_read(rng))),
+        12 => into.push(Step::Plan(
+            [Plan::New, Plan::New, Plan::Killed, Plan::Refine][rng.below(4)],
+        )),
+        13 => into.push(Step::Answer),
+        _ => into.push(Step::StartTwice),
     }
 }
 
-/// A sequence of `commands` commands, each after a few of the user's acts.
-pub fn generate(rng: &mut Rng, commands: usize) -> Vec<Step> {
+/// A sequence of `commands` commands, each after a few of the user's
+/// acts; `disk`: the repository is on a small disk the user may fill.
+pub fn generate(rng: &mut Rng, commands: usize, disk: bool) -> Vec<Step> {
     let mut steps = Vec::new();
     for _ in 0..commands {
         for _ in 0..rng.below(3) {
-            steps.push(users_act(rng));
+            steps.push(users_act(rng, disk));
         }
-        command(rng, &mut steps);
+        command(rng, disk, &mut steps);
     }
     steps
 }
