@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod configured;
+mod source_setting;
 
 pub use configured::{Configured, WorktreeChoice};
 
@@ -669,33 +670,6 @@ fn when_fresh<T>(
     read: impl FnOnce() -> Result<Option<T>, ConfigError>,
 ) -> Result<Option<T>, ConfigError> {
     if fresh { read() } else { Ok(None) }
-}
-
-/// `source` in `state.json`: the kind's name, or `auto` before detection.
-mod source_setting {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use crate::stories::SourceKind;
-
-    pub fn serialize<S: Serializer>(
-        source: &Option<SourceKind>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match source {
-            Some(kind) => kind.serialize(serializer),
-            None => serializer.serialize_str("auto"),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<SourceKind>, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        if name == "auto" {
-            return Ok(None);
-        }
-        SourceKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&name)).map(Some)
-    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! error gives, are decided here, at the edge.
 
 use crate::exit::{CommandError, ErrorKind};
+use crate::remote::RemoteError;
 use crate::run::ending::{EndingError, HandoffError, NotOpened, ReviewFailure};
 use crate::run::{RunError, StartError, TaskFileError, UnsettledSubmodules};
-use crate::remote::RemoteError;
 use crate::stories::SourceKind;
 
 impl From<RunError> for CommandError {
@@ -272,36 +272,31 @@ fn handoff_hints(err: &HandoffError) -> Vec<String> {
             "the push runs the git binary (gitoxide cannot push): install git or put it on PATH, then run this again; the run is kept on its branch".to_owned(),
         ],
         HandoffError::Git { .. } => Vec::new(),
-        HandoffError::Review(not_opened) => {
-            let NotOpened {
-                again: command,
-                why,
-                by_hand,
-                ..
-            } = not_opened.as_ref();
-            let mut hints = Vec::new();
-            match why {
-                ReviewFailure::Missing { tool } => {
-                    hints.push(format!("install `{tool}`, {}", again(command)))
-                }
-                ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
-                    "log in with '{tool} auth login' (in CI: set {}), {}",
-                    if *tool == "gh" {
-                        "GH_TOKEN"
-                    } else {
-                        "GITLAB_TOKEN"
-                    },
-                    again(command)
-                )),
-                ReviewFailure::Failed { .. } => {}
-            }
-            hints.push(format!("or open it by hand: {by_hand}"));
-            hints
-        }
+        HandoffError::Review(not_opened) => review_hints(not_opened),
         HandoffError::Op(err) => err.hint().into_iter().collect(),
         HandoffError::Write { .. } | HandoffError::Config(_) => Vec::new(),
         HandoffError::Record(err) => remote_hints(err),
     }
+}
+
+/// How to open the pull request after all.
+fn review_hints(not_opened: &NotOpened) -> Vec<String> {
+    let again = format!("then run '{}' again", not_opened.again);
+    let mut hints = Vec::new();
+    match &not_opened.why {
+        ReviewFailure::Missing { tool } => hints.push(format!("install `{tool}`, {again}")),
+        ReviewFailure::NotLoggedIn { tool } => hints.push(format!(
+            "log in with '{tool} auth login' (in CI: set {}), {again}",
+            if *tool == "gh" {
+                "GH_TOKEN"
+            } else {
+                "GITLAB_TOKEN"
+            },
+        )),
+        ReviewFailure::Failed { .. } => {}
+    }
+    hints.push(format!("or open it by hand: {}", not_opened.by_hand));
+    hints
 }
 
 /// What the user can do about a refused take-up or record, in the

@@ -20,8 +20,8 @@ use super::guardrails;
 use super::judge::{
     AgentEnding, Changes, Evidence, Judgement, Marked, Need, Rules, Verdict, judge,
 };
-use super::runtime::blocking;
 use super::mode::{Marks, Standard};
+use super::runtime::blocking;
 use super::ticks;
 use crate::agent::{self, AgentRun, Conclusion};
 use crate::contract::{self, Method, Role, StoryRules, VerifyContext};

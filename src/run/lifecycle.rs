@@ -7,8 +7,8 @@
 
 use super::context::{AgentVersion, Run};
 use super::error::RunError;
-use super::runtime::blocking;
 use super::mode::Pick;
+use super::runtime::blocking;
 use super::{hooks, notifications, settle};
 use crate::bug::Bug;
 use crate::events::Event;
