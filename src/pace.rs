@@ -50,8 +50,8 @@ impl FromStr for Pace {
             why,
         };
         let (budget, window) = given.rsplit_once('/').ok_or_else(|| bad("no '/'"))?;
-        let window_secs = duration(window.trim())
-            .ok_or_else(|| bad("the window reads like 30s, 90m, 5h or 1d"))?;
+        let window_secs = crate::config::parse_duration(window)
+            .map_err(|_| bad("the window reads like 30s, 90m, 5h or 1d"))?;
         let budget = budget.trim();
         let allowance = if let Some(dollars) = budget.strip_prefix('$') {
             let dollars: f64 = dollars
@@ -90,28 +90,6 @@ impl fmt::Display for Allowance {
             Allowance::Tokens(tokens) => write!(f, "{tokens} tokens"),
         }
     }
-}
-
-/// `30s`, `90m`, `5h`, `1d`, `1h30m`: seconds.
-fn duration(text: &str) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return None,
-        };
-        total = total.checked_add(number.parse::<u64>().ok()?.checked_mul(unit)?)?;
-        number.clear();
-    }
-    number.is_empty().then_some(total)
 }
 
 /// `2000000`, `500k`, `2M`, `1.5M`.

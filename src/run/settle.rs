@@ -569,12 +569,7 @@ async fn carry_own_marks(
     tip: ObjectId,
     tracking: &str,
 ) -> Result<(), RunError> {
-    let wanted = tracking.to_owned();
-    let from = run
-        .with_repo(move |repo| repo.text_at(tip, &wanted))
-        .await
-        .map_err(|err| RunError::git("read the story's tracking file", err))?
-        .unwrap_or_default();
+    let from = tracking_text_at(run, tip, tracking).await?;
     let stories = run.load_stories().await?;
     let marked = stories
         .iter()
@@ -584,6 +579,16 @@ async fn carry_own_marks(
         carry_marks(run, story, tip, tracking).await?;
     }
     Ok(())
+}
+
+/// The tracking file as commit `tip` has it; empty when it has none.
+async fn tracking_text_at(run: &Run, tip: ObjectId, tracking: &str) -> Result<String, RunError> {
+    let wanted = tracking.to_owned();
+    Ok(run
+        .with_repo(move |repo| repo.text_at(tip, &wanted))
+        .await
+        .map_err(|err| RunError::git("read the story's tracking file", err))?
+        .unwrap_or_default())
 }
 
 /// Where HEAD was found, in words.
@@ -606,12 +611,7 @@ pub(super) async fn carry_marks(
     tracking: &str,
 ) -> Result<Story, RunError> {
     let path = run.repo_lock().workdir().join(run.source.tracking_file());
-    let wanted = tracking.to_owned();
-    let from = run
-        .with_repo(move |repo| repo.text_at(tip, &wanted))
-        .await
-        .map_err(|err| RunError::git("read the story's tracking file", err))?
-        .unwrap_or_default();
+    let from = tracking_text_at(run, tip, tracking).await?;
     let stories = run.load_stories().await?;
     let unmarked = || {
         RunError::io(

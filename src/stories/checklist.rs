@@ -126,6 +126,16 @@ pub use lines::{TaskLine, heading_label, task_line, unreadable_box};
 use outline::{Heading, Outline};
 pub use rules::{DEFAULT_SKIP, OUT_OF_SCOPE, SectionRules, SkipReason};
 
+/// Whether `text`, read with `rules`, marks story `id` done: every box
+/// of it ticked; `None` when it holds no such story.
+pub fn marked_done(text: &str, rules: &SectionRules, id: &str) -> Option<bool> {
+    parse_with(text, rules)
+        .stories
+        .iter()
+        .find(|story| story.id == id)
+        .map(super::Story::is_complete)
+}
+
 /// Parses a checklist file with the default section rules.
 pub fn parse(text: &str) -> Checklist {
     parse_with(text, &SectionRules::default())

@@ -66,11 +66,7 @@ impl StorySource for MarkdownSource {
     }
 
     fn marked_done_in(&self, text: &str, story: &Story) -> Option<bool> {
-        checklist::parse_with(text, &self.rules)
-            .stories
-            .iter()
-            .find(|other| other.id == story.id)
-            .map(Story::is_complete)
+        checklist::marked_done(text, &self.rules, &story.id)
     }
 
     fn fenced_checkboxes(&self) -> Result<usize, StoriesError> {
