@@ -368,4 +368,35 @@ mod tests {
         let back: StreamFormat = serde_json::from_str("\"auto\"").expect("parsable");
         assert_eq!(back, StreamFormat::Auto);
     }
+
+    /// What the real CLIs printed when the model stand-in answered with
+    /// their provider's own limit error, read as usage limits.
+    #[test]
+    fn the_real_clis_usage_limit_transcripts_read_as_usage_limits() {
+        let cases = [
+            (
+                "claude",
+                include_str!("../../tests/fixtures/usage-limits/claude-2.1.332-spend-limit.jsonl"),
+                "API Error: Request rejected (429) · You have reached your spend limit.",
+            ),
+            (
+                "codex",
+                include_str!(
+                    "../../tests/fixtures/usage-limits/codex-0.169.0-insufficient-quota.jsonl"
+                ),
+                "Quota exceeded. Check your plan and billing details.",
+            ),
+        ];
+        for (name, transcript, words) in cases {
+            let preset = presets::lookup(name).expect("a preset");
+            let mut parser = parser_for(StreamFormat::Preset(preset));
+            for line in transcript.lines() {
+                parser.feed_line(line);
+            }
+            let done = parser.finish().expect("a done event");
+            let limit = done.rate_limit.expect("a usage limit");
+            assert_eq!(limit.message, words, "{name}");
+            assert_eq!(limit.reset_at_unix, None, "{name} prints no reset time");
+        }
+    }
 }
