@@ -148,6 +148,17 @@ fn serve(dir: &Path, script: &Value) -> Served {
 /// `git ralph start CHANGE --agent NAME` with the CLI pointed at a
 /// stand-in serving `turns`, no retries.
 pub(crate) fn start(repo: &TestRepo, name: &str, change: &str, turns: Value) -> Output {
+    start_with(repo, name, change, turns, &[])
+}
+
+/// [`start`] with `extra` arguments after the others.
+pub(crate) fn start_with(
+    repo: &TestRepo,
+    name: &str,
+    change: &str,
+    turns: Value,
+    extra: &[&str],
+) -> Output {
     let tools = pointing::offers_tools(name);
     let served = serve(repo.dir.path(), &json!({"turns": turns, "tools": tools}));
     let cli_home = repo.dir.path().join("cli-home");
@@ -170,7 +181,8 @@ pub(crate) fn start(repo: &TestRepo, name: &str, change: &str, turns: Value) -> 
             "keep",
             "--max-retries",
             "0",
-        ]);
+        ])
+        .args(extra);
     if as_root() {
         cmd.env("IS_SANDBOX", "1");
     }

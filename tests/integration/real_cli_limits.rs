@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::harness::{TestRepo, describe};
-use crate::real_cli_e2e::{installed, start};
+use crate::real_cli_e2e::{installed, start, start_with};
 
 const CHANGE: &str = "add-greeting";
 const TASKS: &str = "openspec/changes/add-greeting/tasks.md";
@@ -45,7 +45,15 @@ fn meets_the_limit(name: &str, limit: Value, ahead: u64) -> (TestRepo, std::proc
 /// The first attempt ends usage-limited with the CLI's own `words` as its
 /// reason, the run pauses instead of spending the one retry it does not
 /// have, and the second attempt, after the reset, completes the story.
-fn waits_it_out(name: &str, repo: &TestRepo, output: &std::process::Output, words: &str) {
+/// The pause is in the run's events; where the CLI states the reset,
+/// `reset` is it, and the pause lasts until just past it.
+fn waits_it_out(
+    name: &str,
+    repo: &TestRepo,
+    output: &std::process::Output,
+    words: &str,
+    reset: Option<u64>,
+) {
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -66,6 +74,27 @@ fn waits_it_out(name: &str, repo: &TestRepo, output: &std::process::Output, word
         repo.git(&["show", &format!("ralph/{CHANGE}:hello.txt")]),
         "hello\n"
     );
+    let events = std::fs::read_to_string(repo.path(".git/ralph").join(CHANGE).join("events.jsonl"))
+        .expect("the run's events");
+    let paused: Vec<Value> = events
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "paused")
+        .collect();
+    assert_eq!(paused.len(), 1, "{name}: {events}");
+    assert!(
+        paused[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(words)),
+        "{paused:?}"
+    );
+    if let Some(reset) = reset {
+        let until = paused[0]["until_unix"].as_u64().expect("a pause's end");
+        assert!(
+            (reset + 4..=reset + 6).contains(&until),
+            "{name}: {until} for {reset}"
+        );
+    }
     repo.assert_fsck_clean();
 }
 
@@ -87,6 +116,7 @@ fn issue_49_claude_code_spend_limit_is_waited_out_without_a_retry() {
         &repo,
         &output,
         &format!("API Error: Request rejected (429) · {message}"),
+        None,
     );
 }
 
@@ -109,5 +139,42 @@ fn issue_49_codex_quota_error_is_waited_out_without_a_retry() {
         &repo,
         &output,
         "Quota exceeded. Check your plan and billing details.",
+        None,
     );
+}
+
+/// Gemini CLI retries a 429 itself while Gemini's `RetryInfo` delay is
+/// short (it waited out 75 seconds here), and gives up on a long one,
+/// printing the delay as `Suggested retry after Ns.`. git-ralph reads that
+/// as the reset: a quota 15 minutes away outlasts `--max-rate-limit-wait
+/// 10m`, so the run ends saying so (an unread reset would have been a
+/// one-minute back-off, and a pause), with the attempt usage-limited.
+#[test]
+fn issue_49_gemini_quota_reset_is_read_from_its_suggested_retry() {
+    if installed("gemini").is_none() {
+        return;
+    }
+    let repo = TestRepo::with_change(CHANGE, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n");
+    let limit = json!({"kind": "limit", "reset_unix": now() + 900,
+        "message": "Resource has been exhausted (e.g. check quota)."});
+    let output = start_with(
+        &repo,
+        "gemini",
+        CHANGE,
+        json!([limit, {"kind": "text", "text": "<promise>COMPLETE</promise>"}]),
+        &["--max-rate-limit-wait", "10m"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("Suggested retry after 8"), "{shown}");
+    assert!(
+        shown.contains("waiting until it resets would exceed --max-rate-limit-wait (600s)"),
+        "{shown}"
+    );
+    let status = repo.status_json(CHANGE);
+    assert_eq!(
+        status["stories"][0]["attempts"][0]["outcome"], "rate_limited",
+        "{status:#}"
+    );
+    repo.assert_fsck_clean();
 }
