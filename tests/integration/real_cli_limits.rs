@@ -4,7 +4,10 @@
 //! reset time included, until a reset a few seconds ahead. git-ralph must
 //! recognise the CLI's own words for it, wait the reset out without
 //! spending a retry (`--max-retries 0`), and finish the story on the next
-//! attempt, with the wait in the record.
+//! attempt, with the wait in the record. A CLI that waits a short limit
+//! out itself shows git-ralph nothing, so each limit here is as long as the
+//! CLI needs to give up. The kill during a wait is told by the fake agent,
+//! whose limit comes at once.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -176,5 +179,50 @@ fn issue_49_gemini_quota_reset_is_read_from_its_suggested_retry() {
         status["stories"][0]["attempts"][0]["outcome"], "rate_limited",
         "{status:#}"
     );
+    repo.assert_fsck_clean();
+}
+
+/// A run killed with SIGKILL while it waits out a usage limit resumes into
+/// the same wait, to the same second, and then finishes the story.
+#[test]
+fn issue_49_a_kill_during_a_usage_limit_wait_resumes_into_the_same_wait() {
+    use crate::harness::story_run::{Background, CHANGE as GREET};
+    use crate::harness::{script, wait_until};
+    use nix::sys::signal::Signal;
+    use std::time::Duration;
+    let repo = TestRepo::with_change(GREET, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n");
+    let reset = now() + 20;
+    let script_path = script(
+        &repo,
+        &format!(
+            "format claude\n[story=1 attempt=1]\nrate-limit {reset}\n[*]\nwrite hello.txt hello\ntick-story\npromise COMPLETE\n"
+        ),
+    );
+    let mut first = Background::start(&repo, &script_path, &["--max-retries", "0"]);
+    let status = || {
+        let output = crate::harness::ralph_cmd(&repo, &["status", GREET, "--json"]);
+        serde_json::from_slice::<Value>(&output.stdout).unwrap_or(Value::Null)
+    };
+    let paused = || status()["paused_until"].as_u64();
+    wait_until("the run pauses", Duration::from_secs(60), || {
+        paused().is_some()
+    });
+    let until = paused().expect("paused");
+    first.signal(Signal::SIGKILL);
+    wait_until("the killed run is gone", Duration::from_secs(30), || {
+        !first.still_running()
+    });
+    let resumed = Background::start(&repo, &script_path, &["--max-retries", "0"]);
+    wait_until("the resumed run waits", Duration::from_secs(60), || {
+        status()["alive"] == true
+    });
+    assert_eq!(paused(), Some(until), "the same wait");
+    let finished = resumed.wait(Duration::from_secs(120));
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    let status = repo.status_json(GREET);
+    assert_eq!(status["reason"], "completed", "{status:#}");
+    let attempts = &status["stories"][0]["attempts"];
+    assert_eq!(attempts[0]["outcome"], "rate_limited", "{status:#}");
+    assert!(now() >= until, "the wait was kept");
     repo.assert_fsck_clean();
 }
