@@ -270,7 +270,7 @@ pub(super) struct ErrorReport {
 impl ErrorReport {
     /// The rate limit this error is, if it is one.
     pub(super) fn rate_limit(&self) -> Option<RateLimit> {
-        self.rate_limited.then(|| unknown_reset(&self.message))
+        self.rate_limited.then(|| reset_from_words(&self.message))
     }
 
     /// `done` failed with the error left unresolved, if one was.
@@ -292,15 +292,35 @@ impl ErrorReport {
 pub(super) fn rate_limit_in(error: Option<&str>) -> Option<RateLimit> {
     error
         .filter(|error| mentions_rate_limit(error))
-        .map(unknown_reset)
+        .map(reset_from_words)
 }
 
-/// A rate limit whose reset time the agent did not state.
-pub(super) fn unknown_reset(message: &str) -> RateLimit {
+/// A rate limit whose reset time is read from the agent's words where they
+/// give one (Gemini CLI's `Suggested retry after 891s.`), else unknown.
+pub(super) fn reset_from_words(message: &str) -> RateLimit {
     RateLimit {
-        reset_at_unix: None,
+        reset_at_unix: retry_after_in(message).map(|secs| now_unix().saturating_add(secs)),
         message: message.to_owned(),
     }
+}
+
+/// The seconds of a `retry after Ns` in `message`, as Gemini CLI words the
+/// provider's `RetryInfo` delay.
+fn retry_after_in(message: &str) -> Option<u64> {
+    let lower = message.to_lowercase();
+    let (_, after) = lower.split_once("retry after ")?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &after[digits.len()..];
+    if !rest.starts_with('s') {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
 }
 
 /// Whether a provider error message means "rate or quota limited".
@@ -367,5 +387,54 @@ mod tests {
         assert_eq!(json, "\"claude\"");
         let back: StreamFormat = serde_json::from_str("\"auto\"").expect("parsable");
         assert_eq!(back, StreamFormat::Auto);
+    }
+
+    /// What the real CLIs printed when the model stand-in answered with
+    /// their provider's own limit error, read as usage limits.
+    #[test]
+    fn the_real_clis_usage_limit_transcripts_read_as_usage_limits() {
+        let cases = [
+            (
+                "claude",
+                include_str!("../../tests/fixtures/usage-limits/claude-2.1.332-spend-limit.jsonl"),
+                "API Error: Request rejected (429) · You have reached your spend limit.",
+            ),
+            (
+                "codex",
+                include_str!(
+                    "../../tests/fixtures/usage-limits/codex-0.169.0-insufficient-quota.jsonl"
+                ),
+                "Quota exceeded. Check your plan and billing details.",
+            ),
+        ];
+        for (name, transcript, words) in cases {
+            let preset = presets::lookup(name).expect("a preset");
+            let mut parser = parser_for(StreamFormat::Preset(preset));
+            for line in transcript.lines() {
+                parser.feed_line(line);
+            }
+            let done = parser.finish().expect("a done event");
+            let limit = done.rate_limit.expect("a usage limit");
+            assert_eq!(limit.message, words, "{name}");
+            assert_eq!(limit.reset_at_unix, None, "{name} prints no reset time");
+        }
+    }
+
+    #[test]
+    fn a_suggested_retry_after_is_read_as_the_reset() {
+        assert_eq!(
+            retry_after_in(
+                "[API Error: Resource has been exhausted.\nSuggested retry after 891s.]"
+            ),
+            Some(891)
+        );
+        assert_eq!(retry_after_in("retry after 5 minutes"), None);
+        assert_eq!(retry_after_in("Quota exceeded."), None);
+        let limit = reset_from_words("Suggested retry after 30s.");
+        let reset = limit.reset_at_unix.expect("a reset");
+        assert!(
+            reset >= now_unix() + 29 && reset <= now_unix() + 30,
+            "{reset}"
+        );
     }
 }

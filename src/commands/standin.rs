@@ -13,7 +13,8 @@ use crate::ui;
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// A JSON script: {"turns": [{"kind": "text", "text": …}, {"kind": "shell",
-    /// "command": …}, {"kind": "error", "status": 429, "message": …}], "tools": true}.
+    /// "command": …}, {"kind": "error", "status": 429, "message": …}, {"kind": "limit",
+    /// "message": …, "code": …, "reset_unix": …}], "tools": true}.
     #[arg(long, value_name = "FILE")]
     pub script: PathBuf,
 }

@@ -28,6 +28,11 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
     let role = RequestRole::Turn { index };
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => error(*status, message),
+        Some(Turn::Limit {
+            message,
+            reset_unix,
+            ..
+        }) => super::limits::anthropic(message, *reset_unix),
         Some(Turn::Shell { text, command }) => match shell_call(&offered, command) {
             Some((name, input)) => {
                 let mut blocks = Vec::new();

@@ -47,6 +47,15 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
         .count();
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => openai_error(*status, message),
+        Some(Turn::Limit {
+            message,
+            code,
+            reset_unix,
+        }) => super::limits::openai(
+            message,
+            code.as_deref().unwrap_or("rate_limit_exceeded"),
+            *reset_unix,
+        ),
         Some(Turn::Shell { text, command }) => {
             let words = (!text.is_empty()).then_some(text.as_str());
             let call = shell_call(&offered, command).map(|(name, arguments)| {

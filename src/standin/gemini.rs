@@ -48,6 +48,11 @@ pub(super) fn answer(script: &Script, body: &Value, stream: bool) -> (RequestRol
         .count();
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => error(*status, message),
+        Some(Turn::Limit {
+            message,
+            reset_unix,
+            ..
+        }) => super::limits::gemini(message, *reset_unix),
         Some(Turn::Shell { text, command }) => {
             let mut parts = Vec::new();
             if !text.is_empty() {

@@ -18,6 +18,7 @@
 mod anthropic;
 mod chat_completions;
 mod gemini;
+mod limits;
 mod responses;
 mod tools;
 
@@ -84,19 +85,44 @@ pub enum Turn {
     /// An HTTP error for this request and every later one: 400 (a bad
     /// request) or 429 (a rate limit).
     Error { status: u16, message: String },
+    /// The provider's own usage-limit or quota error (see [`limits`]) for
+    /// every conversation request until `reset_unix`; from then on it is
+    /// passed over, and the turns after it answer as if it were not there.
+    /// `code` is OpenAI's error code (`insufficient_quota` or
+    /// `rate_limit_exceeded`); the other providers have one kind of 429.
+    Limit {
+        message: String,
+        #[serde(default)]
+        code: Option<String>,
+        reset_unix: u64,
+    },
 }
 
 impl Script {
     /// The turn for a request whose history holds `index` model turns. Past
     /// the end, the last turn repeats, so a CLI that asks again gets the
-    /// same ending.
+    /// same ending. A limit that still holds answers every request.
     fn turn(&self, index: usize) -> Option<&Turn> {
-        self.turns
+        let now = limits::now_unix();
+        if let Some(limit) = self
+            .turns
+            .iter()
+            .find(|turn| matches!(turn, Turn::Limit { reset_unix, .. } if *reset_unix > now))
+        {
+            return Some(limit);
+        }
+        let turns: Vec<&Turn> = self
+            .turns
+            .iter()
+            .filter(|turn| !matches!(turn, Turn::Limit { .. }))
+            .collect();
+        turns
             .iter()
             .take(index + 1)
             .find(|turn| matches!(turn, Turn::Error { .. }))
-            .or_else(|| self.turns.get(index))
-            .or_else(|| self.turns.last())
+            .or_else(|| turns.get(index))
+            .or_else(|| turns.last())
+            .copied()
     }
 }
 

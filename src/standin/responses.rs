@@ -24,6 +24,15 @@ pub(super) fn answer(script: &Script, body: &Value) -> (RequestRole, Reply) {
         .count();
     let reply = match script.turn(index) {
         Some(Turn::Error { status, message }) => openai_error(*status, message),
+        Some(Turn::Limit {
+            message,
+            code,
+            reset_unix,
+        }) => super::limits::openai(
+            message,
+            code.as_deref().unwrap_or("rate_limit_exceeded"),
+            *reset_unix,
+        ),
         Some(Turn::Shell { text, command }) => {
             let mut items = Vec::new();
             if !text.is_empty() {

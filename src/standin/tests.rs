@@ -364,3 +364,96 @@ async fn every_preset_that_can_be_pointed_here_speaks_a_protocol_answered_here()
         "every preset but Amp and Cursor can be verified"
     );
 }
+
+/// A script whose first turn is a limit that lifts at `reset_unix`.
+fn limited_until(reset_unix: u64, code: Option<&str>) -> Script {
+    let mut script = script();
+    script.turns.insert(
+        0,
+        Turn::Limit {
+            message: "You have reached your usage limit.".into(),
+            code: code.map(str::to_owned),
+            reset_unix,
+        },
+    );
+    script
+}
+
+fn request(path: &str, body: &Value) -> String {
+    let body = body.to_string();
+    format!(
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_limit_answers_in_each_providers_own_shape_with_its_reset() {
+    let reset = limits::now_unix() + 3600;
+    let standin = Standin::start(limited_until(reset, Some("insufficient_quota")))
+        .await
+        .expect("started");
+    let anthropic = exchange(
+        &standin,
+        &request(
+            "/v1/messages",
+            &json!({"messages": [{"role": "user", "content": "hi"}], "tools": [bash_tool()]}),
+        ),
+    )
+    .await;
+    assert!(anthropic.starts_with("HTTP/1.1 429"), "{anthropic}");
+    assert!(
+        anthropic.contains("\"type\":\"rate_limit_error\""),
+        "{anthropic}"
+    );
+    assert!(anthropic.contains(&format!("anthropic-ratelimit-unified-reset: {reset}")));
+    assert!(anthropic.contains("anthropic-ratelimit-requests-reset: 20"));
+    let retry_after: u64 = anthropic
+        .lines()
+        .find_map(|line| line.strip_prefix("retry-after: "))
+        .and_then(|secs| secs.trim().parse().ok())
+        .expect("a retry-after");
+    assert!((3590..=3600).contains(&retry_after), "{retry_after}");
+    let openai = exchange(
+        &standin,
+        &request(
+            "/v1/chat/completions",
+            &json!({"messages": [{"role": "user", "content": "hi"}], "tools": [
+                {"type": "function", "function": {"name": "shell", "parameters": {}}}]}),
+        ),
+    )
+    .await;
+    assert!(openai.starts_with("HTTP/1.1 429"), "{openai}");
+    assert!(
+        openai.contains("\"code\":\"insufficient_quota\""),
+        "{openai}"
+    );
+    assert!(openai.contains("x-ratelimit-reset-requests: "), "{openai}");
+    let (status, gemini) = post(
+        &standin,
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        &json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": [
+            {"functionDeclarations": [{"name": "run_shell_command", "parameters": {}}]}]}),
+    )
+    .await;
+    assert_eq!(status, 429);
+    assert!(gemini.contains("RESOURCE_EXHAUSTED"), "{gemini}");
+    assert!(gemini.contains("google.rpc.RetryInfo"), "{gemini}");
+    standin.stop().await;
+}
+
+#[tokio::test]
+async fn a_limit_past_its_reset_is_passed_over() {
+    let standin = Standin::start(limited_until(limits::now_unix() - 1, None))
+        .await
+        .expect("started");
+    let (status, body) = post(
+        &standin,
+        "/v1/messages",
+        &json!({"messages": [{"role": "user", "content": "hi"}], "tools": [bash_tool()]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("tool_use"), "the script's first turn: {body}");
+    standin.stop().await;
+}

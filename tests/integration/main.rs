@@ -82,6 +82,7 @@ mod readers_e2e;
 mod readers_real;
 mod readers_sources_e2e;
 mod real_cli_e2e;
+mod real_cli_limits;
 mod realworld;
 mod roles;
 mod scenarios;

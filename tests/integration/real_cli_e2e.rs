@@ -34,7 +34,7 @@ fn preset(name: &str) -> &'static Preset {
 
 /// The CLI's program, or `None` (with the reason printed and its row
 /// written) to skip.
-fn installed(name: &str) -> Option<&'static str> {
+pub(crate) fn installed(name: &str) -> Option<&'static str> {
     let program = preset(name).program;
     if std::env::var_os("GIT_RALPH_SKIP_REAL_CLIS").is_some() {
         println!("skipping {name}: GIT_RALPH_SKIP_REAL_CLIS is set");
@@ -147,7 +147,18 @@ fn serve(dir: &Path, script: &Value) -> Served {
 
 /// `git ralph start CHANGE --agent NAME` with the CLI pointed at a
 /// stand-in serving `turns`, no retries.
-fn start(repo: &TestRepo, name: &str, change: &str, turns: Value) -> Output {
+pub(crate) fn start(repo: &TestRepo, name: &str, change: &str, turns: Value) -> Output {
+    start_with(repo, name, change, turns, &[])
+}
+
+/// [`start`] with `extra` arguments after the others.
+pub(crate) fn start_with(
+    repo: &TestRepo,
+    name: &str,
+    change: &str,
+    turns: Value,
+    extra: &[&str],
+) -> Output {
     let tools = pointing::offers_tools(name);
     let served = serve(repo.dir.path(), &json!({"turns": turns, "tools": tools}));
     let cli_home = repo.dir.path().join("cli-home");
@@ -170,7 +181,8 @@ fn start(repo: &TestRepo, name: &str, change: &str, turns: Value) -> Output {
             "keep",
             "--max-retries",
             "0",
-        ]);
+        ])
+        .args(extra);
     if as_root() {
         cmd.env("IS_SANDBOX", "1");
     }

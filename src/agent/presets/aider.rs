@@ -25,7 +25,7 @@ use std::io;
 
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
-use crate::agent::stream::{mentions_rate_limit, unknown_reset};
+use crate::agent::stream::{mentions_rate_limit, reset_from_words};
 use crate::agent::{AgentEvent, Done, PromiseScope, StreamParser, Usage};
 use crate::standin::Protocol;
 
@@ -224,7 +224,7 @@ impl StreamParser for AiderParser {
             .filter(|error| {
                 rate_limited || error.contains("RateLimitError") || mentions_rate_limit(error)
             })
-            .map(unknown_reset);
+            .map(reset_from_words);
         Some(Done {
             final_text: final_text.trim_end().to_owned(),
             is_error: error.is_some(),

@@ -16,7 +16,8 @@ use serde_json::Value;
 use super::{Pointing, Preset, PromptPassing, STANDIN_KEY, StandinSetup, vars};
 use crate::agent::plain::TextTail;
 use crate::agent::stream::{
-    FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit, string_at, unknown_reset,
+    FINAL_MESSAGE_BYTES, Json, JsonEvents, JsonLines, mentions_rate_limit, reset_from_words,
+    string_at,
 };
 use crate::agent::{AgentEvent, Done, RateLimit, ToolUse, Usage};
 use crate::standin::Protocol;
@@ -195,7 +196,7 @@ pub(super) fn with_result_error(mut done: Done, error: Option<String>) -> Done {
         && let Some(error) = error
     {
         if done.rate_limit.is_none() && mentions_rate_limit(&error) {
-            done.rate_limit = Some(unknown_reset(&error));
+            done.rate_limit = Some(reset_from_words(&error));
         }
         done.error = Some(error);
     }
