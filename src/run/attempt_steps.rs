@@ -523,13 +523,20 @@ fn account(run: &mut Run, attempt: &Attempt, agent_run: &AgentRun, duration_ms: 
 /// What `tokens` cost by the contract's price table, for an agent that
 /// reported tokens but no cost; `None` when it used none or none is priced.
 fn estimated_cost(run: &Run, attempt: &Attempt, tokens: prices::Tokens) -> Option<f64> {
-    let used = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+    let used = [
+        tokens.input,
+        tokens.output,
+        tokens.cache_read,
+        tokens.cache_write,
+    ]
+    .iter()
+    .any(|&count| count > 0);
     let spec = &attempt.agent.spec;
     let label = attempt.agent.label();
     let mut names: Vec<&str> = prices::model_in(&spec.args).into_iter().collect();
     names.extend([label.as_str(), spec.name.as_str()]);
     let table = &run.settings.contract().prices;
-    (used > 0).then(|| prices::estimate(table, &names, tokens))?
+    used.then(|| prices::estimate(table, &names, tokens))?
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

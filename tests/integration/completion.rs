@@ -281,7 +281,7 @@ fn change_names_come_from_the_repository_the_shell_is_in() {
     // Outside any repository there are none, and nothing breaks.
     let outside = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
     let elsewhere = format!("{setup}\ncd '{}'", outside.path().display());
-    let got = bash_complete(&repo, &elsewhere, &["git-ralph start --j"]);
+    let got = bash_complete(&repo, &elsewhere, &["git-ralph start --js"]);
     assert_eq!(got[0], words(&["--json"]));
 }
 

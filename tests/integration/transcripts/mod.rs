@@ -209,8 +209,9 @@ fn formats() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Fixture directories that hold something else than transcripts, by the
-/// start of their names: task files, state directories.
-const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state", "trackers"];
+/// start of their names: task files, state directories, and the usage
+/// limits the real CLIs printed (read by the agent module's own tests).
+const NOT_TRANSCRIPTS: &[&str] = &["openspec", "realworld", "state", "trackers", "usage-limits"];
 
 /// What a `.expect` file asks for.
 #[derive(Debug)]
