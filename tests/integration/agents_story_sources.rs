@@ -78,21 +78,6 @@ fn start(repo: &TestRepo, agent_script: &str, args: &[&str]) -> Output {
     run(&mut cmd)
 }
 
-/// Subjects of the story checkpoints on `branch`, oldest first.
-fn story_commits(repo: &TestRepo, branch: &str) -> Vec<String> {
-    let change = branch.trim_start_matches("ralph/");
-    repo.git(&[
-        "log",
-        "--reverse",
-        "--format=%s",
-        &format!("main..{branch}"),
-    ])
-    .lines()
-    .filter(|subject| subject.starts_with(&format!("ralph({change}): story ")))
-    .map(str::to_owned)
-    .collect()
-}
-
 /// `start greeter --prd prd.json` in a project holding [`PRD`].
 fn start_prd(agent_script: &str) -> (TestRepo, Output) {
     let repo = project_with("prd.json", PRD);
@@ -115,7 +100,7 @@ fn assert_ended_with(repo: &TestRepo, output: &Output, code: i32, change: &str, 
         .iter()
         .map(|story| format!("ralph({change}): story {story}"))
         .collect();
-    assert_eq!(story_commits(repo, &format!("ralph/{change}")), subjects);
+    assert_eq!(story_commits_of(repo, change), subjects);
 }
 
 #[test]

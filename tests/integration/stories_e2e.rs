@@ -5,6 +5,7 @@
 
 use std::process::Output;
 
+use crate::harness::story_commits_of;
 use crate::harness::{
     TestRepo, fake_agent_path, ralph_with_fake, recorded_calls, recorded_prompt, script,
 };
@@ -45,15 +46,6 @@ fn describe(output: &Output) -> String {
     )
 }
 
-/// Subjects of the story checkpoints on `ralph/plan`, oldest first.
-fn story_commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&["log", "--reverse", "--format=%s", "main..ralph/plan"])
-        .lines()
-        .filter(|subject| subject.starts_with("ralph(plan): story "))
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn issue_11_an_unreadable_box_keeps_the_run_from_being_done() {
     // Every box git-ralph can read is ticked; one line it cannot read is not.
@@ -66,7 +58,11 @@ fn issue_11_an_unreadable_box_keeps_the_run_from_being_done() {
         "the run must not end as done:\n{}",
         describe(&output)
     );
-    assert!(story_commits(&repo).is_empty(), "{}", describe(&output));
+    assert!(
+        story_commits_of(&repo, "plan").is_empty(),
+        "{}",
+        describe(&output)
+    );
     assert_eq!(
         recorded_calls(&repo).len(),
         1,
@@ -94,7 +90,10 @@ promise COMPLETE
 ";
     let output = start(&repo, agent);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Work"]);
+    assert_eq!(
+        story_commits_of(&repo, "plan"),
+        ["ralph(plan): story 1 Work"]
+    );
     assert_eq!(
         repo.git(&["show", "ralph/plan:PLAN.md"]),
         "## 1. Work\n- [x] done already\n- [x] half of it\n"
@@ -117,7 +116,10 @@ promise COMPLETE
 ";
     let output = start(&repo, agent);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Build"]);
+    assert_eq!(
+        story_commits_of(&repo, "plan"),
+        ["ralph(plan): story 1 Build"]
+    );
     let on_branch = repo.git(&["show", "ralph/plan:PLAN.md"]);
     assert!(on_branch.contains("- [x] compile"), "{on_branch}");
     assert!(on_branch.contains("- [ ] ship to users"), "{on_branch}");
@@ -137,7 +139,10 @@ promise COMPLETE
 ";
     let output = start(&repo, agent);
     assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
-    assert_eq!(story_commits(&repo), ["ralph(plan): story 1 Build"]);
+    assert_eq!(
+        story_commits_of(&repo, "plan"),
+        ["ralph(plan): story 1 Build"]
+    );
 }
 
 #[test]

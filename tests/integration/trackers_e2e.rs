@@ -12,6 +12,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
+use crate::harness::story_commits_of;
 use crate::harness::story_run::{
     Background, Reaper, agent_command, agent_pid, group_alive, kill_agents,
 };
@@ -76,26 +77,12 @@ fn tracking_file(repo: &TestRepo) -> PathBuf {
     repo.run_dir(CHANGE).join("tasks.md")
 }
 
-/// Subjects of the story checkpoints on the run's branch, oldest first.
-fn story_commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&[
-        "log",
-        "--reverse",
-        "--format=%s",
-        &format!("main..ralph/{CHANGE}"),
-    ])
-    .lines()
-    .filter(|subject| subject.starts_with(&format!("ralph({CHANGE}): story ")))
-    .map(str::to_owned)
-    .collect()
-}
-
 /// One checkpoint per exported issue, in the order the work must go: #3
 /// is blocked by #7, so oldest first among the issues that wait on
 /// nothing open.
 fn assert_every_issue_checkpointed_in_order(repo: &TestRepo, output: &Output) {
     assert_eq!(
-        story_commits(repo),
+        story_commits_of(repo, CHANGE),
         [
             "ralph(issues): story 5 Fix the typo in the README",
             "ralph(issues): story 7 Greet the user",
@@ -219,7 +206,12 @@ fn issue_27_a_failed_attempt_s_ticks_are_taken_back_with_its_work() {
     assert_exit(&output, 0);
     // Had the first attempt's tick stayed, story 5 would have counted as done
     // without a checkpoint of its own.
-    assert_eq!(story_commits(&repo).len(), 3, "{}", describe(&output));
+    assert_eq!(
+        story_commits_of(&repo, CHANGE).len(),
+        3,
+        "{}",
+        describe(&output)
+    );
     assert_retry_sees_story_5_unticked(&repo);
 }
 
@@ -273,7 +265,11 @@ fn issue_27_ticking_the_run_s_record_alone_is_no_change() {
         ],
     );
     assert_exit(&output, 3);
-    assert!(story_commits(&repo).is_empty(), "{}", describe(&output));
+    assert!(
+        story_commits_of(&repo, CHANGE).is_empty(),
+        "{}",
+        describe(&output)
+    );
     assert!(
         stderr(&output).contains("ticking boxes") || stdout(&output).contains("ticking boxes"),
         "{}",
@@ -323,7 +319,7 @@ fn issue_27_without_comment_gh_is_only_asked_for_the_list() {
     let output = run(&mut cmd);
     assert_exit(&output, 0);
     assert_eq!(gh_calls(&gh_dir).len(), 1, "{:?}", gh_calls(&gh_dir));
-    assert_eq!(story_commits(&repo).len(), 3);
+    assert_eq!(story_commits_of(&repo, CHANGE).len(), 3);
 }
 
 #[test]
@@ -350,10 +346,20 @@ fn issue_27_a_resumed_run_reads_its_own_record_not_the_tracker_again() {
         "ask",
     ]);
     assert_exit(&first, 3);
-    assert_eq!(story_commits(&repo).len(), 1, "{}", describe(&first));
+    assert_eq!(
+        story_commits_of(&repo, CHANGE).len(),
+        1,
+        "{}",
+        describe(&first)
+    );
     let resumed = start_with(&["--max-retries", "2"]);
     assert_exit(&resumed, 0);
-    assert_eq!(story_commits(&repo).len(), 3, "{}", describe(&resumed));
+    assert_eq!(
+        story_commits_of(&repo, CHANGE).len(),
+        3,
+        "{}",
+        describe(&resumed)
+    );
     assert_eq!(
         gh_calls(&gh_dir).len(),
         1,
@@ -373,7 +379,7 @@ fn issue_27_a_run_over_beads_honours_dependencies_and_priorities() {
     // bd-9f3b has priority 0 but waits for bd-2e8c; bd-5d2a (priority 1)
     // goes before bd-2e8c (priority 2); bd-1c7e is closed.
     assert_eq!(
-        story_commits(&repo),
+        story_commits_of(&repo, CHANGE),
         [
             "ralph(issues): story bd-5d2a Fix the typo in the README",
             "ralph(issues): story bd-2e8c Write the greeting",

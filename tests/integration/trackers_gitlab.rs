@@ -6,14 +6,15 @@
 //! GITLAB_TOKEN, the address from GITLAB_HOST; neither is ever written.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::api::{Reply, Request, StandIn, nothing_listening};
-use crate::harness::{
-    TestRepo, assert_exit, describe, ralph, ralph_with_fake, run, script, stderr,
+use crate::harness::api::{
+    Reply, Request, StandIn, assert_refused_before_writing, nothing_listening,
 };
+use crate::harness::story_commits_of;
+use crate::harness::{TestRepo, assert_exit, describe, ralph, ralph_with_fake, run, script};
 
 const CHANGE: &str = "gitlab";
 const TOKEN: &str = "glpat-secret-token-for-the-test";
@@ -151,19 +152,6 @@ fn start_command(repo: &TestRepo, host: &str, args: &[&str]) -> Command {
     cmd
 }
 
-fn story_commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&[
-        "log",
-        "--reverse",
-        "--format=%s",
-        &format!("main..ralph/{CHANGE}"),
-    ])
-    .lines()
-    .filter(|subject| subject.contains("): story "))
-    .map(str::to_owned)
-    .collect()
-}
-
 /// No byte under .git/ralph/ holds the token.
 fn assert_token_nowhere(repo: &TestRepo) {
     let ralph_dir = repo.path(".git/ralph");
@@ -208,7 +196,7 @@ fn issue_49_a_run_over_gitlab_issues_follows_their_blocks_links_and_comments_and
     assert_exit(&output, 0);
     // #1 waits for #2; otherwise oldest first.
     assert_eq!(
-        story_commits(&repo),
+        story_commits_of(&repo, CHANGE),
         [
             "ralph(gitlab): story 2 Greet the user",
             "ralph(gitlab): story 1 Document the greeting",
@@ -269,7 +257,12 @@ fn issue_49_gitlab_issues_are_left_open_and_unremarked_unless_asked() {
     let api = three_issues();
     let output = run(&mut start_command(&repo, &api.base, &[]));
     assert_exit(&output, 0);
-    assert_eq!(story_commits(&repo).len(), 3, "{}", describe(&output));
+    assert_eq!(
+        story_commits_of(&repo, CHANGE).len(),
+        3,
+        "{}",
+        describe(&output)
+    );
     let written: Vec<String> = api
         .requests()
         .iter()
@@ -316,24 +309,18 @@ fn issue_49_gitlab_issues_past_250_are_read_page_by_page() {
     assert!(!repo.run_dir(CHANGE).exists());
 }
 
-/// `start` against `host` ends with an error naming `said`, and writes
-/// nothing: no run directory, no branch, the worktree as it was.
-fn assert_refused_before_writing(repo: &TestRepo, output: &Output, said: &str) {
-    assert_ne!(output.status.code(), Some(0), "{}", describe(output));
-    let err = stderr(output);
-    assert!(err.contains(said), "{err}");
-    assert!(!err.contains(TOKEN), "{err}");
-    assert!(!repo.run_dir(CHANGE).exists());
-    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
-    assert_eq!(repo.status_porcelain(), "");
-}
-
 #[test]
 fn issue_49_a_bad_gitlab_token_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let api = three_issues();
     let output = run(start_command(&repo, &api.base, &[]).env("GITLAB_TOKEN", "glpat-wrong"));
-    assert_refused_before_writing(&repo, &output, "GitLab refused the token in GITLAB_TOKEN");
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        "GitLab refused the token in GITLAB_TOKEN",
+        TOKEN,
+    );
 }
 
 #[test]
@@ -345,7 +332,13 @@ fn issue_49_a_missing_gitlab_project_ends_clearly_before_anything_is_written() {
         &api.base,
         &["--project", "group/gone"],
     ));
-    assert_refused_before_writing(&repo, &output, "GitLab has no project 'group/gone'");
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        "GitLab has no project 'group/gone'",
+        TOKEN,
+    );
 }
 
 #[test]
@@ -358,8 +351,10 @@ fn issue_49_a_gitlab_rate_limit_ends_clearly_with_its_wait_before_anything_is_wr
     let output = run(&mut start_command(&repo, &api.base, &[]));
     assert_refused_before_writing(
         &repo,
+        CHANGE,
         &output,
         "GitLab is limiting the rate of requests: try again in 37s",
+        TOKEN,
     );
 }
 
@@ -368,7 +363,13 @@ fn issue_49_an_unreachable_gitlab_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let host = nothing_listening();
     let output = run(&mut start_command(&repo, &host, &[]));
-    assert_refused_before_writing(&repo, &output, &format!("could not reach GitLab at {host}"));
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        &format!("could not reach GitLab at {host}"),
+        TOKEN,
+    );
 }
 
 #[test]
@@ -378,5 +379,5 @@ fn issue_49_gitlab_without_a_token_says_which_variable_to_set() {
     let output = run(start_command(&repo, &api.base, &[])
         .env_remove("GITLAB_TOKEN")
         .env_remove("CI_JOB_TOKEN"));
-    assert_refused_before_writing(&repo, &output, "GITLAB_TOKEN");
+    assert_refused_before_writing(&repo, CHANGE, &output, "GITLAB_TOKEN", TOKEN);
 }

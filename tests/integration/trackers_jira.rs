@@ -6,13 +6,16 @@
 //! transitions. The site comes from JIRA_BASE_URL, the credentials from
 //! JIRA_EMAIL and JIRA_API_TOKEN.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::api::{Reply, Request, StandIn, nothing_listening};
+use crate::harness::api::{
+    Reply, Request, StandIn, assert_refused_before_writing, nothing_listening,
+};
+use crate::harness::story_commits_of;
 use crate::harness::{
-    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script, stderr,
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script,
 };
 
 const CHANGE: &str = "jira";
@@ -126,19 +129,6 @@ fn start_command(repo: &TestRepo, site: &str, args: &[&str]) -> Command {
     cmd
 }
 
-fn story_commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&[
-        "log",
-        "--reverse",
-        "--format=%s",
-        &format!("main..ralph/{CHANGE}"),
-    ])
-    .lines()
-    .filter(|subject| subject.contains("): story "))
-    .map(str::to_owned)
-    .collect()
-}
-
 #[test]
 fn issue_49_a_run_over_a_jira_query_follows_is_blocked_by_and_priority_with_subtasks_as_tasks() {
     let repo = TestRepo::new();
@@ -155,7 +145,7 @@ fn issue_49_a_run_over_a_jira_query_follows_is_blocked_by_and_priority_with_subt
     ));
     assert_exit(&output, 0);
     assert_eq!(
-        story_commits(&repo),
+        story_commits_of(&repo, CHANGE),
         [
             "ralph(jira): story APP-3 Fix the typo in the README",
             "ralph(jira): story APP-2 Greet the user",
@@ -253,23 +243,19 @@ fn issue_49_jira_issues_past_250_are_read_page_by_page() {
     assert!(!repo.run_dir(CHANGE).exists());
 }
 
-fn assert_refused_before_writing(repo: &TestRepo, output: &Output, said: &str) {
-    assert_ne!(output.status.code(), Some(0), "{}", describe(output));
-    let err = stderr(output);
-    assert!(err.contains(said), "{err}");
-    assert!(!err.contains(TOKEN), "{err}");
-    assert!(!repo.run_dir(CHANGE).exists());
-    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
-    assert_eq!(repo.status_porcelain(), "");
-}
-
 #[test]
 fn issue_49_a_bad_jira_token_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let api = jira(four_issues());
     let output =
         run(start_command(&repo, &api.base, &["--project", "APP"]).env("JIRA_API_TOKEN", "wrong"));
-    assert_refused_before_writing(&repo, &output, "Jira refused the token in JIRA_API_TOKEN");
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        "Jira refused the token in JIRA_API_TOKEN",
+        TOKEN,
+    );
 }
 
 #[test]
@@ -277,7 +263,7 @@ fn issue_49_a_missing_jira_project_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let api = jira(four_issues());
     let output = run(&mut start_command(&repo, &api.base, &["--project", "NOPE"]));
-    assert_refused_before_writing(&repo, &output, "Jira has no project 'NOPE'");
+    assert_refused_before_writing(&repo, CHANGE, &output, "Jira has no project 'NOPE'", TOKEN);
 }
 
 #[test]
@@ -290,10 +276,18 @@ fn issue_49_a_jira_rate_limit_and_an_unreachable_site_end_clearly_before_anythin
     let output = run(&mut start_command(&repo, &api.base, &["--project", "APP"]));
     assert_refused_before_writing(
         &repo,
+        CHANGE,
         &output,
         "Jira is limiting the rate of requests: try again in 5s",
+        TOKEN,
     );
     let site = nothing_listening();
     let output = run(&mut start_command(&repo, &site, &["--project", "APP"]));
-    assert_refused_before_writing(&repo, &output, &format!("could not reach Jira at {site}"));
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        &format!("could not reach Jira at {site}"),
+        TOKEN,
+    );
 }

@@ -6,13 +6,14 @@
 //! comment and state mutations. The key comes from LINEAR_API_KEY, the
 //! address from LINEAR_API_URL.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::api::{Reply, Request, StandIn};
+use crate::harness::api::{Reply, Request, StandIn, assert_refused_before_writing};
+use crate::harness::story_commits_of;
 use crate::harness::{
-    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script, stderr,
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script,
 };
 
 const CHANGE: &str = "linear";
@@ -115,19 +116,6 @@ fn start_command(repo: &TestRepo, url: &str, args: &[&str]) -> Command {
     cmd
 }
 
-fn story_commits(repo: &TestRepo) -> Vec<String> {
-    repo.git(&[
-        "log",
-        "--reverse",
-        "--format=%s",
-        &format!("main..ralph/{CHANGE}"),
-    ])
-    .lines()
-    .filter(|subject| subject.contains("): story "))
-    .map(str::to_owned)
-    .collect()
-}
-
 /// The GraphQL operations the run sent, by the first word of their name.
 fn operations(api: &StandIn) -> Vec<(String, Value)> {
     api.requests()
@@ -158,7 +146,7 @@ fn issue_49_a_run_over_linear_issues_follows_blocks_and_priority_with_sub_issues
     assert_exit(&output, 0);
     // ENG-3 is urgent; ENG-1 waits for ENG-2; ENG-4 is ENG-2's task.
     assert_eq!(
-        story_commits(&repo),
+        story_commits_of(&repo, CHANGE),
         [
             "ralph(linear): story ENG-3 Fix the typo in the README",
             "ralph(linear): story ENG-2 Greet the user",
@@ -249,22 +237,18 @@ fn issue_49_linear_issues_past_250_are_read_page_by_page() {
     assert!(!repo.run_dir(CHANGE).exists());
 }
 
-fn assert_refused_before_writing(repo: &TestRepo, output: &Output, said: &str) {
-    assert_ne!(output.status.code(), Some(0), "{}", describe(output));
-    let err = stderr(output);
-    assert!(err.contains(said), "{err}");
-    assert!(!err.contains(KEY), "{err}");
-    assert!(!repo.run_dir(CHANGE).exists());
-    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
-    assert_eq!(repo.status_porcelain(), "");
-}
-
 #[test]
 fn issue_49_a_bad_linear_key_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let api = linear(four_issues());
     let output = run(start_command(&repo, &api.base, &[]).env("LINEAR_API_KEY", "lin_api_wrong"));
-    assert_refused_before_writing(&repo, &output, "Linear refused the token in LINEAR_API_KEY");
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        "Linear refused the token in LINEAR_API_KEY",
+        KEY,
+    );
 }
 
 #[test]
@@ -272,7 +256,13 @@ fn issue_49_a_missing_linear_team_ends_clearly_before_anything_is_written() {
     let repo = TestRepo::new();
     let api = linear(four_issues());
     let output = run(&mut start_command(&repo, &api.base, &["--team", "OPS"]));
-    assert_refused_before_writing(&repo, &output, "Linear has no team with the key 'OPS'");
+    assert_refused_before_writing(
+        &repo,
+        CHANGE,
+        &output,
+        "Linear has no team with the key 'OPS'",
+        KEY,
+    );
 }
 
 #[test]
@@ -289,7 +279,9 @@ fn issue_49_a_linear_rate_limit_ends_clearly_before_anything_is_written() {
     let output = run(&mut start_command(&repo, &api.base, &[]));
     assert_refused_before_writing(
         &repo,
+        CHANGE,
         &output,
         "Linear is limiting the rate of requests: try again in 12s",
+        KEY,
     );
 }

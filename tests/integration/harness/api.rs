@@ -196,3 +196,22 @@ pub fn nothing_listening() -> String {
     drop(listener);
     format!("http://{address}")
 }
+
+/// A start refused before anything was written: it failed, said `said`,
+/// never showed `secret`, and left no run directory, no `ralph/*` branch
+/// and a clean worktree.
+pub fn assert_refused_before_writing(
+    repo: &super::TestRepo,
+    change: &str,
+    output: &std::process::Output,
+    said: &str,
+    secret: &str,
+) {
+    assert_ne!(output.status.code(), Some(0), "{}", super::describe(output));
+    let err = super::stderr(output);
+    assert!(err.contains(said), "{err}");
+    assert!(!err.contains(secret), "{err}");
+    assert!(!repo.run_dir(change).exists());
+    assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
+    assert_eq!(repo.status_porcelain(), "");
+}

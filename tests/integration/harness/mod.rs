@@ -785,3 +785,18 @@ pub fn path_with_bin_and(repo: &TestRepo, tools: &[&str]) -> String {
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
+
+/// Subjects of the story checkpoints of `change` on `ralph/<change>`,
+/// oldest first.
+pub fn story_commits_of(repo: &TestRepo, change: &str) -> Vec<String> {
+    repo.git(&[
+        "log",
+        "--reverse",
+        "--format=%s",
+        &format!("main..ralph/{change}"),
+    ])
+    .lines()
+    .filter(|subject| subject.starts_with(&format!("ralph({change}): story ")))
+    .map(str::to_owned)
+    .collect()
+}
