@@ -472,19 +472,24 @@ pub fn work_state(repo: &TestRepo) -> WorkState {
 /// (Python escapes such as `\x1b` are decoded). Prints the transcript and
 /// exits as the command did, or with 124 when `trigger` never showed.
 const PTY_DRIVER: &str = r#"
-import os, pty, select, sys, time
+import fcntl, os, pty, select, struct, sys, termios, time
 trigger = sys.argv[1].encode()
 keys = sys.argv[2].encode().decode("unicode_escape").encode("latin-1")
 argv = sys.argv[3:]
+size = os.environ.get("PTY_SIZE")
 pid, fd = pty.fork()
 if pid == 0:
+    if size:
+        rows, cols = (int(n) for n in size.split("x"))
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     os.execvp(argv[0], argv)
 seen = b""
 sent = False
-deadline = time.time() + 30
+deadline = time.time() + float(os.environ.get("PTY_SECONDS", "30"))
 while True:
     if time.time() > deadline:
         os.kill(pid, 9)
+        os.waitpid(pid, 0)
         sys.stdout.write(seen.decode("utf-8", "replace"))
         sys.exit(124)
     ready, _, _ = select.select([fd], [], [], 0.1)
@@ -510,16 +515,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 /// `keys` once `trigger` shows; the output's stdout is the terminal's
 /// transcript. Panics when `trigger` never showed.
 pub fn in_terminal(repo: &TestRepo, template: &Command, trigger: &str, keys: &str) -> Output {
-    let driver = repo.dir.path().join("pty_driver.py");
-    fs::write(&driver, PTY_DRIVER)
-        .unwrap_or_else(|err| panic!("cannot write {}: {err}", driver.display()));
-    let mut driver_cmd = Command::new("python3");
-    driver_cmd.arg(&driver).arg(trigger).arg(keys);
-    let mut cmd = repo.wrap(driver_cmd, template);
-    cmd.env("TERM", "xterm");
-    let output = cmd
-        .output()
-        .unwrap_or_else(|err| panic!("python3 is needed to drive a pseudo-terminal: {err}"));
+    let output = on_a_terminal(repo, template, (trigger, keys), None, 30);
     assert_ne!(
         output.status.code(),
         Some(124),
@@ -527,6 +523,32 @@ pub fn in_terminal(repo: &TestRepo, template: &Command, trigger: &str, keys: &st
         super::stdout(&output)
     );
     output
+}
+
+/// Runs `template` on a terminal of `size` (lines, columns; the
+/// terminal's own when `None`), typing `keys` once `trigger` shows. The
+/// output's stdout is the terminal's transcript; it exits as the command
+/// did, or with 124 when `trigger` did not show within `seconds`.
+pub fn on_a_terminal(
+    repo: &TestRepo,
+    template: &Command,
+    (trigger, keys): (&str, &str),
+    size: Option<(u16, u16)>,
+    seconds: u64,
+) -> Output {
+    let driver = repo.dir.path().join("pty_driver.py");
+    fs::write(&driver, PTY_DRIVER)
+        .unwrap_or_else(|err| panic!("cannot write {}: {err}", driver.display()));
+    let mut driver_cmd = Command::new("python3");
+    driver_cmd.arg(&driver).arg(trigger).arg(keys);
+    let mut cmd = repo.wrap(driver_cmd, template);
+    cmd.env("TERM", "xterm")
+        .env("PTY_SECONDS", seconds.to_string());
+    if let Some((lines, columns)) = size {
+        cmd.env("PTY_SIZE", format!("{lines}x{columns}"));
+    }
+    cmd.output()
+        .unwrap_or_else(|err| panic!("python3 is needed to drive a pseudo-terminal: {err}"))
 }
 
 /// The subjects of a branch of `greet` that holds the checkpoints of

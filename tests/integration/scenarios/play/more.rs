@@ -77,60 +77,6 @@ impl BeforePlan {
     }
 }
 
-/// Runs a command on a pseudo-terminal of 100 columns and 30 lines; once
-/// `trigger` shows, types `keys`. Prints the screen's bytes and exits as
-/// the command did, or with 124 when `trigger` did not show within a
-/// minute.
-const TERMINAL: &str = r#"
-import fcntl, os, pty, select, struct, sys, termios, time
-trigger = sys.argv[1].encode()
-keys = sys.argv[2].encode()
-pid, fd = pty.fork()
-if pid == 0:
-    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    os.execvp(sys.argv[3], sys.argv[3:])
-seen = b""
-sent = False
-deadline = time.time() + 60
-while True:
-    if time.time() > deadline:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        sys.stdout.write(seen.decode("utf-8", "replace"))
-        sys.exit(124)
-    ready, _, _ = select.select([fd], [], [], 0.1)
-    if not ready:
-        continue
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    seen += data
-    if not sent and trigger in seen:
-        os.write(fd, keys)
-        sent = True
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(seen.decode("utf-8", "replace"))
-sys.exit(os.waitstatus_to_exitcode(status))
-"#;
-
-fn on_a_terminal(
-    repo: &TestRepo,
-    template: &Command,
-    trigger: &str,
-    keys: &str,
-) -> std::process::Output {
-    let driver = repo.dir.path().join("terminal.py");
-    fs::write(&driver, TERMINAL).unwrap();
-    let mut driver_cmd = Command::new("python3");
-    driver_cmd.arg(&driver).arg(trigger).arg(keys);
-    let mut cmd = repo.wrap(driver_cmd, template);
-    cmd.env("TERM", "xterm");
-    run(&mut cmd)
-}
-
 /// The pids a file of [`Agent::Escapes`] children holds.
 fn pids_in(file: &Path) -> Vec<i32> {
     fs::read_to_string(file)
@@ -372,7 +318,7 @@ impl Scenario {
         let picture = self.held.is_none().then(|| Picture::take(&self.w.repo));
         let mut template = ralph(&self.w.repo);
         template.args(["watch", CHANGE]);
-        let output = on_a_terminal(&self.w.repo, &template, CHANGE, "q");
+        let output = on_a_terminal(&self.w.repo, &template, (CHANGE, "q"), Some((30, 100)), 60);
         if output.status.code() == Some(124) {
             self.w.find(format!(
                 "watch never showed the run within a minute:\n{}",
