@@ -94,7 +94,7 @@ fn resume(
     // A story's loop in a parallel run works on its one story; a single
     // pass is the whole run's, one story after another, as a new run
     // with both is refused.
-    if settings.parallel.is_some() && matches!(Mode::of(&settings, &[]), Mode::SinglePass) {
+    if settings.parallel.is_some() && Mode::of(&settings, &[]).side_by_side().is_err() {
         return Err(StartError::OnceOnParallel {
             change: change.to_string(),
         }
