@@ -36,13 +36,17 @@ fn a_parallel_run_resumed_with_once_is_refused_and_its_record_agrees_with_the_br
     let agent = script(
         &repo,
         &format!(
-            "[story=1 attempt=1]\nwrite {} x\nwait-for {}\n{}{}",
+            "[story=1 attempt=1]\nwrite {} x\nwait-for {}\n{}[story=2 attempt=1]\nwait-for {}\n{}{}",
             at_work.display(),
             gate.display(),
             finish_story("1"),
+            gate.display(),
+            finish_story("2"),
             stories_done(&["1", "2", "3"]),
         ),
     );
+    // Story 2's first attempt also waits, so that the stop finds no story
+    // finished in its worktree and not yet merged.
     let _reaper = Reaper(repo.record_dir());
     let run = Background::start(&repo, &agent, &["--parallel", "2", "--on-finish", "keep"]);
     wait_until("story 1's agent is at work", PATIENCE, || at_work.exists());
