@@ -206,16 +206,16 @@ fn an_attempt_whose_revert_fails_is_kept_whole_and_recorded_as_cut_short() {
     repo.assert_fsck_clean();
 }
 
-#[test]
-fn an_attempt_a_full_disk_cut_short_is_never_taken_for_the_users_changes() {
+/// The two-story project, cloned onto a tmpfs of `size` (the fake
+/// agent's records stay on the large disk); `None`, said, where no tmpfs
+/// can be mounted.
+fn cloned_onto_a_small_disk(size: &str) -> Option<(TestRepo, Tmpfs, std::path::PathBuf)> {
     let outer = project(TWO_STORIES);
     let disk = outer.dir.path().join("disk");
-    let Some(tmpfs) = Tmpfs::mount(&disk, "2m") else {
+    let Some(tmpfs) = Tmpfs::mount(&disk, size) else {
         can("mount -t tmpfs", false);
-        return;
+        return None;
     };
-    // The project, cloned onto the small disk; the fake agent's records
-    // stay on the large one.
     let root = disk.join("repo");
     outer.git(&[
         "clone",
@@ -223,6 +223,14 @@ fn an_attempt_a_full_disk_cut_short_is_never_taken_for_the_users_changes() {
         &outer.root.display().to_string(),
         &root.display().to_string(),
     ]);
+    Some((outer, tmpfs, root))
+}
+
+#[test]
+fn an_attempt_a_full_disk_cut_short_is_never_taken_for_the_users_changes() {
+    let Some((outer, tmpfs, root)) = cloned_onto_a_small_disk("2m") else {
+        return;
+    };
     let agent = script(
         &outer,
         &format!(
@@ -423,19 +431,9 @@ fn fill_but(at: &Path, left: u64) {
 
 #[test]
 fn a_start_the_full_disk_stops_before_the_branch_moves_leaves_no_ref_of_the_run() {
-    let outer = project(TWO_STORIES);
-    let disk = outer.dir.path().join("disk");
-    let Some(_tmpfs) = Tmpfs::mount(&disk, "4m") else {
-        can("mount -t tmpfs", false);
+    let Some((outer, _tmpfs, root)) = cloned_onto_a_small_disk("4m") else {
         return;
     };
-    let root = disk.join("repo");
-    outer.git(&[
-        "clone",
-        "-q",
-        &outer.root.display().to_string(),
-        &root.display().to_string(),
-    ]);
     let git = |args: &[&str]| outer.git_at(&root, args);
     git(&["remote", "remove", "origin"]);
     std::fs::write(root.join("notes.txt"), "the user's notes\n").expect("notes");
@@ -446,7 +444,7 @@ fn a_start_the_full_disk_stops_before_the_branch_moves_leaves_no_ref_of_the_run(
     );
     // Room for the objects and the first ref a start writes, not for the
     // reflog of the branch it moves to.
-    fill_but(&disk, 24 << 10);
+    fill_but(root.parent().expect("the disk"), 24 << 10);
     let agent = script(&outer, &stories_done(&["1", "2"]));
     let mut cmd = start_command(&outer, &agent, &["--on-finish", "keep"]);
     let output = run(cmd.current_dir(&root));
