@@ -95,8 +95,10 @@ pub fn ask_to_stop(pid: u32) -> bool {
 /// names no live process (cut short, garbage, a PID of 0) has none, and
 /// [`RunLock::acquire`] takes it over.
 pub fn lock_holder(path: &Path) -> Option<(u32, String)> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let (pid, change) = parse(&text)?;
+    // Read as `acquire` reads it, so that `status` and `start` agree on
+    // a holder whose change is not UTF-8.
+    let bytes = std::fs::read(path).ok()?;
+    let (pid, change) = parse(&String::from_utf8_lossy(&bytes))?;
     process_alive(pid).then_some((pid, change))
 }
 
