@@ -737,13 +737,22 @@ fn detach_leaves_a_child_in_a_session_of_its_own_that_writes_later() {
         .trim()
         .parse()
         .expect("a pid");
-    // It outlives the agent, alone in its session, until it writes.
-    let session = session_of(pid);
+    // It outlives the agent and, once `setsid` has run (its exec may
+    // still be under way when the agent exits), leads a session of its
+    // own before it writes.
+    crate::harness::wait_until(
+        "the child leads a session of its own",
+        std::time::Duration::from_secs(3),
+        || session_of(pid) == Some(pid),
+    );
+    assert!(
+        !repo.path("late.txt").exists(),
+        "the child wrote before it was seen alone in its session"
+    );
     crate::harness::wait_until(
         "the late write lands",
         std::time::Duration::from_secs(30),
         || std::fs::read_to_string(repo.path("late.txt")).is_ok_and(|text| text.ends_with('\n')),
     );
-    assert_eq!(session, Some(pid), "the child leads a session of its own");
     assert_eq!(repo.read("late.txt"), "written late\n");
 }
