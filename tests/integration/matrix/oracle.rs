@@ -279,7 +279,14 @@ fn status_text_done(w: &mut World, moment: &str) -> Ids {
 /// The stories an `attempt_finished` event calls complete; each such
 /// event's checkpoint must be on the shelf and hold the story's work.
 fn events_done(w: &mut World, moment: &str, view: &GitView) -> Ids {
-    let events = w.repo.run_events(CHANGE);
+    // A start killed after its state was first written and before its
+    // events file was made leaves none: no events, not a broken record.
+    let written = w.repo.run_dir(CHANGE).join("events.jsonl").exists();
+    let events = if written {
+        w.repo.run_events(CHANGE)
+    } else {
+        Vec::new()
+    };
     let complete: Vec<(String, String)> = of_type(&events, "attempt_finished")
         .into_iter()
         .filter(|event| event["outcome"] == "complete")
