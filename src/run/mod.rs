@@ -49,6 +49,7 @@
 //! and returns typed errors ([`RunError`]); the command layer decides how
 //! they look.
 
+mod adopt;
 mod asked;
 mod attempt;
 mod attempt_steps;

@@ -18,12 +18,14 @@ use super::judge::{self, Failure};
 use super::runtime::blocking;
 use crate::events::now_ms;
 use crate::git::{Carried, ObjectId};
-use crate::state::{AttemptOutcome, Ending, now};
+use crate::state::{AttemptOutcome, CheckpointDue, Ending, now};
 use crate::stories::Story;
 
 /// Checkpoint the story. `kept` is a failed attempt whose work is
 /// kept all the same (a single pass, or a prompt-mode iteration): it is
-/// recorded with its own outcome, and so is its event.
+/// recorded with its own outcome, and so is its event. The checkpoint is
+/// noted as due before it is committed, so that a loop killed in between
+/// leaves a commit recovery can tell for its own.
 pub(super) async fn accept(
     run: &mut Run,
     attempt: &Attempt,
@@ -45,27 +47,82 @@ pub(super) async fn accept(
     );
     let receipt = receipts::receipt(run, &story.id, attempt).await;
     let message = format!("{subject}\n\n{receipt}");
+    let due = note_checkpoint_due(run, &story.id, attempt, kept).await?;
     let checkpoint = run
         .with_repo(move |repo| repo.checkpoint(&message))
         .await
         .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
-    run.state.checkpointed(checkpoint.commit);
     crate::bug::halt("checkpoint:committed");
-    tracking_checkpointed(run).await?;
-    let commit = checkpoint.commit.to_string();
-    receipts::keep_receipt(run, &commit, &subject, &receipt);
-    let finished = kept.is_none();
+    let made = Made {
+        commit: checkpoint.commit,
+        subject: &subject,
+        receipt: &receipt,
+    };
+    record_checkpoint(run, story, &due, made).await
+}
+
+/// The checkpoint about to be made of the worktree as it is now, on the
+/// last checkpoint, noted in the saved state.
+async fn note_checkpoint_due(
+    run: &mut Run,
+    story: &str,
+    attempt: u32,
+    kept: Option<Failure>,
+) -> Result<CheckpointDue, RunError> {
+    let tree = run
+        .with_repo(|repo| repo.fingerprint())
+        .await
+        .map_err(|err| RunError::git(format!("checkpoint story {story}"), err))?;
     let (outcome, reason, checks) = match kept {
         None => (AttemptOutcome::Complete, None, Vec::new()),
         Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
     };
-    let ending = Ending {
+    let due = CheckpointDue {
+        story: story.to_owned(),
+        attempt,
+        parent: run.state.checkpoint(),
+        tree,
         outcome,
         reason,
+        checks,
+    };
+    run.state.checkpoint_due(due.clone());
+    run.save()?;
+    Ok(due)
+}
+
+/// A story's checkpoint commit, with its message's subject and receipt.
+pub(super) struct Made<'a> {
+    pub(super) commit: ObjectId,
+    pub(super) subject: &'a str,
+    pub(super) receipt: &'a str,
+}
+
+/// The checkpoint `made` for the attempt `due` into the record, its
+/// event told, its hooks queued, the tracker told: what the loop does
+/// once it committed a story's checkpoint, and what recovery does with
+/// the one a killed loop committed.
+pub(super) async fn record_checkpoint(
+    run: &mut Run,
+    story: &Story,
+    due: &CheckpointDue,
+    made: Made<'_>,
+) -> Result<(), RunError> {
+    let attempt = due.attempt;
+    run.state.checkpointed(made.commit);
+    tracking_checkpointed(run).await?;
+    let commit = made.commit.to_string();
+    receipts::keep_receipt(run, &commit, made.subject, made.receipt);
+    let finished = due.outcome == AttemptOutcome::Complete;
+    let ending = Ending {
+        outcome: due.outcome,
+        reason: due.reason.clone(),
         preserved: None,
         checkpoint: Some(commit.clone()),
     };
-    let change = run.state.attempt_kept(&story.id, attempt, ending, checks);
+    let change = run
+        .state
+        .attempt_kept(&story.id, attempt, ending, due.checks.clone());
     // The record says what the branch now holds before anyone is
     // told: the story's marks as checkpointed, and no story at work.
     let stories = run.load_stories().await?;
@@ -77,6 +134,7 @@ pub(super) async fn accept(
             run.state.story_met_its_contract(&story.id);
         }
     }
+    run.state.checkpoint_settled();
     // Saved with the hooks its event queues, in one write.
     crate::bug::halt("checkpoint:recorded");
     run.commit(change)?;
@@ -191,6 +249,9 @@ async fn keep_and_revert(
 pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
     end_orphaned_agent(run).await;
     put_back_kept_refs(run).await?;
+    // The checkpoint a killed loop committed but never recorded is its
+    // own: recorded now, what the user committed above it stays theirs.
+    super::adopt::adopt_noted_checkpoint(run).await?;
     let running = running_attempt(run);
     let cut_short = running.as_ref().is_some_and(|(_, _, unsettled)| *unsettled);
     if running.is_none() {
