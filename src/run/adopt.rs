@@ -9,9 +9,9 @@
 //! above it stay where they are. Nothing an agent commits can pass for
 //! it: the note is written only once the loop has verified the work.
 
+use super::checkpoint_record::{Made, record_checkpoint};
 use super::context::Run;
 use super::error::RunError;
-use super::settle::{Made, record_checkpoint};
 use crate::git::{ChangeName, GitFailure, ObjectId, Repo};
 use crate::state::{AttemptOutcome, CheckpointDue, RunState};
 

@@ -54,6 +54,7 @@ mod asked;
 mod attempt;
 mod attempt_steps;
 mod beside;
+mod checkpoint_record;
 mod checks;
 mod containment;
 mod context;
