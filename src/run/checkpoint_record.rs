@@ -67,7 +67,7 @@ pub(super) async fn record_checkpoint(
     tracking_checkpointed(run).await?;
     let commit = made.commit.to_string();
     receipts::keep_receipt(run, &commit, made.subject, made.receipt);
-    let finished = due.outcome == AttemptOutcome::Complete;
+    let finished = due.finishes_story();
     let ending = Ending {
         outcome: due.outcome,
         reason: due.reason.clone(),

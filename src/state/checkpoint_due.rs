@@ -31,6 +31,14 @@ pub struct CheckpointDue {
     pub checks: Vec<(String, String)>,
 }
 
+impl CheckpointDue {
+    /// Whether the checkpoint finishes its story: a failed attempt whose
+    /// work is kept all the same always says why it failed.
+    pub fn finishes_story(&self) -> bool {
+        self.reason.is_none()
+    }
+}
+
 impl RunState {
     /// The checkpoint `due` is about to be committed.
     pub fn checkpoint_due(&mut self, due: CheckpointDue) {
