@@ -49,10 +49,12 @@
 //! and returns typed errors ([`RunError`]); the command layer decides how
 //! they look.
 
+mod adopt;
 mod asked;
 mod attempt;
 mod attempt_steps;
 mod beside;
+mod checkpoint_record;
 mod checks;
 mod containment;
 mod context;

@@ -8,10 +8,10 @@
 //! checkpoint and each revert, as the worktree does.
 
 use super::attempt::Attempt;
+use super::checkpoint_record::{Made, note_checkpoint_due, record_checkpoint};
 use super::context::Run;
 use super::pipeline_state;
 use super::receipts;
-use super::tracker;
 
 use super::error::RunError;
 use super::judge::{self, Failure};
@@ -23,7 +23,9 @@ use crate::stories::Story;
 
 /// Checkpoint the story. `kept` is a failed attempt whose work is
 /// kept all the same (a single pass, or a prompt-mode iteration): it is
-/// recorded with its own outcome, and so is its event.
+/// recorded with its own outcome, and so is its event. The checkpoint is
+/// noted as due before it is committed, so that a loop killed in between
+/// leaves a commit recovery can tell for its own.
 pub(super) async fn accept(
     run: &mut Run,
     attempt: &Attempt,
@@ -45,50 +47,22 @@ pub(super) async fn accept(
     );
     let receipt = receipts::receipt(run, &story.id, attempt).await;
     let message = format!("{subject}\n\n{receipt}");
+    let due = note_checkpoint_due(run, &story.id, attempt, kept).await?;
     let checkpoint = run
         .with_repo(move |repo| repo.checkpoint(&message))
         .await
         .map_err(|err| RunError::git(format!("checkpoint story {}", story.id), err))?;
-    run.state.checkpointed(checkpoint.commit);
     crate::bug::halt("checkpoint:committed");
-    tracking_checkpointed(run).await?;
-    let commit = checkpoint.commit.to_string();
-    receipts::keep_receipt(run, &commit, &subject, &receipt);
-    let finished = kept.is_none();
-    let (outcome, reason, checks) = match kept {
-        None => (AttemptOutcome::Complete, None, Vec::new()),
-        Some(failure) => (failure.outcome, Some(failure.reason), failure.checks),
+    let made = Made {
+        commit: checkpoint.commit,
+        subject: &subject,
+        receipt: &receipt,
     };
-    let ending = Ending {
-        outcome,
-        reason,
-        preserved: None,
-        checkpoint: Some(commit.clone()),
-    };
-    let change = run.state.attempt_kept(&story.id, attempt, ending, checks);
-    // The record says what the branch now holds before anyone is
-    // told: the story's marks as checkpointed, and no story at work.
-    let stories = run.load_stories().await?;
-    run.sync_stories(&stories);
-    if finished {
-        run.state.story_left();
-        // A prompt has no file to mark it done: the contract met is.
-        if run.settings.policy().marks == super::mode::Marks::Contract {
-            run.state.story_met_its_contract(&story.id);
-        }
-    }
-    // Saved with the hooks its event queues, in one write.
-    crate::bug::halt("checkpoint:recorded");
-    run.commit(change)?;
-    super::push_each::push_checkpoint(run).await;
-    if finished {
-        tracker::tell_tracker(run, story, attempt, &commit).await;
-    }
-    Ok(())
+    record_checkpoint(run, story, &due, made).await
 }
 
 /// The source's tracking outside the worktree follows the checkpoint.
-async fn tracking_checkpointed(run: &Run) -> Result<(), RunError> {
+pub(super) async fn tracking_checkpointed(run: &Run) -> Result<(), RunError> {
     let source = run.source.clone();
     Ok(blocking(move || source.checkpointed()).await?)
 }
@@ -191,6 +165,9 @@ async fn keep_and_revert(
 pub(super) async fn recover(run: &mut Run) -> Result<(), RunError> {
     end_orphaned_agent(run).await;
     put_back_kept_refs(run).await?;
+    // The checkpoint a killed loop committed but never recorded is its
+    // own: recorded now, what the user committed above it stays theirs.
+    super::adopt::adopt_noted_checkpoint(run).await?;
     let running = running_attempt(run);
     let cut_short = running.as_ref().is_some_and(|(_, _, unsettled)| *unsettled);
     if running.is_none() {

@@ -130,6 +130,7 @@ impl RunState {
             fallback: None,
             worktree: None,
             parallel: None,
+            checkpoint_due: None,
         }
     }
 

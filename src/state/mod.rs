@@ -13,6 +13,7 @@
 pub mod answers;
 mod atomic;
 mod change;
+mod checkpoint_due;
 mod commands;
 mod events_log;
 mod history;
@@ -27,6 +28,7 @@ mod workers;
 
 pub use atomic::{write_atomically, write_atomically_with_mode};
 pub use change::Change;
+pub use checkpoint_due::CheckpointDue;
 pub use commands::{AttemptNote, Ending, Usage};
 pub use events_log::EventsLog;
 pub use history::refs_in_history;

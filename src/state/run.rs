@@ -459,6 +459,10 @@ pub struct RunState {
     /// its own; `None` for a run that does one story at a time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) parallel: Option<ParallelState>,
+    /// A verified story's checkpoint about to be committed, noted before
+    /// the commit and cleared as its record is saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) checkpoint_due: Option<super::CheckpointDue>,
 }
 
 /// A parallel run's workers: what a resume after a crash needs to find

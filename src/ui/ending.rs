@@ -28,8 +28,11 @@ impl Onlooker for Console {
             Notice::Unrecorded {
                 refname,
                 checkpoint,
-            } => warn(&format!(
-                "the killed loop had committed past the last checkpoint its record holds: those commits are kept at {refname} (see them with 'git log {checkpoint}..{refname}'), and the branch is back at {checkpoint}"
+                carried,
+            } => warn(&unrecorded(&refname, &checkpoint, carried)),
+            Notice::NotCarried { paths } => warn(&format!(
+                "the commits made on the branch after the loop was killed do not merge onto the last checkpoint its record holds (in {}): they are kept with the loop's own",
+                paths.join(", ")
             )),
             Notice::Pushing { branch, remote } => note(&format!("pushing {branch} to {remote}…")),
             Notice::PutBack { said } => warn(&format!("before its loop stopped, the agent {said}")),
@@ -286,4 +289,21 @@ pub fn left_lock(was: &std::path::Path, kept_at: &std::path::Path) -> String {
         was.display(),
         kept_at.display()
     )
+}
+
+/// The commits a killed loop made past its record, kept at `refname`, and
+/// the user's `carried` commits after the kill, in words.
+fn unrecorded(refname: &str, checkpoint: &str, carried: usize) -> String {
+    let kept = format!(
+        "the killed loop had committed past the last checkpoint its record holds: those commits are kept at {refname} (see them with 'git log {checkpoint}..{refname}')"
+    );
+    match carried {
+        0 => format!("{kept}, and the branch is back at {checkpoint}"),
+        1 => format!(
+            "{kept}; the branch is back at {checkpoint} with the commit made after the kill carried onto it"
+        ),
+        n => format!(
+            "{kept}; the branch is back at {checkpoint} with the {n} commits made after the kill carried onto it"
+        ),
+    }
 }

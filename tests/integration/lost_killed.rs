@@ -138,3 +138,147 @@ fn a_story_committed_and_killed_before_its_record_agrees_with_a_cleaned_up_run()
 fn a_story_committed_and_killed_before_its_record_agrees_with_an_aborted_run() {
     killed_then_ended(&["abort", CHANGE], &format!("{NS}/aborted"));
 }
+
+/// Killed once story 1's checkpoint was committed, before its record said
+/// so; the user then commits an edit of their own on the branch.
+fn killed_then_user_commits() -> (TestRepo, PathBuf, PathBuf) {
+    let (repo, agent, told) = killed_at("checkpoint:committed");
+    repo.write("README.md", "# The user's own line, after the kill\n");
+    repo.git(&[
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        "The user's commit after the kill",
+    ]);
+    (repo, agent, told)
+}
+
+/// [`killed_then_user_commits`], then ended with `args`. The record agrees
+/// with what `tip` holds, and the user's edit is theirs: on `tip` or in
+/// the worktree, never only in a ref.
+fn killed_then_user_commits_then_ended(args: &[&str], tip: &str) -> String {
+    let (repo, _, _) = killed_then_user_commits();
+    let output = ralph_cmd(&repo, args);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert_exit(&output, 0);
+    assert_eq!(
+        work_on(&repo, tip),
+        recorded_done(&repo),
+        "{args:?}: the record agrees with {tip}:\n{said}"
+    );
+    let on_tip = repo.git_ok(&["grep", "-q", "after the kill", tip, "--", "README.md"]);
+    let on_disk = repo.read("README.md").contains("after the kill");
+    assert!(
+        on_tip || on_disk,
+        "{args:?}: the user's edit is handed back:\n{said}\n{}",
+        repo.status_porcelain()
+    );
+    assert!(
+        !on_tip || tip.starts_with("refs/heads/") || said.contains(tip),
+        "{args:?}: the ref that keeps the user's commit is named:\n{said}"
+    );
+    repo.assert_fsck_clean();
+    said
+}
+
+#[test]
+fn a_users_commit_after_a_kill_mid_checkpoint_stays_theirs_when_kept() {
+    killed_then_user_commits_then_ended(
+        &["finish", CHANGE, "--keep"],
+        &format!("refs/heads/{BRANCH}"),
+    );
+}
+
+#[test]
+fn a_users_commit_after_a_kill_mid_checkpoint_stays_theirs_when_cleaned_up() {
+    killed_then_user_commits_then_ended(
+        &["finish", CHANGE, "--cleanup"],
+        &format!("{NS}/finished"),
+    );
+}
+
+/// Abort gives back the exact pre-start state: the user's commit is kept
+/// with the branch's tip under `aborted`, which the output names.
+#[test]
+fn a_users_commit_after_a_kill_mid_checkpoint_is_kept_with_the_aborted_tip() {
+    let aborted = format!("{NS}/aborted");
+    killed_then_user_commits_then_ended(&["abort", CHANGE], &aborted);
+}
+
+/// Resumed, the loop's own checkpoint is recorded as the loop would have
+/// (its event and its hook, once), and the user's commit above it stays
+/// on the branch, under the next story's checkpoint.
+#[test]
+fn a_users_commit_after_a_kill_mid_checkpoint_stays_on_the_branch_on_resume() {
+    let (repo, agent, told) = killed_then_user_commits();
+    let checkpoint = repo.rev_parse(&format!("refs/heads/{BRANCH}~1"));
+    let users = repo.rev_parse(&format!("refs/heads/{BRANCH}"));
+    let output = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&output, 0);
+    let branch = format!("refs/heads/{BRANCH}");
+    for (what, commit) in [
+        ("the loop's checkpoint", &checkpoint),
+        ("the user's commit", &users),
+    ] {
+        assert!(
+            repo.git_ok(&["merge-base", "--is-ancestor", commit, &branch]),
+            "{what} stays on the branch:\n{}",
+            describe(&output)
+        );
+    }
+    assert!(refs_under(&repo, &format!("{NS}/strays")).is_empty());
+    assert_eq!(work_on(&repo, &branch), recorded_done(&repo));
+    assert_eq!(recorded_done(&repo), ["1", "2"]);
+    let hooked = fs::read_to_string(&told).unwrap_or_default();
+    let mut hooked: Vec<&str> = hooked.lines().collect();
+    hooked.sort_unstable();
+    assert_eq!(hooked, ["1", "2"], "on_story_done, once a story");
+    repo.assert_fsck_clean();
+}
+
+/// An agent that commits its work under a checkpoint's subject, its loop
+/// killed while it is at work: its commit is never taken for the loop's
+/// checkpoint. The story is not called done, and the commit is kept
+/// under a ref the output names.
+#[test]
+fn an_agents_commit_with_a_checkpoints_subject_is_not_taken_for_one_after_a_kill() {
+    let repo = project(TWO_STORIES);
+    let gate = repo.root.parent().expect("a parent").join("gate");
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1]\nwrite story-1.txt work of story 1\\n\ntick-story\ngit add -A\ngit commit -q -m 'ralph(greet): story 1 forged'\nwait-for {}\npromise COMPLETE\n",
+            gate.display()
+        ),
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let running = Background::start(&repo, &agent, &["--on-finish", "keep"]);
+    wait_until(
+        "the agent committed",
+        std::time::Duration::from_secs(60),
+        || {
+            let branch = format!("refs/heads/{BRANCH}");
+            repo.git_ok(&["rev-parse", "-q", "--verify", &branch])
+                && repo
+                    .subjects(&format!("main..{branch}"))
+                    .iter()
+                    .any(|subject| subject.ends_with("forged"))
+        },
+    );
+    let forged = repo.rev_parse(&format!("refs/heads/{BRANCH}"));
+    running.signal(nix::sys::signal::Signal::SIGKILL);
+    running.wait(std::time::Duration::from_secs(30));
+    kill_agents(&repo.record_dir());
+    let output = ralph_cmd(&repo, &["finish", CHANGE, "--keep"]);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert_exit(&output, 0);
+    let branch = format!("refs/heads/{BRANCH}");
+    assert_eq!(recorded_done(&repo), Vec::<String>::new(), "{said}");
+    assert_eq!(work_on(&repo, &branch), Vec::<String>::new(), "{said}");
+    let strays = refs_under(&repo, &format!("{NS}/strays"));
+    assert_eq!(strays.len(), 1, "{strays:?}\n{said}");
+    assert_eq!(strays[0].1, forged, "the agent's commit is kept");
+    assert!(said.contains(&strays[0].0), "named:\n{said}");
+    repo.assert_fsck_clean();
+}

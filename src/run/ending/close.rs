@@ -8,6 +8,7 @@ use super::error::EndingError;
 use super::outcome::{
     AbortSetAside, Aborted, CleanedUp, CloseOffer, Finished, Kept, Notice, Onlooker,
 };
+use super::unrecorded::rewind_unrecorded;
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::state::{AttemptOutcome, FinishChoice, RunDir, RunState, StopReason, now};
 use crate::stories::SourceKind;
@@ -163,42 +164,6 @@ pub(super) fn abort(closing: &mut Closing) -> Result<Aborted, EndingError> {
         commits_after,
         ..aborted
     })
-}
-
-/// A loop killed during an attempt may have committed on the branch (the
-/// story's checkpoint, or its agent's own commit) before its record said
-/// so. As a resume does, those commits are kept under a `strays/<ms>` ref
-/// and the branch goes back to the last checkpoint the record holds, the
-/// worktree left as it is (for what follows to set aside): the record
-/// and the branch agree. Commits made after a clean stop are the user's
-/// and stay.
-fn rewind_unrecorded(
-    repo: &mut Repo,
-    change: &ChangeName,
-    state: &RunState,
-    onlooker: &mut dyn Onlooker,
-) -> Result<(), EndingError> {
-    let cut_short = state
-        .stories()
-        .iter()
-        .flat_map(|story| &story.attempts)
-        .any(|attempt| attempt.outcome == AttemptOutcome::Running || attempt.unsettled);
-    if !cut_short {
-        return Ok(());
-    }
-    let keep = repo.unused_ref(&format!(
-        "{}/strays/{}",
-        change.ref_namespace(),
-        crate::events::now_ms()
-    ))?;
-    let back = repo.reattach(change, state.checkpoint(), &keep)?;
-    if let Some(refname) = back.and_then(|back| back.kept_at) {
-        onlooker.notice(Notice::Unrecorded {
-            refname,
-            checkpoint: state.checkpoint().to_hex_with_len(10).to_string(),
-        });
-    }
-    Ok(())
 }
 
 /// What is uncommitted on the run's branch when it is aborted (once the

@@ -20,6 +20,7 @@ mod error;
 pub mod handoff;
 mod outcome;
 mod take_over;
+mod unrecorded;
 
 use close::Closing;
 pub use error::EndingError;

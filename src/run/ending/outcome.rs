@@ -42,8 +42,17 @@ pub enum Notice {
     SetAside { refname: String },
     /// Commits a killed loop made on the branch past the last checkpoint
     /// its record holds (`checkpoint`) were kept at `refname`, and the
-    /// branch taken back to it: the record and the branch agree.
-    Unrecorded { refname: String, checkpoint: String },
+    /// branch taken back to it: the record and the branch agree. The
+    /// user's `carried` commits made above the loop's own after it was
+    /// killed were carried onto it.
+    Unrecorded {
+        refname: String,
+        checkpoint: String,
+        carried: usize,
+    },
+    /// The user's commits above a killed loop's checkpoint do not merge
+    /// onto the last recorded checkpoint (in `paths`): they stay with it.
+    NotCarried { paths: Vec<String> },
     /// The kept branch is being pushed.
     Pushing { branch: String, remote: String },
     /// The run's lock named a loop no longer running: it is taken over.
