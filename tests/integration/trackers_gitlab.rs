@@ -495,3 +495,50 @@ fn issue_49_an_answer_note_on_a_gitlab_issue_answers_its_question_first_answer_f
     assert_secret_nowhere(&repo, &output, TOKEN);
     repo.assert_fsck_clean();
 }
+
+#[test]
+fn issue_49_a_merge_request_of_a_run_over_gitlab_issues_closes_the_finished_ones() {
+    use crate::harness::forge::FakeForge;
+    let repo = TestRepo::new();
+    let bare = repo.dir.path().join("gitlab.git");
+    repo.git_at(
+        repo.dir.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let url = "https://gitlab.example.com/group/app.git";
+    repo.git(&["remote", "add", "origin", url]);
+    repo.git(&["config", &format!("url.{}.insteadOf", bare.display()), url]);
+    let api = three_issues();
+    // #2 and #1 are done; #3 fails, stays open, and the run stops.
+    let agent = "format codex\n[story=3]\npromise FAILED: cannot do it\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let output = run(&mut start_with_agent(
+        &repo,
+        &api.base,
+        agent,
+        &["--max-retries", "0"],
+    ));
+    assert_exit(&output, 3);
+    let forge = FakeForge::new(&repo);
+    let mut finish = ralph(&repo);
+    finish.args(["finish", CHANGE, "--pr"]);
+    forge.on_path(&mut finish);
+    let output = run(&mut finish);
+    assert_exit(&output, 0);
+    assert_eq!(forge.verbs(), ["glab mr list", "glab mr create"]);
+    let calls = forge.calls();
+    let description = calls[1]
+        .args
+        .iter()
+        .find_map(|arg| arg.strip_prefix("--description="))
+        .expect("a description");
+    let closes: Vec<&str> = description
+        .lines()
+        .filter(|line| line.starts_with("Closes "))
+        .collect();
+    assert_eq!(
+        closes,
+        ["Closes group/app#1", "Closes group/app#2"],
+        "{description}"
+    );
+    assert_secret_nowhere(&repo, &output, TOKEN);
+}
