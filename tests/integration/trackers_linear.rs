@@ -36,9 +36,10 @@ fn issue(identifier: &str, title: &str, priority: u64) -> Value {
 }
 
 /// ENG-1 is blocked by ENG-2; ENG-2 has two sub-issues, ENG-4 listed (it
-/// is open) and ENG-5; ENG-3 is urgent.
+/// is open) and ENG-5; ENG-1 and ENG-3 are urgent: without the link,
+/// ENG-1 (the older) would go first and ENG-2 last.
 fn four_issues() -> Vec<Value> {
-    let mut one = issue("ENG-1", "Document the greeting", 3);
+    let mut one = issue("ENG-1", "Document the greeting", 1);
     one["inverseRelations"] =
         json!({"nodes": [{"type": "blocks", "issue": {"identifier": "ENG-2"}}]});
     let mut two = issue("ENG-2", "Greet the user", 2);

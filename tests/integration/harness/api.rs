@@ -212,6 +212,15 @@ pub fn assert_refused_before_writing(
     assert!(err.contains(said), "{err}");
     assert!(!err.contains(secret), "{err}");
     assert!(!repo.run_dir(change).exists());
+    // Nor anything else of the run's: no lock, no record of another kind.
+    let ralph_dir = repo.path(".git/ralph");
+    let left: Vec<_> = std::fs::read_dir(&ralph_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
+    assert!(left.is_empty(), "{} holds {left:?}", ralph_dir.display());
     assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
     assert_eq!(repo.status_porcelain(), "");
 }
