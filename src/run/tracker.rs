@@ -5,9 +5,9 @@
 //! whose story waits for an answer, one quoting the question; with
 //! `--close` a finished issue is closed (or moved to a done state). On
 //! every tracker, the first reply on such an issue that starts with
-//! `/answer` is taken as its answer (with or without `--comment`). Ticks never go to the tracker
-//! (the run keeps its own record), and a comment or a close that fails is a
-//! warning: the run goes on.
+//! `/answer` is taken as its answer (with or without `--comment`). Ticks
+//! never go to the tracker (the run keeps its own record), and a comment or
+//! a close that fails is a warning: the run goes on.
 
 use super::context::Run;
 use crate::state::answers;
