@@ -4,15 +4,15 @@
 //! finished gets one comment naming its checkpoint and its tasks, and each
 //! whose story waits for an answer, one quoting the question; with
 //! `--close` a finished issue is closed (or moved to a done state). On
-//! GitHub, a reply on such an issue that starts with `/answer` is taken as
-//! its answer (with or without `--comment`). Ticks never go to the tracker
-//! (the run keeps its own record), and a comment or a close that fails is a
-//! warning: the run goes on.
+//! every tracker, the first reply on such an issue that starts with
+//! `/answer` is taken as its answer (with or without `--comment`). Ticks
+//! never go to the tracker (the run keeps its own record), and a comment or
+//! a close that fails is a warning: the run goes on.
 
 use super::context::Run;
 use crate::state::answers;
 use crate::stories::trackers::Tracker;
-use crate::stories::{IssuesError, SourceKind, Story, github};
+use crate::stories::{IssuesError, Story};
 
 /// The issue of `story`, finished in `attempt` as checkpoint `commit`:
 /// commented on and closed, as the user asked.
@@ -72,12 +72,11 @@ pub(super) async fn tell_question(run: &mut Run, story: &str, question: &str) {
 }
 
 /// Answers given on the issues of the stories waiting for one, for a run
-/// over GitHub issues read with `gh`: a reply that starts with `/answer`,
+/// over a tracker's issues: the first reply that starts with `/answer`,
 /// made once the question was asked, is recorded as `git ralph answer`
-/// records one. One that cannot be read is a warning.
+/// records one. Replies that cannot be read are a warning.
 pub(super) async fn hear_answers(run: &mut Run) {
-    let from_gh = run.settings.recorded().issues_file.is_none();
-    if run.source.kind() != SourceKind::Github || !from_gh {
+    if !run.source.kind().is_remote_tracker() {
         return;
     }
     let path = run.run_dir.answers_path();
@@ -92,14 +91,14 @@ pub(super) async fn hear_answers(run: &mut Run) {
             Some((story.id.clone(), asked.attempt, asked.started_at))
         })
         .collect();
-    let workdir = run.repo_lock().workdir().to_owned();
-    let timeout = run.settings.command_timeout();
     for (story, attempt, since) in waiting {
-        let text = match github::answers_since(&workdir, &story, since, timeout).await {
+        let id = story.clone();
+        let text = match ask(run, move |tracker| tracker.answers_since(&id, since)).await {
             Ok(replies) => replies.into_iter().next(),
             Err(err) => {
+                let issue = shown(run, &story);
                 run.warn(format!(
-                    "could not read the replies on issue #{story}: {err}"
+                    "could not read the replies on issue {issue}: {err}"
                 ));
                 None
             }
@@ -112,9 +111,9 @@ pub(super) async fn hear_answers(run: &mut Run) {
             at: crate::state::now(),
         };
         if let Err(err) = answers::append(&path, &answer) {
+            let issue = shown(run, &answer.story);
             run.warn(format!(
-                "could not record the answer on issue #{}: {err}",
-                answer.story
+                "could not record the answer on issue {issue}: {err}"
             ));
         }
     }
@@ -137,10 +136,10 @@ async fn post(run: &mut Run, story: &str, body: &str) {
 
 /// `call` on the run's tracker, off the loop's threads: a tracker is asked
 /// through a child process that may take its time.
-async fn ask(
+async fn ask<T: Send + 'static>(
     run: &Run,
-    call: impl FnOnce(&dyn Tracker) -> Result<(), IssuesError> + Send + 'static,
-) -> Result<(), IssuesError> {
+    call: impl FnOnce(&dyn Tracker) -> Result<T, IssuesError> + Send + 'static,
+) -> Result<T, IssuesError> {
     let kind = run.source.kind();
     let tracker = super::sources::tracker_of(&run.repo_lock(), run.settings.recorded(), kind)?;
     tokio::task::spawn_blocking(move || call(tracker.as_ref()))

@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::issues::{Issue, IssuesError, Snapshot};
+use super::trackers::replies::{Comment, answers, unix_time};
 use super::{SourceKind, StoriesError, Warning, WarningKind};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
 use references::Repository;
@@ -116,7 +117,7 @@ pub fn view(
 
 /// The replies on issue `number` made at `since` (unix seconds) or later
 /// that start with `/answer`, oldest first: each one's text after it.
-pub async fn answers_since(
+pub fn answers_since(
     workdir: &Path,
     number: &str,
     since: u64,
@@ -125,9 +126,7 @@ pub async fn answers_since(
     let args: Vec<String> = ["issue", "view", number, "--json", "comments"]
         .map(String::from)
         .to_vec();
-    let spec = gh_spec(workdir, &args, None)?;
-    let done = process::run_split(&spec, Limits::timeout(timeout), OUTPUT_LIMIT).await;
-    let stdout = outcome(&args, done, timeout)?;
+    let stdout = run_gh(workdir, &args, timeout)?;
     Ok(replies(&stdout, since))
 }
 
@@ -151,34 +150,11 @@ fn replies(json: &str, since: u64) -> Vec<String> {
     let Ok(view) = serde_json::from_str::<GhComments>(json) else {
         return Vec::new();
     };
-    view.comments
-        .into_iter()
-        .filter(|comment| unix_time(&comment.created_at).is_some_and(|at| at >= since))
-        .filter_map(|comment| {
-            let rest = comment.body.trim_start().strip_prefix("/answer")?;
-            let text = rest.trim();
-            let spaced = rest.starts_with(char::is_whitespace);
-            (spaced && !text.is_empty()).then(|| text.to_owned())
-        })
-        .collect()
-}
-
-/// Seconds since the epoch of a GitHub time, `2026-01-01T00:00:00Z`.
-fn unix_time(iso: &str) -> Option<u64> {
-    let (date, time) = iso.trim_end_matches('Z').split_once('T')?;
-    let mut date = date.splitn(3, '-').map(|part| part.parse::<i64>().ok());
-    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
-    let mut time = time
-        .splitn(3, ':')
-        .map(|part| part.get(..2)?.parse::<i64>().ok());
-    let (hour, minute, second) = (time.next()??, time.next()??, time.next()??);
-    // Days from the civil date (proleptic Gregorian), March-based years.
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let of_era = year - era * 400;
-    let of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-    let days = era * 146_097 + of_era * 365 + of_era / 4 - of_era / 100 + of_year - 719_468;
-    u64::try_from(days * 86_400 + hour * 3_600 + minute * 60 + second).ok()
+    let comments = view.comments.into_iter().map(|comment| Comment {
+        at: unix_time(&comment.created_at),
+        body: comment.body,
+    });
+    answers(comments, since)
 }
 
 fn list_args(label: &str) -> Vec<String> {
@@ -456,10 +432,6 @@ mod tests {
 
     #[test]
     fn answer_replies_since_the_question_are_read_in_order() {
-        assert_eq!(unix_time("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(unix_time("2026-01-01T00:00:00Z"), Some(1_767_225_600));
-        assert_eq!(unix_time("2026-03-01T12:30:05Z"), Some(1_772_368_205));
-        assert_eq!(unix_time("yesterday"), None);
         let json = r#"{"comments":[
             {"body":"/answer too early","createdAt":"2025-12-31T23:59:59Z"},
             {"body":"Thanks!","createdAt":"2026-01-02T00:00:00Z"},

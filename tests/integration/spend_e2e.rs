@@ -226,3 +226,64 @@ fn issue_49_a_pace_that_cannot_be_read_is_refused_before_anything_is_written() {
     );
     assert!(!repo.run_dir(CHANGE).exists());
 }
+
+/// A run killed with SIGKILL while its pace holds it resumes into the same
+/// wait: the pause ends when the killed run said it would, not a window
+/// after the resume, and the next attempt starts only then.
+#[test]
+fn issue_49_a_kill_during_a_pace_wait_resumes_into_the_same_wait() {
+    use crate::harness::story_run::{Background, CHANGE as GREET};
+    use nix::sys::signal::Signal;
+    use std::time::Duration;
+    let repo = TestRepo::with_change(GREET, "## 1. Greeting\n\n- [ ] 1.1 Create hello.txt\n");
+    // $0.60 an attempt against $1.00 in 20 seconds: the second attempt
+    // waits for the first one's spend to leave the window.
+    let script_path = script(
+        &repo,
+        "format claude\n[story=1 attempt=1]\nusage 100 50 0.60\npromise FAILED: not yet\n[*]\nwrite hello.txt hello\ntick-story\nusage 100 50 0.60\npromise COMPLETE\n",
+    );
+    let args = ["--pace", "$1/20s", "--max-retries", "3"];
+    let mut first = Background::start(&repo, &script_path, &args);
+    let status = || {
+        let output = ralph_cmd(&repo, &["status", GREET, "--json"]);
+        serde_json::from_slice::<Value>(&output.stdout).unwrap_or(Value::Null)
+    };
+    let paused = || status()["paused_until"].as_u64();
+    wait_until("the pace holds the run", Duration::from_secs(60), || {
+        paused().is_some()
+    });
+    let until = paused().expect("paused");
+    first.signal(Signal::SIGKILL);
+    wait_until("the killed run is gone", Duration::from_secs(30), || {
+        !first.still_running()
+    });
+    let resumed = Background::start(&repo, &script_path, &args);
+    wait_until("the resumed run waits", Duration::from_secs(60), || {
+        status()["alive"] == true
+    });
+    assert_eq!(paused(), Some(until), "the same wait");
+    let finished = resumed.wait(Duration::from_secs(120));
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    let state = repo.status_json(GREET);
+    assert_eq!(state["reason"], "completed", "{state:#}");
+    let attempts = state["stories"][0]["attempts"]
+        .as_array()
+        .expect("attempts");
+    assert_eq!(attempts.len(), 2, "{state:#}");
+    assert!(
+        attempts[1]["started_at"].as_u64().unwrap() >= until,
+        "the second attempt began before the wait's end: {attempts:?}"
+    );
+    // Every pause the runs told of ends at the same second.
+    let ends: Vec<u64> = repo
+        .run_events(GREET)
+        .iter()
+        .filter(|event| event["type"] == "paused")
+        .filter_map(|event| event["until_unix"].as_u64())
+        .collect();
+    assert!(
+        !ends.is_empty() && ends.iter().all(|end| *end == until),
+        "{ends:?}"
+    );
+    repo.assert_fsck_clean();
+}

@@ -7,14 +7,18 @@
 
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use crate::harness::api::{
-    Reply, Request, StandIn, assert_refused_before_writing, nothing_listening,
+    Reply, Request, StandIn, assert_refused_before_writing, assert_secret_nowhere,
+    nothing_listening,
 };
 use crate::harness::story_commits_of;
-use crate::harness::{TestRepo, assert_exit, describe, ralph, ralph_with_fake, run, script};
+use crate::harness::{
+    TestRepo, assert_exit, describe, ralph, ralph_with_fake, recorded_prompt, run, script,
+};
 
 const CHANGE: &str = "gitlab";
 const TOKEN: &str = "glpat-secret-token-for-the-test";
@@ -47,6 +51,18 @@ fn link(iid: u64, link_type: &str) -> Value {
 /// GitLab orders them by default) and `links` per iid, that takes notes
 /// and state events.
 fn gitlab(issues: Vec<Value>, links: BTreeMap<u64, Vec<Value>>) -> StandIn {
+    gitlab_with_notes(issues, links, BTreeMap::new())
+}
+
+/// [`gitlab`] whose issues also hold `notes` per iid, served as GitLab
+/// lists them: newest first unless `sort=asc`, at most 100 a page, with
+/// the notes the run posts among them.
+fn gitlab_with_notes(
+    issues: Vec<Value>,
+    links: BTreeMap<u64, Vec<Value>>,
+    notes: BTreeMap<u64, Vec<Value>>,
+) -> StandIn {
+    let notes = Arc::new(Mutex::new(notes));
     StandIn::serve(move |request: &Request| {
         if request.header("PRIVATE-TOKEN") != Some(TOKEN) {
             return Reply::status(401, json!({"message": "401 Unauthorized"}));
@@ -57,7 +73,11 @@ fn gitlab(issues: Vec<Value>, links: BTreeMap<u64, Vec<Value>>) -> StandIn {
             return Reply::status(404, json!({"message": "404 Project Not Found"}));
         };
         match (request.method.as_str(), rest) {
-            ("GET", "/issues") => page_of(&issues, request),
+            ("GET", "/issues") => {
+                let mut newest_first = issues.clone();
+                newest_first.reverse();
+                page_of(&newest_first, request)
+            }
             ("GET", rest) if rest.ends_with("/links") => {
                 let iid: u64 = rest
                     .trim_start_matches("/issues/")
@@ -66,8 +86,27 @@ fn gitlab(issues: Vec<Value>, links: BTreeMap<u64, Vec<Value>>) -> StandIn {
                     .unwrap_or(0);
                 Reply::json(Value::from(links.get(&iid).cloned().unwrap_or_default()))
             }
+            ("GET", rest) if rest.ends_with("/notes") => {
+                let iid = iid_of(rest, "/notes");
+                let mut listed = notes.lock().unwrap().get(&iid).cloned().unwrap_or_default();
+                listed.sort_by_key(|note| note["created_at"].as_str().map(str::to_owned));
+                if request.query("sort").as_deref() != Some("asc") {
+                    listed.reverse();
+                }
+                page_of(&listed, request)
+            }
             ("POST", rest) if rest.ends_with("/notes") => {
-                Reply::status(201, json!({"id": 1, "body": request.json()["body"]}))
+                let posted = json!({"id": 1, "body": request.json()["body"], "system": false,
+                    "author": {"id": 1, "username": "ralph-bot"},
+                    "created_at": "2099-01-01T00:00:00.000Z"});
+                let iid = iid_of(rest, "/notes");
+                notes
+                    .lock()
+                    .unwrap()
+                    .entry(iid)
+                    .or_default()
+                    .push(posted.clone());
+                Reply::status(201, posted)
             }
             ("PUT", rest) if rest.starts_with("/issues/") => {
                 Reply::json(json!({"iid": 1, "state": "closed"}))
@@ -77,24 +116,32 @@ fn gitlab(issues: Vec<Value>, links: BTreeMap<u64, Vec<Value>>) -> StandIn {
     })
 }
 
-fn page_of(issues: &[Value], request: &Request) -> Reply {
+fn iid_of(rest: &str, tail: &str) -> u64 {
+    rest.trim_start_matches("/issues/")
+        .trim_end_matches(tail)
+        .parse()
+        .unwrap_or(0)
+}
+
+/// One page of `items`, in the order given, as GitLab pages them: at most
+/// 100 a page whatever `per_page` asks.
+fn page_of(items: &[Value], request: &Request) -> Reply {
     let per_page: usize = request
         .query("per_page")
         .and_then(|n| n.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(20)
+        .min(100);
     let page: usize = request
         .query("page")
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let mut newest_first = issues.to_vec();
-    newest_first.reverse();
-    let slice: Vec<Value> = newest_first
+    let slice: Vec<Value> = items
         .iter()
         .skip((page - 1) * per_page)
         .take(per_page)
         .cloned()
         .collect();
-    let next = if page * per_page < issues.len() {
+    let next = if page * per_page < items.len() {
         (page + 1).to_string()
     } else {
         String::new()
@@ -131,7 +178,11 @@ fn three_issues() -> StandIn {
 }
 
 fn start_command(repo: &TestRepo, host: &str, args: &[&str]) -> Command {
-    let script_path = script(repo, WORKER);
+    start_with_agent(repo, host, WORKER, args)
+}
+
+fn start_with_agent(repo: &TestRepo, host: &str, agent: &str, args: &[&str]) -> Command {
+    let script_path = script(repo, agent);
     let mut cmd = ralph_with_fake(repo, &script_path);
     cmd.args([
         "start",
@@ -150,30 +201,6 @@ fn start_command(repo: &TestRepo, host: &str, args: &[&str]) -> Command {
     .env("GITLAB_TOKEN", TOKEN)
     .env("FAKE_AGENT_TASKS", repo.run_dir(CHANGE).join("tasks.md"));
     cmd
-}
-
-/// No byte under .git/ralph/ holds the token.
-fn assert_token_nowhere(repo: &TestRepo) {
-    let ralph_dir = repo.path(".git/ralph");
-    let mut pending = vec![ralph_dir];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap_or_default();
-                assert!(
-                    !String::from_utf8_lossy(&bytes).contains(TOKEN),
-                    "{} holds the token",
-                    path.display()
-                );
-            }
-        }
-    }
 }
 
 #[test]
@@ -247,7 +274,7 @@ fn issue_49_a_run_over_gitlab_issues_follows_their_blocks_links_and_comments_and
         .json();
     assert_eq!(closed, json!({"state_event": "close"}));
     assert_eq!(repo.status_json(CHANGE)["source"], "gitlab");
-    assert_token_nowhere(&repo);
+    assert_secret_nowhere(&repo, &output, TOKEN);
     repo.assert_fsck_clean();
 }
 
@@ -380,4 +407,138 @@ fn issue_49_gitlab_without_a_token_says_which_variable_to_set() {
         .env_remove("GITLAB_TOKEN")
         .env_remove("CI_JOB_TOKEN"));
     assert_refused_before_writing(&repo, CHANGE, &output, "GITLAB_TOKEN", TOKEN);
+}
+
+/// A note on an issue as GitLab lists it.
+fn note(id: u64, body: &str, created_at: &str, system: bool) -> Value {
+    json!({"id": id, "body": body, "system": system, "noteable_type": "Issue",
+           "author": {"id": 7, "username": "ada", "name": "Ada"},
+           "created_at": created_at, "updated_at": created_at})
+}
+
+#[test]
+fn issue_49_an_answer_note_on_a_gitlab_issue_answers_its_question_first_answer_first() {
+    let repo = TestRepo::new();
+    // Past a page of chatter: an answer from before the question, the
+    // first answer given, a later one, and a system note.
+    let mut notes: Vec<Value> = (1..=120)
+        .map(|id| note(id, "Looking into it", "2099-01-01T00:00:00.000Z", false))
+        .collect();
+    notes.push(note(
+        200,
+        "/answer an old reply",
+        "2020-01-01T00:00:00.000Z",
+        false,
+    ));
+    notes.push(note(
+        201,
+        "/answer Keep it British.",
+        "2099-01-02T10:00:00.000Z",
+        false,
+    ));
+    notes.push(note(
+        202,
+        "/answer No, American.",
+        "2099-01-03T10:00:00.000Z",
+        false,
+    ));
+    notes.push(note(
+        203,
+        "changed the description",
+        "2099-01-04T10:00:00.000Z",
+        true,
+    ));
+    let api = gitlab_with_notes(
+        vec![
+            issue(1, "Greet the user", "", &["ralph"]),
+            issue(3, "Fix the typo in the README", "", &["ralph"]),
+        ],
+        BTreeMap::new(),
+        BTreeMap::from([(3, notes)]),
+    );
+    let agent = "format codex\n[story=3 attempt=1]\nfinal Reply /answer yes or /answer no: should the typo fix keep British spelling?\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let output = run(&mut start_with_agent(
+        &repo,
+        &api.base,
+        agent,
+        &["--comment"],
+    ));
+    assert_exit(&output, 0);
+    let retry = recorded_prompt(&repo, "3", 2);
+    assert!(retry.contains("> Keep it British.\n"), "{retry}");
+    let state = repo.run_state(CHANGE);
+    let story3 = state["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .find(|story| story["id"] == "3")
+        .expect("story 3")
+        .clone();
+    assert_eq!(story3["attempts"][0]["outcome"], "question");
+    assert_eq!(story3["attempts"][0]["answer"], "Keep it British.");
+    assert_eq!(story3["attempts"][1]["outcome"], "complete");
+    let answers = std::fs::read_to_string(repo.run_dir(CHANGE).join("answers.jsonl"))
+        .expect("the answer is recorded");
+    assert_eq!(answers.lines().count(), 1, "{answers}");
+    assert!(
+        answers.contains(r#""story":"3","attempt":1,"text":"Keep it British.""#),
+        "{answers}"
+    );
+    // The notes were read page by page, past the first hundred.
+    let pages: Vec<String> = api
+        .requests()
+        .iter()
+        .filter(|request| request.method == "GET" && request.path().ends_with("/3/notes"))
+        .filter_map(|request| request.query("page"))
+        .collect();
+    assert!(pages.contains(&"2".to_owned()), "{pages:?}");
+    assert_secret_nowhere(&repo, &output, TOKEN);
+    repo.assert_fsck_clean();
+}
+
+#[test]
+fn issue_49_a_merge_request_of_a_run_over_gitlab_issues_closes_the_finished_ones() {
+    use crate::harness::forge::FakeForge;
+    let repo = TestRepo::new();
+    let bare = repo.dir.path().join("gitlab.git");
+    repo.git_at(
+        repo.dir.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let url = "https://gitlab.example.com/group/app.git";
+    repo.git(&["remote", "add", "origin", url]);
+    repo.git(&["config", &format!("url.{}.insteadOf", bare.display()), url]);
+    let api = three_issues();
+    // #2 and #1 are done; #3 fails, stays open, and the run stops.
+    let agent = "format codex\n[story=3]\npromise FAILED: cannot do it\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let output = run(&mut start_with_agent(
+        &repo,
+        &api.base,
+        agent,
+        &["--max-retries", "0"],
+    ));
+    assert_exit(&output, 3);
+    let forge = FakeForge::new(&repo);
+    let mut finish = ralph(&repo);
+    finish.args(["finish", CHANGE, "--pr"]);
+    forge.on_path(&mut finish);
+    let output = run(&mut finish);
+    assert_exit(&output, 0);
+    assert_eq!(forge.verbs(), ["glab mr list", "glab mr create"]);
+    let calls = forge.calls();
+    let description = calls[1]
+        .args
+        .iter()
+        .find_map(|arg| arg.strip_prefix("--description="))
+        .expect("a description");
+    let closes: Vec<&str> = description
+        .lines()
+        .filter(|line| line.starts_with("Closes "))
+        .collect();
+    assert_eq!(
+        closes,
+        ["Closes group/app#1", "Closes group/app#2"],
+        "{description}"
+    );
+    assert_secret_nowhere(&repo, &output, TOKEN);
 }

@@ -6,16 +6,20 @@
 //! transitions. The site comes from JIRA_BASE_URL, the credentials from
 //! JIRA_EMAIL and JIRA_API_TOKEN.
 
+use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use crate::harness::api::{
-    Reply, Request, StandIn, assert_refused_before_writing, nothing_listening,
+    Reply, Request, StandIn, assert_refused_before_writing, assert_secret_nowhere,
+    nothing_listening,
 };
 use crate::harness::story_commits_of;
 use crate::harness::{
-    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script,
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, recorded_prompt, run,
+    script,
 };
 
 const CHANGE: &str = "jira";
@@ -64,7 +68,44 @@ fn four_issues() -> Vec<Value> {
 }
 
 fn jira(issues: Vec<Value>) -> StandIn {
+    StandIn::serve(move |request: &Request| answer_jira(&issues, request))
+}
+
+/// [`jira`] whose issues also hold `comments` by key, served oldest first
+/// at most 50 a page (fewer than the hundred asked, as a site may), with
+/// the comments the run posts among them.
+fn jira_with_comments(issues: Vec<Value>, comments: BTreeMap<String, Vec<Value>>) -> StandIn {
+    let comments = Arc::new(Mutex::new(comments));
     StandIn::serve(move |request: &Request| {
+        let path = request.path();
+        let authorized = request.header("Authorization") == Some(AUTHORIZATION);
+        let key = path
+            .strip_prefix("/rest/api/2/issue/")
+            .and_then(|rest| rest.strip_suffix("/comment"));
+        if let (true, Some(key)) = (authorized, key) {
+            let mut held = comments.lock().unwrap();
+            let listed = held.entry(key.to_owned()).or_default();
+            if request.method == "POST" {
+                let posted = json!({"id": "900", "body": request.json()["body"],
+                    "author": {"displayName": "ralph-bot"},
+                    "created": "2099-01-01T00:00:00.000+0000"});
+                listed.push(posted.clone());
+                return Reply::status(201, posted);
+            }
+            let start: usize = request
+                .query("startAt")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let page: Vec<Value> = listed.iter().skip(start).take(50).cloned().collect();
+            return Reply::json(json!({"startAt": start, "maxResults": 50,
+                "total": listed.len(), "comments": page}));
+        }
+        answer_jira(&issues, request)
+    })
+}
+
+fn answer_jira(issues: &[Value], request: &Request) -> Reply {
+    {
         if request.header("Authorization") != Some(AUTHORIZATION) {
             return Reply::status(
                 401,
@@ -113,11 +154,15 @@ fn jira(issues: Vec<Value>) -> StandIn {
             404,
             json!({"errorMessages": ["Issue does not exist or you do not have permission to see it."]}),
         )
-    })
+    }
 }
 
 fn start_command(repo: &TestRepo, site: &str, args: &[&str]) -> Command {
-    let script_path = script(repo, WORKER);
+    start_with_agent(repo, site, WORKER, args)
+}
+
+fn start_with_agent(repo: &TestRepo, site: &str, agent: &str, args: &[&str]) -> Command {
+    let script_path = script(repo, agent);
     let mut cmd = ralph_with_fake(repo, &script_path);
     cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()])
         .args(["--on-finish", "keep", "--source", "jira"])
@@ -290,4 +335,82 @@ fn issue_49_a_jira_rate_limit_and_an_unreachable_site_end_clearly_before_anythin
         &format!("could not reach Jira at {site}"),
         TOKEN,
     );
+}
+
+/// A comment on an issue as Jira's comment endpoint gives it.
+fn comment(id: usize, body: &str, created: &str) -> Value {
+    json!({"id": id.to_string(), "body": body, "created": created, "updated": created,
+           "author": {"displayName": "Ada", "accountId": "5b10a2844c20165700ede21g"}})
+}
+
+#[test]
+fn issue_49_an_answer_comment_on_a_jira_issue_answers_its_question_first_answer_first() {
+    let repo = TestRepo::new();
+    // Past a page of chatter: an answer from before the question, then
+    // two answers at offsets: the one written later in the day was given
+    // first.
+    let mut comments: Vec<Value> = (1..=70)
+        .map(|id| comment(id, "Looking into it", "2099-01-01T00:00:00.000+0000"))
+        .collect();
+    comments.push(comment(
+        100,
+        "/answer an old reply",
+        "2020-01-01T00:00:00.000+0000",
+    ));
+    comments.push(comment(
+        101,
+        "/answer No, American.",
+        "2099-01-02T05:00:00.000+0000",
+    ));
+    comments.push(comment(
+        102,
+        "/answer Keep it British.",
+        "2099-01-02T09:00:00.000+0900",
+    ));
+    let api = jira_with_comments(
+        vec![
+            issue("APP-1", "Greet the user", "1"),
+            issue("APP-3", "Fix the typo in the README", "2"),
+        ],
+        BTreeMap::from([("APP-3".to_owned(), comments)]),
+    );
+    let agent = "format codex\n[story=APP-3 attempt=1]\nfinal Reply /answer yes or /answer no: should the typo fix keep British spelling?\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let output = run(&mut start_with_agent(
+        &repo,
+        &api.base,
+        agent,
+        &["--project", "APP", "--comment"],
+    ));
+    assert_exit(&output, 0);
+    let retry = recorded_prompt(&repo, "APP-3", 2);
+    assert!(retry.contains("> Keep it British.\n"), "{retry}");
+    let state = repo.run_state(CHANGE);
+    let story = state["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .find(|story| story["id"] == "APP-3")
+        .expect("story APP-3")
+        .clone();
+    assert_eq!(story["attempts"][0]["outcome"], "question");
+    assert_eq!(story["attempts"][0]["answer"], "Keep it British.");
+    assert_eq!(story["attempts"][1]["outcome"], "complete");
+    let answers = std::fs::read_to_string(repo.run_dir(CHANGE).join("answers.jsonl"))
+        .expect("the answer is recorded");
+    assert_eq!(answers.lines().count(), 1, "{answers}");
+    assert!(
+        answers.contains(r#""story":"APP-3","attempt":1,"text":"Keep it British.""#),
+        "{answers}"
+    );
+    // The comments were read page by page, from where the last page ended.
+    let starts: Vec<String> = api
+        .requests()
+        .iter()
+        .filter(|request| request.method == "GET" && request.path().ends_with("APP-3/comment"))
+        .filter_map(|request| request.query("startAt"))
+        .collect();
+    assert!(starts.contains(&"50".to_owned()), "{starts:?}");
+    assert_secret_nowhere(&repo, &output, TOKEN);
+    assert_secret_nowhere(&repo, &output, AUTHORIZATION);
+    repo.assert_fsck_clean();
 }

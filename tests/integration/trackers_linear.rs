@@ -6,14 +6,19 @@
 //! comment and state mutations. The key comes from LINEAR_API_KEY, the
 //! address from LINEAR_API_URL.
 
+use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::harness::api::{Reply, Request, StandIn, assert_refused_before_writing};
+use crate::harness::api::{
+    Reply, Request, StandIn, assert_refused_before_writing, assert_secret_nowhere,
+};
 use crate::harness::story_commits_of;
 use crate::harness::{
-    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, run, script,
+    TestRepo, assert_exit, describe, fake_agent_path, ralph, ralph_with_fake, recorded_prompt, run,
+    script,
 };
 
 const CHANGE: &str = "linear";
@@ -31,9 +36,10 @@ fn issue(identifier: &str, title: &str, priority: u64) -> Value {
 }
 
 /// ENG-1 is blocked by ENG-2; ENG-2 has two sub-issues, ENG-4 listed (it
-/// is open) and ENG-5; ENG-3 is urgent.
+/// is open) and ENG-5; ENG-1 and ENG-3 are urgent: without the link,
+/// ENG-1 (the older) would go first and ENG-2 last.
 fn four_issues() -> Vec<Value> {
-    let mut one = issue("ENG-1", "Document the greeting", 3);
+    let mut one = issue("ENG-1", "Document the greeting", 1);
     one["inverseRelations"] =
         json!({"nodes": [{"type": "blocks", "issue": {"identifier": "ENG-2"}}]});
     let mut two = issue("ENG-2", "Greet the user", 2);
@@ -50,7 +56,51 @@ fn four_issues() -> Vec<Value> {
 
 /// A stand-in Linear holding `issues` in team ENG, 100 a page.
 fn linear(issues: Vec<Value>) -> StandIn {
+    StandIn::serve(move |request: &Request| answer_linear(&issues, request))
+}
+
+/// [`linear`] whose issues also hold `comments` by identifier, served 50
+/// a page (fewer than the hundred asked) newest first, with the comments
+/// the run posts among them.
+fn linear_with_comments(issues: Vec<Value>, comments: BTreeMap<String, Vec<Value>>) -> StandIn {
+    let comments = Arc::new(Mutex::new(comments));
     StandIn::serve(move |request: &Request| {
+        let body = request.json();
+        let query = body["query"].as_str().unwrap_or_default();
+        let variables = &body["variables"];
+        let authorized = request.header("Authorization") == Some(KEY);
+        if authorized && query.starts_with("query Comments") {
+            let id = variables["id"].as_str().unwrap_or_default();
+            let mut listed = comments
+                .lock()
+                .unwrap()
+                .get(id)
+                .cloned()
+                .unwrap_or_default();
+            listed.sort_by_key(|comment| comment["createdAt"].as_str().map(str::to_owned));
+            listed.reverse();
+            let from: usize = variables["after"]
+                .as_str()
+                .and_then(|a| a.parse().ok())
+                .unwrap_or(0);
+            let page: Vec<Value> = listed.iter().skip(from).take(50).cloned().collect();
+            let next = from + page.len();
+            return Reply::json(json!({"data": {"issue": {"comments": {"nodes": page,
+                "pageInfo": {"hasNextPage": next < listed.len(), "endCursor": next.to_string()}}}}}));
+        }
+        if authorized && query.starts_with("mutation Comment") {
+            let input = &variables["input"];
+            let id = input["issueId"].as_str().unwrap_or_default().to_owned();
+            comments.lock().unwrap().entry(id).or_default().push(json!({
+                "id": "c-run", "body": input["body"], "createdAt": "2099-01-01T00:00:00.000Z",
+                "user": {"name": "ralph-bot"}}));
+        }
+        answer_linear(&issues, request)
+    })
+}
+
+fn answer_linear(issues: &[Value], request: &Request) -> Reply {
+    {
         if request.header("Authorization") != Some(KEY) {
             return Reply::status(
                 400,
@@ -96,11 +146,15 @@ fn linear(issues: Vec<Value>) -> StandIn {
             return Reply::json(json!({"data": {"issueUpdate": {"success": true}}}));
         }
         Reply::status(400, json!({"errors": [{"message": "unknown query"}]}))
-    })
+    }
 }
 
 fn start_command(repo: &TestRepo, url: &str, args: &[&str]) -> Command {
-    let script_path = script(repo, WORKER);
+    start_with_agent(repo, url, WORKER, args)
+}
+
+fn start_with_agent(repo: &TestRepo, url: &str, agent: &str, args: &[&str]) -> Command {
+    let script_path = script(repo, agent);
     let mut cmd = ralph_with_fake(repo, &script_path);
     cmd.args(["start", CHANGE, "--agent-command", fake_agent_path()])
         .args(["--on-finish", "keep", "--source", "linear"])
@@ -284,4 +338,79 @@ fn issue_49_a_linear_rate_limit_ends_clearly_before_anything_is_written() {
         "Linear is limiting the rate of requests: try again in 12s",
         KEY,
     );
+}
+
+/// A comment on an issue as Linear's `comments` connection gives it.
+fn comment(id: usize, body: &str, created_at: &str) -> Value {
+    json!({"id": format!("c-{id}"), "body": body, "createdAt": created_at,
+           "user": {"name": "Ada"}})
+}
+
+#[test]
+fn issue_49_an_answer_comment_on_a_linear_issue_answers_its_question_first_answer_first() {
+    let repo = TestRepo::new();
+    // Past a page of chatter: an answer from before the question, the
+    // first answer given and a later one.
+    let mut comments: Vec<Value> = (1..=70)
+        .map(|id| comment(id, "Looking into it", "2099-01-01T00:00:00.000Z"))
+        .collect();
+    comments.push(comment(
+        100,
+        "/answer an old reply",
+        "2020-01-01T00:00:00.000Z",
+    ));
+    comments.push(comment(
+        101,
+        "/answer Keep it British.",
+        "2099-01-02T10:00:00.000Z",
+    ));
+    comments.push(comment(
+        102,
+        "/answer No, American.",
+        "2099-01-03T10:00:00.000Z",
+    ));
+    let api = linear_with_comments(
+        vec![
+            issue("ENG-1", "Greet the user", 1),
+            issue("ENG-3", "Fix the typo in the README", 2),
+        ],
+        BTreeMap::from([("ENG-3".to_owned(), comments)]),
+    );
+    let agent = "format codex\n[story=ENG-3 attempt=1]\nfinal Reply /answer yes or /answer no: should the typo fix keep British spelling?\n[*]\ntick-story\nappend progress.txt one more story\\n\npromise COMPLETE\n";
+    let output = run(&mut start_with_agent(
+        &repo,
+        &api.base,
+        agent,
+        &["--comment"],
+    ));
+    assert_exit(&output, 0);
+    let retry = recorded_prompt(&repo, "ENG-3", 2);
+    assert!(retry.contains("> Keep it British.\n"), "{retry}");
+    let state = repo.run_state(CHANGE);
+    let story = state["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .find(|story| story["id"] == "ENG-3")
+        .expect("story ENG-3")
+        .clone();
+    assert_eq!(story["attempts"][0]["outcome"], "question");
+    assert_eq!(story["attempts"][0]["answer"], "Keep it British.");
+    assert_eq!(story["attempts"][1]["outcome"], "complete");
+    let answers = std::fs::read_to_string(repo.run_dir(CHANGE).join("answers.jsonl"))
+        .expect("the answer is recorded");
+    assert_eq!(answers.lines().count(), 1, "{answers}");
+    assert!(
+        answers.contains(r#""story":"ENG-3","attempt":1,"text":"Keep it British.""#),
+        "{answers}"
+    );
+    // The comments were read page by page, past the first.
+    let pages: Vec<Value> = operations(&api)
+        .into_iter()
+        .filter(|(name, _)| name == "query Comments")
+        .map(|(_, variables)| variables["after"].clone())
+        .collect();
+    assert!(pages.contains(&json!("50")), "{pages:?}");
+    assert_secret_nowhere(&repo, &output, KEY);
+    repo.assert_fsck_clean();
 }

@@ -48,6 +48,14 @@ impl Tracker for Github {
     fn close(&self, id: &str) -> Result<(), IssuesError> {
         github::close(&self.workdir, id, self.timeout)
     }
+
+    /// Read with `gh`; an exported file holds no replies.
+    fn answers_since(&self, id: &str, since: u64) -> Result<Vec<String>, IssuesError> {
+        match &self.file {
+            Some(_) => Ok(Vec::new()),
+            None => github::answers_since(&self.workdir, id, since, self.timeout),
+        }
+    }
 }
 
 pub(super) struct Beads {
@@ -77,5 +85,10 @@ impl Tracker for Beads {
     /// Closed with `bd` once the run is kept (see the finish's offer).
     fn close(&self, _id: &str) -> Result<(), IssuesError> {
         Ok(())
+    }
+
+    /// A beads issue is answered with `git ralph answer`.
+    fn answers_since(&self, _id: &str, _since: u64) -> Result<Vec<String>, IssuesError> {
+        Ok(Vec::new())
     }
 }

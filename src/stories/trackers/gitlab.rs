@@ -11,14 +11,17 @@
 //! The token is GITLAB_TOKEN (sent as `PRIVATE-TOKEN`), or CI_JOB_TOKEN in a
 //! CI job (`JOB-TOKEN`); the instance is GITLAB_HOST, or CI_SERVER_URL in a
 //! CI job, or gitlab.com. A finished issue gets a note (`--comment`) and is
-//! closed (`--close`) only when asked.
+//! closed (`--close`) only when asked; a note that starts with `/answer`
+//! answers the question its story waits on.
 
 use std::collections::HashSet;
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use super::api::{Api, address, env_first};
 use super::http::encode;
+use super::replies::{Comment, answers, unix_time};
 use super::{Reading, Tracker, TrackerError, summary};
 use crate::stories::issues::{Issue, IssuesError, Snapshot};
 use crate::stories::{SourceKind, StoriesError};
@@ -55,6 +58,16 @@ struct GlLink {
     iid: u64,
     #[serde(default)]
     link_type: String,
+}
+
+#[derive(Deserialize)]
+struct GlNote {
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    created_at: String,
+    #[serde(default)]
+    system: bool,
 }
 
 impl Gitlab {
@@ -106,14 +119,31 @@ impl Gitlab {
         if let Some(milestone) = &self.milestone {
             query.push_str(&format!("&milestone={}", encode(milestone)));
         }
-        let mut issues: Vec<GlIssue> = Vec::new();
+        let mut issues: Vec<GlIssue> =
+            self.pages("/issues", &query, "GET /issues", &self.missing_project())?;
+        issues.retain(|issue| issue.state.as_deref().is_none_or(|state| state == "opened"));
+        issues.sort_by_key(|issue| issue.iid);
+        issues.dedup_by_key(|issue| issue.iid);
+        Ok(issues)
+    }
+
+    /// Every item `path` lists with `query`, a hundred a page, following
+    /// `X-Next-Page` (or, where a proxy dropped it, full pages).
+    fn pages<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &str,
+        what: &str,
+        missing: &str,
+    ) -> Result<Vec<T>, TrackerError> {
+        let mut items: Vec<T> = Vec::new();
         let mut page = 1;
         for _ in 0..MAX_PAGES {
-            let path = format!("/issues?{query}&page={page}");
-            let response = self.api.call("GET", &path, None, &self.missing_project())?;
-            let listed: Vec<GlIssue> = self.api.parse("GET /issues", &response.body)?;
+            let path = format!("{path}?{query}&page={page}");
+            let response = self.api.call("GET", &path, None, missing)?;
+            let listed: Vec<T> = self.api.parse(what, &response.body)?;
             let full = listed.len() >= PER_PAGE;
-            issues.extend(listed);
+            items.extend(listed);
             match response.header("X-Next-Page").map(str::trim) {
                 Some(next) if !next.is_empty() => {
                     page = next.parse().unwrap_or(page + 1);
@@ -123,10 +153,7 @@ impl Gitlab {
                 None => break,
             }
         }
-        issues.retain(|issue| issue.state.as_deref().is_none_or(|state| state == "opened"));
-        issues.sort_by_key(|issue| issue.iid);
-        issues.dedup_by_key(|issue| issue.iid);
-        Ok(issues)
+        Ok(items)
     }
 
     /// The issues of `open` that issue `iid` is blocked by.
@@ -186,6 +213,23 @@ impl Tracker for Gitlab {
             &missing,
         )?;
         Ok(())
+    }
+
+    /// Read from the issue's notes, oldest first; GitLab's own notes of
+    /// what changed (`system`) are no replies.
+    fn answers_since(&self, id: &str, since: u64) -> Result<Vec<String>, IssuesError> {
+        let query = format!("sort=asc&order_by=created_at&per_page={PER_PAGE}");
+        let missing = format!("issue #{id} in project '{}'", self.project);
+        let path = format!("/issues/{}/notes", encode(id));
+        let notes: Vec<GlNote> = self.pages(&path, &query, "GET /issues/:iid/notes", &missing)?;
+        let comments = notes
+            .into_iter()
+            .filter(|note| !note.system)
+            .map(|note| Comment {
+                at: unix_time(&note.created_at),
+                body: note.body,
+            });
+        Ok(answers(comments, since))
     }
 
     fn close(&self, id: &str) -> Result<(), IssuesError> {

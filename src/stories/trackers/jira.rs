@@ -11,12 +11,15 @@
 //! for Jira Cloud (basic authentication) or alone as a personal access
 //! token (Jira Data Center). A finished issue gets a comment (`--comment`)
 //! and is moved through a transition to a done status (`--close`) only
-//! when asked.
+//! when asked; a comment that starts with `/answer` answers the question
+//! its story waits on (see [`answers`]).
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::json;
+
+mod answers;
 
 use super::api::{Api, address, env_first};
 use super::http::encode;
@@ -356,6 +359,10 @@ impl Tracker for Jira {
         let body = json!({ "transition": { "id": done.id } }).to_string();
         self.api.call("POST", &path, Some(body), &missing)?;
         Ok(())
+    }
+
+    fn answers_since(&self, id: &str, since: u64) -> Result<Vec<String>, IssuesError> {
+        Ok(self.answers(id, since)?)
     }
 }
 

@@ -10,12 +10,15 @@
 //! The key is LINEAR_API_KEY (a personal API key, sent as `Authorization`);
 //! LINEAR_API_URL points at another endpoint. A finished issue gets a
 //! comment (`--comment`) and is moved to its team's first completed state
-//! (`--close`) only when asked.
+//! (`--close`) only when asked; a comment that starts with `/answer`
+//! answers the question its story waits on (see [`answers`]).
 
 use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+mod answers;
 
 use super::api::{Api, env_first};
 use super::error::message_of;
@@ -396,5 +399,9 @@ impl Tracker for Linear {
         let input = json!({ "id": id, "input": { "stateId": state } });
         self.graphql(MOVE, input, &missing)?;
         Ok(())
+    }
+
+    fn answers_since(&self, id: &str, since: u64) -> Result<Vec<String>, IssuesError> {
+        Ok(self.answers(id, since)?)
     }
 }

@@ -3,7 +3,8 @@
 //! run keeps as its own record, in the tracker's own order (its dependency
 //! links, then its priority), each sub-issue a task of its parent; and,
 //! when the user asks, posts a comment on an issue whose story is finished
-//! and closes it. GitHub (through `gh`) and beads (a file) were the first
+//! and closes it; and reads the `/answer` replies on the issue of a story
+//! that waits for one (see [`replies`]). GitHub (through `gh`) and beads (a file) were the first
 //! two; GitLab, Linear and Jira speak HTTP (see [`http`]), one small
 //! module each.
 //!
@@ -26,6 +27,7 @@ mod gitlab;
 mod http;
 mod jira;
 mod linear;
+pub(crate) mod replies;
 
 pub use error::TrackerError;
 
@@ -98,6 +100,11 @@ pub trait Tracker: Send + Sync {
 
     /// Closes issue `id`, or moves it to the tracker's done state.
     fn close(&self, id: &str) -> Result<(), IssuesError>;
+
+    /// The answers given on issue `id` at `since` (seconds since the
+    /// epoch) or later: the text of each reply that starts with `/answer`,
+    /// oldest first.
+    fn answers_since(&self, id: &str, since: u64) -> Result<Vec<String>, IssuesError>;
 }
 
 /// The tracker of `kind`, as `reading` names it; nothing is asked of it

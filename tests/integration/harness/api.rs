@@ -212,6 +212,38 @@ pub fn assert_refused_before_writing(
     assert!(err.contains(said), "{err}");
     assert!(!err.contains(secret), "{err}");
     assert!(!repo.run_dir(change).exists());
+    // Nor anything else of the run's: no lock, no record of another kind.
+    let ralph_dir = repo.path(".git/ralph");
+    let left: Vec<_> = std::fs::read_dir(&ralph_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
+    assert!(left.is_empty(), "{} holds {left:?}", ralph_dir.display());
     assert_eq!(repo.git(&["branch", "--list", "ralph/*"]), "");
     assert_eq!(repo.status_porcelain(), "");
+}
+
+/// No byte under `.git/ralph/` (the run's state, events and logs) and
+/// none of what the run printed holds `secret`.
+pub fn assert_secret_nowhere(repo: &super::TestRepo, output: &std::process::Output, secret: &str) {
+    let said = format!("{}{}", super::stdout(output), super::stderr(output));
+    assert!(!said.contains(secret), "the output holds the secret");
+    let mut pending = vec![repo.path(".git/ralph")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(secret),
+                    "{} holds the secret",
+                    path.display()
+                );
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! The pull request's title and body, written from the run's record alone:
-//! each story with its outcome and attempts, the checks that ran and how
+//! the issues it closes (a run over GitHub or GitLab issues), each story
+//! with its outcome and attempts, the checks that ran and how
 //! they did, tokens and cost, and every flag an attempt carries. Flags are
 //! read generically (any field of an attempt's record that is not one of
 //! the ordinary ones below and holds something), so what later releases add
@@ -11,6 +12,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::state::{AttemptRecord, RunState, StoryRecord};
+use crate::stories::SourceKind;
 
 /// GitHub refuses bodies over 65,536 characters; GitLab allows more.
 const MAX_BODY_CHARS: usize = 60_000;
@@ -54,6 +56,7 @@ pub fn title(change: &str) -> String {
 /// The body, in GitHub-flavoured markdown (GitLab reads it too).
 pub fn body(state: &RunState, base: Option<&str>) -> String {
     let mut body = summary(state, base);
+    body.push_str(&closes(state));
     body.push_str(&stories_table(state.stories()));
     let agent = state
         .settings()
@@ -90,6 +93,32 @@ fn summary(state: &RunState, base: Option<&str>) -> String {
         state.branch(),
         if total == 1 { "story" } else { "stories" },
     )
+}
+
+/// For a run over GitHub or GitLab issues, one `Closes` line per finished
+/// issue, so that merging the request closes it; an issue whose story is
+/// not done stays open. A GitLab issue is named with its project's path
+/// (`group/app#2`), which holds whichever project the request is in.
+fn closes(state: &RunState) -> String {
+    let settings = state.settings();
+    let prefix = match (settings.source, settings.tracker.project.as_deref()) {
+        (Some(SourceKind::Github), _) => "#".to_owned(),
+        (Some(SourceKind::Gitlab), Some(project)) if project.contains('/') => {
+            format!("{project}#")
+        }
+        (Some(SourceKind::Gitlab), _) => "#".to_owned(),
+        _ => return String::new(),
+    };
+    let mut out: String = state
+        .stories()
+        .iter()
+        .filter(|story| story.done)
+        .map(|story| format!("Closes {prefix}{}\n", story.id))
+        .collect();
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 fn stories_table(stories: &[StoryRecord]) -> String {
