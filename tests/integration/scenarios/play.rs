@@ -173,11 +173,6 @@ impl Scenario {
         if !live_ok && self.held.is_some() {
             self.stop(Stop::Release);
         }
-        // Whether a killed plan is put back exactly is judged only at the
-        // next plan with nothing else done in between.
-        if !matches!(step, Step::Plan(_) | Step::Read(_)) {
-            self.plan_killed = None;
-        }
         if step.is_users() && self.plan_cut && gated(Known::ActAfterKilledPlan) {
             self.note("  (gated: the user's act after a killed plan)");
             return;

@@ -2,7 +2,8 @@
 //!
 //! - `plan` of the change `extra`, its agent also rewriting and staging a
 //!   file of the user's and leaving a stray one, which the plan undoes; the
-//!   same plan killed -9, which the next `plan` puts back; `plan --refine`;
+//!   same plan killed -9, which the next `plan` puts back, or refuses to
+//!   once the user moved HEAD or a ref since it began; `plan --refine`;
 //! - `answer` to the story a run parked on its agent's question;
 //! - two starts launched at the same moment: exactly one runs, the other
 //!   is refused and its agent never called;
@@ -150,6 +151,13 @@ impl Scenario {
             kill_agents(&records);
         }
         let refused = matches!(ended.code, Some(1 | 2));
+        // A killed plan is not put back once the user went on since it
+        // began (HEAD or a ref moved): the plan refuses, and the killed
+        // one waits for the next.
+        let moved_on = refused
+            && ended
+                .stderr
+                .contains("cannot tell what its agent did from what you did since");
         let what = format!("plan ({plan:?})");
         self.judge_command(&what, ended, picture);
         if cut {
@@ -157,8 +165,15 @@ impl Scenario {
             self.plan_cut = true;
             return;
         }
+        if moved_on && killed.is_some() {
+            self.plan_killed = killed;
+            self.plan_cut = true;
+            return;
+        }
         // What the planning agent did to the user's files is undone once
-        // the plan ends, and a killed plan's is undone by the next one.
+        // the plan ends, and a killed plan's is undone by the next one,
+        // whatever was done in between: what differs from how the files
+        // stood before the killed plan is put back, kept under a ref.
         let wanted = match killed {
             Some(killed) => killed,
             None if refused => return,
