@@ -83,14 +83,11 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     let request = request(&repo, args, change.clone())?;
     put_back_cut_short(&mut repo, &change)?;
     let prepared = planning::prepare(&repo, request).map_err(plan_error)?;
-    let ralph_dir = repo.ralph_dir();
-    let had_ralph_dir = ralph_dir.exists();
+    let ralph_dir = crate::state::RalphDirBefore::note(&repo.ralph_dir());
     let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str()) {
         Ok(lock) => lock,
         Err(err) => {
-            if !had_ralph_dir {
-                let _ = std::fs::remove_dir(&ralph_dir);
-            }
+            ralph_dir.leave_as_found();
             return Err(err.into());
         }
     };
