@@ -111,8 +111,31 @@ impl Scenario {
         text
     }
 
+    /// The user's branches, tags, stash and HEAD, which no plan moves: its
+    /// agent here never touches them, so a plan that moves one undoes
+    /// what the user did.
+    fn users_refs(&self) -> String {
+        let refs = self.git(&[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/heads",
+            "refs/tags",
+        ]);
+        let stash = self.git(&["stash", "list", "--format=%H"]);
+        let head = self.git(&["rev-parse", "--symbolic-full-name", "HEAD"]);
+        let at = self.git(&["rev-parse", "HEAD"]);
+        format!(
+            "{}{}HEAD {} {}",
+            stdout(&refs),
+            stdout(&stash),
+            stdout(&head).trim(),
+            stdout(&at).trim()
+        )
+    }
+
     pub(super) fn plan(&mut self, plan: Plan) {
         let before = BeforePlan::take(self);
+        let refs_before = self.users_refs();
         let records = self.w.repo.record_dir();
         fs::create_dir_all(&records).unwrap();
         let k = self.next();
@@ -160,6 +183,12 @@ impl Scenario {
                 .contains("cannot tell what its agent did from what you did since");
         let what = format!("plan ({plan:?})");
         self.judge_command(&what, ended, picture);
+        let refs_now = self.users_refs();
+        if refs_now != refs_before {
+            self.w.find(format!(
+                "{what} moved the user's refs or HEAD:\nbefore\n{refs_before}\nafter\n{refs_now}"
+            ));
+        }
         if cut {
             self.plan_killed = Some(killed.unwrap_or(before));
             self.plan_cut = true;
