@@ -2,7 +2,8 @@
 //! and restore the exact pre-start state: the original branch and HEAD, the
 //! original index, and the user's uncommitted and untracked work. What
 //! that takes is [`crate::run::ending::abort`]'s to decide. With no run,
-//! a plan whose process was killed is put back as it stood before.
+//! a plan whose process was killed is put back as it stood before, or,
+//! when the user went on since it began, let go.
 
 use std::process::ExitCode;
 
@@ -44,8 +45,15 @@ fn abort_cut_short_plan(named: Option<&str>) -> Result<Option<ExitCode>, Command
     let change = crate::git::ChangeName::parse(&first.change)?;
     let _lock = crate::state::RunLock::acquire(&super::lock_path(&repo), change.as_str())?;
     for cut in &found {
-        let recovered = cut_short::recover(&mut repo, cut)
-            .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
+        // What the user did since the plan began is theirs: a plan that
+        // cannot be put back without it is let go instead.
+        let recovered = match cut_short::recover(&mut repo, cut) {
+            Err(crate::planning::PlanError::MovedOnSinceCutShort { .. }) => {
+                cut_short::let_go(&repo, cut)
+            }
+            recovered => recovered,
+        }
+        .map_err(|err| CommandError::from_error(crate::exit::ErrorKind::Internal, err))?;
         ui::plan_view::print_recovered(&recovered);
     }
     Ok(Some(Exit::Success.code()))

@@ -83,14 +83,11 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     let request = request(&repo, args, change.clone())?;
     put_back_cut_short(&mut repo, &change)?;
     let prepared = planning::prepare(&repo, request).map_err(plan_error)?;
-    let ralph_dir = repo.ralph_dir();
-    let had_ralph_dir = ralph_dir.exists();
+    let ralph_dir = crate::state::RalphDirBefore::note(&repo.ralph_dir());
     let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str()) {
         Ok(lock) => lock,
         Err(err) => {
-            if !had_ralph_dir {
-                let _ = std::fs::remove_dir(&ralph_dir);
-            }
+            ralph_dir.leave_as_found();
             return Err(err.into());
         }
     };
@@ -103,13 +100,18 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
 
 /// Put back every plan whose process was killed before it could, under
 /// the repository's lock, saying what was done; the plan asked for is
-/// then judged against the repository as the user had it.
+/// then judged against the repository as the user had it. Refused,
+/// nothing put back, when the user went on since one of them began.
 pub fn put_back_cut_short(repo: &mut Repo, change: &ChangeName) -> Result<(), CommandError> {
     let found = planning::cut_short::find(repo, None);
     if found.is_empty() {
         return Ok(());
     }
     let _lock = RunLock::acquire(&crate::commands::lock_path(repo), change.as_str())?;
+    // Each is judged before any is put back: a refusal changes nothing.
+    for cut in &found {
+        planning::cut_short::check(repo, cut).map_err(plan_error)?;
+    }
     for cut in &found {
         let recovered = planning::cut_short::recover(repo, cut).map_err(plan_error)?;
         ui::plan_view::print_recovered(&recovered);

@@ -79,6 +79,27 @@ impl RefSnapshot {
 }
 
 impl RefSnapshot {
+    /// The branches and tags created, deleted or moved since `earlier`,
+    /// each with what befell it, and the stash if it changed; what the
+    /// other worktrees' HEADs did aside.
+    pub fn changed_since(&self, earlier: &RefSnapshot) -> Vec<String> {
+        let names: std::collections::BTreeSet<&String> =
+            earlier.refs.keys().chain(self.refs.keys()).collect();
+        let mut changed: Vec<String> = names
+            .into_iter()
+            .filter_map(|name| match (earlier.refs.get(name), self.refs.get(name)) {
+                (None, Some(_)) => Some(format!("{name} was created")),
+                (Some(_), None) => Some(format!("{name} was deleted")),
+                (Some(was), Some(now)) if was != now => Some(format!("{name} moved")),
+                _ => None,
+            })
+            .collect();
+        if self.stash != earlier.stash {
+            changed.push("the stash changed".to_owned());
+        }
+        changed
+    }
+
     /// This snapshot as an attempt must hold it while another attempt,
     /// begun earlier and still under way, holds `earlier` (a story of the
     /// same parallel run): what that attempt's agent did before this one

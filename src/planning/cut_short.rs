@@ -12,6 +12,17 @@
 //! runs, is ended, and the worktree, the index, HEAD and the refs go back
 //! to how they stood before the plan began, what the agent left kept under
 //! a ref that is named.
+//!
+//! Only while nothing shows that the user went on meanwhile: a plan's
+//! agent keeps its hands off HEAD and the refs, the user does not (a
+//! commit, a switch, a branch, a stash), and nothing dates the kill, so
+//! once HEAD or a branch, tag or the stash moved since the plan began
+//! (HEAD's reflog grew, if only to come back), or a run was at work since,
+//! what its agent did cannot be told from what the user did since. Putting
+//! it all back would take the user's commit off their branch; so the next
+//! `plan` refuses, changing nothing, and `abort` [`let_go`]es the plan,
+//! the repository left as it is and how it stood before the plan kept
+//! under a ref that is named.
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +52,10 @@ struct Noted {
     index: String,
     /// The ref that keeps both reachable.
     kept_at: String,
+    /// How long HEAD's reflog was: what is appended after moved HEAD, if
+    /// only to bring it back. Absent from the notes of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head_log: Option<u64>,
 }
 
 /// A plan whose process is gone, with the state it noted.
@@ -64,6 +79,18 @@ pub struct Recovered {
     pub kept: Option<String>,
     /// What was put back, in words.
     pub undone: Vec<String>,
+    /// Set when the plan was let go, nothing put back.
+    pub left_as_is: Option<LeftAsIs>,
+}
+
+/// A plan cut short that was let go: what moved since it began, which
+/// cannot be told from what its agent did.
+#[derive(Debug, Clone)]
+pub struct LeftAsIs {
+    pub moved: Vec<String>,
+    /// The ref that keeps the index before the plan, the worktree in its
+    /// parent.
+    pub before: String,
 }
 
 /// Note the repository as it stands before the first try of the plan
@@ -93,6 +120,7 @@ pub(super) fn note(repo: &mut Repo, dir: &Path, change: &ChangeName) -> Result<(
         worktree: worktree.to_string(),
         index: index.to_string(),
         kept_at,
+        head_log: Some(head_log_len(repo)),
     };
     let text = serde_json::to_vec_pretty(&noted).unwrap_or_default();
     write(&dir.join(NOTED), &text)
@@ -155,23 +183,138 @@ pub fn recover(repo: &mut Repo, cut: &CutShort) -> Result<Recovered, PlanError> 
     let change = ChangeName::parse(&cut.change)
         .map_err(|err| PlanError::git("name the plan's refs", err))?;
     let base = format!("{}/cut-short", base(&change, &cut.dir));
-    let mut recovered = Recovered {
-        change: cut.change.clone(),
-        dir: cut.dir.clone(),
-        pid: cut.pid,
-        kept: None,
-        undone: Vec::new(),
-    };
-    if crate::process::end_orphaned_group(&cut.dir.join(AGENT_PID)) {
-        recovered
-            .undone
-            .push("its agent was still running; it is stopped".to_owned());
-    }
+    let mut recovered = Recovered::ended(cut);
+    check_noted(repo, cut, &noted)?;
     put_back_refs(repo, cut, &noted, &base, &mut recovered)?;
     put_back_files(repo, &noted, &base, &mut recovered)?;
     mark_stopped(&cut.dir)?;
     forget(repo, &cut.dir);
     Ok(recovered)
+}
+
+/// Refuse to put back the plan `cut` once HEAD or a branch, tag or the
+/// stash moved since it began: what its agent did cannot be told from
+/// what the user did since. Reads only.
+pub fn check(repo: &Repo, cut: &CutShort) -> Result<(), PlanError> {
+    match read(&cut.dir) {
+        Some(noted) => check_noted(repo, cut, &noted),
+        None => Ok(()),
+    }
+}
+
+fn check_noted(repo: &Repo, cut: &CutShort, noted: &Noted) -> Result<(), PlanError> {
+    let moved = moved_since(repo, cut, noted)?;
+    if moved.is_empty() {
+        return Ok(());
+    }
+    Err(PlanError::MovedOnSinceCutShort {
+        change: cut.change.clone(),
+        pid: cut.pid,
+        moved,
+        before: noted.kept_at.clone(),
+    })
+}
+
+/// What moved since the plan `cut` noted the repository: HEAD (to another
+/// branch or commit), the branches, tags and stash.
+fn moved_since(repo: &Repo, cut: &CutShort, noted: &Noted) -> Result<Vec<String>, PlanError> {
+    let head = repo
+        .head()
+        .map_err(|err| PlanError::git("read HEAD", err))?;
+    let branch = |head: &HeadState| match head {
+        HeadState::Branch { name, .. } | HeadState::Unborn { name } => Some(name.clone()),
+        HeadState::Detached { .. } => None,
+    };
+    let mut moved = Vec::new();
+    // A branch that moved with HEAD on it is told among the refs.
+    if head != noted.head && (branch(&head).is_none() || branch(&head) != branch(&noted.head)) {
+        moved.push(format!(
+            "HEAD moved from {} to {}",
+            noted.head.describe(),
+            head.describe()
+        ));
+    }
+    let refs = std::fs::read(cut.dir.join(NOTED_REFS))
+        .ok()
+        .and_then(|bytes| RefSnapshot::from_json(&bytes));
+    if let Some(refs) = refs {
+        let now = repo
+            .snapshot_user_refs(&[])
+            .map_err(|err| PlanError::git("list the branches and tags", err))?;
+        moved.extend(now.changed_since(&refs));
+    }
+    if moved.is_empty() && noted.head_log.is_some_and(|len| head_log_len(repo) != len) {
+        moved.push("HEAD was moved and brought back (git reflog shows it)".to_owned());
+    }
+    moved.extend(runs_since(repo, cut));
+    Ok(moved)
+}
+
+/// The length of HEAD's reflog, 0 when there is none.
+fn head_log_len(repo: &Repo) -> u64 {
+    let log = repo.git_dir().join("logs").join("HEAD");
+    std::fs::metadata(log).map_or(0, |meta| meta.len())
+}
+
+/// The runs whose state was written since the plan `cut` noted the
+/// repository: a run at work since, whose work (a cleanup's, say) is in
+/// the worktree.
+fn runs_since(repo: &Repo, cut: &CutShort) -> Vec<String> {
+    let modified = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|meta| meta.modified())
+            .ok()
+    };
+    let Some(noted_at) = modified(&cut.dir.join(NOTED)) else {
+        return Vec::new();
+    };
+    let ralph_dir = repo.ralph_dir();
+    crate::state::list_runs(&ralph_dir)
+        .into_iter()
+        .filter(|run| {
+            modified(&ralph_dir.join(run).join("state.json")).is_some_and(|at| at > noted_at)
+        })
+        .map(|run| format!("a run of '{run}' was at work"))
+        .collect()
+}
+
+/// Let the plan `cut` go, the repository left as it is: its agent ended if
+/// it still runs, its record marked stopped, and how things stood before
+/// it kept under the ref that holds them. For `abort` when [`check`]
+/// refuses to put the plan back.
+pub fn let_go(repo: &Repo, cut: &CutShort) -> Result<Recovered, PlanError> {
+    let mut recovered = Recovered::ended(cut);
+    if let Some(noted) = read(&cut.dir) {
+        let moved = moved_since(repo, cut, &noted)?;
+        recovered.left_as_is = Some(LeftAsIs {
+            moved,
+            before: noted.kept_at,
+        });
+    }
+    mark_stopped(&cut.dir)?;
+    let _ = std::fs::remove_file(cut.dir.join(NOTED_REFS));
+    let _ = std::fs::remove_file(cut.dir.join(NOTED));
+    Ok(recovered)
+}
+
+impl Recovered {
+    /// Nothing put back yet; the plan's agent ended if it still ran.
+    fn ended(cut: &CutShort) -> Recovered {
+        let mut recovered = Recovered {
+            change: cut.change.clone(),
+            dir: cut.dir.clone(),
+            pid: cut.pid,
+            kept: None,
+            undone: Vec::new(),
+            left_as_is: None,
+        };
+        if crate::process::end_orphaned_group(&cut.dir.join(AGENT_PID)) {
+            recovered
+                .undone
+                .push("its agent was still running; it is stopped".to_owned());
+        }
+        recovered
+    }
 }
 
 /// HEAD, then the branches, tags and stash, as noted.

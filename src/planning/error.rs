@@ -59,6 +59,19 @@ pub enum PlanError {
     /// The agent hit its usage limit.
     #[error("the agent hit its usage limit: {0}")]
     UsageLimit(String),
+    /// A plan was cut short, and HEAD or the refs moved since it began:
+    /// what its agent did cannot be told from what the user did since.
+    #[error(
+        "a plan of '{change}' was cut short (pid {pid} no longer runs), and since it began {}: git-ralph cannot tell what its agent did from what you did since, so it changes nothing",
+        moved.join(", ")
+    )]
+    MovedOnSinceCutShort {
+        change: String,
+        pid: u32,
+        moved: Vec<String>,
+        /// The ref that keeps the index and worktree before that plan.
+        before: String,
+    },
 }
 
 impl PlanError {
@@ -118,6 +131,9 @@ impl PlanError {
                 "plan again once the limit resets, or with another agent (--agent)".to_owned(),
             ),
             PlanError::State(err) => err.hint(),
+            PlanError::MovedOnSinceCutShort { change, before, .. } => Some(format!(
+                "how things stood before that plan is kept at {before} (the index in it, the worktree in its parent: 'git checkout {before}^ -- <path>' takes a file back); 'git ralph abort {change}' lets that plan go, changing nothing of yours; then plan again"
+            )),
             PlanError::Git { .. } | PlanError::Io { .. } => None,
         }
     }

@@ -115,17 +115,22 @@ impl RunLock {
             path: path.to_owned(),
             source,
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
         for _ in 0..10 {
-            let file = std::fs::OpenOptions::new()
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(io)?;
+            }
+            let opened = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .open(path)
-                .map_err(io)?;
+                .open(path);
+            // A command refused at this moment may have removed the
+            // directory it had made: made again.
+            let file = match opened {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                opened => opened.map_err(io)?,
+            };
             let mut held = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
                 Ok(held) => held,
                 Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Err(held_by(path)),
@@ -160,6 +165,57 @@ impl RunLock {
         }
         Err(io(std::io::Error::other("the lock kept reappearing")))
     }
+}
+
+/// `<git-dir>/ralph/` as a command found it, so that a refused one leaves
+/// no such directory where there was none. The lock makes it; a second
+/// command started at the same moment finds it holding nothing but the
+/// first one's lock, and when both are refused, whichever lets go last
+/// must remove it: so a directory that holds no more than a lock being
+/// taken, or held by a live process, counts as not there.
+#[derive(Debug)]
+pub struct RalphDirBefore {
+    dir: PathBuf,
+    was_there: bool,
+}
+
+impl RalphDirBefore {
+    pub fn note(ralph_dir: &Path) -> RalphDirBefore {
+        RalphDirBefore {
+            dir: ralph_dir.to_owned(),
+            was_there: ralph_dir.exists() && !only_a_lock_being_held(ralph_dir),
+        }
+    }
+
+    /// For a refused command: the directory removed if it was not there
+    /// and holds nothing now. A command still holding the lock keeps it.
+    pub fn leave_as_found(&self) {
+        if !self.was_there {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// Whether `ralph_dir` holds nothing but the lock, empty (its holder
+/// about to write itself into it) or held by a live process.
+fn only_a_lock_being_held(ralph_dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(ralph_dir) else {
+        return false;
+    };
+    let lock = lock_path(ralph_dir);
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        if entry.path() != lock {
+            return false;
+        }
+        let empty = std::fs::metadata(&lock).is_ok_and(|meta| meta.len() == 0);
+        if !empty && lock_holder(&lock).is_none() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether the open `file` is the one `path` names.

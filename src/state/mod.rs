@@ -32,7 +32,9 @@ pub use checkpoint_due::CheckpointDue;
 pub use commands::{AttemptNote, Ending, Usage};
 pub use events_log::EventsLog;
 pub use history::refs_in_history;
-pub use lock::{LockError, RunLock, ask_to_stop, lock_holder, lock_path, process_alive};
+pub use lock::{
+    LockError, RalphDirBefore, RunLock, ask_to_stop, lock_holder, lock_path, process_alive,
+};
 pub use prepare::{Prepared, RunDirError, check_run_name};
 pub use report::{LearningsReport, Report, usage_words};
 pub use run::{

@@ -166,6 +166,10 @@ pub fn print_planned(planned: &Planned) {
 /// A plan whose process was killed, put back: what was done, and where
 /// what its agent left is kept.
 pub fn print_recovered(recovered: &crate::planning::cut_short::Recovered) {
+    if let Some(left) = &recovered.left_as_is {
+        print_let_go(recovered, left);
+        return;
+    }
     super::warn(&format!(
         "a plan of '{}' was cut short (pid {} no longer runs); your files, index and refs are put back as they were before it",
         recovered.change, recovered.pid
@@ -182,10 +186,33 @@ pub fn print_recovered(recovered: &crate::planning::cut_short::Recovered) {
     super::note(&format!("  its record: {}", recovered.dir.display()));
 }
 
+/// A plan cut short, let go with the repository left as it is.
+fn print_let_go(
+    recovered: &crate::planning::cut_short::Recovered,
+    left: &crate::planning::cut_short::LeftAsIs,
+) {
+    let since = match left.moved.is_empty() {
+        true => String::new(),
+        false => format!(", and since it began {}", left.moved.join(", ")),
+    };
+    super::warn(&format!(
+        "a plan of '{}' was cut short (pid {} no longer runs){since}: what its agent did cannot be told from what you did since, so it is let go, your repository left as it is",
+        recovered.change, recovered.pid
+    ));
+    for what in &recovered.undone {
+        super::note(&format!("  {what}"));
+    }
+    super::note(&format!(
+        "  how things stood before it is kept at {before} (the index in it, the worktree in its parent: git checkout {before}^ -- <path> takes a file back)",
+        before = left.before
+    ));
+    super::note(&format!("  its record: {}", recovered.dir.display()));
+}
+
 /// A plan whose process was killed, not yet put back, as `status` tells it.
 pub fn print_cut_short(cut: &crate::planning::cut_short::CutShort) {
     super::warn(&format!(
-        "a plan of '{change}' was cut short (pid {pid} no longer runs): what its agent changed may still be in your worktree; 'git ralph abort {change}', or any 'git ralph plan', puts back what you had and keeps the agent's work under a ref",
+        "a plan of '{change}' was cut short (pid {pid} no longer runs): what its agent changed may still be in your worktree; 'git ralph abort {change}', or any 'git ralph plan', puts back what you had and keeps the agent's work under a ref (unless HEAD or a ref moved since it began: then the plan refuses and abort lets it go, leaving your repository as it is)",
         change = cut.change,
         pid = cut.pid
     ));

@@ -474,3 +474,59 @@ fn a_hook_with_timeout_zero_is_refused_naming_the_file_and_line() {
     assert!(err.contains("timeout = 0"), "{err}");
     before.assert_still(&repo, "timeout = 0 in a hook");
 }
+
+/// [`TODO`] with every box ticked: a start of it is refused once it holds
+/// the lock, when it reads the stories.
+const ALL_DONE: &str = "\
+# Chores
+
+## 1. Greeting
+
+- [x] 1.1 Create hello.txt
+";
+
+/// Found by the generated scenarios (`shape=submodule start-twice`): two
+/// starts launched at the same moment, both refused once they held the
+/// lock, left `.git/ralph/` behind, empty, where there was none. Each
+/// round releases two such starts together; afterwards the repository is
+/// as it was, the git directory included.
+#[test]
+fn two_starts_refused_at_once_leave_no_state_directory() {
+    let repo = TestRepo::with_files(&[("done.md", ALL_DONE)]);
+    let agent = script(&repo, "[*]\nwrite agent-ran.txt ran\\n\npromise COMPLETE\n");
+    for round in 1..=20 {
+        let untouched = Untouched::take(&repo);
+        let barrier = repo.dir.path().join(format!("barrier-{round}"));
+        fs::create_dir_all(&barrier).expect("barrier");
+        let go = shell_quote(&barrier.join("go").to_string_lossy());
+        let children: Vec<Child> = ["a", "b"]
+            .into_iter()
+            .map(|side| {
+                let mut start = fake_start(&repo, CHANGE, &agent);
+                start.args(["--tasks", "done.md"]);
+                let ready = shell_quote(&barrier.join(side).to_string_lossy());
+                let mut wrapper = Command::new("sh");
+                wrapper
+                    .arg("-c")
+                    .arg(format!(
+                        "touch {ready}; while [ ! -e {go} ]; do :; done; exec \"$@\""
+                    ))
+                    .arg("barrier");
+                let mut cmd = repo.wrap(wrapper, &start);
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+                cmd.spawn().expect("start git-ralph")
+            })
+            .collect();
+        wait_until(
+            "both starts are at the barrier",
+            Duration::from_secs(60),
+            || barrier.join("a").exists() && barrier.join("b").exists(),
+        );
+        fs::write(barrier.join("go"), "").expect("go");
+        for child in children {
+            let output = child.wait_with_output().expect("a refused start");
+            assert_exit(&output, 1);
+        }
+        untouched.assert_still(&repo, &format!("round {round}"));
+    }
+}

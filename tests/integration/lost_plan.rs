@@ -224,3 +224,85 @@ fn status_tells_of_a_killed_plan_and_abort_puts_everything_back() {
     );
     assert_kept(&repo, &output);
 }
+
+/// The ref that keeps how things stood before the killed plan.
+const BEFORE: &str = "refs/ralph/greet/plan/1/before";
+
+/// The repository as the user sees it: status, refs, HEAD and the
+/// worktree's files (the git directory's own files aside, where a dead
+/// agent's pid file may be dropped).
+fn users_view(repo: &TestRepo) -> (String, String, String, Vec<(String, Vec<u8>)>) {
+    let files = disk_snapshot(&repo.root)
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with(".git/"))
+        .map(|(name, (_, bytes))| (name, bytes))
+        .collect();
+    (
+        repo.git(&["status", "--porcelain=v1", "-uall", "--ignored"]),
+        repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
+        repo.git(&["symbolic-ref", "HEAD"]),
+        files,
+    )
+}
+
+/// Found by the generated scenarios (`plan-kill commit plan-refine`): a
+/// commit the user makes after a plan was killed is theirs. The next plan
+/// cannot tell what the killed plan's agent did from what the user did
+/// since, so it refuses, naming what to do, and changes nothing; `abort`
+/// then lets the killed plan go with the user's commit on their branch,
+/// naming where how things stood before the plan is kept.
+#[test]
+fn a_commit_made_after_a_killed_plan_stays_on_its_branch() {
+    let repo = project();
+    let (_, agent) = killed_plan(&repo);
+    drop(agent);
+    repo.git(&[
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        "the user's commit after the kill",
+    ]);
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    let view = users_view(&repo);
+
+    let output = plan_again(&repo, &[CHANGE, "--refine"]);
+    assert_exit(&output, 1);
+    let said = stderr(&output);
+    assert!(said.contains("cut short"), "{said}");
+    assert!(
+        said.contains("refs/heads/main"),
+        "what moved is named:\n{said}"
+    );
+    assert!(said.contains(BEFORE), "{said}");
+    assert!(said.contains("git ralph abort greet"), "{said}");
+    assert_eq!(users_view(&repo), view, "the refused plan changed nothing");
+
+    let output = ralph_cmd(&repo, &["abort", CHANGE]);
+    assert_exit(&output, 0);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(said.contains(BEFORE), "{said}");
+    assert_eq!(
+        users_view(&repo),
+        view,
+        "abort changed nothing of the user's"
+    );
+    assert_eq!(repo.git(&["rev-parse", "refs/heads/main"]), commit);
+    assert_eq!(
+        repo.git(&["show", &format!("{BEFORE}^:src/lib.rs")]),
+        "pub fn greet() { /* v3, unstaged */ }\n",
+        "the worktree before the plan is kept"
+    );
+    let record = crate::plan_e2e::record(&repo, 1);
+    assert_eq!(record["status"], "stopped", "{record}");
+    repo.assert_fsck_clean();
+
+    // The plan is let go: the next one works on the plan as it is.
+    let output = plan_again(&repo, &[CHANGE, "--refine"]);
+    assert_exit(&output, 0);
+    assert_eq!(repo.git(&["rev-parse", "refs/heads/main"]), commit);
+    assert!(
+        repo.path("stray.txt").exists(),
+        "the user's repository is theirs"
+    );
+}

@@ -74,13 +74,11 @@ impl Started {
 /// Start or resume a run in `repo`: what `start` does once the flags are
 /// read, and what R on the preview screen does.
 pub fn start(repo: Repo, args: Args) -> Result<Started, CommandError> {
-    let ralph_dir = repo.ralph_dir();
-    let had_ralph_dir = ralph_dir.exists();
+    let ralph_dir = crate::state::RalphDirBefore::note(&repo.ralph_dir());
     let result = run_in(repo, args, None);
-    if result.is_err() && !had_ralph_dir {
-        // A refused start leaves no trace: the lock was all it put there,
-        // and `remove_dir` only removes the directory if it is empty.
-        let _ = std::fs::remove_dir(&ralph_dir);
+    if result.is_err() {
+        // A refused start leaves no trace: the lock was all it put there.
+        ralph_dir.leave_as_found();
     }
     result
 }

@@ -173,11 +173,6 @@ impl Scenario {
         if !live_ok && self.held.is_some() {
             self.stop(Stop::Release);
         }
-        // Whether a killed plan is put back exactly is judged only at the
-        // next plan with nothing else done in between.
-        if !matches!(step, Step::Plan(_) | Step::Read(_)) {
-            self.plan_killed = None;
-        }
         if step.is_users() && self.plan_cut && gated(Known::ActAfterKilledPlan) {
             self.note("  (gated: the user's act after a killed plan)");
             return;
@@ -718,9 +713,9 @@ impl Scenario {
 
     /// A start that was refused began no run: the run before it, what its
     /// hook was told and the state before it are the record again.
-    fn unless_refused(&mut self, code: Option<i32>) {
+    fn unless_refused(&mut self, refused: bool) {
         if let Some(aside) = self.aside.take()
-            && matches!(code, Some(1 | 2))
+            && refused
         {
             fs::remove_dir_all(&self.w.told_dir).unwrap();
             fs::rename(aside.told, &self.w.told_dir).unwrap();
@@ -961,11 +956,25 @@ impl Scenario {
     fn judge_command(&mut self, what: &str, ended: Ended, picture: Option<Picture>) {
         self.note(format!("  exit {:?}", ended.code));
         let raced = std::mem::take(&mut self.raced);
-        self.unless_refused(ended.code);
-        if matches!(ended.code, Some(1 | 2)) {
+        let output_said = format!("{}{}", ended.stdout, ended.stderr);
+        // A start whose `--on-finish cleanup` is refused at its end (the
+        // run's work clashes with what the user committed or left beside
+        // it) is no refused start: its stories ran and are on the run's
+        // branch, the run is kept, as the hint says; only the cleanup was
+        // refused, and that changed nothing (`finish --cleanup` is judged
+        // as the refusal it is).
+        let cleanup_refused_at_end = what.contains("start")
+            && [
+                "the run's work clashes with what you committed",
+                "cleanup would touch your own changes",
+            ]
+            .iter()
+            .any(|words| output_said.contains(words));
+        let refused = matches!(ended.code, Some(1 | 2)) && !cleanup_refused_at_end;
+        self.unless_refused(refused);
+        if refused {
             self.unrecorded = self.unrecorded_before;
         }
-        let output_said = format!("{}{}", ended.stdout, ended.stderr);
         // An agent that only writes its story's files has nothing to undo:
         // what is said undone is the user's, blamed on it. A run that ends
         // at once, its retries spent, quotes an earlier agent's reason.
@@ -996,7 +1005,7 @@ impl Scenario {
         // A push that fails once the run is kept is no refusal: the run
         // is kept, as the hint says (docs/handoff.md).
         let kept_then_failed = output_said.contains("hint: the run is kept on");
-        if matches!(ended.code, Some(1 | 2))
+        if refused
             && !kept_then_failed
             && let Some(picture) = picture
         {

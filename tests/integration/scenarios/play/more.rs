@@ -2,7 +2,8 @@
 //!
 //! - `plan` of the change `extra`, its agent also rewriting and staging a
 //!   file of the user's and leaving a stray one, which the plan undoes; the
-//!   same plan killed -9, which the next `plan` puts back; `plan --refine`;
+//!   same plan killed -9, which the next `plan` puts back, or refuses to
+//!   once the user moved HEAD or a ref since it began; `plan --refine`;
 //! - `answer` to the story a run parked on its agent's question;
 //! - two starts launched at the same moment: exactly one runs, the other
 //!   is refused and its agent never called;
@@ -110,8 +111,31 @@ impl Scenario {
         text
     }
 
+    /// The user's branches, tags, stash and HEAD, which no plan moves: its
+    /// agent here never touches them, so a plan that moves one undoes
+    /// what the user did.
+    fn users_refs(&self) -> String {
+        let refs = self.git(&[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/heads",
+            "refs/tags",
+        ]);
+        let stash = self.git(&["stash", "list", "--format=%H"]);
+        let head = self.git(&["rev-parse", "--symbolic-full-name", "HEAD"]);
+        let at = self.git(&["rev-parse", "HEAD"]);
+        format!(
+            "{}{}HEAD {} {}",
+            stdout(&refs),
+            stdout(&stash),
+            stdout(&head).trim(),
+            stdout(&at).trim()
+        )
+    }
+
     pub(super) fn plan(&mut self, plan: Plan) {
         let before = BeforePlan::take(self);
+        let refs_before = self.users_refs();
         let records = self.w.repo.record_dir();
         fs::create_dir_all(&records).unwrap();
         let k = self.next();
@@ -150,15 +174,35 @@ impl Scenario {
             kill_agents(&records);
         }
         let refused = matches!(ended.code, Some(1 | 2));
+        // A killed plan is not put back once the user went on since it
+        // began (HEAD or a ref moved): the plan refuses, and the killed
+        // one waits for the next.
+        let moved_on = refused
+            && ended
+                .stderr
+                .contains("cannot tell what its agent did from what you did since");
         let what = format!("plan ({plan:?})");
         self.judge_command(&what, ended, picture);
+        let refs_now = self.users_refs();
+        if refs_now != refs_before {
+            self.w.find(format!(
+                "{what} moved the user's refs or HEAD:\nbefore\n{refs_before}\nafter\n{refs_now}"
+            ));
+        }
         if cut {
             self.plan_killed = Some(killed.unwrap_or(before));
             self.plan_cut = true;
             return;
         }
+        if moved_on && killed.is_some() {
+            self.plan_killed = killed;
+            self.plan_cut = true;
+            return;
+        }
         // What the planning agent did to the user's files is undone once
-        // the plan ends, and a killed plan's is undone by the next one.
+        // the plan ends, and a killed plan's is undone by the next one,
+        // whatever was done in between: what differs from how the files
+        // stood before the killed plan is put back, kept under a ref.
         let wanted = match killed {
             Some(killed) => killed,
             None if refused => return,
