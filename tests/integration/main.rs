@@ -61,6 +61,7 @@ mod lost_index_lock;
 mod lost_killed;
 mod lost_parallel_once;
 mod lost_parallel_stash;
+mod lost_parallel_stop;
 mod lost_plan;
 mod lost_roles_tick;
 mod lost_shallow_push;

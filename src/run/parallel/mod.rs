@@ -350,14 +350,16 @@ impl Coordinator {
         let running = board.running.remove(at);
         let worker = running.record;
         let tip = end.state.checkpoint();
-        let done = end.reason == StopReason::Completed
-            && end
-                .state
-                .stories()
-                .iter()
-                .find(|record| record.id == story)
-                .and_then(|record| record.attempts.last())
-                .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
+        // Done in its worktree is its last attempt's outcome, whatever
+        // ended its loop after that: a stop seen just after its
+        // checkpoint leaves the work to be merged all the same.
+        let done = end
+            .state
+            .stories()
+            .iter()
+            .find(|record| record.id == story)
+            .and_then(|record| record.attempts.last())
+            .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
         let worker = merge::adopt(&mut self.run, worker)?;
         if done {
             let place = board.place.get(story).copied().unwrap_or(0);
@@ -367,14 +369,14 @@ impl Coordinator {
         }
         self.emit_workers(board);
         self.merge_waiting(board).await?;
-        if done {
-            return Ok(());
-        }
         match end.reason {
-            StopReason::MaxRetries => {
+            StopReason::MaxRetries if !done => {
                 board.given_up.insert(story.to_owned());
             }
-            StopReason::Completed | StopReason::Stopped | StopReason::Questions => {}
+            StopReason::MaxRetries
+            | StopReason::Completed
+            | StopReason::Stopped
+            | StopReason::Questions => {}
             reason => {
                 board.ending.get_or_insert((reason, end.message));
             }
@@ -416,7 +418,11 @@ impl lifecycle::Driven for Coordinator {
     }
 
     async fn drive(&mut self) -> Result<(StopReason, String), RunError> {
-        self.drive_stories().await
+        let end = self.drive_stories().await;
+        let unmerged = merge::unmerged_at_end(&mut self.run);
+        let end = end?;
+        unmerged?;
+        Ok(end)
     }
 }
 
