@@ -16,6 +16,7 @@
 //! what it left under the run's refs.
 
 mod board;
+mod git_dir_sweep;
 mod merge;
 mod recover;
 pub(super) mod schedule;
@@ -190,6 +191,9 @@ impl Coordinator {
             .into_iter()
             .cloned()
             .collect();
+        if board.running.is_empty() && !ready.is_empty() {
+            board.git_dir = Some(git_dir_sweep::note(&self.run).await?);
+        }
         for story in ready {
             if board.running.len() >= launch.width {
                 break;
@@ -348,6 +352,11 @@ impl Coordinator {
         };
         self.guard_run_branch().await?;
         let running = board.running.remove(at);
+        if board.running.is_empty()
+            && let Some(before) = board.git_dir.take()
+        {
+            git_dir_sweep::put_back(&mut self.run, before).await?;
+        }
         let worker = running.record;
         let tip = end.state.checkpoint();
         // Done in its worktree is its last attempt's outcome, whatever
