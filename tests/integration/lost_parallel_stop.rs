@@ -149,3 +149,94 @@ fn a_story_done_in_its_worktree_and_stopped_before_its_merge_is_not_called_done_
     assert_eq!(story_2_runs, 1, "story 2 was done again on resume");
     repo.assert_fsck_clean();
 }
+
+/// The stop seen by story 2's own loop just after its checkpoint, before
+/// its loop ended: its push (`--push-each`) is held by the remote's
+/// `pre-receive` hook while the run is stopped. Its loop then ended
+/// "stopped" with its attempt complete; the run took the story for not
+/// done, ran it again on resume, and `log` named the first attempt's
+/// checkpoint, which the branch never received.
+#[test]
+fn a_story_whose_loop_sees_the_stop_after_its_checkpoint_is_merged_on_resume_not_done_again() {
+    let repo = independent_project();
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let (at_work, gate) = (marks.join("at-work"), marks.join("gate"));
+    let (pushing, pushed) = (marks.join("pushing"), marks.join("push-on"));
+    let remote = repo.dir.path().join("remote.git");
+    repo.git_at(
+        repo.dir.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nif grep -q 'story-2'; then touch {p}; \
+             while [ ! -e {g} ]; do sleep 0.1; done; fi\nexit 0\n",
+            p = shell_quote(&pushing.display().to_string()),
+            g = shell_quote(&pushed.display().to_string()),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git(&["push", "-q", "origin", "main"]);
+    let agent = script(
+        &repo,
+        &format!(
+            "[story=1 attempt=1]\nwrite {} x\nwait-for {}\n{}{}",
+            at_work.display(),
+            gate.display(),
+            finish_story("1"),
+            stories_done(&["1", "2", "3"]),
+        ),
+    );
+    let _reaper = Reaper(repo.record_dir());
+    let run = Background::start(
+        &repo,
+        &agent,
+        &["--parallel", "2", "--on-finish", "keep", "--push-each"],
+    );
+    wait_until("story 1's agent is at work", PATIENCE, || at_work.exists());
+    wait_until("story 2's checkpoint is being pushed", PATIENCE, || {
+        pushing.exists()
+    });
+    run.signal(Signal::SIGTERM);
+    // The stop reached the stories' loops: story 1's agent is stopped.
+    let story_1 = agent_pid(&repo, "1", 1);
+    wait_until("story 1's agent is stopped", PATIENCE, || {
+        !group_alive(story_1)
+    });
+    std::fs::write(&pushed, "").unwrap();
+    let stopped = run.wait(PATIENCE);
+    assert_eq!(stopped.status.code(), Some(130), "{}", stopped.stderr);
+    std::fs::write(&gate, "").unwrap();
+
+    let done = assert_record_on_branch(&repo, "after the stop");
+    assert!(done.is_empty(), "{done:?}");
+
+    let resumed = start(&repo, &agent, &["--on-finish", "keep"]);
+    assert_exit(&resumed, 0);
+    let done = assert_record_on_branch(&repo, "after the resume");
+    assert_eq!(done, ["1", "2", "3"], "{}", describe(&resumed));
+    let story_2_runs = agent_runs(&repo)
+        .into_iter()
+        .filter(|(story, _)| story == "2")
+        .count();
+    assert_eq!(
+        story_2_runs,
+        1,
+        "story 2 was done again on resume:\n{}",
+        describe(&resumed)
+    );
+    assert_eq!(show(&repo, BRANCH, "story-2.txt"), "work of story 2\n");
+    repo.assert_fsck_clean();
+}
