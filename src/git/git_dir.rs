@@ -199,6 +199,13 @@ impl GitDirSnapshot {
         Ok(snapshot)
     }
 
+    /// Stop watching what is under `dir`: a directory someone else
+    /// changes while the attempt runs (a sibling's worktree of the run).
+    pub fn leave_out(&mut self, dir: &Path) {
+        self.files.retain(|path, _| !path.starts_with(dir));
+        self.dirs.retain(|watched| !watched.starts_with(dir));
+    }
+
     /// Every file now different from the snapshot, new files in watched
     /// directories included; config files key by key.
     pub fn changes(&self) -> io::Result<Vec<GitDirChange>> {

@@ -28,12 +28,36 @@ pub(super) async fn snapshot_git_dir(run: &Run) -> Result<GitDirSnapshot, RunErr
             ralph.join(crate::state::layout::PROMPT_TEMPLATE)
         }),
     ];
+    let beside = story_worktrees_beside(run);
     blocking(move || {
         let dirs: Vec<&std::path::Path> = dirs.iter().map(PathBuf::as_path).collect();
-        GitDirSnapshot::take(&dirs, &run_files, &shown_from)
+        let mut snapshot = GitDirSnapshot::take(&dirs, &run_files, &shown_from)?;
+        for admin in &beside {
+            snapshot.leave_out(admin);
+        }
+        Ok(snapshot)
     })
     .await
     .map_err(|err| RunError::io("note what the git directory holds", err))
+}
+
+/// The administrative directories of a parallel run's story worktrees
+/// other than this loop's own: the run makes and removes them while an
+/// attempt is under way, so what they hold is never the attempt's doing.
+fn story_worktrees_beside(run: &Run) -> Vec<PathBuf> {
+    let repo = run.repo_lock();
+    let own = std::fs::canonicalize(repo.git_dir()).ok();
+    let worktrees = repo.common_dir().join("worktrees");
+    let prefix = format!("{}.story-", run.settings.change_shown());
+    let Ok(entries) = std::fs::read_dir(&worktrees) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|entry| worktrees.join(entry.file_name()))
+        .filter(|admin| std::fs::canonicalize(admin).ok() != own)
+        .collect()
 }
 
 /// Undo what the attempt changed in the git directory, and report each

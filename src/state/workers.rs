@@ -33,11 +33,20 @@ impl RunState {
 
     /// The loop of `story`'s worker ended: its record of the story (with
     /// `done` as the run's branch says) and its totals become the run's.
+    /// An attempt done in the worker's worktree is not done in the run's
+    /// until its work is merged onto the run's branch: it stays running,
+    /// naming no checkpoint, until its merge is decided.
     pub fn worker_adopted(&mut self, story: &str, record: Option<StoryRecord>, totals: &Totals) {
         if let Some(mut record) = record {
             let own = self.story_entry(story);
             (record.done, record.tasks_done, record.tasks_total) =
                 (own.done, own.tasks_done, own.tasks_total);
+            if let Some(last) = record.attempts.last_mut()
+                && last.outcome == AttemptOutcome::Complete
+            {
+                last.outcome = AttemptOutcome::Running;
+                last.checkpoint = None;
+            }
             *own = record;
         }
         self.add_totals(totals);
@@ -84,12 +93,38 @@ impl RunState {
     }
 
     /// `story`'s work is on the run's branch at `checkpoint`: its last
-    /// attempt names it. Returns the outcome to tell, `None` when the
-    /// story has no attempt.
+    /// attempt is complete there, and names it. Returns the outcome to
+    /// tell, `None` when the story has no attempt.
     pub fn story_merged(&mut self, story: &str, checkpoint: String) -> Option<AttemptOutcome> {
         let attempt = self.story_entry(story).attempts.last_mut()?;
+        attempt.outcome = AttemptOutcome::Complete;
+        attempt.reason = None;
+        attempt.preserved = None;
         attempt.checkpoint = Some(checkpoint);
         Some(AttemptOutcome::Complete)
+    }
+
+    /// The stories whose worker's loop ended with their work done in
+    /// its worktree, not merged yet: their last attempt still runs in
+    /// the run's record.
+    pub fn unmerged_workers(&self) -> Vec<(WorkerRecord, u32)> {
+        let Some(parallel) = self.parallel.as_ref() else {
+            return Vec::new();
+        };
+        parallel
+            .workers
+            .iter()
+            .filter(|worker| worker.ended)
+            .filter_map(|worker| {
+                let last = self
+                    .stories
+                    .iter()
+                    .find(|record| record.id == worker.story)?
+                    .attempts
+                    .last()?;
+                (last.outcome == AttemptOutcome::Running).then(|| (worker.clone(), last.attempt))
+            })
+            .collect()
     }
 
     /// `story`'s work could not be merged, for `reason`; what it did is

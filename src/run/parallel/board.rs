@@ -48,6 +48,9 @@ pub(super) struct Board {
     /// Why the run ends, once it is decided; the stories at work are
     /// stopped and waited for.
     pub ending: Option<(StopReason, String)>,
+    /// The git directory as it stood when the first of the stories at
+    /// work started: put back once none is at work.
+    pub git_dir: Option<crate::git::GitDirSnapshot>,
 }
 
 impl Drop for Board {

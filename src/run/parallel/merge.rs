@@ -344,3 +344,52 @@ pub(super) fn retire_worker(
     run.save()?;
     Ok(kept)
 }
+
+/// The run's loop ends with stories done in their worktrees and not
+/// merged (a stop asked before their turn, or during the checks on the
+/// merged tree): none of them is done on the run's branch, so none is
+/// in its record. Each attempt is told as interrupted, its work kept
+/// under the run's refs, where the record says; its worktree stays, and
+/// the resume merges it.
+pub(super) fn unmerged_at_end(run: &mut Run) -> Result<(), RunError> {
+    for (worker, attempt) in run.state.unmerged_workers() {
+        let kept = {
+            let repo = run.repo_lock();
+            let tip = repo
+                .resolve_ref(&worker.branch)
+                .map_err(|err| RunError::git("read a story's branch", err))?;
+            match tip {
+                Some(tip) => {
+                    let refname = run
+                        .settings
+                        .refs()
+                        .story_kept(&worker.story, crate::events::now_ms());
+                    repo.keep_at(
+                        &refname,
+                        tip,
+                        &format!("ralph: keep the work of story {}", worker.story),
+                    )
+                    .map_err(|err| RunError::git("keep a story's branch", err))?;
+                    Some(refname)
+                }
+                None => None,
+            }
+        };
+        let reason = format!(
+            "done in its worktree, not merged onto {} before the run stopped; the resume merges it",
+            run.state.branch()
+        );
+        let change = run.state.attempt_finished(
+            &worker.story,
+            attempt,
+            crate::state::Ending {
+                outcome: AttemptOutcome::Interrupted,
+                reason: Some(reason),
+                preserved: kept,
+                checkpoint: None,
+            },
+        );
+        run.commit(change)?;
+    }
+    Ok(())
+}

@@ -16,6 +16,7 @@
 //! what it left under the run's refs.
 
 mod board;
+mod git_dir_sweep;
 mod merge;
 mod recover;
 pub(super) mod schedule;
@@ -190,6 +191,9 @@ impl Coordinator {
             .into_iter()
             .cloned()
             .collect();
+        if board.running.is_empty() && !ready.is_empty() {
+            board.git_dir = Some(git_dir_sweep::note(&self.run).await?);
+        }
         for story in ready {
             if board.running.len() >= launch.width {
                 break;
@@ -348,16 +352,23 @@ impl Coordinator {
         };
         self.guard_run_branch().await?;
         let running = board.running.remove(at);
+        if board.running.is_empty()
+            && let Some(before) = board.git_dir.take()
+        {
+            git_dir_sweep::put_back(&mut self.run, before).await?;
+        }
         let worker = running.record;
         let tip = end.state.checkpoint();
-        let done = end.reason == StopReason::Completed
-            && end
-                .state
-                .stories()
-                .iter()
-                .find(|record| record.id == story)
-                .and_then(|record| record.attempts.last())
-                .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
+        // Done in its worktree is its last attempt's outcome, whatever
+        // ended its loop after that: a stop seen just after its
+        // checkpoint leaves the work to be merged all the same.
+        let done = end
+            .state
+            .stories()
+            .iter()
+            .find(|record| record.id == story)
+            .and_then(|record| record.attempts.last())
+            .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Complete);
         let worker = merge::adopt(&mut self.run, worker)?;
         if done {
             let place = board.place.get(story).copied().unwrap_or(0);
@@ -367,14 +378,14 @@ impl Coordinator {
         }
         self.emit_workers(board);
         self.merge_waiting(board).await?;
-        if done {
-            return Ok(());
-        }
         match end.reason {
-            StopReason::MaxRetries => {
+            StopReason::MaxRetries if !done => {
                 board.given_up.insert(story.to_owned());
             }
-            StopReason::Completed | StopReason::Stopped | StopReason::Questions => {}
+            StopReason::MaxRetries
+            | StopReason::Completed
+            | StopReason::Stopped
+            | StopReason::Questions => {}
             reason => {
                 board.ending.get_or_insert((reason, end.message));
             }
@@ -416,7 +427,11 @@ impl lifecycle::Driven for Coordinator {
     }
 
     async fn drive(&mut self) -> Result<(StopReason, String), RunError> {
-        self.drive_stories().await
+        let end = self.drive_stories().await;
+        let unmerged = merge::unmerged_at_end(&mut self.run);
+        let end = end?;
+        unmerged?;
+        Ok(end)
     }
 }
 

@@ -90,7 +90,14 @@ async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunEr
             continue;
         };
         let told = attempt.checkpoint.as_deref() == Some(commit.as_str());
-        if told || attempt.outcome != AttemptOutcome::Complete {
+        // Until its merge is told, a story's last attempt runs in the
+        // run's record (or was interrupted by a stop before a resume
+        // merged it).
+        let awaiting = matches!(
+            attempt.outcome,
+            AttemptOutcome::Running | AttemptOutcome::Interrupted | AttemptOutcome::Complete
+        );
+        if told || !awaiting {
             continue;
         }
         let _ = run.state.story_merged(&story, commit.clone());

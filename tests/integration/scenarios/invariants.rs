@@ -119,24 +119,58 @@ pub fn files_under(dir: &Path) -> BTreeMap<PathBuf, Kept> {
     into
 }
 
-/// Every blob reachable from a ref, HEAD, any worktree's index, or a
-/// stash entry (the older ones live only in the stash's reflog).
+/// Every blob reachable from a ref, HEAD, a stash entry (the older ones
+/// live only in the stash's reflog), or an entry of any worktree's index.
+/// Not what the index's resolve-undo record still names of a conflict the
+/// user resolved (which `--indexed-objects` counts): git's own next
+/// checkout forgets it, and the file the user resolved holds what they
+/// kept of it.
 pub fn reachable_blobs(repo: &TestRepo) -> BTreeSet<String> {
     let stashes = repo.git(&["stash", "list", "--format=%H"]);
     let mut args = vec![
         "rev-list",
         "--objects",
         "--all",
-        "--indexed-objects",
         "--filter=object:type=blob",
         "--filter-provided-objects",
     ];
     args.extend(stashes.lines());
     let output = repo.git_output(&args);
-    stdout(&output)
+    let mut blobs: BTreeSet<String> = stdout(&output)
         .lines()
         .filter_map(|line| line.split_once(' ').map(|(id, _)| id.to_string()))
-        .collect()
+        .collect();
+    blobs.extend(indexed_blobs(repo));
+    blobs
+}
+
+/// The blobs the index of every worktree of `repo` holds, at any stage.
+fn indexed_blobs(repo: &TestRepo) -> BTreeSet<String> {
+    let list = repo.git(&["worktree", "list", "--porcelain"]);
+    let mut blobs = BTreeSet::new();
+    for place in list
+        .lines()
+        .filter_map(|line| line.strip_prefix("worktree "))
+    {
+        let mut cmd = repo.command_here("git");
+        cmd.args(["-C", place, "ls-files", "--stage", "-z"]);
+        let Ok(output) = cmd.output() else {
+            continue;
+        };
+        if !output.status.success() {
+            continue;
+        }
+        for entry in output.stdout.split(|byte| *byte == 0) {
+            let text = String::from_utf8_lossy(entry);
+            let mut fields = text.split_whitespace();
+            if let (Some(mode), Some(id)) = (fields.next(), fields.next())
+                && mode != "160000"
+            {
+                blobs.insert(id.to_string());
+            }
+        }
+    }
+    blobs
 }
 
 impl Holdings {
