@@ -804,6 +804,13 @@ impl Scenario {
             self.note("  (gated: a kill -9 at a random moment)");
             return;
         }
+        if self.start_takes_up()
+            && self.w.mode == Mode::Parallel
+            && gated(Known::ParallelResumeKilled)
+        {
+            self.note("  (gated: a kill -9 of a parallel run's resume)");
+            return;
+        }
         if !self.start_takes_up() {
             self.fresh_run(Start {
                 mode: RunMode::Here,
