@@ -366,3 +366,35 @@ fn the_dry_run_gives_a_ci_matrix_each_open_story_whether_it_may_run_and_the_wave
         "{matrix}"
     );
 }
+
+#[test]
+fn the_next_job_of_a_story_goes_on_from_the_record_the_last_one_pushed() {
+    let (_a, remote) = with_remote(independent_project());
+    // The first job of story 2 fails its attempt and pushes what it has.
+    let b = TestRepo::clone_of(&remote);
+    let failed = story_job(
+        &b,
+        "2",
+        "[story=2]\nappend .git/ralph/greet.story-2/learnings.md bye.txt wants a newline\\n\npromise FAILED: out of time\n",
+        &["--max-retries", "0"],
+    );
+    assert_exit(&failed, 3);
+    // The next job, in a fresh clone, takes the story's run up.
+    let c = TestRepo::clone_of(&remote);
+    let done = story_job(&c, "2", &story_done("2"), &["--max-retries", "1"]);
+    assert_success(&done);
+    assert!(
+        stderr(&done).contains("took 'greet.story-2' up"),
+        "{}",
+        describe(&done)
+    );
+    let state = c.run_state("greet.story-2");
+    let attempts = attempt_records(&state, "2");
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    assert_eq!(attempts[1]["attempt"], 2, "{attempts:?}");
+    assert_eq!(attempts[1]["outcome"], "complete", "{attempts:?}");
+    let tip = remote_ref(&remote, &format!("refs/heads/{BRANCH}.story-2")).expect("pushed");
+    assert_eq!(tip, c.rev_parse(&format!("{BRANCH}.story-2")));
+    assert!(ticked(&tasks_at(&remote, &tip), "2"));
+    assert_eq!(remote_ref(&remote, "refs/ralph/greet.story-2/lease"), None);
+}
