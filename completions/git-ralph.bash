@@ -48,6 +48,9 @@ __git_ralph_clap() {
             _git_ralph_clap,log)
                 cmd="_git_ralph_clap__subcmd__log"
                 ;;
+            _git_ralph_clap,merge)
+                cmd="_git_ralph_clap__subcmd__merge"
+                ;;
             _git_ralph_clap,plan)
                 cmd="_git_ralph_clap__subcmd__plan"
                 ;;
@@ -76,7 +79,7 @@ __git_ralph_clap() {
 
     case "${cmd}" in
         _git_ralph_clap)
-            opts="-h -V --help --version start plan status watch log show serve answer abort finish demo agents hook"
+            opts="-h -V --help --version start plan status watch log show serve answer abort finish merge demo agents hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -244,6 +247,49 @@ __git_ralph_clap() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        _git_ralph_clap__subcmd__merge)
+            opts="-h -V --from --push --remote --agent --agent-command --model --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo droid" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         _git_ralph_clap__subcmd__plan)
             opts="-h -V --from --issue --prd --tasks --refine --agent --agent-command --model --max-retries --max-tasks --agent-timeout --idle-timeout --command-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -396,7 +442,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --close --project --milestone --team --cycle --jql --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --pace --require-change --no-learnings --no-questions --answer-timeout --full-scan --from --push-each --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --close --project --milestone --team --cycle --jql --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --pace --require-change --no-learnings --no-questions --answer-timeout --full-scan --from --push-each --story --push --remote --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -651,6 +697,20 @@ __git_ralph_clap() {
                     fi
                     return 0
                     ;;
+                --story)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --fallback-agent)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -763,11 +823,12 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--project|--milestone|--team|--cycle|--jql|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--pace|--answer-timeout|--from|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--project|--milestone|--team|--cycle|--jql|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--pace|--answer-timeout|--from|--story|--remote|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
         plan) case $2 in --from|--issue|--prd|--tasks|--agent|--agent-command|--model|--max-retries|--max-tasks|--agent-timeout|--idle-timeout|--command-timeout) return 0 ;; esac ;;
         serve) case $2 in --bind) return 0 ;; esac ;;
         answer) case $2 in --file) return 0 ;; esac ;;
         finish) case $2 in --remote|--base) return 0 ;; esac ;;
+        merge) case $2 in --from|--remote|--agent|--agent-command|--model) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
         agents) case $2 in --record) return 0 ;; esac ;;
     esac
@@ -797,7 +858,7 @@ __git_ralph_complete ()
     done
     if [[ -z $value_next && $cur != -* && $positionals -eq 0 ]]; then
         case $sub in
-            start|plan|status|watch|log|show|serve|answer|abort|finish)
+            start|plan|status|watch|log|show|serve|answer|abort|finish|merge)
                 COMPREPLY=($(compgen -W "$(__git_ralph_changes | sort -u)" -- "$cur"))
                 ((${#COMPREPLY[@]})) && return 0
                 ;;

@@ -42,6 +42,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "serve" -d 'Serv
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "answer" -d 'Answer the question a story of a run waits on, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "merge" -d 'Merge the stories of a change run one per machine (start --story ID --push) onto ralph/<change>'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "agents" -d 'List the agent presets, which are on PATH, and the command each runs'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "hook" -d 'Hooks for agent CLIs, e.g. the Claude Code Stop hook'
@@ -99,6 +100,8 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l max-rate-l
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l pace -d 'Start no attempt that would take the spend of the last window past its budget, e.g. \'$20/5h\' or \'2M tokens/5h\'; the run waits instead' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l answer-timeout -d 'When only stories waiting for an answer are left, wait this long for answers before the run stops [default: stop at once]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l from -d 'Take the run up from REMOTE first: fetch ralph/<CHANGE> and the run\'s record and refs a machine pushed (--push-each, finish --push), and go on from them with the same stories done, attempts counted and budget spent. Records gone apart are refused' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l story -d 'Run this one story of the change alone, in a run of its own on ralph/<CHANGE>.story-<ID>, on top of ralph/<CHANGE> as it is (as REMOTE has it, with --from); its dependencies must be done there. With --from, a lease on the remote keeps other machines off it' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l remote -d 'With --push: the remote to push to [default: the --from remote, else ralph.remote, else origin]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l fallback-agent -d 'An agent preset the story goes to when the agent hits a usage limit that resets later than --max-rate-limit-wait allows; the primary is tried again at the next story (repeatable, tried in order) [config: ralph.fallbackAgents]' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l roles -d 'The role pipeline each story goes through, in this order: any of coder, reviewer, tester, qa [config: ralph.roles; roles in ralph.toml]. Without it, one agent does each story' -r -f
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l worktree -d 'Work in a worktree of its own on ralph/<CHANGE>, beside yours, which the run never touches (HEAD, index, files, stashes): at PATH, or by default at <your worktree>.ralph/<CHANGE> [config: ralph.worktree]' -r -f
@@ -118,6 +121,7 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-learnin
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l no-questions -d 'A story whose agent ends with a question fails that attempt, as for any other ending without a promise, instead of waiting for an answer [config: ralph.questions = false]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l full-scan -d 'Look at every file of the worktree after each attempt, as git does, instead of only at what the agent touched while it ran [config: ralph.fullScan]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l push-each -d 'After each checkpoint, push ralph/<CHANGE> with the run\'s record and refs (to ralph.remote, else the upstream remote, else origin), so that another machine can take the run up with --from'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l push -d 'With --story: when the story\'s run ends, push its branch ralph/<CHANGE>.story-<ID> with its record, in one atomic push'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l sandbox -d 'Run the agent under bubblewrap (Linux), with the git directory and your global git config read-only to it [config: ralph.sandbox]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -l notify -d 'When the run ends, done or stopped for you, or waits out a usage limit: a desktop notification (notify-send, osascript) and the bell [config: ralph.notify]. A webhook in [notify] of ralph.toml is told either way'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -184,6 +188,25 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l pr -d 'Ke
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l draft -d 'Open the pull request as a draft [config: ralph.prDraft]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l from -d 'The remote the stories\' branches were pushed to: the change\'s run is taken up from it (when it holds one), and each branch ralph/<CHANGE>.story-<ID> whose run finished its story is merged' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l remote -d 'With --push: the remote to push to [default: the --from remote]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l agent -d 'Agent preset to run [default: claude; config: ralph.agent]' -r -f -a "claude\t''
+codex\t''
+gemini\t''
+opencode\t''
+amp\t''
+cursor\t''
+copilot\t''
+aider\t''
+qwen\t''
+pi\t''
+kilo\t''
+droid\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l model -d 'Model passed to the agent\'s --model flag' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l push -d 'Then push ralph/<CHANGE> with the run\'s record to the remote'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l on-finish -d 'What to do when the loop ends [default: ask]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'
@@ -222,4 +245,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve answer abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve answer abort finish merge" -f -a "(__git_ralph_changes | sort -u)" -d Change

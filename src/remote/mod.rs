@@ -12,6 +12,8 @@ mod fetch;
 pub mod layout;
 pub mod lease;
 pub mod record;
+pub mod story_job;
+pub mod story_merge;
 mod take_up;
 mod travel;
 

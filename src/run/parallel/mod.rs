@@ -15,9 +15,9 @@
 //! starts, so a resume after a crash finds and retires each one, keeping
 //! what it left under the run's refs.
 
-mod board;
+pub(in crate::run) mod board;
 mod git_dir_sweep;
-mod merge;
+pub(in crate::run) mod merge;
 mod recover;
 pub(super) mod schedule;
 mod worker;
