@@ -4,7 +4,10 @@
 //! way a runner runs them: with bash, their `${{ … }}` expressions given
 //! values, against a bare repository standing in for GitHub, a scripted
 //! `gh` and a scripted agent on PATH, offline. A first job opens the pull
-//! request; a second, going on from the pushed branch, updates it.
+//! request; a second, going on from the pushed branch, updates it. Every
+//! YAML file of `examples/ci/` is read as YAML, and passes `yamllint` with
+//! CI's rules wherever yamllint is installed (CI installs the pinned
+//! release and names it in `YAMLLINT`, so that there it is never skipped).
 
 use std::collections::BTreeMap;
 use std::fs;
