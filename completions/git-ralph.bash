@@ -396,7 +396,7 @@ __git_ralph_clap() {
             return 0
             ;;
         _git_ralph_clap__subcmd__start)
-            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --close --project --milestone --team --cycle --jql --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --pace --require-change --no-learnings --no-questions --answer-timeout --full-scan --from --push-each --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
+            opts="-h -V --agent --agent-command --model --max-retries --command-timeout --agent-timeout --idle-timeout --on-finish --json --plain --serve --prompt-template --source --prd --tasks --issues --label --comment --close --project --milestone --team --cycle --jql --prompt --once --dry-run --revert-failed --check --promise --max-iterations --no-progress-limit --max-runtime --max-cost --max-tokens --max-rate-limit-wait --pace --require-change --no-learnings --no-questions --answer-timeout --full-scan --from --push-each --story --push --remote --sandbox --notify --fallback-agent --roles --worktree --parallel --role-agent --role-agent-command --role-model --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -651,6 +651,20 @@ __git_ralph_clap() {
                     fi
                     return 0
                     ;;
+                --story)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --fallback-agent)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -763,7 +777,7 @@ __git_ralph_changes ()
 __git_ralph_takes_value ()
 {
     case $1 in
-        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--project|--milestone|--team|--cycle|--jql|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--pace|--answer-timeout|--from|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
+        start) case $2 in --agent|--agent-command|--model|--max-retries|--command-timeout|--agent-timeout|--idle-timeout|--on-finish|--serve|--prompt-template|--source|--prd|--tasks|--issues|--label|--project|--milestone|--team|--cycle|--jql|--prompt|--check|--promise|--max-iterations|--no-progress-limit|--max-runtime|--max-cost|--max-tokens|--max-rate-limit-wait|--pace|--answer-timeout|--from|--story|--remote|--fallback-agent|--roles|--worktree|--parallel|--role-agent|--role-agent-command|--role-model) return 0 ;; esac ;;
         plan) case $2 in --from|--issue|--prd|--tasks|--agent|--agent-command|--model|--max-retries|--max-tasks|--agent-timeout|--idle-timeout|--command-timeout) return 0 ;; esac ;;
         serve) case $2 in --bind) return 0 ;; esac ;;
         answer) case $2 in --file) return 0 ;; esac ;;

@@ -15,9 +15,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod configured;
+mod job;
 mod source_setting;
 
 pub use configured::{Configured, WorktreeChoice};
+pub use job::StoryJob;
 
 use crate::config::{self, ConfigError};
 use crate::contract::{Role, RoleAgent};
@@ -186,6 +188,9 @@ pub struct Settings {
     /// run's record and refs, so that another machine can take it up.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub push_each: bool,
+    /// `--story ID`: the run works on that one story of another change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<StoryJob>,
 }
 
 impl Settings {
@@ -267,6 +272,8 @@ pub struct Requested {
     pub worktree: Option<Option<PathBuf>>,
     /// `--parallel N`: up to N stories at once.
     pub parallel: Option<u32>,
+    /// `--story ID`: one story of a change, in a run of its own.
+    pub job: Option<StoryJob>,
 }
 
 /// A setting that cannot be used.
@@ -360,6 +367,10 @@ pub fn resolve(
         comment: req.comment || stored.is_some_and(|s| s.comment),
         tracker: tracker_query(&req.tracker, stored),
         push_each: req.push_each || stored.is_some_and(|s| s.push_each),
+        job: req
+            .job
+            .clone()
+            .or_else(|| stored.and_then(|s| s.job.clone())),
     })
 }
 

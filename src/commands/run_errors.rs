@@ -328,6 +328,12 @@ pub fn remote_hints(err: &RemoteError) -> Vec<String> {
         RemoteError::Dirty { .. } => {
             vec!["commit or stash your changes first ('git stash -u')".to_owned()]
         }
+        RemoteError::StoryWaits {
+            change, missing, ..
+        } => vec![format!(
+            "run story {} first (each with 'git ralph start {change} --story ID --push'), merge them onto ralph/{change} ('git ralph merge {change} --from <remote> --push'), then this one",
+            missing.join(", ")
+        )],
         _ => Vec::new(),
     }
 }
@@ -338,6 +344,7 @@ impl From<crate::remote::RemoteError> for CommandError {
             RemoteError::State(err) => err.into(),
             RemoteError::Op(err) => err.into(),
             RemoteError::Failure(err) => err.into(),
+            RemoteError::Run(err) => (*err).into(),
             err => {
                 let hints = remote_hints(&err);
                 let mut error = CommandError::from_error(ErrorKind::User, err);

@@ -127,6 +127,23 @@ impl Repo {
         Ok(())
     }
 
+    /// Move HEAD from where it is onto `tip`, detached, and make the index
+    /// and worktree `tip`'s tree, with the reflog line `git switch
+    /// --detach` writes. The worktree must be clean.
+    pub fn detach_onto(&mut self, tip: ObjectId) -> Result<(), OpError> {
+        let head = self.head()?;
+        let to = tip.to_string();
+        let message = format!("checkout: moving from {} to {to}", head.reflog_name());
+        let log_len = self.head_log_len();
+        self.edit_refs(vec![move_head(
+            &HeadState::Detached { commit: tip },
+            &message,
+        )?])?;
+        self.log_head_switch(log_len, head.commit(), Some(tip), &head.reflog_name(), &to)?;
+        self.revert_to(tip)?;
+        Ok(())
+    }
+
     /// Point each ref at its id, whatever it held, in one transaction.
     pub fn set_refs(&self, refs: &[(String, ObjectId)], message: &str) -> Result<(), GitFailure> {
         let edits = refs

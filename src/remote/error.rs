@@ -67,6 +67,27 @@ pub enum RemoteError {
         "the run of '{change}' worked in a worktree of its own; it is taken up on the machine that made it"
     )]
     Beside { change: String },
+    #[error("'{change}' has no story '{story}'{}", known(stories))]
+    StoryUnknown {
+        change: String,
+        story: String,
+        stories: Vec<String>,
+    },
+    #[error("story {story} is already done on {branch}")]
+    StoryDone { story: String, branch: String },
+    #[error(
+        "story {story} waits for story {}, not done on {branch} yet", missing.join(", ")
+    )]
+    StoryWaits {
+        change: String,
+        story: String,
+        missing: Vec<String>,
+        branch: String,
+    },
+    #[error("story {story} cannot run on a machine of its own: {what}")]
+    StoryUnfit { story: String, what: String },
+    #[error(transparent)]
+    Run(Box<crate::run::RunError>),
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
@@ -79,4 +100,12 @@ pub enum RemoteError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The stories a change has, for a refusal that names one it has not.
+fn known(stories: &[String]) -> String {
+    match stories {
+        [] => String::new(),
+        stories => format!(" (it has {})", stories.join(", ")),
+    }
 }

@@ -28,6 +28,17 @@ pub fn fetch(repo: &Repo, change: &ChangeName, remote: &str) -> Result<(), Remot
         format!("+{namespace}/*:{incoming}/run/*"),
         format!("^{namespace}/history/*"),
     ];
+    fetch_refspecs(repo, change, remote, &refspecs)
+}
+
+/// `git fetch` of `refspecs` from `remote`, on behalf of `change`, with
+/// neither FETCH_HEAD nor a remote-tracking ref written.
+pub(super) fn fetch_refspecs(
+    repo: &Repo,
+    change: &ChangeName,
+    remote: &str,
+    refspecs: &[String],
+) -> Result<(), RemoteError> {
     let mut args: Vec<String> = [
         "fetch",
         "--quiet",
@@ -41,7 +52,7 @@ pub fn fetch(repo: &Repo, change: &ChangeName, remote: &str) -> Result<(), Remot
     ]
     .map(String::from)
     .to_vec();
-    args.extend(refspecs);
+    args.extend(refspecs.iter().cloned());
     let spec = Spec {
         program: "git".into(),
         args,
@@ -67,17 +78,68 @@ pub fn fetch(repo: &Repo, change: &ChangeName, remote: &str) -> Result<(), Remot
             change: change.to_string(),
         });
     }
+    Err(failed(change, remote, &stderr, exit))
+}
+
+/// A git that talked to `remote` and failed, with its last words.
+fn failed(
+    change: &ChangeName,
+    remote: &str,
+    stderr: &str,
+    exit: impl std::fmt::Display,
+) -> RemoteError {
     let detail = stderr
         .lines()
         .map(|line| line.trim().trim_start_matches("fatal: ").trim())
         .rfind(|line| !line.is_empty())
         .map(str::to_owned)
         .unwrap_or_else(|| format!("git {exit}"));
-    Err(RemoteError::Fetch {
+    RemoteError::Fetch {
         remote: remote.to_owned(),
         change: change.to_string(),
         detail,
-    })
+    }
+}
+
+/// The refs among `names` that `remote` holds, with where they point:
+/// `git ls-remote`, which writes nothing here.
+pub(super) fn remote_holds(
+    repo: &Repo,
+    change: &ChangeName,
+    remote: &str,
+    names: &[String],
+) -> Result<Vec<(String, String)>, RemoteError> {
+    let mut args: Vec<String> = ["ls-remote", "--end-of-options", remote]
+        .map(String::from)
+        .to_vec();
+    args.extend(names.iter().cloned());
+    let spec = Spec {
+        program: "git".into(),
+        args,
+        env: crate::run::ending::handoff::quiet_git_env(repo),
+        cwd: repo.workdir().to_owned(),
+        ..Spec::default()
+    };
+    let (exit, stdout, stderr) =
+        process::run_split_blocking(&spec, Limits::timeout(FETCH_TIMEOUT), OUTPUT_LIMIT).map_err(
+            |source| RemoteError::Git {
+                change: change.to_string(),
+                source,
+            },
+        )?;
+    if !exit.is_success() {
+        return Err(failed(change, remote, &stderr.text(), exit));
+    }
+    Ok(stdout
+        .text()
+        .lines()
+        .filter_map(|line| {
+            let (id, name) = line.split_once('\t')?;
+            names
+                .contains(&name.to_owned())
+                .then(|| (name.to_owned(), id.to_owned()))
+        })
+        .collect())
 }
 
 /// What the fetch brought, by name under the incoming namespace.

@@ -6,8 +6,17 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The layout this release writes, and the highest it reads.
-pub const LAYOUT: u32 = 1;
+/// The highest layout this release reads.
+pub const LAYOUT: u32 = 2;
+
+/// The layout of a whole run's record, which every release since records
+/// travelled reads.
+pub const RUN_LAYOUT: u32 = 1;
+
+/// The layout of one story's run (`start --story`): the same files, but
+/// its state names the change and story it works for, which a release
+/// that reads layout 1 alone would take for a change of its own.
+pub const STORY_LAYOUT: u32 = 2;
 
 /// The manifest's name in the record's tree.
 pub const MANIFEST: &str = "record.json";

@@ -12,6 +12,7 @@ mod fetch;
 pub mod layout;
 pub mod lease;
 pub mod record;
+pub mod story_job;
 mod take_up;
 mod travel;
 

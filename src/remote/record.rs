@@ -37,8 +37,16 @@ pub fn write(repo: &Repo, change: &ChangeName, run_dir: &RunDir) -> Result<Objec
         .resolve_ref(&change.branch_ref())?
         .map(|id| id.to_string())
         .unwrap_or_default();
+    let job = run_dir
+        .load()
+        .ok()
+        .and_then(|state| state.settings().job.clone());
     let manifest = Manifest {
-        layout: LAYOUT,
+        layout: if job.is_some() {
+            layout::STORY_LAYOUT
+        } else {
+            layout::RUN_LAYOUT
+        },
         change: change.to_string(),
         branch: tip,
     };

@@ -5,7 +5,8 @@
 //! serves.
 //!
 //! **Before the loop.** [`plan`]: what a run would do, shown before it
-//! starts. [`session`]: a run begun fresh or resumed, everything it needs
+//! starts; [`story_job`]: whether one story may run on a machine of its
+//! own. [`session`]: a run begun fresh or resumed, everything it needs
 //! read and validated before anything is written; `opening` (what the
 //! session and the plan both read first: an earlier record, the settings,
 //! what they name), `sources` (where the stories come from), `earlier` (an
@@ -86,6 +87,7 @@ pub mod session;
 mod settle;
 mod sources;
 mod start_error;
+pub mod story_job;
 pub mod story_loop;
 mod submodules;
 mod task_file;

@@ -171,7 +171,7 @@ pub(super) fn assemble_contract(
     let change_dir = (source.kind() == SourceKind::OpenSpec).then(|| {
         repo.workdir()
             .join("openspec/changes")
-            .join(change.as_str())
+            .join(super::sources::stories_of(change, settings))
     });
     let mut contract = Contract::assemble(
         repo.workdir(),

@@ -23,6 +23,8 @@ use crate::stories::SourceKind;
 pub struct RunSettings {
     change: ChangeName,
     scope: Scope,
+    /// For one story's run (`--story`), the change the story belongs to.
+    job_change: Option<ChangeName>,
     recorded: Settings,
     agent: AgentSpec,
     fallback_agents: Vec<AgentSpec>,
@@ -82,14 +84,21 @@ impl RunSettings {
             agent.scratch.extend(fallback.scratch.iter().cloned());
         }
         let mode = Mode::of(&recorded, &roles);
-        let policy = mode.policy(&recorded, None);
+        // One story's run (`--story`) works on that story alone.
+        let only = recorded.job.as_ref().map(|job| job.story.clone());
+        let policy = mode.policy(&recorded, only.as_deref());
         let notifier = Notifier {
             desktop: recorded.notify,
             webhook,
         };
+        let job_change = recorded
+            .job
+            .as_ref()
+            .and_then(|job| ChangeName::parse(&job.change).ok());
         RunSettings {
             change,
             scope: Scope::Run,
+            job_change,
             recorded,
             agent,
             fallback_agents,
@@ -130,7 +139,7 @@ impl RunSettings {
     pub fn change_shown(&self) -> &ChangeName {
         match &self.scope {
             Scope::Story { run, .. } => run,
-            Scope::Run => &self.change,
+            Scope::Run => self.job_change.as_ref().unwrap_or(&self.change),
         }
     }
 
@@ -143,7 +152,7 @@ impl RunSettings {
     /// The run's own loop, not a story's of a parallel run, which sees
     /// every story of the change.
     pub fn sees_every_story(&self) -> bool {
-        matches!(self.scope, Scope::Run)
+        matches!(self.scope, Scope::Run) && self.recorded.job.is_none()
     }
 
     /// Where the loop keeps its refs (failed attempts, strays): the run's

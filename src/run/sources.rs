@@ -48,11 +48,20 @@ pub fn source_for(
     let tasks = settings.tasks_file.as_deref().map(Path::new);
     Ok(stories::detect(
         repo.workdir(),
-        change.as_str(),
+        stories_of(change, settings),
         explicit,
         prd,
         tasks,
     )?)
+}
+
+/// The change whose stories a run works on: its own, or for one story's
+/// run (`--story`), the change the story belongs to.
+pub fn stories_of<'a>(change: &'a ChangeName, settings: &'a Settings) -> &'a str {
+    settings
+        .job
+        .as_ref()
+        .map_or(change.as_str(), |job| job.change.as_str())
 }
 
 /// The stories of a run whose work is a tracker's issues: read from the

@@ -1,7 +1,9 @@
-//! The words of a run taken up from a remote (`start --from`).
+//! The words of a run taken up from a remote (`start --from`), and of
+//! one story run on a machine of its own (`start --story`).
 
 use crate::git::ChangeName;
 use crate::remote::TakenUp;
+use crate::remote::story_job::{Ready, StoryJob};
 
 /// What `start --from` tells before the loop goes on.
 pub fn taken_up(change: &ChangeName, taken: &TakenUp) -> String {
@@ -23,4 +25,34 @@ pub fn taken_up(change: &ChangeName, taken: &TakenUp) -> String {
             record.to_hex_with_len(12)
         ),
     }
+}
+
+/// What `start --story` tells before the story's loop begins.
+pub fn story_ready(job: &StoryJob, ready: &Ready) -> String {
+    let branch = job.name.branch_short();
+    match ready {
+        Ready::Fresh { base } => format!(
+            "story {} of '{}' runs alone on {branch}, from {} at {}",
+            job.story,
+            job.change,
+            job.change.branch_short(),
+            base.to_hex_with_len(12)
+        ),
+        Ready::TakenUp(taken) => taken_up(&job.name, taken),
+        Ready::Resumes => format!(
+            "story {} of '{}' goes on from its stopped run on {branch}",
+            job.story, job.change
+        ),
+    }
+}
+
+/// What `start --story --push` tells once the story's branch went.
+pub fn story_pushed(job: &StoryJob, pushed: &crate::run::ending::handoff::Pushed) -> String {
+    format!(
+        "pushed {} ({}) with the record of story {} to '{}'",
+        pushed.branch,
+        pushed.commit.to_hex_with_len(12),
+        job.story,
+        pushed.remote
+    )
 }

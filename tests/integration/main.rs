@@ -69,6 +69,7 @@ mod lost_sparse;
 mod lost_staged;
 mod lost_submodule;
 mod machines_e2e;
+mod machines_story_e2e;
 mod matrix;
 mod meet;
 mod meet_endings;

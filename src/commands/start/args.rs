@@ -7,6 +7,7 @@ use crate::commands::values::{OnFinishArg, SourceArg};
 use crate::contract::roles::UnknownRole;
 use crate::contract::{Role, RoleAgent};
 use crate::exit::CommandError;
+use crate::git::ChangeName;
 use crate::settings::{OnFinish, Requested};
 use crate::stories::SourceKind;
 
@@ -180,6 +181,20 @@ pub struct Args {
     /// so that another machine can take the run up with --from.
     #[arg(long)]
     pub push_each: bool,
+    /// Run this one story of the change alone, in a run of its own on
+    /// ralph/<CHANGE>.story-<ID>, on top of ralph/<CHANGE> as it is (as
+    /// REMOTE has it, with --from); its dependencies must be done there.
+    /// With --from, a lease on the remote keeps other machines off it.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["prompt", "parallel", "worktree", "dry_run"])]
+    pub story: Option<String>,
+    /// With --story: when the story's run ends, push its branch
+    /// ralph/<CHANGE>.story-<ID> with its record, in one atomic push.
+    #[arg(long, requires = "story")]
+    pub push: bool,
+    /// With --push: the remote to push to [default: the --from remote,
+    /// else ralph.remote, else origin].
+    #[arg(long, value_name = "NAME", requires = "push")]
+    pub remote: Option<String>,
     /// Run the agent under bubblewrap (Linux), with the git directory and
     /// your global git config read-only to it
     /// [config: ralph.sandbox].
@@ -259,6 +274,17 @@ fn role_value(text: &str) -> Result<(Role, String), RoleValueError> {
 }
 
 impl Args {
+    /// The run's name: the change, or with --story, the story's own run
+    /// (`<CHANGE>.story-<ID>`).
+    pub(super) fn run_name(&self) -> Result<ChangeName, CommandError> {
+        let change = ChangeName::parse(&self.change)?;
+        crate::state::check_run_name(change.as_str())?;
+        match &self.story {
+            Some(story) => Ok(crate::remote::story_job::StoryJob::of(&change, story)?.name),
+            None => Ok(change),
+        }
+    }
+
     /// The command line's choice of agent per role.
     fn role_agents(&self) -> std::collections::BTreeMap<Role, RoleAgent> {
         let mut agents: std::collections::BTreeMap<Role, RoleAgent> = Default::default();
@@ -323,6 +349,10 @@ impl Args {
             fallback_agents: self.fallback_agents.clone(),
             worktree: self.worktree.clone(),
             parallel: self.parallel,
+            job: self.story.clone().map(|story| crate::settings::StoryJob {
+                change: self.change.clone(),
+                story,
+            }),
             ..self.agent.requested()
         })
     }

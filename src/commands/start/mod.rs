@@ -17,6 +17,7 @@ use crate::ui::{self, KeyListener, Renderer};
 
 mod args;
 mod serve_beside;
+mod story;
 pub use args::Args;
 
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
@@ -31,6 +32,9 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
             ui::preview::print(&plan);
         }
         return Ok(Exit::Success.code());
+    }
+    if args.story.is_some() {
+        return story::run(repo, args);
     }
     let Some(remote) = args.from.clone() else {
         return Ok(start(repo, args)?.exit().code());
@@ -92,8 +96,7 @@ pub fn run_in(
     args: Args,
     agent: Option<AgentSpec>,
 ) -> Result<Started, CommandError> {
-    let change = ChangeName::parse(&args.change)?;
-    crate::state::check_run_name(change.as_str())?;
+    let change = args.run_name()?;
     let requested = args.requested()?;
     // The lock comes before anything else is written, and the run's
     // directory is shown writable before the branch moves.

@@ -179,6 +179,26 @@ pub fn push_run(
     push_with_record(repo, change, run_dir, &remote, &again)
 }
 
+/// Push the run's branch with its record and refs to `remote`, as named
+/// on the command line: what `start --story ID --push` does once the
+/// story's run ends. `again` is the command to run again after a failure.
+pub fn push_run_to(
+    repo: &Repo,
+    change: &ChangeName,
+    run_dir: &RunDir,
+    remote: &str,
+    again: &str,
+) -> Result<Pushed, HandoffError> {
+    if push::remote_url(repo, remote).is_none() && !remote.contains(['/', ':']) {
+        return Err(HandoffError::NoRemote {
+            remote: remote.to_owned(),
+            branch: change.branch_short(),
+            again: again.to_owned(),
+        });
+    }
+    push_with_record(repo, change, run_dir, remote, again)
+}
+
 /// Push the branch with the run's record and refs, in one atomic push; a
 /// push that fails leaves the record's ref where it was.
 fn push_with_record(
