@@ -10,6 +10,10 @@
 #   REMOTE            the remote (empty: origin)
 #   MAX_RUNTIME       git-ralph's own limit (default: 150m): below the job's
 #                     timeout, so that the run ends by itself and pushes
+#   STOP_AFTER        the last resort (default: 165m, for a job of 180):
+#                     git-ralph is interrupted as Ctrl-C would, stops the
+#                     attempt under way, keeps it, and still pushes; killed
+#                     10 minutes later if it has not ended
 #   RALPH_START_ARGS  more options for 'git ralph start', split on spaces
 #
 # The story runs on top of ralph/<change> as the remote has it (its
@@ -35,4 +39,4 @@ if [ -n "${AGENT:-}" ]; then
 fi
 # shellcheck disable=SC2086 # options are split on spaces on purpose
 set -- "$@" ${RALPH_START_ARGS:-}
-exec git ralph "$@" </dev/null
+exec timeout --signal=INT --kill-after=10m "${STOP_AFTER:-165m}" git ralph "$@" </dev/null

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use yaml_rust2::Yaml;
 
 use crate::ci_workflow::{
-    Runner, load, load_text, run_step, step, steps, text, yamllint, yamllint_findings,
+    Runner, load, load_text, run_step, step, step_command, steps, text, yamllint, yamllint_findings,
 };
-use crate::harness::story_run::{CHANGE, THREE_STORIES, project};
+use crate::harness::forge::FakeForge;
+use crate::harness::story_run::{CHANGE, THREE_STORIES, project, story_done};
 use crate::harness::*;
 
 const WORKFLOW: &str = "examples/ci/github-actions-stories.yml";
@@ -347,4 +348,181 @@ fn issue_48_the_gitlab_plan_job_writes_a_child_pipeline_with_a_job_per_story() {
             "yamllint was skipped: it is not on PATH; the child pipeline was read as YAML"
         ),
     }
+}
+
+/// The stories workflow's jobs, each in a clone of its own, against the
+/// bare `origin` with the scripted `gh` and agent: what a runner gives
+/// each of them.
+struct Workflow<'a> {
+    project: &'a TestRepo,
+    origin: &'a Path,
+    forge: FakeForge,
+    runner: Runner,
+    workflow: Yaml,
+}
+
+impl Workflow<'_> {
+    /// The command of `step` of `job` in the checkout `dir`, the matrix
+    /// giving `story`, with the agent doing `agent` (script lines).
+    fn step(
+        &self,
+        dir: &Path,
+        job: &str,
+        step: &str,
+        story: &str,
+        done_before: &str,
+        agent: &str,
+    ) -> std::process::Command {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let agent_script = script(self.project, &format!("format claude\n{agent}"));
+        let records = self.project.dir.path().join(format!("{name}-records"));
+        let output_file = self.project.dir.path().join(format!("{name}-output"));
+        let mut env = self.runner.env(&self.forge, &agent_script, &records);
+        env.push(("GITHUB_OUTPUT", output_file.display().to_string()));
+        let mut values = values(CHANGE);
+        values.extend([
+            ("matrix.story", story),
+            ("inputs.agent || 'claude'", "claude"),
+            ("inputs.base || github.ref_name", "main"),
+            ("github.token", "a-token"),
+            ("github.workflow", "git-ralph stories"),
+            ("github.ref_name", "main"),
+            ("needs.plan.outputs.done", done_before),
+            ("secrets.ANTHROPIC_API_KEY", "a-key"),
+            ("secrets.OPENAI_API_KEY", ""),
+            ("secrets.GEMINI_API_KEY", ""),
+        ]);
+        step_command(self.project, dir, &self.workflow, job, step, &values, &env)
+    }
+
+    /// Runs `steps` of `job` in order in a fresh clone named `name`; the
+    /// first step that fails ends the job, as on a runner.
+    fn job(
+        &self,
+        name: &str,
+        job: &str,
+        steps: &[&str],
+        story: &str,
+        done_before: &str,
+        agent: &str,
+    ) -> Vec<std::process::Output> {
+        let dir = checkout(self.project, self.origin, name);
+        let mut outputs = Vec::new();
+        for step in steps {
+            let output = run(&mut self.step(&dir, job, step, story, done_before, agent));
+            let failed = !output.status.success();
+            outputs.push(output);
+            if failed {
+                break;
+            }
+        }
+        outputs
+    }
+
+    /// The plan job: the stories of this wave, and the stories done.
+    fn plan(&self, name: &str) -> (Vec<String>, String) {
+        let (output, outputs) = plan_job(self.project, self.origin, name, CHANGE);
+        assert_success(&output);
+        let stories: Vec<String> = serde_json::from_str(&outputs["stories"]).unwrap();
+        (stories, outputs["done"].clone())
+    }
+
+    fn remote(&self, args: &[&str]) -> String {
+        self.project.git_at(self.origin, args)
+    }
+}
+
+/// The pid of the process named `name` among `pid` and its descendants.
+fn descendant_named(pid: u32, name: &str) -> Option<u32> {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim() == name {
+        return Some(pid);
+    }
+    fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|child| child.parse().ok())
+        .find_map(|child| descendant_named(child, name))
+}
+
+/// The story's run as its record on the remote has it: each story's
+/// attempts.
+fn story_attempts(flow: &Workflow, id: &str) -> Vec<serde_json::Value> {
+    let record = format!("refs/ralph/{CHANGE}.story-{id}/record");
+    let state: serde_json::Value =
+        serde_json::from_str(&flow.remote(&["show", &format!("{record}:state.json")])).unwrap();
+    state["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|story| story["id"] == id)
+        .and_then(|story| story["attempts"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn issue_48_a_story_job_at_its_time_limit_pushes_what_it_has_and_the_next_run_goes_on() {
+    let (project, origin) = pushed_project();
+    let flow = Workflow {
+        project: &project,
+        origin: &origin,
+        forge: FakeForge::new(&project),
+        runner: Runner::new(&project),
+        workflow: load(WORKFLOW),
+    };
+    // The first job's agent is at work on story 1, and would be for long,
+    // when the job's last-resort limit comes: `timeout`'s own alarm.
+    let dir = checkout(&project, &origin, "job-1");
+    let never = project.dir.path().join("never");
+    let agent = format!(
+        "[story=1]\nwrite at-work.txt at work\\n\nwait-for {}\n",
+        never.display()
+    );
+    let child = flow
+        .step(&dir, "story", "Run the story", "1", "0", &agent)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(
+        "the agent of story 1 is at work",
+        std::time::Duration::from_secs(60),
+        || fs::metadata(dir.join("at-work.txt")).is_ok_and(|meta| meta.len() > 0),
+    );
+    let timeout = descendant_named(child.id(), "timeout").expect("the story runs under timeout");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(timeout as i32),
+        nix::sys::signal::Signal::SIGALRM,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 124);
+
+    // What it had is on the remote: the story's branch and its record,
+    // with the attempt it was stopped in.
+    let branch = format!("refs/heads/ralph/{CHANGE}.story-1");
+    assert!(
+        !flow.remote(&["rev-parse", "--verify", &branch]).is_empty(),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(story_attempts(&flow, "1").len(), 1, "{}", describe(&output));
+
+    // The next run of the workflow plans story 1 again, and its job takes
+    // the story up from that record: the attempt spent counts.
+    let (stories, _) = flow.plan("plan-2");
+    assert_eq!(stories, ["1", "2"]);
+    let outputs = flow.job(
+        "job-2",
+        "story",
+        &["Run the story"],
+        "1",
+        "0",
+        &story_done("1"),
+    );
+    assert_success(outputs.last().unwrap());
+    let attempts = story_attempts(&flow, "1");
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    let files = flow.remote(&["ls-tree", "-r", "--name-only", &branch]);
+    assert!(files.contains("story-1.txt"), "{files}");
 }

@@ -147,6 +147,21 @@ pub(crate) fn run_step(
     values: &BTreeMap<&str, &str>,
     runner: &[(&str, String)],
 ) -> Output {
+    run(&mut step_command(
+        env, dir, workflow, job, name, values, runner,
+    ))
+}
+
+/// The command [`run_step`] runs, for a test that watches it run.
+pub(crate) fn step_command(
+    env: &TestEnv,
+    dir: &Path,
+    workflow: &Yaml,
+    job: &str,
+    name: &str,
+    values: &BTreeMap<&str, &str>,
+    runner: &[(&str, String)],
+) -> std::process::Command {
     let step = step(workflow, job, name);
     let script = substitute(text(&step["run"], "run"), values);
     let mut cmd = env.command("bash", dir);
@@ -157,7 +172,7 @@ pub(crate) fn run_step(
     for (key, value) in runner {
         cmd.env(key, value);
     }
-    run(&mut cmd)
+    cmd
 }
 
 /// Every `.yml` file of `examples/ci/`, by its path in the project.
