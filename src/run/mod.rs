@@ -68,6 +68,7 @@ mod hooks;
 mod judge;
 pub(crate) mod kept_refs;
 mod lifecycle;
+pub mod matrix;
 mod mode;
 mod notifications;
 mod opening;

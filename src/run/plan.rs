@@ -35,6 +35,11 @@ pub struct Plan {
     /// With `--parallel`: what starts at once, and what waits for what.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<super::parallel::Schedule>,
+    /// For a CI matrix, one job per story (`start --story`): each open
+    /// story, whether it may run now, and the waves; whenever the stories
+    /// could run side by side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<super::matrix::Matrix>,
 }
 
 /// The agent a run would start.
@@ -90,6 +95,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
             .collect();
     }
     let schedule = schedule(&settings, &contract, source.as_ref())?;
+    let matrix = matrix(mode, &contract, source.as_ref());
     let spec = named.agent;
     Ok(Plan {
         preview,
@@ -103,6 +109,7 @@ pub fn plan(repo: &Repo, change: &ChangeName, req: &Requested) -> Result<Plan, R
         resumes: found.resumes,
         worktree: worktree.map(|path| path.display().to_string()),
         schedule,
+        matrix,
     })
 }
 
@@ -349,6 +356,26 @@ fn schedule(
         &stories,
         width as usize,
     )))
+}
+
+/// The matrix of a run whose stories could run side by side: story by
+/// story, with their marks in the worktree.
+fn matrix(
+    mode: super::mode::Mode,
+    contract: &Contract,
+    source: &dyn crate::stories::StorySource,
+) -> Option<super::matrix::Matrix> {
+    use crate::stories::SourceKind;
+    mode.side_by_side().ok()?;
+    let kind = source.kind();
+    if !matches!(
+        kind,
+        SourceKind::OpenSpec | SourceKind::Markdown | SourceKind::Prd
+    ) {
+        return None;
+    }
+    let stories = source.load().ok()?;
+    Some(super::matrix::matrix(contract, kind, &stories))
 }
 
 #[cfg(test)]

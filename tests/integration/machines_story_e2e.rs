@@ -311,3 +311,58 @@ fn a_story_record_of_a_later_layout_is_refused_clearly() {
     assert_unchanged(&c, &before);
     assert!(recorded_calls(&c).is_empty(), "C ran an agent");
 }
+
+/// `start greet --dry-run --json` in `repo`, read.
+fn dry_run(repo: &TestRepo, extra: &[&str]) -> serde_json::Value {
+    let output = ralph_cmd(
+        repo,
+        &[&["start", CHANGE, "--dry-run", "--json"], extra].concat(),
+    );
+    assert_success(&output);
+    serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|err| panic!("{err}: {}", describe(&output)))
+}
+
+#[test]
+fn the_dry_run_gives_a_ci_matrix_each_open_story_whether_it_may_run_and_the_waves() {
+    // A checklist's stories wait for the ones before them: one per wave.
+    let in_order = project(THREE_STORIES);
+    let plan = dry_run(&in_order, &[]);
+    let matrix = &plan["matrix"];
+    assert_eq!(
+        matrix["waves"],
+        serde_json::json!([["1"], ["2"], ["3"]]),
+        "{plan}"
+    );
+    let stories = matrix["stories"].as_array().expect("the matrix's stories");
+    let ids: Vec<&str> = stories
+        .iter()
+        .map(|s| s["story"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3"]);
+    assert_eq!(stories[0]["ready"], true);
+    assert_eq!(stories[1]["ready"], false);
+    assert_eq!(stories[1]["waits_for"], serde_json::json!(["1"]));
+    assert_eq!(stories[2]["wave"], 3);
+    // The parallel schedule is still there with --parallel, as it was.
+    let parallel = dry_run(&in_order, &["--parallel", "2"]);
+    assert_eq!(parallel["schedule"]["at_once"], serde_json::json!(["1"]));
+    assert_eq!(parallel["matrix"], plan["matrix"]);
+
+    // Independent stories all run at once; a story done is in no wave.
+    let independent = independent_project();
+    let tasks = independent
+        .read(TASKS_PATH)
+        .replace("- [ ] 2.1", "- [x] 2.1");
+    independent.write(TASKS_PATH, &tasks);
+    let matrix = dry_run(&independent, &[])["matrix"].clone();
+    assert_eq!(matrix["waves"], serde_json::json!([["1", "3"]]), "{matrix}");
+    assert!(
+        matrix["stories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|story| story["ready"] == true && story["wave"] == 1),
+        "{matrix}"
+    );
+}
