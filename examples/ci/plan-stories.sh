@@ -9,11 +9,11 @@
 #    "all_done": false}
 #
 # The stories are read as the remote's ralph/<change> has them when it
-# exists (what earlier waves merged), else as the checkout has them, by
-# `git ralph start <change> --dry-run --json --parallel 32`: the parallel
-# schedule, which knows what waits for what (a prd.json's dependsOn,
-# `after` in ralph.toml, a checklist's order unless it says its stories are
-# independent).
+# exists (what earlier waves merged), else as the checkout has them, from
+# the `matrix` of `git ralph start <change> --dry-run --json`: each open
+# story, whether it may run now, and what it waits for (a prd.json's
+# dependsOn, `after` in ralph.toml, a checklist's order unless it says its
+# stories are independent), as `start --story` will judge it.
 #
 # Reads:
 #   CHANGE            the change (required)
@@ -37,11 +37,15 @@ if git fetch --quiet "$remote" "refs/heads/ralph/$CHANGE" 2>/dev/null; then
 fi
 
 # shellcheck disable=SC2086 # options are split on spaces on purpose
-plan="$(git ralph start "$CHANGE" --dry-run --json --parallel 32 ${RALPH_START_ARGS:-} </dev/null)"
+plan="$(git ralph start "$CHANGE" --dry-run --json ${RALPH_START_ARGS:-} </dev/null)"
+if jq -e '.matrix == null' <<<"$plan" >/dev/null; then
+  echo "the stories of '$CHANGE' cannot run one per job (their marks are not in the worktree, or the change has roles): run it in one job (github-actions.yml, gitlab-ci.yml)" >&2
+  exit 1
+fi
 jq -c '{
-  stories: (.schedule.at_once + .schedule.queued),
-  waiting: [.schedule.waits[].story],
+  stories: [.matrix.stories[] | select(.ready) | .story],
+  waiting: [.matrix.stories[] | select(.ready | not) | .story],
   done: ([.stories[] | select(.status == "done")] | length),
-  open: ([.stories[] | select(.status != "done")] | length),
+  open: (.matrix.stories | length),
   all_done: .all_done
 }' <<<"$plan"
