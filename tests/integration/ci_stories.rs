@@ -526,3 +526,63 @@ fn issue_48_a_story_job_at_its_time_limit_pushes_what_it_has_and_the_next_run_go
     let files = flow.remote(&["ls-tree", "-r", "--name-only", &branch]);
     assert!(files.contains("story-1.txt"), "{files}");
 }
+
+#[test]
+fn issue_48_the_plan_job_then_a_job_per_story_each_in_its_own_clone_push_each_story_once() {
+    let (project, origin) = pushed_project();
+    let flow = Workflow {
+        project: &project,
+        origin: &origin,
+        forge: FakeForge::new(&project),
+        runner: Runner::new(&project),
+        workflow: load(WORKFLOW),
+    };
+    let (stories, done) = flow.plan("plan");
+    assert_eq!(stories, ["1", "2"]);
+    assert_eq!(done, "0");
+    for id in &stories {
+        let outputs = flow.job(
+            &format!("story-{id}"),
+            "story",
+            &["Run the story"],
+            id,
+            &done,
+            &story_done(id),
+        );
+        assert_success(outputs.last().unwrap());
+    }
+    // Each story's branch holds its own work alone, its box ticked, and its
+    // record agrees: the story done in one attempt.
+    for id in ["1", "2"] {
+        let branch = format!("refs/heads/ralph/{CHANGE}.story-{id}");
+        let files = flow.remote(&["ls-tree", "-r", "--name-only", &branch]);
+        let others: Vec<String> = ["1", "2", "3"]
+            .iter()
+            .filter(|other| **other != id)
+            .map(|other| format!("story-{other}.txt"))
+            .collect();
+        assert!(files.contains(&format!("story-{id}.txt")), "{files}");
+        assert!(others.iter().all(|other| !files.contains(other)), "{files}");
+        let tasks = flow.remote(&["show", &format!("{branch}:openspec/changes/greet/tasks.md")]);
+        assert!(tasks.contains(&format!("- [x] {id}.")), "{tasks}");
+        let attempts = story_attempts(&flow, id);
+        assert_eq!(attempts.len(), 1, "{attempts:?}");
+        // No lease is left behind.
+        assert_eq!(
+            flow.remote(&[
+                "for-each-ref",
+                &format!("refs/ralph/{CHANGE}.story-{id}/lease")
+            ]),
+            ""
+        );
+    }
+    // Story 3 waited: no job ran it, and nothing of it was pushed.
+    assert_eq!(
+        flow.remote(&[
+            "for-each-ref",
+            "--format=%(refname)",
+            &format!("refs/heads/ralph/{CHANGE}.story-3")
+        ]),
+        ""
+    );
+}
