@@ -48,6 +48,9 @@ __git_ralph_clap() {
             _git_ralph_clap,log)
                 cmd="_git_ralph_clap__subcmd__log"
                 ;;
+            _git_ralph_clap,merge)
+                cmd="_git_ralph_clap__subcmd__merge"
+                ;;
             _git_ralph_clap,plan)
                 cmd="_git_ralph_clap__subcmd__plan"
                 ;;
@@ -76,7 +79,7 @@ __git_ralph_clap() {
 
     case "${cmd}" in
         _git_ralph_clap)
-            opts="-h -V --help --version start plan status watch log show serve answer abort finish demo agents hook"
+            opts="-h -V --help --version start plan status watch log show serve answer abort finish merge demo agents hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -237,6 +240,49 @@ __git_ralph_clap() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        _git_ralph_clap__subcmd__merge)
+            opts="-h -V --from --push --remote --agent --agent-command --model --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex gemini opencode amp cursor copilot aider qwen pi kilo droid" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -782,6 +828,7 @@ __git_ralph_takes_value ()
         serve) case $2 in --bind) return 0 ;; esac ;;
         answer) case $2 in --file) return 0 ;; esac ;;
         finish) case $2 in --remote|--base) return 0 ;; esac ;;
+        merge) case $2 in --from|--remote|--agent|--agent-command|--model) return 0 ;; esac ;;
         demo) case $2 in --on-finish|--pace) return 0 ;; esac ;;
         agents) case $2 in --record) return 0 ;; esac ;;
     esac
@@ -811,7 +858,7 @@ __git_ralph_complete ()
     done
     if [[ -z $value_next && $cur != -* && $positionals -eq 0 ]]; then
         case $sub in
-            start|plan|status|watch|log|show|serve|answer|abort|finish)
+            start|plan|status|watch|log|show|serve|answer|abort|finish|merge)
                 COMPREPLY=($(compgen -W "$(__git_ralph_changes | sort -u)" -- "$cur"))
                 ((${#COMPREPLY[@]})) && return 0
                 ;;

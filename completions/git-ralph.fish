@@ -42,6 +42,7 @@ complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "serve" -d 'Serv
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "answer" -d 'Answer the question a story of a run waits on, from any terminal'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "abort" -d 'Stop a run and restore the exact pre-start state'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "finish" -d 'Finish a stopped run: keep its branch, or clean up to uncommitted changes; or keep it, push it and open a pull request'
+complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "merge" -d 'Merge the stories of a change run one per machine (start --story ID --push) onto ralph/<change>'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "demo" -d 'Watch a real loop work on a throwaway repository, offline'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "agents" -d 'List the agent presets, which are on PATH, and the command each runs'
 complete -c git-ralph -n "__fish_git_ralph_needs_command" -f -a "hook" -d 'Hooks for agent CLIs, e.g. the Claude Code Stop hook'
@@ -187,6 +188,25 @@ complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l pr -d 'Ke
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -l draft -d 'Open the pull request as a draft [config: ralph.prDraft]'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand finish" -s V -l version -d 'Print version'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l from -d 'The remote the stories\' branches were pushed to: the change\'s run is taken up from it (when it holds one), and each branch ralph/<CHANGE>.story-<ID> whose run finished its story is merged' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l remote -d 'With --push: the remote to push to [default: the --from remote]' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l agent -d 'Agent preset to run [default: claude; config: ralph.agent]' -r -f -a "claude\t''
+codex\t''
+gemini\t''
+opencode\t''
+amp\t''
+cursor\t''
+copilot\t''
+aider\t''
+qwen\t''
+pi\t''
+kilo\t''
+droid\t''"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l agent-command -d 'Run this command through `sh -c` instead of a preset, with the prompt on stdin [config: ralph.agentCommand]' -r -f -a "(__fish_complete_command)"
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l model -d 'Model passed to the agent\'s --model flag' -r -f
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -l push -d 'Then push ralph/<CHANGE> with the run\'s record to the remote'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c git-ralph -n "__fish_git_ralph_using_subcommand demo" -l on-finish -d 'What to do when the loop ends [default: ask]' -r -f -a "ask\t'Ask with a menu on a terminal; without one, keep and say how to finish'
 keep\t'Stay on `ralph/<change>`'
 cleanup\t'Back to the original branch with all the work uncommitted'
@@ -225,4 +245,4 @@ function __git_ralph_changes
     end
 end
 
-complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve answer abort finish" -f -a "(__git_ralph_changes | sort -u)" -d Change
+complete -c git-ralph -n "__fish_git_ralph_using_subcommand start plan status watch log show serve answer abort finish merge" -f -a "(__git_ralph_changes | sort -u)" -d Change

@@ -111,6 +111,18 @@ pub enum Command {
     /// Without gh, or not logged in, the branch stays pushed and the error
     /// gives the command that opens the pull request by hand.
     Finish(commands::finish::Args),
+    /// Merge the stories of a change run one per machine (start --story
+    /// ID --push) onto ralph/<change>.
+    ///
+    /// The change's run is taken up from the remote when a machine pushed
+    /// one, then each branch ralph/<change>.story-<ID> whose run finished
+    /// its story is merged as --parallel merges its stories: in the order
+    /// they wait for each other, the checks run on the merged tree. A story
+    /// that conflicts with one merged before it, or whose checks fail
+    /// there, is sent back: recorded as not done, its work kept under a
+    /// ref, to be run again. --push then pushes ralph/<change> with the
+    /// run's record.
+    Merge(commands::merge::Args),
     /// Watch a real loop work on a throwaway repository, offline.
     Demo(commands::demo::Args),
     /// List the agent presets, which are on PATH, and the command each runs.

@@ -77,6 +77,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CommandError> {
         Command::Answer(args) => commands::answer::run(args),
         Command::Abort(args) => commands::abort::run(args),
         Command::Finish(args) => commands::finish::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Hook(args) => commands::hook::run(args),

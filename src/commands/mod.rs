@@ -10,6 +10,7 @@ pub mod finish;
 pub mod home;
 pub mod hook;
 pub mod log;
+pub mod merge;
 pub mod plan;
 mod run_errors;
 pub mod serve;

@@ -331,7 +331,7 @@ pub fn remote_hints(err: &RemoteError) -> Vec<String> {
         RemoteError::StoryWaits {
             change, missing, ..
         } => vec![format!(
-            "run story {} first (each with 'git ralph start {change} --story ID --push'), merge them onto ralph/{change} ('git ralph merge {change} --from <remote> --push'), then this one",
+            "run story {} first (each with 'git ralph start {change} --story ID --push'), merge them onto ralph/{change} ('git ralph merge {change} --from <remote> --push'), then run this one",
             missing.join(", ")
         )],
         _ => Vec::new(),

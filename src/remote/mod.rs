@@ -13,6 +13,7 @@ pub mod layout;
 pub mod lease;
 pub mod record;
 pub mod story_job;
+pub mod story_merge;
 mod take_up;
 mod travel;
 

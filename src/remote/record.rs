@@ -119,14 +119,7 @@ pub fn read(repo: &Repo, change: &ChangeName, commit: ObjectId) -> Result<Record
     }
     let only: LayoutOnly = serde_json::from_slice(manifest_bytes)
         .map_err(|err| damaged(format!("{MANIFEST}: {err}")))?;
-    if only.layout > LAYOUT {
-        return Err(RemoteError::LaterLayout {
-            change: change.to_string(),
-            commit: commit.to_string(),
-            layout: only.layout,
-            known: LAYOUT,
-        });
-    }
+    readable(change, commit, only.layout, LAYOUT)?;
     let manifest: Manifest = serde_json::from_slice(manifest_bytes)
         .map_err(|err| damaged(format!("{MANIFEST}: {err}")))?;
     if manifest.change != change.as_str() {
@@ -145,4 +138,43 @@ pub fn read(repo: &Repo, change: &ChangeName, commit: ObjectId) -> Result<Record
         state,
         files,
     })
+}
+
+/// A record of `layout` is read by a release that reads `known` at most;
+/// one of a later layout is refused, never half read.
+fn readable(
+    change: &ChangeName,
+    commit: ObjectId,
+    layout: u32,
+    known: u32,
+) -> Result<(), RemoteError> {
+    if layout > known {
+        return Err(RemoteError::LaterLayout {
+            change: change.to_string(),
+            commit: commit.to_string(),
+            layout,
+            known,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_story_record_is_refused_by_a_release_that_reads_run_records_alone() {
+        let change = ChangeName::parse("greet.story-2").unwrap();
+        let commit = ObjectId::null(gix::hash::Kind::Sha1);
+        // This release reads both.
+        readable(&change, commit, layout::RUN_LAYOUT, LAYOUT).unwrap();
+        readable(&change, commit, layout::STORY_LAYOUT, LAYOUT).unwrap();
+        // The release before it read layout 1 alone.
+        let refused = readable(&change, commit, layout::STORY_LAYOUT, layout::RUN_LAYOUT)
+            .expect_err("a reader of layout 1 took a story's record");
+        let said = refused.to_string();
+        assert!(said.contains("later release (layout 2)"), "{said}");
+        assert!(said.contains("reads layout 1 at most"), "{said}");
+    }
 }

@@ -90,6 +90,7 @@ mod sources;
 mod start_error;
 pub mod story_job;
 pub mod story_loop;
+pub mod story_merge;
 mod submodules;
 mod task_file;
 mod ticks;

@@ -8,7 +8,7 @@
 //! side by side.
 
 use super::error::RunError;
-use super::opening::{Found, assemble_contract};
+use super::opening::{Found, Named, assemble_contract};
 use super::sources::{Begin, source_for};
 use crate::git::{ChangeName, ObjectId, Repo};
 use crate::settings::Requested;
@@ -42,6 +42,14 @@ pub fn story_at(
     let settings = found.settings(repo, req)?;
     let source = source_for(repo, change, &settings, Begin::Fresh)?;
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
+    // An agent that is not installed is refused before HEAD moves.
+    let agent = Named::resolve(repo, &settings, None)?.agent;
+    if !crate::process::is_runnable(&agent.program) {
+        return Err(RunError::AgentMissing {
+            name: agent.name,
+            program: agent.program,
+        });
+    }
     let roles = super::mode::roles_of(&settings, &contract);
     let side_by_side = super::mode::Mode::of(&settings, &roles).side_by_side();
     let kind = source.kind();

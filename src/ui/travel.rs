@@ -56,3 +56,35 @@ pub fn story_pushed(job: &StoryJob, pushed: &crate::run::ending::handoff::Pushed
         pushed.remote
     )
 }
+
+/// What `merge` tells once the stories are merged or sent back.
+pub fn merged(
+    change: &ChangeName,
+    report: &crate::run::story_merge::MergeReport,
+    unfinished: &[String],
+) -> String {
+    let mut lines = Vec::new();
+    for (story, checkpoint) in &report.merged {
+        lines.push(format!(
+            "story {story} merged onto {} at {}",
+            change.branch_short(),
+            checkpoint.to_hex_with_len(12)
+        ));
+    }
+    for back in &report.sent_back {
+        lines.push(format!(
+            "story {} sent back: {}; its work is kept at {}\n  run it again:  git ralph start {change} --story {} --from <remote> --push",
+            back.story, back.reason, back.kept, back.story
+        ));
+    }
+    if !unfinished.is_empty() {
+        lines.push(format!(
+            "not merged, their runs did not finish them: story {}",
+            unfinished.join(", ")
+        ));
+    }
+    if lines.is_empty() {
+        lines.push(format!("no story's branch of '{change}' was finished"));
+    }
+    lines.join("\n")
+}

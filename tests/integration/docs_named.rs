@@ -39,6 +39,7 @@ const GUIDES: &[(&str, &[&str])] = &[
     ("answer", &["questions.md"]),
     ("abort", &["how-it-works.md"]),
     ("finish", &["handoff.md"]),
+    ("merge", &["handoff.md"]),
     ("demo", &["screens.md"]),
     ("agents", &["agents.md"]),
     ("hook", &["hooks.md"]),

@@ -366,3 +366,129 @@ fn the_dry_run_gives_a_ci_matrix_each_open_story_whether_it_may_run_and_the_wave
         "{matrix}"
     );
 }
+
+#[test]
+fn the_next_job_of_a_story_goes_on_from_the_record_the_last_one_pushed() {
+    let (_a, remote) = with_remote(independent_project());
+    // The first job of story 2 fails its attempt and pushes what it has.
+    let b = TestRepo::clone_of(&remote);
+    let failed = story_job(
+        &b,
+        "2",
+        "[story=2]\nappend .git/ralph/greet.story-2/learnings.md bye.txt wants a newline\\n\npromise FAILED: out of time\n",
+        &["--max-retries", "0"],
+    );
+    assert_exit(&failed, 3);
+    // The next job, in a fresh clone, takes the story's run up.
+    let c = TestRepo::clone_of(&remote);
+    let done = story_job(&c, "2", &story_done("2"), &["--max-retries", "1"]);
+    assert_success(&done);
+    assert!(
+        stderr(&done).contains("took 'greet.story-2' up"),
+        "{}",
+        describe(&done)
+    );
+    let state = c.run_state("greet.story-2");
+    let attempts = attempt_records(&state, "2");
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    assert_eq!(attempts[1]["attempt"], 2, "{attempts:?}");
+    assert_eq!(attempts[1]["outcome"], "complete", "{attempts:?}");
+    let tip = remote_ref(&remote, &format!("refs/heads/{BRANCH}.story-2")).expect("pushed");
+    assert_eq!(tip, c.rev_parse(&format!("{BRANCH}.story-2")));
+    assert!(ticked(&tasks_at(&remote, &tip), "2"));
+    assert_eq!(remote_ref(&remote, "refs/ralph/greet.story-2/lease"), None);
+}
+
+#[test]
+fn three_stories_done_in_three_clones_are_merged_in_a_fourth_and_the_conflicting_one_sent_back() {
+    let (_a, remote) = with_remote(independent_project());
+    // Story 3 writes story 1's file its own way: its work conflicts.
+    let scripts = [
+        ("1", story_done("1")),
+        ("2", story_done("2")),
+        (
+            "3",
+            format!(
+                "[story=3]\nwrite story-1.txt story 3's own idea\\n\n{}",
+                finish_story("3")
+            ),
+        ),
+    ];
+    for (id, text) in &scripts {
+        let machine = TestRepo::clone_of(&remote);
+        assert_success(&story_job(&machine, id, text, &[]));
+    }
+    let story_3_tip = remote_ref(&remote, &format!("refs/heads/{BRANCH}.story-3")).unwrap();
+
+    let d = TestRepo::clone_of(&remote);
+    let merged = ralph_cmd(
+        &d,
+        &[
+            "merge",
+            CHANGE,
+            "--from",
+            "origin",
+            "--push",
+            "--agent-command",
+            "true",
+        ],
+    );
+    assert_exit(&merged, 3);
+    let said = stderr(&merged);
+    assert!(said.contains("story 1 merged"), "{said}");
+    assert!(said.contains("story 2 merged"), "{said}");
+    assert!(said.contains("story 3 sent back"), "{said}");
+    assert!(
+        said.contains("the work of story 1"),
+        "the clash is not named: {said}"
+    );
+    assert!(
+        said.contains("story-1.txt"),
+        "the path is not named: {said}"
+    );
+    assert!(
+        said.contains("--story 3"),
+        "nothing says to run it again: {said}"
+    );
+
+    // ralph/greet holds stories 1 and 2, as the remote now has it.
+    let tip = remote_ref(&remote, &format!("refs/heads/{BRANCH}")).expect("ralph/greet pushed");
+    assert_eq!(tip, d.rev_parse(BRANCH));
+    let tasks = tasks_at(&remote, &tip);
+    assert!(ticked(&tasks, "1") && ticked(&tasks, "2"), "{tasks}");
+    assert!(!ticked(&tasks, "3"), "{tasks}");
+    assert_eq!(show(&d, &tip, "story-1.txt"), "work of story 1\n");
+    let files = tree_files(&d, &tip);
+    assert!(files.contains(&"story-2.txt".to_string()), "{files:?}");
+    assert!(!files.contains(&"story-3.txt".to_string()), "{files:?}");
+
+    // The record agrees with the branch: 1 and 2 done, 3 sent back with
+    // its work kept under a ref.
+    let state = state(&d);
+    let done = |id: &str| {
+        state["stories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| s["done"] == true)
+            .unwrap_or(false)
+    };
+    assert!(done("1") && done("2") && !done("3"), "{state}");
+    let attempts = attempt_records(&state, "3");
+    let last = attempts.last().expect("story 3's attempts");
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("story 1"),
+        "{last}"
+    );
+    let kept = last["preserved"].as_str().expect("story 3's work is kept");
+    assert_eq!(d.rev_parse(kept), story_3_tip, "story 3's work is lost");
+    assert_eq!(
+        remote_ref(&remote, "refs/ralph/greet/record"),
+        Some(d.rev_parse("refs/ralph/greet/record"))
+    );
+    d.assert_fsck_clean();
+}

@@ -18,7 +18,7 @@ pub(super) type Ended = (String, LoopEnd);
 
 /// A story merged onto the run's branch, and the paths its merge changed.
 #[derive(Debug, Clone)]
-pub(super) struct MergedStory {
+pub(in crate::run) struct MergedStory {
     pub story: String,
     pub paths: Vec<String>,
 }

@@ -19,7 +19,7 @@ use crate::stories::{Story, slash_path};
 
 /// What came of merging a story's work.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Merged {
+pub(in crate::run) enum Merged {
     /// On the branch, its checks passing: the story is done.
     Done { checkpoint: ObjectId },
     /// Not merged: why, for the story's next prompt, and where its work is.
@@ -35,7 +35,7 @@ pub(super) enum Merged {
 
 /// Merge the work of `worker`'s story, which ended at `tip`, onto the
 /// run's branch.
-pub(super) async fn merge_story(
+pub(in crate::run) async fn merge_story(
     run: &mut Run,
     worker: &WorkerRecord,
     tip: ObjectId,
@@ -260,17 +260,22 @@ pub(super) async fn merge_done_story(
 }
 
 /// What a story's merge came to, as its events tell it.
-pub(super) struct Told {
+pub(in crate::run) struct Told {
     /// The commit on the run's branch, when the story is done.
-    pub(super) checkpoint: Option<String>,
-    pub(super) reason: Option<String>,
-    pub(super) preserved: Option<String>,
+    pub(in crate::run) checkpoint: Option<String>,
+    pub(in crate::run) reason: Option<String>,
+    pub(in crate::run) preserved: Option<String>,
 }
 
 /// Tell of a story's merge: its attempt's end, then the merge. The first
 /// event saves the state with the story's record and the hooks it calls
 /// for in one write, so that a crash leaves either both or neither.
-pub(super) fn tell_merge(run: &mut Run, story: String, outcome: AttemptOutcome, told: Told) {
+pub(in crate::run) fn tell_merge(
+    run: &mut Run,
+    story: String,
+    outcome: AttemptOutcome,
+    told: Told,
+) {
     let (attempt, role) =
         last_attempt(run, &story).map_or((0, None), |attempt| (attempt.attempt, attempt.role));
     run.emit(Event::AttemptFinished {

@@ -15,8 +15,8 @@
 //! starts, so a resume after a crash finds and retires each one, keeping
 //! what it left under the run's refs.
 
-mod board;
-mod merge;
+pub(in crate::run) mod board;
+pub(in crate::run) mod merge;
 mod recover;
 pub(super) mod schedule;
 mod worker;
