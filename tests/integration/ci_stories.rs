@@ -586,3 +586,136 @@ fn issue_48_the_plan_job_then_a_job_per_story_each_in_its_own_clone_push_each_st
         ""
     );
 }
+
+#[test]
+fn issue_48_the_stories_workflow_runs_each_story_in_its_own_clone_then_merges_them_in_another() {
+    let (project, origin) = pushed_project();
+    let flow = Workflow {
+        project: &project,
+        origin: &origin,
+        forge: FakeForge::new(&project),
+        runner: Runner::new(&project),
+        workflow: load(WORKFLOW),
+    };
+    let story_steps = ["Run the story"];
+    let merge_steps = ["Merge the stories", "Start the next wave"];
+
+    // The first wave: stories 1 and 2, each in a job of its own, pushing
+    // its own branch; then the merge job in a fourth clone.
+    let (stories, done) = flow.plan("wave-1-plan");
+    assert_eq!(
+        (stories.as_slice(), done.as_str()),
+        (["1".to_owned(), "2".to_owned()].as_slice(), "0")
+    );
+    for id in &stories {
+        let outputs = flow.job(
+            &format!("wave-1-story-{id}"),
+            "story",
+            &story_steps,
+            id,
+            &done,
+            &story_done(id),
+        );
+        assert_success(outputs.last().unwrap());
+        let branch = format!("refs/heads/ralph/{CHANGE}.story-{id}");
+        assert!(
+            !flow.remote(&["rev-parse", "--verify", &branch]).is_empty(),
+            "{branch} is pushed"
+        );
+    }
+    let outputs = flow.job("wave-1-merge", "merge", &merge_steps, "", &done, "");
+    assert_eq!(outputs.len(), 2, "{}", describe(&outputs[0]));
+    for output in &outputs {
+        assert_success(output);
+    }
+    assert!(
+        stdout(&outputs[1]).contains("the next wave is started: 3"),
+        "{}",
+        describe(&outputs[1])
+    );
+    assert_eq!(
+        flow.forge.verbs(),
+        ["gh pr list", "gh pr create", "gh workflow run"]
+    );
+    let dispatch = &flow.forge.calls()[2].args;
+    assert!(
+        dispatch.contains(&"change=greet".to_owned()),
+        "{dispatch:?}"
+    );
+
+    // The second wave, as the dispatched run: story 3 alone, on top of
+    // what the first merged; its merge updates the pull request and starts
+    // no third wave.
+    let (stories, done) = flow.plan("wave-2-plan");
+    assert_eq!(
+        (stories.as_slice(), done.as_str()),
+        (["3".to_owned()].as_slice(), "2")
+    );
+    let outputs = flow.job(
+        "wave-2-story-3",
+        "story",
+        &story_steps,
+        "3",
+        &done,
+        &story_done("3"),
+    );
+    assert_success(outputs.last().unwrap());
+    let outputs = flow.job("wave-2-merge", "merge", &merge_steps, "", &done, "");
+    for output in &outputs {
+        assert_success(output);
+    }
+    assert!(
+        stdout(&outputs[1]).contains("no story left that can start"),
+        "{}",
+        describe(&outputs[1])
+    );
+    assert_eq!(
+        flow.forge.verbs(),
+        [
+            "gh pr list",
+            "gh pr create",
+            "gh workflow run",
+            "gh pr list",
+            "gh pr edit"
+        ]
+    );
+    assert!(
+        flow.forge.calls()[4]
+            .stdin
+            .contains("**3 of 3 stories done**")
+    );
+
+    // The branch holds each story's work once, every box ticked, and the
+    // record agrees: each story done, in one attempt.
+    let branch = format!("refs/heads/ralph/{CHANGE}");
+    let files = flow.remote(&["ls-tree", "-r", "--name-only", &branch]);
+    for id in ["1", "2", "3"] {
+        assert!(files.contains(&format!("story-{id}.txt")), "{files}");
+        let touched = flow.remote(&[
+            "log",
+            "--format=%H",
+            &branch,
+            "--",
+            &format!("story-{id}.txt"),
+        ]);
+        assert_eq!(
+            touched.lines().count(),
+            1,
+            "story {id} done once: {touched}"
+        );
+    }
+    let tasks = flow.remote(&["show", &format!("{branch}:openspec/changes/greet/tasks.md")]);
+    assert!(!tasks.contains("- [ ]"), "{tasks}");
+    let state: serde_json::Value = serde_json::from_str(
+        &flow.remote(&["show", &format!("refs/ralph/{CHANGE}/record:state.json")]),
+    )
+    .unwrap();
+    for story in state["stories"].as_array().unwrap() {
+        assert_eq!(
+            story["attempts"].as_array().map(Vec::len),
+            Some(1),
+            "{story}"
+        );
+    }
+    assert_eq!(state["stories"].as_array().unwrap().len(), 3);
+}
