@@ -4,7 +4,10 @@
 //! way a runner runs them: with bash, their `${{ … }}` expressions given
 //! values, against a bare repository standing in for GitHub, a scripted
 //! `gh` and a scripted agent on PATH, offline. A first job opens the pull
-//! request; a second, going on from the pushed branch, updates it.
+//! request; a second, going on from the pushed branch, updates it. Every
+//! YAML file of `examples/ci/` is read as YAML, and passes `yamllint` with
+//! CI's rules wherever yamllint is installed (CI installs the pinned
+//! release and names it in `YAMLLINT`, so that there it is never skipped).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,26 +24,63 @@ use crate::harness::*;
 const WORKFLOW: &str = "examples/ci/github-actions.yml";
 const GITLAB: &str = "examples/ci/gitlab-ci.yml";
 
-fn load(rel: &str) -> Yaml {
+pub(crate) fn load(rel: &str) -> Yaml {
     let text = fs::read_to_string(source_path(rel)).unwrap();
+    load_text(&text, rel)
+}
+
+/// `text`, read as the one YAML document of the file `name`.
+pub(crate) fn load_text(text: &str, name: &str) -> Yaml {
     let mut docs =
-        YamlLoader::load_from_str(&text).unwrap_or_else(|err| panic!("{rel} is not YAML: {err}"));
-    assert_eq!(docs.len(), 1, "{rel} holds one document");
+        YamlLoader::load_from_str(text).unwrap_or_else(|err| panic!("{name} is not YAML: {err}"));
+    assert_eq!(docs.len(), 1, "{name} holds one document");
     docs.remove(0)
 }
 
-fn text<'a>(yaml: &'a Yaml, what: &str) -> &'a str {
+/// The yamllint to judge the YAML with: `$YAMLLINT`, which CI sets to the
+/// pinned release it installs (so there it cannot be missing), else
+/// `yamllint` on PATH, else none.
+pub(crate) fn yamllint() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("YAMLLINT") {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "YAMLLINT names {path:?}, which is missing");
+        return Some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("yamllint"))
+        .find(|path| path.is_file())
+}
+
+/// `file` judged by `yamllint` with CI's rules (`.ci/yamllint.yml`): each
+/// finding as `file:line:column: [level] message (rule)`; none when clean.
+pub(crate) fn yamllint_findings(yamllint: &Path, file: &Path) -> Vec<String> {
+    let output = run(std::process::Command::new(yamllint)
+        .current_dir(source_path(""))
+        .args(["--strict", "--format", "parsable", "--config-file"])
+        .arg(source_path(".ci/yamllint.yml"))
+        .arg(file));
+    let findings: Vec<String> = stdout(&output).lines().map(str::to_owned).collect();
+    assert!(
+        output.status.success() || !findings.is_empty(),
+        "yamllint failed on {}: {}",
+        file.display(),
+        describe(&output)
+    );
+    findings
+}
+
+pub(crate) fn text<'a>(yaml: &'a Yaml, what: &str) -> &'a str {
     yaml.as_str()
         .unwrap_or_else(|| panic!("{what} is not a string: {yaml:?}"))
 }
 
-fn steps<'a>(workflow: &'a Yaml, job: &str) -> &'a [Yaml] {
+pub(crate) fn steps<'a>(workflow: &'a Yaml, job: &str) -> &'a [Yaml] {
     workflow["jobs"][job]["steps"]
         .as_vec()
         .unwrap_or_else(|| panic!("job {job} has no steps"))
 }
 
-fn step<'a>(workflow: &'a Yaml, job: &str, name: &str) -> &'a Yaml {
+pub(crate) fn step<'a>(workflow: &'a Yaml, job: &str, name: &str) -> &'a Yaml {
     steps(workflow, job)
         .iter()
         .find(|step| step["name"].as_str() == Some(name))
@@ -49,7 +89,7 @@ fn step<'a>(workflow: &'a Yaml, job: &str, name: &str) -> &'a Yaml {
 
 /// `text` with every `${{ … }}` replaced from `values`; an expression the
 /// test gives no value to fails it, so that a new one is noticed.
-fn substitute(text: &str, values: &BTreeMap<&str, &str>) -> String {
+pub(crate) fn substitute(text: &str, values: &BTreeMap<&str, &str>) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${{") {
@@ -71,7 +111,7 @@ fn substitute(text: &str, values: &BTreeMap<&str, &str>) -> String {
 
 /// The environment of a step as the runner builds it: the workflow's, the
 /// job's, then the step's own, expressions given values.
-fn step_env(
+pub(crate) fn step_env(
     workflow: &Yaml,
     job: &str,
     step: &Yaml,
@@ -98,7 +138,7 @@ fn step_env(
 }
 
 /// Runs a `run:` step the way GitHub's runner does on Linux.
-fn run_step(
+pub(crate) fn run_step(
     env: &TestEnv,
     dir: &Path,
     workflow: &Yaml,
@@ -107,6 +147,21 @@ fn run_step(
     values: &BTreeMap<&str, &str>,
     runner: &[(&str, String)],
 ) -> Output {
+    run(&mut step_command(
+        env, dir, workflow, job, name, values, runner,
+    ))
+}
+
+/// The command [`run_step`] runs, for a test that watches it run.
+pub(crate) fn step_command(
+    env: &TestEnv,
+    dir: &Path,
+    workflow: &Yaml,
+    job: &str,
+    name: &str,
+    values: &BTreeMap<&str, &str>,
+    runner: &[(&str, String)],
+) -> std::process::Command {
     let step = step(workflow, job, name);
     let script = substitute(text(&step["run"], "run"), values);
     let mut cmd = env.command("bash", dir);
@@ -117,7 +172,46 @@ fn run_step(
     for (key, value) in runner {
         cmd.env(key, value);
     }
-    run(&mut cmd)
+    cmd
+}
+
+/// Every `.yml` file of `examples/ci/`, by its path in the project.
+fn ci_examples() -> Vec<String> {
+    let mut files: Vec<String> = fs::read_dir(source_path("examples/ci"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yml") || name.ends_with(".yaml"))
+        .map(|name| format!("examples/ci/{name}"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn issue_48_every_ci_example_is_yaml_and_passes_yamllint() {
+    let files = ci_examples();
+    assert!(
+        files.contains(&WORKFLOW.to_owned()) && files.contains(&GITLAB.to_owned()),
+        "{files:?}"
+    );
+    for file in &files {
+        load(file);
+    }
+    let Some(yamllint) = yamllint() else {
+        eprintln!(
+            "yamllint was skipped: it is not on PATH (pip install yamllint==1.37.1); {} were read as YAML",
+            files.join(", ")
+        );
+        return;
+    };
+    for file in &files {
+        let findings = yamllint_findings(&yamllint, Path::new(file));
+        assert!(
+            findings.is_empty(),
+            "yamllint finds {file} unclean:\n{}",
+            findings.join("\n")
+        );
+    }
 }
 
 #[test]
@@ -245,15 +339,20 @@ fn issue_26_the_plan_step_lists_the_changes_of_the_input_or_the_label() {
 /// A runner's machine: `git ralph` and a `claude` that is the fake agent
 /// on PATH, after the scripted `gh`, and git-ralph's checkout in
 /// RUNNER_TEMP, as the install steps leave them.
-struct Runner {
-    temp: PathBuf,
-    bin: PathBuf,
+pub(crate) struct Runner {
+    pub(crate) temp: PathBuf,
+    pub(crate) bin: PathBuf,
 }
 
 impl Runner {
-    fn new(env: &TestEnv) -> Runner {
-        let temp = env.dir.path().join("runner-temp");
-        let bin = env.dir.path().join("runner-bin");
+    pub(crate) fn new(env: &TestEnv) -> Runner {
+        Runner::new_named(env, "runner")
+    }
+
+    /// A runner of its own beside others: `<name>-temp`, `<name>-bin`.
+    pub(crate) fn new_named(env: &TestEnv, name: &str) -> Runner {
+        let temp = env.dir.path().join(format!("{name}-temp"));
+        let bin = env.dir.path().join(format!("{name}-bin"));
         fs::create_dir_all(&temp).unwrap();
         fs::create_dir_all(&bin).unwrap();
         std::os::unix::fs::symlink(source_path(""), temp.join("git-ralph")).unwrap();
@@ -269,7 +368,7 @@ impl Runner {
     }
 
     /// What the runner adds to a step's environment.
-    fn env(
+    pub(crate) fn env(
         &self,
         forge: &FakeForge,
         agent_script: &Path,

@@ -23,6 +23,7 @@ mod agents_story_sources;
 mod agents_verify;
 mod around;
 mod binary;
+mod ci_stories;
 mod ci_workflow;
 mod completion;
 mod config;

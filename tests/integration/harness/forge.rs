@@ -15,8 +15,9 @@ pub const MR_URL: &str = "https://gitlab.example.com/group/greet/-/merge_request
 /// A scripted `gh` (and `glab`): each call's arguments (NUL-separated) and
 /// standard input are recorded as `call-<n>.args` and `call-<n>.stdin`;
 /// `pr list` answers with what `pr create` opened (a draft once `pr ready
-/// --undo` made it one). `FAKE_FORGE_MODE=auth`
-/// makes every call fail as a CLI that is not logged in does.
+/// --undo` made it one); `workflow run` (a workflow's next run) answers
+/// nothing. `FAKE_FORGE_MODE=auth` makes every call fail as a CLI that is
+/// not logged in does.
 const FAKE_FORGE: &str = r#"#!/bin/sh
 dir="$FAKE_FORGE_DIR"
 n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
@@ -34,6 +35,7 @@ case "$(basename "$0") $1 $2" in
     echo '[{"number":7,"url":"https://github.example/o/greet/pull/7","isDraft":'$draft'}]' > "$dir/open.json"
     echo "https://github.example/o/greet/pull/7" ;;
   "gh pr edit") echo "https://github.example/o/greet/pull/7" ;;
+  "gh workflow run") ;;
   "gh pr ready")
     echo '[{"number":7,"url":"https://github.example/o/greet/pull/7","isDraft":true}]' > "$dir/open.json" ;;
   "glab mr list") cat "$dir/open.json" 2>/dev/null || echo "[]" ;;
