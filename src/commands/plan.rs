@@ -85,13 +85,16 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     let prepared = planning::prepare(&repo, request).map_err(plan_error)?;
     let ralph_dir = repo.ralph_dir();
     let had_ralph_dir = ralph_dir.exists();
-    let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str()) {
+    let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str())
+        .map_err(CommandError::from)
+        .and_then(|lock| clear_the_index(&repo, lock))
+    {
         Ok(lock) => lock,
         Err(err) => {
             if !had_ralph_dir {
                 let _ = std::fs::remove_dir(&ralph_dir);
             }
-            return Err(err.into());
+            return Err(err);
         }
     };
     let mut view = ui::plan_view::PlanView::new();
@@ -99,6 +102,16 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     view.clear();
     drop(lock);
     planned.map_err(plan_error)
+}
+
+/// Under the repository's lock and before the agent may touch the
+/// worktree: what a dead loop left is set right as `start` does, and a
+/// held `index.lock`, past which nothing the agent changed could be put
+/// back, refuses the plan.
+fn clear_the_index(repo: &Repo, lock: RunLock) -> Result<RunLock, CommandError> {
+    crate::commands::warn_dead_loop(repo, &lock, None)?;
+    repo.refuse_index_lock()?;
+    Ok(lock)
 }
 
 /// Put back every plan whose process was killed before it could, under

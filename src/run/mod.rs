@@ -56,6 +56,7 @@ mod beside;
 mod checks;
 mod containment;
 mod context;
+pub mod dead_loop;
 pub mod driver;
 mod earlier;
 pub mod ending;
