@@ -110,3 +110,23 @@ pub fn current_dir() -> Result<std::path::PathBuf, CommandError> {
             .hint("cd into your repository and try again")
     })
 }
+
+/// Set right what a loop that is no longer running left when `lock` was
+/// taken over from it, saying so: what `start` and `plan` do first.
+pub fn warn_dead_loop(
+    repo: &Repo,
+    lock: &crate::state::RunLock,
+    aside_dir: Option<&std::path::Path>,
+) -> Result<(), crate::git::OpError> {
+    let Some(dead) = crate::run::dead_loop::take_over(repo, lock, aside_dir)? else {
+        return Ok(());
+    };
+    crate::ui::warn(&format!(
+        "took over the lock of a loop that is no longer running (pid {}, change '{}')",
+        dead.pid, dead.change
+    ));
+    if let Some(left) = &dead.left_lock {
+        crate::ui::warn(&crate::ui::ending::left_lock(&left.was, &left.kept_at));
+    }
+    Ok(())
+}

@@ -84,11 +84,14 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     put_back_cut_short(&mut repo, &change)?;
     let prepared = planning::prepare(&repo, request).map_err(plan_error)?;
     let ralph_dir = crate::state::RalphDirBefore::note(&repo.ralph_dir());
-    let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str()) {
+    let lock = match RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str())
+        .map_err(CommandError::from)
+        .and_then(|lock| clear_the_index(&repo, lock))
+    {
         Ok(lock) => lock,
         Err(err) => {
             ralph_dir.leave_as_found();
-            return Err(err.into());
+            return Err(err);
         }
     };
     let mut view = ui::plan_view::PlanView::new();
@@ -96,6 +99,16 @@ pub fn plan(mut repo: Repo, args: &Args) -> Result<Planned, CommandError> {
     view.clear();
     drop(lock);
     planned.map_err(plan_error)
+}
+
+/// Under the repository's lock and before the agent may touch the
+/// worktree: what a dead loop left is set right as `start` does, and a
+/// held `index.lock`, past which nothing the agent changed could be put
+/// back, refuses the plan.
+fn clear_the_index(repo: &Repo, lock: RunLock) -> Result<RunLock, CommandError> {
+    crate::commands::warn_dead_loop(repo, &lock, None)?;
+    repo.refuse_index_lock()?;
+    Ok(lock)
 }
 
 /// Put back every plan whose process was killed before it could, under

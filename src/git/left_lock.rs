@@ -28,26 +28,8 @@ impl Repo {
     /// where it is and reported as held.
     pub fn set_aside_left_index_lock(&self, aside_dir: &Path) -> Result<Option<LeftLock>, OpError> {
         let was = self.repo.index_path().with_extension("lock");
-        // A git command of the user's that holds it a moment is waited for,
-        // as a lock is taken anywhere else.
-        let deadline = std::time::Instant::now() + PATIENCE;
-        loop {
-            if std::fs::symlink_metadata(&was).is_err() {
-                return Ok(None);
-            }
-            match holders(&was) {
-                Some(holders) if holders.is_empty() => break,
-                _ if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-                holders => {
-                    return Err(LockedError {
-                        path: was,
-                        holder: holders.and_then(|found| found.into_iter().next()),
-                    }
-                    .into());
-                }
-            }
+        if !unheld_when_waited_for(&was)? {
+            return Ok(None);
         }
         let kept_at = aside_dir.join(format!("index.lock-left-{}", crate::events::now_ms()));
         let moved =
@@ -59,6 +41,47 @@ impl Repo {
             ))
         })?;
         Ok(Some(LeftLock { was, kept_at }))
+    }
+
+    /// Refuse while `index.lock` is there: a process that holds it is
+    /// named, one nobody holds is left for the user to judge. Checked
+    /// before an agent works in the worktree, whose changes could not be
+    /// put back past it.
+    pub fn refuse_index_lock(&self) -> Result<(), OpError> {
+        let was = self.repo.index_path().with_extension("lock");
+        if !unheld_when_waited_for(&was)? {
+            return Ok(());
+        }
+        Err(LockedError {
+            path: was,
+            holder: None,
+        }
+        .into())
+    }
+}
+
+/// Whether `was` exists once no live process holds it; a live holder is
+/// waited for a moment, as a lock is taken anywhere else (a git command of
+/// the user's holds it a moment), then named in the error.
+fn unheld_when_waited_for(was: &Path) -> Result<bool, OpError> {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        if std::fs::symlink_metadata(was).is_err() {
+            return Ok(false);
+        }
+        match holders(was) {
+            Some(holders) if holders.is_empty() => return Ok(true),
+            _ if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            holders => {
+                return Err(LockedError {
+                    path: was.to_owned(),
+                    holder: holders.and_then(|found| found.into_iter().next()),
+                }
+                .into());
+            }
+        }
     }
 }
 

@@ -59,6 +59,7 @@ mod checkpoint_record;
 mod checks;
 mod containment;
 mod context;
+pub mod dead_loop;
 pub mod driver;
 mod earlier;
 pub mod ending;

@@ -95,7 +95,34 @@ fn an_abort_after_a_kill_that_left_the_index_lock_gives_back_the_state_before_th
 }
 
 /// A process of the user's that holds `.git/index.lock` open until killed.
-struct Holder(Child);
+pub(crate) struct Holder(pub(crate) Child);
+
+impl Holder {
+    /// A process that opens the repository's `.git/index.lock` and keeps
+    /// it open, once it has it open.
+    pub(crate) fn of(repo: &TestRepo) -> Holder {
+        let lock = repo.path(".git/index.lock");
+        let ready = repo.dir.path().join("holding");
+        let holder = Holder(
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "exec 3>>'{}'; touch '{}'; exec sleep 600",
+                    lock.display(),
+                    ready.display()
+                ))
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_until(
+            "the holder has the lock open",
+            std::time::Duration::from_secs(30),
+            || ready.exists(),
+        );
+        holder
+    }
+}
 
 impl Drop for Holder {
     fn drop(&mut self) {
@@ -108,24 +135,7 @@ impl Drop for Holder {
 fn a_resume_never_touches_an_index_lock_a_live_process_holds() {
     let (repo, agent) = killed_holding_the_index_lock();
     let lock = repo.path(".git/index.lock");
-    let ready = repo.dir.path().join("holding");
-    let holder = Holder(
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "exec 3>>'{}'; touch '{}'; exec sleep 600",
-                lock.display(),
-                ready.display()
-            ))
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_until(
-        "the holder has the lock open",
-        std::time::Duration::from_secs(30),
-        || ready.exists(),
-    );
+    let holder = Holder::of(&repo);
     let branch_before = repo.git(&["rev-parse", BRANCH]);
     let output = start(&repo, &agent, &["--on-finish", "keep"]);
     let said = format!("{}{}", stdout(&output), stderr(&output));

@@ -65,6 +65,7 @@ mod lost_parallel_once;
 mod lost_parallel_stash;
 mod lost_parallel_stop;
 mod lost_plan;
+mod lost_plan_lock;
 mod lost_roles_tick;
 mod lost_shallow_push;
 mod lost_sparse;

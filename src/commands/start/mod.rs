@@ -101,16 +101,7 @@ pub fn run_in(
     let lock = RunLock::acquire(&crate::commands::lock_path(&repo), change.as_str())?;
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
     let _prepared = run_dir.prepare()?;
-    if let Some((pid, other)) = &lock.took_over_from {
-        ui::warn(&format!(
-            "took over the lock of a loop that is no longer running (pid {pid}, change '{other}')"
-        ));
-    }
-    if lock.took_over_from.is_some()
-        && let Some(left) = repo.set_aside_left_index_lock(&run_dir.dir)?
-    {
-        ui::warn(&ui::ending::left_lock(&left.was, &left.kept_at));
-    }
+    crate::commands::warn_dead_loop(&repo, &lock, Some(&run_dir.dir))?;
     let session = Session::open(&mut repo, &change, &requested, agent)?;
     for notice in &session.notices {
         ui::note(notice);

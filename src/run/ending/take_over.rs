@@ -70,19 +70,17 @@ pub(super) fn take_over(
         }
     }
     let lock = RunLock::acquire(&lock_path, change.as_str())?;
-    if let Some((pid, other)) = &lock.took_over_from {
+    if let Some(dead) = crate::run::dead_loop::take_over(&repo, &lock, Some(&run_dir.dir))? {
         onlooker.notice(Notice::TookOverLock {
-            pid: *pid,
-            change: other.clone(),
+            pid: dead.pid,
+            change: dead.change,
         });
-    }
-    if lock.took_over_from.is_some()
-        && let Some(left) = repo.set_aside_left_index_lock(&run_dir.dir)?
-    {
-        onlooker.notice(Notice::LeftLock {
-            was: left.was,
-            kept_at: left.kept_at,
-        });
+        if let Some(left) = dead.left_lock {
+            onlooker.notice(Notice::LeftLock {
+                was: left.was,
+                kept_at: left.kept_at,
+            });
+        }
     }
     if crate::process::end_orphaned_group(&run_dir.agent_pid_file()) {
         onlooker.notice(Notice::StoppedOrphanAgent);
