@@ -15,9 +15,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod configured;
+mod handoff;
 mod source_setting;
 
 pub use configured::{Configured, WorktreeChoice};
+pub use handoff::{Forge, Handoff, ReviewRequest};
 
 use crate::config::{self, ConfigError};
 use crate::contract::{Role, RoleAgent};

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use super::earlier;
-use super::ending::Handoff;
 use super::error::RunError;
 use super::mode::{Mode, roles_of};
 pub use super::opening::agent_spec;
@@ -462,7 +461,9 @@ fn check_handoff(
         OnFinish::Pr => true,
         _ => return Ok(()),
     };
-    let handoff = Handoff::configured(repo, review).map_err(settings::SettingsError::from)?;
+    let handoff = Configured::of(repo)
+        .handoff(review)
+        .map_err(settings::SettingsError::from)?;
     match handoff.destination(repo, change, original) {
         Ok(_) => Ok(()),
         Err(why) => Err(StartError::CannotHandOff {
