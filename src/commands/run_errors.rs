@@ -367,3 +367,28 @@ impl From<crate::remote::RemoteError> for CommandError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start's errors keep the exit status and hints they had when the
+    /// loop's error carried them: a refusal is the user's, a failing disk
+    /// the machine's, a bad flag a usage error; and the same when the loop
+    /// carries one (a worker reading its story's source).
+    #[test]
+    fn a_start_error_keeps_its_exit_status_and_hint() {
+        let missing = CommandError::from(StartError::AgentMissing {
+            name: "claude".into(),
+            program: "claude".into(),
+        });
+        assert_eq!(missing.kind, ErrorKind::User);
+        assert_eq!(missing.hints, vec![AGENT_MISSING.to_owned()]);
+        let disk = || StartError::io("archive the previous run", std::io::Error::other("full"));
+        assert_eq!(CommandError::from(disk()).kind, ErrorKind::Internal);
+        let carried = CommandError::from(RunError::from(disk()));
+        assert_eq!(carried.kind, ErrorKind::Internal);
+        let flag = CommandError::from(crate::settings::SettingsError::ZeroTimeout);
+        assert_eq!(flag.kind, ErrorKind::Usage);
+    }
+}
