@@ -15,10 +15,12 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod configured;
+mod handoff;
 mod job;
 mod source_setting;
 
 pub use configured::{Configured, WorktreeChoice};
+pub use handoff::{Forge, Handoff, ReviewRequest};
 pub use job::StoryJob;
 
 use crate::config::{self, ConfigError};

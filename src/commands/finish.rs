@@ -7,7 +7,8 @@
 use std::process::ExitCode;
 
 use crate::exit::{CommandError, Exit};
-use crate::run::ending::{self, FinishChoice, Handoff};
+use crate::run::ending::{self, FinishChoice};
+use crate::settings::Configured;
 use crate::ui;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -51,7 +52,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CommandError> {
     let (repo, change, run_dir) = super::open_run(args.change.as_deref())?;
     if args.push || args.pr {
-        let mut handoff = Handoff::configured(&repo, args.pr)?;
+        let mut handoff = Configured::of(&repo).handoff(args.pr)?;
         if args.remote.is_some() {
             handoff.remote = args.remote;
         }

@@ -31,7 +31,15 @@ impl From<RunError> for CommandError {
 
 impl From<StartError> for CommandError {
     fn from(err: StartError) -> Self {
-        RunError::from(err).into()
+        let kind = if err.is_usage() {
+            ErrorKind::Usage
+        } else if err.is_user_error() {
+            ErrorKind::User
+        } else {
+            ErrorKind::Internal
+        };
+        let hint = start_hint(&err);
+        CommandError::from_error(kind, err).maybe_hint(hint)
     }
 }
 
@@ -59,7 +67,7 @@ impl From<EndingError> for CommandError {
 
 impl From<crate::settings::SettingsError> for CommandError {
     fn from(err: crate::settings::SettingsError) -> Self {
-        RunError::from(err).into()
+        StartError::from(err).into()
     }
 }
 
@@ -71,16 +79,11 @@ pub fn run_hint(err: &RunError) -> Option<String> {
         RunError::Prompt(err) => err.hint(),
         RunError::Contract(err) => err.hint(),
         RunError::Preset(err) => Some(err.hint()),
-        RunError::Settings(err) => err.hint(),
         RunError::Preview(err) => err.hint(),
-        RunError::Begin(err) => err.hint(),
         RunError::Worktree(err) => err.hint(),
         RunError::Start(err) => start_hint(err),
-        RunError::AgentMissing { .. } => Some(
-            "install it, pick another with --agent (see 'git ralph agents'), or run any CLI with --agent-command '<command>'"
-                .into(),
-        ),
-        RunError::Template { .. } => Some("check the path given to --prompt-template".into()),
+        RunError::AgentMissing { .. } => Some(AGENT_MISSING.into()),
+        RunError::Template { .. } => Some(TEMPLATE.into()),
         RunError::Agent(err) => err.hint(),
         RunError::UserChangesRejected { story, .. } => Some(format!(
             "your changes are committed on the branch; fix them, or untick story {story}, then 'git ralph start' again"
@@ -91,13 +94,8 @@ pub fn run_hint(err: &RunError) -> Option<String> {
         )),
         RunError::Git { source, .. } => source.hint(),
         RunError::Sandbox(err) => Some(err.hint()),
-        RunError::Roles(_) => {
-            Some("see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys".into())
-        }
+        RunError::Roles(_) => Some(ROLES.into()),
         RunError::State(err) => err.hint(),
-        RunError::BeginNotUndone { change, .. } => Some(format!(
-            "your index is kept at refs/ralph/{change}/original and your uncommitted work in the 'initial state' commit on ralph/{change}: switch back to your branch, 'git restore --source=ralph/{change} --worktree -- .' brings the work back"
-        )),
         RunError::Answers(crate::state::answers::AnswersError::State(err)) => err.hint(),
         RunError::Answers(crate::state::answers::AnswersError::Bad(_)) => Some(
             "git ralph answer writes one answer per line: mend or remove that line, then answer again".into(),
@@ -106,9 +104,31 @@ pub fn run_hint(err: &RunError) -> Option<String> {
     }
 }
 
-/// What the user can do about a start the engine refused.
+const AGENT_MISSING: &str = "install it, pick another with --agent (see 'git ralph agents'), or run any CLI with --agent-command '<command>'";
+const TEMPLATE: &str = "check the path given to --prompt-template";
+const ROLES: &str = "see ROLE PIPELINE in 'man git-ralph-start' for the roles' keys";
+
+/// What the user can do about a start the engine refused, or one that
+/// failed on its way.
 fn start_hint(err: &StartError) -> Option<String> {
     match err {
+        StartError::Stories(err) => err.hint(),
+        StartError::Prompt(err) => err.hint(),
+        StartError::Contract(err) => err.hint(),
+        StartError::Preset(err) => Some(err.hint()),
+        StartError::Settings(err) => err.hint(),
+        StartError::Begin(err) => err.hint(),
+        StartError::Worktree(err) => err.hint(),
+        StartError::AgentMissing { .. } => Some(AGENT_MISSING.into()),
+        StartError::Template { .. } => Some(TEMPLATE.into()),
+        StartError::Git { source, .. } => source.hint(),
+        StartError::Sandbox(err) => Some(err.hint()),
+        StartError::Roles(_) => Some(ROLES.into()),
+        StartError::State(err) => err.hint(),
+        StartError::BeginNotUndone { change, .. } => Some(format!(
+            "your index is kept at refs/ralph/{change}/original and your uncommitted work in the 'initial state' commit on ralph/{change}: switch back to your branch, 'git restore --source=ralph/{change} --worktree -- .' brings the work back"
+        )),
+        StartError::Notify(_) | StartError::Io { .. } => None,
         StartError::OnceOnParallel { change } => Some(format!(
             "resume it without --once: 'git ralph start {change}'"
         )),
@@ -352,5 +372,30 @@ impl From<crate::remote::RemoteError> for CommandError {
                 error
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start's errors keep the exit status and hints they had when the
+    /// loop's error carried them: a refusal is the user's, a failing disk
+    /// the machine's, a bad flag a usage error; and the same when the loop
+    /// carries one (a worker reading its story's source).
+    #[test]
+    fn a_start_error_keeps_its_exit_status_and_hint() {
+        let missing = CommandError::from(StartError::AgentMissing {
+            name: "claude".into(),
+            program: "claude".into(),
+        });
+        assert_eq!(missing.kind, ErrorKind::User);
+        assert_eq!(missing.hints, vec![AGENT_MISSING.to_owned()]);
+        let disk = || StartError::io("archive the previous run", std::io::Error::other("full"));
+        assert_eq!(CommandError::from(disk()).kind, ErrorKind::Internal);
+        let carried = CommandError::from(RunError::from(disk()));
+        assert_eq!(carried.kind, ErrorKind::Internal);
+        let flag = CommandError::from(crate::settings::SettingsError::ZeroTimeout);
+        assert_eq!(flag.kind, ErrorKind::Usage);
     }
 }

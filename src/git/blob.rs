@@ -16,8 +16,8 @@ use gix::bstr::{BStr, ByteSlice};
 use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
 use gix::objs::tree::EntryKind;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 /// Files larger than this are streamed, never read whole.

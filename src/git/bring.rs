@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::Mode;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 /// What [`Repo::bring_in`] wrote.

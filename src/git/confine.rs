@@ -13,9 +13,9 @@
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::ObjectId;
 use super::diff::ChangedFile;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::lock::IndexLock;
 use super::open::{HeadState, Repo};
 use super::refs::{move_head, update};

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use gix::bstr::BString;
 use gix::index::entry::{Flags, Stat};
 
-use super::ObjectId;
 use super::error::OpError;
+use super::ids::ObjectId;
 use super::open::Repo;
 use super::tree::write_tree;
 

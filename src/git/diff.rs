@@ -3,8 +3,8 @@
 
 use gix::bstr::ByteSlice;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 /// A file that differs between two trees.

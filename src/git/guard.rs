@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::open::Repo;
 use super::refs::{delete, update};
 use super::stash::{StashLog, StashPutBack};
@@ -358,11 +358,11 @@ impl Repo {
     /// was stopped); `None` otherwise.
     pub fn descendant_tip(
         &self,
-        change: &super::ChangeName,
+        change: &super::name::ChangeName,
         checkpoint: ObjectId,
     ) -> Result<Option<ObjectId>, GitFailure> {
         let tip = match self.head()? {
-            super::HeadState::Branch { name, commit }
+            super::open::HeadState::Branch { name, commit }
                 if name == change.branch_ref() && commit != checkpoint =>
             {
                 commit

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serializer};
 
-use super::ObjectId;
+use super::ids::ObjectId;
 
 pub fn serialize<S: Serializer>(id: &ObjectId, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(id)
@@ -15,7 +15,9 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectI
 
 /// The same for `Option<ObjectId>`.
 pub mod option {
-    use super::*;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::git::ids::ObjectId;
 
     pub fn serialize<S: Serializer>(
         id: &Option<ObjectId>,

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::lock::{IndexLock, drop_extensions};
 use super::open::Repo;
 use super::repo_state::{Identity, IndexCache, identity};
@@ -117,7 +117,7 @@ impl Repo {
     /// describes, so that the next git-ralph process knows it too. It is
     /// trusted only while the index file is that very file.
     fn tree_record_path(&self) -> std::path::PathBuf {
-        self.own_ralph_dir().join(super::INDEX_TREE)
+        self.own_ralph_dir().join(super::own_files::INDEX_TREE)
     }
 
     fn record_tree(&self, record: Option<(Identity, ObjectId)>) {

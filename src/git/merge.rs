@@ -14,8 +14,8 @@
 use gix::bstr::{BStr, ByteSlice};
 use gix::merge::tree::TreatAsUnresolved;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 /// What merging work gave.

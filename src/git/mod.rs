@@ -9,6 +9,10 @@
 //! is specified by the git command it mirrors and tested against that command.
 //!
 //! This module knows nothing of stories, agents, the terminal or clap.
+//!
+//! This file only declares the operations' files and names what the rest of
+//! the crate may use; the files import one another directly, never through
+//! it, so none of them depends on the list that depends on all of them.
 
 mod blob;
 mod bring;
@@ -18,9 +22,11 @@ mod diff;
 mod dir_cache;
 mod error;
 mod git_dir;
+mod glob;
 mod guard;
 mod handover;
 pub(crate) mod hex;
+mod ids;
 mod index_cache;
 mod index_file;
 mod left_lock;
@@ -28,6 +34,7 @@ mod lock;
 mod merge;
 mod name;
 mod open;
+mod own_files;
 mod patch;
 mod record_tree;
 mod ref_list;
@@ -52,20 +59,22 @@ mod unfinished_worktree;
 mod unseen;
 mod walk;
 mod watch;
-
-pub use blob::human_size;
 mod worktree;
 
+pub use blob::human_size;
 pub use bring::{BringError, Brought};
 pub use conflicted::Stages;
 pub use diff::ChangedFile;
 pub use error::{GitFailure, LockedError, OpError};
 pub use git_dir::{FileChange, GitDirChange, GitDirSnapshot, Risk};
+pub use glob::glob_matches;
 pub use guard::{RefSnapshot, RestoredRef};
+pub use ids::ObjectId;
 pub use left_lock::LeftLock;
 pub use merge::{Carried, StoryMerge};
 pub use name::{ChangeName, NameError, ref_component};
-pub use open::{HeadState, OpenError, Repo};
+pub use open::{HeadState, OpenError, Repo, init};
+pub use own_files::OWN_FILES;
 pub use patch::PatchFor;
 pub use repo_state::Scan;
 pub use reset::RevertStats;
@@ -79,38 +88,3 @@ pub use submodules::{SubmoduleHeads, SubmoduleSetAside, Unsettled};
 pub use unseen::Unseen;
 pub use watch::WatchLost;
 pub use worktree::{LinkedWorktree, WorktreeError};
-
-/// What this module keeps in `<git-dir>/ralph/`: which directories held
-/// only tracked files (`dir-cache`), which tree the index describes
-/// (`index-tree`), the shared indexes a loop made (`shared-indexes`), and
-/// the watch's cookies (`cookies`).
-pub const DIR_CACHE: &str = "dir-cache";
-pub const INDEX_TREE: &str = "index-tree";
-pub const SHARED_INDEXES: &str = "shared-indexes";
-pub const COOKIES: &str = "cookies";
-/// Every one of them: names no change may take.
-pub const OWN_FILES: [&str; 4] = [DIR_CACHE, INDEX_TREE, SHARED_INDEXES, COOKIES];
-
-/// An object id, as this module hands it out.
-pub type ObjectId = gix::ObjectId;
-
-/// Create an empty repository in `dir` (as `git init` would).
-pub fn init(dir: &std::path::Path) -> Result<(), GitFailure> {
-    gix::init(dir).map(drop).map_err(|err| {
-        GitFailure::new(
-            format!("could not create a repository in {}", dir.display()),
-            err,
-        )
-    })
-}
-
-/// Does the glob `pattern` match `path` as git matches pathspecs (`*` does
-/// not cross `/`)?
-pub fn glob_matches(pattern: &str, path: &str) -> bool {
-    use gix::bstr::ByteSlice;
-    gix::glob::wildmatch(
-        pattern.as_bytes().as_bstr(),
-        path.as_bytes().as_bstr(),
-        gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
-    )
-}

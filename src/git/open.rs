@@ -1,13 +1,14 @@
-//! Finding the repository and refusing the states in which touching it would
-//! be unsafe: bare repositories, operations in progress, conflicted indexes.
+//! Creating a repository, finding one, and refusing the states in which
+//! touching it would be unsafe: bare repositories, operations in progress,
+//! conflicted indexes.
 
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 
 /// An open, non-bare repository with a worktree.
 pub struct Repo {
@@ -23,7 +24,7 @@ pub struct Repo {
     pub(crate) watching: std::cell::RefCell<Option<super::repo_state::Watching>>,
     /// A watch could not be started here once; it is not tried again.
     /// Inside, why, until it is reported (see [`Repo::start_watching`]).
-    pub(crate) watch_refused: std::cell::RefCell<Option<Option<super::WatchLost>>>,
+    pub(crate) watch_refused: std::cell::RefCell<Option<Option<super::watch::WatchLost>>>,
     /// Whether the watch is left for the next repository of this worktree
     /// in this process when this one is dropped (see `handover.rs`).
     pub(crate) hands_over: bool,
@@ -337,4 +338,14 @@ fn state_home(git_dir: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(git_dir.join(STATE_HOME)).ok()?;
     let path = PathBuf::from(text.trim_end_matches('\n'));
     path.is_absolute().then_some(path)
+}
+
+/// Create an empty repository in `dir` (as `git init` would).
+pub fn init(dir: &Path) -> Result<(), GitFailure> {
+    gix::init(dir).map(drop).map_err(|err| {
+        GitFailure::new(
+            format!("could not create a repository in {}", dir.display()),
+            err,
+        )
+    })
 }

@@ -9,9 +9,9 @@
 use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
 use gix::diff::blob::{Algorithm, Diff, InternedInput, UnifiedDiff, sources};
 
-use super::ObjectId;
 use super::diff::ChangedFile;
 use super::error::{GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 /// Who a patch is for: the views, which name a binary file with its size

@@ -8,8 +8,8 @@
 use gix::bstr::ByteSlice;
 use gix::objs::tree::{Entry, EntryKind};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::{HeadState, Repo};
 use super::refs::{move_head, update};
 

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use gix::bstr::ByteSlice;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::{HeadState, Repo};
 
 impl Repo {

@@ -12,7 +12,7 @@ use std::path::Path;
 use gix::bstr::BString;
 use serde::{Deserialize, Serialize};
 
-use super::ObjectId;
+use super::ids::ObjectId;
 use super::watch::WorktreeWatch;
 
 /// A cached index with the identity of the file it came from.

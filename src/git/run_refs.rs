@@ -5,8 +5,7 @@
 //! Everything else asks this module for a name instead of formatting one,
 //! so `log`, `show`, a resume and an archive all agree on where things are.
 
-use super::ChangeName;
-use super::ref_component;
+use super::name::{ChangeName, ref_component};
 
 /// The ref names of one run, or of one story of a parallel run (whose refs
 /// live in the run's namespace, under `stories/<id>/`).

@@ -66,7 +66,7 @@ impl Repo {
         let watch = WorktreeWatch::start(
             self.workdir(),
             self.git_dir(),
-            self.ralph_dir().join(super::COOKIES),
+            self.ralph_dir().join(super::own_files::COOKIES),
         )
         .inspect_err(|_| *self.watch_refused.get_mut() = Some(None))?;
         *self.watching.borrow_mut() = Some(Watching {

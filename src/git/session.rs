@@ -7,8 +7,8 @@
 use gix::refs::transaction::PreviousValue;
 use serde::{Deserialize, Serialize};
 
-use super::ObjectId;
 use super::error::{GitFailure, OpError};
+use super::ids::ObjectId;
 use super::lock::IndexLock;
 use super::name::ChangeName;
 use super::open::{HeadState, Repo};

@@ -7,9 +7,9 @@
 //! split, committed on the branch instead, keeps a staged version when a
 //! resume commits what the user changed while the run was stopped.
 
-use super::ObjectId;
 use super::conflicted::{Stages, conflicted, flattened_shared};
 use super::error::OpError;
+use super::ids::ObjectId;
 use super::open::Repo;
 use super::tree::write_tree;
 

@@ -6,8 +6,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::open::Repo;
 
 impl Repo {

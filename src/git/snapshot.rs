@@ -11,8 +11,8 @@ use gix::status::index_worktree::Item;
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 use serde::{Deserialize, Serialize};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::lock::IndexLock;
 use super::open::Repo;
 use super::repo_state::Ahead;

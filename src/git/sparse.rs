@@ -51,7 +51,7 @@ impl Repo {
     /// [`Repo::index_for_tree`] with the sparse-checkout patterns applied.
     pub(crate) fn sparse_index_for_tree(
         &self,
-        tree: super::ObjectId,
+        tree: super::ids::ObjectId,
         current: &gix::index::File,
     ) -> Result<gix::index::File, GitFailure> {
         let mut index = self.index_for_tree(tree, current)?;

@@ -12,7 +12,7 @@
 //! This file only encodes; when to write split, and handing the index back
 //! whole at the end, is `split_writes.rs`.
 
-use super::ObjectId;
+use super::ids::ObjectId;
 use super::index_file::{plain_entries, push_entry, seal};
 
 /// A shared index the next writes describe their index against: its

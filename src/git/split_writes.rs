@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use gix::bstr::ByteSlice;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::index_file::encode_plain;
 use super::lock::IndexLock;
 use super::open::Repo;
@@ -195,7 +195,7 @@ impl Repo {
     }
 
     fn shared_list_path(&self) -> PathBuf {
-        self.own_ralph_dir().join(super::SHARED_INDEXES)
+        self.own_ralph_dir().join(super::own_files::SHARED_INDEXES)
     }
 
     /// The shared indexes git-ralph made here and has not removed.

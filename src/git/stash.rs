@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 use super::open::Repo;
 use super::refs::{delete, update};
 

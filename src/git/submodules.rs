@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use gix::bstr::ByteSlice;
 
-use super::ObjectId;
 use super::error::{Context, GitFailure, OpError};
+use super::ids::ObjectId;
 use super::open::{HeadState, Repo};
 use super::refs::{move_head, update};
 use gix::refs::transaction::PreviousValue;

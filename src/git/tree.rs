@@ -7,8 +7,8 @@ use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::Mode;
 use gix::objs::tree::{Entry, EntryKind};
 
-use super::ObjectId;
 use super::error::{Context, GitFailure};
+use super::ids::ObjectId;
 
 /// The id `git write-tree` would give `index`, without storing anything.
 pub(crate) fn tree_id(

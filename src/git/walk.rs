@@ -161,7 +161,7 @@ impl Repo {
     /// `<git-dir>/ralph/dir-cache`: which directories held only tracked
     /// files at the last full scan of this worktree.
     pub(crate) fn dir_cache_path(&self) -> std::path::PathBuf {
-        self.own_ralph_dir().join(super::DIR_CACHE)
+        self.own_ralph_dir().join(super::own_files::DIR_CACHE)
     }
 
     /// Literal pathspecs for the paths of `paths` that are not a tracked

@@ -166,7 +166,7 @@ impl Repo {
         &self,
         path: &Path,
         branch: &str,
-        at: super::ObjectId,
+        at: super::ids::ObjectId,
         reason: &str,
     ) -> Result<LinkedWorktree, WorktreeError> {
         self.check_worktree_place(path)?;

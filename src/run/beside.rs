@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::RunError;
+use super::start_error::StartError;
 use crate::git::{ChangeName, Repo};
 use crate::settings::{Configured, Requested, Settings, WorktreeChoice};
 use crate::state::RunWorktree;
@@ -21,7 +21,7 @@ pub(super) fn place(
     change: &ChangeName,
     req: &Requested,
     parallel: bool,
-) -> Result<Option<PathBuf>, RunError> {
+) -> Result<Option<PathBuf>, StartError> {
     let path = match &req.worktree {
         Some(Some(path)) => Some(req.cwd.join(path)),
         Some(None) => Some(default_place(repo.workdir(), change)),
@@ -102,7 +102,7 @@ pub(super) fn enter(
     repo: &Repo,
     change: &ChangeName,
     record: &mut RunWorktree,
-) -> Result<(Repo, String), RunError> {
+) -> Result<(Repo, String), StartError> {
     repo.undo_unfinished_worktree(&record.linked)?;
     if let Some(inside) = repo.open_worktree(&record.linked)? {
         let notice = format!(
@@ -127,8 +127,8 @@ pub(super) fn enter(
 }
 
 /// The worktree just made is not there.
-pub(super) fn gone(path: &Path) -> RunError {
-    RunError::io(
+pub(super) fn gone(path: &Path) -> StartError {
+    StartError::io(
         format!("open the run's worktree at {}", path.display()),
         std::io::Error::from(std::io::ErrorKind::NotFound),
     )

@@ -4,7 +4,7 @@
 //! moved to history, out of the way of the new one, its files and refs
 //! together and its record naming its refs where they now are.
 
-use super::error::RunError;
+use super::start_error::StartError;
 use crate::git::{ChangeName, HeadState, Repo, RunRefs};
 use crate::state::{RunDir, RunState, RunStatus};
 
@@ -12,7 +12,7 @@ use crate::state::{RunDir, RunState, RunStatus};
 /// anew: a run still open, or one kept unfinished whose branch is still
 /// there, in a worktree of its own or with HEAD on it. A kept run the user
 /// has left (HEAD on another branch) is begun anew as before.
-pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<bool, RunError> {
+pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<bool, StartError> {
     if matches!(state.status(), RunStatus::Running | RunStatus::Stopped) {
         return Ok(true);
     }
@@ -20,14 +20,16 @@ pub fn resumes(repo: &Repo, change: &ChangeName, state: &RunState) -> Result<boo
         return Ok(false);
     }
     let branch = change.branch_ref();
-    let read = |err| RunError::git("read the run's branch", err);
+    let read = |err| StartError::git("read the run's branch", err);
     if repo.resolve_ref(&branch).map_err(read)?.is_none() {
         return Ok(false);
     }
     if state.worktree().is_some() {
         return Ok(true);
     }
-    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
+    let head = repo
+        .head()
+        .map_err(|err| StartError::git("read HEAD", err))?;
     Ok(matches!(head, HeadState::Branch { name, .. } if name == branch))
 }
 
@@ -46,7 +48,7 @@ pub fn archive(
     change: &ChangeName,
     run_dir: &RunDir,
     previous: &RunState,
-) -> Result<String, RunError> {
+) -> Result<String, StartError> {
     let history = repo.ralph_dir().join(crate::state::layout::HISTORY);
     let mut id = format!("{change}-{}", previous.started_at());
     let mut n = 1;
@@ -59,10 +61,10 @@ pub fn archive(
         std::fs::create_dir_all(&history)?;
         std::fs::rename(&run_dir.dir, &target)
     };
-    archive().map_err(|err| RunError::io("archive the previous run", err))?;
+    archive().map_err(|err| StartError::io("archive the previous run", err))?;
     let refs = repo
         .archive_refs(&change.ref_namespace(), &id)
-        .map_err(|err| RunError::git("keep the previous run's refs", err))?;
+        .map_err(|err| StartError::git("keep the previous run's refs", err))?;
     // Read from the history, the record names the refs where they are now.
     let archived = RunDir { dir: target };
     let state = archived.load()?;

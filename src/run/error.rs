@@ -1,10 +1,10 @@
-//! The error of a run under way: an attempt, the loop around it, and the
-//! steps of a start that an attempt shares (the agent, the template, the
-//! branch begun). A start's own refusals are [`StartError`]s, carried here
-//! as one variant; the ending's are `ending::EndingError`. Each variant
-//! keeps its cause, so the command layer can print the whole chain; what
-//! the user can do about it is the command layer's to say, since only it
-//! knows the commands ([`Hints`]).
+//! The error of a run under way: an attempt and the loop around it. A
+//! start's errors are [`StartError`]s, carried here as one variant for the
+//! steps the loop takes again (a worker reading its story's source); the
+//! ending's are `ending::EndingError`. Each variant keeps its cause, so
+//! the command layer can print the whole chain; what the user can do about
+//! it is the command layer's to say, since only it knows the commands
+//! ([`Hints`]).
 
 use std::io;
 use std::path::PathBuf;
@@ -12,9 +12,8 @@ use std::path::PathBuf;
 use crate::agent::PresetError;
 use crate::agent::RunnerError;
 use crate::contract::ContractError;
-use crate::git::{BeginError, OpError};
+use crate::git::OpError;
 use crate::prompt::PromptError;
-use crate::settings::SettingsError;
 use crate::state::StateError;
 use crate::stories::StoriesError;
 
@@ -30,10 +29,6 @@ pub enum RunError {
     Contract(#[from] ContractError),
     #[error(transparent)]
     Preset(#[from] PresetError),
-    #[error(transparent)]
-    Settings(#[from] SettingsError),
-    #[error(transparent)]
-    Begin(#[from] BeginError),
     #[error(transparent)]
     Worktree(#[from] crate::git::WorktreeError),
     /// The start refused the run.
@@ -78,14 +73,6 @@ pub enum RunError {
     Bug(#[from] crate::bug::Bug),
     #[error("{reason}; waiting until it resets would exceed --max-rate-limit-wait ({cap}s)")]
     RateLimitCap { reason: String, cap: u64 },
-    /// The run's branch was begun but its files could not be written,
-    /// and taking the branch back failed too.
-    #[error("{cause}; and the begun run could not be taken back: {undo}")]
-    BeginNotUndone {
-        change: String,
-        cause: Box<RunError>,
-        undo: OpError,
-    },
 }
 
 impl RunError {
@@ -110,12 +97,12 @@ impl RunError {
     pub fn is_user_error(&self) -> bool {
         match self {
             RunError::Agent(err) => err.is_setup(),
+            RunError::Start(err) => err.is_user_error(),
             _ => !matches!(
                 self,
                 RunError::Io { .. }
                     | RunError::Git { .. }
                     | RunError::State(_)
-                    | RunError::BeginNotUndone { .. }
                     | RunError::Contract(ContractError::Snapshot { .. })
                     | RunError::Bug(_)
                     | RunError::Worktree(crate::git::WorktreeError::Git(_))
@@ -125,7 +112,7 @@ impl RunError {
 
     /// Whether the command line itself is at fault.
     pub fn is_usage(&self) -> bool {
-        matches!(self, RunError::Settings(err) if err.is_usage())
+        matches!(self, RunError::Start(err) if err.is_usage())
     }
 
     /// The error as the end of a run tells it: its message, then its

@@ -15,6 +15,7 @@
 use super::attempt::{Attempt, AttemptAgent, Turn};
 use super::context::Run;
 use super::error::RunError;
+use super::start_error::StartError;
 use crate::agent::AgentSpec;
 use crate::contract::RoleRules;
 use crate::events::Event;
@@ -22,12 +23,12 @@ use crate::state::Change;
 use crate::stories::Story;
 
 /// Every fallback must be installed before a run begins on them.
-pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), RunError> {
+pub(super) fn check_installed(specs: &[AgentSpec]) -> Result<(), StartError> {
     match specs
         .iter()
         .find(|spec| !crate::process::is_runnable(&spec.program))
     {
-        Some(spec) => Err(RunError::AgentMissing {
+        Some(spec) => Err(StartError::AgentMissing {
             name: format!("{} (a fallback agent)", spec.name),
             program: spec.program.clone(),
         }),

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::error::RunError;
 use super::sources::Begin;
+use super::start_error::StartError;
 use crate::agent::{AgentSpec, presets};
 use crate::contract::Contract;
 use crate::git::{ChangeName, Repo};
@@ -29,7 +29,7 @@ pub(super) struct Found {
 
 impl Found {
     /// What `repo` holds of a run of `change`.
-    pub fn look(repo: &Repo, change: &ChangeName) -> Result<Found, RunError> {
+    pub fn look(repo: &Repo, change: &ChangeName) -> Result<Found, StartError> {
         let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
         let previous = match run_dir.exists() {
             true => Some(run_dir.load()?),
@@ -62,7 +62,7 @@ impl Found {
     /// The settings of the run: the command line over the stopped run's
     /// own, over git config and the defaults; checked for what they need
     /// of this machine.
-    pub fn settings(&self, repo: &Repo, req: &Requested) -> Result<Settings, RunError> {
+    pub fn settings(&self, repo: &Repo, req: &Requested) -> Result<Settings, StartError> {
         let settings = settings::resolve(repo, req, self.stopped().map(RunState::settings))?;
         if settings.sandbox {
             crate::sandbox::check()?;
@@ -78,7 +78,7 @@ impl Found {
         change: &ChangeName,
         settings: &Settings,
         source: &dyn StorySource,
-    ) -> Result<Contract, RunError> {
+    ) -> Result<Contract, StartError> {
         if self.resumes
             && let Ok(Some(snapshot)) = Contract::load_snapshot(&self.run_dir.dir)
         {
@@ -105,7 +105,7 @@ impl Named {
         repo: &Repo,
         settings: &Settings,
         agent: Option<AgentSpec>,
-    ) -> Result<Named, RunError> {
+    ) -> Result<Named, StartError> {
         let configured = Configured::of(repo);
         let template = template_text(repo, settings)?;
         prompt::validate(&template)?;
@@ -128,11 +128,11 @@ impl Named {
 }
 
 /// The agent of this run: its preset, or the user's command.
-pub fn agent_spec(repo: &Repo, settings: &Settings) -> Result<AgentSpec, RunError> {
+pub fn agent_spec(repo: &Repo, settings: &Settings) -> Result<AgentSpec, StartError> {
     agent_of(Configured::of(repo), settings)
 }
 
-fn agent_of(configured: Configured, settings: &Settings) -> Result<AgentSpec, RunError> {
+fn agent_of(configured: Configured, settings: &Settings) -> Result<AgentSpec, StartError> {
     match &settings.agent_command {
         Some(command) => Ok(presets::command(command)),
         None => Ok(configured.preset(&settings.agent, settings.model.as_deref())?),
@@ -141,9 +141,9 @@ fn agent_of(configured: Configured, settings: &Settings) -> Result<AgentSpec, Ru
 
 /// The prompt template: `--prompt-template`, `<git-dir>/ralph/prompt.md`, or
 /// the built-in one.
-fn template_text(repo: &Repo, settings: &Settings) -> Result<String, RunError> {
+fn template_text(repo: &Repo, settings: &Settings) -> Result<String, StartError> {
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| RunError::Template {
+        std::fs::read_to_string(path).map_err(|source| StartError::Template {
             path: path.to_owned(),
             source,
         })
@@ -166,7 +166,7 @@ pub(super) fn assemble_contract(
     change: &ChangeName,
     settings: &Settings,
     source: &dyn StorySource,
-) -> Result<Contract, RunError> {
+) -> Result<Contract, StartError> {
     let configured = Configured::of(repo);
     let change_dir = (source.kind() == SourceKind::OpenSpec).then(|| {
         repo.workdir()

@@ -6,8 +6,6 @@
 use std::path::Path;
 
 use super::earlier;
-use super::ending::Handoff;
-use super::error::RunError;
 use super::mode::{Mode, roles_of};
 pub use super::opening::agent_spec;
 use super::opening::{Found, Named, assemble_contract};
@@ -36,13 +34,14 @@ pub struct Session {
 
 impl Session {
     /// Begin a run of `change`, or resume it if it is stopped. `agent`
-    /// replaces the configured agent (the demo's scripted one).
+    /// replaces the configured agent (the demo's scripted one). Whatever
+    /// stops it is the start's error: the loop's come later, from `drive`.
     pub fn open(
         repo: &mut Repo,
         change: &ChangeName,
         req: &Requested,
         agent: Option<AgentSpec>,
-    ) -> Result<Session, RunError> {
+    ) -> Result<Session, StartError> {
         let found = Found::look(repo, change)?;
         let settings = found.settings(repo, req)?;
         let mut notices = Vec::new();
@@ -89,7 +88,7 @@ fn resume(
     mut state: RunState,
     settings: Settings,
     notices: &mut Vec<String>,
-) -> Result<(RunState, Box<dyn StorySource>), RunError> {
+) -> Result<(RunState, Box<dyn StorySource>), StartError> {
     earlier::reopen(&mut state);
     // A story's loop in a parallel run works on its one story; a single
     // pass is the whole run's, one story after another, as a new run
@@ -97,8 +96,7 @@ fn resume(
     if settings.parallel.is_some() && Mode::of(&settings, &[]).side_by_side().is_err() {
         return Err(StartError::OnceOnParallel {
             change: change.to_string(),
-        }
-        .into());
+        });
     }
     // Checked before the run's worktree is entered (or made again).
     check_handoff(repo, change, &settings, &state.original().head)?;
@@ -125,7 +123,7 @@ fn begin(
     settings: Settings,
     agent: Option<AgentSpec>,
     notices: &mut Vec<String>,
-) -> Result<(RunState, Box<dyn StorySource>, Prepared), RunError> {
+) -> Result<(RunState, Box<dyn StorySource>, Prepared), StartError> {
     let run_dir = &found.run_dir;
     // Everything is validated before the earlier run is moved aside: a
     // refused start changes nothing.
@@ -171,7 +169,7 @@ fn reenter(
     (run_dir, req): (&RunDir, &Requested),
     mut state: RunState,
     notices: &mut Vec<String>,
-) -> Result<RunState, RunError> {
+) -> Result<RunState, StartError> {
     match state.worktree().clone() {
         Some(mut record) => {
             let before = (record.linked.clone(), record.removed);
@@ -187,8 +185,7 @@ fn reenter(
         None if req.worktree.is_some() || req.parallel.is_some() => {
             return Err(StartError::WorktreeOnResume {
                 change: change.to_string(),
-            }
-            .into());
+            });
         }
         None => {}
     }
@@ -216,7 +213,7 @@ fn prepare_fresh(
     change: &ChangeName,
     mut settings: Settings,
     agent: Option<AgentSpec>,
-) -> Result<(Fresh, Prepared), RunError> {
+) -> Result<(Fresh, Prepared), StartError> {
     let source = source_for(repo, change, &settings, Begin::Fresh)?;
     // Status states the source that was found, not "auto".
     settings.source = Some(source.kind());
@@ -226,13 +223,13 @@ fn prepare_fresh(
     let stories = source.load()?;
     super::task_file::check(repo, source.as_ref())?;
     if !stories.iter().any(|story| !story.is_complete()) {
-        return Err(StartError::all_done(change, stories.len(), source.as_ref()).into());
+        return Err(StartError::all_done(change, stories.len(), source.as_ref()));
     }
     let scripted = agent.is_some();
     let named = Named::resolve(repo, &settings, agent)?;
     let contract = assemble_contract(repo, change, &settings, source.as_ref())?;
     if !scripted && !crate::process::is_runnable(&named.agent.program) {
-        return Err(RunError::AgentMissing {
+        return Err(StartError::AgentMissing {
             name: named.agent.name.clone(),
             program: named.agent.program.clone(),
         });
@@ -241,7 +238,9 @@ fn prepare_fresh(
     let mode = Mode::of(&settings, &roles);
     check_roles(repo, &settings, (mode, &roles), &contract, &stories)?;
     check_parallel(&settings, mode, source.kind())?;
-    let head = repo.head().map_err(|err| RunError::git("read HEAD", err))?;
+    let head = repo
+        .head()
+        .map_err(|err| StartError::git("read HEAD", err))?;
     check_handoff(repo, change, &settings, &head)?;
     if settings.parallel.is_some() {
         super::parallel::check_order(&contract, source.kind(), &stories)?;
@@ -257,7 +256,7 @@ fn prepare_fresh(
 
 /// Stories run at once only when each one's marks live in the worktree,
 /// where git-ralph can merge them, and stories are done one by one.
-fn check_parallel(settings: &Settings, mode: Mode, kind: SourceKind) -> Result<(), RunError> {
+fn check_parallel(settings: &Settings, mode: Mode, kind: SourceKind) -> Result<(), StartError> {
     if settings.parallel.is_none() {
         return Ok(());
     }
@@ -268,7 +267,7 @@ fn check_parallel(settings: &Settings, mode: Mode, kind: SourceKind) -> Result<(
             "the marks of {other} stories live outside the worktree, where no merge can carry them"
         ),
     };
-    Err(StartError::ParallelUnfit { what }.into())
+    Err(StartError::ParallelUnfit { what })
 }
 
 /// A role pipeline must fit the run: story by story (not with `--once`
@@ -280,12 +279,12 @@ fn check_roles(
     (mode, roles): (Mode, &[crate::contract::Role]),
     contract: &Contract,
     stories: &[crate::stories::Story],
-) -> Result<(), RunError> {
+) -> Result<(), StartError> {
     if roles.is_empty() {
         return Ok(());
     }
     if !mode.takes_roles() {
-        return Err(StartError::RolesNeedStories.into());
+        return Err(StartError::RolesNeedStories);
     }
     for story in stories {
         for rules in contract.pipeline_for(&story.id, roles, &settings.role_agents)? {
@@ -297,7 +296,7 @@ fn check_roles(
                 (None, None) => continue,
             };
             if !crate::process::is_runnable(&spec.program) {
-                return Err(RunError::AgentMissing {
+                return Err(StartError::AgentMissing {
                     name: format!("{} (the {})", spec.name, rules.role),
                     program: spec.program,
                 });
@@ -322,7 +321,7 @@ fn begin_fresh(
         contract,
         source,
     }: Fresh,
-) -> Result<Begun, RunError> {
+) -> Result<Begun, StartError> {
     super::watching::watch_from_start(repo, &settings);
     // The initial state's index is the shared index each checkpoint's is
     // then written against (see `lifecycle::start`).
@@ -353,7 +352,7 @@ fn record_begun(
     state: &RunState,
     contract: &Contract,
     source: &dyn StorySource,
-) -> Result<(), RunError> {
+) -> Result<(), StartError> {
     run_dir.save(state)?;
     contract.snapshot(repo.workdir(), &run_dir.dir)?;
     source.begin()?;
@@ -369,15 +368,15 @@ fn undo_begun(
     change: &ChangeName,
     run_dir: &RunDir,
     begin: &crate::git::Begin,
-    err: RunError,
-) -> RunError {
+    err: StartError,
+) -> StartError {
     match repo.undo_begin(change, begin) {
         Ok(()) => {
             let _ = std::fs::remove_file(run_dir.state_path());
             let _ = repo.settle_index();
             err
         }
-        Err(undo) => RunError::BeginNotUndone {
+        Err(undo) => StartError::BeginNotUndone {
             change: change.to_string(),
             cause: Box::new(err),
             undo,
@@ -398,7 +397,7 @@ fn begin_beside(
         source,
     }: Fresh,
     path: &Path,
-) -> Result<(Begun, Repo), RunError> {
+) -> Result<(Begun, Repo), StartError> {
     super::beside::relative_tracking(&mut settings, repo.workdir());
     let (begin, linked) = repo.begin_beside(change, path, &super::beside::lock_reason(change))?;
     let mut state = new_state(change, begin.original, begin.initial.commit, settings);
@@ -437,15 +436,17 @@ fn new_state(
 
 /// A run is resumed on its branch: HEAD (of the run's worktree, for a run
 /// beside the user) must still be on it.
-fn check_on_branch(repo: &Repo, change: &ChangeName) -> Result<(), RunError> {
-    match repo.head().map_err(|err| RunError::git("read HEAD", err))? {
+fn check_on_branch(repo: &Repo, change: &ChangeName) -> Result<(), StartError> {
+    match repo
+        .head()
+        .map_err(|err| StartError::git("read HEAD", err))?
+    {
         HeadState::Branch { name, .. } if name == change.branch_ref() => Ok(()),
         other => Err(StartError::NotOnBranch {
             change: change.to_string(),
             head: other.describe(),
             branch: change.branch_short(),
-        }
-        .into()),
+        }),
     }
 }
 
@@ -456,21 +457,22 @@ fn check_handoff(
     change: &ChangeName,
     settings: &Settings,
     original: &HeadState,
-) -> Result<(), RunError> {
+) -> Result<(), StartError> {
     let review = match settings.on_finish {
         OnFinish::Push => false,
         OnFinish::Pr => true,
         _ => return Ok(()),
     };
-    let handoff = Handoff::configured(repo, review).map_err(settings::SettingsError::from)?;
+    let handoff = Configured::of(repo)
+        .handoff(review)
+        .map_err(settings::SettingsError::from)?;
     match handoff.destination(repo, change, original) {
         Ok(_) => Ok(()),
         Err(why) => Err(StartError::CannotHandOff {
             on_finish: settings.on_finish.as_str(),
             change: change.to_string(),
             why: Box::new(why),
-        }
-        .into()),
+        }),
     }
 }
 
@@ -483,7 +485,7 @@ fn loop_settings(
     (run_dir, state): (&RunDir, &RunState),
     prepared: Option<Prepared>,
     agent: Option<AgentSpec>,
-) -> Result<RunSettings, RunError> {
+) -> Result<RunSettings, StartError> {
     let settings = state.settings();
     let classic_prompt = match &settings.prompt_file {
         Some(file) => {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::error::RunError;
+use super::start_error::StartError;
 use crate::git::{ChangeName, Repo};
 use crate::settings::Settings;
 use crate::state::RunDir;
@@ -29,7 +29,7 @@ pub fn source_for(
     change: &ChangeName,
     settings: &Settings,
     begin: Begin,
-) -> Result<Box<dyn StorySource>, RunError> {
+) -> Result<Box<dyn StorySource>, StartError> {
     match settings.source {
         Some(kind) if kind.is_tracker() => {
             return Ok(Box::new(issue_source(repo, change, settings, kind, begin)?));
@@ -73,7 +73,7 @@ fn issue_source(
     settings: &Settings,
     kind: SourceKind,
     begin: Begin,
-) -> Result<stories::IssueSource, RunError> {
+) -> Result<stories::IssueSource, StartError> {
     let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str()).dir;
     if begin == Begin::Resume {
         return Ok(stories::IssueSource::resume(&run_dir)?);
@@ -110,7 +110,7 @@ pub fn tracker_of(
 
 /// `--issues`, `--label`, `--comment` and the tracker's query belong to the
 /// tracker sources.
-fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Result<(), RunError> {
+fn refuse_tracker_flags(settings: &Settings, source: Option<SourceKind>) -> Result<(), StartError> {
     let name = source.map_or("a file of the repository", SourceKind::as_str);
     if settings.comment {
         return Err(flag_needs_remote("comment", name).into());

@@ -1,12 +1,22 @@
-//! Why a run was refused at its start, before anything was written: the
-//! start stage's own error, as an attempt's and the ending's have theirs.
-//! It names what is wrong in the engine's words; what the user can do
-//! about it is said by the command layer, which knows the commands.
-//! Nothing here imports the rest of the engine, so every step may name it.
+//! Why a run could not start: refused before anything was written, or
+//! stopped while its branch and files were being made. The start stage's
+//! own error, as an attempt's and the ending's have theirs; a step a start
+//! shares with the loop (reading the stories, naming the agent) fails here
+//! in the start's words when the start takes it. It names what is wrong in
+//! the engine's words; what the user can do about it is said by the
+//! command layer, which knows the commands. Nothing here imports the rest
+//! of the engine, so every step may name it.
 
+use std::io;
 use std::path::PathBuf;
 
-use crate::git::Unsettled;
+use crate::agent::PresetError;
+use crate::contract::{ContractError, RoleError};
+use crate::git::{BeginError, OpError, Unsettled, WorktreeError};
+use crate::prompt::PromptError;
+use crate::settings::SettingsError;
+use crate::state::StateError;
+use crate::stories::StoriesError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -57,9 +67,81 @@ pub enum StartError {
         change: String,
         why: Box<super::ending::handoff::HandoffError>,
     },
+    #[error(transparent)]
+    Stories(#[from] StoriesError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    #[error(transparent)]
+    Preset(#[from] PresetError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Roles(#[from] RoleError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Notify(#[from] crate::notify::NotifyError),
+    #[error(transparent)]
+    Begin(#[from] BeginError),
+    #[error(transparent)]
+    Worktree(#[from] WorktreeError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("the agent '{name}' is not installed: '{program}' is not on PATH")]
+    AgentMissing { name: String, program: String },
+    #[error("cannot read the prompt template {}: {source}", path.display())]
+    Template { path: PathBuf, source: io::Error },
+    /// A git operation of the start failed.
+    #[error("could not {what}: {source}")]
+    Git { what: String, source: OpError },
+    #[error("could not {what}: {source}")]
+    Io { what: String, source: io::Error },
+    /// The run's branch was begun but its files could not be written,
+    /// and taking the branch back failed too.
+    #[error("{cause}; and the begun run could not be taken back: {undo}")]
+    BeginNotUndone {
+        change: String,
+        cause: Box<StartError>,
+        undo: OpError,
+    },
 }
 
 impl StartError {
+    pub(crate) fn git(what: impl Into<String>, source: impl Into<OpError>) -> StartError {
+        StartError::Git {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> StartError {
+        StartError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// Whether the user's input is at fault, rather than the machine: a
+    /// refusal is, a repository or disk that failed the start is not.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(
+            self,
+            StartError::Io { .. }
+                | StartError::Git { .. }
+                | StartError::State(_)
+                | StartError::BeginNotUndone { .. }
+                | StartError::Contract(ContractError::Snapshot { .. })
+                | StartError::Worktree(WorktreeError::Git(_))
+        )
+    }
+
+    /// Whether the command line itself is at fault.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, StartError::Settings(err) if err.is_usage())
+    }
+
     /// Every one of the `count` stories `source` gives `change` is done.
     pub(crate) fn all_done(
         change: &crate::git::ChangeName,

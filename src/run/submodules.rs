@@ -19,20 +19,20 @@ use crate::state::{AttemptOutcome, RunState};
 
 /// Refuse to go on while a submodule is not at its recorded commit,
 /// clean; reads only.
-pub(super) fn check_settled(repo: &Repo) -> Result<(), RunError> {
+pub(super) fn check_settled(repo: &Repo) -> Result<(), StartError> {
     let found = repo
         .unsettled_submodules()
-        .map_err(|err| RunError::git("read the submodules", err))?;
+        .map_err(|err| StartError::git("read the submodules", err))?;
     if found.is_empty() {
         return Ok(());
     }
-    Err(StartError::from(UnsettledSubmodules(found)).into())
+    Err(StartError::from(UnsettledSubmodules(found)))
 }
 
 /// [`check_settled`] on resume, unless the loop stopped during an
 /// attempt: what a submodule holds then is that attempt's, set aside when
 /// the loop takes up the run.
-pub(super) fn check_settled_on_resume(repo: &Repo, state: &RunState) -> Result<(), RunError> {
+pub(super) fn check_settled_on_resume(repo: &Repo, state: &RunState) -> Result<(), StartError> {
     let interrupted = state.stories().iter().any(|story| {
         story
             .attempts

@@ -6,7 +6,6 @@
 //! a file is refused before the run begins, with what to do. An untracked
 //! file that no rule ignores is seen: the run's first commit takes it in.
 
-use super::error::RunError;
 use super::start_error::{StartError, TaskFileError};
 use crate::git::{Repo, Unseen};
 use crate::stories::{SourceKind, StorySource};
@@ -15,14 +14,14 @@ use crate::stories::{SourceKind, StorySource};
 /// kept outside the worktree (a tracker's issues) is the source's own
 /// business: it keeps a copy for every revert; a prompt file is read,
 /// never ticked.
-pub(super) fn check(repo: &Repo, source: &dyn StorySource) -> Result<(), RunError> {
+pub(super) fn check(repo: &Repo, source: &dyn StorySource) -> Result<(), StartError> {
     let path = source.tracking_file();
     if source.kind() == SourceKind::Prompt || path.is_absolute() || path.as_os_str().is_empty() {
         return Ok(());
     }
     let unseen = repo
         .unseen(path)
-        .map_err(|err| RunError::git("read what git tracks", err))?;
+        .map_err(|err| StartError::git("read what git tracks", err))?;
     let refused = match unseen {
         None => return Ok(()),
         Some(Unseen::Outside { target }) => TaskFileError::OutsideThroughSymlink {
@@ -33,5 +32,5 @@ pub(super) fn check(repo: &Repo, source: &dyn StorySource) -> Result<(), RunErro
             path: path.to_owned(),
         },
     };
-    Err(StartError::from(refused).into())
+    Err(StartError::from(refused))
 }

@@ -1,6 +1,7 @@
 //! What git config says of a run beyond the flags its state records: each
 //! preset's arguments (`ralph.<preset>.args`), where a new run works
-//! (`ralph.worktree`), the user's own checks, hooks and webhook. The run
+//! (`ralph.worktree`), the user's own checks, hooks and webhook, and the
+//! hand-off's remote and pull request (`handoff.rs`). The run
 //! reads them through [`Configured`], here, and nowhere else; each is read
 //! when it is asked for, so a key a run does not use (the worktree's place
 //! on resume, say) cannot refuse it.
@@ -23,6 +24,10 @@ impl<'r> Configured<'r> {
     /// The git config of `repo`.
     pub fn of(repo: &'r Repo) -> Configured<'r> {
         Configured { repo }
+    }
+
+    pub(super) fn repo(&self) -> &'r Repo {
+        self.repo
     }
 
     /// `ralph.<preset>.args`: what the user adds to a preset's command.

@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 use gix::bstr::{BStr, BString};
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 
-use super::{COOKIE_PATIENCE, Cut, DISTRUSTED_PATIENCE, Ignored, MAX_TOUCHED, WatchLost};
+use super::cut::{
+    COOKIE_PATIENCE, Cut, DISTRUSTED_PATIENCE, Ignored, MAX_TOUCHED, WatchLost, cookie_name,
+    cookie_number,
+};
 
 /// What a directory's watch reports: every change to the names in it and
 /// to what they hold, never a read.
@@ -159,7 +162,7 @@ impl WorktreeWatch {
     pub(crate) fn cut(&mut self, ignored: &mut Ignored<'_>) -> Result<Cut, WatchLost> {
         self.next_cookie += 1;
         let number = self.next_cookie;
-        let cookie = self.cookie_dir.join(super::cookie_name(number));
+        let cookie = self.cookie_dir.join(cookie_name(number));
         std::fs::write(&cookie, b"").map_err(lost)?;
         let deadline = Instant::now() + self.patience;
         let mut gathered = Gathered::default();
@@ -243,7 +246,7 @@ impl WorktreeWatch {
             gathered.cookie |= mask.contains(EventMask::CREATE)
                 && name
                     .as_deref()
-                    .and_then(super::cookie_number)
+                    .and_then(cookie_number)
                     .is_some_and(|seen| seen >= number);
             return;
         }

@@ -12,7 +12,10 @@ use gix::bstr::BString;
 use notify::event::{AccessKind, EventKind, Flag};
 use notify::{RecursiveMode, Watcher};
 
-use super::{COOKIE_PATIENCE, Cut, DISTRUSTED_PATIENCE, Ignored, MAX_TOUCHED, WatchLost};
+use super::cut::{
+    COOKIE_PATIENCE, Cut, DISTRUSTED_PATIENCE, Ignored, MAX_TOUCHED, WatchLost, cookie_name,
+    cookie_number,
+};
 
 /// The worktree, watched recursively.
 pub(crate) struct WorktreeWatch {
@@ -103,7 +106,7 @@ impl WorktreeWatch {
     pub(crate) fn cut(&mut self, _ignored: &mut Ignored<'_>) -> Result<Cut, WatchLost> {
         self.next_cookie += 1;
         let number = self.next_cookie;
-        let cookie = self.cookie_dir.join(super::cookie_name(number));
+        let cookie = self.cookie_dir.join(cookie_name(number));
         std::fs::write(&cookie, b"").map_err(|err| WatchLost::Failed(err.to_string()))?;
         let (lock, wake) = &*self.shared;
         let deadline = Instant::now() + self.patience;
@@ -208,7 +211,7 @@ impl Roots {
         if !matches!(kind, EventKind::Create(_)) {
             return false;
         }
-        match super::cookie_number(name.as_os_str()) {
+        match cookie_number(name.as_os_str()) {
             Some(number) if number > collected.cookie => {
                 collected.cookie = number;
                 true

@@ -31,7 +31,7 @@ pub use outcome::{
 use take_over::{Running, Standing, TakenOver, take_over};
 
 use crate::git::{ChangeName, Repo};
-use crate::settings::OnFinish;
+use crate::settings::{Configured, OnFinish};
 pub use crate::state::FinishChoice;
 use crate::state::{RunDir, RunState, StopReason};
 
@@ -164,8 +164,8 @@ pub fn after_loop(
 ) -> Result<AfterLoop, EndingError> {
     let completed = state.reason() == Some(StopReason::Completed);
     let handoff = match on_finish {
-        OnFinish::Push => Some(Handoff::configured(&repo, false)?),
-        OnFinish::Pr => Some(Handoff::configured(&repo, true)?),
+        OnFinish::Push => Some(Configured::of(&repo).handoff(false)?),
+        OnFinish::Pr => Some(Configured::of(&repo).handoff(true)?),
         _ => None,
     };
     if let Some(handoff) = handoff {

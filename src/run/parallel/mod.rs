@@ -452,11 +452,10 @@ pub(crate) fn check_order(
     contract: &crate::contract::Contract,
     kind: crate::stories::SourceKind,
     stories: &[Story],
-) -> Result<(), RunError> {
-    Order::of(contract).check(kind, stories).map_err(|why| {
-        StartError::ParallelUnfit {
+) -> Result<(), StartError> {
+    Order::of(contract)
+        .check(kind, stories)
+        .map_err(|why| StartError::ParallelUnfit {
             what: why.to_string(),
-        }
-        .into()
-    })
+        })
 }

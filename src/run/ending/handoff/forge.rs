@@ -11,17 +11,11 @@ use serde::Deserialize;
 
 use super::error::ReviewFailure;
 use crate::process::{self, ExitStatusKind, Limits, ProcessError, Spec, shell_quote};
+use crate::settings::Forge;
 
 /// One call of the forge's CLI: it talks to a server, so it gets a while.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 const OUTPUT_LIMIT: usize = 64 * 1024;
-
-/// Where the remote lives, which decides the CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forge {
-    GitHub,
-    GitLab,
-}
 
 impl Forge {
     /// GitLab when the remote's host says so; GitHub otherwise.

@@ -8,69 +8,23 @@
 //!
 //! `push` runs `git push` (gitoxide cannot push), `forge` runs `gh` or
 //! `glab`, both through the process supervisor; `body` writes the title and
-//! description. Nothing here prints.
+//! description. Nothing here prints, and nothing here reads git config:
+//! what the hand-off is asked to do comes from `settings`.
 
 mod body;
 mod error;
 mod forge;
 mod push;
 
+pub use crate::settings::{Forge, Handoff};
 pub use error::{HandoffError, NotOpened, ReviewFailure};
-pub use forge::Forge;
 pub use push::Pushed;
 pub use push::quiet_env as quiet_git_env;
 
 use super::outcome::{Finished, Notice, Onlooker};
-use crate::config::{self, ConfigError};
 use crate::git::{ChangeName, HeadState, Repo};
+use crate::settings::Configured;
 use crate::state::{RunDir, RunState, write_atomically};
-
-/// What to do once the run is kept.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Handoff {
-    /// The remote to push to; `None`: the upstream remote of the branch the
-    /// run started from, else `origin`.
-    pub remote: Option<String>,
-    /// Also open (or update) a pull request.
-    pub review: Option<ReviewRequest>,
-    /// Whose CLI opens it; `None`: told from the remote's URL.
-    pub forge: Option<Forge>,
-}
-
-/// How to open the pull request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReviewRequest {
-    pub draft: bool,
-    /// The branch to merge into; `None`: the branch the run started from,
-    /// else the forge's default branch.
-    pub base: Option<String>,
-}
-
-impl Handoff {
-    /// The hand-off as git config sets it (`ralph.remote`, `ralph.prBase`,
-    /// `ralph.prDraft`, `ralph.forge`), with a pull request or without.
-    pub fn configured(repo: &Repo, with_review: bool) -> Result<Handoff, ConfigError> {
-        let trimmed = |key: &str| {
-            repo.config_string(key)
-                .map(|value| value.trim().to_owned())
-                .filter(|value| !value.is_empty())
-        };
-        let draft = config::boolean(repo, "ralph.prDraft")?.unwrap_or(false);
-        let forge = match config::one_of(repo, "ralph.forge", &["github", "gitlab"])? {
-            Some("gitlab") => Some(Forge::GitLab),
-            Some(_) => Some(Forge::GitHub),
-            None => None,
-        };
-        Ok(Handoff {
-            forge,
-            remote: trimmed("ralph.remote"),
-            review: with_review.then(|| ReviewRequest {
-                draft,
-                base: trimmed("ralph.prBase"),
-            }),
-        })
-    }
-}
 
 /// What `finish --push` or `--pr` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,8 +126,9 @@ pub fn push_run(
     run_dir: &RunDir,
     original: &HeadState,
 ) -> Result<Pushed, HandoffError> {
-    let handoff =
-        Handoff::configured(repo, false).map_err(|err| HandoffError::Config(Box::new(err)))?;
+    let handoff = Configured::of(repo)
+        .handoff(false)
+        .map_err(|err| HandoffError::Config(Box::new(err)))?;
     let Destination { remote, .. } = handoff.destination(repo, change, original)?;
     let again = format!("git ralph start {change} --push-each");
     push_with_record(repo, change, run_dir, &remote, &again)

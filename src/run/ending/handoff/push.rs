@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::error::HandoffError;
 use crate::git::{ChangeName, HeadState, ObjectId, Repo};
 use crate::process::{self, ExitStatusKind, Limits, Spec};
+use crate::settings::Configured;
 
 /// A push that has not ended in ten minutes is not going to.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(600);
@@ -30,11 +31,9 @@ pub(super) fn remote_for(repo: &Repo, original: &HeadState, asked: Option<&str>)
         return remote.to_owned();
     }
     let upstream = match original {
-        HeadState::Branch { .. } | HeadState::Unborn { .. } => repo
-            .config_string(&format!("branch.{}.remote", original.reflog_name()))
-            .map(|remote| remote.trim().to_owned())
-            // `.` is the repository itself: no remote at all.
-            .filter(|remote| !remote.is_empty() && remote != "."),
+        HeadState::Branch { .. } | HeadState::Unborn { .. } => {
+            Configured::of(repo).upstream_remote(&original.reflog_name())
+        }
         HeadState::Detached { .. } => None,
     };
     upstream.unwrap_or_else(|| "origin".to_owned())
@@ -42,8 +41,7 @@ pub(super) fn remote_for(repo: &Repo, original: &HeadState, asked: Option<&str>)
 
 /// The URL configured for `remote`, if it is a remote at all.
 pub(super) fn remote_url(repo: &Repo, remote: &str) -> Option<String> {
-    repo.config_string(&format!("remote.{remote}.url"))
-        .or_else(|| repo.config_string(&format!("remote.{remote}.pushurl")))
+    Configured::of(repo).remote_url(remote)
 }
 
 /// `git push <remote> ralph/<change>`: a plain push, so a remote branch
@@ -137,7 +135,7 @@ pub fn quiet_env(repo: &Repo) -> Vec<(String, String)> {
     ];
     let own_ssh = std::env::var_os("GIT_SSH_COMMAND").is_some()
         || std::env::var_os("GIT_SSH").is_some()
-        || repo.config_string("core.sshCommand").is_some();
+        || Configured::of(repo).own_ssh_command();
     if !own_ssh {
         env.push(("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"));
     }
