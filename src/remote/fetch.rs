@@ -16,6 +16,18 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(600);
 /// How much of git's output is kept for the error.
 const OUTPUT_LIMIT: usize = 16 * 1024;
 
+/// A remote given by name must be one this clone has; `change` is what
+/// the refusal names.
+pub fn check_remote(repo: &Repo, remote: &str, change: &str) -> Result<(), RemoteError> {
+    if crate::settings::Configured::of(repo).can_fetch_from(remote) {
+        return Ok(());
+    }
+    Err(RemoteError::NoRemote {
+        remote: remote.to_owned(),
+        change: change.to_owned(),
+    })
+}
+
 /// Fetch `change`'s branch to `<incoming>/branch` and its run's refs
 /// (history aside) to `<incoming>/run/…`, replacing whatever an earlier
 /// fetch left there. Neither FETCH_HEAD nor a remote-tracking ref is

@@ -83,7 +83,7 @@ pub fn prepare(
     let Some(remote) = remote else {
         return Ok((prepare_local(repo, job, req)?, None));
     };
-    check_remote(repo, job, remote)?;
+    super::fetch::check_remote(repo, remote, job.name.as_str())?;
     let seen = look(repo, job, remote);
     let ready = seen.and_then(|seen| {
         if seen.record {
@@ -106,22 +106,6 @@ pub fn prepare(
     let ready = ready?;
     cleared?;
     Ok(ready)
-}
-
-/// A remote given by name must be one this clone has.
-fn check_remote(repo: &Repo, job: &StoryJob, remote: &str) -> Result<(), RemoteError> {
-    let looks_like_url = remote.contains('/') || remote.contains(':');
-    if !looks_like_url
-        && repo
-            .config_string(&format!("remote.{remote}.url"))
-            .is_none()
-    {
-        return Err(RemoteError::NoRemote {
-            remote: remote.to_owned(),
-            change: job.name.to_string(),
-        });
-    }
-    Ok(())
 }
 
 /// What `remote` holds of the story's run and of `ralph/<change>`,

@@ -38,17 +38,7 @@ pub fn take_up(
     change: &ChangeName,
     remote: &str,
 ) -> Result<(TakenUp, ObjectId), RemoteError> {
-    let looks_like_url = remote.contains('/') || remote.contains(':');
-    if !looks_like_url
-        && repo
-            .config_string(&format!("remote.{remote}.url"))
-            .is_none()
-    {
-        return Err(RemoteError::NoRemote {
-            remote: remote.to_owned(),
-            change: change.to_string(),
-        });
-    }
+    fetch::check_remote(repo, remote, change.as_str())?;
     fetch::fetch(repo, change, remote)?;
     let taken = decide(repo, change, remote).and_then(|(plan, seen)| {
         let lease = lease::take(repo, change, remote, seen, crate::state::now())?;

@@ -80,6 +80,17 @@ impl Configured<'_> {
             .or_else(|| repo.config_string(&format!("remote.{remote}.pushurl")))
     }
 
+    /// Whether `remote` can be fetched from: a URL or path as it is, or
+    /// the name of a remote this clone has (`remote.<name>.url`).
+    pub fn can_fetch_from(&self, remote: &str) -> bool {
+        let looks_like_url = remote.contains('/') || remote.contains(':');
+        looks_like_url
+            || self
+                .repo()
+                .config_string(&format!("remote.{remote}.url"))
+                .is_some()
+    }
+
     /// Whether git config names the user's own ssh command
     /// (`core.sshCommand`), which a push then leaves alone.
     pub fn own_ssh_command(&self) -> bool {
