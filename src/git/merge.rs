@@ -242,4 +242,39 @@ impl Repo {
     ) -> Result<ObjectId, OpError> {
         self.write_commit(message, tree, &[parent])
     }
+
+    /// `original` carried onto `parent` with `tree`, as a rebase carries
+    /// a commit: its message and author kept, the committer now.
+    pub fn carry_commit(
+        &self,
+        original: ObjectId,
+        tree: ObjectId,
+        parent: ObjectId,
+    ) -> Result<ObjectId, OpError> {
+        let found = self
+            .repo
+            .find_commit(original)
+            .ctx(|| format!("could not read commit {original}"))?;
+        let decoded = found
+            .decode()
+            .ctx(|| format!("could not read commit {original}"))?;
+        let author = decoded
+            .author()
+            .and_then(|author| author.to_owned())
+            .ctx(|| format!("could not read the author of {original}"))?;
+        let commit = gix::objs::Commit {
+            message: decoded.message.to_owned(),
+            tree,
+            author,
+            committer: self.signature(false)?,
+            encoding: decoded.encoding.map(ToOwned::to_owned),
+            parents: [parent].into_iter().collect(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .ctx(|| "could not write a commit".into())?
+            .detach())
+    }
 }

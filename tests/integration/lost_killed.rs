@@ -148,6 +148,8 @@ fn killed_then_user_commits() -> (TestRepo, PathBuf, PathBuf) {
         "commit",
         "-q",
         "-a",
+        "--author",
+        "Ada Lovelace <ada@example.com>",
         "-m",
         "The user's commit after the kill",
     ]);
@@ -174,6 +176,14 @@ fn killed_then_user_commits_then_ended(args: &[&str], tip: &str) -> String {
         "{args:?}: the user's edit is handed back:\n{said}\n{}",
         repo.status_porcelain()
     );
+    if on_tip {
+        let author = repo.git(&["log", "-1", "--format=%an <%ae>", tip, "--", "README.md"]);
+        assert_eq!(
+            author.trim(),
+            "Ada Lovelace <ada@example.com>",
+            "{args:?}: the user's commit keeps its author where it is carried"
+        );
+    }
     assert!(
         !on_tip || tip.starts_with("refs/heads/") || said.contains(tip),
         "{args:?}: the ref that keeps the user's commit is named:\n{said}"

@@ -89,8 +89,7 @@ fn carry_users_commits(
         let base = repo.first_parent(*commit)?.unwrap_or(own);
         match repo.merge_onto(base, tip, *commit)? {
             StoryMerge::Clean { tree } => {
-                let message = repo.commit_message(*commit)?;
-                tip = repo.commit_detached(&message, tree, tip)?;
+                tip = repo.carry_commit(*commit, tree, tip)?;
             }
             StoryMerge::Conflicted { paths } => {
                 onlooker.notice(Notice::NotCarried { paths });
