@@ -60,8 +60,11 @@ impl RunState {
     }
 
     /// Every worker is taken off the record, to be retired; the loops that
-    /// had not ended give the run their records as they stand. Returns
-    /// them.
+    /// had not ended give the run their records as they stand, with
+    /// `done` as the run's branch says. No loop of theirs goes on: an
+    /// attempt still running, or done in its worktree only, was
+    /// interrupted, and names no checkpoint until its work is found on
+    /// the run's branch ([`RunState::merge_found`]). Returns them.
     pub fn workers_taken_off(
         &mut self,
         recorded: impl Fn(&WorkerRecord) -> (Option<StoryRecord>, Totals),
@@ -70,16 +73,59 @@ impl RunState {
             return Vec::new();
         };
         let workers = std::mem::take(&mut parallel.workers);
-        for worker in workers.iter().filter(|worker| !worker.ended) {
-            let (story, totals) = recorded(worker);
-            if let Some(record) = story
-                && let Some(own) = self.stories.iter_mut().find(|s| s.id == worker.story)
-            {
-                *own = record;
+        for worker in &workers {
+            if !worker.ended {
+                let (story, totals) = recorded(worker);
+                if let Some(mut record) = story {
+                    let own = self.story_entry(&worker.story);
+                    (record.done, record.tasks_done, record.tasks_total) =
+                        (own.done, own.tasks_done, own.tasks_total);
+                    *own = record;
+                }
+                self.add_totals(&totals);
             }
-            self.add_totals(&totals);
+            if let Some(last) = self.story_entry(&worker.story).attempts.last_mut()
+                && matches!(
+                    last.outcome,
+                    AttemptOutcome::Running | AttemptOutcome::Complete
+                )
+            {
+                last.outcome = AttemptOutcome::Interrupted;
+                last.checkpoint = None;
+            }
         }
         workers
+    }
+
+    /// What a retired worker left is kept at `kept`: its interrupted
+    /// attempt says so, unless it names a place already.
+    pub fn worker_kept(&mut self, story: &str, kept: String) {
+        if let Some(last) = self.story_entry(story).attempts.last_mut()
+            && last.outcome == AttemptOutcome::Interrupted
+            && last.preserved.is_none()
+        {
+            last.preserved = Some(kept);
+        }
+    }
+
+    /// `story`'s work was found merged onto the run's branch at
+    /// `checkpoint` by a loop killed before it said so: the story is done
+    /// there, its last attempt complete at that commit. An attempt that
+    /// ended otherwise (rejected, failed) is left as it is.
+    pub fn merge_found(&mut self, story: &str, checkpoint: String) {
+        let own = self.story_entry(story);
+        let Some(last) = own.attempts.last() else {
+            return;
+        };
+        let awaiting = matches!(
+            last.outcome,
+            AttemptOutcome::Running | AttemptOutcome::Interrupted | AttemptOutcome::Complete
+        );
+        if !awaiting || last.checkpoint.as_deref() == Some(checkpoint.as_str()) {
+            return;
+        }
+        (own.done, own.tasks_done) = (true, own.tasks_total);
+        let _ = self.story_merged(story, checkpoint);
     }
 
     /// The last attempt at `story`, still recorded as running when its

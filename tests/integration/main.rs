@@ -61,6 +61,7 @@ mod lost_conflicted;
 mod lost_index_lock;
 mod lost_killed;
 mod lost_parallel_hook;
+mod lost_parallel_killed;
 mod lost_parallel_once;
 mod lost_parallel_stash;
 mod lost_parallel_stop;

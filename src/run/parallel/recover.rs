@@ -74,12 +74,7 @@ async fn tell_merges_cut_short(run: &mut Run, tip: ObjectId) -> Result<(), RunEr
     let initial = run.state.initial_commit();
     // Stories are told in the order they were merged: older than the
     // newest commit told of, every one was.
-    let told: Vec<String> = run
-        .state
-        .stories()
-        .iter()
-        .filter_map(|story| story.attempts.last()?.checkpoint.clone())
-        .collect();
+    let told = told_checkpoints(&run.state);
     let merges = run
         .with_repo(move |repo| story_commits(repo, tip, initial, &told))
         .await
@@ -183,10 +178,41 @@ pub(crate) fn retire_left_behind(
         (recorded.story, recorded.totals)
     });
     for worker in &workers {
-        worker::retire(repo, change, run_dir, worker)?;
+        if let Some(kept) = worker::retire(repo, change, run_dir, worker)? {
+            state.worker_kept(&worker.story, kept);
+        }
     }
+    record_merges_cut_short(repo, change, state)
+        .map_err(|err| RunError::git("read the run's branch", err))?;
     run_dir.save(state)?;
     Ok(workers.len())
+}
+
+/// Stories a killed loop merged onto the run's branch and never recorded
+/// done: done now, at their merge commits, so that the ending's record
+/// agrees with the tip it keeps.
+fn record_merges_cut_short(
+    repo: &crate::git::Repo,
+    change: &crate::git::ChangeName,
+    state: &mut crate::state::RunState,
+) -> Result<(), crate::git::GitFailure> {
+    let Some(tip) = repo.resolve_ref(&change.branch_ref())? else {
+        return Ok(());
+    };
+    let told = told_checkpoints(state);
+    for (story, commit) in story_commits(repo, tip, state.initial_commit(), &told)? {
+        state.merge_found(&story, commit.to_string());
+    }
+    Ok(())
+}
+
+/// The checkpoints the record's stories' last attempts name.
+fn told_checkpoints(state: &crate::state::RunState) -> Vec<String> {
+    state
+        .stories()
+        .iter()
+        .filter_map(|story| story.attempts.last()?.checkpoint.clone())
+        .collect()
 }
 
 /// The run's worktree at its branch's tip, whatever a merge cut short
