@@ -3,7 +3,9 @@
 //! <change> --dry-run --json`, a job per story runs it and pushes its
 //! branch, and a merge job merges them and opens the pull request. Their
 //! own steps run here as a runner runs them (see `ci_workflow`), against a
-//! bare repository standing in for the forge, offline.
+//! bare repository standing in for the forge, offline; so do the GitLab
+//! jobs' scripts, the story and merge jobs read from the child pipeline the
+//! plan job writes.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -275,30 +277,9 @@ fn issue_48_the_gitlab_plan_job_writes_a_child_pipeline_with_a_job_per_story() {
     // The plan job's script, with git-ralph's checkout where the test has
     // it, in a fresh clone.
     let (project, origin) = pushed_project();
-    let dir = checkout(&project, &origin, "gitlab-plan");
-    let runner = Runner::new_named(&project, "gitlab-plan");
-    let script = plan["script"]
-        .as_vec()
-        .unwrap()
-        .iter()
-        .map(|line| {
-            text(line, "a script line").replace(
-                "/tmp/git-ralph/",
-                &format!("{}/", runner.temp.join("git-ralph").display()),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let path = std::env::var("PATH").unwrap_or_default();
-    let output = run(project
-        .command("bash", &dir)
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
-        .env("PATH", format!("{}:{path}", runner.bin.display()))
-        .env("CHANGE", CHANGE)
-        .env("GIT_RALPH_REF", "main"));
+    let (output, written) = gitlab_plan_job(&project, &origin, "gitlab-plan");
     assert_success(&output);
 
-    let written = dir.join("stories-pipeline.yml");
     let child = load_text(
         &fs::read_to_string(&written).unwrap(),
         "stories-pipeline.yml",
@@ -347,6 +328,215 @@ fn issue_48_the_gitlab_plan_job_writes_a_child_pipeline_with_a_job_per_story() {
         None => eprintln!(
             "yamllint was skipped: it is not on PATH; the child pipeline was read as YAML"
         ),
+    }
+}
+
+/// A job's script lines (`key` of `job`) as GitLab's runner has them, with
+/// git-ralph's checkout where `runner` has it; the lines that install
+/// git-ralph, jq or the agent CLI are left out (the runner has them).
+fn gitlab_script(job: &Yaml, key: &str, runner: &Runner) -> Vec<String> {
+    let installs = [
+        "apt-get ",
+        "npm install ",
+        "git clone --quiet --depth 1 --branch \"$GIT_RALPH_REF\"",
+        "/tmp/git-ralph/install.sh",
+    ];
+    let checkout = format!("{}/", runner.temp.join("git-ralph").display());
+    job[key]
+        .as_vec()
+        .unwrap_or_else(|| panic!("no {key} in {job:?}"))
+        .iter()
+        .map(|line| text(line, "a script line"))
+        .filter(|line| !installs.iter().any(|install| line.starts_with(install)))
+        .map(|line| line.replace("/tmp/git-ralph/", &checkout))
+        .collect()
+}
+
+/// `lines` run in `dir` as GitLab's runner runs a job's script: one bash,
+/// stopping at the first line that fails.
+fn gitlab_shell(project: &TestRepo, dir: &Path, lines: &[String]) -> std::process::Command {
+    let mut cmd = project.command("bash", dir);
+    cmd.args([
+        "--noprofile",
+        "--norc",
+        "-eo",
+        "pipefail",
+        "-c",
+        &lines.join("\n"),
+    ]);
+    cmd
+}
+
+/// The GitLab plan job's script in a fresh clone named `name`: its exit,
+/// and the child pipeline it wrote.
+fn gitlab_plan_job(
+    project: &TestRepo,
+    origin: &Path,
+    name: &str,
+) -> (std::process::Output, PathBuf) {
+    let parent = load(GITLAB);
+    let dir = checkout(project, origin, name);
+    let runner = Runner::new_named(project, name);
+    let script = gitlab_script(&parent["git-ralph-plan"], "script", &runner);
+    let path = std::env::var("PATH").unwrap_or_default();
+    let output = run(gitlab_shell(project, &dir, &script)
+        .env("PATH", format!("{}:{path}", runner.bin.display()))
+        .env("CHANGE", CHANGE)
+        .env("GIT_RALPH_REF", "main"));
+    (output, dir.join("stories-pipeline.yml"))
+}
+
+#[test]
+fn issue_48_the_gitlab_pipelines_run_each_story_in_its_own_clone_then_merge_them_in_another() {
+    let (project, origin) = pushed_project();
+    let forge = FakeForge::new(&project);
+    let runner = Runner::new(&project);
+    // What the project's CI variables and GitLab's own give every job.
+    let predefined = [
+        ("CI_DEFAULT_BRANCH", "main"),
+        ("CI_SERVER_HOST", "gitlab.example.com"),
+        ("CI_PROJECT_PATH", "group/greet"),
+        ("GITLAB_TOKEN", "a-token"),
+        ("GITLAB_CI", "true"),
+        ("GIT_RALPH_REPOSITORY", ""),
+        ("ANTHROPIC_API_KEY", "a-key"),
+    ];
+    // The push URL the jobs set is GitLab's; here it leads to the bare
+    // remote, as the runner's git would reach the forge.
+    project.git(&[
+        "config",
+        "--global",
+        &format!("url.{}.insteadOf", origin.display()),
+        "https://oauth2:a-token@gitlab.example.com/group/greet.git",
+    ]);
+    // A job of the child pipeline in a fresh clone named `name`: the
+    // template's before_script and the job's script in one shell, then its
+    // after_script in another, with the pipeline's variables, then the
+    // job's, `$NAME` of GitLab's own expanded.
+    let job = |child: &Yaml, name: &str, job: &str, agent: &str| {
+        let dir = checkout(&project, &origin, name);
+        let job = &child[job];
+        let template = &child[text(&job["extends"], "extends")];
+        let mut lines = gitlab_script(template, "before_script", &runner);
+        lines.extend(gitlab_script(job, "script", &runner));
+        let agent_script = script(&project, &format!("format claude\n{agent}"));
+        let records = project.dir.path().join(format!("{name}-records"));
+        let mut env: Vec<(String, String)> = predefined
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        for layer in [&child["variables"], &job["variables"]] {
+            for (key, value) in layer.as_hash().into_iter().flatten() {
+                let mut value = text(value, "a variable").to_owned();
+                for (name, given) in predefined {
+                    value = value.replace(&format!("${name}"), given);
+                }
+                env.push((text(key, "a variable name").to_owned(), value));
+            }
+        }
+        for (key, value) in runner.env(&forge, &agent_script, &records) {
+            env.push((key.to_owned(), value));
+        }
+        let output = run(gitlab_shell(&project, &dir, &lines).envs(env.clone()));
+        let after = gitlab_script(template, "after_script", &runner);
+        assert_success(&run(gitlab_shell(&project, &dir, &after).envs(env)));
+        (dir, output)
+    };
+
+    let mut waves = Vec::new();
+    for wave in 1..=2 {
+        let (output, written) = gitlab_plan_job(&project, &origin, &format!("wave-{wave}-plan"));
+        assert_success(&output);
+        let child = load_text(
+            &fs::read_to_string(&written).unwrap(),
+            "stories-pipeline.yml",
+        );
+        let jobs: Vec<String> = child
+            .as_hash()
+            .unwrap()
+            .keys()
+            .filter_map(Yaml::as_str)
+            .filter(|name| name.starts_with("story "))
+            .map(str::to_owned)
+            .collect();
+        for name in &jobs {
+            let id = name.trim_start_matches("story ");
+            let (dir, output) = job(
+                &child,
+                &format!("wave-{wave}-story-{id}"),
+                name,
+                &story_done(id),
+            );
+            assert_success(&output);
+            let record = dir.join(format!("ralph-record/{CHANGE}.story-{id}/state.json"));
+            assert!(
+                record.is_file(),
+                "the job's artifact holds the story's record"
+            );
+        }
+        let (_, output) = job(&child, &format!("wave-{wave}-merge"), "merge", "");
+        assert_success(&output);
+        waves.push(jobs);
+    }
+    assert_eq!(waves, [vec!["story 1", "story 2"], vec!["story 3"]]);
+    assert_eq!(
+        forge.verbs(),
+        [
+            "glab mr list",
+            "glab mr create",
+            "glab mr list",
+            "glab mr update"
+        ]
+    );
+    // The first merge opened the merge request into the default branch
+    // with what the first wave did; the second updated it.
+    let calls = forge.calls();
+    let has = |n: usize, arg: &str| calls[n].args.iter().any(|given| given.contains(arg));
+    assert!(has(1, "--target-branch=main"), "{:?}", calls[1]);
+    assert!(has(1, "**2 of 3 stories done**"), "{:?}", calls[1]);
+    assert!(has(3, "**3 of 3 stories done**"), "{:?}", calls[3]);
+
+    // The branch holds each story's work once, every box ticked, and the
+    // record agrees: each story done, in one attempt.
+    let branch = format!("refs/heads/ralph/{CHANGE}");
+    for id in ["1", "2", "3"] {
+        let touched = project.git_at(
+            &origin,
+            &[
+                "log",
+                "--format=%H",
+                &branch,
+                "--",
+                &format!("story-{id}.txt"),
+            ],
+        );
+        assert_eq!(
+            touched.lines().count(),
+            1,
+            "story {id} done once: {touched}"
+        );
+    }
+    let tasks = project.git_at(
+        &origin,
+        &["show", &format!("{branch}:openspec/changes/greet/tasks.md")],
+    );
+    assert!(!tasks.contains("- [ ]"), "{tasks}");
+    let state: serde_json::Value = serde_json::from_str(&project.git_at(
+        &origin,
+        &["show", &format!("refs/ralph/{CHANGE}/record:state.json")],
+    ))
+    .unwrap();
+    let tip = project.git_at(&origin, &["rev-parse", &branch]);
+    assert_eq!(state["checkpoint"].as_str(), Some(tip.trim()), "{state}");
+    let stories = state["stories"].as_array().unwrap();
+    assert_eq!(stories.len(), 3, "{state}");
+    for story in stories {
+        assert_eq!(story["done"].as_bool(), Some(true), "{story}");
+        assert_eq!(
+            story["attempts"].as_array().map(Vec::len),
+            Some(1),
+            "{story}"
+        );
     }
 }
 
