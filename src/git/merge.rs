@@ -271,10 +271,6 @@ impl Repo {
             parents: [parent].into_iter().collect(),
             extra_headers: Vec::new(),
         };
-        Ok(self
-            .repo
-            .write_object(&commit)
-            .ctx(|| "could not write a commit".into())?
-            .detach())
+        self.write_commit_object(&commit)
     }
 }

@@ -350,20 +350,26 @@ impl Repo {
                 .write_object(gix::objs::Tree::empty())
                 .ctx(|| "could not write the empty tree".into())?;
         }
-        let committer = self.signature(false)?;
-        let author = self.signature(true)?;
         let commit = gix::objs::Commit {
             message: message.into(),
             tree,
-            author,
-            committer,
+            author: self.signature(true)?,
+            committer: self.signature(false)?,
             encoding: None,
             parents: parents.iter().copied().collect(),
             extra_headers: Vec::new(),
         };
+        self.write_commit_object(&commit)
+    }
+
+    /// Write `commit` as it is; no ref moves.
+    pub(crate) fn write_commit_object(
+        &self,
+        commit: &gix::objs::Commit,
+    ) -> Result<ObjectId, OpError> {
         Ok(self
             .repo
-            .write_object(&commit)
+            .write_object(commit)
             .ctx(|| "could not write a commit".into())?
             .detach())
     }

@@ -65,20 +65,7 @@ pub(super) fn fetch_refspecs(
     .map(String::from)
     .to_vec();
     args.extend(refspecs.iter().cloned());
-    let spec = Spec {
-        program: "git".into(),
-        args,
-        env: crate::run::ending::handoff::quiet_git_env(repo),
-        cwd: repo.workdir().to_owned(),
-        ..Spec::default()
-    };
-    let (exit, _stdout, stderr) =
-        process::run_split_blocking(&spec, Limits::timeout(FETCH_TIMEOUT), OUTPUT_LIMIT).map_err(
-            |source| RemoteError::Git {
-                change: change.to_string(),
-                source,
-            },
-        )?;
+    let (exit, _stdout, stderr) = run_git(repo, change, args)?;
     if exit.is_success() {
         return Ok(());
     }
@@ -91,6 +78,28 @@ pub(super) fn fetch_refspecs(
         });
     }
     Err(failed(change, remote, &stderr, exit))
+}
+
+/// `git <args>` in `repo`, through the one supervisor, quiet and never
+/// prompting: its exit, standard output and standard error.
+fn run_git(
+    repo: &Repo,
+    change: &ChangeName,
+    args: Vec<String>,
+) -> Result<(process::ExitStatusKind, process::Tail, process::Tail), RemoteError> {
+    let spec = Spec {
+        program: "git".into(),
+        args,
+        env: crate::run::ending::handoff::quiet_git_env(repo),
+        cwd: repo.workdir().to_owned(),
+        ..Spec::default()
+    };
+    process::run_split_blocking(&spec, Limits::timeout(FETCH_TIMEOUT), OUTPUT_LIMIT).map_err(
+        |source| RemoteError::Git {
+            change: change.to_string(),
+            source,
+        },
+    )
 }
 
 /// A git that talked to `remote` and failed, with its last words.
@@ -125,20 +134,7 @@ pub(super) fn remote_holds(
         .map(String::from)
         .to_vec();
     args.extend(names.iter().cloned());
-    let spec = Spec {
-        program: "git".into(),
-        args,
-        env: crate::run::ending::handoff::quiet_git_env(repo),
-        cwd: repo.workdir().to_owned(),
-        ..Spec::default()
-    };
-    let (exit, stdout, stderr) =
-        process::run_split_blocking(&spec, Limits::timeout(FETCH_TIMEOUT), OUTPUT_LIMIT).map_err(
-            |source| RemoteError::Git {
-                change: change.to_string(),
-                source,
-            },
-        )?;
+    let (exit, stdout, stderr) = run_git(repo, change, args)?;
     if !exit.is_success() {
         return Err(failed(change, remote, &stderr.text(), exit));
     }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::context::Run;
 use super::error::RunError;
 use super::parallel::board::MergedStory;
-use super::parallel::merge::{Merged, Told, merge_story, tell_merge};
+use super::parallel::merge::{Merged, Told, merge_story, paths_between, tell_merge};
 use super::session::Session;
 use crate::git::{ObjectId, Repo, RunRefs};
 use crate::state::{RunDir, StopReason, StoryRecord, Totals, WorkerRecord};
@@ -138,7 +138,7 @@ async fn merge_one(
     let merged = merge_story(run, &worker, branch.tip, merged_since).await?;
     let (outcome, told) = match merged {
         Merged::Done { checkpoint } => {
-            let paths = changed(run, before, checkpoint).await?;
+            let paths = paths_between(run, before, checkpoint).await?;
             merged_since.push(MergedStory {
                 story: story.clone(),
                 paths,
@@ -189,18 +189,4 @@ async fn keep_work(run: &Run, story: &str, tip: ObjectId) -> Result<String, RunE
         .await
         .map_err(|err| RunError::git("keep a story's work", err))?;
     Ok(name)
-}
-
-/// The paths that differ between two commits.
-async fn changed(run: &Run, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {
-    run.with_repo(move |repo| -> Result<Vec<String>, crate::git::GitFailure> {
-        let (old, new) = (repo.commit_tree(old)?, repo.commit_tree(new)?);
-        Ok(repo
-            .changed_files(old, new)?
-            .into_iter()
-            .map(|file| file.path)
-            .collect())
-    })
-    .await
-    .map_err(|err| RunError::git("read what a merge changed", err))
 }

@@ -297,7 +297,11 @@ pub(in crate::run) fn tell_merge(
     });
 }
 /// The paths that differ between two commits.
-async fn paths_between(run: &Run, old: ObjectId, new: ObjectId) -> Result<Vec<String>, RunError> {
+pub(in crate::run) async fn paths_between(
+    run: &Run,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<Vec<String>, RunError> {
     run.with_repo(move |repo| -> Result<Vec<String>, crate::git::GitFailure> {
         let (old, new) = (repo.commit_tree(old)?, repo.commit_tree(new)?);
         Ok(repo
