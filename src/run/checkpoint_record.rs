@@ -9,7 +9,7 @@ use super::context::Run;
 use super::error::RunError;
 use super::judge::Failure;
 use super::receipts;
-use super::settle::tracking_checkpointed;
+use super::runtime::blocking;
 use super::tracker;
 use crate::git::ObjectId;
 use crate::state::{AttemptOutcome, CheckpointDue, Ending};
@@ -97,4 +97,10 @@ pub(super) async fn record_checkpoint(
         tracker::tell_tracker(run, story, attempt, &commit).await;
     }
     Ok(())
+}
+
+/// The source's tracking outside the worktree follows the checkpoint.
+pub(super) async fn tracking_checkpointed(run: &Run) -> Result<(), RunError> {
+    let source = run.source.clone();
+    Ok(blocking(move || source.checkpointed()).await?)
 }

@@ -8,7 +8,9 @@
 //! checkpoint and each revert, as the worktree does.
 
 use super::attempt::Attempt;
-use super::checkpoint_record::{Made, note_checkpoint_due, record_checkpoint};
+use super::checkpoint_record::{
+    Made, note_checkpoint_due, record_checkpoint, tracking_checkpointed,
+};
 use super::context::Run;
 use super::pipeline_state;
 use super::receipts;
@@ -59,12 +61,6 @@ pub(super) async fn accept(
         receipt: &receipt,
     };
     record_checkpoint(run, story, &due, made).await
-}
-
-/// The source's tracking outside the worktree follows the checkpoint.
-pub(super) async fn tracking_checkpointed(run: &Run) -> Result<(), RunError> {
-    let source = run.source.clone();
-    Ok(blocking(move || source.checkpointed()).await?)
 }
 
 /// The source's tracking outside the worktree follows a revert.
