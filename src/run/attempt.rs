@@ -142,6 +142,8 @@ pub(super) struct Ran {
     /// The submodules it changed, each in words that say where that work
     /// is kept (already set aside).
     pub submodules: Vec<String>,
+    /// The time it was given.
+    pub timeout: std::time::Duration,
 }
 
 /// What the agent said while it ran, as far as telling a set-up error

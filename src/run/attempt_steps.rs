@@ -85,8 +85,9 @@ pub(super) async fn attempt(
         activity,
         git_dir,
         submodules,
+        timeout,
     };
-    let outcome = route(run, &attempt, stories, ran, timeout).await?;
+    let outcome = route(run, &attempt, stories, ran).await?;
     Ok(Tried::Ended(outcome))
 }
 
@@ -262,7 +263,6 @@ async fn route(
     attempt: &Attempt,
     before: &[Story],
     ran: Ran,
-    timeout: Duration,
 ) -> Result<AttemptOutcome, RunError> {
     let agent = attempt.agent.spec.clone();
     let story = &attempt.story;
@@ -286,7 +286,7 @@ async fn route(
     if let Some(setup) = setup_error(run, &ran).await? {
         return Err(setup_failure(run, story, setup, &agent).await);
     }
-    evidence::judge_attempt(run, attempt, before, ran, timeout).await
+    evidence::judge_attempt(run, attempt, before, ran).await
 }
 
 /// The set-up error the attempt's ending amounts to, if any. Only a

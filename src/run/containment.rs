@@ -62,21 +62,30 @@ fn story_worktrees_beside(run: &Run) -> Vec<PathBuf> {
 
 /// Undo what the attempt changed in the git directory, and report each
 /// change, in the events and the attempt's record.
+/// What differs in the git directory from `before`, each change put
+/// back.
+pub(super) async fn put_back_git_dir(
+    before: GitDirSnapshot,
+) -> Result<Vec<GitDirChange>, std::io::Error> {
+    blocking(move || {
+        let changes = before.changes()?;
+        if !changes.is_empty() {
+            before.restore()?;
+        }
+        Ok(changes)
+    })
+    .await
+}
+
 pub(super) async fn contain_git_dir(
     run: &mut Run,
     attempt: &Attempt,
     before: GitDirSnapshot,
 ) -> Result<Vec<GitDirChange>, RunError> {
     let (story_id, attempt) = (attempt.id(), attempt.number);
-    let changes = blocking(move || {
-        let changes = before.changes()?;
-        if !changes.is_empty() {
-            before.restore()?;
-        }
-        Ok::<_, std::io::Error>(changes)
-    })
-    .await
-    .map_err(|err| RunError::io("undo what the agent changed in the git directory", err))?;
+    let changes = put_back_git_dir(before)
+        .await
+        .map_err(|err| RunError::io("undo what the agent changed in the git directory", err))?;
     for change in &changes {
         run.emit(Event::GitDirChanged {
             story_id: story_id.to_owned(),

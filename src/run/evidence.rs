@@ -50,13 +50,13 @@ pub(super) async fn judge_attempt(
     attempt: &Attempt,
     before: &[Story],
     ran: Ran,
-    timeout: Duration,
 ) -> Result<AttemptOutcome, RunError> {
     crate::bug::trip("judge");
     let Ran {
         run: agent_run,
         git_dir,
         submodules,
+        timeout,
         ..
     } = ran;
     let story = &attempt.story;

@@ -10,7 +10,6 @@
 use super::super::containment;
 use super::super::context::Run;
 use super::super::error::RunError;
-use super::super::runtime::blocking;
 use crate::git::{FileChange, GitDirSnapshot, Risk};
 
 /// The git directory as it stands, before any story goes to work.
@@ -21,15 +20,9 @@ pub(super) async fn note(run: &Run) -> Result<GitDirSnapshot, RunError> {
 /// No story is at work: what differs from `before` is put back, each
 /// change told.
 pub(super) async fn put_back(run: &mut Run, before: GitDirSnapshot) -> Result<(), RunError> {
-    let changes = blocking(move || {
-        let changes = before.changes()?;
-        if !changes.is_empty() {
-            before.restore()?;
-        }
-        Ok::<_, std::io::Error>(changes)
-    })
-    .await
-    .map_err(|err| RunError::io("put back what agents changed in the git directory", err))?;
+    let changes = containment::put_back_git_dir(before)
+        .await
+        .map_err(|err| RunError::io("put back what agents changed in the git directory", err))?;
     for change in changes {
         let how = match change.change {
             FileChange::Added => "added",
