@@ -33,7 +33,7 @@ impl Repo {
     /// or whose holders cannot be known, refuses the whole and moves none.
     pub fn set_aside_left_locks(
         &self,
-        change: &str,
+        change: Option<&super::ChangeName>,
         aside_dir: &Path,
     ) -> Result<Vec<LeftLock>, OpError> {
         let mut left = Vec::new();
@@ -59,15 +59,15 @@ impl Repo {
             .collect()
     }
 
-    /// Where a dead loop of `change` can have left a lock file.
-    fn lock_places(&self, change: &str) -> Vec<PathBuf> {
+    /// Where a dead loop of `change` can have left a lock file; its refs'
+    /// locks only when its name is one a run can have.
+    fn lock_places(&self, change: Option<&super::ChangeName>) -> Vec<PathBuf> {
         let common = self.common_dir().to_owned();
         let mut places = vec![
             self.repo.index_path().with_extension("lock"),
             self.git_dir().join("HEAD.lock"),
             common.join("HEAD.lock"),
             common.join("packed-refs.lock"),
-            common.join(format!("refs/heads/ralph/{change}.lock")),
         ];
         if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
             for admin in entries.flatten().map(|entry| entry.path()) {
@@ -77,7 +77,13 @@ impl Repo {
                 }
             }
         }
-        ref_locks_under(&common.join("refs/ralph").join(change), &mut places);
+        if let Some(change) = change {
+            places.push(common.join(format!("refs/heads/ralph/{}.lock", change.as_str())));
+            ref_locks_under(
+                &common.join("refs/ralph").join(change.as_str()),
+                &mut places,
+            );
+        }
         places
     }
 

@@ -34,12 +34,14 @@ pub fn take_over(
     let ralph_dir = repo.ralph_dir();
     // A name no run could have (the lock file is only read) keeps the
     // lock beside the run directories.
-    let its_dir = if ChangeName::parse(change).is_ok() && check_run_name(change).is_ok() {
-        RunDir::new(&ralph_dir, change).dir
-    } else {
-        ralph_dir
+    let valid = ChangeName::parse(change)
+        .ok()
+        .filter(|_| check_run_name(change).is_ok());
+    let its_dir = match &valid {
+        Some(_) => RunDir::new(&ralph_dir, change).dir,
+        None => ralph_dir,
     };
-    let left_locks = repo.set_aside_left_locks(change, aside_dir.unwrap_or(&its_dir))?;
+    let left_locks = repo.set_aside_left_locks(valid.as_ref(), aside_dir.unwrap_or(&its_dir))?;
     Ok(Some(DeadLoop {
         pid: *pid,
         change: change.clone(),
