@@ -186,3 +186,37 @@ fn a_resume_never_touches_a_left_lock_while_a_live_process_holds_one() {
     assert_eq!(repo.git(&["rev-parse", BRANCH]), branch_before, "{said}");
     drop(holder);
 }
+
+#[test]
+fn a_resume_after_a_killed_parallel_run_moves_its_story_worktrees_index_locks_aside() {
+    let repo = project(TWO_STORIES);
+    let agent = script(&repo, &format!("{}{}", story_done("1"), story_done("2")));
+    let _reaper = Reaper(repo.record_dir());
+    let args = ["--on-finish", "keep", "--parallel", "2"];
+    let killed =
+        run(start_command(&repo, &agent, &args).env("GIT_RALPH_KILL_AT", "merged:committed"));
+    assert_eq!(killed.status.code(), None, "{}", describe(&killed));
+    kill_agents(&repo.record_dir());
+    // Each story worktree the run made, known by the run's mark in it.
+    let index_locks: Vec<String> = fs::read_dir(repo.path(".git/worktrees"))
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().join("ralph-run").is_file())
+        .map(|entry| {
+            format!(
+                "worktrees/{}/index.lock",
+                entry.file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    assert!(!index_locks.is_empty(), "the kill left no story worktree");
+    let index_locks: Vec<&str> = index_locks.iter().map(String::as_str).collect();
+    leave(&repo, &index_locks);
+    let output = start(&repo, &agent, &[]);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert_exit(&output, 0);
+    assert_kept_aside(&repo, &index_locks, &said);
+    assert_eq!(done_stories(&repo), ["1", "2"], "{said}");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{said}");
+    repo.assert_fsck_clean();
+}
