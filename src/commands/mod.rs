@@ -125,7 +125,7 @@ pub fn warn_dead_loop(
         "took over the lock of a loop that is no longer running (pid {}, change '{}')",
         dead.pid, dead.change
     ));
-    if let Some(left) = &dead.left_lock {
+    for left in &dead.left_locks {
         crate::ui::warn(&crate::ui::ending::left_lock(&left.was, &left.kept_at));
     }
     Ok(())

@@ -282,7 +282,7 @@ fn left_stopped(left: &LeftStopped) {
     note(&text);
 }
 
-/// The `index.lock` a killed loop left, moved aside.
+/// A lock file a killed loop left, moved aside.
 pub fn left_lock(was: &std::path::Path, kept_at: &std::path::Path) -> String {
     format!(
         "a loop that is no longer running left {}, which no process holds: it is moved aside to {}",

@@ -45,6 +45,7 @@ mod fuzz_state;
 mod generated;
 mod handoff_e2e;
 mod install;
+mod left_locks;
 mod lifecycle_e2e;
 mod loop_basics;
 mod loop_control;

@@ -75,7 +75,7 @@ pub(super) fn take_over(
             pid: dead.pid,
             change: dead.change,
         });
-        if let Some(left) = dead.left_lock {
+        for left in dead.left_locks {
             onlooker.notice(Notice::LeftLock {
                 was: left.was,
                 kept_at: left.kept_at,
