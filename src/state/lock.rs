@@ -197,7 +197,9 @@ impl RalphDirBefore {
 }
 
 /// Whether `ralph_dir` holds nothing but the lock, empty (its holder
-/// about to write itself into it) or held by a live process.
+/// about to write itself into it) or held by a live process, and the run
+/// directories such a holder is still preparing (holding no file but
+/// its write probe).
 fn only_a_lock_being_held(ralph_dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(ralph_dir) else {
         return false;
@@ -208,6 +210,9 @@ fn only_a_lock_being_held(ralph_dir: &Path) -> bool {
             return false;
         };
         if entry.path() != lock {
+            if being_prepared(&entry.path()) {
+                continue;
+            }
             return false;
         }
         let empty = std::fs::metadata(&lock).is_ok_and(|meta| meta.len() == 0);
@@ -216,6 +221,17 @@ fn only_a_lock_being_held(ralph_dir: &Path) -> bool {
         }
     }
     true
+}
+
+/// Whether `dir` is a run directory a start is still preparing: a
+/// directory holding nothing but, for a moment, its write probe.
+fn being_prepared(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.into_iter().all(|entry| {
+        entry.is_ok_and(|entry| entry.file_name().to_string_lossy().starts_with(".probe."))
+    })
 }
 
 /// Whether the open `file` is the one `path` names.
