@@ -33,7 +33,7 @@ impl Repo {
     /// or whose holders cannot be known, refuses the whole and moves none.
     pub fn set_aside_left_locks(
         &self,
-        change: Option<&super::ChangeName>,
+        change: Option<&super::name::ChangeName>,
         aside_dir: &Path,
     ) -> Result<Vec<LeftLock>, OpError> {
         let mut left = Vec::new();
@@ -61,7 +61,7 @@ impl Repo {
 
     /// Where a dead loop of `change` can have left a lock file; its refs'
     /// locks only when its name is one a run can have.
-    fn lock_places(&self, change: Option<&super::ChangeName>) -> Vec<PathBuf> {
+    fn lock_places(&self, change: Option<&super::name::ChangeName>) -> Vec<PathBuf> {
         let common = self.common_dir().to_owned();
         let mut places = vec![
             self.repo.index_path().with_extension("lock"),
