@@ -57,9 +57,12 @@ pub fn run(args: Args) -> Result<ExitCode, CommandError> {
         let remote = args.remote.clone().unwrap_or_else(|| args.from.clone());
         let run_dir = RunDir::new(&repo.ralph_dir(), change.as_str());
         let again = format!("git ralph merge {change} --from {} --push", args.from);
-        let pushed =
-            crate::run::ending::handoff::push_run_to(&repo, &change, &run_dir, &remote, &again)
-                .map_err(crate::run::ending::EndingError::from)?;
+        let to = crate::run::ending::handoff::PushTo {
+            remote: &remote,
+            again: &again,
+        };
+        let pushed = crate::run::ending::handoff::push_run_to(&repo, &change, &run_dir, to)
+            .map_err(crate::run::ending::EndingError::from)?;
         ui::note(&format!(
             "pushed {} ({}) with the run's record to '{}'",
             pushed.branch,

@@ -71,9 +71,12 @@ fn push(workdir: &std::path::Path, job: &StoryJob, remote: &str) -> Result<(), C
         "git ralph start {} --story {} --push --remote {remote}",
         job.change, job.story
     );
-    let pushed =
-        crate::run::ending::handoff::push_run_to(&repo, &job.name, &run_dir, remote, &again)
-            .map_err(crate::run::ending::EndingError::from)?;
+    let to = crate::run::ending::handoff::PushTo {
+        remote,
+        again: &again,
+    };
+    let pushed = crate::run::ending::handoff::push_run_to(&repo, &job.name, &run_dir, to)
+        .map_err(crate::run::ending::EndingError::from)?;
     ui::note(&ui::travel::story_pushed(job, &pushed));
     Ok(())
 }

@@ -134,16 +134,22 @@ pub fn push_run(
     push_with_record(repo, change, run_dir, &remote, &again)
 }
 
-/// Push the run's branch with its record and refs to `remote`, as named
-/// on the command line: what `start --story ID --push` does once the
-/// story's run ends. `again` is the command to run again after a failure.
+/// A remote named on the command line, and the command to run again
+/// after a failed push to it.
+pub struct PushTo<'a> {
+    pub remote: &'a str,
+    pub again: &'a str,
+}
+
+/// Push the run's branch with its record and refs where `to` says: what
+/// `start --story ID --push` and `merge --push` do once their run ends.
 pub fn push_run_to(
     repo: &Repo,
     change: &ChangeName,
     run_dir: &RunDir,
-    remote: &str,
-    again: &str,
+    to: PushTo<'_>,
 ) -> Result<Pushed, HandoffError> {
+    let PushTo { remote, again } = to;
     if push::remote_url(repo, remote).is_none() && !remote.contains(['/', ':']) {
         return Err(HandoffError::NoRemote {
             remote: remote.to_owned(),
