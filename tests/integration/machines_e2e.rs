@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::harness::story_run::*;
 use crate::harness::*;
+use crate::machines_story_e2e::{remote_ref, with_remote};
 
 /// The record's ref.
 const RECORD: &str = "refs/ralph/greet/record";
@@ -23,33 +24,7 @@ const RECORD: &str = "refs/ralph/greet/record";
 /// A project of three stories whose `main` is pushed to a bare remote,
 /// `origin` of the project, beside it.
 fn machine_a() -> (TestRepo, PathBuf) {
-    let repo = project(THREE_STORIES);
-    let remote = repo.dir.path().join("remote.git");
-    repo.git_at(
-        repo.dir.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
-    repo.git(&["push", "-q", "origin", "main"]);
-    (repo, remote)
-}
-
-/// Where `name` points in the bare remote, if anywhere.
-fn remote_ref(remote: &Path, name: &str) -> Option<String> {
-    let output = run(std::process::Command::new("git")
-        .args(["rev-parse", "--verify", "-q", name])
-        .current_dir(remote));
-    output
-        .status
-        .success()
-        .then(|| stdout(&output).trim().to_string())
+    with_remote(project(THREE_STORIES))
 }
 
 /// `git ralph start greet --from origin` in `repo` with the fake agent

@@ -15,7 +15,7 @@ use crate::harness::story_run::*;
 use crate::harness::*;
 
 /// `repo`'s `main` pushed to a bare remote beside it, as its `origin`.
-fn with_remote(repo: TestRepo) -> (TestRepo, PathBuf) {
+pub(crate) fn with_remote(repo: TestRepo) -> (TestRepo, PathBuf) {
     let remote = repo.dir.path().join("remote.git");
     repo.git_at(
         repo.dir.path(),
@@ -34,7 +34,7 @@ fn with_remote(repo: TestRepo) -> (TestRepo, PathBuf) {
 }
 
 /// Where `name` points in the bare remote, if anywhere.
-fn remote_ref(remote: &Path, name: &str) -> Option<String> {
+pub(crate) fn remote_ref(remote: &Path, name: &str) -> Option<String> {
     let output = run(std::process::Command::new("git")
         .args(["rev-parse", "--verify", "-q", name])
         .current_dir(remote));
